@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * trace.bpf.c: one record per traced call.
+ *
+ * Entry probes push a frame (arguments, time, memory) on a per-thread shadow
+ * stack; exit probes pop it and write one record to the ring buffer.  Frames
+ * are matched by the address of the return-address slot, not by thread
+ * alone, so recursion and nesting pair correctly, and a frame whose return
+ * never came (longjmp, exception, thread or process exit) is noticed the
+ * moment the stack has moved past it, and written as such.
+ *
+ * The consumer is never woken per record: it polls on a timer, and a record
+ * only forces a wakeup when the ring buffer is filling up.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "cmon.h"
+#include "mem.bpf.h"
+
+/* libbpf 1.1 stops at the fifth argument register. */
+#ifndef PT_REGS_PARM6
+#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->r9)
+#endif
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool targ_entry_only = false; /* --no-return */
+const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
+/* --binary: count only processes running this file (a library probe is
+ * system-wide otherwise). */
+const volatile __u64 targ_exe_dev = 0;
+const volatile __u64 targ_exe_ino = 0;
+
+struct frame {
+	__u64 slot; /* address of the return-address slot: the frame's identity */
+	__u64 ts;
+	__u64 args[CMON_MAX_ARGS];
+	__u64 rss;
+	__u64 vms;
+	__u32 func_id;
+	__u32 pad;
+};
+
+struct shadow_stack {
+	__u32 depth;
+	__u32 pad;
+	struct frame frames[CMON_STACK_DEPTH];
+};
+
+/* Task-local: no thread table to fill, freed with the task. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct shadow_stack);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by user space before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* one per function, set by user space */
+	__type(key, __u32);
+	__type(value, struct cmon_func_stats);
+} func_stats SEC(".maps");
+
+static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
+{
+	return bpf_map_lookup_elem(&func_stats, &func_id);
+}
+
+static __always_inline void submit(struct cmon_call_rec *rec)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (targ_wakeup_bytes &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > targ_wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, flags);
+}
+
+static __always_inline void fill_identity(struct cmon_call_rec *rec, struct task_struct *task)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	rec->type = CMON_REC_CALL;
+	rec->pid = pid_tgid >> 32;
+	rec->tid = (__u32)pid_tgid;
+	BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
+}
+
+/* Write FR as a record; EXIT_REGS is NULL for a frame that never returned. */
+static __always_inline void emit_frame(struct task_struct *task, struct frame *fr,
+				       __u32 depth, __u32 flags, __u64 ret,
+				       __u64 ts_exit, __u64 rss_exit, __u64 vms_exit)
+{
+	struct cmon_call_rec *rec;
+	struct cmon_func_stats *st;
+
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		st = stats_of(fr->func_id);
+		if (st)
+			st->lost_ringbuf++;
+		return;
+	}
+	fill_identity(rec, task);
+	rec->flags = flags;
+	rec->func_id = fr->func_id;
+	rec->depth = depth;
+	rec->ts_entry_ns = fr->ts;
+	rec->ts_exit_ns = ts_exit;
+	__builtin_memcpy(rec->args, fr->args, sizeof(rec->args));
+	rec->ret = ret;
+	rec->rss_entry = fr->rss;
+	rec->vms_entry = fr->vms;
+	rec->rss_exit = rss_exit;
+	rec->vms_exit = vms_exit;
+	submit(rec);
+}
+
+/* Pop and write as abandoned every frame at or below SLOT (the stack grows
+ * down: a live caller's slot is always above its callees').  INCLUSIVE
+ * selects <= (an entry) or < (an exit). */
+static __always_inline void unwind_dead(struct task_struct *task, struct shadow_stack *ss,
+					__u64 slot, bool inclusive)
+{
+	for (int i = 0; i < CMON_STACK_DEPTH; i++) {
+		__u32 top = ss->depth;
+		struct frame *fr;
+
+		if (top == 0 || top > CMON_STACK_DEPTH)
+			break;
+		fr = &ss->frames[(top - 1) & (CMON_STACK_DEPTH - 1)];
+		if (fr->slot > slot || (!inclusive && fr->slot == slot))
+			break;
+		emit_frame(task, fr, top - 1, CMON_CALL_NORETURN, 0, 0, 0, 0);
+		ss->depth = top - 1;
+	}
+}
+
+static __always_inline bool exe_wanted(struct task_struct *task)
+{
+	struct inode *inode;
+
+	if (!targ_exe_ino)
+		return true;
+	inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+	return inode && BPF_CORE_READ(inode, i_ino) == targ_exe_ino &&
+	       BPF_CORE_READ(inode, i_sb, s_dev) == targ_exe_dev;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_entry)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	struct cmon_func_stats *st = stats_of(func_id);
+	struct mm_struct *mm = task->mm;
+	struct shadow_stack *ss;
+	struct frame *fr;
+	__u64 slot = PT_REGS_SP(ctx);
+	__u32 top;
+
+	if (!exe_wanted(task))
+		return 0;
+	if (st)
+		st->calls++;
+
+	if (targ_entry_only) {
+		struct cmon_call_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+
+		if (!rec) {
+			if (st)
+				st->lost_ringbuf++;
+			return 0;
+		}
+		fill_identity(rec, task);
+		rec->flags = CMON_CALL_ENTRY_ONLY;
+		rec->func_id = func_id;
+		rec->depth = 0;
+		rec->ts_entry_ns = bpf_ktime_get_ns();
+		rec->ts_exit_ns = 0;
+		rec->args[0] = PT_REGS_PARM1(ctx);
+		rec->args[1] = PT_REGS_PARM2(ctx);
+		rec->args[2] = PT_REGS_PARM3(ctx);
+		rec->args[3] = PT_REGS_PARM4(ctx);
+		rec->args[4] = PT_REGS_PARM5(ctx);
+		rec->args[5] = PT_REGS_PARM6(ctx);
+		rec->ret = 0;
+		rec->rss_entry = mm ? mm_rss_bytes(mm) : 0;
+		rec->vms_entry = mm ? mm_vms_bytes(mm) : 0;
+		rec->rss_exit = 0;
+		rec->vms_exit = 0;
+		submit(rec);
+		return 0;
+	}
+
+	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ss) {
+		if (st)
+			st->lost_nomem++;
+		return 0;
+	}
+	unwind_dead(task, ss, slot, true);
+	top = ss->depth;
+	if (top >= CMON_STACK_DEPTH) {
+		if (st)
+			st->lost_depth++;
+		return 0;
+	}
+	fr = &ss->frames[top & (CMON_STACK_DEPTH - 1)];
+	fr->slot = slot;
+	fr->func_id = func_id;
+	fr->args[0] = PT_REGS_PARM1(ctx);
+	fr->args[1] = PT_REGS_PARM2(ctx);
+	fr->args[2] = PT_REGS_PARM3(ctx);
+	fr->args[3] = PT_REGS_PARM4(ctx);
+	fr->args[4] = PT_REGS_PARM5(ctx);
+	fr->args[5] = PT_REGS_PARM6(ctx);
+	fr->rss = mm ? mm_rss_bytes(mm) : 0;
+	fr->vms = mm ? mm_vms_bytes(mm) : 0;
+	/* Time last, so the memory reads are not counted as the call's. */
+	fr->ts = bpf_ktime_get_ns();
+	ss->depth = top + 1;
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_exit)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 kind = cookie >> CMON_COOKIE_KIND_SHIFT;
+	struct mm_struct *mm = task->mm;
+	struct shadow_stack *ss;
+	struct frame *fr;
+	__u64 slot = PT_REGS_SP(ctx);
+	__u32 top, flags = CMON_CALL_RETURNED;
+	__u64 ret = 0;
+
+	ss = bpf_task_storage_get(&stacks, task, 0, 0);
+	if (!ss)
+		return 0; /* a call that began before we attached */
+	if (kind == CMON_EXIT_URETPROBE)
+		slot -= 8; /* ret has popped the return address */
+	unwind_dead(task, ss, slot, false);
+	top = ss->depth;
+	if (top == 0 || top > CMON_STACK_DEPTH)
+		return 0;
+	fr = &ss->frames[(top - 1) & (CMON_STACK_DEPTH - 1)];
+	if (fr->slot != slot)
+		return 0; /* not ours: its entry was not recorded */
+	if (kind == CMON_EXIT_TAIL_JMP)
+		flags = CMON_CALL_TAILCALL;
+	else
+		ret = PT_REGS_RC(ctx);
+	emit_frame(task, fr, top - 1, flags, ret, ts,
+		   mm ? mm_rss_bytes(mm) : 0, mm ? mm_vms_bytes(mm) : 0);
+	ss->depth = top - 1;
+	return 0;
+}
+
+/* A thread is going away: whatever it still had pending never returned. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(cmon_thread_exit, struct task_struct *task)
+{
+	struct shadow_stack *ss;
+
+	ss = bpf_task_storage_get(&stacks, task, 0, 0);
+	if (!ss)
+		return 0;
+	unwind_dead(task, ss, ~0ULL, true);
+	bpf_task_storage_delete(&stacks, task);
+	return 0;
+}

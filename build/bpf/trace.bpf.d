@@ -1,0 +1,8 @@
+build/bpf/trace.bpf.o: bpf/trace.bpf.c vmlinux/vmlinux.h bpf/cmon.h \
+  bpf/mem.bpf.h
+
+vmlinux/vmlinux.h:
+
+bpf/cmon.h:
+
+bpf/mem.bpf.h:

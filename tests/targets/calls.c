@@ -1,0 +1,171 @@
+/*
+ * calls.c: a program whose calls the integration tests know exactly.
+ *
+ *   calls SCENARIO [ARGS]      run it now
+ *   calls --wait SCENARIO ...  print "ready PID", wait for a line on stdin,
+ *                              run it (the test attaches in between)
+ *
+ * Functions are noinline and externally visible so they stay in .symtab.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, used))
+#define BARRIER() __asm__ volatile("" ::: "memory")
+
+NOINLINE int add(int a, int b) { BARRIER(); return a + b; }
+
+NOINLINE long six(long a, long b, long c, long d, long e, long f)
+{
+	BARRIER();
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
+}
+
+NOINLINE long negate(long v) { BARRIER(); return -v; }
+
+NOINLINE long fact(long n) { BARRIER(); return n <= 1 ? 1 : n * fact(n - 1); }
+
+NOINLINE int leaf(int x) { BARRIER(); return x + 1; }
+NOINLINE int middle(int x) { BARRIER(); return leaf(x) * 2; }
+NOINLINE int outer(int x) { BARRIER(); return middle(x) + 3; }
+
+/* Allocate and touch MB MiB: RSS grows by that much during the call. */
+NOINLINE void *grow(long mb)
+{
+	size_t len = (size_t)mb << 20;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	for (size_t i = 0; i < len; i += 4096)
+		p[i] = 1;
+	return p;
+}
+
+static jmp_buf env;
+NOINLINE int jumper(int x)
+{
+	BARRIER();
+	if (x)
+		longjmp(env, x);
+	return 0;
+}
+
+NOINLINE int work(int thread, int i) { BARRIER(); return thread * 1000 + i; }
+
+static int per_thread;
+static void *thread_main(void *arg)
+{
+	int t = (int)(long)arg;
+	long sum = 0;
+
+	for (int i = 0; i < per_thread; i++)
+		sum += work(t, i);
+	return (void *)sum;
+}
+
+NOINLINE int exit_inside(int code) { BARRIER(); exit(code); }
+
+static int run(int argc, char **argv)
+{
+	const char *s = argv[0];
+
+	if (!strcmp(s, "calls")) {
+		printf("add=%d\n", add(2, 3));
+		printf("add=%d\n", add(-7, 4));
+		printf("six=%ld\n", six(1, 2, 3, 4, 5, 6));
+		printf("negate=%ld\n", negate(1234567890123L));
+		return 0;
+	}
+	if (!strcmp(s, "recurse")) {
+		printf("fact=%ld\n", fact(5));
+		printf("outer=%d\n", outer(10));
+		return 0;
+	}
+	if (!strcmp(s, "grow")) {
+		printf("grow=%s\n", grow(argc > 1 ? atol(argv[1]) : 64) ? "ok" : "failed");
+		return 0;
+	}
+	if (!strcmp(s, "longjmp")) {
+		int v = setjmp(env);
+
+		if (v == 0)
+			jumper(7);
+		printf("longjmp=%d\n", v);
+		printf("after=%d\n", add(1, 1));
+		return 0;
+	}
+	if (!strcmp(s, "threads")) {
+		int n = argc > 1 ? atoi(argv[1]) : 4;
+		pthread_t th[64];
+		long total = 0;
+
+		per_thread = argc > 2 ? atoi(argv[2]) : 1000;
+		for (int t = 0; t < n && t < 64; t++)
+			pthread_create(&th[t], NULL, thread_main, (void *)(long)t);
+		for (int t = 0; t < n && t < 64; t++) {
+			void *r;
+
+			pthread_join(th[t], &r);
+			total += (long)r;
+		}
+		printf("threads=%d total=%ld\n", n, total);
+		return 0;
+	}
+	if (!strcmp(s, "fork")) {
+		pid_t pid;
+		int st;
+
+		printf("parent add=%d\n", add(1, 2));
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			add(100, 200); /* inherits the probe's breakpoint */
+			execl("/bin/echo", "echo", "child-exec", (char *)NULL);
+			_exit(127);
+		}
+		waitpid(pid, &st, 0);
+		printf("child status=%d\n", WEXITSTATUS(st));
+		printf("parent add=%d\n", add(3, 4));
+		return 0;
+	}
+	if (!strcmp(s, "exit")) {
+		add(5, 5);
+		exit_inside(argc > 1 ? atoi(argv[1]) : 7);
+	}
+	if (!strcmp(s, "loop")) {
+		long n = argc > 1 ? atol(argv[1]) : 1000000;
+		long sum = 0;
+
+		for (long i = 0; i < n; i++)
+			sum += add((int)i, 1);
+		printf("loop sum=%ld\n", sum);
+		return 0;
+	}
+	fprintf(stderr, "calls: unknown scenario %s\n", s);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	char line[64];
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: calls [--wait] SCENARIO [ARGS]\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(argv[1], "--wait")) {
+		printf("ready %d\n", getpid());
+		if (!fgets(line, sizeof(line), stdin))
+			return 3;
+		return run(argc - 2, argv + 2);
+	}
+	return run(argc - 1, argv + 1);
+}

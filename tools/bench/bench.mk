@@ -1,0 +1,56 @@
+# Benchmark programs (tools/bench.sh).  Included by the main Makefile, or
+# standalone: make -f tools/bench/bench.mk bench-tools [OUT=build]
+#
+#   $(OUT)/bench/target_{ss,fp,cet,nop5}  the same target, bench_fn starting
+#                                         with lea / push %rbp / endbr64 / nopl
+#   $(OUT)/bench/uprobe-floor             empty uprobe (+uretprobe) runner
+#   $(OUT)/bench/peakrss                  a command's own peak RSS
+
+OUT ?= build
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH ?= x86
+
+BENCH_DIR := $(OUT)/bench
+BENCH_SRC := tools/bench
+BENCH_TARGETS := $(addprefix $(BENCH_DIR)/target_,ss fp cet nop5)
+BENCH_TCFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -pthread
+
+# What the kernel does with bench_fn's first instruction decides the cost:
+# lea is single-stepped, push %rbp emulated, endbr64 single-stepped, and a
+# 5-byte nop optimized into a jump.
+BENCH_FLAGS_ss   := -fomit-frame-pointer -fcf-protection=none
+BENCH_FLAGS_fp   := -fno-omit-frame-pointer -fcf-protection=none
+BENCH_FLAGS_cet  := -fno-omit-frame-pointer -fcf-protection=full
+# -mnop-mcount needs non-PIC code.  -pg only at compile time: linking with it
+# would add gcrt1's profiler, which writes gmon.out at exit.
+BENCH_FLAGS_nop5 := -pg -mfentry -mnop-mcount -fcf-protection=none -fno-pie
+BENCH_LDFLAGS_nop5 := -no-pie
+
+.PHONY: bench-tools
+
+bench-tools: $(BENCH_TARGETS) $(BENCH_DIR)/uprobe-floor $(BENCH_DIR)/peakrss
+
+$(BENCH_DIR)/target_%.o: $(BENCH_SRC)/target.c $(BENCH_SRC)/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_TCFLAGS) $(BENCH_FLAGS_$*) -c $< -o $@
+
+$(BENCH_DIR)/target_%: $(BENCH_DIR)/target_%.o
+	$(CC) -pthread $(BENCH_LDFLAGS_$*) $< -o $@
+
+$(BENCH_DIR)/floor.bpf.o: $(BENCH_SRC)/floor.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Wall \
+		-c $< -o $@
+
+$(BENCH_DIR)/floor.skel.h: $(BENCH_DIR)/floor.bpf.o
+	$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(BENCH_DIR)/uprobe-floor: $(BENCH_SRC)/uprobe-floor.c $(BENCH_DIR)/floor.skel.h
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-I$(BENCH_DIR) $< -lbpf -lelf -lz -o $@
+
+$(BENCH_DIR)/peakrss: $(BENCH_SRC)/peakrss.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install the Debian packages cmon builds, tests and benchmarks with, when
+# any is missing.  Called by `make deps` (and so by `make demo`/`make test`).
+set -eu
+group=${1:-build}
+pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
+zlib1g-dev libcapstone-dev libcmocka-dev python3"
+case "$group" in
+bench) pkgs="$pkgs bpftrace bpfcc-tools libbpf-tools" ;;
+esac
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+if [ "$(id -u)" != 0 ]; then
+	echo "cmon: missing packages:$missing (run as root, or apt-get install them)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmd_trace.c: `cmon trace`: resolve, attach, stream records to a writer,
+ * report what was written and what was lost, detach.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "core/log.h"
+#include "core/privilege.h"
+#include "event/decode.h"
+#include "event/tracer.h"
+#include "output/writer.h"
+#include "proc/launch.h"
+#include "proc/libpath.h"
+#include "proc/procmaps.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
+
+struct trace_run {
+	struct cmd_opts opts;
+	struct funcpattern *patterns;
+	struct probe_set *set;
+	struct tracer *tracer;
+	struct writer *writer;
+	struct decoder decoder;
+	FILE *out;
+	bool out_owned;
+	char *launch_path;
+	struct launch launch;
+	bool launched;
+	int *pidfds;
+	uint64_t written;
+	uint64_t *written_per_func;
+	bool max_reached;
+	int write_err;
+};
+
+static int on_record(void *ctx, const struct cmon_call_rec *rec)
+{
+	struct trace_run *r = ctx;
+	struct cmon_call_rec copy;
+	struct call_record cr;
+	int err;
+
+	if (r->max_reached || r->write_err)
+		return -1;
+	/* The ring buffer is shared with the kernel: work on a copy whose
+	 * strings are known to end. */
+	memcpy(&copy, rec, sizeof(copy));
+	copy.comm[CMON_COMM_LEN - 1] = 0;
+	if (decoder__decode(&r->decoder, &copy, &cr))
+		return 0;
+	err = writer__write(r->writer, &cr);
+	if (err) {
+		r->write_err = err;
+		return -1;
+	}
+	r->written++;
+	r->written_per_func[copy.func_id]++;
+	if (r->opts.max_events && r->written >= r->opts.max_events) {
+		r->max_reached = true;
+		return -1;
+	}
+	return 0;
+}
+
+static int open_output(struct trace_run *r)
+{
+	int fd;
+
+	if (!r->opts.output || !strcmp(r->opts.output, "-")) {
+		r->out = stdout;
+	} else {
+		fd = open(r->opts.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			log_error("cannot write %s: %s", r->opts.output, strerror(errno));
+			return -errno;
+		}
+		r->out = fdopen(fd, "w");
+		if (!r->out) {
+			close(fd);
+			return -ENOMEM;
+		}
+		r->out_owned = true;
+	}
+	/* The writer formats whole records; a large buffer makes one write
+	 * per many records. */
+	setvbuf(r->out, NULL, _IOFBF, 1 << 20);
+	return 0;
+}
+
+static int parse_patterns(struct trace_run *r)
+{
+	r->patterns = calloc(r->opts.n_funcs, sizeof(*r->patterns));
+	if (!r->patterns)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->opts.n_funcs; i++) {
+		if (funcpattern__parse(r->opts.funcs[i], &r->patterns[i])) {
+			log_error("invalid function pattern '%s'", r->opts.funcs[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Resolve the program to launch and start it, paused before exec. */
+static int start_program(struct trace_run *r)
+{
+	int err = libpath__find_exe(r->opts.cmd[0], &r->launch_path);
+
+	if (err) {
+		log_error("%s: %s", r->opts.cmd[0], strerror(-err));
+		return err;
+	}
+	err = launch__start(r->launch_path, r->opts.cmd, &r->launch);
+	if (err) {
+		log_error("cannot start %s: %s", r->launch_path, strerror(-err));
+		return err;
+	}
+	r->launched = true;
+	return 0;
+}
+
+static int open_pidfds(struct trace_run *r)
+{
+	r->pidfds = calloc(r->opts.n_pids ? r->opts.n_pids : 1, sizeof(int));
+	if (!r->pidfds)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->opts.n_pids; i++)
+		r->pidfds[i] = (int)syscall(SYS_pidfd_open, r->opts.pids[i], 0);
+	return 0;
+}
+
+/* Are all traced processes gone?  (--binary: never.) */
+static bool targets_gone(struct trace_run *r, int *status, bool *have_status)
+{
+	if (r->launched) {
+		if (launch__reap(&r->launch, status, 0)) {
+			*have_status = true;
+			return true;
+		}
+		return false;
+	}
+	if (!r->opts.n_pids)
+		return false;
+	for (size_t i = 0; i < r->opts.n_pids; i++) {
+		struct pollfd p = { .fd = r->pidfds[i], .events = POLLIN };
+
+		if (r->pidfds[i] < 0) {
+			if (proc__alive(r->opts.pids[i]))
+				return false;
+			continue;
+		}
+		if (poll(&p, 1, 0) == 0)
+			return false;
+	}
+	return true;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed output is a write error */
+}
+
+static uint64_t report(struct trace_run *r)
+{
+	uint64_t lost = 0;
+
+	for (size_t i = 0; i < r->set->n_funcs; i++) {
+		struct cmon_func_stats st;
+
+		if (!tracer__func_stats(r->tracer, (unsigned)i, &st))
+			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+	}
+	if (r->opts.quiet)
+		return lost;
+	fprintf(stderr, "cmon: events written: %llu\n", (unsigned long long)r->written);
+	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
+	fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls", "written", "lost");
+	for (size_t i = 0; i < r->set->n_funcs; i++) {
+		struct cmon_func_stats st;
+		uint64_t l;
+
+		if (tracer__func_stats(r->tracer, (unsigned)i, &st))
+			continue;
+		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
+			(unsigned long long)st.calls, (unsigned long long)r->written_per_func[i],
+			(unsigned long long)l);
+		if (st.lost_depth)
+			fprintf(stderr, "  (%llu nested deeper than %d)",
+				(unsigned long long)st.lost_depth, CMON_STACK_DEPTH);
+		fputc('\n', stderr);
+	}
+	return lost;
+}
+
+/* The one place the exit status of `cmon trace` is decided. */
+static int exit_status(struct trace_run *r, int err, uint64_t lost, bool have_status,
+		       int status)
+{
+	if (err)
+		return CMON_EXIT_ERROR;
+	if (have_status) {
+		if (WIFSIGNALED(status))
+			return 128 + WTERMSIG(status);
+		if (WIFEXITED(status) && WEXITSTATUS(status))
+			return WEXITSTATUS(status);
+	}
+	return lost ? CMON_EXIT_LOST : CMON_EXIT_OK;
+}
+
+static void cleanup_run(struct trace_run *r)
+{
+	tracer__free(r->tracer);
+	if (r->launched && r->launch.go_fd >= 0)
+		launch__abort(&r->launch); /* never released: do not run it untraced */
+	else if (r->launched)
+		launch__close(&r->launch);
+	writer__free(r->writer);
+	if (r->out_owned && r->out)
+		fclose(r->out);
+	else if (r->out)
+		fflush(r->out);
+	probe_set__free(r->set);
+	for (size_t i = 0; r->patterns && i < r->opts.n_funcs; i++)
+		funcpattern__clear(&r->patterns[i]);
+	free(r->patterns);
+	for (size_t i = 0; r->pidfds && i < r->opts.n_pids; i++)
+		if (r->pidfds[i] >= 0)
+			close(r->pidfds[i]);
+	free(r->pidfds);
+	free(r->written_per_func);
+	free(r->launch_path);
+	cmd_opts__free(&r->opts);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_run r = { .launch = { .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
+	struct resolve_opts ro = {};
+	struct tracer_opts to = {};
+	bool have_status = false;
+	int status = 0, err;
+	uint64_t lost = 0;
+	double deadline = 0;
+
+	if (cmd_opts__parse(CMD_TRACE, argc, argv, &r.opts)) {
+		cmd_opts__free(&r.opts);
+		return CMON_EXIT_USAGE;
+	}
+	if (r.opts.help) {
+		cmd_opts__usage(CMD_TRACE, stdout);
+		cmd_opts__free(&r.opts);
+		return CMON_EXIT_OK;
+	}
+	log_set_level(r.opts.verbose >= 2 ? LOG_DEBUG : r.opts.verbose ? LOG_INFO : LOG_WARN);
+
+	err = privilege__check();
+	if (!err)
+		err = parse_patterns(&r);
+	if (!err)
+		err = open_output(&r);
+	if (!err && r.opts.cmd)
+		err = start_program(&r);
+	if (err)
+		goto cleanup;
+
+	ro.pids = r.opts.pids;
+	ro.n_pids = r.opts.n_pids;
+	ro.binary = r.opts.binary;
+	ro.launch_exe = r.launch_path;
+	ro.launch_pid = r.launched ? r.launch.pid : 0;
+	ro.patterns = r.patterns;
+	ro.n_patterns = r.opts.n_funcs;
+	ro.ret_choice = r.opts.no_return ? RETURN_OFF : r.opts.ret_choice;
+	err = probe_set__resolve(&ro, &r.set);
+	if (err)
+		goto cleanup;
+
+	r.written_per_func = calloc(r.set->n_funcs, sizeof(*r.written_per_func));
+	r.writer = writer__new(r.opts.format, r.out);
+	if (!r.written_per_func || !r.writer || open_pidfds(&r)) {
+		err = -ENOMEM;
+		log_error("out of memory");
+		goto cleanup;
+	}
+	decoder__init(&r.decoder, r.set);
+	to.entry_only = r.opts.no_return;
+	to.ringbuf_bytes = r.opts.ringbuf_bytes;
+	to.on_record = on_record;
+	to.ctx = &r;
+	r.tracer = tracer__new(r.set, &to);
+	if (!r.tracer) {
+		err = -errno;
+		log_error("cannot load the BPF programs: %s", strerror(errno));
+		goto cleanup;
+	}
+	err = tracer__attach(r.tracer);
+	if (err)
+		goto cleanup;
+	install_signals();
+	if (!r.opts.quiet)
+		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
+			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6,
+			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s");
+	if (r.launched) {
+		err = launch__release(&r.launch);
+		if (err) {
+			log_error("cannot run %s: %s", r.launch_path, strerror(-err));
+			goto cleanup;
+		}
+	}
+
+	if (r.opts.duration_s > 0)
+		deadline = mono_s() + r.opts.duration_s;
+	while (!stop_signal && !r.max_reached && !r.write_err) {
+		int n = tracer__poll(r.tracer, r.opts.poll_ms);
+
+		if (n < 0 && n != -EINTR) {
+			log_error("reading the ring buffer: %s", strerror(-n));
+			err = n;
+			break;
+		}
+		if (targets_gone(&r, &status, &have_status))
+			break;
+		if (deadline && mono_s() >= deadline)
+			break;
+	}
+
+	/* Drain what is already recorded, then what is still pending in
+	 * threads that run on. */
+	tracer__drain(r.tracer);
+	for (size_t i = 0; i < r.opts.n_pids; i++)
+		tracer__flush_pending(r.tracer, r.opts.pids[i]);
+	if (r.launched && r.launch.pid > 0)
+		tracer__flush_pending(r.tracer, r.launch.pid);
+	tracer__detach(r.tracer);
+	tracer__drain(r.tracer);
+	if (!r.write_err)
+		r.write_err = writer__finish(r.writer);
+	if (!r.write_err && fflush(r.out))
+		r.write_err = -errno;
+	if (r.write_err) {
+		log_error("cannot write output: %s", strerror(-r.write_err));
+		err = r.write_err;
+	}
+	lost = report(&r);
+	if (lost && !r.opts.quiet)
+		log_warn("%llu events were lost (see above); a larger --ringbuf-size or a "
+			 "shorter --poll-ms helps", (unsigned long long)lost);
+	if (r.launched && !have_status && r.launch.pid > 0 && !stop_signal && !deadline &&
+	    !r.max_reached)
+		have_status = launch__reap(&r.launch, &status, 1);
+cleanup:
+	cleanup_run(&r);
+	return exit_status(&r, err, lost, have_status, status);
+}

@@ -1,0 +1,15 @@
+/* commands.h: the subcommands, and the exit statuses they share. */
+#ifndef CMON_COMMANDS_H
+#define CMON_COMMANDS_H
+
+enum cmon_exit {
+	CMON_EXIT_OK = 0,
+	CMON_EXIT_ERROR = 1, /* bad input, attach failure, runtime error */
+	CMON_EXIT_USAGE = 2, /* bad command line */
+	CMON_EXIT_LOST = 3,  /* the trace completed but events were lost */
+};
+
+int cmd_trace(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+#endif

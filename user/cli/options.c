@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/log.h"
+#include "options.h"
+
+enum {
+	OPT_BINARY = 0x100,
+	OPT_NO_RETURN,
+	OPT_DURATION,
+	OPT_MAX_EVENTS,
+	OPT_RETURN_PROBE,
+	OPT_RINGBUF,
+	OPT_POLL_MS,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "func", required_argument, NULL, 'f' },
+	{ "binary", required_argument, NULL, OPT_BINARY },
+	{ "format", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "no-return", no_argument, NULL, OPT_NO_RETURN },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "max-events", required_argument, NULL, OPT_MAX_EVENTS },
+	{ "return-probe", required_argument, NULL, OPT_RETURN_PROBE },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "poll-ms", required_argument, NULL, OPT_POLL_MS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void cmd_opts__usage(enum cmd_kind kind, FILE *out)
+{
+	if (kind == CMD_LIST) {
+		fputs("usage: cmon list (-p PID | --binary PATH | -- CMD [ARGS...]) PATTERN...\n"
+		      "  What can be probed: each matching function, its file offset, where the\n"
+		      "  probe goes, the instruction there and its cost per hit, and how its return\n"
+		      "  is observed.  PATTERN as for `cmon trace --func`.\n",
+		      out);
+		return;
+	}
+	fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+	      "  -p, --pid PID           trace this process, all its threads (repeatable)\n"
+	      "      --binary PATH       every process running PATH, now and later\n"
+	      "  -- CMD [ARGS...]        launch CMD, traced from its first instruction\n"
+	      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n"
+	      "  -F, --format FMT        text (default), csv, json (JSON Lines)\n"
+	      "  -o, --output FILE       write records to FILE instead of stdout\n"
+	      "      --no-return         record entries only (cheaper)\n"
+	      "      --return-probe HOW  auto (default), uretprobe, insn (probes on ret\n"
+	      "                          instructions: safe for C++ exceptions and Go)\n"
+	      "      --duration SECONDS  stop after this long\n"
+	      "      --max-events N      stop after N records\n"
+	      "      --ringbuf-size MB   ring buffer size (default 16)\n"
+	      "      --poll-ms MS        how often the buffer is drained (default 10)\n"
+	      "  -q, --quiet             no summary on stderr\n"
+	      "  -v, --verbose           more diagnostics (-vv: libbpf's too)\n"
+	      "exit status: 0 ok, 1 error, 2 usage, 3 events were lost; when launching,\n"
+	      "the program's own status (128+N if killed by signal N)\n",
+	      out);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!*s || *s == '-')
+		return -EINVAL;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int push_ptr(void *arrp, size_t *n, size_t elem, const void *val)
+{
+	void **arr = arrp;
+	char *p = realloc(*arr, (*n + 1) * elem);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p + *n * elem, val, elem);
+	*arr = p;
+	(*n)++;
+	return 0;
+}
+
+int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *o)
+{
+	const char *name = kind == CMD_LIST ? "list" : "trace";
+	uint64_t v;
+	int c, err = 0;
+
+	o->poll_ms = 10;
+	optind = 0; /* full reset: the parser may run more than once */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:f:F:o:vqh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': {
+			pid_t pid;
+
+			if (parse_u64(optarg, &v) || v == 0 || v > INT_MAX) {
+				log_error("%s: invalid PID '%s'", name, optarg);
+				return -EINVAL;
+			}
+			pid = (pid_t)v;
+			err = push_ptr(&o->pids, &o->n_pids, sizeof(pid), &pid);
+			break;
+		}
+		case 'f':
+			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
+			break;
+		case OPT_BINARY:
+			if (o->binary) {
+				log_error("%s: --binary given twice", name);
+				return -EINVAL;
+			}
+			o->binary = optarg;
+			break;
+		case 'F':
+			if (out_format__parse(optarg, &o->format)) {
+				log_error("%s: unknown format '%s' (text, csv, json)", name, optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_NO_RETURN:
+			o->no_return = true;
+			break;
+		case OPT_DURATION: {
+			char *end;
+
+			errno = 0;
+			o->duration_s = strtod(optarg, &end);
+			if (errno || *end || !(o->duration_s > 0)) {
+				log_error("%s: invalid duration '%s' (seconds > 0)", name, optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_MAX_EVENTS:
+			if (parse_u64(optarg, &o->max_events) || !o->max_events) {
+				log_error("%s: invalid --max-events '%s'", name, optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_RETURN_PROBE:
+			if (return_choice__parse(optarg, &o->ret_choice)) {
+				log_error("%s: invalid --return-probe '%s' (auto, uretprobe, insn)",
+					  name, optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_RINGBUF:
+			if (parse_u64(optarg, &v) || v == 0 || v > 1024) {
+				log_error("%s: invalid --ringbuf-size '%s' (MB, 1..1024)", name, optarg);
+				return -EINVAL;
+			}
+			o->ringbuf_bytes = (size_t)v << 20;
+			break;
+		case OPT_POLL_MS:
+			if (parse_u64(optarg, &v) || v == 0 || v > 10000) {
+				log_error("%s: invalid --poll-ms '%s'", name, optarg);
+				return -EINVAL;
+			}
+			o->poll_ms = (int)v;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case ':':
+			log_error("%s: option '%s' needs a value", name, argv[optind - 1]);
+			return -EINVAL;
+		default:
+			log_error("%s: unknown option '%s'", name, argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (err) {
+			log_error("out of memory");
+			return err;
+		}
+	}
+
+	/* list: patterns before "--", the program after it.  trace: whatever
+	 * is left is the program ("--" optional, as with strace). */
+	if (kind == CMD_LIST && !(optind > 0 && !strcmp(argv[optind - 1], "--"))) {
+		for (; optind < argc && strcmp(argv[optind], "--"); optind++)
+			if (push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &argv[optind]))
+				return -ENOMEM;
+		if (optind < argc)
+			optind++; /* the "--" */
+	}
+	if (optind < argc) {
+		o->cmd = &argv[optind];
+		o->cmd_argc = argc - optind;
+	}
+
+	if (!o->n_funcs) {
+		log_error(kind == CMD_LIST ? "list: no PATTERN given"
+					   : "trace: no function given (--func PATTERN)");
+		return -EINVAL;
+	}
+	if (!!o->n_pids + !!o->binary + !!o->cmd != 1) {
+		log_error("%s: give exactly one target: -p PID, --binary PATH or -- CMD", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void cmd_opts__free(struct cmd_opts *o)
+{
+	free(o->pids);
+	free(o->funcs);
+	memset(o, 0, sizeof(*o));
+}

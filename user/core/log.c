@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "log.h"
+
+static enum log_level current_level = LOG_WARN;
+
+void log_set_level(enum log_level level) { current_level = level; }
+enum log_level log_get_level(void) { return current_level; }
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > current_level)
+		return;
+	fputs("cmon: ", stderr);
+	if (level == LOG_WARN)
+		fputs("warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's warnings are noise unless asked for: a failed attach is
+	 * reported by cmon itself in one line. */
+	enum log_level mapped = level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG;
+
+	if (mapped > current_level)
+		return 0;
+	fputs("libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+void log_route_libbpf(void) { libbpf_set_print(libbpf_print); }

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* funcpattern.c: parse --func specs and match them against symbols. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "funcpattern.h"
+
+int funcpattern__parse(const char *spec, struct funcpattern *out)
+{
+	const char *sep = NULL, *func = spec;
+
+	memset(out, 0, sizeof(*out));
+	/* The object part ends at the first lone ':'; "::" is C++ scope. */
+	for (const char *s = spec; *s; s++) {
+		if (*s != ':')
+			continue;
+		if (s[1] == ':') {
+			s++;
+			continue;
+		}
+		sep = s;
+		break;
+	}
+	if (sep) {
+		if (sep == spec)
+			return -EINVAL;
+		func = sep + 1;
+	}
+	if (!*func)
+		return -EINVAL;
+	if (sep) {
+		out->object = strndup(spec, (size_t)(sep - spec));
+		if (!out->object)
+			return -ENOMEM;
+	}
+	out->func = strdup(func);
+	if (!out->func) {
+		funcpattern__clear(out);
+		return -ENOMEM;
+	}
+	out->glob = strpbrk(out->func, "*?[") != NULL;
+	return 0;
+}
+
+void funcpattern__clear(struct funcpattern *p)
+{
+	if (!p)
+		return;
+	free(p->object);
+	free(p->func);
+	p->object = NULL;
+	p->func = NULL;
+	p->glob = false;
+}
+
+bool funcpattern__match_object(const struct funcpattern *p, const char *path)
+{
+	const char *obj = p->object, *base;
+	size_t n;
+
+	if (!obj)
+		return true;
+	if (strchr(obj, '/')) {
+		char *a = realpath(obj, NULL), *b = realpath(path, NULL);
+		bool same = strcmp(a ? a : obj, b ? b : path) == 0;
+
+		free(b);
+		free(a);
+		return same;
+	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	n = strlen(obj);
+	if (strncmp(base, obj, n) != 0)
+		return false;
+	/* "libc" takes libc.so.6 and libc-2.31.so, not libcap.so.2. */
+	return base[n] == '\0' || base[n] == '-' || base[n] == '.';
+}
+
+/* Length of NAME without a trailing Rust legacy hash "::h<16 hex>", or
+ * strlen(NAME) when it has none. */
+static size_t rust_hash_cut(const char *name)
+{
+	size_t n = strlen(name);
+	const char *h;
+
+	if (n < 19)
+		return n;
+	h = name + n - 19;
+	if (h[0] != ':' || h[1] != ':' || h[2] != 'h')
+		return n;
+	for (int i = 3; i < 19; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f')))
+			return n;
+	return n - 19;
+}
+
+/* Where NAME's parameter list starts, or NULL when it has none. */
+static const char *params_start(const char *name)
+{
+	const char *end = strrchr(name, ')'), *open = NULL;
+	int depth = 0;
+
+	if (!end)
+		return NULL;
+	/* What follows the list is qualifiers (" const", " &&", " [clone .cold]");
+	 * a "::" means the parens were a scope: "(anonymous namespace)::x". */
+	if (strstr(end, "::"))
+		return NULL;
+	for (size_t i = (size_t)(end - name) + 1; i-- > 0;) {
+		if (name[i] == ')')
+			depth++;
+		else if (name[i] == '(' && --depth == 0) {
+			open = name + i;
+			break;
+		}
+	}
+	if (!open || open == name)
+		return NULL;
+	/* "A::operator()" on its own: those parens are the operator's name. */
+	if (open[1] == ')' && open - name >= 8 && strncmp(open - 8, "operator", 8) == 0)
+		return NULL;
+	return open;
+}
+
+char *funcpattern__strip_params(const char *name, char *buf, size_t len)
+{
+	const char *open = params_start(name);
+	size_t n;
+
+	if (!open)
+		return NULL;
+	n = (size_t)(open - name);
+	if (n >= len)
+		return NULL;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static bool match_one(const struct funcpattern *p, const char *s)
+{
+	if (p->glob)
+		return fnmatch(p->func, s, 0) == 0;
+	return strcmp(p->func, s) == 0;
+}
+
+/* Match P against the first N bytes of S. */
+static bool match_prefix(const struct funcpattern *p, const char *s, size_t n,
+			 char *buf, size_t len)
+{
+	char *tmp = buf;
+	bool ok;
+
+	if (!p->glob && strlen(p->func) != n)
+		return false;
+	if (n >= len && !(tmp = malloc(n + 1)))
+		return false;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	ok = match_one(p, tmp);
+	if (tmp != buf)
+		free(tmp);
+	return ok;
+}
+
+bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_func *f)
+{
+	const char *dem = f->demangled, *open;
+	char buf[256];
+	size_t cut;
+
+	if (match_one(p, f->name))
+		return true;
+	if (!dem)
+		return false;
+	if (match_one(p, dem))
+		return true;
+	open = params_start(dem);
+	if (open && match_prefix(p, dem, (size_t)(open - dem), buf, sizeof(buf)))
+		return true;
+	cut = rust_hash_cut(dem);
+	if (cut != strlen(dem) && match_prefix(p, dem, cut, buf, sizeof(buf)))
+		return true;
+	return false;
+}

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include "decode.h"
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void decoder__init(struct decoder *d, const struct probe_set *set)
+{
+	int64_t best = INT64_MAX;
+
+	d->set = set;
+	/* Take the offset from the tightest of a few readings. */
+	for (int i = 0; i < 5; i++) {
+		int64_t m0 = clock_ns(CLOCK_MONOTONIC);
+		int64_t r = clock_ns(CLOCK_REALTIME);
+		int64_t m1 = clock_ns(CLOCK_MONOTONIC);
+
+		if (m1 - m0 < best) {
+			best = m1 - m0;
+			d->mono_to_real_ns = r - (m0 + (m1 - m0) / 2);
+		}
+	}
+}
+
+static enum call_status status_of(uint32_t flags)
+{
+	if (flags & CMON_CALL_ENTRY_ONLY)
+		return CALL_ENTRY_ONLY;
+	if (flags & CMON_CALL_TAILCALL)
+		return CALL_TAILCALL;
+	if (flags & CMON_CALL_RETURNED)
+		return CALL_OK;
+	return CALL_NORETURN;
+}
+
+int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
+		    struct call_record *out)
+{
+	const struct probe_func *f;
+
+	if (in->type != CMON_REC_CALL || in->func_id >= d->set->n_funcs)
+		return -EINVAL;
+	f = &d->set->funcs[in->func_id];
+	out->ts_ns = in->ts_entry_ns + (uint64_t)d->mono_to_real_ns;
+	out->pid = in->pid;
+	out->tid = in->tid;
+	out->comm = in->comm; /* the kernel NUL-terminates it */
+	out->func = f->name;
+	out->module = d->set->objects[f->object].module;
+	out->status = status_of(in->flags);
+	out->depth = out->status == CALL_ENTRY_ONLY ? -1 : (int)in->depth;
+	for (int i = 0; i < CMON_MAX_ARGS; i++)
+		out->args[i] = (int64_t)in->args[i];
+	out->ret = (int64_t)in->ret;
+	out->latency_ns = in->ts_exit_ns > in->ts_entry_ns ? in->ts_exit_ns - in->ts_entry_ns : 0;
+	out->rss_entry = in->rss_entry;
+	out->vms_entry = in->vms_entry;
+	out->rss_exit = in->rss_exit;
+	out->vms_exit = in->vms_exit;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * tracer.h: the BPF side of a trace, from user space: open and load the
+ * skeleton, attach a probe set with uprobe_multi links, drain the ring
+ * buffer, read the per-function counters, detach.
+ *
+ * Lifecycle: tracer__new (open, configure, load) -> tracer__attach ->
+ * tracer__poll ... -> tracer__flush_pending -> tracer__free (detach).
+ */
+#ifndef CMON_TRACER_H
+#define CMON_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "cmon.h"
+#include "probe/resolve.h"
+
+struct tracer;
+
+/* Called for every record, in ring-buffer order.  Return 0 to go on, or a
+ * negative value to stop the current poll (the record counts as handled). */
+typedef int (*tracer_record_fn)(void *ctx, const struct cmon_call_rec *rec);
+
+struct tracer_opts {
+	bool entry_only;       /* --no-return */
+	size_t ringbuf_bytes;  /* power of two; 0: default 16 MiB */
+	tracer_record_fn on_record;
+	void *ctx;
+};
+
+/* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */
+struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts *opts);
+
+/* Attach every probe of SET.  On failure nothing stays attached; one error
+ * line has been printed.  Returns 0 or a negative errno. */
+int tracer__attach(struct tracer *t);
+
+/* Probes (addresses x processes) attached, and the time it took in ns. */
+size_t tracer__probe_count(const struct tracer *t);
+unsigned long long tracer__attach_ns(const struct tracer *t);
+
+/* Wait up to TIMEOUT_MS for the ring buffer to be woken, then drain it.
+ * Returns records handled (>= 0) or a negative errno (-EINTR is not an
+ * error: the caller checks its flags). */
+int tracer__poll(struct tracer *t, int timeout_ms);
+
+/* Drain without waiting. */
+int tracer__drain(struct tracer *t);
+
+/* Report, as never-returned records, the calls still pending on the threads
+ * of process PID (the trace is ending while they run). */
+int tracer__flush_pending(struct tracer *t, pid_t pid);
+
+/* Counters of function FUNC_ID summed over CPUs. */
+int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);
+
+/* Detach everything now (also done by tracer__free). */
+void tracer__detach(struct tracer *t);
+void tracer__free(struct tracer *t);
+
+#endif

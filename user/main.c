@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmon: eBPF uprobe tracing.  main() dispatches to a subcommand from an
+ * exactly-matched table; each subcommand decides its own exit status (see
+ * cli/commands.h).
+ */
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "core/log.h"
+
+#ifndef CMON_VERSION
+#define CMON_VERSION "0.1.0"
+#endif
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "trace", cmd_trace, "record every call: arguments, return, latency, memory" },
+	{ "list", cmd_list, "what can be probed, where, and at what cost" },
+	{ "help", cmd_help, "this text" },
+	{ "version", cmd_version, "print the version" },
+};
+
+static int cmd_help(int argc, char **argv)
+{
+	printf("usage: cmon COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		printf("  %-8s %s\n", commands[i].name, commands[i].summary);
+	printf("\n`cmon COMMAND --help` for a command's options.\n");
+	return CMON_EXIT_OK;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	printf("cmon %s\n", CMON_VERSION);
+	return CMON_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	log_route_libbpf();
+	if (argc < 2) {
+		cmd_help(argc, argv);
+		return CMON_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	log_error("unknown command '%s' (see `cmon help`)", argv[1]);
+	return CMON_EXIT_USAGE;
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * csv.c: RFC 4180 rows.  Lines end in CRLF as the RFC says (pandas, Python's
+ * csv module and spreadsheets all read it).  Strings are passed through byte
+ * for byte, quoted when they hold , " CR or LF or start or end with a space
+ * (which some readers would trim); a quote inside is doubled.
+ */
+#include <errno.h>
+#include "writer_impl.h"
+
+#define CSV_HEADER \
+	"ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret," \
+	"latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module\r\n"
+
+/* Bytes that force quoting anywhere in a field. */
+static const bool csv_special[256] = {
+	[','] = true, ['"'] = true, ['\r'] = true, ['\n'] = true,
+};
+
+char *writer__csv_put(char *p, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	bool quote = n && (u[0] == ' ' || u[n - 1] == ' ');
+
+	for (size_t i = 0; !quote && i < n; i++)
+		quote = csv_special[u[i]];
+	if (!quote)
+		return wr_mem(p, s, n);
+	*p++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		if (u[i] == '"')
+			*p++ = '"';
+		*p++ = (char)u[i];
+	}
+	*p++ = '"';
+	return p;
+}
+
+int csv_escape(struct strbuf *sb, const char *s)
+{
+	size_t n;
+	int err;
+
+	s = wr_str(s);
+	n = strlen(s);
+	err = strbuf__reserve(sb, WR_CSV_MAX(n));
+	if (err)
+		return err;
+	sb->len = (size_t)(writer__csv_put(sb->buf + sb->len, s, n) - sb->buf);
+	sb->buf[sb->len] = '\0';
+	return 0;
+}
+
+int writer__csv_header(struct strbuf *sb)
+{
+	int err = strbuf__reserve(sb, sizeof(CSV_HEADER));
+
+	if (err)
+		return err;
+	memcpy(sb->buf + sb->len, CSV_HEADER, sizeof(CSV_HEADER) - 1);
+	sb->len += sizeof(CSV_HEADER) - 1;
+	return 0;
+}
+
+int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
+{
+	const char *comm = wr_str(rec->comm), *func = wr_str(rec->func);
+	const char *mod = wr_str(rec->module);
+	const char *status = call_status__name(rec->status);
+	size_t lc = strlen(comm), lf = strlen(func), lm = strlen(mod);
+	bool has_exit = wr_has_exit(rec->status);
+	char *p;
+	int err;
+
+	/* 16 numbers, 19 commas, status (<= 8), CRLF, and the strings. */
+	err = strbuf__reserve(sb, 16 * WR_INT_MAX + 19 + 8 + 2 + WR_CSV_MAX(lc) +
+			      WR_CSV_MAX(lf) + WR_CSV_MAX(lm));
+	if (err)
+		return err;
+	p = sb->buf + sb->len;
+	p = wr_u64(p, rec->ts_ns);
+	*p++ = ',';
+	p = wr_u64(p, rec->pid);
+	*p++ = ',';
+	p = wr_u64(p, rec->tid);
+	*p++ = ',';
+	p = writer__csv_put(p, comm, lc);
+	*p++ = ',';
+	p = writer__csv_put(p, func, lf);
+	*p++ = ',';
+	if (rec->depth >= 0)
+		p = wr_u64(p, (uint64_t)rec->depth);
+	*p++ = ',';
+	for (int i = 0; i < 6; i++) {
+		p = wr_i64(p, rec->args[i]);
+		*p++ = ',';
+	}
+	if (rec->status == CALL_OK)
+		p = wr_i64(p, rec->ret);
+	*p++ = ',';
+	if (has_exit)
+		p = wr_u64(p, rec->latency_ns);
+	*p++ = ',';
+	p = wr_u64(p, rec->rss_entry);
+	*p++ = ',';
+	if (has_exit)
+		p = wr_u64(p, rec->rss_exit);
+	*p++ = ',';
+	p = wr_u64(p, rec->vms_entry);
+	*p++ = ',';
+	if (has_exit)
+		p = wr_u64(p, rec->vms_exit);
+	*p++ = ',';
+	p = wr_mem(p, status, strlen(status));
+	*p++ = ',';
+	p = writer__csv_put(p, mod, lm);
+	p = WR_LIT(p, "\r\n");
+	sb->len = (size_t)(p - sb->buf);
+	return 0;
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * json.c: JSON Lines, one object per record, keys in CSV column order.
+ * Strings: " and \ escaped, the short escapes for \b \f \n \r \t, other
+ * control characters and DEL as \u00xx; valid UTF-8 passes through; any
+ * byte that is not part of a valid UTF-8 sequence becomes \u00xx of its
+ * value (read as Latin-1), so every line is valid JSON whatever the traced
+ * program put in its names.
+ */
+#include <errno.h>
+#include "writer_impl.h"
+
+static const char hexdigits[] = "0123456789abcdef";
+
+/* 0: copy as is; 1: \u00xx or (non-ASCII) check UTF-8; else the short
+ * escape letter. */
+static const unsigned char json_class[256] = {
+	[0x00 ... 0x07] = 1, ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n',
+	[0x0b] = 1, ['\f'] = 'f', ['\r'] = 'r', [0x0e ... 0x1f] = 1,
+	['"'] = '"', ['\\'] = '\\', [0x7f ... 0xff] = 1,
+};
+
+static inline char *json_u00(char *p, unsigned c)
+{
+	p = WR_LIT(p, "\\u00");
+	*p++ = hexdigits[c >> 4];
+	*p++ = hexdigits[c & 0xf];
+	return p;
+}
+
+char *writer__json_put(char *p, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	*p++ = '"';
+	while (i < n) {
+		size_t run = i;
+		unsigned cls, len;
+
+		/* Copy the plain ASCII run in one go. */
+		while (run < n && !json_class[u[run]])
+			run++;
+		p = wr_mem(p, u + i, run - i);
+		i = run;
+		if (i == n)
+			break;
+		cls = json_class[u[i]];
+		if (cls > 1) {
+			*p++ = '\\';
+			*p++ = (char)cls;
+			i++;
+		} else if (u[i] < 0x80 ||
+			   !(len = wr_utf8_len(u + i, n - i))) {
+			p = json_u00(p, u[i]); /* control, DEL, invalid byte */
+			i++;
+		} else {
+			p = wr_mem(p, u + i, len);
+			i += len;
+		}
+	}
+	*p++ = '"';
+	return p;
+}
+
+int json_escape(struct strbuf *sb, const char *s)
+{
+	size_t n;
+	int err;
+
+	s = wr_str(s);
+	n = strlen(s);
+	err = strbuf__reserve(sb, WR_JSON_MAX(n));
+	if (err)
+		return err;
+	sb->len = (size_t)(writer__json_put(sb->buf + sb->len, s, n) - sb->buf);
+	sb->buf[sb->len] = '\0';
+	return 0;
+}
+
+int writer__json_row(struct strbuf *sb, const struct call_record *rec)
+{
+	const char *comm = wr_str(rec->comm), *func = wr_str(rec->func);
+	const char *mod = wr_str(rec->module);
+	const char *status = call_status__name(rec->status);
+	size_t lc = strlen(comm), lf = strlen(func), lm = strlen(mod);
+	bool has_exit = wr_has_exit(rec->status);
+	char *p;
+	int err;
+
+	/* Keys and punctuation are < 256 bytes; 16 numbers; status. */
+	err = strbuf__reserve(sb, 256 + 16 * WR_INT_MAX + 10 + WR_JSON_MAX(lc) +
+			      WR_JSON_MAX(lf) + WR_JSON_MAX(lm));
+	if (err)
+		return err;
+	p = sb->buf + sb->len;
+	p = WR_LIT(p, "{\"ts_ns\":");
+	p = wr_u64(p, rec->ts_ns);
+	p = WR_LIT(p, ",\"pid\":");
+	p = wr_u64(p, rec->pid);
+	p = WR_LIT(p, ",\"tid\":");
+	p = wr_u64(p, rec->tid);
+	p = WR_LIT(p, ",\"comm\":");
+	p = writer__json_put(p, comm, lc);
+	p = WR_LIT(p, ",\"func\":");
+	p = writer__json_put(p, func, lf);
+	p = WR_LIT(p, ",\"depth\":");
+	if (rec->depth >= 0)
+		p = wr_u64(p, (uint64_t)rec->depth);
+	else
+		p = WR_LIT(p, "null");
+	p = WR_LIT(p, ",\"arg0\":");
+	p = wr_i64(p, rec->args[0]);
+	p = WR_LIT(p, ",\"arg1\":");
+	p = wr_i64(p, rec->args[1]);
+	p = WR_LIT(p, ",\"arg2\":");
+	p = wr_i64(p, rec->args[2]);
+	p = WR_LIT(p, ",\"arg3\":");
+	p = wr_i64(p, rec->args[3]);
+	p = WR_LIT(p, ",\"arg4\":");
+	p = wr_i64(p, rec->args[4]);
+	p = WR_LIT(p, ",\"arg5\":");
+	p = wr_i64(p, rec->args[5]);
+	p = WR_LIT(p, ",\"ret\":");
+	if (rec->status == CALL_OK)
+		p = wr_i64(p, rec->ret);
+	else
+		p = WR_LIT(p, "null");
+	p = WR_LIT(p, ",\"latency_ns\":");
+	if (has_exit)
+		p = wr_u64(p, rec->latency_ns);
+	else
+		p = WR_LIT(p, "null");
+	p = WR_LIT(p, ",\"rss_entry\":");
+	p = wr_u64(p, rec->rss_entry);
+	p = WR_LIT(p, ",\"rss_exit\":");
+	if (has_exit)
+		p = wr_u64(p, rec->rss_exit);
+	else
+		p = WR_LIT(p, "null");
+	p = WR_LIT(p, ",\"vms_entry\":");
+	p = wr_u64(p, rec->vms_entry);
+	p = WR_LIT(p, ",\"vms_exit\":");
+	if (has_exit)
+		p = wr_u64(p, rec->vms_exit);
+	else
+		p = WR_LIT(p, "null");
+	p = WR_LIT(p, ",\"status\":\"");
+	p = wr_mem(p, status, strlen(status));
+	p = WR_LIT(p, "\",\"module\":");
+	p = writer__json_put(p, mod, lm);
+	p = WR_LIT(p, "}\n");
+	sb->len = (size_t)(p - sb->buf);
+	return 0;
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * writer.c: the writer object.  Each record is formatted into one reusable
+ * line buffer and handed to stdio with a single fwrite (the header rides
+ * along with the first record): the consumer calls this for every event.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "core/log.h"
+#include "writer_impl.h"
+
+struct writer {
+	enum out_format fmt;
+	FILE *out;
+	struct strbuf line;
+	struct text_clock clock;
+	bool header_done;
+	int err; /* first write error; the stream is not used after it */
+};
+
+int out_format__parse(const char *name, enum out_format *fmt)
+{
+	static const struct { const char *name; enum out_format fmt; } names[] = {
+		{ "text", OUT_TEXT }, { "csv", OUT_CSV }, { "json", OUT_JSON },
+	};
+
+	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(name, names[i].name)) {
+			*fmt = names[i].fmt;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+struct writer *writer__new(enum out_format fmt, FILE *out)
+{
+	struct writer *w;
+
+	if (!out || (fmt != OUT_TEXT && fmt != OUT_CSV && fmt != OUT_JSON)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fmt = fmt;
+	w->out = out;
+	w->clock.sec = INT64_MIN;
+	w->header_done = fmt == OUT_JSON; /* JSON Lines has no header */
+	if (strbuf__grow(&w->line, 4096)) {
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return w;
+}
+
+static int put_header(struct writer *w)
+{
+	return w->fmt == OUT_CSV ? writer__csv_header(&w->line)
+				 : writer__text_header(&w->line);
+}
+
+/* Hand the line to stdio.  errno from a failed write(2) (ENOSPC, EPIPE) says
+ * more than EIO, so keep it when there is one. */
+static int flush_line(struct writer *w)
+{
+	size_t n = w->line.len;
+
+	w->line.len = 0;
+	errno = 0;
+	if (fwrite(w->line.buf, 1, n, w->out) != n || ferror(w->out)) {
+		w->err = errno > 0 ? -errno : -EIO;
+		log_debug("output write failed: %s", strerror(-w->err));
+	}
+	return w->err;
+}
+
+int writer__write(struct writer *w, const struct call_record *rec)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	w->line.len = 0;
+	if (!w->header_done) {
+		err = put_header(w);
+		if (err)
+			return err;
+	}
+	switch (w->fmt) {
+	case OUT_CSV:
+		err = writer__csv_row(&w->line, rec);
+		break;
+	case OUT_JSON:
+		err = writer__json_row(&w->line, rec);
+		break;
+	default:
+		err = writer__text_row(&w->line, &w->clock, rec);
+		break;
+	}
+	if (err)
+		return err; /* the header is retried with the next record */
+	w->header_done = true;
+	return flush_line(w);
+}
+
+int writer__finish(struct writer *w)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (!w->header_done) {
+		w->line.len = 0;
+		err = put_header(w);
+		if (err)
+			return err;
+		w->header_done = true;
+		err = flush_line(w);
+		if (err)
+			return err;
+	}
+	errno = 0;
+	if (fflush(w->out) || ferror(w->out))
+		w->err = errno > 0 ? -errno : -EIO;
+	return w->err;
+}
+
+void writer__free(struct writer *w)
+{
+	if (!w)
+		return;
+	strbuf__release(&w->line);
+	free(w);
+}

@@ -1,0 +1,47 @@
+/*
+ * writer.h: turn call records into text (an aligned table for a person),
+ * CSV (RFC 4180) or JSON Lines.  The output contract is in README.md; the
+ * column names and order below are part of it.
+ *
+ *   ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret,
+ *   latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module
+ *
+ * Values that a record does not have (ret of an unreturned call, depth -1)
+ * are empty in CSV and null in JSON.  Every byte a traced program can put in
+ * a string is escaped: CSV quotes fields holding , " CR LF (and any field
+ * starting with a space); JSON escapes " \ and all control characters, and
+ * bytes that are not valid UTF-8 become \u00XX of the byte (latin-1), so
+ * every line is valid JSON.
+ */
+#ifndef CMON_WRITER_H
+#define CMON_WRITER_H
+
+#include <stdio.h>
+#include <stddef.h>
+#include "record.h"
+
+enum out_format { OUT_TEXT = 0, OUT_CSV, OUT_JSON };
+
+/* "text" / "csv" / "json" -> format; returns 0 or -EINVAL. */
+int out_format__parse(const char *name, enum out_format *fmt);
+
+struct writer;
+
+/* A writer on OUT (not closed by the writer).  Text and CSV print their
+ * header line at the first record, or at writer__finish when no record came. */
+struct writer *writer__new(enum out_format fmt, FILE *out);
+int writer__write(struct writer *w, const struct call_record *rec); /* 0 or -errno (EIO..) */
+int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
+void writer__free(struct writer *w);  /* NULL fine */
+
+/* Growable byte buffer the escapers append to; exposed for tests. */
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+void strbuf__reset(struct strbuf *sb);
+void strbuf__release(struct strbuf *sb);
+int csv_escape(struct strbuf *sb, const char *s);  /* appends; 0 or -ENOMEM */
+int json_escape(struct strbuf *sb, const char *s); /* appends with quotes */
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * writer_impl.h: private to user/output/.  The per-format row builders and
+ * the unchecked append helpers they share.  A row builder reserves the
+ * worst case for the whole row once, then writes through a plain cursor:
+ * no bounds check per byte, no printf.
+ */
+#ifndef CMON_WRITER_IMPL_H
+#define CMON_WRITER_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include "writer.h"
+
+/* Room for any 64-bit integer in decimal, sign included. */
+#define WR_INT_MAX 20
+
+/* Make room for EXTRA more bytes plus a NUL; 0 or -ENOMEM. */
+int strbuf__grow(struct strbuf *sb, size_t extra);
+
+static inline int strbuf__reserve(struct strbuf *sb, size_t extra)
+{
+	if (sb->cap > sb->len && sb->cap - sb->len > extra)
+		return 0;
+	return strbuf__grow(sb, extra);
+}
+
+/* "00" "01" .. "99": two digits per division halves the divisions. */
+extern const char writer__digits2[200];
+
+static inline unsigned wr_u64_ndigits(uint64_t v)
+{
+	unsigned n = 1;
+
+	for (;;) {
+		if (v < 10)
+			return n;
+		if (v < 100)
+			return n + 1;
+		if (v < 1000)
+			return n + 2;
+		if (v < 10000)
+			return n + 3;
+		v /= 10000;
+		n += 4;
+	}
+}
+
+/* Write V in decimal at P (at most 20 bytes); returns the end. */
+static inline char *wr_u64(char *p, uint64_t v)
+{
+	char *end = p + wr_u64_ndigits(v), *q = end;
+
+	while (v >= 100) {
+		unsigned i = (unsigned)(v % 100) * 2;
+
+		v /= 100;
+		q -= 2;
+		memcpy(q, writer__digits2 + i, 2);
+	}
+	if (v >= 10)
+		memcpy(q - 2, writer__digits2 + v * 2, 2);
+	else
+		q[-1] = (char)('0' + v);
+	return end;
+}
+
+/* Signed: INT64_MIN works because the negation is done unsigned. */
+static inline char *wr_i64(char *p, int64_t v)
+{
+	uint64_t u = (uint64_t)v;
+
+	if (v < 0) {
+		*p++ = '-';
+		u = 0 - u;
+	}
+	return wr_u64(p, u);
+}
+
+static inline char *wr_mem(char *p, const void *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* A string literal without its NUL; the length is a constant. */
+#define WR_LIT(p, lit) wr_mem((p), (lit), sizeof(lit) - 1)
+
+/*
+ * Length of the valid UTF-8 sequence starting at S (N bytes available),
+ * 2..4, or 0 when S[0] does not start one (stray continuation, overlong,
+ * surrogate, above U+10FFFF, truncated).  Call only for S[0] >= 0x80.
+ * Ranges from Unicode 15, table 3-7.
+ */
+static inline unsigned wr_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0], lo = 0x80, hi = 0xbf, len;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;          /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f;          /* surrogates */
+	else if (c == 0xf0)
+		lo = 0x90;          /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f;          /* above U+10FFFF */
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (unsigned i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* Worst case output of the raw escapers for N input bytes. */
+#define WR_CSV_MAX(n) (2 * (n) + 2)
+#define WR_JSON_MAX(n) (6 * (n) + 2)
+
+/* Unchecked escapers: the caller reserved WR_*_MAX(n). */
+char *writer__csv_put(char *p, const char *s, size_t n);
+char *writer__json_put(char *p, const char *s, size_t n);
+
+/* Row builders: append the header line, or one record's line, to SB;
+ * 0 or -ENOMEM. */
+int writer__csv_header(struct strbuf *sb);
+int writer__csv_row(struct strbuf *sb, const struct call_record *rec);
+int writer__json_row(struct strbuf *sb, const struct call_record *rec);
+
+/* Text mode keeps the last formatted second: localtime_r per row is slow. */
+struct text_clock {
+	int64_t sec;      /* INT64_MIN: nothing cached */
+	char hms[8];      /* "HH:MM:SS" of sec */
+};
+int writer__text_header(struct strbuf *sb);
+int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec);
+
+/* NULL names are written as empty strings. */
+static inline const char *wr_str(const char *s)
+{
+	return s ? s : "";
+}
+
+/* Exit-time values (latency, *_exit) exist only for returned calls. */
+static inline bool wr_has_exit(enum call_status s)
+{
+	return s == CALL_OK || s == CALL_TAILCALL;
+}
+
+#endif

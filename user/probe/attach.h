@@ -1,0 +1,34 @@
+/*
+ * attach.h: uprobe_multi links through the raw bpf() syscall.
+ *
+ * One link carries any number of probes on one file, with a cookie each, and
+ * attaches and detaches them in one step (ordinary perf-event uprobes cost
+ * ~110 ms each to detach on Linux 6.x).  Debian's libbpf 1.1 predates the
+ * API and its UAPI headers lack the constants, hence the raw syscall.
+ * Closing the link fd detaches: if cmon dies, the kernel removes its probes.
+ */
+#ifndef CMON_ATTACH_H
+#define CMON_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The program's expected attach type, to set before loading it. */
+#define CMON_BPF_TRACE_UPROBE_MULTI 48
+
+/*
+ * Attach PROG_FD at CNT file OFFSETS of the file at PATH, each with its
+ * COOKIE, for process PID only (0: every process that maps the file).
+ * RETPROBE makes them uretprobes.  Returns the link fd, or a negative errno
+ * (-ESRCH: no such process; -EINVAL: bad offset; -EOPNOTSUPP: no kernel
+ * support).
+ */
+int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
+			 const uint64_t *cookies, size_t cnt, pid_t pid, bool retprobe);
+
+/* Does this kernel have uprobe_multi links (Linux >= 6.6)? */
+bool uprobe_multi__supported(void);
+
+#endif

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * insn.c: probe placement from x86-64 machine code.
+ *
+ * Capstone only tells us where instructions start and whether they decode;
+ * the classification itself looks at the raw bytes (prefixes, opcode,
+ * modrm), because that is what the kernel's uprobe analyser looks at and
+ * because it keeps capstone's detail mode, the slow part, switched off.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "core/log.h"
+#include "probe/insn.h"
+
+/* Longest legal x86 instruction. */
+#define INSN_MAX_LEN 15
+
+static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+/* The nop5 that gcc -mnop-mcount and patchable entries emit; the only
+ * encoding the kernel turns into a trampoline call. */
+static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+const char *probe_cost__name(enum probe_cost cost)
+{
+	switch (cost) {
+	case PROBE_COST_OPTIMIZED:
+		return "optimized";
+	case PROBE_COST_EMULATED:
+		return "emulated";
+	case PROBE_COST_SINGLESTEP:
+		return "single-step";
+	case PROBE_COST_UNPROBEABLE:
+		return "unprobeable";
+	}
+	return "unknown";
+}
+
+unsigned probe_cost__typical_ns(enum probe_cost cost)
+{
+	switch (cost) {
+	case PROBE_COST_OPTIMIZED:
+		return 110;
+	case PROBE_COST_EMULATED:
+		return 200;
+	case PROBE_COST_SINGLESTEP:
+		return 2600;
+	case PROBE_COST_UNPROBEABLE:
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * One capstone handle for the whole process: opening one costs far more
+ * than decoding a function.  cmon drives this module from a single thread,
+ * so there is no locking; closed at exit so leak checkers stay quiet.
+ */
+static csh cs_handle;
+static cs_insn *cs_buf;
+static bool cs_ready;
+
+static void insn_cs_close(void)
+{
+	if (!cs_ready)
+		return;
+	cs_free(cs_buf, 1);
+	cs_close(&cs_handle);
+	cs_buf = NULL;
+	cs_ready = false;
+}
+
+static int insn_cs_get(void)
+{
+	static bool atexit_done;
+	cs_err err;
+
+	if (cs_ready)
+		return 0;
+	err = cs_open(CS_ARCH_X86, CS_MODE_64, &cs_handle);
+	if (err != CS_ERR_OK) {
+		log_error("capstone: cs_open: %s", cs_strerror(err));
+		return -EIO;
+	}
+	/* Detail is off by default; say so, the sweep depends on it for speed. */
+	cs_option(cs_handle, CS_OPT_DETAIL, CS_OPT_OFF);
+	cs_buf = cs_malloc(cs_handle);
+	if (!cs_buf) {
+		cs_close(&cs_handle);
+		return -ENOMEM;
+	}
+	cs_ready = true;
+	if (!atexit_done && atexit(insn_cs_close) == 0)
+		atexit_done = true;
+	return 0;
+}
+
+/* Decode one instruction at CODE[OFF]; its length, or 0 if it does not decode. */
+static size_t insn_decode_one(const uint8_t *code, size_t len, size_t off, uint64_t addr)
+{
+	const uint8_t *p = code + off;
+	size_t left = len - off;
+	uint64_t a = addr + off;
+
+	if (left > INSN_MAX_LEN)
+		left = INSN_MAX_LEN;
+	if (!cs_disasm_iter(cs_handle, &p, &left, &a, cs_buf))
+		return 0;
+	return cs_buf->size;
+}
+
+/* The parts of one (already validated) instruction the classifiers need. */
+struct raw_insn {
+	const uint8_t *b;
+	size_t len;
+	size_t op;      /* index of the first opcode byte */
+	uint8_t rex;    /* 0: none */
+	bool lock;
+	bool seg_bad;   /* es/cs/ss/ds override: the kernel rejects these */
+	bool opsize;    /* 66 */
+	unsigned npfx;  /* legacy prefixes, REX not counted */
+};
+
+static void raw_parse(const uint8_t *b, size_t len, struct raw_insn *r)
+{
+	size_t i = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->b = b;
+	r->len = len;
+	for (; i < len; i++) {
+		uint8_t c = b[i];
+
+		if ((c & 0xf0) == 0x40) {
+			r->rex = c;
+			continue;
+		}
+		switch (c) {
+		case 0xf0:
+			r->lock = true;
+			break;
+		case 0x26: case 0x2e: case 0x36: case 0x3e:
+			r->seg_bad = true;
+			break;
+		case 0x66:
+			r->opsize = true;
+			break;
+		case 0x64: case 0x65: case 0x67: case 0xf2: case 0xf3:
+			break;
+		default:
+			goto done;
+		}
+		/* A REX followed by a legacy prefix is ignored by the CPU. */
+		r->rex = 0;
+		r->npfx++;
+	}
+done:
+	r->op = i;
+}
+
+static uint8_t raw_byte(const struct raw_insn *r, size_t i)
+{
+	return r->op + i < r->len ? r->b[r->op + i] : 0;
+}
+
+/* Relative branch displacement: the instruction's trailing immediate. */
+static int64_t raw_rel(const struct raw_insn *r)
+{
+	const uint8_t *imm;
+	size_t opcode_len = raw_byte(r, 0) == 0x0f ? 2 : 1;
+	size_t n;
+
+	if (r->op + opcode_len > r->len)
+		return 0;
+	n = r->len - r->op - opcode_len;
+	imm = r->b + r->op + opcode_len;
+	switch (n) {
+	case 1:
+		return (int8_t)imm[0];
+	case 2:
+		return (int16_t)(imm[0] | imm[1] << 8);
+	case 4:
+		return (int32_t)((uint32_t)imm[0] | (uint32_t)imm[1] << 8 |
+				 (uint32_t)imm[2] << 16 | (uint32_t)imm[3] << 24);
+	}
+	return 0;
+}
+
+static bool opc_is_jcc8(uint8_t o)
+{
+	/* jcc rel8, and loop/loope/loopne/jrcxz which branch the same way */
+	return (o >= 0x70 && o <= 0x7f) || (o >= 0xe0 && o <= 0xe3);
+}
+
+/* One-byte opcodes the kernel refuses: invalid in 64-bit mode, or
+ * privileged / trapping (in, out, int*, iret, hlt, cli, sti). */
+static bool opc1_bad(uint8_t o)
+{
+	switch (o) {
+	case 0x06: case 0x07: case 0x0e: case 0x16: case 0x17: case 0x1e:
+	case 0x1f: case 0x27: case 0x2f: case 0x37: case 0x3f: case 0x60:
+	case 0x61: case 0x82: case 0x9a: case 0xd4: case 0xd5: case 0xd6:
+	case 0xea:
+	case 0x6c: case 0x6d: case 0x6e: case 0x6f:
+	case 0xe4: case 0xe5: case 0xe6: case 0xe7:
+	case 0xec: case 0xed: case 0xee: case 0xef:
+	case 0xcc: case 0xcd: case 0xce: case 0xcf:
+	case 0xf1: case 0xf4: case 0xfa: case 0xfb:
+		return true;
+	}
+	return false;
+}
+
+/* 0f xx the kernel refuses: syscall/sysret/sysenter/sysexit, ud2 and the
+ * CPL0-only ones. */
+static bool opc2_bad(uint8_t o)
+{
+	switch (o) {
+	case 0x05: case 0x06: case 0x07: case 0x08: case 0x09: case 0x0b:
+	case 0x30: case 0x34: case 0x35: case 0x37:
+		return true;
+	}
+	return false;
+}
+
+static enum probe_cost classify(const uint8_t *b, size_t len)
+{
+	struct raw_insn r;
+	uint8_t o, o2, modrm;
+
+	if (len == sizeof(nop5) && memcmp(b, nop5, sizeof(nop5)) == 0)
+		return PROBE_COST_OPTIMIZED;
+	raw_parse(b, len, &r);
+	if (r.op >= len || r.lock || r.seg_bad)
+		return PROBE_COST_UNPROBEABLE;
+	o = raw_byte(&r, 0);
+	o2 = raw_byte(&r, 1);
+	if (opc1_bad(o))
+		return PROBE_COST_UNPROBEABLE;
+	/* mov ss masks interrupts for one instruction: never single-stepped */
+	if (o == 0x8e && ((o2 >> 3) & 7) == 2)
+		return PROBE_COST_UNPROBEABLE;
+
+	if (o == 0x0f) {
+		if (opc2_bad(o2))
+			return PROBE_COST_UNPROBEABLE;
+		modrm = raw_byte(&r, 2);
+		if (o2 == 0x1f && ((modrm >> 3) & 7) == 0)
+			return PROBE_COST_EMULATED; /* nopl/nopw */
+		if (o2 >= 0x80 && o2 <= 0x8f) /* jcc rel32 */
+			return r.opsize ? PROBE_COST_UNPROBEABLE : PROBE_COST_EMULATED;
+		return PROBE_COST_SINGLESTEP;
+	}
+	if (o == 0x90) /* with REX.B it is xchg eax, r8d */
+		return (r.rex & 1) ? PROBE_COST_SINGLESTEP : PROBE_COST_EMULATED;
+	if (o >= 0x50 && o <= 0x57) {
+		/* push reg, push r8..r15: nothing else is emulated */
+		if (r.npfx == 0 && (r.rex == 0 || r.rex == 0x41))
+			return PROBE_COST_EMULATED;
+		return PROBE_COST_SINGLESTEP;
+	}
+	if (o == 0xe8 || o == 0xe9 || o == 0xeb || (o >= 0x70 && o <= 0x7f))
+		/* the kernel rejects 16-bit branches outright */
+		return r.opsize ? PROBE_COST_UNPROBEABLE : PROBE_COST_EMULATED;
+	return PROBE_COST_SINGLESTEP;
+}
+
+int insn__plan_entry(const uint8_t *code, size_t len, uint64_t addr, struct entry_plan *out)
+{
+	size_t skip = 0, n;
+	int n_txt, err;
+
+	if (!code || !out || len == 0)
+		return -EINVAL;
+	err = insn_cs_get();
+	if (err)
+		return err;
+
+	if (len >= sizeof(endbr64) && memcmp(code, endbr64, sizeof(endbr64)) == 0)
+		skip = sizeof(endbr64);
+	out->skip = skip;
+	out->cost = PROBE_COST_UNPROBEABLE;
+	snprintf(out->insn, sizeof(out->insn), "(bad)");
+	if (skip >= len)
+		return -EINVAL;
+
+	n = insn_decode_one(code, len, skip, addr);
+	if (n == 0)
+		return -EINVAL;
+	out->cost = classify(code + skip, n);
+	n_txt = snprintf(out->insn, sizeof(out->insn), "%s%s%s", cs_buf->mnemonic,
+			 cs_buf->op_str[0] ? " " : "", cs_buf->op_str);
+	if (n_txt < 0)
+		out->insn[0] = '\0';
+	/* else: longer operands are cut, the buffer stays terminated */
+	return 0;
+}
+
+static int offs_push(uint32_t **v, size_t *n, size_t *cap, uint32_t off)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4;
+		uint32_t *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = off;
+	return 0;
+}
+
+enum exit_kind { EXIT_NONE, EXIT_RET, EXIT_TAIL };
+
+static enum exit_kind exit_kind(const uint8_t *b, size_t n, size_t off, size_t len)
+{
+	struct raw_insn r;
+	uint8_t o, o2;
+	uint64_t target;
+
+	raw_parse(b, n, &r);
+	o = raw_byte(&r, 0);
+	switch (o) {
+	case 0xc3: /* ret, repz ret, bnd ret */
+	case 0xc2: /* ret imm16 */
+		return EXIT_RET;
+	case 0xe9:
+	case 0xeb:
+		break;
+	case 0x0f:
+		o2 = raw_byte(&r, 1);
+		if (o2 < 0x80 || o2 > 0x8f)
+			return EXIT_NONE;
+		break;
+	case 0xff:
+		/* jmp qword ptr [rip + disp]: a tail call through the GOT.
+		 * jmp reg and jmp [table + reg*8] stay inside (jump tables). */
+		o2 = raw_byte(&r, 1);
+		if (((o2 >> 3) & 7) == 4 && (o2 & 0xc7) == 0x05)
+			return EXIT_TAIL;
+		return EXIT_NONE;
+	default:
+		if (!opc_is_jcc8(o))
+			return EXIT_NONE;
+	}
+	/* Unsigned wrap-around makes targets before the start huge: outside. */
+	target = (uint64_t)off + n + (uint64_t)raw_rel(&r);
+	return target >= len ? EXIT_TAIL : EXIT_NONE;
+}
+
+int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit_plan *out)
+{
+	size_t cap_ret = 0, cap_tail = 0;
+	const uint8_t *p = code;
+	size_t left = len;
+	uint64_t a = addr;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!code || len == 0 || len > UINT32_MAX)
+		return -EINVAL;
+	err = insn_cs_get();
+	if (err)
+		return err;
+
+	/* Linear sweep: compilers put no data in x86 .text functions, and the
+	 * int3/nop padding after noreturn calls decodes like code. */
+	out->complete = true;
+	while (left > 0) {
+		size_t off = (size_t)(p - code);
+		enum exit_kind k;
+
+		if (!cs_disasm_iter(cs_handle, &p, &left, &a, cs_buf)) {
+			log_debug("insn: undecodable byte at +%#zx (0x%02x) of %#llx",
+				  off, code[off], (unsigned long long)addr);
+			out->complete = false;
+			break;
+		}
+		k = exit_kind(code + off, cs_buf->size, off, len);
+		if (k == EXIT_RET)
+			err = offs_push(&out->ret_offs, &out->n_ret, &cap_ret, (uint32_t)off);
+		else if (k == EXIT_TAIL)
+			err = offs_push(&out->tail_offs, &out->n_tail, &cap_tail, (uint32_t)off);
+		if (err)
+			goto cleanup;
+	}
+	return 0;
+cleanup:
+	exit_plan__clear(out);
+	return err;
+}
+
+void exit_plan__clear(struct exit_plan *p)
+{
+	if (!p)
+		return;
+	free(p->ret_offs);
+	free(p->tail_offs);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,66 @@
+/*
+ * insn.h: where to put a function's probes, decided by decoding its machine
+ * code (x86-64, with capstone).
+ *
+ * The cost of a uprobe depends on the instruction under it (Linux 6.18):
+ *   - a 5-byte nop is optimized into a call to a trampoline   (~0.1 us)
+ *   - nop, push reg, and jmp/call/jcc rel are emulated          (~0.2 us)
+ *   - anything else is single-stepped out of line               (~2.5 us)
+ * The entry probe goes on the cheapest address where the arguments and the
+ * stack are still exactly as the caller left them: past an endbr64, which
+ * only marks an indirect-branch target.
+ *
+ * Return probes placed on the function's own ret instructions never touch
+ * the stack, unlike kernel uretprobes which rewrite the return address and
+ * so break C++ exception unwinding and Go: they are cmon's safe return
+ * mechanism.  A jump that leaves the function (a tail call) is a return
+ * whose value cmon cannot see.
+ */
+#ifndef CMON_INSN_H
+#define CMON_INSN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum probe_cost {
+	PROBE_COST_OPTIMIZED = 0, /* nop5 */
+	PROBE_COST_EMULATED = 1,  /* nop, push reg, rel jmp/call/jcc */
+	PROBE_COST_SINGLESTEP = 2,
+	PROBE_COST_UNPROBEABLE = 3, /* the kernel refuses the instruction */
+};
+
+/* "optimized", "emulated", "single-step", "unprobeable" */
+const char *probe_cost__name(enum probe_cost cost);
+/* Typical ns per hit on this kind of machine, for `cmon list`. */
+unsigned probe_cost__typical_ns(enum probe_cost cost);
+
+/* Where the entry probe of a function starting at CODE goes. */
+struct entry_plan {
+	uint32_t skip;        /* bytes past the function start: 0, or 4 past endbr64 */
+	enum probe_cost cost; /* cost class of the instruction at start + skip */
+	char insn[48];        /* that instruction, "push rbp" */
+};
+
+/* Decode the first instructions of CODE (LEN bytes, loaded at ADDR).
+ * Returns 0, or -EINVAL when nothing decodes. */
+int insn__plan_entry(const uint8_t *code, size_t len, uint64_t addr, struct entry_plan *out);
+
+/* The exits of a whole function body. */
+struct exit_plan {
+	uint32_t *ret_offs;  /* offsets (from the function start) of ret instructions */
+	size_t n_ret;
+	uint32_t *tail_offs; /* offsets of jumps whose target is outside [0, len) */
+	size_t n_tail;
+	bool complete;       /* every byte decoded; false: do not trust the exits */
+};
+
+/* Decode the whole body (CODE, LEN = the symbol size, loaded at ADDR) and
+ * list its exits.  Indirect jumps through a register or a table (jump tables,
+ * `jmp *%rax`) are not exits; `jmp *sym(%rip)` (a tail call through the GOT)
+ * is a tail exit.  Returns 0 and fills OUT (free with exit_plan__clear), or a
+ * negative errno. */
+int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit_plan *out);
+void exit_plan__clear(struct exit_plan *p);
+
+#endif

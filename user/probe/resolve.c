@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "core/log.h"
+#include "proc/libpath.h"
+#include "proc/procmaps.h"
+#include "resolve.h"
+
+#define ENTRY_DECODE_BYTES 32
+#define MAX_BODY_BYTES (1u << 20) /* larger bodies: no ret-insn probes */
+
+const char *return_mode__name(enum return_mode m)
+{
+	switch (m) {
+	case RETURN_URETPROBE:
+		return "uretprobe";
+	case RETURN_INSN:
+		return "ret-insn";
+	default:
+		return "none";
+	}
+}
+
+int return_choice__parse(const char *s, enum return_choice *out)
+{
+	static const struct {
+		const char *name;
+		enum return_choice choice;
+	} table[] = {
+		{ "auto", RETURN_AUTO },
+		{ "uretprobe", RETURN_FORCE_URETPROBE },
+		{ "insn", RETURN_FORCE_INSN },
+		{ "ret-insn", RETURN_FORCE_INSN },
+		{ "none", RETURN_OFF },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (!strcmp(s, table[i].name)) {
+			*out = table[i].choice;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void *grow(void *arr, size_t count, size_t *cap, size_t elem)
+{
+	void *p;
+	size_t ncap;
+
+	if (count < *cap)
+		return arr;
+	ncap = *cap ? *cap * 2 : 8;
+	p = realloc(arr, ncap * elem);
+	if (!p)
+		return NULL;
+	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
+	*cap = ncap;
+	return p;
+}
+
+struct builder {
+	struct probe_set *set;
+	size_t cap_objects, cap_funcs, cap_targets;
+	const struct resolve_opts *o;
+};
+
+/* The object with this (dev, ino), added when new; its index or -errno. */
+static long add_object(struct builder *b, const char *path, const char *attach_path,
+		       uint64_t dev, uint64_t ino)
+{
+	struct probe_set *s = b->set;
+	struct probe_object *obj;
+	const char *slash;
+
+	for (size_t i = 0; i < s->n_objects; i++)
+		if (s->objects[i].dev == dev && s->objects[i].ino == ino)
+			return (long)i;
+	s->objects = grow(s->objects, s->n_objects, &b->cap_objects, sizeof(*s->objects));
+	if (!s->objects)
+		return -ENOMEM;
+	obj = &s->objects[s->n_objects];
+	obj->path = strdup(path);
+	obj->attach_path = strdup(attach_path);
+	if (!obj->path || !obj->attach_path)
+		return -ENOMEM;
+	slash = strrchr(obj->path, '/');
+	obj->module = slash ? slash + 1 : obj->path;
+	obj->dev = dev;
+	obj->ino = ino;
+	obj->symtab = symtab__open(attach_path);
+	if (!obj->symtab)
+		log_debug("%s: no symbols (%s)", path, strerror(errno));
+	else
+		obj->runtime = symtab__runtime_flags(obj->symtab);
+	return (long)s->n_objects++;
+}
+
+static struct probe_target *add_target(struct builder *b, pid_t pid)
+{
+	struct probe_set *s = b->set;
+
+	s->targets = grow(s->targets, s->n_targets, &b->cap_targets, sizeof(*s->targets));
+	if (!s->targets)
+		return NULL;
+	s->targets[s->n_targets].pid = pid;
+	return &s->targets[s->n_targets++];
+}
+
+static int target_add_object(struct probe_target *t, size_t idx)
+{
+	size_t *p;
+
+	for (size_t i = 0; i < t->n_objects; i++)
+		if (t->objects[i] == idx)
+			return 0;
+	p = realloc(t->objects, (t->n_objects + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	t->objects = p;
+	t->objects[t->n_objects++] = idx;
+	return 0;
+}
+
+/* A file by path (launch and --binary modes): identity from stat. */
+static int add_file(struct builder *b, struct probe_target *t, const char *path)
+{
+	struct stat st;
+	long idx;
+
+	if (stat(path, &st))
+		return -errno;
+	idx = add_object(b, path, path, st.st_dev, st.st_ino);
+	if (idx < 0)
+		return (int)idx;
+	return target_add_object(t, (size_t)idx);
+}
+
+static int add_pid_target(struct builder *b, pid_t pid)
+{
+	struct proc_object *objs = NULL;
+	struct probe_target *t;
+	size_t n = 0;
+	int err;
+
+	err = proc_objects__read(pid, &objs, &n);
+	if (err == -ESRCH || (!err && !proc__alive(pid))) {
+		log_error("no such process: %d", pid);
+		err = -ESRCH;
+		goto cleanup;
+	}
+	if (err) {
+		log_error("cannot read the mappings of process %d: %s", pid, strerror(-err));
+		goto cleanup;
+	}
+	t = add_target(b, pid);
+	if (!t) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		long idx = add_object(b, objs[i].path, objs[i].open_path, objs[i].dev,
+				      objs[i].inode);
+
+		if (idx < 0) {
+			err = (int)idx;
+			goto cleanup;
+		}
+		err = target_add_object(t, (size_t)idx);
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	proc_objects__free(objs, n);
+	return err;
+}
+
+/* Libraries named by an object prefix that the program does not load at
+ * start (dlopen): found the way the loader would find them. */
+static int add_named_libraries(struct builder *b, struct probe_target *t, const char *exe)
+{
+	const struct resolve_opts *o = b->o;
+
+	for (size_t i = 0; i < o->n_patterns; i++) {
+		const char *name = o->patterns[i].object;
+		bool known = false;
+		char *path = NULL;
+		int err;
+
+		if (!name)
+			continue;
+		for (size_t k = 0; k < t->n_objects && !known; k++)
+			known = funcpattern__match_object(&o->patterns[i],
+							  b->set->objects[t->objects[k]].path);
+		if (known)
+			continue;
+		err = libpath__find_library(exe, name, &path);
+		if (err) {
+			log_error("no library '%s' for %s: %s", name, exe, strerror(-err));
+			return err;
+		}
+		err = add_file(b, t, path);
+		free(path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int add_launch_target(struct builder *b)
+{
+	const struct resolve_opts *o = b->o;
+	struct probe_target *t;
+	char **paths = NULL;
+	size_t n = 0;
+	int err;
+
+	err = libpath__needed_closure(o->launch_exe, &paths, &n);
+	if (err) {
+		log_error("%s: %s", o->launch_exe,
+			  err == -ENOEXEC ? "not an ELF executable" : strerror(-err));
+		goto cleanup;
+	}
+	t = add_target(b, o->launch_pid);
+	if (!t) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		err = add_file(b, t, paths[i]);
+		if (err) {
+			log_error("%s: %s", paths[i], strerror(-err));
+			goto cleanup;
+		}
+	}
+	err = add_named_libraries(b, t, o->launch_exe);
+cleanup:
+	libpath__free(paths, n);
+	return err;
+}
+
+static int add_binary_target(struct builder *b)
+{
+	const struct resolve_opts *o = b->o;
+	struct probe_target *t;
+	struct stat st;
+	int err;
+
+	if (stat(o->binary, &st)) {
+		err = -errno;
+		log_error("%s: %s", o->binary, strerror(errno));
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		log_error("%s: not a regular file", o->binary);
+		return -EINVAL;
+	}
+	t = add_target(b, 0);
+	if (!t)
+		return -ENOMEM;
+	b->set->binary_mode = true;
+	b->set->exe_dev = st.st_dev;
+	b->set->exe_ino = st.st_ino;
+	err = add_file(b, t, o->binary);
+	if (err)
+		return err;
+	return add_named_libraries(b, t, o->binary);
+}
+
+/* Why a file named on the command line cannot be used, or 0. */
+static int check_named_file(const struct probe_object *obj)
+{
+	struct symtab *st;
+	int err;
+
+	if (obj->symtab)
+		return 0;
+	st = symtab__open(obj->attach_path);
+	err = st ? 0 : -errno;
+	symtab__free(st);
+	if (err == -ENOEXEC)
+		log_error("%s: not an ELF file", obj->path);
+	else if (err == -ENODATA)
+		log_error("%s: no symbol table (stripped); install its debug symbols or "
+			  "trace an unstripped build", obj->path);
+	else if (err)
+		log_error("%s: %s", obj->path, strerror(-err));
+	return err;
+}
+
+static bool runtime_unwinds(const struct probe_set *s, const struct probe_target *t)
+{
+	for (size_t i = 0; i < t->n_objects; i++)
+		if (s->objects[t->objects[i]].runtime)
+			return true;
+	return false;
+}
+
+static char *display_name(const struct symtab_func *f)
+{
+	return strdup(f->demangled ? f->demangled : f->name);
+}
+
+/* Plan the probes of F in OBJ.  Returns 0, 1 when the function must be
+ * skipped (reason logged at WHY_LEVEL), or -errno. */
+static int plan_func(struct probe_func *pf, const struct probe_object *obj,
+		     const struct symtab_func *f, enum return_mode mode, bool list_only)
+{
+	uint8_t head[ENTRY_DECODE_BYTES];
+	uint8_t *body = NULL;
+	long got;
+	int err;
+
+	got = symtab__read_code(obj->symtab, f->addr, head, sizeof(head));
+	if (got <= 0 || insn__plan_entry(head, (size_t)got, f->addr, &pf->entry)) {
+		log_debug("%s in %s: cannot decode its first instruction", f->name, obj->path);
+		return 1;
+	}
+	if (pf->entry.cost == PROBE_COST_UNPROBEABLE && !list_only) {
+		log_warn("%s in %s: the kernel cannot probe its first instruction (%s); skipped",
+			 f->name, obj->path, pf->entry.insn);
+		return 1;
+	}
+	pf->ret_mode = mode;
+	if (mode != RETURN_INSN)
+		return 0;
+	if (!f->size || f->size > MAX_BODY_BYTES)
+		goto no_exits;
+	body = malloc(f->size);
+	if (!body)
+		return -ENOMEM;
+	got = symtab__read_code(obj->symtab, f->addr, body, f->size);
+	err = got == (long)f->size ? insn__plan_exits(body, f->size, f->addr, &pf->exits) : -EIO;
+	free(body);
+	if (err || !pf->exits.complete)
+		goto no_exits;
+	return 0;
+no_exits:
+	exit_plan__clear(&pf->exits);
+	if (list_only) {
+		pf->ret_mode = RETURN_NONE;
+		return 0;
+	}
+	log_warn("%s in %s: cannot find its return instructions, and a uretprobe is not "
+		 "safe in this program (C++/Rust/Go unwinding); skipped (use --no-return "
+		 "to trace its entries)", f->name, obj->path);
+	return 1;
+}
+
+/* Add F of object OBJ_IDX unless the same address is already traced. */
+static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func *f,
+		    enum return_mode mode)
+{
+	struct probe_set *s = b->set;
+	struct probe_func *pf;
+	int err;
+
+	for (size_t i = 0; i < s->n_funcs; i++)
+		if (s->funcs[i].object == obj_idx && s->funcs[i].addr == f->addr)
+			return 0;
+	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
+	if (!s->funcs)
+		return -ENOMEM;
+	pf = &s->funcs[s->n_funcs];
+	memset(pf, 0, sizeof(*pf));
+	pf->object = obj_idx;
+	pf->addr = f->addr;
+	pf->size = f->size;
+	pf->file_offset = f->file_offset;
+	err = plan_func(pf, &s->objects[obj_idx], f, mode, b->o->list_only);
+	if (err)
+		return err < 0 ? err : 0;
+	pf->name = display_name(f);
+	if (!pf->name)
+		return -ENOMEM;
+	s->n_funcs++;
+	return 1;
+}
+
+static enum return_mode mode_for(const struct builder *b, const struct probe_target *t)
+{
+	switch (b->o->ret_choice) {
+	case RETURN_OFF:
+		return RETURN_NONE;
+	case RETURN_FORCE_URETPROBE:
+		return RETURN_URETPROBE;
+	case RETURN_FORCE_INSN:
+		return RETURN_INSN;
+	default:
+		return runtime_unwinds(b->set, t) ? RETURN_INSN : RETURN_URETPROBE;
+	}
+}
+
+static const char *target_desc(const struct resolve_opts *o, char *buf, size_t len)
+{
+	if (o->binary)
+		snprintf(buf, len, "%s", o->binary);
+	else if (o->launch_exe)
+		snprintf(buf, len, "%s and its libraries", o->launch_exe);
+	else if (o->n_pids == 1)
+		snprintf(buf, len, "process %d", o->pids[0]);
+	else
+		snprintf(buf, len, "%zu processes", o->n_pids);
+	return buf;
+}
+
+struct match {
+	size_t obj;
+	const struct symtab_func *f;
+};
+
+static int resolve_pattern(struct builder *b, const struct funcpattern *p)
+{
+	struct probe_set *s = b->set;
+	struct match *m = NULL;
+	size_t n_m = 0, cap_m = 0, searched = 0, added = 0;
+	const char *stripped = NULL;
+	char desc[256];
+	int err = 0;
+
+	for (size_t ti = 0; ti < s->n_targets; ti++) {
+		struct probe_target *t = &s->targets[ti];
+
+		for (size_t k = 0; k < t->n_objects; k++) {
+			size_t oi = t->objects[k];
+			struct probe_object *obj = &s->objects[oi];
+			const struct symtab_func *funcs;
+			size_t nf;
+
+			if (!funcpattern__match_object(p, obj->path))
+				continue;
+			searched++;
+			if (!obj->symtab) {
+				if (p->object) {
+					err = check_named_file(obj);
+					if (err)
+						goto cleanup;
+				}
+				if (!stripped)
+					stripped = obj->path;
+				continue;
+			}
+			funcs = symtab__funcs(obj->symtab, &nf);
+			for (size_t i = 0; i < nf; i++) {
+				bool dup = false;
+
+				if (!funcpattern__match_func(p, &funcs[i]))
+					continue;
+				if (funcs[i].ifunc) {
+					if (!p->glob)
+						log_warn("%s in %s is an IFUNC resolver, not the "
+							 "function; name the implementation",
+							 funcs[i].name, obj->path);
+					continue;
+				}
+				for (size_t j = 0; j < n_m && !dup; j++)
+					dup = m[j].obj == oi && m[j].f->addr == funcs[i].addr;
+				if (dup)
+					continue;
+				m = grow(m, n_m, &cap_m, sizeof(*m));
+				if (!m) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				m[n_m].obj = oi;
+				m[n_m].f = &funcs[i];
+				n_m++;
+			}
+		}
+	}
+
+	if (!n_m) {
+		target_desc(b->o, desc, sizeof(desc));
+		if (!searched && p->object)
+			log_error("no object '%s' in %s", p->object, desc);
+		else if (stripped && searched == 1)
+			log_error("no function matches '%s' in %s: %s has no symbol table "
+				  "(stripped)", p->func, desc, stripped);
+		else
+			log_error("no function matches '%s' in %s (searched %zu object%s)",
+				  p->func, desc, searched, searched == 1 ? "" : "s");
+		err = -ENOENT;
+		goto cleanup;
+	}
+	/* An exact name in two files is a question only the user can answer. */
+	if (!p->glob && !p->object) {
+		for (size_t i = 1; i < n_m; i++) {
+			if (m[i].obj == m[0].obj)
+				continue;
+			log_error("'%s' is in %s and %s: name one as OBJECT:%s (e.g. %s:%s)",
+				  p->func, s->objects[m[0].obj].path, s->objects[m[i].obj].path,
+				  p->func, s->objects[m[0].obj].module, p->func);
+			err = -EEXIST;
+			goto cleanup;
+		}
+	}
+	for (size_t i = 0; i < n_m; i++) {
+		const struct probe_target *t = NULL;
+
+		for (size_t ti = 0; ti < s->n_targets && !t; ti++)
+			for (size_t k = 0; k < s->targets[ti].n_objects; k++)
+				if (s->targets[ti].objects[k] == m[i].obj)
+					t = &s->targets[ti];
+		err = add_func(b, m[i].obj, m[i].f, mode_for(b, t));
+		if (err < 0)
+			goto cleanup;
+		added += (size_t)err;
+		err = 0;
+	}
+	if (!added && !p->glob) {
+		log_error("'%s' cannot be probed safely (see the warning above)", p->func);
+		err = -EINVAL;
+	}
+cleanup:
+	free(m);
+	return err;
+}
+
+int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
+{
+	struct builder b = { .o = o };
+	int err = 0;
+
+	*out = NULL;
+	b.set = calloc(1, sizeof(*b.set));
+	if (!b.set)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->n_pids && !err; i++)
+		err = add_pid_target(&b, o->pids[i]);
+	if (!err && o->launch_exe)
+		err = add_launch_target(&b);
+	if (!err && o->binary)
+		err = add_binary_target(&b);
+	if (!err && o->binary) {
+		/* The named file itself must be usable. */
+		err = check_named_file(&b.set->objects[b.set->targets[b.set->n_targets - 1].objects[0]]);
+	}
+	for (size_t i = 0; i < o->n_patterns && !err; i++)
+		err = resolve_pattern(&b, &o->patterns[i]);
+	if (err == -ENOMEM)
+		log_error("out of memory");
+	if (err) {
+		probe_set__free(b.set);
+		return err;
+	}
+	*out = b.set;
+	return 0;
+}
+
+size_t probe_set__probe_count(const struct probe_set *set)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n_funcs; i++) {
+		const struct probe_func *f = &set->funcs[i];
+
+		n += 1;
+		if (f->ret_mode == RETURN_URETPROBE)
+			n += 1;
+		else if (f->ret_mode == RETURN_INSN)
+			n += f->exits.n_ret + f->exits.n_tail;
+	}
+	return n;
+}
+
+void probe_set__free(struct probe_set *set)
+{
+	if (!set)
+		return;
+	for (size_t i = 0; i < set->n_funcs; i++) {
+		free(set->funcs[i].name);
+		exit_plan__clear(&set->funcs[i].exits);
+	}
+	for (size_t i = 0; i < set->n_objects; i++) {
+		free(set->objects[i].path);
+		free(set->objects[i].attach_path);
+		symtab__free(set->objects[i].symtab);
+	}
+	for (size_t i = 0; i < set->n_targets; i++)
+		free(set->targets[i].objects);
+	free(set->funcs);
+	free(set->objects);
+	free(set->targets);
+	free(set);
+}

@@ -1,0 +1,93 @@
+/*
+ * resolve.h: from what the user named (processes, a program to launch, a
+ * binary; function patterns) to the exact probes: which files, which
+ * functions at which file offsets, where each probe sits and how its return
+ * is observed.  Everything that can be wrong with the input is found here,
+ * before anything is attached.
+ */
+#ifndef CMON_RESOLVE_H
+#define CMON_RESOLVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "elf/funcpattern.h"
+#include "elf/symtab.h"
+#include "probe/insn.h"
+
+enum return_mode {
+	RETURN_NONE = 0,  /* entries only (--no-return) */
+	RETURN_URETPROBE, /* kernel uretprobe: cheap, rewrites the return address */
+	RETURN_INSN,      /* uprobes on the function's ret instructions: stack untouched */
+};
+
+enum return_choice { RETURN_AUTO = 0, RETURN_FORCE_URETPROBE, RETURN_FORCE_INSN, RETURN_OFF };
+
+const char *return_mode__name(enum return_mode m); /* "none" "uretprobe" "ret-insn" */
+int return_choice__parse(const char *s, enum return_choice *out);
+
+/* A file cmon attaches to. */
+struct probe_object {
+	char *path;        /* as the traced processes see it */
+	char *attach_path; /* what cmon opens and attaches to (see procmaps.h) */
+	const char *module; /* basename of path */
+	uint64_t dev, ino;
+	struct symtab *symtab; /* NULL when the file has no symbols */
+	unsigned runtime;      /* enum symtab_runtime_flags */
+};
+
+/* A traced function; its index in probe_set.funcs is its func_id. */
+struct probe_func {
+	char *name;        /* demangled (with parameters) for C++, else the symbol */
+	size_t object;     /* index into probe_set.objects */
+	uint64_t addr, size, file_offset;
+	struct entry_plan entry;
+	enum return_mode ret_mode;
+	struct exit_plan exits; /* RETURN_INSN only */
+};
+
+/* Where links go: one process (pid 0: every process mapping the objects). */
+struct probe_target {
+	pid_t pid;
+	size_t *objects; /* indexes into probe_set.objects */
+	size_t n_objects;
+};
+
+struct probe_set {
+	struct probe_object *objects;
+	size_t n_objects;
+	struct probe_func *funcs;
+	size_t n_funcs;
+	struct probe_target *targets;
+	size_t n_targets;
+	bool binary_mode; /* --binary: pid 0 targets */
+	uint64_t exe_dev, exe_ino; /* --binary: the program whose processes count */
+};
+
+struct resolve_opts {
+	const pid_t *pids;      /* -p */
+	size_t n_pids;
+	const char *binary;     /* --binary */
+	const char *launch_exe; /* -- CMD, resolved path */
+	pid_t launch_pid;       /* the launched child, paused before exec */
+	const struct funcpattern *patterns;
+	size_t n_patterns;
+	enum return_choice ret_choice;
+	bool list_only;         /* cmon list: keep unprobeable functions, never fail on them */
+};
+
+/*
+ * Resolve. Returns 0 and a set (free with probe_set__free), or a negative
+ * errno after printing one error line: -ESRCH (no such process), -ENOENT
+ * (no function matched, or a file is missing), -ENOEXEC (not ELF), -ENODATA
+ * (no symbols), -EEXIST (an exact name in several objects), -EINVAL (a
+ * function cmon cannot probe safely).
+ */
+int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out);
+void probe_set__free(struct probe_set *set);
+
+/* Count of probe addresses (entry + exit) the set attaches per target. */
+size_t probe_set__probe_count(const struct probe_set *set);
+
+#endif

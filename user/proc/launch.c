@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "launch.h"
+
+int launch__start(const char *path, char *const argv[], struct launch *l)
+{
+	int go[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	pid_t pid;
+	int err;
+
+	l->pid = -1;
+	l->go_fd = l->err_fd = l->pidfd = -1;
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+		err = -errno;
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(errp[0]);
+		/* Default dispositions: the program must behave as untraced. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127); /* cmon went away before attaching */
+		close(go[0]);
+		execv(path, argv);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	l->pid = pid;
+	l->go_fd = go[1];
+	l->err_fd = errp[0];
+	l->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	return err;
+}
+
+int launch__release(struct launch *l)
+{
+	char c = 1;
+	int e = 0;
+	ssize_t n;
+
+	if (write(l->go_fd, &c, 1) != 1)
+		return -errno;
+	close(l->go_fd);
+	l->go_fd = -1;
+	/* EOF (close-on-exec) means the exec went through. */
+	do
+		n = read(l->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(l->err_fd);
+	l->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		waitpid(l->pid, NULL, 0);
+		l->pid = -1;
+		return -e;
+	}
+	return 0;
+}
+
+int launch__reap(struct launch *l, int *status, int block)
+{
+	pid_t r;
+
+	if (l->pid <= 0)
+		return 0;
+	do
+		r = waitpid(l->pid, status, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == l->pid) {
+		l->pid = -1;
+		return 1;
+	}
+	return 0;
+}
+
+void launch__abort(struct launch *l)
+{
+	if (l->go_fd >= 0) {
+		/* Closing the pipe makes the waiting child exit by itself. */
+		close(l->go_fd);
+		l->go_fd = -1;
+	}
+	if (l->pid > 0) {
+		waitpid(l->pid, NULL, 0);
+		l->pid = -1;
+	}
+	launch__close(l);
+}
+
+void launch__close(struct launch *l)
+{
+	if (l->go_fd >= 0)
+		close(l->go_fd);
+	if (l->err_fd >= 0)
+		close(l->err_fd);
+	if (l->pidfd >= 0)
+		close(l->pidfd);
+	l->go_fd = l->err_fd = l->pidfd = -1;
+}
