@@ -77,8 +77,10 @@ $(OUT)/tests/%: tests/unit/%.c $(CORE_LIB)
 	$(Q)$(CC) $(CMON_CFLAGS) -Wno-unused-function $< $(CORE_LIB) $(LDLIBS) -lcmocka -o $@
 
 include tests/targets/targets.mk
+include tests/unit/fixtures.mk
+-include tools/bench/bench.mk
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) unit-fixtures
 integration: $(OUT)/cmon targets
 
 # The README's test command: unit tests, then integration tests that attach

@@ -33,3 +33,11 @@ $(TARGET_DIR)/cxx_throw: tests/targets/cxx_throw.cpp
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
+
+# The program `make demo` traces.
+$(OUT)/demo/kvstore: tools/demo/kvstore.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 $< -o $@
+
+targets: $(OUT)/demo/kvstore

@@ -344,7 +344,8 @@ int cmd_trace(int argc, char **argv)
 	while (!stop_signal && !r.max_reached && !r.write_err) {
 		int n = tracer__poll(r.tracer, r.opts.poll_ms);
 
-		if (n < 0 && n != -EINTR) {
+		/* A negative count from our own callback means stop, not failure. */
+		if (n < 0 && n != -EINTR && !r.max_reached && !r.write_err) {
 			log_error("reading the ring buffer: %s", strerror(-n));
 			err = n;
 			break;

@@ -1,0 +1,181 @@
+/* test_options.c: `cmon trace` / `cmon list` command-line parsing. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "cli/options.h"
+
+#define MAX_ARGS 16
+
+/* Parse a NULL-terminated list of words; argv storage lives in the case. */
+static int parse_words(enum cmd_kind kind, char **words, struct cmd_opts *o)
+{
+	int argc = 0;
+
+	while (words[argc])
+		argc++;
+	memset(o, 0, sizeof(*o));
+	return cmd_opts__parse(kind, argc, words, o);
+}
+
+static void test_trace_pid_and_funcs(void **state)
+{
+	char *argv[] = { "trace", "-p", "42", "--pid", "43", "--func", "foo", "-f", "libc.so.6:malloc",
+			 "-F", "csv", "-o", "out.csv", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_TRACE, argv, &o), 0);
+	assert_int_equal(o.n_pids, 2);
+	assert_int_equal(o.pids[0], 42);
+	assert_int_equal(o.pids[1], 43);
+	assert_int_equal(o.n_funcs, 2);
+	assert_string_equal(o.funcs[0], "foo");
+	assert_string_equal(o.funcs[1], "libc.so.6:malloc");
+	assert_int_equal(o.format, OUT_CSV);
+	assert_string_equal(o.output, "out.csv");
+	assert_null(o.cmd);
+	assert_int_equal(o.poll_ms, 10);
+	cmd_opts__free(&o);
+}
+
+static void test_trace_launch(void **state)
+{
+	char *argv[] = { "trace", "--func", "sqlite3_*", "--no-return", "--max-events", "100",
+			 "--duration", "2.5", "--", "./app", "--flag", "x", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_TRACE, argv, &o), 0);
+	assert_int_equal(o.cmd_argc, 3);
+	assert_string_equal(o.cmd[0], "./app");
+	assert_string_equal(o.cmd[1], "--flag"); /* the program's options stay its own */
+	assert_true(o.no_return);
+	assert_int_equal(o.max_events, 100);
+	assert_true(o.duration_s > 2.49 && o.duration_s < 2.51);
+	cmd_opts__free(&o);
+}
+
+static void test_trace_launch_without_dashdash(void **state)
+{
+	char *argv[] = { "trace", "--func", "f", "./app", "-v", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_TRACE, argv, &o), 0);
+	assert_int_equal(o.cmd_argc, 2);
+	assert_string_equal(o.cmd[1], "-v");
+	assert_int_equal(o.verbose, 0);
+	cmd_opts__free(&o);
+}
+
+static void test_list_patterns_then_command(void **state)
+{
+	char *argv[] = { "list", "add", "six*", "--", "./calls", "calls", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_LIST, argv, &o), 0);
+	assert_int_equal(o.n_funcs, 2);
+	assert_string_equal(o.funcs[1], "six*");
+	assert_int_equal(o.cmd_argc, 2);
+	assert_string_equal(o.cmd[0], "./calls");
+	cmd_opts__free(&o);
+}
+
+static void test_list_pid(void **state)
+{
+	char *argv[] = { "list", "-p", "7", "sqlite3_*", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_LIST, argv, &o), 0);
+	assert_int_equal(o.n_pids, 1);
+	assert_int_equal(o.n_funcs, 1);
+	assert_null(o.cmd);
+	cmd_opts__free(&o);
+}
+
+static void test_return_probe_choices(void **state)
+{
+	static const struct {
+		const char *word;
+		enum return_choice want;
+	} cases[] = {
+		{ "auto", RETURN_AUTO },
+		{ "uretprobe", RETURN_FORCE_URETPROBE },
+		{ "insn", RETURN_FORCE_INSN },
+		{ "ret-insn", RETURN_FORCE_INSN },
+		{ "none", RETURN_OFF },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "trace", "-p", "1", "-f", "x", "--return-probe",
+				 (char *)cases[i].word, NULL };
+		struct cmd_opts o;
+
+		assert_int_equal(parse_words(CMD_TRACE, argv, &o), 0);
+		assert_int_equal(o.ret_choice, cases[i].want);
+		cmd_opts__free(&o);
+	}
+}
+
+/* Every malformed command line is refused with -EINVAL (and one line on
+ * stderr), never an exit from inside the parser. */
+static void test_rejections(void **state)
+{
+	static char *cases[][MAX_ARGS] = {
+		{ "trace", "-p", "1", NULL },                            /* no --func */
+		{ "trace", "--func", "f", NULL },                        /* no target */
+		{ "trace", "-p", "1", "--binary", "/bin/true", "-f", "f", NULL }, /* two targets */
+		{ "trace", "-p", "1", "-f", "f", "--", "./app", NULL },  /* two targets */
+		{ "trace", "-p", "abc", "-f", "f", NULL },
+		{ "trace", "-p", "0", "-f", "f", NULL },
+		{ "trace", "-p", "-5", "-f", "f", NULL },
+		{ "trace", "-p", "99999999999", "-f", "f", NULL },
+		{ "trace", "-p", "1", "-f", "f", "-F", "xml", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--duration", "0", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--duration", "soon", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--max-events", "0", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--return-probe", "maybe", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--ringbuf-size", "0", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--poll-ms", "x", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--bogus", NULL },
+		{ "trace", "-p", NULL },                                 /* missing value */
+		{ "trace", "--binary", "a", "--binary", "b", "-f", "f", NULL },
+		{ "list", "-p", "1", NULL },                             /* no pattern */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cmd_opts o;
+		enum cmd_kind kind = !strcmp(cases[i][0], "list") ? CMD_LIST : CMD_TRACE;
+
+		if (parse_words(kind, cases[i], &o) != -EINVAL)
+			fail_msg("case %zu was accepted", i);
+		cmd_opts__free(&o);
+	}
+}
+
+static void test_help(void **state)
+{
+	char *argv[] = { "trace", "--help", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_TRACE, argv, &o), 0);
+	assert_true(o.help);
+	cmd_opts__free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_trace_pid_and_funcs),
+		cmocka_unit_test(test_trace_launch),
+		cmocka_unit_test(test_trace_launch_without_dashdash),
+		cmocka_unit_test(test_list_patterns_then_command),
+		cmocka_unit_test(test_list_pid),
+		cmocka_unit_test(test_return_probe_choices),
+		cmocka_unit_test(test_rejections),
+		cmocka_unit_test(test_help),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
