@@ -480,6 +480,7 @@ static void test_closure_fake_tree(void **state)
 	mkdirf("%s/a", root);
 	mkdirf("%s/b", root);
 	mkdirf("%s/c", root);
+	mkdirf("%s/d", root);
 	exe = xasprintf("%s/bin/prog", root);
 	write_fake_elf(exe, &(struct fake_elf){
 		.interp = "/lib64/ld-linux-x86-64.so.2", .rpath = "$ORIGIN/../a",
@@ -490,7 +491,15 @@ static void test_closure_fake_tree(void **state)
 		.needed = { "libz.so.1", "libq.so.1", "libc.so.6" } });
 	/* liby: libx by name again, and by another name of the same file */
 	fake_lib(root, "a/liby.so.1", &(struct fake_elf){
-		.soname = "liby.so.1", .needed = { "libx.so.1", "libv.so.1" } });
+		.soname = "liby.so.1", .needed = { "libx.so.1", "libv.so.1", "libr.so.1" } });
+	/* libr has both: its RPATH counts for nobody, not even for the needs
+	 * of libt, which it loads; libu2 (only in c) stays unfound */
+	fake_lib(root, "a/libr.so.1", &(struct fake_elf){
+		.soname = "libr.so.1", .rpath = "$ORIGIN/../c", .runpath = "$ORIGIN/../d",
+		.needed = { "libt.so.1" } });
+	fake_lib(root, "d/libt.so.1", &(struct fake_elf){
+		.soname = "libt.so.1", .needed = { "libu2.so.1" } });
+	fake_lib(root, "c/libu2.so.1", &(struct fake_elf){ .soname = "libu2.so.1" });
 	link = xasprintf("%s/a/libv.so.1", root);
 	assert_int_equal(symlink("libx.so.1", link), 0);
 	free(link);
@@ -501,9 +510,11 @@ static void test_closure_fake_tree(void **state)
 	fake_lib(root, "a/libw.so.1", &(struct fake_elf){ .soname = "libw.so.1" });
 	fake_lib(root, "b/libw.so.1", &(struct fake_elf){
 		.soname = "libw.so.1", .needed = { "libmissing.so.9" } });
-	/* libq has no paths: libu is found through its loader libx's RPATH */
+	/* libq has no paths: libu is found through its loader libx's RPATH;
+	 * libw is the one already loaded under that name (b), though a search
+	 * from here would give a's */
 	fake_lib(root, "a/libq.so.1", &(struct fake_elf){
-		.soname = "libq.so.1", .needed = { "libu.so.1" } });
+		.soname = "libq.so.1", .needed = { "libu.so.1", "libw.so.1" } });
 	fake_lib(root, "c/libu.so.1", &(struct fake_elf){ .soname = "libu.so.1" });
 
 	assert_int_equal(libpath__needed_closure(exe, &paths, &n), 0);
@@ -515,10 +526,12 @@ static void test_closure_fake_tree(void **state)
 			xasprintf("%s/bin/../a/libz.so.1", root),
 			xasprintf("%s/bin/../a/libq.so.1", root),
 			xasprintf("%s", libc),
+			xasprintf("%s/bin/../a/libr.so.1", root),
 			xasprintf("%s/bin/../a/../b/libw.so.1", root),
 			xasprintf("%s/bin/../a/../c/libu.so.1", root),
 			/* libc needs it: in its breadth-first place, by PT_INTERP */
 			xasprintf("/lib64/ld-linux-x86-64.so.2"),
+			xasprintf("%s/bin/../a/../d/libt.so.1", root),
 		};
 		size_t nwant = sizeof(want) / sizeof(want[0]);
 

@@ -755,21 +755,15 @@ static int lp_search(struct lp_map *m, ssize_t loader, const char *name, char **
 		return candidate_result(try_candidate(name, found, info));
 	}
 
+	/* Every chain of loaders ends at the executable, so its DT_RPATH comes
+	 * last here, as ld.so searches it. */
 	if (lo && !lo->info.runpath) {
-		bool did_exe = false;
-
 		for (ssize_t l = loader; l >= 0; l = m->objs[l].loader) {
 			const struct lp_obj *o = &m->objs[l];
 
 			if (!o->info.rpath || o->info.runpath)
 				continue;
-			did_exe |= m->has_exe && l == 0;
 			err = try_dirs(o->info.rpath, ":", o->origin, name, found, info);
-			if (err != -ENOENT)
-				return err;
-		}
-		if (m->has_exe && !did_exe && m->objs[0].info.rpath && !m->objs[0].info.runpath) {
-			err = try_dirs(m->objs[0].info.rpath, ":", m->objs[0].origin, name, found, info);
 			if (err != -ENOENT)
 				return err;
 		}
