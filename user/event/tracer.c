@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "core/log.h"
 #include "probe/attach.h"
+#include "probe/links.h"
 #include "tracer.h"
 #include "trace.skel.h"
 
@@ -37,10 +38,7 @@ struct tracer {
 	const struct probe_set *set;
 	struct ring_buffer *rb;
 	struct bpf_link *exit_link; /* thread-exit tracepoint */
-	int *links;
-	size_t n_links, cap_links;
-	size_t n_probes;
-	unsigned long long attach_ns;
+	struct probe_links *links;
 	int ncpus;
 	struct tracer_opts opts;
 };
@@ -116,145 +114,14 @@ fail:
 	return NULL;
 }
 
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
-static int keep_link(struct tracer *t, int fd)
-{
-	if (t->n_links == t->cap_links) {
-		size_t cap = t->cap_links ? t->cap_links * 2 : 16;
-		int *p = realloc(t->links, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->links = p;
-		t->cap_links = cap;
-	}
-	t->links[t->n_links++] = fd;
-	return 0;
-}
-
-/* Growable parallel arrays of offsets and cookies for one link. */
-struct probe_list {
-	uint64_t *offsets, *cookies;
-	size_t n, cap;
-};
-
-static int probe_list__add(struct probe_list *l, uint64_t offset, uint64_t cookie)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		uint64_t *o = realloc(l->offsets, cap * sizeof(*o));
-		uint64_t *c;
-
-		if (!o)
-			return -ENOMEM;
-		l->offsets = o;
-		c = realloc(l->cookies, cap * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		l->cookies = c;
-		l->cap = cap;
-	}
-	l->offsets[l->n] = offset;
-	l->cookies[l->n] = cookie;
-	l->n++;
-	return 0;
-}
-
-static void probe_list__free(struct probe_list *l)
-{
-	free(l->offsets);
-	free(l->cookies);
-}
-
-static uint64_t cookie_of(size_t func_id, enum cmon_exit_kind kind)
-{
-	return (uint64_t)func_id | ((uint64_t)kind << CMON_COOKIE_KIND_SHIFT);
-}
-
-/* The three links of one object in one process: entries, uretprobes, and
- * uprobes on return instructions. */
-static int attach_object(struct tracer *t, pid_t pid, size_t obj_idx)
-{
-	const struct probe_set *s = t->set;
-	const struct probe_object *obj = &s->objects[obj_idx];
-	struct probe_list entry = {}, uret = {}, insn = {};
-	int entry_fd = bpf_program__fd(t->skel->progs.cmon_entry);
-	int exit_fd = bpf_program__fd(t->skel->progs.cmon_exit);
-	int err = 0, fd;
-
-	for (size_t i = 0; i < s->n_funcs && !err; i++) {
-		const struct probe_func *f = &s->funcs[i];
-		uint64_t at = f->file_offset + f->entry.skip;
-
-		if (f->object != obj_idx)
-			continue;
-		err = probe_list__add(&entry, at, cookie_of(i, 0));
-		if (err || t->opts.entry_only)
-			continue;
-		if (f->ret_mode == RETURN_URETPROBE)
-			err = probe_list__add(&uret, at, cookie_of(i, CMON_EXIT_URETPROBE));
-		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_ret && !err; k++)
-			err = probe_list__add(&insn, f->file_offset + f->exits.ret_offs[k],
-					      cookie_of(i, CMON_EXIT_RET_INSN));
-		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_tail && !err; k++)
-			err = probe_list__add(&insn, f->file_offset + f->exits.tail_offs[k],
-					      cookie_of(i, CMON_EXIT_TAIL_JMP));
-	}
-	if (err || !entry.n)
-		goto cleanup;
-
-	/* Entries first: where an entry and an exit share an address (a
-	 * function that is a lone ret), the entry must run first. */
-	struct {
-		struct probe_list *l;
-		int prog_fd;
-		bool ret;
-	} links[] = { { &entry, entry_fd, false }, { &uret, exit_fd, true }, { &insn, exit_fd, false } };
-	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-		if (!links[i].l->n)
-			continue;
-		fd = uprobe_multi__attach(links[i].prog_fd, obj->attach_path, links[i].l->offsets,
-					  links[i].l->cookies, links[i].l->n, pid, links[i].ret);
-		if (fd < 0) {
-			err = fd;
-			if (err == -ESRCH)
-				log_error("process %d exited while cmon was attaching", pid);
-			else if (err == -EOPNOTSUPP)
-				log_error("this kernel has no uprobe_multi links (Linux 6.6 or "
-					  "later is needed)");
-			else if (err == -EPERM || err == -EACCES)
-				log_error("permission denied attaching to %s: tracing needs root "
-					  "or CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN", obj->path);
-			else
-				log_error("cannot attach %zu probe%s to %s: %s", links[i].l->n,
-					  links[i].l->n == 1 ? "" : "s", obj->path, strerror(-err));
-			goto cleanup;
-		}
-		err = keep_link(t, fd);
-		if (err) {
-			close(fd);
-			goto cleanup;
-		}
-		t->n_probes += links[i].l->n;
-	}
-cleanup:
-	probe_list__free(&entry);
-	probe_list__free(&uret);
-	probe_list__free(&insn);
-	return err;
-}
-
 int tracer__attach(struct tracer *t)
 {
-	unsigned long long start = now_ns();
-	int err = 0;
+	struct probe_links_opts lo = {
+		.entry_prog_fd = bpf_program__fd(t->skel->progs.cmon_entry),
+		.exit_prog_fd = bpf_program__fd(t->skel->progs.cmon_exit),
+		.entry_only = t->opts.entry_only,
+	};
+	int err;
 
 	t->exit_link = bpf_program__attach(t->skel->progs.cmon_thread_exit);
 	if (!t->exit_link) {
@@ -262,22 +129,14 @@ int tracer__attach(struct tracer *t)
 		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
 		return err;
 	}
-	for (size_t ti = 0; ti < t->set->n_targets && !err; ti++) {
-		const struct probe_target *tg = &t->set->targets[ti];
-
-		for (size_t k = 0; k < tg->n_objects && !err; k++)
-			err = attach_object(t, tg->pid, tg->objects[k]);
-	}
-	if (err) {
+	err = probe_links__attach(t->set, &lo, &t->links);
+	if (err)
 		tracer__detach(t);
-		return err;
-	}
-	t->attach_ns = now_ns() - start;
-	return 0;
+	return err;
 }
 
-size_t tracer__probe_count(const struct tracer *t) { return t->n_probes; }
-unsigned long long tracer__attach_ns(const struct tracer *t) { return t->attach_ns; }
+size_t tracer__probe_count(const struct tracer *t) { return probe_links__probe_count(t->links); }
+unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_links__attach_ns(t->links); }
 
 int tracer__poll(struct tracer *t, int timeout_ms)
 {
@@ -393,9 +252,8 @@ cleanup:
 
 void tracer__detach(struct tracer *t)
 {
-	for (size_t i = 0; i < t->n_links; i++)
-		close(t->links[i]);
-	t->n_links = 0;
+	probe_links__free(t->links);
+	t->links = NULL;
 	bpf_link__destroy(t->exit_link);
 	t->exit_link = NULL;
 }
@@ -405,7 +263,6 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	tracer__detach(t);
-	free(t->links);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	free(t);

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cmon.h"
+#include "core/log.h"
+#include "probe/attach.h"
+#include "links.h"
+
+struct probe_links {
+	int *fds;
+	size_t n_fds, cap_fds;
+	size_t n_probes;
+	unsigned long long attach_ns;
+};
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static int keep_link(struct probe_links *t, int fd)
+{
+	if (t->n_fds == t->cap_fds) {
+		size_t cap = t->cap_fds ? t->cap_fds * 2 : 16;
+		int *p = realloc(t->fds, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->fds = p;
+		t->cap_fds = cap;
+	}
+	t->fds[t->n_fds++] = fd;
+	return 0;
+}
+
+/* Growable parallel arrays of offsets and cookies for one link. */
+struct probe_list {
+	uint64_t *offsets, *cookies;
+	size_t n, cap;
+};
+
+static int probe_list__add(struct probe_list *l, uint64_t offset, uint64_t cookie)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		uint64_t *o = realloc(l->offsets, cap * sizeof(*o));
+		uint64_t *c;
+
+		if (!o)
+			return -ENOMEM;
+		l->offsets = o;
+		c = realloc(l->cookies, cap * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		l->cookies = c;
+		l->cap = cap;
+	}
+	l->offsets[l->n] = offset;
+	l->cookies[l->n] = cookie;
+	l->n++;
+	return 0;
+}
+
+static void probe_list__free(struct probe_list *l)
+{
+	free(l->offsets);
+	free(l->cookies);
+}
+
+static uint64_t cookie_of(size_t func_id, enum cmon_exit_kind kind)
+{
+	return (uint64_t)func_id | ((uint64_t)kind << CMON_COOKIE_KIND_SHIFT);
+}
+
+/* The three links of one object in one process: entries, uretprobes, and
+ * uprobes on return instructions. */
+static int attach_object(struct probe_links *t, const struct probe_set *s,
+			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx)
+{
+	const struct probe_object *obj = &s->objects[obj_idx];
+	struct probe_list entry = {}, uret = {}, insn = {};
+	int entry_fd = o->entry_prog_fd;
+	int exit_fd = o->exit_prog_fd;
+	int err = 0, fd;
+
+	for (size_t i = 0; i < s->n_funcs && !err; i++) {
+		const struct probe_func *f = &s->funcs[i];
+		uint64_t at = f->file_offset + f->entry.skip;
+
+		if (f->object != obj_idx)
+			continue;
+		err = probe_list__add(&entry, at, cookie_of(i, 0));
+		if (err || o->entry_only)
+			continue;
+		if (f->ret_mode == RETURN_URETPROBE)
+			err = probe_list__add(&uret, at, cookie_of(i, CMON_EXIT_URETPROBE));
+		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_ret && !err; k++)
+			err = probe_list__add(&insn, f->file_offset + f->exits.ret_offs[k],
+					      cookie_of(i, CMON_EXIT_RET_INSN));
+		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_tail && !err; k++)
+			err = probe_list__add(&insn, f->file_offset + f->exits.tail_offs[k],
+					      cookie_of(i, CMON_EXIT_TAIL_JMP));
+	}
+	if (err || !entry.n)
+		goto cleanup;
+
+	/* Entries first: where an entry and an exit share an address (a
+	 * function that is a lone ret), the entry must run first. */
+	struct {
+		struct probe_list *l;
+		int prog_fd;
+		bool ret;
+	} links[] = { { &entry, entry_fd, false }, { &uret, exit_fd, true }, { &insn, exit_fd, false } };
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		if (!links[i].l->n)
+			continue;
+		fd = uprobe_multi__attach(links[i].prog_fd, obj->attach_path, links[i].l->offsets,
+					  links[i].l->cookies, links[i].l->n, pid, links[i].ret);
+		if (fd < 0) {
+			err = fd;
+			if (err == -ESRCH)
+				log_error("process %d exited while cmon was attaching", pid);
+			else if (err == -EOPNOTSUPP)
+				log_error("this kernel has no uprobe_multi links (Linux 6.6 or "
+					  "later is needed)");
+			else if (err == -EPERM || err == -EACCES)
+				log_error("permission denied attaching to %s: tracing needs root "
+					  "or CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN", obj->path);
+			else
+				log_error("cannot attach %zu probe%s to %s: %s", links[i].l->n,
+					  links[i].l->n == 1 ? "" : "s", obj->path, strerror(-err));
+			goto cleanup;
+		}
+		err = keep_link(t, fd);
+		if (err) {
+			close(fd);
+			goto cleanup;
+		}
+		t->n_probes += links[i].l->n;
+	}
+cleanup:
+	probe_list__free(&entry);
+	probe_list__free(&uret);
+	probe_list__free(&insn);
+	return err;
+}
+
+int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
+			struct probe_links **out)
+{
+	unsigned long long start = now_ns();
+	struct probe_links *l;
+	int err = 0;
+
+	*out = NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
+		const struct probe_target *tg = &set->targets[ti];
+
+		for (size_t k = 0; k < tg->n_objects && !err; k++)
+			err = attach_object(l, set, opts, tg->pid, tg->objects[k]);
+	}
+	if (err) {
+		probe_links__free(l);
+		return err;
+	}
+	l->attach_ns = now_ns() - start;
+	*out = l;
+	return 0;
+}
+
+size_t probe_links__probe_count(const struct probe_links *l) { return l ? l->n_probes : 0; }
+unsigned long long probe_links__attach_ns(const struct probe_links *l) { return l ? l->attach_ns : 0; }
+
+void probe_links__free(struct probe_links *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n_fds; i++)
+		close(l->fds[i]);
+	free(l->fds);
+	free(l);
+}
