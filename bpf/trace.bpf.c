@@ -18,6 +18,7 @@
 #include <bpf/bpf_core_read.h>
 #include "cmon.h"
 #include "mem.bpf.h"
+#include "shadow_stack.bpf.h"
 
 /* libbpf 1.1 stops at the fifth argument register. */
 #ifndef PT_REGS_PARM6
@@ -32,30 +33,6 @@ const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
  * system-wide otherwise). */
 const volatile __u64 targ_exe_dev = 0;
 const volatile __u64 targ_exe_ino = 0;
-
-struct frame {
-	__u64 slot; /* address of the return-address slot: the frame's identity */
-	__u64 ts;
-	__u64 args[CMON_MAX_ARGS];
-	__u64 rss;
-	__u64 vms;
-	__u32 func_id;
-	__u32 pad;
-};
-
-struct shadow_stack {
-	__u32 depth;
-	__u32 pad;
-	struct frame frames[CMON_STACK_DEPTH];
-};
-
-/* Task-local: no thread table to fill, freed with the task. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct shadow_stack);
-} stacks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -124,24 +101,10 @@ static __always_inline void emit_frame(struct task_struct *task, struct frame *f
 	submit(rec);
 }
 
-/* Pop and write as abandoned every frame at or below SLOT (the stack grows
- * down: a live caller's slot is always above its callees').  INCLUSIVE
- * selects <= (an entry) or < (an exit). */
-static __always_inline void unwind_dead(struct task_struct *task, struct shadow_stack *ss,
-					__u64 slot, bool inclusive)
+/* A frame the stack moved past: its call never returned. */
+static __always_inline void emit_abandoned(struct task_struct *task, struct frame *fr, __u32 depth)
 {
-	for (int i = 0; i < CMON_STACK_DEPTH; i++) {
-		__u32 top = ss->depth;
-		struct frame *fr;
-
-		if (top == 0 || top > CMON_STACK_DEPTH)
-			break;
-		fr = &ss->frames[(top - 1) & (CMON_STACK_DEPTH - 1)];
-		if (fr->slot > slot || (!inclusive && fr->slot == slot))
-			break;
-		emit_frame(task, fr, top - 1, CMON_CALL_NORETURN, 0, 0, 0, 0);
-		ss->depth = top - 1;
-	}
+	emit_frame(task, fr, depth, CMON_CALL_NORETURN, 0, 0, 0, 0);
 }
 
 static __always_inline bool exe_wanted(struct task_struct *task)
@@ -165,7 +128,6 @@ int BPF_KPROBE(cmon_entry)
 	struct shadow_stack *ss;
 	struct frame *fr;
 	__u64 slot = PT_REGS_SP(ctx);
-	__u32 top;
 
 	if (!exe_wanted(task))
 		return 0;
@@ -207,14 +169,13 @@ int BPF_KPROBE(cmon_entry)
 			st->lost_nomem++;
 		return 0;
 	}
-	unwind_dead(task, ss, slot, true);
-	top = ss->depth;
-	if (top >= CMON_STACK_DEPTH) {
+	shadow_stack_unwind(task, ss, slot, true, emit_abandoned);
+	fr = shadow_stack_reserve(ss);
+	if (!fr) {
 		if (st)
 			st->lost_depth++;
 		return 0;
 	}
-	fr = &ss->frames[top & (CMON_STACK_DEPTH - 1)];
 	fr->slot = slot;
 	fr->func_id = func_id;
 	fr->args[0] = PT_REGS_PARM1(ctx);
@@ -227,7 +188,7 @@ int BPF_KPROBE(cmon_entry)
 	fr->vms = mm ? mm_vms_bytes(mm) : 0;
 	/* Time last, so the memory reads are not counted as the call's. */
 	fr->ts = bpf_ktime_get_ns();
-	ss->depth = top + 1;
+	shadow_stack_commit(ss);
 	return 0;
 }
 
@@ -242,28 +203,24 @@ int BPF_KPROBE(cmon_exit)
 	struct shadow_stack *ss;
 	struct frame *fr;
 	__u64 slot = PT_REGS_SP(ctx);
-	__u32 top, flags = CMON_CALL_RETURNED;
+	__u32 flags = CMON_CALL_RETURNED;
 	__u64 ret = 0;
 
 	ss = bpf_task_storage_get(&stacks, task, 0, 0);
 	if (!ss)
 		return 0; /* a call that began before we attached */
-	if (kind == CMON_EXIT_URETPROBE)
-		slot -= 8; /* ret has popped the return address */
-	unwind_dead(task, ss, slot, false);
-	top = ss->depth;
-	if (top == 0 || top > CMON_STACK_DEPTH)
+	slot = exit_slot(slot, kind);
+	shadow_stack_unwind(task, ss, slot, false, emit_abandoned);
+	fr = shadow_stack_top(ss, slot);
+	if (!fr)
 		return 0;
-	fr = &ss->frames[(top - 1) & (CMON_STACK_DEPTH - 1)];
-	if (fr->slot != slot)
-		return 0; /* not ours: its entry was not recorded */
 	if (kind == CMON_EXIT_TAIL_JMP)
 		flags = CMON_CALL_TAILCALL;
 	else
 		ret = PT_REGS_RC(ctx);
-	emit_frame(task, fr, top - 1, flags, ret, ts,
+	emit_frame(task, fr, ss->depth - 1, flags, ret, ts,
 		   mm ? mm_rss_bytes(mm) : 0, mm ? mm_vms_bytes(mm) : 0);
-	ss->depth = top - 1;
+	shadow_stack_pop(ss);
 	return 0;
 }
 
@@ -276,7 +233,7 @@ int BPF_PROG(cmon_thread_exit, struct task_struct *task)
 	ss = bpf_task_storage_get(&stacks, task, 0, 0);
 	if (!ss)
 		return 0;
-	unwind_dead(task, ss, ~0ULL, true);
+	shadow_stack_unwind(task, ss, ~0ULL, true, emit_abandoned);
 	bpf_task_storage_delete(&stacks, task);
 	return 0;
 }

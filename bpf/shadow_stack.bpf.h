@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * shadow_stack.bpf.h: the calls pending on each thread, shared by every
+ * cmon BPF program that pairs entries with returns.
+ *
+ * A frame is identified by the address of its return-address slot, so
+ * recursion and nesting pair correctly where a thread-keyed map would not.
+ * The stack grows down: a live caller's slot is always above its callees',
+ * so a frame at or below a new entry's slot, or below a return's slot, was
+ * abandoned (longjmp, exception) and is popped as such.
+ */
+#ifndef CMON_SHADOW_STACK_BPF_H
+#define CMON_SHADOW_STACK_BPF_H
+
+#include "cmon.h"
+
+struct frame {
+	__u64 slot; /* address of the return-address slot: the frame's identity */
+	__u64 ts;
+	__u64 args[CMON_MAX_ARGS];
+	__u64 rss;
+	__u64 vms;
+	__u32 func_id;
+	__u32 pad;
+};
+
+struct shadow_stack {
+	__u32 depth;
+	__u32 pad;
+	struct frame frames[CMON_STACK_DEPTH];
+};
+
+/* Task-local: no thread table to fill, freed with the task. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct shadow_stack);
+} stacks SEC(".maps");
+
+#define SHADOW_STACK_MASK (CMON_STACK_DEPTH - 1)
+
+/* The return-address slot seen by an exit probe of KIND at stack pointer SP. */
+static __always_inline __u64 exit_slot(__u64 sp, __u32 kind)
+{
+	return kind == CMON_EXIT_URETPROBE ? sp - 8 : sp; /* ret has popped it */
+}
+
+/*
+ * Pop every frame at or below SLOT (INCLUSIVE: an entry) or strictly below
+ * it (an exit), calling ON_DEAD(task, frame, depth) for each: a macro so
+ * each program passes its own inline handler.
+ */
+#define shadow_stack_unwind(TASK, SS, SLOT, INCLUSIVE, ON_DEAD)                          \
+	do {                                                                              \
+		for (int __i = 0; __i < CMON_STACK_DEPTH; __i++) {                        \
+			__u32 __top = (SS)->depth;                                        \
+			struct frame *__fr;                                               \
+			if (__top == 0 || __top > CMON_STACK_DEPTH)                       \
+				break;                                                    \
+			__fr = &(SS)->frames[(__top - 1) & SHADOW_STACK_MASK];            \
+			if (__fr->slot > (SLOT) || (!(INCLUSIVE) && __fr->slot == (SLOT))) \
+				break;                                                    \
+			ON_DEAD(TASK, __fr, __top - 1);                                   \
+			(SS)->depth = __top - 1;                                          \
+		}                                                                         \
+	} while (0)
+
+/* The next free frame, or NULL when CMON_STACK_DEPTH calls are pending.
+ * The caller fills it and then calls shadow_stack_commit. */
+static __always_inline struct frame *shadow_stack_reserve(struct shadow_stack *ss)
+{
+	__u32 top = ss->depth;
+
+	if (top >= CMON_STACK_DEPTH)
+		return NULL;
+	return &ss->frames[top & SHADOW_STACK_MASK];
+}
+
+static __always_inline void shadow_stack_commit(struct shadow_stack *ss) { ss->depth++; }
+
+/* The top frame when it is SLOT's, else NULL (its entry was not recorded:
+ * the call began before attach, or the stack was full). */
+static __always_inline struct frame *shadow_stack_top(struct shadow_stack *ss, __u64 slot)
+{
+	__u32 top = ss->depth;
+	struct frame *fr;
+
+	if (top == 0 || top > CMON_STACK_DEPTH)
+		return NULL;
+	fr = &ss->frames[(top - 1) & SHADOW_STACK_MASK];
+	return fr->slot == slot ? fr : NULL;
+}
+
+static __always_inline void shadow_stack_pop(struct shadow_stack *ss) { ss->depth--; }
+
+#endif
