@@ -21,7 +21,7 @@ struct frame {
 	__u64 rss;
 	__u64 vms;
 	__u32 func_id;
-	__u32 pad;
+	__u32 tail_called; /* left through a tail call: returns with its callee */
 };
 
 struct shadow_stack {
@@ -39,6 +39,35 @@ struct {
 } stacks SEC(".maps");
 
 #define SHADOW_STACK_MASK (CMON_STACK_DEPTH - 1)
+
+/*
+ * An entry at the top frame's own slot is either a tail call made by that
+ * frame (it jumped to the new function, which will return for it) or a new
+ * call from the same stack depth after the old one was abandoned (longjmp).
+ * A kernel uretprobe rewrote the top frame's return address to its
+ * trampoline, the first slot of the process's [uprobes] area: a tail call
+ * still finds it there, a new call has pushed a real return address.
+ * Returns true (and marks the top frame) for a tail call.
+ */
+static __always_inline bool shadow_stack_is_tail_call(struct task_struct *task,
+						      struct shadow_stack *ss, __u64 slot)
+{
+	__u32 top = ss->depth;
+	struct frame *fr;
+	__u64 now = 0, trampoline;
+
+	if (top == 0 || top > CMON_STACK_DEPTH)
+		return false;
+	fr = &ss->frames[(top - 1) & SHADOW_STACK_MASK];
+	if (fr->slot != slot)
+		return false;
+	trampoline = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	if (!trampoline || bpf_probe_read_user(&now, sizeof(now), (void *)slot) ||
+	    now != trampoline)
+		return false;
+	fr->tail_called = 1;
+	return true;
+}
 
 /* The return-address slot seen by an exit probe of KIND at stack pointer SP. */
 static __always_inline __u64 exit_slot(__u64 sp, __u32 kind)

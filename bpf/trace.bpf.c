@@ -169,7 +169,8 @@ int BPF_KPROBE(cmon_entry)
 			st->lost_nomem++;
 		return 0;
 	}
-	shadow_stack_unwind(task, ss, slot, true, emit_abandoned);
+	/* A tail call keeps its caller's frame: both return together. */
+	shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot), emit_abandoned);
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
 		if (st)
@@ -178,6 +179,7 @@ int BPF_KPROBE(cmon_entry)
 	}
 	fr->slot = slot;
 	fr->func_id = func_id;
+	fr->tail_called = 0;
 	fr->args[0] = PT_REGS_PARM1(ctx);
 	fr->args[1] = PT_REGS_PARM2(ctx);
 	fr->args[2] = PT_REGS_PARM3(ctx);
@@ -204,7 +206,7 @@ int BPF_KPROBE(cmon_exit)
 	struct frame *fr;
 	__u64 slot = PT_REGS_SP(ctx);
 	__u32 flags = CMON_CALL_RETURNED;
-	__u64 ret = 0;
+	__u64 ret = 0, rss, vms;
 
 	ss = bpf_task_storage_get(&stacks, task, 0, 0);
 	if (!ss)
@@ -218,9 +220,19 @@ int BPF_KPROBE(cmon_exit)
 		flags = CMON_CALL_TAILCALL;
 	else
 		ret = PT_REGS_RC(ctx);
-	emit_frame(task, fr, ss->depth - 1, flags, ret, ts,
-		   mm ? mm_rss_bytes(mm) : 0, mm ? mm_vms_bytes(mm) : 0);
+	rss = mm ? mm_rss_bytes(mm) : 0;
+	vms = mm ? mm_vms_bytes(mm) : 0;
+	emit_frame(task, fr, ss->depth - 1, flags, ret, ts, rss, vms);
 	shadow_stack_pop(ss);
+	/* Callers that tail-called into this frame return with it, with its
+	 * value (the kernel's chained uretprobes that follow find no frame). */
+	for (int i = 0; i < CMON_STACK_DEPTH; i++) {
+		fr = shadow_stack_top(ss, slot);
+		if (!fr || !fr->tail_called)
+			break;
+		emit_frame(task, fr, ss->depth - 1, flags, ret, ts, rss, vms);
+		shadow_stack_pop(ss);
+	}
 	return 0;
 }
 

@@ -70,6 +70,14 @@ static void *thread_main(void *arg)
 	return (void *)sum;
 }
 
+NOINLINE int tail_target(int x) { BARRIER(); return x * 3; }
+/* A sibling call (jmp, not call): -O1 does not make them by itself. */
+NOINLINE __attribute__((optimize("optimize-sibling-calls"))) int tail_caller(int x)
+{
+	BARRIER();
+	return tail_target(x + 1);
+}
+
 NOINLINE int exit_inside(int code) { BARRIER(); exit(code); }
 
 static int run(int argc, char **argv)
@@ -133,6 +141,10 @@ static int run(int argc, char **argv)
 		waitpid(pid, &st, 0);
 		printf("child status=%d\n", WEXITSTATUS(st));
 		printf("parent add=%d\n", add(3, 4));
+		return 0;
+	}
+	if (!strcmp(s, "tail")) {
+		printf("tail=%d\n", tail_caller(4));
 		return 0;
 	}
 	if (!strcmp(s, "exit")) {

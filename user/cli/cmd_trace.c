@@ -356,8 +356,9 @@ int cmd_trace(int argc, char **argv)
 			break;
 	}
 
-	/* Drain what is already recorded, then what is still pending in
-	 * threads that run on. */
+	/* No call starts or ends past this point; drain what is recorded,
+	 * then report the calls still pending in threads that run on. */
+	tracer__detach_probes(r.tracer);
 	tracer__drain(r.tracer);
 	for (size_t i = 0; i < r.opts.n_pids; i++)
 		tracer__flush_pending(r.tracer, r.opts.pids[i]);

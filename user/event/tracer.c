@@ -26,7 +26,7 @@
 /* Mirrors struct shadow_stack in trace.bpf.c (read back at the end). */
 struct frame_view {
 	uint64_t slot, ts, args[CMON_MAX_ARGS], rss, vms;
-	uint32_t func_id, pad;
+	uint32_t func_id, tail_called;
 };
 struct stack_view {
 	uint32_t depth, pad;
@@ -250,10 +250,15 @@ cleanup:
 	return err;
 }
 
-void tracer__detach(struct tracer *t)
+void tracer__detach_probes(struct tracer *t)
 {
 	probe_links__free(t->links);
 	t->links = NULL;
+}
+
+void tracer__detach(struct tracer *t)
+{
+	tracer__detach_probes(t);
 	bpf_link__destroy(t->exit_link);
 	t->exit_link = NULL;
 }

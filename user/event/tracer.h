@@ -4,7 +4,8 @@
  * buffer, read the per-function counters, detach.
  *
  * Lifecycle: tracer__new (open, configure, load) -> tracer__attach ->
- * tracer__poll ... -> tracer__flush_pending -> tracer__free (detach).
+ * tracer__poll ... -> tracer__detach_probes -> tracer__flush_pending ->
+ * tracer__free (detach).
  */
 #ifndef CMON_TRACER_H
 #define CMON_TRACER_H
@@ -47,8 +48,14 @@ int tracer__poll(struct tracer *t, int timeout_ms);
 /* Drain without waiting. */
 int tracer__drain(struct tracer *t);
 
+/* Detach the uprobes only: no new call starts or ends; threads that exit
+ * still report their pending calls until tracer__detach. */
+void tracer__detach_probes(struct tracer *t);
+
 /* Report, as never-returned records, the calls still pending on the threads
- * of process PID (the trace is ending while they run). */
+ * of process PID (the trace is ending while they run).  Call it after
+ * tracer__detach_probes, or a pending call could also be reported when it
+ * returns. */
 int tracer__flush_pending(struct tracer *t, pid_t pid);
 
 /* Counters of function FUNC_ID summed over CPUs. */

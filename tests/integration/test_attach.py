@@ -1,0 +1,238 @@
+"""Attaching to running processes (-p), to a binary (--binary), and stopping
+cmon from outside (SIGINT, SIGKILL, --duration)."""
+import signal
+import subprocess
+import time
+
+from cmonlib import (CALLS_OUT, MiB, WaitTarget, assert_gone, assert_no_leak, bpf_snapshot,
+                     check, eq, held_by, parse_csv, proc_status, read_text, summary, target,
+                     trace_bg)
+from test_launch import CALLS_FUNCS, check_calls_rows
+
+LOOP_BIG = 1000000000  # about 1 s untraced: it outlives cmon
+
+
+def loop_out(n):
+    return "loop sum=%d\n" % (n * (n + 1) // 2)
+
+
+def test_attach_pid():
+    before = bpf_snapshot()
+    t = WaitTarget(["calls"])
+    try:
+        bg = trace_bg(CALLS_FUNCS, ["-p", str(t.pid)])
+        bg.wait_attached()
+        held = held_by(bg.pid)
+        links = sorted(i for k, i in held if k == "link")
+        mine = [v for k, v in bpf_snapshot().items() if k in held and k[0] == "link"]
+        check(len(links) >= 2 and any("uprobe_multi" in v[0] for v in mine),
+              "cmon holds its uprobe_multi links while it traces: %r" % mine)
+        t.release()
+        code, out = t.finish()
+        eq((code, out), (0, CALLS_OUT), "target exit status and output")
+        # cmon sees the process go and ends by itself.
+        eq(bg.wait(10), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        rows = parse_csv(read_text(bg.out_path))
+        eq(check_calls_rows(rows), t.pid, "pid of the records")
+        s = summary(bg.stderr)
+        eq((s["written"], s["lost"]), (4, 0), "events written and lost")
+    finally:
+        t.kill()
+    assert_gone(held, what="after cmon ended, its links and programs")
+    assert_no_leak(before)
+
+
+def test_attach_two_pids():
+    a, b = WaitTarget(["calls"]), WaitTarget(["recurse"])
+    try:
+        bg = trace_bg(["add", "six", "negate", "fact"], ["-p", str(a.pid), "-p", str(b.pid)])
+        bg.wait_attached()
+        a.release()
+        eq(a.finish(), (0, CALLS_OUT), "first target")
+        time.sleep(0.2)
+        check(bg.p.poll() is None, "cmon ended while a traced process still runs")
+        b.release()
+        eq(b.finish(), (0, "fact=120\nouter=25\n"), "second target")
+        eq(bg.wait(10), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        rows = parse_csv(read_text(bg.out_path))
+        check_calls_rows([r for r in rows if r["pid"] == a.pid])
+        facts = [r for r in rows if r["pid"] == b.pid]
+        eq(sorted((r["arg0"], r["ret"], r["depth"]) for r in facts),
+           [(1, 1, 4), (2, 2, 3), (3, 6, 2), (4, 24, 1), (5, 120, 0)], "fact records")
+        eq(len(rows), 9, "records from both processes")
+    finally:
+        a.kill()
+        b.kill()
+
+
+def test_attach_rss_matches_proc():
+    t = WaitTarget(["grow", "64"])
+    try:
+        bg = trace_bg(["grow"], ["-p", str(t.pid)])
+        bg.wait_attached()
+        rss, vms = proc_status(t.pid, "VmRSS"), proc_status(t.pid, "VmSize")
+        t.release()
+        eq(t.finish(), (0, "grow=ok\n"), "target")
+        eq(bg.wait(10), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        rows = parse_csv(read_text(bg.out_path))
+        eq([(r["func"], r["arg0"], r["status"]) for r in rows], [("grow", 64, "ok")], "records")
+        r = rows[0]
+        check(abs(r["rss_entry"] - rss) <= MiB, "rss_entry %d vs VmRSS %d before the call"
+              % (r["rss_entry"], rss))
+        check(abs(r["vms_entry"] - vms) <= MiB, "vms_entry %d vs VmSize %d before the call"
+              % (r["vms_entry"], vms))
+        drss = r["rss_exit"] - r["rss_entry"]
+        check(abs(drss - 64 * MiB) <= 64 * MiB * 5 // 100, "RSS grew by %d, not 64 MiB" % drss)
+        check(r["vms_exit"] - r["vms_entry"] >= 64 * MiB, "VMS grew by less than 64 MiB")
+    finally:
+        t.kill()
+
+
+def test_binary_mode_pie():
+    before = bpf_snapshot()
+    bg = trace_bg(["add"], ["--binary", target("calls_pie")])
+    try:
+        bg.wait_attached()
+        pids = []
+        for _ in range(2):
+            p = subprocess.Popen([target("calls_pie"), "calls"], stdout=subprocess.PIPE)
+            out = p.communicate(timeout=30)[0].decode()
+            eq((p.returncode, out), (0, CALLS_OUT), "calls_pie run")
+            pids.append(p.pid)
+        # Another binary with the same function is not traced.
+        p = subprocess.run([target("calls"), "calls"], capture_output=True, text=True,
+                           timeout=30)
+        eq(p.stdout, CALLS_OUT, "calls run")
+        time.sleep(0.1)
+        check(bg.p.poll() is None, "--binary mode ends only when told")
+        bg.signal(signal.SIGINT)
+        eq(bg.wait(5), 0, "cmon exit status after SIGINT (%s)" % bg.stderr.strip())
+    finally:
+        bg.kill()
+    rows = parse_csv(read_text(bg.out_path))
+    by_pid = {}
+    for r in rows:
+        by_pid.setdefault(r["pid"], []).append(r)
+    eq(sorted(by_pid), sorted(pids), "processes traced (the 2 runs of calls_pie)")
+    for pid, rs in by_pid.items():
+        eq([(r["arg0"], r["arg1"], r["ret"], r["status"], r["comm"], r["module"])
+            for r in rs],
+           [(2, 3, 5, "ok", "calls_pie", "calls_pie"),
+            (4294967289, 4, 4294967293, "ok", "calls_pie", "calls_pie")],
+           "add records of pid %d" % pid)
+    assert_no_leak(before)
+
+
+def test_duration_without_calls():
+    t = WaitTarget(["calls"])
+    try:
+        start = time.monotonic()
+        bg = trace_bg(["add"], ["-p", str(t.pid)], extra=["--duration", "1"])
+        bg.wait_attached()
+        eq(bg.wait(10), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        took = time.monotonic() - start
+        check(0.9 <= took < 3.0, "--duration 1 took %.2fs" % took)
+        eq(parse_csv(read_text(bg.out_path)), [], "records")
+        check(t.alive(), "the target survives cmon")
+        t.release()
+        eq(t.finish(), (0, CALLS_OUT), "target after cmon left")
+    finally:
+        t.kill()
+
+
+def test_sigint_detaches_cleanly():
+    before = bpf_snapshot()
+    t = WaitTarget(["loop", str(LOOP_BIG)])
+    try:
+        bg = trace_bg(["add"], ["-p", str(t.pid)])
+        bg.wait_attached()
+        t.release()
+        time.sleep(0.5)
+        check(t.alive(), "target still in its loop")
+        sent = time.monotonic()
+        bg.signal(signal.SIGINT)
+        code = bg.wait(10)
+        took = time.monotonic() - sent
+        check(took < 2.0, "cmon took %.2fs to stop after SIGINT" % took)
+        check(code in (0, 3), "cmon exit status %d after SIGINT (%s)" % (code, bg.stderr))
+        check(t.alive(), "the target still runs after cmon exited (%.2fs after SIGINT)" % took)
+        # The target runs on, untraced, to its own correct end.
+        eq(t.finish(60), (0, loop_out(LOOP_BIG)), "target after cmon left")
+        text = read_text(bg.out_path)
+        rows = parse_csv(text)  # checks every row has 20 fields and the final newline
+        check(len(rows) > 0, "records before SIGINT")
+        # Each call recorded once: add(i, 1) for i = 0..N-1; only the last
+        # (in flight when the probes went away) may lack its return.
+        seen = {}
+        for r in rows:
+            if r["arg0"] in seen:
+                first = seen[r["arg0"]]
+                raise AssertionError(
+                    "call add(%d, 1) recorded twice: status %s ret %s, then status %s ret %s"
+                    % (r["arg0"], first["status"], first["ret"], r["status"], r["ret"]))
+            seen[r["arg0"]] = r
+        eq(sorted(seen), list(range(len(rows))), "calls recorded (a prefix of the loop)")
+        last = len(rows) - 1
+        for i, r in seen.items():
+            if i == last and r["status"] == "noreturn":
+                eq(r["ret"], None, "ret of the call in flight")
+                continue
+            eq((r["arg1"], r["ret"], r["status"]), (1, i + 1, "ok"), "add(%d, 1)" % i)
+        s = summary(bg.stderr)
+        eq(s["written"], len(rows), "events written = rows in the file")
+        check(s["written"] <= s["table"]["add"][0], "more records (%d) than calls (%d)"
+              % (s["written"], s["table"]["add"][0]))
+        if code == 0:
+            eq(s["lost"], 0, "events lost with exit status 0")
+    finally:
+        t.kill()
+    assert_no_leak(before)
+
+
+def test_sigkill_releases_probes():
+    before = bpf_snapshot()
+    t = WaitTarget(["loop", "2000000"])
+    try:
+        bg = trace_bg(["add"], ["-p", str(t.pid)])
+        bg.wait_attached()
+        t.release()
+        time.sleep(0.3)
+        check(t.alive(), "target still in its loop")
+        held = held_by(bg.pid)
+        check(any(k == "link" for k, _ in held), "cmon holds links: %r" % held)
+        bg.signal(signal.SIGKILL)
+        eq(bg.wait(5), -signal.SIGKILL, "cmon killed")
+        eq(t.finish(60), (0, loop_out(2000000)), "target after cmon was killed")
+    finally:
+        t.kill()
+    assert_gone(held, what="a SIGKILLed cmon's links and programs")
+    assert_no_leak(before, timeout=2.0, what="a SIGKILLed cmon")
+
+
+def test_events_lost_exit_status():
+    # cmon is stopped while the target fills a 1 MiB ring buffer: the rest
+    # is lost, counted, and the exit status says so.
+    n = 60000
+    t = WaitTarget(["loop", str(n)])
+    try:
+        bg = trace_bg(["add"], ["-p", str(t.pid)], extra=["--ringbuf-size", "1"])
+        bg.wait_attached()
+        bg.signal(signal.SIGSTOP)
+        try:
+            t.release()
+            eq(t.finish(60), (0, loop_out(n)), "target")
+        finally:
+            bg.signal(signal.SIGCONT)
+        code = bg.wait(20)
+        rows = parse_csv(read_text(bg.out_path))
+        s = summary(bg.stderr)
+        eq(code, 3, "cmon exit status when events were lost (%s)" % bg.stderr.strip())
+        check(0 < len(rows) < n, "some records kept: %d" % len(rows))
+        eq(s["written"], len(rows), "events written = rows")
+        eq(s["written"] + s["lost"], n, "written + lost = calls")
+        eq(s["table"]["add"], (n, len(rows), n - len(rows)), "per-function table")
+        # What was kept is the beginning, exact.
+        for i, r in enumerate(rows):
+            eq((r["arg0"], r["ret"]), (i, i + 1), "record %d" % i)
+    finally:
+        t.kill()

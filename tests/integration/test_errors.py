@@ -1,0 +1,120 @@
+"""Bad input: one line on stderr, the documented exit status, nothing left
+attached, and a launched program never runs untraced."""
+import os
+import shutil
+
+from cmonlib import (CALLS_OUT, CMON, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq,
+                     run, stderr_lines, target, tmpfile)
+
+
+def _text_file():
+    path = tmpfile("notelf")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\necho not an ELF\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+# name: (args, exit status, text the one stderr line must contain)
+CASES = {
+    "no_such_pid": (lambda: ["trace", "-p", "4194000", "--func", "add"], 1,
+                    "no such process"),
+    "no_such_function": (lambda: ["trace", "--func", "no_such_function_xyz", "--",
+                                  target(), "calls"], 1, "no_such_function_xyz"),
+    "no_such_function_list": (lambda: ["list", "--binary", target(), "no_such_function_xyz"],
+                              1, "no_such_function_xyz"),
+    "binary_not_elf": (lambda: ["trace", "--binary", _text_file(), "--func", "add"], 1,
+                       "not an ELF file"),
+    "binary_stripped": (lambda: ["trace", "--binary", target("calls_stripped"), "--func",
+                                 "add"], 1, "stripped"),
+    "unwritable_output": (lambda: ["trace", "-o", "/proc/nope/x", "--func", "add", "--",
+                                   target(), "calls"], 1, "/proc/nope/x"),
+    "no_function_given": (lambda: ["trace", "--", target(), "calls"], 2, "--func"),
+    "two_targets": (lambda: ["trace", "-p", str(os.getpid()), "--binary", target(),
+                             "--func", "add"], 2, "target"),
+    "unknown_option": (lambda: ["trace", "--bogus", "--func", "add", "--", target(),
+                                "calls"], 2, "--bogus"),
+    "format_xml": (lambda: ["trace", "-F", "xml", "--func", "add", "--", target(), "calls"],
+                   2, "xml"),
+    "return_probe_foo": (lambda: ["trace", "--return-probe", "foo", "--func", "add", "--",
+                                  target(), "calls"], 2, "foo"),
+    "zero_max_events": (lambda: ["trace", "--max-events", "0", "--func", "add", "--",
+                                 target(), "calls"], 2, "--max-events"),
+    "no_such_program": (lambda: ["trace", "--func", "add", "--", "/nonexistent/prog"], 1,
+                        "/nonexistent/prog"),
+    "unknown_command": (lambda: ["bogus"], 2, "bogus"),
+}
+
+
+def _make(name, args_fn, status, needle):
+    def test():
+        before = bpf_snapshot()
+        args = args_fn()
+        code, out, err = cmon(args, timeout=30)
+        lines = stderr_lines(err)
+        eq(len(lines), 1, "stderr lines of cmon %s: %r" % (" ".join(args), lines))
+        check(needle.lower() in lines[0].lower(), "%r not in %r" % (needle, lines[0]))
+        check(lines[0].startswith("cmon: "), "message starts with 'cmon: ': %r" % lines[0])
+        eq(code, status, "exit status of cmon %s" % " ".join(args))
+        # Nothing was run: a launched program must not have printed a thing.
+        eq(out, "", "stdout")
+        assert_no_leak(before)
+    test.__name__ = "test_bad_" + name
+    return test
+
+
+for _name, (_args, _status, _needle) in CASES.items():
+    globals()["test_bad_" + _name] = _make(_name, _args, _status, _needle)
+
+
+def test_bad_not_root():
+    # setpriv drops to nobody with no capabilities.
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        raise Skip("setpriv not installed")
+    before = bpf_snapshot()
+    cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", CMON, "trace",
+           "--func", "add", "--", target(), "calls"]
+    code, out, err = run(cmd, timeout=30, cwd="/")
+    if code in (126, 127) and "cmon:" not in err:
+        raise Skip("nobody cannot run %s: %s" % (CMON, err.strip()))
+    lines = stderr_lines(err)
+    eq(len(lines), 1, "stderr lines: %r" % lines)
+    check("permission denied" in lines[0].lower(), "'permission denied' in %r" % lines[0])
+    eq(code, 1, "exit status")
+    eq(out, "", "stdout (the program must not run)")
+    assert_no_leak(before)
+
+
+def test_bad_ambiguous_name():
+    # _dl_catch_error is defined by both libc and ld.so.
+    for obj in ("libc.so.6", "ld-linux-x86-64.so.2"):
+        code, _, _ = cmon(["list", "%s:_dl_catch_error" % obj, "--", target()])
+        if code != 0:
+            raise Skip("%s has no _dl_catch_error here" % obj)
+    before = bpf_snapshot()
+    code, out, err = cmon(["trace", "--func", "_dl_catch_error", "--", target(), "calls"])
+    lines = stderr_lines(err)
+    eq(len(lines), 1, "stderr lines: %r" % lines)
+    for obj in ("libc.so.6", "ld-linux-x86-64.so.2"):
+        check(obj in lines[0], "%s named in %r" % (obj, lines[0]))
+    eq(code, 1, "exit status")
+    eq(out, "", "stdout (the program must not run)")
+    assert_no_leak(before)
+    # A glob may match in several objects; a qualified name picks one.
+    code, out, err = cmon(["list", "_dl_catch_e*", "--", target()])
+    eq(code, 0, "list of a glob across objects (%s)" % err.strip())
+    mods = sorted(l.split()[1] for l in out.splitlines()[1:] if l.startswith("_dl_catch_e"))
+    eq(mods, ["ld-linux-x86-64.so.2"] * 2 + ["libc.so.6"] * 2, "modules of the glob")
+    code, out, err = cmon(["list", "libc.so.6:_dl_catch_error", "--", target()])
+    eq([l.split()[:2] for l in out.splitlines()[1:] if l.startswith("_dl")],
+       [["_dl_catch_error", "libc.so.6"]], "qualified name")
+
+
+def test_write_error():
+    code, out, err = cmon(["trace", "-F", "csv", "-o", "/dev/full", "--func", "add", "--",
+                           target(), "calls"])
+    eq(out, CALLS_OUT, "program output (the program itself is unaffected)")
+    check("No space left on device" in err, "write error reported: %r" % err)
+    check("Operation not permitted" not in err, "misleading error: %r" % err)
+    eq(code, 1, "exit status")

@@ -1,0 +1,285 @@
+"""Launch mode (`cmon trace ... -- CMD`): the values calls.c computes."""
+import os
+import signal
+import subprocess
+import time
+
+from cmonlib import (CALLS_OUT, CMON, LONGJMP_OUT, MiB, RECURSE_OUT, U64, check, eq,
+                     held_by, only, parse_csv, read_text, run, target, trace, u32)
+
+CALLS_FUNCS = ["add", "six", "negate"]
+
+# (func, leading args, ret) of `calls calls`, in call order.
+CALLS_EXPECTED = [
+    ("add", (2, 3), 5),
+    ("add", (u32(-7), 4), u32(-3)),  # raw registers: an int is zero-extended
+    ("six", (1, 2, 3, 4, 5, 6), 91),
+    ("negate", (1234567890123,), -1234567890123),
+]
+
+
+def check_calls_rows(rows, pids=None, comm="calls", module="calls", status="ok"):
+    """The 4 records of `calls calls` for one process; returns its pid."""
+    eq(len(rows), 4, "number of records")
+    pid = rows[0]["pid"]
+    if pids is not None:
+        check(pid in pids, "pid %r is not one of %r" % (pid, pids))
+    now = time.time_ns()
+    prev_ts = 0
+    for r, (func, args, ret) in zip(rows, CALLS_EXPECTED):
+        what = "%s record %r" % (func, r)
+        eq(r["func"], func, "func (records in call order)")
+        eq(tuple(r["arg%d" % i] for i in range(len(args))), args, "args of " + what)
+        eq(r["pid"], pid, "pid (all records from one process)")
+        eq(r["tid"], pid, "tid of a single-threaded program")
+        eq(r["comm"], comm, "comm")
+        eq(r["module"], module, "module")
+        eq(r["status"], status, "status of " + what)
+        if status == "ok":
+            eq(r["ret"], ret, "ret of " + what)
+            eq(r["depth"], 0, "depth of " + what)
+            check(0 < r["latency_ns"] < 10**9, "latency_ns out of range: " + what)
+            check(r["rss_exit"] > 0 and r["vms_exit"] >= r["rss_exit"],
+                  "rss/vms at exit: " + what)
+        else:
+            for k in ("ret", "latency_ns", "rss_exit", "vms_exit", "depth"):
+                eq(r[k], None, "%s of an entry-only record %r" % (k, r))
+        check(r["rss_entry"] > 0 and r["vms_entry"] >= r["rss_entry"],
+              "rss/vms at entry: " + what)
+        # ts_ns is wall-clock time of the entry, in call order.
+        check(abs(r["ts_ns"] - now) < 120 * 10**9, "ts_ns %d is not near now (%d)"
+              % (r["ts_ns"], now))
+        check(r["ts_ns"] > prev_ts, "ts_ns not increasing: " + what)
+        prev_ts = r["ts_ns"]
+    return pid
+
+
+def check_clean_summary(res, expected_table):
+    s = res.summary()
+    eq(s["functions"], len(expected_table), "functions in the 'attached' line")
+    eq(s["written"], sum(v[1] for v in expected_table.values()), "events written")
+    eq(s["lost"], 0, "events lost")
+    eq(s["table"], expected_table, "per-function table")
+
+
+def test_launch_csv():
+    code, untraced, _ = run([target(), "calls"])
+    eq((code, untraced), (0, CALLS_OUT), "untraced run of calls")
+    res = trace(CALLS_FUNCS, launch=[target(), "calls"])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, untraced, "program output")
+    check_calls_rows(res.rows)
+    check_clean_summary(res, {"add": (2, 2, 0), "six": (1, 1, 0), "negate": (1, 1, 0)})
+    check(res.text.startswith("ts_ns,pid,"), "CSV starts with its header")
+
+
+def test_launch_json():
+    res = trace(CALLS_FUNCS, launch=[target(), "calls"], fmt="json")
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, CALLS_OUT, "program output")
+    for r in res.rows:
+        for k, v in r.items():
+            if k in ("comm", "func", "status", "module"):
+                check(isinstance(v, str), "%s is not a string in %r" % (k, r))
+            else:
+                check(type(v) is int, "%s is not an integer in %r" % (k, r))
+    check_calls_rows(res.rows)
+
+    # A call that never returns: null where CSV is empty.
+    res = trace(["jumper", "add"], launch=[target(), "longjmp"], fmt="json")
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, LONGJMP_OUT, "program output")
+    j = only(res.rows, "jumper")
+    eq(len(j), 1, "jumper records")
+    eq((j[0]["arg0"], j[0]["status"], j[0]["depth"]), (7, "noreturn", 0), "jumper record")
+    for k in ("ret", "latency_ns", "rss_exit", "vms_exit"):
+        eq(j[0][k], None, "%s of a noreturn record" % k)
+    check(j[0]["rss_entry"] > 0, "rss_entry of a noreturn record is set")
+
+
+def test_recursion_depth():
+    res = trace(["fact", "outer", "middle", "leaf"], launch=[target(), "recurse"])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, RECURSE_OUT, "program output")
+    eq(len(res.rows), 8, "records")
+    facts = sorted(only(res.rows, "fact"), key=lambda r: -r["arg0"])
+    eq([r["arg0"] for r in facts], [5, 4, 3, 2, 1], "fact arguments")
+    eq([r["ret"] for r in facts], [120, 24, 6, 2, 1], "fact(n) returns n!")
+    eq([r["depth"] for r in facts], [0, 1, 2, 3, 4], "fact depth = 5 - n")
+    for outer_call, inner in zip(facts, facts[1:]):
+        # The inner call starts after and ends before its caller.
+        check(outer_call["ts_ns"] < inner["ts_ns"], "fact(%d) starts after fact(%d)"
+              % (inner["arg0"], outer_call["arg0"]))
+        check(inner["ts_ns"] + inner["latency_ns"] <=
+              outer_call["ts_ns"] + outer_call["latency_ns"],
+              "fact(%d) ends before fact(%d)" % (inner["arg0"], outer_call["arg0"]))
+    got = {r["func"]: (r["arg0"], r["depth"], r["ret"], r["status"]) for r in res.rows
+           if r["func"] != "fact"}
+    eq(got, {"outer": (10, 0, 25, "ok"), "middle": (10, 1, 22, "ok"),
+             "leaf": (10, 2, 11, "ok")}, "outer/middle/leaf (arg0, depth, ret, status)")
+    # Records are written as calls return: innermost first.
+    eq([r["func"] for r in res.rows],
+       ["fact"] * 5 + ["leaf", "middle", "outer"], "record order")
+    check(len({r["pid"] for r in res.rows}) == 1, "one process")
+
+
+def test_rss_grow_launch():
+    res = trace(["grow"], launch=[target(), "grow", "64"])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, "grow=ok\n", "program output")
+    eq(len(res.rows), 1, "records")
+    r = res.rows[0]
+    eq((r["arg0"], r["status"]), (64, "ok"), "grow(64)")
+    check(r["ret"] not in (None, 0, U64, -1), "grow returned a mapping: %r" % r["ret"])
+    drss = r["rss_exit"] - r["rss_entry"]
+    check(abs(drss - 64 * MiB) <= 64 * MiB * 5 // 100,
+          "RSS grew by %d bytes, not 64 MiB +-5%%" % drss)
+    dvms = r["vms_exit"] - r["vms_entry"]
+    check(64 * MiB <= dvms < 66 * MiB, "VMS grew by %d bytes, not 64 MiB" % dvms)
+
+
+def test_longjmp():
+    res = trace(["jumper", "add"], launch=[target(), "longjmp"])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, LONGJMP_OUT, "program output")
+    eq([r["func"] for r in res.rows], ["jumper", "add"], "records")
+    j, a = res.rows
+    eq((j["arg0"], j["status"], j["ret"], j["latency_ns"], j["depth"]),
+       (7, "noreturn", None, None, 0), "jumper(7) (arg0, status, ret, latency, depth)")
+    # add runs after the jump: the abandoned jumper frame must not nest it.
+    eq((a["arg0"], a["arg1"], a["ret"], a["status"], a["depth"]), (1, 1, 2, "ok", 0),
+       "add(1,1) after the jump (arg0, arg1, ret, status, depth)")
+
+
+def test_exit_inside_traced_function():
+    res = trace(["exit_inside", "add"], launch=[target(), "exit", "9"])
+    eq(res.code, 9, "cmon exit status = program's (%s)" % res.stderr.strip())
+    eq(res.stdout, "", "program output")
+    eq([r["func"] for r in res.rows], ["add", "exit_inside"], "records")
+    a, e = res.rows
+    eq((a["arg0"], a["arg1"], a["ret"], a["status"]), (5, 5, 10, "ok"), "add(5,5)")
+    eq((e["arg0"], e["status"], e["ret"], e["depth"]), (9, "noreturn", None, 0),
+       "exit_inside(9)")
+    eq(res.summary()["lost"], 0, "events lost")
+
+
+def test_no_return():
+    res = trace(CALLS_FUNCS, launch=[target(), "calls"], extra=["--no-return"])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, CALLS_OUT, "program output")
+    check_calls_rows(res.rows, status="entry")
+
+
+def test_max_events():
+    n = 100000
+    res = trace(["add"], launch=[target(), "loop", str(n)], extra=["--max-events", "3"])
+    # The program goes on untraced and must end with its own result.
+    eq(res.stdout, "loop sum=%d\n" % (n * (n + 1) // 2), "program output")
+    eq([(r["arg0"], r["arg1"], r["ret"], r["status"]) for r in res.rows],
+       [(0, 1, 1, "ok"), (1, 1, 2, "ok"), (2, 1, 3, "ok")], "the first 3 add calls")
+    eq(res.summary()["written"], 3, "events written")
+    bad = [l for l in res.stderr.splitlines() if "ring buffer" in l or "error" in l.lower()]
+    eq(bad, [], "error lines on stderr")
+    eq(res.code, 0, "cmon exit status")
+
+
+def test_text_format():
+    res = trace(CALLS_FUNCS, launch=[target(), "calls"], fmt="text")
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, CALLS_OUT, "program output")
+    lines = res.text.splitlines()
+    eq(len(lines), 5, "lines (header + one per call): %r" % lines)
+    head = lines[0].split()
+    for col in ("TIME", "PID", "TID", "COMM", "FUNC"):
+        check(col in head, "column %s in header %r" % (col, lines[0]))
+    eq(head[:5], ["TIME", "PID", "TID", "COMM", "FUNC"], "first header columns")
+    i_ret, i_args = head.index("RET"), head.index("ARGS")
+    pids = set()
+    for line, (func, args, ret) in zip(lines[1:], CALLS_EXPECTED):
+        w = line.split()
+        eq((w[3], w[4]), ("calls", func), "comm and func in %r" % line)
+        eq(w[1], w[2], "pid == tid in %r" % line)
+        pids.add(w[1])
+        # Numbers are decimal or hex; compare as 64-bit registers.
+        eq(int(w[i_ret], 0) & U64, ret & U64, "ret in %r" % line)
+        got = tuple(int(x, 0) & U64 for x in w[i_args:i_args + len(args)])
+        eq(got, tuple(a & U64 for a in args), "args in %r" % line)
+    eq(len(pids), 1, "one pid")
+
+
+def test_hostile_program_name():
+    # comm and module come from the file name: CSV must quote, JSON escape.
+    name = 'x,"y\\z q'
+    path = os.path.join(os.environ["CMON_IT_TMP"], name)
+    with open(target(), "rb") as src, open(path, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(path, 0o755)
+    for fmt in ("csv", "json"):
+        res = trace(["add"], launch=[path, "loop", "2"], fmt=fmt)
+        eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+        eq(res.stdout, "loop sum=3\n", "program output")
+        eq([(r["comm"], r["module"], r["arg0"], r["ret"]) for r in res.rows],
+           [(name, name, 0, 1), (name, name, 1, 2)], "%s records" % fmt)
+
+
+def test_shared_library_function():
+    # getpid in libc: its return value is the pid the program prints.
+    res = trace(["libc.so.6:getpid", "add"], launch=[target(), "--wait", "calls"],
+                input="\n")
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    first, rest = res.stdout.split("\n", 1)
+    check(first.startswith("ready "), "program output %r" % res.stdout)
+    pid = int(first.split()[1])
+    eq(rest, CALLS_OUT, "program output after ready")
+    g = only(res.rows, "getpid")
+    eq(len(g), 1, "getpid records")
+    eq((g[0]["pid"], g[0]["ret"], g[0]["module"], g[0]["status"]),
+       (pid, pid, "libc.so.6", "ok"), "getpid (pid, ret, module, status)")
+    eq([(r["arg0"], r["arg1"], r["ret"], r["pid"]) for r in only(res.rows, "add")],
+       [(2, 3, 5, pid), (u32(-7), 4, u32(-3), pid)], "add records")
+
+
+def _launch_wait(extra=()):
+    """cmon launching `calls --wait calls`: (cmon Popen, records path, program pid)."""
+    path = os.path.join(os.environ["CMON_IT_TMP"], "wait.csv")
+    p = subprocess.Popen([CMON, "trace", "-F", "csv", "-o", path, "-q", "--func", "add"]
+                         + list(extra) + ["--", target(), "--wait", "calls"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = p.stdout.readline().decode()
+    check(line.startswith("ready "), "program's first line: %r" % line)
+    return p, path, int(line.split()[1])
+
+
+def test_launched_program_inherits_nothing():
+    p, path, pid = _launch_wait()
+    try:
+        fds = {}
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                fds[int(fd)] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                pass
+        # Only stdin/stdout/stderr: no BPF object, no pipe of cmon's.
+        eq(sorted(fds), [0, 1, 2], "the launched program's open fds: %r" % fds)
+        eq(held_by(pid), set(), "BPF objects held by the launched program")
+        out, err = p.communicate(b"\n", timeout=30)
+        eq(p.returncode, 0, "cmon exit status (%s)" % err.decode().strip())
+        eq(out.decode(), CALLS_OUT, "program output")
+        eq([(r["arg0"], r["ret"], r["pid"]) for r in parse_csv(read_text(path))],
+           [(2, 5, pid), (u32(-7), u32(-3), pid)], "add records")
+    finally:
+        p.kill()
+        p.communicate()
+
+
+def test_launched_program_killed():
+    # The program's death by a signal is cmon's exit status 128+N.
+    p, path, pid = _launch_wait()
+    try:
+        os.kill(pid, signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        eq(p.returncode, 128 + signal.SIGTERM, "cmon exit status (%s)" % err.decode().strip())
+        eq(parse_csv(read_text(path)), [], "records")
+    finally:
+        p.kill()
+        p.communicate()

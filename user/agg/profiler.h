@@ -1,0 +1,75 @@
+/*
+ * profiler.h: aggregate calls in the kernel, read the aggregates from user
+ * space.  Nothing per call leaves the kernel: per-CPU maps hold, per
+ * function (and per process with per_pid), call counts, latency sum / min /
+ * max and a log-linear latency histogram (hist.h), RSS growth, and
+ * optionally a histogram of one argument.  Used by `cmon profile` and by the
+ * agent (one profiler per probe spec).
+ *
+ * Lifecycle: profiler__new (open, configure, load) -> profiler__attach ->
+ * profiler__read ... -> profiler__free (detach).
+ */
+#ifndef CMON_PROFILER_H
+#define CMON_PROFILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "agg/hist.h"
+#include "probe/resolve.h"
+
+struct profiler;
+
+struct profiler_opts {
+	bool per_pid;        /* aggregate per (function, process) */
+	int hist_arg;        /* argument index 0..5 to histogram, or -1 */
+	bool linear;         /* arg histogram linear: lin_min + k * lin_step */
+	int64_t lin_min;
+	int64_t lin_step;    /* > 0 when linear */
+	bool mem;            /* read RSS at entry and return (RSS growth) */
+	uint32_t max_pids;   /* per_pid: cap on distinct processes (cardinality) */
+	/* Only count processes with this pid (0: any), whose comm is this
+	 * (empty: any), in this cgroup v2 id (0: any). */
+	pid_t filter_pid;
+	char filter_comm[16];
+	uint64_t filter_cgroup;
+};
+
+struct func_profile {
+	uint32_t func_id;          /* index into the probe set's funcs */
+	uint32_t pid;              /* 0 unless per_pid */
+	uint64_t calls;            /* entries */
+	uint64_t returns;          /* completed calls: latency known */
+	uint64_t noreturn;         /* abandoned calls (longjmp, exception, exit) */
+	uint64_t lost;             /* entries not recorded (stack depth, memory) */
+	uint64_t lat_sum_ns, lat_min_ns, lat_max_ns;
+	int64_t rss_growth_sum;    /* bytes, summed over completed calls */
+	uint64_t lat_hist[HIST_NBUCKETS];  /* log-linear, see hist.h */
+	uint64_t arg_hist[HIST_ARG_NBUCKETS]; /* log2 (or linear) of hist_arg */
+	uint64_t arg_overflow;     /* linear: values beyond the last bucket */
+};
+
+/* Returns NULL and sets errno. */
+struct profiler *profiler__new(const struct probe_set *set, const struct profiler_opts *opts);
+
+/* Attach every probe of the set; nothing stays attached on failure (one
+ * error line printed).  0 or -errno. */
+int profiler__attach(struct profiler *p);
+size_t profiler__probe_count(const struct profiler *p);
+unsigned long long profiler__attach_ns(const struct profiler *p);
+
+/* Call FN for every function (and process) with at least one call, summed
+ * over CPUs, cumulative since attach.  FN returning non-zero stops the
+ * walk and is returned. */
+typedef int (*profiler_read_fn)(void *ctx, const struct func_profile *fp);
+int profiler__read(struct profiler *p, profiler_read_fn fn, void *ctx);
+
+/* BPF run time and run count of the profiler's programs (kernel stats,
+ * when kernel.bpf_stats_enabled is 1), for the agent's own metrics. */
+int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt);
+
+void profiler__detach(struct profiler *p);
+void profiler__free(struct profiler *p); /* NULL fine */
+
+#endif
