@@ -31,6 +31,7 @@ enum cmon_exit_kind {
 
 enum cmon_record_type {
 	CMON_REC_CALL = 1,
+	CMON_REC_CAPTURE = 2,
 };
 
 enum cmon_call_flags {
@@ -67,6 +68,84 @@ struct cmon_func_stats {
 	__u64 lost_ringbuf; /* record not written: ring buffer full */
 	__u64 lost_depth;   /* entry not recorded: CMON_STACK_DEPTH pending calls */
 	__u64 lost_nomem;   /* entry not recorded: no per-thread storage */
+};
+
+/*
+ * Captures: what a function's arguments point to (strings, buffers,
+ * structs, arrays), read in the kernel at entry (and at return for the
+ * return value) by a small program of fetch items per function, planned in
+ * user space from DWARF and --capture.
+ *
+ * Item i's address is BASE + off, where BASE is a register's value
+ * (CMON_BASE_REG), the stack pointer at the probe (CMON_BASE_SP: [sp] is the
+ * return address, stack arguments start at sp + 8), or the address item
+ * BASE_ITEM was read from (CMON_BASE_ITEM: a field of a struct read
+ * earlier).  Then, if DEREF, the pointer stored at that address is loaded
+ * and the address becomes pointer + deref_off.  Then SIZE bytes (at most)
+ * are read there; for CMON_FETCH_STR up to the first NUL; when len_reg is
+ * set, the size is min(size, value of register len_reg * elem_size).
+ * CMON_FETCH_REG reads no memory: the item is the register's 8 bytes.
+ * Registers use DWARF x86-64 numbering: 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi,
+ * 5 rdi, 6 rbp, 7 rsp, 8..15 r8..r15.
+ */
+#define CMON_MAX_FETCH 16
+#define CMON_CAPTURE_MAX (1u << 20)   /* bytes of all items of one record */
+#define CMON_ITEM_MAX (256u << 10)    /* bytes of one item */
+
+enum cmon_fetch_kind {
+	CMON_FETCH_NONE = 0,
+	CMON_FETCH_REG = 1, /* the register's value, 8 bytes */
+	CMON_FETCH_MEM = 2, /* SIZE bytes of memory */
+	CMON_FETCH_STR = 3, /* a C string of at most SIZE bytes (NUL not kept) */
+};
+
+enum cmon_fetch_base {
+	CMON_BASE_REG = 0,
+	CMON_BASE_SP = 1,
+	CMON_BASE_ITEM = 2,
+};
+
+struct cmon_fetch {
+	__s64 off;
+	__s64 deref_off;
+	__u32 size;
+	__u32 elem_size; /* multiplies the value of len_reg */
+	__u8 kind;       /* enum cmon_fetch_kind */
+	__u8 base;       /* enum cmon_fetch_base */
+	__u8 reg;        /* CMON_BASE_REG / CMON_FETCH_REG: DWARF register */
+	__u8 base_item;  /* CMON_BASE_ITEM: an earlier item's index */
+	__u8 deref;      /* 0 or 1 */
+	__s8 len_reg;    /* -1: none */
+	__u8 pad[2];
+};
+
+/* One function's fetch program, at entry or at return. */
+struct cmon_fetch_plan {
+	__u32 n;
+	__u32 pad;
+	struct cmon_fetch items[CMON_MAX_FETCH];
+};
+
+enum cmon_item_flags {
+	CMON_ITEM_TRUNCATED = 1u << 0, /* longer than its size: cut */
+	CMON_ITEM_FAULT = 1u << 1,     /* the memory could not be read (NULL, unmapped) */
+};
+
+/* A capture record: this header, then n items, each a struct
+ * cmon_capture_item followed by its len bytes, padded to 8. */
+struct cmon_capture_rec {
+	__u32 type;  /* CMON_REC_CAPTURE */
+	__u32 n;     /* items */
+	__u64 ts_entry_ns; /* with tid: the call it belongs to */
+	__u32 tid;
+	__u32 func_id;
+	__u32 at_return; /* 0: entry items, 1: return items */
+	__u32 len;       /* bytes after this header */
+};
+
+struct cmon_capture_item {
+	__u32 len;
+	__u32 flags; /* enum cmon_item_flags */
 };
 
 #endif /* CMON_H */
