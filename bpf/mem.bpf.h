@@ -69,29 +69,21 @@ fail:
 	return false;
 }
 
-struct mm_counters_snapshot {
-	struct percpu_counter stat[CMON_NR_MM_COUNTERS];
-};
-
-/* RSS in bytes: file + anon + shmem pages, as VmRSS in /proc/PID/status. */
+/* RSS in bytes: file + anon + shmem pages, as VmRSS in /proc/PID/status.
+ * MM is a BTF pointer (task->mm): its fields are read with direct loads;
+ * only the per-CPU deltas need a helper. */
 static __always_inline __u64 mm_rss_bytes(struct mm_struct *mm)
 {
-	struct mm_counters_snapshot snap;
-	__s64 file, anon, shmem;
-	__u64 base;
+	__s64 file = mm->rss_stat[MM_FILEPAGES].count;
+	__s64 anon = mm->rss_stat[MM_ANONPAGES].count;
+	__s64 shmem = mm->rss_stat[MM_SHMEMPAGES].count;
+	__u64 base = (__u64)mm->rss_stat[0].counters;
 
-	if (bpf_probe_read_kernel(&snap, sizeof(snap), &mm->rss_stat))
-		return 0;
-	file = snap.stat[MM_FILEPAGES].count;
-	anon = snap.stat[MM_ANONPAGES].count;
-	shmem = snap.stat[MM_SHMEMPAGES].count;
-
-	base = (__u64)snap.stat[0].counters;
 	/* Sum the per-CPU deltas only when the layout is the one we know:
-	 * four s32 counters side by side.  Otherwise .count alone. */
+	 * the counters side by side in one allocation.  Otherwise .count. */
 	if (learn_cpu_offsets() &&
-	    (__u64)snap.stat[MM_ANONPAGES].counters == base + 4 * MM_ANONPAGES &&
-	    (__u64)snap.stat[MM_SHMEMPAGES].counters == base + 4 * MM_SHMEMPAGES) {
+	    (__u64)mm->rss_stat[MM_ANONPAGES].counters == base + 4 * MM_ANONPAGES &&
+	    (__u64)mm->rss_stat[MM_SHMEMPAGES].counters == base + 4 * MM_SHMEMPAGES) {
 		for (__u32 cpu = 0; cpu < CMON_MAX_CPUS && cpu < targ_nr_cpus; cpu++) {
 			__s32 delta[CMON_NR_MM_COUNTERS];
 
@@ -114,7 +106,7 @@ static __always_inline __u64 mm_rss_bytes(struct mm_struct *mm)
 
 static __always_inline __u64 mm_vms_bytes(struct mm_struct *mm)
 {
-	return BPF_CORE_READ(mm, total_vm) * targ_page_size;
+	return mm->total_vm * targ_page_size;
 }
 
 #endif

@@ -68,7 +68,9 @@ static __always_inline void fill_identity(struct cmon_call_rec *rec, struct task
 	rec->type = CMON_REC_CALL;
 	rec->pid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
-	BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
+	/* Direct loads through the task's BTF pointers: cheaper than a
+	 * string-read helper, and comm is always NUL-terminated. */
+	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
 }
 
 /* Write FR as a record; EXIT_REGS is NULL for a frame that never returned. */

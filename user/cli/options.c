@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "agg/hist.h"
 #include "core/log.h"
 #include "options.h"
 
@@ -16,6 +17,11 @@ enum {
 	OPT_RETURN_PROBE,
 	OPT_RINGBUF,
 	OPT_POLL_MS,
+	OPT_INTERVAL,
+	OPT_PER_PID,
+	OPT_HIST,
+	OPT_HIST_LINEAR,
+	OPT_NO_MEM,
 };
 
 static const struct option long_opts[] = {
@@ -30,6 +36,11 @@ static const struct option long_opts[] = {
 	{ "return-probe", required_argument, NULL, OPT_RETURN_PROBE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "poll-ms", required_argument, NULL, OPT_POLL_MS },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "per-pid", no_argument, NULL, OPT_PER_PID },
+	{ "hist", required_argument, NULL, OPT_HIST },
+	{ "hist-linear", required_argument, NULL, OPT_HIST_LINEAR },
+	{ "no-mem", no_argument, NULL, OPT_NO_MEM },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -46,6 +57,32 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      out);
 		return;
 	}
+	if (kind == CMD_PROFILE) {
+		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		      "  Per function: calls, total/min/mean/max latency, p50 p90 p99 p99.9 (log-linear\n"
+		      "  buckets, within 1.6 %), RSS growth summed over calls; aggregated in the kernel.\n"
+		      "  -p, --pid PID           profile this process, all its threads (repeatable)\n"
+		      "      --binary PATH       every process running PATH, now and later\n"
+		      "  -- CMD [ARGS...]        launch CMD, profiled from its first instruction\n"
+		      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n"
+		      "      --per-pid           one row per function and process\n"
+		      "      --hist ARG          distribution of argument ARG (0..5 or arg0..arg5), log2\n"
+		      "      --hist-linear MIN,MAX,STEP\n"
+		      "                          linear buckets for --hist instead (at most 65)\n"
+		      "      --no-mem            do not measure RSS growth (cheaper)\n"
+		      "      --interval SECONDS  print the table every SECONDS (cumulative), and at the end\n"
+		      "  -F, --format FMT        text (default), csv, json (JSON Lines, one object per\n"
+		      "                          function per report)\n"
+		      "  -o, --output FILE       write the reports to FILE instead of stdout\n"
+		      "      --return-probe HOW  auto (default), uretprobe, insn\n"
+		      "      --duration SECONDS  stop after this long\n"
+		      "  -q, --quiet             no summary on stderr\n"
+		      "  -v, --verbose           more diagnostics (-vv: libbpf's too)\n"
+		      "exit status: 0 ok, 1 error, 2 usage, 3 calls were lost; when launching, the\n"
+		      "program's own status (128+N if killed by signal N)\n",
+		      out);
+		return;
+	}
 	fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
 	      "  -p, --pid PID           trace this process, all its threads (repeatable)\n"
 	      "      --binary PATH       every process running PATH, now and later\n"
@@ -58,7 +95,7 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	      "                          instructions: safe for C++ exceptions and Go)\n"
 	      "      --duration SECONDS  stop after this long\n"
 	      "      --max-events N      stop after N records\n"
-	      "      --ringbuf-size MB   ring buffer size (default 16)\n"
+	      "      --ringbuf-size MB   ring buffer size (default 4)\n"
 	      "      --poll-ms MS        how often the buffer is drained (default 10)\n"
 	      "  -q, --quiet             no summary on stderr\n"
 	      "  -v, --verbose           more diagnostics (-vv: libbpf's too)\n"
@@ -82,6 +119,80 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	if (!*s)
+		return -EINVAL;
+	v = strtoll(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "0".."5" or "arg0".."arg5". */
+static int parse_hist_arg(const char *s, int *out)
+{
+	if (!strncmp(s, "arg", 3))
+		s += 3;
+	if (s[0] < '0' || s[0] > '5' || s[1])
+		return -EINVAL;
+	*out = s[0] - '0';
+	return 0;
+}
+
+/* "MIN,MAX,STEP": STEP > 0, MIN < MAX, at most HIST_ARG_NBUCKETS buckets. */
+static int parse_hist_linear(const char *s, struct cmd_opts *o)
+{
+	char buf[96], *max, *step;
+	uint64_t span, n;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	max = strchr(buf, ',');
+	if (!max)
+		return -EINVAL;
+	*max++ = 0;
+	step = strchr(max, ',');
+	if (!step)
+		return -EINVAL;
+	*step++ = 0;
+	if (parse_i64(buf, &o->lin_min) || parse_i64(max, &o->lin_max) ||
+	    parse_i64(step, &o->lin_step) || o->lin_step <= 0 || o->lin_max <= o->lin_min)
+		return -EINVAL;
+	span = (uint64_t)o->lin_max - (uint64_t)o->lin_min; /* exact: max > min */
+	n = span / (uint64_t)o->lin_step + (span % (uint64_t)o->lin_step != 0);
+	if (n > HIST_ARG_NBUCKETS)
+		return -E2BIG;
+	o->lin_buckets = (unsigned)n;
+	o->hist_linear = true;
+	return 0;
+}
+
+static bool option_applies(enum cmd_kind kind, int c)
+{
+	switch (c) {
+	case OPT_INTERVAL:
+	case OPT_PER_PID:
+	case OPT_HIST:
+	case OPT_HIST_LINEAR:
+	case OPT_NO_MEM:
+		return kind == CMD_PROFILE;
+	case OPT_NO_RETURN:
+	case OPT_MAX_EVENTS:
+	case OPT_RINGBUF:
+	case OPT_POLL_MS:
+		return kind != CMD_PROFILE;
+	default:
+		return true;
+	}
+}
+
 static int push_ptr(void *arrp, size_t *n, size_t elem, const void *val)
 {
 	void **arr = arrp;
@@ -97,14 +208,19 @@ static int push_ptr(void *arrp, size_t *n, size_t elem, const void *val)
 
 int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *o)
 {
-	const char *name = kind == CMD_LIST ? "list" : "trace";
+	const char *name = kind == CMD_LIST ? "list" : kind == CMD_PROFILE ? "profile" : "trace";
 	uint64_t v;
 	int c, err = 0;
 
 	o->poll_ms = 10;
+	o->hist_arg = -1;
 	optind = 0; /* full reset: the parser may run more than once */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:f:F:o:vqh", long_opts, NULL)) != -1) {
+		if (!option_applies(kind, c)) {
+			log_error("%s: option '%s' is not for this command", name, argv[optind - 1]);
+			return -EINVAL;
+		}
 		switch (c) {
 		case 'p': {
 			pid_t pid;
@@ -177,6 +293,39 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			}
 			o->poll_ms = (int)v;
 			break;
+		case OPT_INTERVAL: {
+			char *end;
+
+			errno = 0;
+			o->interval_s = strtod(optarg, &end);
+			if (errno || *end || !(o->interval_s >= 0.01) || o->interval_s > 1e6) {
+				log_error("%s: invalid interval '%s' (seconds, at least 0.01)", name,
+					  optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_PER_PID:
+			o->per_pid = true;
+			break;
+		case OPT_HIST:
+			if (parse_hist_arg(optarg, &o->hist_arg)) {
+				log_error("%s: invalid --hist '%s' (an argument: 0..5 or arg0..arg5)",
+					  name, optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_HIST_LINEAR:
+			err = parse_hist_linear(optarg, o);
+			if (err) {
+				log_error("%s: invalid --hist-linear '%s' (MIN,MAX,STEP with MIN < MAX, "
+					  "STEP > 0, at most %d buckets)", name, optarg, HIST_ARG_NBUCKETS);
+				return -EINVAL;
+			}
+			break;
+		case OPT_NO_MEM:
+			o->no_mem = true;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -214,8 +363,14 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	}
 
 	if (!o->n_funcs) {
-		log_error(kind == CMD_LIST ? "list: no PATTERN given"
-					   : "trace: no function given (--func PATTERN)");
+		if (kind == CMD_LIST)
+			log_error("list: no PATTERN given");
+		else
+			log_error("%s: no function given (--func PATTERN)", name);
+		return -EINVAL;
+	}
+	if (o->hist_linear && o->hist_arg < 0) {
+		log_error("%s: --hist-linear needs --hist ARG", name);
 		return -EINVAL;
 	}
 	if (!!o->n_pids + !!o->binary + !!o->cmd != 1) {

@@ -17,7 +17,7 @@
 #include "tracer.h"
 #include "trace.skel.h"
 
-#define DEFAULT_RINGBUF (16u << 20)
+#define DEFAULT_RINGBUF (4u << 20)
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL

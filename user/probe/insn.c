@@ -7,6 +7,7 @@
  * modrm), because that is what the kernel's uprobe analyser looks at and
  * because it keeps capstone's detail mode, the slow part, switched off.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,22 +58,69 @@ unsigned probe_cost__typical_ns(enum probe_cost cost)
 }
 
 /*
+ * Capstone is loaded only while probes are being planned: its relocated
+ * tables for every architecture cost ~4 MB of resident memory, which a
+ * tracer that runs for hours should not keep.  insn__release() unloads it.
+ *
  * One capstone handle for the whole process: opening one costs far more
  * than decoding a function.  cmon drives this module from a single thread,
  * so there is no locking; closed at exit so leak checkers stay quiet.
  */
+#define CAPSTONE_SONAME "libcapstone.so.4"
+
+static struct {
+	void *dl;
+	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
+	cs_err (*close)(csh *handle);
+	cs_err (*option)(csh handle, cs_opt_type type, size_t value);
+	cs_insn *(*malloc)(csh handle);
+	void (*free)(cs_insn *insn, size_t count);
+	bool (*disasm_iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
+			    cs_insn *insn);
+	const char *(*strerror)(cs_err code);
+} cs;
 static csh cs_handle;
 static cs_insn *cs_buf;
 static bool cs_ready;
 
-static void insn_cs_close(void)
+void insn__release(void)
 {
-	if (!cs_ready)
-		return;
-	cs_free(cs_buf, 1);
-	cs_close(&cs_handle);
-	cs_buf = NULL;
-	cs_ready = false;
+	if (cs_ready) {
+		cs.free(cs_buf, 1);
+		cs.close(&cs_handle);
+		cs_buf = NULL;
+		cs_ready = false;
+	}
+	if (cs.dl) {
+		dlclose(cs.dl);
+		memset(&cs, 0, sizeof(cs));
+	}
+}
+
+static int insn_cs_load(void)
+{
+	if (cs.dl)
+		return 0;
+	cs.dl = dlopen(CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!cs.dl) {
+		log_error("cannot load %s: %s", CAPSTONE_SONAME, dlerror());
+		return -ENOENT;
+	}
+	*(void **)&cs.open = dlsym(cs.dl, "cs_open");
+	*(void **)&cs.close = dlsym(cs.dl, "cs_close");
+	*(void **)&cs.option = dlsym(cs.dl, "cs_option");
+	*(void **)&cs.malloc = dlsym(cs.dl, "cs_malloc");
+	*(void **)&cs.free = dlsym(cs.dl, "cs_free");
+	*(void **)&cs.disasm_iter = dlsym(cs.dl, "cs_disasm_iter");
+	*(void **)&cs.strerror = dlsym(cs.dl, "cs_strerror");
+	if (!cs.open || !cs.close || !cs.option || !cs.malloc || !cs.free || !cs.disasm_iter ||
+	    !cs.strerror) {
+		log_error("%s lacks the functions cmon uses", CAPSTONE_SONAME);
+		dlclose(cs.dl);
+		memset(&cs, 0, sizeof(cs));
+		return -ENOENT;
+	}
+	return 0;
 }
 
 static int insn_cs_get(void)
@@ -82,20 +130,22 @@ static int insn_cs_get(void)
 
 	if (cs_ready)
 		return 0;
-	err = cs_open(CS_ARCH_X86, CS_MODE_64, &cs_handle);
+	if (insn_cs_load())
+		return -EIO;
+	err = cs.open(CS_ARCH_X86, CS_MODE_64, &cs_handle);
 	if (err != CS_ERR_OK) {
-		log_error("capstone: cs_open: %s", cs_strerror(err));
+		log_error("capstone: cs_open: %s", cs.strerror(err));
 		return -EIO;
 	}
 	/* Detail is off by default; say so, the sweep depends on it for speed. */
-	cs_option(cs_handle, CS_OPT_DETAIL, CS_OPT_OFF);
-	cs_buf = cs_malloc(cs_handle);
+	cs.option(cs_handle, CS_OPT_DETAIL, CS_OPT_OFF);
+	cs_buf = cs.malloc(cs_handle);
 	if (!cs_buf) {
-		cs_close(&cs_handle);
+		cs.close(&cs_handle);
 		return -ENOMEM;
 	}
 	cs_ready = true;
-	if (!atexit_done && atexit(insn_cs_close) == 0)
+	if (!atexit_done && atexit(insn__release) == 0)
 		atexit_done = true;
 	return 0;
 }
@@ -109,7 +159,7 @@ static size_t insn_decode_one(const uint8_t *code, size_t len, size_t off, uint6
 
 	if (left > INSN_MAX_LEN)
 		left = INSN_MAX_LEN;
-	if (!cs_disasm_iter(cs_handle, &p, &left, &a, cs_buf))
+	if (!cs.disasm_iter(cs_handle, &p, &left, &a, cs_buf))
 		return 0;
 	return cs_buf->size;
 }
@@ -378,7 +428,7 @@ int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit
 		size_t off = (size_t)(p - code);
 		enum exit_kind k;
 
-		if (!cs_disasm_iter(cs_handle, &p, &left, &a, cs_buf)) {
+		if (!cs.disasm_iter(cs_handle, &p, &left, &a, cs_buf)) {
 			log_debug("insn: undecodable byte at +%#zx (0x%02x) of %#llx",
 				  off, code[off], (unsigned long long)addr);
 			out->complete = false;

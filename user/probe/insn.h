@@ -63,4 +63,8 @@ struct exit_plan {
 int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit_plan *out);
 void exit_plan__clear(struct exit_plan *p);
 
+/* Unload the disassembler (it is loaded again on the next use): planning
+ * is done once, and its tables are large. */
+void insn__release(void);
+
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,6 +541,14 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 	}
 	for (size_t i = 0; i < o->n_patterns && !err; i++)
 		err = resolve_pattern(&b, &o->patterns[i]);
+	/* Planning is over: what the run needs was copied out.  Symbol tables
+	 * and the disassembler would only weigh on a long trace's memory. */
+	insn__release();
+	for (size_t i = 0; i < b.set->n_objects; i++) {
+		symtab__free(b.set->objects[i].symtab);
+		b.set->objects[i].symtab = NULL;
+	}
+	malloc_trim(0);
 	if (err == -ENOMEM)
 		log_error("out of memory");
 	if (err) {

@@ -33,7 +33,7 @@ struct probe_object {
 	char *attach_path; /* what cmon opens and attaches to (see procmaps.h) */
 	const char *module; /* basename of path */
 	uint64_t dev, ino;
-	struct symtab *symtab; /* NULL when the file has no symbols */
+	struct symtab *symtab; /* during resolution only (NULL after, or without symbols) */
 	unsigned runtime;      /* enum symtab_runtime_flags */
 };
 
