@@ -1,2 +1,0 @@
-build/obj/user/proc/launch.o: user/proc/launch.c user/proc/launch.h
-user/proc/launch.h:
