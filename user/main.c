@@ -4,6 +4,7 @@
  * exactly-matched table; each subcommand decides its own exit status (see
  * cli/commands.h).
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
@@ -23,6 +24,7 @@ static const struct command {
 } commands[] = {
 	{ "trace", cmd_trace, "record every call: arguments, return, latency, memory" },
 	{ "list", cmd_list, "what can be probed, where, and at what cost" },
+	{ "profile", cmd_profile, "per-function call counts, latency percentiles, RSS growth" },
 	{ "help", cmd_help, "this text" },
 	{ "version", cmd_version, "print the version" },
 };
@@ -45,6 +47,10 @@ static int cmd_version(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	log_route_libbpf();
+	/* Large buffers (kernel BTF, symbol tables) are needed only while
+	 * starting up: serve them from mmap so freeing them returns the
+	 * memory, and a long trace keeps a small footprint. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return CMON_EXIT_USAGE;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,9 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	err = trace_bpf__load(t->skel);
 	if (err)
 		goto fail;
+	/* Loading parsed the kernel's BTF (megabytes, now freed): give the
+	 * heap back before the ring buffer is mapped. */
+	malloc_trim(0);
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_ringbuf, t, NULL);
 	if (!t->rb) {
 		err = -errno;
