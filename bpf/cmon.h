@@ -68,6 +68,7 @@ struct cmon_func_stats {
 	__u64 lost_ringbuf; /* record not written: ring buffer full */
 	__u64 lost_depth;   /* entry not recorded: CMON_STACK_DEPTH pending calls */
 	__u64 lost_nomem;   /* entry not recorded: no per-thread storage */
+	__u64 lost_capture; /* capture record not written: ring buffer full */
 };
 
 /*

@@ -46,6 +46,8 @@ struct {
 	__type(value, struct cmon_func_stats);
 } func_stats SEC(".maps");
 
+#include "fetch.bpf.h"
+
 static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
 {
 	return bpf_map_lookup_elem(&func_stats, &func_id);
@@ -137,7 +139,12 @@ int BPF_KPROBE(cmon_entry)
 		st->calls++;
 
 	if (targ_entry_only) {
-		struct cmon_call_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+		struct cmon_call_rec *rec;
+		__u64 ts = 0;
+
+		if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &ts) < 0 && st)
+			st->lost_capture++;
+		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 
 		if (!rec) {
 			if (st)
@@ -148,7 +155,7 @@ int BPF_KPROBE(cmon_entry)
 		rec->flags = CMON_CALL_ENTRY_ONLY;
 		rec->func_id = func_id;
 		rec->depth = 0;
-		rec->ts_entry_ns = bpf_ktime_get_ns();
+		rec->ts_entry_ns = ts ? ts : bpf_ktime_get_ns();
 		rec->ts_exit_ns = 0;
 		rec->args[0] = PT_REGS_PARM1(ctx);
 		rec->args[1] = PT_REGS_PARM2(ctx);
@@ -191,7 +198,11 @@ int BPF_KPROBE(cmon_entry)
 	fr->rss = mm ? mm_rss_bytes(mm) : 0;
 	fr->vms = mm ? mm_vms_bytes(mm) : 0;
 	/* Time last, so the memory reads are not counted as the call's. */
-	fr->ts = bpf_ktime_get_ns();
+	fr->ts = 0;
+	if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &fr->ts) < 0 && st)
+		st->lost_capture++;
+	if (!fr->ts)
+		fr->ts = bpf_ktime_get_ns();
 	shadow_stack_commit(ss);
 	return 0;
 }
@@ -218,10 +229,21 @@ int BPF_KPROBE(cmon_exit)
 	fr = shadow_stack_top(ss, slot);
 	if (!fr)
 		return 0;
-	if (kind == CMON_EXIT_TAIL_JMP)
+	if (kind == CMON_EXIT_TAIL_JMP) {
 		flags = CMON_CALL_TAILCALL;
-	else
+	} else {
 		ret = PT_REGS_RC(ctx);
+		if (targ_capture) {
+			__u64 tag;
+
+			if (run_fetch_plan(ctx, fr->func_id, 1, slot, fr->ts, &tag) < 0) {
+				struct cmon_func_stats *st = stats_of(fr->func_id);
+
+				if (st)
+					st->lost_capture++;
+			}
+		}
+	}
 	rss = mm ? mm_rss_bytes(mm) : 0;
 	vms = mm ? mm_vms_bytes(mm) : 0;
 	emit_frame(task, fr, ss->depth - 1, flags, ret, ts, rss, vms);

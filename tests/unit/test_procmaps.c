@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -160,6 +162,8 @@ static pid_t spawn(char *const argv[])
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* no stray child when a failed assertion ends the test early */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(fds[0]);
 		execv(argv[0], argv);
 		_exit(127);
@@ -342,6 +346,75 @@ static void test_read_deleted_exe(void **state)
 	reap(pid);
 }
 
+/* A forked child (our own executable) that maps files by hand below its
+ * executable: /bin/true readable at 0x180000 and executable at 0x200000,
+ * /bin/sleep only readable, an executable memfd. */
+static void test_read_hand_mappings(void **state)
+{
+	struct proc_object *objs = NULL;
+	struct stat exe_st, true_st, sleep_st;
+	bool found_true = false;
+	int fds[2];
+	size_t n = 0;
+	char c;
+	pid_t pid;
+
+	assert_int_equal(stat("/bin/true", &true_st), 0);
+	assert_int_equal(stat("/bin/sleep", &sleep_st), 0);
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int t = open("/bin/true", O_RDONLY), s = open("/bin/sleep", O_RDONLY);
+		int m = memfd_create("cmon-test", 0);
+		int flags = MAP_PRIVATE | MAP_FIXED_NOREPLACE;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (t < 0 || s < 0 || m < 0 || ftruncate(m, 4096) ||
+		    mmap((void *)0x180000, 4096, PROT_READ, flags, t, 0) == MAP_FAILED ||
+		    mmap((void *)0x200000, 4096, PROT_READ | PROT_EXEC, flags, t, 0) == MAP_FAILED ||
+		    mmap((void *)0x300000, 4096, PROT_READ, flags, s, 0) == MAP_FAILED ||
+		    mmap((void *)0x400000, 4096, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE,
+			 m, 0) == MAP_FAILED)
+			_exit(1);
+		if (write(fds[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+
+	{
+		char exe[64];
+
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+		assert_int_equal(stat(exe, &exe_st), 0);
+	}
+	assert_int_equal(proc_objects__read(pid, &objs, &n), 0);
+	check_objects(pid, objs, n);
+	assert_true(n >= 3);
+	/* the executable first, though /bin/true lies below it */
+	assert_int_equal(objs[0].inode, exe_st.st_ino);
+	assert_int_equal(objs[0].dev, exe_st.st_dev);
+	for (size_t i = 1; i < n; i++) {
+		if (objs[i].inode != true_st.st_ino || objs[i].dev != true_st.st_dev)
+			continue;
+		/* the lowest mapping, though that one is not executable */
+		assert_int_equal(objs[i].start, 0x180000);
+		assert_false(objs[i].deleted);
+		found_true = true;
+	}
+	assert_true(found_true);
+	for (size_t i = 0; i < n; i++) {
+		assert_false(objs[i].inode == sleep_st.st_ino && objs[i].dev == sleep_st.st_dev);
+		assert_null(strstr(objs[i].path, "cmon-test"));
+	}
+	proc_objects__free(objs, n);
+	reap(pid);
+}
+
 static pid_t exited_child(void)
 {
 	pid_t pid = fork();
@@ -431,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_read_self),
 		cmocka_unit_test(test_read_child),
 		cmocka_unit_test(test_read_deleted_exe),
+		cmocka_unit_test(test_read_hand_mappings),
 		cmocka_unit_test(test_read_no_such_process),
 		cmocka_unit_test(test_read_permission),
 		cmocka_unit_test(test_alive),

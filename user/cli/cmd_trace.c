@@ -197,7 +197,7 @@ static uint64_t report(struct trace_run *r)
 		struct cmon_func_stats st;
 
 		if (!tracer__func_stats(r->tracer, (unsigned)i, &st))
-			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_capture;
 	}
 	if (r->opts.quiet)
 		return lost;
@@ -210,7 +210,7 @@ static uint64_t report(struct trace_run *r)
 
 		if (tracer__func_stats(r->tracer, (unsigned)i, &st))
 			continue;
-		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_capture;
 		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
 			(unsigned long long)st.calls, (unsigned long long)r->written_per_func[i],
 			(unsigned long long)l);

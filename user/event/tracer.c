@@ -47,10 +47,32 @@ struct tracer {
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
+	const __u32 *type = data;
 
-	if (size < sizeof(struct cmon_call_rec))
+	if (size >= sizeof(struct cmon_capture_rec) && *type == CMON_REC_CAPTURE) {
+		const struct cmon_capture_rec *cap = data;
+
+		if (!t->opts.on_capture || cap->len > size - sizeof(*cap))
+			return 0;
+		return t->opts.on_capture(t->opts.ctx, cap, size);
+	}
+	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
 		return 0;
 	return t->opts.on_record(t->opts.ctx, data);
+}
+
+/* Copy the fetch plans into the kernel (after load: the map exists). */
+static int load_plans(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.fetch_plans);
+
+	for (__u32 k = 0; k < 2 * t->set->n_funcs; k++) {
+		if (!t->opts.plans[k].n)
+			continue;
+		if (bpf_map_update_elem(fd, &k, &t->opts.plans[k], BPF_ANY))
+			return -errno;
+	}
+	return 0;
 }
 
 static size_t round_pow2(size_t v)
@@ -96,6 +118,16 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	bpf_map__set_max_entries(t->skel->maps.events, (__u32)rb_bytes);
 	bpf_map__set_max_entries(t->skel->maps.func_stats,
 				 set->n_funcs ? (__u32)set->n_funcs : 1);
+	t->skel->rodata->targ_capture = opts->plans != NULL;
+	t->skel->rodata->targ_sleepable = opts->plans && opts->sleepable;
+	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
+				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
+	if (opts->plans && opts->sleepable) {
+		/* Sleepable programs may fault in argument pages that are not
+		 * resident, where a plain read would come back empty. */
+		bpf_program__set_flags(t->skel->progs.cmon_entry, BPF_F_SLEEPABLE);
+		bpf_program__set_flags(t->skel->progs.cmon_exit, BPF_F_SLEEPABLE);
+	}
 	bpf_program__set_expected_attach_type(t->skel->progs.cmon_entry,
 					      CMON_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(t->skel->progs.cmon_exit,
@@ -106,6 +138,11 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the
 	 * heap back before the ring buffer is mapped. */
 	malloc_trim(0);
+	if (opts->plans) {
+		err = load_plans(t);
+		if (err)
+			goto fail;
+	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_ringbuf, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -248,6 +285,7 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		out->lost_ringbuf += per_cpu[c].lost_ringbuf;
 		out->lost_depth += per_cpu[c].lost_depth;
 		out->lost_nomem += per_cpu[c].lost_nomem;
+		out->lost_capture += per_cpu[c].lost_capture;
 	}
 cleanup:
 	free(per_cpu);

@@ -22,11 +22,20 @@ struct tracer;
  * negative value to stop the current poll (the record counts as handled). */
 typedef int (*tracer_record_fn)(void *ctx, const struct cmon_call_rec *rec);
 
+/* Called for every capture record (what a call's arguments point to);
+ * it comes before the call record it belongs to (same tid, ts_entry_ns). */
+typedef int (*tracer_capture_fn)(void *ctx, const struct cmon_capture_rec *rec, size_t size);
+
 struct tracer_opts {
 	bool entry_only;       /* --no-return */
-	size_t ringbuf_bytes;  /* power of two; 0: default 16 MiB */
+	size_t ringbuf_bytes;  /* power of two; 0: default 4 MiB */
 	tracer_record_fn on_record;
+	tracer_capture_fn on_capture;
 	void *ctx;
+	/* Fetch plans, 2 per function (entry, return), indexed func_id * 2 +
+	 * at_return; NULL: no captures.  Copied into the kernel at load. */
+	const struct cmon_fetch_plan *plans;
+	bool sleepable;        /* fault in pages that are not resident */
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */

@@ -157,10 +157,9 @@ static int acc_add(struct obj_acc **accs, size_t *n, size_t *cap,
 		}
 		a->dev = dev;
 		a->inode = ml->inode;
+		/* maps is sorted by address: the first mapping is the lowest */
 		a->start = ml->start;
 	}
-	if (ml->start < a->start)
-		a->start = ml->start;
 	if (exec && !a->exec) {
 		a->exec = true;
 		a->x_start = ml->start;

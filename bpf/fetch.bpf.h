@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * fetch.bpf.h: run a function's fetch plan (cmon.h) and write what it reads
+ * as one capture record, sized to what the plan can read, straight into the
+ * ring buffer through a dynptr: no per-CPU scratch buffer, so the program
+ * may sleep.  Loaded sleepable (targ_sleepable), it faults in pages that are
+ * not resident (bpf_copy_from_user*); otherwise it reads what is resident.
+ */
+#ifndef CMON_FETCH_BPF_H
+#define CMON_FETCH_BPF_H
+
+#include "cmon.h"
+
+const volatile bool targ_capture = false;   /* any function has a plan */
+const volatile bool targ_sleepable = false; /* programs loaded sleepable */
+
+extern int bpf_copy_from_user_dynptr(const struct bpf_dynptr *dptr, __u64 off, __u64 size,
+				     const void *unsafe_ptr) __ksym __weak;
+extern int bpf_copy_from_user_str_dynptr(const struct bpf_dynptr *dptr, __u64 off, __u64 size,
+					 const void *unsafe_ptr) __ksym __weak;
+extern int bpf_probe_read_user_dynptr(const struct bpf_dynptr *dptr, __u64 off, __u64 size,
+				      const void *unsafe_ptr) __ksym __weak;
+extern int bpf_probe_read_user_str_dynptr(const struct bpf_dynptr *dptr, __u64 off, __u64 size,
+					  const void *unsafe_ptr) __ksym __weak;
+
+/* Plans by func_id * 2 + at_return; sized by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cmon_fetch_plan);
+} fetch_plans SEC(".maps");
+
+/* The registers by DWARF x86-64 number, copied once: the verifier allows
+ * only constant offsets into the context. */
+static __always_inline void dwarf_regs(struct pt_regs *regs, __u64 r[16])
+{
+	r[0] = regs->ax;
+	r[1] = regs->dx;
+	r[2] = regs->cx;
+	r[3] = regs->bx;
+	r[4] = regs->si;
+	r[5] = regs->di;
+	r[6] = regs->bp;
+	r[7] = regs->sp;
+	r[8] = regs->r8;
+	r[9] = regs->r9;
+	r[10] = regs->r10;
+	r[11] = regs->r11;
+	r[12] = regs->r12;
+	r[13] = regs->r13;
+	r[14] = regs->r14;
+	r[15] = regs->r15;
+}
+
+static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
+{
+	if (targ_sleepable)
+		return bpf_copy_from_user(dst, size, (void *)addr);
+	return bpf_probe_read_user(dst, size, (void *)addr);
+}
+
+static __always_inline __u32 round8(__u32 v) { return (v + 7) & ~7u; }
+
+/* The bytes item IT may read: its size, cut by its length register. */
+static __always_inline __u32 item_size(const __u64 *r, struct cmon_fetch *it, bool *cut)
+{
+	__u64 size = it->size, want;
+
+	*cut = false;
+	if (it->kind == CMON_FETCH_REG)
+		return 8;
+	if (it->len_reg >= 0) {
+		want = r[it->len_reg & 15] * (it->elem_size ? it->elem_size : 1);
+		if (want < size)
+			size = want;
+		else if (want > size)
+			*cut = true;
+	}
+	if (it->kind == CMON_FETCH_STR)
+		size += 1; /* room for the NUL that tells whether it was cut */
+	return size > CMON_ITEM_MAX ? CMON_ITEM_MAX : (__u32)size;
+}
+
+/*
+ * Run the plan of FUNC_ID (at entry or at return) and submit a capture
+ * record tagged with TAG, the call's entry time; at entry pass 0: the time
+ * is taken after the reads (so a slow read does not count in the call's
+ * latency) and returned in TS_OUT.  SLOT is the call's return-address slot,
+ * the stack pointer at entry.  Returns 0, 1 when the function has no plan,
+ * or -1 when the record could not be written (the caller counts it lost).
+ */
+static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, __u32 at_return,
+					   __u64 sp, __u64 tag, __u64 *ts_out)
+{
+	__u32 key = func_id * 2 + at_return, off, total = sizeof(struct cmon_capture_rec);
+	__u64 addrs[CMON_MAX_FETCH] = {};
+	struct cmon_capture_rec hdr = {};
+	struct cmon_fetch_plan *plan;
+	struct bpf_dynptr ptr;
+	__u64 r[16];
+	bool cut;
+
+	*ts_out = 0;
+	dwarf_regs(regs, r);
+	plan = bpf_map_lookup_elem(&fetch_plans, &key);
+	if (!plan || !plan->n)
+		return 1;
+	for (int i = 0; i < CMON_MAX_FETCH; i++) {
+		if (i >= plan->n)
+			break;
+		total += sizeof(struct cmon_capture_item) + round8(item_size(r, &plan->items[i], &cut));
+	}
+	if (total > CMON_CAPTURE_MAX)
+		total = CMON_CAPTURE_MAX;
+	if (bpf_ringbuf_reserve_dynptr(&events, total, 0, &ptr)) {
+		bpf_ringbuf_discard_dynptr(&ptr, 0);
+		return -1;
+	}
+	off = sizeof(hdr);
+	for (int i = 0; i < CMON_MAX_FETCH; i++) {
+		struct cmon_capture_item item = {};
+		struct cmon_fetch *it;
+		__u64 addr = 0, val;
+		__u32 size;
+		long got;
+
+		if (i >= plan->n)
+			break;
+		it = &plan->items[i];
+		size = item_size(r, it, &cut);
+		if (off + sizeof(item) + round8(size) > total)
+			break;
+		if (it->kind == CMON_FETCH_REG) {
+			val = r[it->reg & 15];
+			bpf_dynptr_write(&ptr, off + sizeof(item), &val, sizeof(val), 0);
+			item.len = 8;
+			goto written;
+		}
+		if (it->base == CMON_BASE_REG)
+			addr = r[it->reg & 15];
+		else if (it->base == CMON_BASE_SP)
+			addr = sp;
+		else
+			addr = addrs[it->base_item & (CMON_MAX_FETCH - 1)];
+		addr += it->off;
+		if (it->deref) {
+			if (read_user(&val, sizeof(val), addr) || !val) {
+				item.flags |= CMON_ITEM_FAULT;
+				goto written;
+			}
+			addr = val + it->deref_off;
+		}
+		addrs[i & (CMON_MAX_FETCH - 1)] = addr;
+		if (!addr) {
+			item.flags |= CMON_ITEM_FAULT;
+			goto written;
+		}
+		if (it->kind == CMON_FETCH_STR) {
+			got = targ_sleepable ?
+				bpf_copy_from_user_str_dynptr(&ptr, off + sizeof(item), size, (void *)addr) :
+				bpf_probe_read_user_str_dynptr(&ptr, off + sizeof(item), size, (void *)addr);
+			if (got <= 0) {
+				item.flags |= CMON_ITEM_FAULT;
+				goto written;
+			}
+			item.len = got - 1; /* the NUL */
+			if (got == size)
+				item.flags |= CMON_ITEM_TRUNCATED;
+		} else {
+			got = targ_sleepable ?
+				bpf_copy_from_user_dynptr(&ptr, off + sizeof(item), size, (void *)addr) :
+				bpf_probe_read_user_dynptr(&ptr, off + sizeof(item), size, (void *)addr);
+			if (got) {
+				item.flags |= CMON_ITEM_FAULT;
+				goto written;
+			}
+			item.len = size;
+			if (cut)
+				item.flags |= CMON_ITEM_TRUNCATED;
+		}
+written:
+		bpf_dynptr_write(&ptr, off, &item, sizeof(item), 0);
+		off += sizeof(item) + round8(item.len);
+		hdr.n++;
+	}
+	*ts_out = tag ? tag : bpf_ktime_get_ns();
+	hdr.type = CMON_REC_CAPTURE;
+	hdr.ts_entry_ns = *ts_out;
+	hdr.tid = (__u32)bpf_get_current_pid_tgid();
+	hdr.func_id = func_id;
+	hdr.at_return = at_return;
+	hdr.len = off - sizeof(hdr);
+	bpf_dynptr_write(&ptr, 0, &hdr, sizeof(hdr), 0);
+	bpf_ringbuf_submit_dynptr(&ptr, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+#endif
