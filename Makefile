@@ -21,7 +21,7 @@ CFLAGS ?= -O2 -g
 CMON_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers $(WERROR) -D_GNU_SOURCE \
 	-Iuser -Ibpf -I$(OUT)/skel -MMD -MP
-LDLIBS := -lbpf -lelf -ldw -lz -lcapstone -lstdc++ -lpthread
+LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lyaml -lmicrohttpd -lcurl
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
@@ -85,7 +85,8 @@ integration: $(OUT)/cmon targets
 
 # The README's test command: unit tests, then integration tests that attach
 # for real (root).  Ends with one line "N passed, N failed".
-test: deps
+test:
+	$(Q)./tools/install-deps.sh test
 	$(Q)$(MAKE) --no-print-directory all unit targets
 	$(Q)OUT=$(OUT) ./tests/run.sh
 
