@@ -21,7 +21,7 @@ CFLAGS ?= -O2 -g
 CMON_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers $(WERROR) -D_GNU_SOURCE \
 	-Iuser -Ibpf -I$(OUT)/skel -MMD -MP
-LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lyaml -lmicrohttpd -lcurl
+LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lyaml -lmicrohttpd -lcurl -lsqlite3 -ljansson
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
@@ -79,6 +79,7 @@ $(OUT)/tests/%: tests/unit/%.c $(CORE_LIB)
 include tests/targets/targets.mk
 include tests/unit/fixtures.mk
 -include tools/bench/bench.mk
+-include user/store/store.mk
 
 unit: $(UNIT_BINS) unit-fixtures
 integration: $(OUT)/cmon targets

@@ -4,9 +4,11 @@
 set -eu
 group=${1:-build}
 pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
-zlib1g-dev libcapstone-dev libcmocka-dev python3"
+zlib1g-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
+libcurl4-openssl-dev libsqlite3-dev libjansson-dev"
 case "$group" in
 bench) pkgs="$pkgs bpftrace bpfcc-tools libbpf-tools" ;;
+test) pkgs="$pkgs prometheus python3-numpy" ;;
 esac
 missing=
 for p in $pkgs; do

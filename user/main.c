@@ -10,9 +10,6 @@
 #include "cli/commands.h"
 #include "core/log.h"
 
-#ifndef CMON_VERSION
-#define CMON_VERSION "0.1.0"
-#endif
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -23,8 +20,13 @@ static const struct command {
 	const char *summary;
 } commands[] = {
 	{ "trace", cmd_trace, "record every call: arguments, return, latency, memory" },
+	{ "capture", cmd_capture, "keep every call's inputs in a store (ls/show/export read it)" },
 	{ "list", cmd_list, "what can be probed, where, and at what cost" },
+	{ "agent", cmd_agent, "run probes from a spec file, serve Prometheus metrics" },
 	{ "profile", cmd_profile, "per-function call counts, latency percentiles, RSS growth" },
+	{ "ls", cmd_ls, "a capture store: functions, calls, signatures, processes" },
+	{ "show", cmd_show, "one captured call: every argument by name, buffers" },
+	{ "export", cmd_export, "a capture store as per-call files (.npy) or CSV/JSON tables" },
 	{ "help", cmd_help, "this text" },
 	{ "version", cmd_version, "print the version" },
 };

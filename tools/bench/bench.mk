@@ -2,7 +2,7 @@
 # standalone: make -f tools/bench/bench.mk bench-tools [OUT=build]
 #
 #   $(OUT)/bench/target_{ss,fp,cet,nop5}  the same target, bench_fn starting
-#                                         with lea / push %rbp / endbr64 / nopl
+#                                         with add / push %rbp / endbr64 / nopl
 #   $(OUT)/bench/uprobe-floor             empty uprobe (+uretprobe) runner
 #   $(OUT)/bench/peakrss                  a command's own peak RSS
 
@@ -18,8 +18,11 @@ BENCH_TARGETS := $(addprefix $(BENCH_DIR)/target_,ss fp cet nop5)
 BENCH_TCFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -pthread
 
 # What the kernel does with bench_fn's first instruction decides the cost:
-# lea is single-stepped, push %rbp emulated, endbr64 single-stepped, and a
-# 5-byte nop optimized into a jump.
+# an ordinary instruction (add) is single-stepped, push %rbp emulated,
+# endbr64 single-stepped, and a 5-byte nop optimized into a jump.  bench_fn
+# keeps a stack slot so that gcc gives it a frame when asked: a leaf without
+# one gets no push %rbp even with -fno-omit-frame-pointer.  bench.sh checks
+# the first instruction of each build with objdump.
 BENCH_FLAGS_ss   := -fomit-frame-pointer -fcf-protection=none
 BENCH_FLAGS_fp   := -fno-omit-frame-pointer -fcf-protection=none
 BENCH_FLAGS_cet  := -fno-omit-frame-pointer -fcf-protection=full
@@ -54,3 +57,11 @@ $(BENCH_DIR)/uprobe-floor: $(BENCH_SRC)/uprobe-floor.c $(BENCH_DIR)/floor.skel.h
 $(BENCH_DIR)/peakrss: $(BENCH_SRC)/peakrss.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@
+
+# The capture store's write rate and open+show time (user/store/).
+bench-tools: $(BENCH_DIR)/store_bench
+
+$(BENCH_DIR)/store_bench: $(BENCH_SRC)/store_bench.c $(wildcard user/store/*.c user/store/*.h)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror -D_GNU_SOURCE \
+		-Iuser $< $(wildcard user/store/*.c) -lsqlite3 -ljansson -o $@

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * cmd_trace.c: `cmon trace`: resolve, attach, stream records to a writer,
- * report what was written and what was lost, detach.
+ * cmd_trace.c: `cmon trace` and `cmon capture`: resolve, plan the typed
+ * arguments, attach, stream records (typed where DWARF allows) to a writer
+ * or to a capture store, report what was written and what was lost, detach.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,8 @@
 #include "core/privilege.h"
 #include "event/decode.h"
 #include "event/tracer.h"
+#include "event/typer.h"
+#include "store/store_writer.h"
 #include "output/writer.h"
 #include "proc/launch.h"
 #include "proc/libpath.h"
@@ -30,7 +33,13 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig) { stop_signal = sig; }
 
 struct trace_run {
+	enum cmd_kind kind;  /* CMD_TRACE or CMD_CAPTURE */
 	struct cmd_opts opts;
+	struct typer *typer;
+	struct store_writer *store;
+	int64_t *store_funcs; /* store function id of each func_id */
+	int argc;
+	char **argv;
 	struct funcpattern *patterns;
 	struct probe_set *set;
 	struct tracer *tracer;
@@ -48,9 +57,74 @@ struct trace_run {
 	int write_err;
 };
 
+static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size)
+{
+	struct trace_run *r = ctx;
+
+	return typer__capture(r->typer, rec) ? -1 : 0;
+}
+
+static uint64_t or_none(bool have, uint64_t v) { return have ? v : STORE_NONE; }
+
+/* One call into the capture store, with its typed values and buffers. */
+static int store_call(struct trace_run *r, const struct call_record *cr,
+		      const struct render_out *ro, uint32_t func_id)
+{
+	struct store_blob blobs[64];
+	uint64_t shapes[64][RENDER_MAX_DIMS];
+	bool has_exit = cr->status == CALL_OK || cr->status == CALL_TAILCALL;
+	struct store_call sc = {
+		.func_id = r->store_funcs[func_id],
+		.pid = cr->pid,
+		.tid = cr->tid,
+		.comm = cr->comm,
+		.ts_ns = cr->ts_ns,
+		.latency_ns = or_none(has_exit, cr->latency_ns),
+		.status = call_status__name(cr->status),
+		.rss_entry = cr->rss_entry,
+		.rss_exit = or_none(has_exit, cr->rss_exit),
+		.vms_entry = cr->vms_entry,
+		.vms_exit = or_none(has_exit, cr->vms_exit),
+	};
+	char raw_args[256], raw_ret[32];
+
+	if (cr->typed) {
+		sc.args_json = cr->typed->args;
+		sc.ret_json = cr->status == CALL_OK ? cr->typed->retval : NULL;
+	} else {
+		/* Raw mode: the registers, named as in trace's columns. */
+		snprintf(raw_args, sizeof(raw_args),
+			 "{\"arg0\":%lld,\"arg1\":%lld,\"arg2\":%lld,\"arg3\":%lld,"
+			 "\"arg4\":%lld,\"arg5\":%lld}",
+			 (long long)cr->args[0], (long long)cr->args[1], (long long)cr->args[2],
+			 (long long)cr->args[3], (long long)cr->args[4], (long long)cr->args[5]);
+		snprintf(raw_ret, sizeof(raw_ret), "%lld", (long long)cr->ret);
+		sc.args_json = raw_args;
+		sc.ret_json = cr->status == CALL_OK ? raw_ret : NULL;
+	}
+	for (size_t i = 0; ro && i < ro->n_blobs && sc.n_blobs < 64; i++) {
+		const struct render_blob *b = &ro->blobs[i];
+		struct store_blob *sb = &blobs[sc.n_blobs];
+
+		for (unsigned d = 0; d < b->ndim && d < RENDER_MAX_DIMS; d++)
+			shapes[sc.n_blobs][d] = b->shape[d];
+		sb->name = b->name;
+		sb->dtype = b->dtype;
+		sb->ndim = b->ndim;
+		sb->shape = shapes[sc.n_blobs];
+		sb->truncated = b->truncated;
+		sb->data = b->data;
+		sb->len = b->len;
+		sc.n_blobs++;
+	}
+	sc.blobs = blobs;
+	return store_writer__add_call(r->store, &sc) < 0 ? -EIO : 0;
+}
+
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct trace_run *r = ctx;
+	const struct render_out *ro = NULL;
 	struct cmon_call_rec copy;
 	struct call_record cr;
 	int err;
@@ -63,7 +137,8 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	copy.comm[CMON_COMM_LEN - 1] = 0;
 	if (decoder__decode(&r->decoder, &copy, &cr))
 		return 0;
-	err = writer__write(r->writer, &cr);
+	cr.typed = typer__render(r->typer, &copy, &ro);
+	err = r->store ? store_call(r, &cr, ro, copy.func_id) : writer__write(r->writer, &cr);
 	if (err) {
 		r->write_err = err;
 		return -1;
@@ -77,10 +152,77 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	return 0;
 }
 
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	for (int i = 0; s && i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/* cmon capture: the store, its functions and what makes it trustworthy. */
+static int open_store(struct trace_run *r)
+{
+	const char *outdir = r->opts.output ? r->opts.output : "cmon-capture";
+	char host[256] = "";
+	char *cmdline = join_args(r->argc, r->argv);
+	const char *target = r->launch_path ? r->launch_path
+			     : r->opts.binary ? r->opts.binary
+					      : r->set->objects[r->set->targets[0].objects[0]].path;
+	struct store_meta meta = {
+		.cmon_version = CMON_VERSION,
+		.command_line = cmdline,
+		.target_path = target,
+		.hostname = host,
+	};
+	int err;
+
+	gethostname(host, sizeof(host) - 1);
+	err = store_writer__create(outdir, &meta, &r->store);
+	free(cmdline);
+	if (err) {
+		log_error("cannot create the capture store %s: %s", outdir, strerror(-err));
+		return err;
+	}
+	r->store_funcs = calloc(r->set->n_funcs ? r->set->n_funcs : 1, sizeof(*r->store_funcs));
+	if (!r->store_funcs)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->set->n_funcs; i++) {
+		const struct probe_func *f = &r->set->funcs[i];
+		const struct plan_layout *l = typer__layout(r->typer, (uint32_t)i);
+		char *sig = NULL;
+		int64_t id;
+
+		if (l && l->typed)
+			sig = typer__signature_json(r->typer, (uint32_t)i);
+		id = store_writer__add_function(r->store, f->name, r->set->objects[f->object].module,
+						sig, l && l->typed);
+		free(sig);
+		if (id < 0) {
+			log_error("capture store: %s", store_writer__errmsg(r->store));
+			return -EIO;
+		}
+		r->store_funcs[i] = id;
+	}
+	if (!r->opts.quiet)
+		fprintf(stderr, "cmon: capturing to %s\n", store_writer__path(r->store));
+	return 0;
+}
+
 static int open_output(struct trace_run *r)
 {
 	int fd;
 
+	if (r->kind == CMD_CAPTURE)
+		return 0; /* the store is made once the functions are known */
 	if (!r->opts.output || !strcmp(r->opts.output, "-")) {
 		r->out = stdout;
 	} else {
@@ -240,6 +382,10 @@ static int exit_status(struct trace_run *r, int err, uint64_t lost, bool have_st
 static void cleanup_run(struct trace_run *r)
 {
 	tracer__free(r->tracer);
+	if (r->store)
+		store_writer__close(r->store, 0);
+	free(r->store_funcs);
+	typer__free(r->typer);
 	if (r->launched && r->launch.go_fd >= 0)
 		launch__abort(&r->launch); /* never released: do not run it untraced */
 	else if (r->launched)
@@ -262,9 +408,11 @@ static void cleanup_run(struct trace_run *r)
 	cmd_opts__free(&r->opts);
 }
 
-int cmd_trace(int argc, char **argv)
+static int run(enum cmd_kind kind, int argc, char **argv)
 {
-	struct trace_run r = { .launch = { .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
+	struct trace_run r = { .kind = kind, .argc = argc, .argv = argv,
+			       .launch = { .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
+	struct typer_opts ty = {};
 	struct resolve_opts ro = {};
 	struct tracer_opts to = {};
 	bool have_status = false;
@@ -272,12 +420,12 @@ int cmd_trace(int argc, char **argv)
 	uint64_t lost = 0;
 	double deadline = 0;
 
-	if (cmd_opts__parse(CMD_TRACE, argc, argv, &r.opts)) {
+	if (cmd_opts__parse(kind, argc, argv, &r.opts)) {
 		cmd_opts__free(&r.opts);
 		return CMON_EXIT_USAGE;
 	}
 	if (r.opts.help) {
-		cmd_opts__usage(CMD_TRACE, stdout);
+		cmd_opts__usage(kind, stdout);
 		cmd_opts__free(&r.opts);
 		return CMON_EXIT_OK;
 	}
@@ -305,9 +453,31 @@ int cmd_trace(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
+	ty.raw = r.opts.raw;
+	ty.strlen = r.opts.strlen;
+	ty.deref = r.opts.deref;
+	ty.deref_set = r.opts.deref_set;
+	ty.capture_max = r.opts.capture_max;
+	ty.captures = r.opts.captures;
+	ty.n_captures = r.opts.n_captures;
+	err = typer__new(r.set, &ty, &r.typer);
+	if (err)
+		goto cleanup;
+	if (kind == CMD_CAPTURE) {
+		err = open_store(&r);
+		if (err)
+			goto cleanup;
+	}
 	r.written_per_func = calloc(r.set->n_funcs, sizeof(*r.written_per_func));
-	r.writer = writer__new(r.opts.format, r.out);
-	if (!r.written_per_func || !r.writer || open_pidfds(&r)) {
+	if (kind != CMD_CAPTURE) {
+		size_t n_cols;
+		const char *const *cols = typer__columns(r.typer, &n_cols);
+
+		r.writer = writer__new(r.opts.format, r.out);
+		if (r.writer)
+			writer__set_columns(r.writer, cols, n_cols);
+	}
+	if (!r.written_per_func || (kind != CMD_CAPTURE && !r.writer) || open_pidfds(&r)) {
 		err = -ENOMEM;
 		log_error("out of memory");
 		goto cleanup;
@@ -316,7 +486,10 @@ int cmd_trace(int argc, char **argv)
 	to.entry_only = r.opts.no_return;
 	to.ringbuf_bytes = r.opts.ringbuf_bytes;
 	to.on_record = on_record;
+	to.on_capture = on_capture;
 	to.ctx = &r;
+	to.plans = typer__plans(r.typer);
+	to.sleepable = !r.opts.no_fault_in;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
@@ -328,9 +501,10 @@ int cmd_trace(int argc, char **argv)
 		goto cleanup;
 	install_signals();
 	if (!r.opts.quiet)
-		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
+		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
+				"from DWARF)\n",
 			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6,
-			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s");
+			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s", typer__typed_count(r.typer));
 	if (r.launched) {
 		err = launch__release(&r.launch);
 		if (err) {
@@ -350,6 +524,8 @@ int cmd_trace(int argc, char **argv)
 			err = n;
 			break;
 		}
+		if (r.store && store_writer__maybe_commit(r.store, 0) < 0 && !r.write_err)
+			r.write_err = -EIO;
 		if (targets_gone(&r, &status, &have_status))
 			break;
 		if (deadline && mono_s() >= deadline)
@@ -366,10 +542,19 @@ int cmd_trace(int argc, char **argv)
 		tracer__flush_pending(r.tracer, r.launch.pid);
 	tracer__detach(r.tracer);
 	tracer__drain(r.tracer);
-	if (!r.write_err)
+	if (!r.write_err && r.writer)
 		r.write_err = writer__finish(r.writer);
-	if (!r.write_err && fflush(r.out))
+	if (!r.write_err && r.out && fflush(r.out))
 		r.write_err = -errno;
+	if (r.store) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (store_writer__close(r.store, (uint64_t)now.tv_sec * 1000000000ull +
+							 (uint64_t)now.tv_nsec) && !r.write_err)
+			r.write_err = -EIO;
+		r.store = NULL;
+	}
 	if (r.write_err) {
 		log_error("cannot write output: %s", strerror(-r.write_err));
 		err = r.write_err;
@@ -385,3 +570,6 @@ cleanup:
 	cleanup_run(&r);
 	return exit_status(&r, err, lost, have_status, status);
 }
+
+int cmd_trace(int argc, char **argv) { return run(CMD_TRACE, argc, argv); }
+int cmd_capture(int argc, char **argv) { return run(CMD_CAPTURE, argc, argv); }

@@ -2,6 +2,8 @@
 #ifndef CMON_COMMANDS_H
 #define CMON_COMMANDS_H
 
+#define CMON_VERSION "0.2.0"
+
 enum cmon_exit {
 	CMON_EXIT_OK = 0,
 	CMON_EXIT_ERROR = 1, /* bad input, attach failure, runtime error */
@@ -10,6 +12,12 @@ enum cmon_exit {
 };
 
 int cmd_trace(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_ls(int argc, char **argv);     /* read a capture store */
+int cmd_show(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 #endif

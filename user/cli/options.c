@@ -8,6 +8,7 @@
 #include "agg/hist.h"
 #include "core/log.h"
 #include "options.h"
+#include "cmon.h"
 
 enum {
 	OPT_BINARY = 0x100,
@@ -22,6 +23,12 @@ enum {
 	OPT_HIST,
 	OPT_HIST_LINEAR,
 	OPT_NO_MEM,
+	OPT_CAPTURE,
+	OPT_STRLEN,
+	OPT_DEREF,
+	OPT_CAPTURE_MAX,
+	OPT_RAW,
+	OPT_NO_FAULT_IN,
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +48,12 @@ static const struct option long_opts[] = {
 	{ "hist", required_argument, NULL, OPT_HIST },
 	{ "hist-linear", required_argument, NULL, OPT_HIST_LINEAR },
 	{ "no-mem", no_argument, NULL, OPT_NO_MEM },
+	{ "capture", required_argument, NULL, OPT_CAPTURE },
+	{ "strlen", required_argument, NULL, OPT_STRLEN },
+	{ "deref", required_argument, NULL, OPT_DEREF },
+	{ "capture-max", required_argument, NULL, OPT_CAPTURE_MAX },
+	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "no-fault-in", no_argument, NULL, OPT_NO_FAULT_IN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -183,6 +196,13 @@ static bool option_applies(enum cmd_kind kind, int c)
 	case OPT_HIST_LINEAR:
 	case OPT_NO_MEM:
 		return kind == CMD_PROFILE;
+	case OPT_CAPTURE:
+	case OPT_STRLEN:
+	case OPT_DEREF:
+	case OPT_CAPTURE_MAX:
+	case OPT_RAW:
+	case OPT_NO_FAULT_IN:
+		return kind == CMD_TRACE || kind == CMD_CAPTURE;
 	case OPT_NO_RETURN:
 	case OPT_MAX_EVENTS:
 	case OPT_RINGBUF:
@@ -208,7 +228,10 @@ static int push_ptr(void *arrp, size_t *n, size_t elem, const void *val)
 
 int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *o)
 {
-	const char *name = kind == CMD_LIST ? "list" : kind == CMD_PROFILE ? "profile" : "trace";
+	const char *name = kind == CMD_LIST      ? "list"
+			   : kind == CMD_PROFILE ? "profile"
+			   : kind == CMD_CAPTURE ? "capture"
+						 : "trace";
 	uint64_t v;
 	int c, err = 0;
 
@@ -326,6 +349,39 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case OPT_NO_MEM:
 			o->no_mem = true;
 			break;
+		case OPT_CAPTURE:
+			err = push_ptr(&o->captures, &o->n_captures, sizeof(char *), &optarg);
+			break;
+		case OPT_STRLEN:
+			if (parse_u64(optarg, &v) || v == 0 || v > CMON_ITEM_MAX - 1) {
+				log_error("%s: invalid --strlen '%s' (1..%u)", name, optarg,
+					  CMON_ITEM_MAX - 1);
+				return -EINVAL;
+			}
+			o->strlen = (uint32_t)v;
+			break;
+		case OPT_DEREF:
+			if (parse_u64(optarg, &v) || v > 8) {
+				log_error("%s: invalid --deref '%s' (0..8)", name, optarg);
+				return -EINVAL;
+			}
+			o->deref = (unsigned)v;
+			o->deref_set = true;
+			break;
+		case OPT_CAPTURE_MAX:
+			if (parse_u64(optarg, &v) || v == 0 || v > CMON_ITEM_MAX) {
+				log_error("%s: invalid --capture-max '%s' (1..%u bytes)", name, optarg,
+					  CMON_ITEM_MAX);
+				return -EINVAL;
+			}
+			o->capture_max = (uint32_t)v;
+			break;
+		case OPT_RAW:
+			o->raw = true;
+			break;
+		case OPT_NO_FAULT_IN:
+			o->no_fault_in = true;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -384,5 +440,6 @@ void cmd_opts__free(struct cmd_opts *o)
 {
 	free(o->pids);
 	free(o->funcs);
+	free(o->captures);
 	memset(o, 0, sizeof(*o));
 }

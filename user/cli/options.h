@@ -1,6 +1,7 @@
 /*
- * options.h: the command lines of `cmon trace` and `cmon list`, parsed into
- * a struct by a function that never exits, so tests can call it.
+ * options.h: the command lines of `cmon trace`, `cmon list` and
+ * `cmon profile`, parsed into a struct by a function that never exits, so
+ * tests can call it.
  */
 #ifndef CMON_OPTIONS_H
 #define CMON_OPTIONS_H
@@ -31,9 +32,26 @@ struct cmd_opts {
 	size_t ringbuf_bytes;
 	int poll_ms;
 	bool help;
+	/* profile only */
+	double interval_s;    /* --interval: report every so often; 0: at the end only */
+	bool per_pid;         /* --per-pid */
+	int hist_arg;         /* --hist: argument 0..5; -1 (set by the parser): none */
+	bool hist_linear;     /* --hist-linear MIN,MAX,STEP */
+	int64_t lin_min, lin_max, lin_step;
+	unsigned lin_buckets; /* ceil((MAX - MIN) / STEP), <= HIST_ARG_NBUCKETS */
+	bool no_mem;          /* --no-mem: no RSS reads */
+	/* trace and capture: typed arguments */
+	const char **captures; /* --capture NAME=EXPR, repeatable */
+	size_t n_captures;
+	uint32_t strlen;       /* --strlen; 0: default 256 */
+	unsigned deref;        /* --deref */
+	bool deref_set;
+	uint32_t capture_max;  /* --capture-max; 0: default 64 KiB */
+	bool raw;              /* --raw: no DWARF typing */
+	bool no_fault_in;      /* --no-fault-in: plain reads (not sleepable) */
 };
 
-enum cmd_kind { CMD_TRACE, CMD_LIST };
+enum cmd_kind { CMD_TRACE, CMD_LIST, CMD_PROFILE, CMD_CAPTURE };
 
 /* Parse ARGV (ARGV[0] is the subcommand name).  Returns 0, or -EINVAL after
  * printing one error line.  O must be zeroed; free with cmd_opts__free. */

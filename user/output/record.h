@@ -6,6 +6,7 @@
 #define CMON_RECORD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum call_status {
@@ -17,6 +18,19 @@ enum call_status {
 
 /* "ok", "noreturn", "entry", "tailcall" */
 const char *call_status__name(enum call_status s);
+
+/* What DWARF (and --capture) made of a call; values are JSON text. */
+struct call_typed {
+	const char *args;      /* {"name":value,...} */
+	const char *retval;    /* a JSON value: the typed return (null: none) */
+	const char *captures;  /* {"name":value,...}, NULL when there are none */
+	const char *truncated; /* JSON array of value paths cut short, NULL: none */
+	const char *faults;    /* JSON array of value paths not readable, NULL: none */
+	const char *const *names; /* [n_cells] parameter names */
+	const char *const *cells; /* [n_cells] each parameter's value, JSON text */
+	const size_t *columns;    /* [n_cells] the extra CSV column of each cell */
+	size_t n_cells;
+};
 
 struct call_record {
 	uint64_t ts_ns;        /* wall clock (CLOCK_REALTIME) of the entry, ns */
@@ -30,6 +44,7 @@ struct call_record {
 	uint64_t latency_ns;   /* valid when status is CALL_OK or CALL_TAILCALL */
 	uint64_t rss_entry, rss_exit, vms_entry, vms_exit; /* bytes; *_exit as latency */
 	enum call_status status;
+	const struct call_typed *typed; /* NULL: raw mode (no DWARF) */
 };
 
 #endif

@@ -229,7 +229,8 @@ int writer__text_header(struct strbuf *sb)
 	return 0;
 }
 
-int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec)
+int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
+		     size_t *args_at)
 {
 	char tmp[64], *p, *q;
 	size_t indent = 0, width;
@@ -279,6 +280,8 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 		p = cell(p, "-", 1, RSS_W, true);
 	}
 
+	if (args_at)
+		*args_at = (size_t)(p - sb->buf);
 	for (int i = 0; i < 6; i++) {
 		if (i)
 			*p++ = ' ';

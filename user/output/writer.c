@@ -16,6 +16,8 @@ struct writer {
 	struct text_clock clock;
 	bool header_done;
 	int err; /* first write error; the stream is not used after it */
+	const char *const *columns; /* extra CSV columns: typed parameter names */
+	size_t n_columns;
 };
 
 int out_format__parse(const char *name, enum out_format *fmt)
@@ -58,8 +60,23 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 
 static int put_header(struct writer *w)
 {
-	return w->fmt == OUT_CSV ? writer__csv_header(&w->line)
-				 : writer__text_header(&w->line);
+	int err;
+
+	if (w->fmt != OUT_CSV)
+		return writer__text_header(&w->line);
+	err = writer__csv_header(&w->line);
+	if (!err && w->n_columns)
+		err = writer__csv_header_columns(&w->line, w->columns, w->n_columns);
+	return err;
+}
+
+int writer__set_columns(struct writer *w, const char *const *names, size_t n)
+{
+	if (w->header_done && w->fmt != OUT_JSON)
+		return -EBUSY;
+	w->columns = names;
+	w->n_columns = n;
+	return 0;
 }
 
 /* Hand the line to stdio.  errno from a failed write(2) (ENOSPC, EPIPE) says
@@ -92,13 +109,22 @@ int writer__write(struct writer *w, const struct call_record *rec)
 	switch (w->fmt) {
 	case OUT_CSV:
 		err = writer__csv_row(&w->line, rec);
+		if (!err && w->n_columns)
+			err = writer__csv_typed(&w->line, rec, w->n_columns);
 		break;
 	case OUT_JSON:
 		err = writer__json_row(&w->line, rec);
+		if (!err && rec->typed)
+			err = writer__json_typed(&w->line, rec);
 		break;
-	default:
-		err = writer__text_row(&w->line, &w->clock, rec);
+	default: {
+		size_t args_at = 0;
+
+		err = writer__text_row(&w->line, &w->clock, rec, &args_at);
+		if (!err && rec->typed)
+			err = writer__text_typed(&w->line, args_at, rec);
 		break;
+	}
 	}
 	if (err)
 		return err; /* the header is retried with the next record */

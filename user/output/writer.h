@@ -5,6 +5,11 @@
  *
  *   ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret,
  *   latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module
+ *   [, one column per typed parameter name]
+ *
+ * Typed records (DWARF) also carry, in JSON, "args" {name: value},
+ * "retval", and when present "captures", "truncated" and "faults"; in text
+ * their parameters are shown as name=value instead of the raw registers.
  *
  * Values that a record does not have (ret of an unreturned call, depth -1)
  * are empty in CSV and null in JSON.  Every byte a traced program can put in
@@ -31,6 +36,11 @@ struct writer;
  * header line at the first record, or at writer__finish when no record came. */
 struct writer *writer__new(enum out_format fmt, FILE *out);
 int writer__write(struct writer *w, const struct call_record *rec); /* 0 or -errno (EIO..) */
+
+/* Extra CSV columns, one per typed parameter name, after the fixed ones
+ * (a record's cells say which column each fills; others stay empty).
+ * Call before the first record; NAMES must outlive the writer. */
+int writer__set_columns(struct writer *w, const char *const *names, size_t n);
 int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
 void writer__free(struct writer *w);  /* NULL fine */
 

@@ -142,7 +142,15 @@ struct text_clock {
 	char hms[8];      /* "HH:MM:SS" of sec */
 };
 int writer__text_header(struct strbuf *sb);
-int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec);
+
+/* typed.c: the DWARF-typed parts appended to a row already built. */
+int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size_t n);
+int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n_columns);
+int writer__json_typed(struct strbuf *sb, const struct call_record *rec);
+/* ARGS_START: where the row's raw-argument text begins. */
+int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_record *rec);
+int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
+		     size_t *args_at);
 
 /* NULL names are written as empty strings. */
 static inline const char *wr_str(const char *s)

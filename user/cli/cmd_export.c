@@ -1,0 +1,763 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmd_export.c: `cmon export RUN ...`: a capture store as files.
+ *
+ *   --per-call OUTDIR   OUTDIR/<func>/<n>/args.json, arg_<name>.bin for every
+ *                       captured buffer, arg_<name>.npy for numeric ones
+ *                       (callmonitor's layout); OUTDIR/index.json maps the
+ *                       folder names back to function names
+ *   -F csv|json [-o OUTDIR]
+ *                       one table per function: OUTDIR/<func>.csv (RFC 4180)
+ *                       or <func>.jsonl; OUTDIR defaults to RUN-csv / RUN-json
+ *
+ * OUTDIR is never overwritten (OUTDIR-1, OUTDIR-2, ... instead); folders are
+ * 0700 and files 0600, never created through a symlink: captured arguments
+ * can hold secrets.  Function and argument names are untrusted bytes (C++
+ * names hold ':' '(' ' ' '/'): they become safe path components.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/commands.h"
+#include "cli/store_cli.h"
+#include "core/log.h"
+#include "output/writer.h"
+#include "store/store_fs.h"
+#include "store/store_npy.h"
+
+#define SAFE_NAME_MAX 96
+
+enum export_mode { EXPORT_NONE, EXPORT_PER_CALL, EXPORT_CSV, EXPORT_JSON };
+
+/* Names already handed out in one folder, to keep safe names unique. */
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static void names__release(struct names *ns)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		free(ns->v[i]);
+	free(ns->v);
+	ns->v = NULL;
+	ns->n = ns->cap = 0;
+}
+
+static bool names__has(const struct names *ns, const char *s)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		if (!strcmp(ns->v[i], s))
+			return true;
+	return false;
+}
+
+/*
+ * PREFIX + IN made a safe, unique path component + SUFFIX: bytes other than
+ * [A-Za-z0-9_.-] become '_', a leading '.' is prefixed with '_', long names
+ * are cut, and a name already in NS gets "-2", "-3", ...  Returned string
+ * belongs to NS.  NULL on ENOMEM.
+ */
+static const char *safe_name(struct names *ns, const char *prefix, const char *in,
+			     const char *suffix)
+{
+	char base[SAFE_NAME_MAX + 2], *cand = NULL;
+	size_t k = 0;
+
+	if (!*prefix && (in[0] == '.' || !in[0]))
+		base[k++] = '_';
+	for (const unsigned char *p = (const unsigned char *)in; *p && k < SAFE_NAME_MAX; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-';
+
+		base[k++] = ok ? (char)*p : '_';
+	}
+	base[k] = '\0';
+	for (unsigned i = 1;; i++) {
+		int r = i == 1 ? asprintf(&cand, "%s%s%s", prefix, base, suffix)
+			       : asprintf(&cand, "%s%s-%u%s", prefix, base, i, suffix);
+
+		if (r < 0)
+			return NULL;
+		if (!names__has(ns, cand))
+			break;
+		free(cand);
+	}
+	if (ns->n == ns->cap) {
+		size_t cap = ns->cap ? ns->cap * 2 : 16;
+		char **v = realloc(ns->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(cand);
+			return NULL;
+		}
+		ns->v = v;
+		ns->cap = cap;
+	}
+	ns->v[ns->n++] = cand;
+	return cand;
+}
+
+/* Escaped JSON string through a scratch strbuf (writer.h's escaper: invalid
+ * UTF-8 becomes \u00XX, so every file is valid JSON). */
+static void put_json_str(FILE *f, struct strbuf *tmp, const char *s)
+{
+	strbuf__reset(tmp);
+	if (json_escape(tmp, s ? s : "")) {
+		fputs("\"\"", f);
+		return;
+	}
+	fwrite(tmp->buf, 1, tmp->len, f);
+}
+
+static void put_csv_str(FILE *f, struct strbuf *tmp, const char *s)
+{
+	strbuf__reset(tmp);
+	if (!csv_escape(tmp, s ? s : ""))
+		fwrite(tmp->buf, 1, tmp->len, f);
+}
+
+static void put_opt_u64(FILE *f, uint64_t v, const char *none)
+{
+	if (v == CMON_NONE)
+		fputs(none, f);
+	else
+		fprintf(f, "%" PRIu64, v);
+}
+
+/* The name to look a function up by: MODULE:NAME when NAME alone is not
+ * unique in the store. */
+static char *lookup_name(const struct cmon_function *fs, size_t n, size_t i)
+{
+	char *s = NULL;
+
+	for (size_t j = 0; j < n; j++)
+		if (j != i && !strcmp(fs[j].name, fs[i].name))
+			return asprintf(&s, "%s:%s", fs[i].module, fs[i].name) < 0 ? NULL : s;
+	return strdup(fs[i].name);
+}
+
+static FILE *create_file(int dirfd, const char *name, int *err)
+{
+	int fd = store_fs__create(dirfd, name);
+	FILE *f;
+
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		*err = -errno;
+		close(fd);
+	}
+	return f;
+}
+
+static int close_file(FILE *f)
+{
+	int bad = ferror(f);
+
+	if (fclose(f) || bad)
+		return -EIO;
+	return 0;
+}
+
+/* ------------------------------------------------------------- per call */
+
+static int write_bytes(int dirfd, const char *name, const void *head, size_t hlen,
+		       const void *data, size_t len)
+{
+	int fd = store_fs__create(dirfd, name), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (hlen)
+		err = store_fs__write_all(fd, head, hlen);
+	if (!err && len)
+		err = store_fs__write_all(fd, data, len);
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+/* The .npy of B: its own shape when the data is all there, else the whole
+ * elements present as one dimension.  *NPY_NDIM/NPY_SHAPE say which. */
+static int write_npy(int dirfd, const char *name, const struct cmon_blob *b, unsigned *npy_ndim,
+		     uint64_t *npy_shape)
+{
+	size_t item = cmon_dtype_size(b->dtype);
+	uint64_t want = item;
+	bool exact = true;
+	char head[4096];
+	int hlen;
+
+	for (unsigned i = 0; i < b->ndim && exact; i++) {
+		if (b->shape[i] && want > UINT64_MAX / b->shape[i])
+			exact = false;
+		else
+			want *= b->shape[i];
+	}
+	exact = exact && want == b->len && b->ndim <= 32;
+	if (exact) {
+		*npy_ndim = b->ndim;
+		memcpy(npy_shape, b->shape, b->ndim * sizeof(*npy_shape));
+	} else {
+		*npy_ndim = 1;
+		npy_shape[0] = b->len / item;
+	}
+	hlen = store_npy__header(b->dtype, *npy_ndim, npy_shape, head, sizeof(head));
+	if (hlen < 0)
+		return hlen;
+	return write_bytes(dirfd, name, head, (size_t)hlen, b->data,
+			   exact ? b->len : (b->len / item) * item);
+}
+
+static int export_call(int ffd, const struct cmon_call *c, struct strbuf *tmp)
+{
+	struct names files = {};
+	char dir[24];
+	FILE *f = NULL;
+	int cfd, err = 0;
+
+	snprintf(dir, sizeof(dir), "%" PRIu64, c->n);
+	cfd = store_fs__mkdirat(ffd, dir);
+	if (cfd < 0)
+		return cfd;
+	f = create_file(cfd, "args.json", &err);
+	if (!f)
+		goto cleanup;
+	fputs("{\"func\": ", f);
+	put_json_str(f, tmp, c->func);
+	fputs(", \"module\": ", f);
+	put_json_str(f, tmp, c->module);
+	fprintf(f, ", \"n\": %" PRIu64 ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"comm\": ",
+		c->n, c->pid, c->tid);
+	put_json_str(f, tmp, c->comm);
+	fprintf(f, ", \"ts_ns\": %" PRIu64 ", \"latency_ns\": ", c->ts_ns);
+	put_opt_u64(f, c->latency_ns, "null");
+	fputs(", \"status\": ", f);
+	put_json_str(f, tmp, c->status);
+	fputs(",\n \"args\": {", f);
+	for (size_t i = 0; i < c->n_args; i++) {
+		fputs(i ? ", " : "", f);
+		put_json_str(f, tmp, c->args[i].name);
+		fprintf(f, ": %s", c->args[i].value ? c->args[i].value : "null");
+	}
+	fputs("},\n \"params\": [", f);
+	for (size_t i = 0; i < c->n_args; i++) {
+		fputs(i ? ", " : "", f);
+		fputs("{\"name\": ", f);
+		put_json_str(f, tmp, c->args[i].name);
+		fputs(", \"type\": ", f);
+		put_json_str(f, tmp, c->args[i].type);
+		fputs(", \"kind\": ", f);
+		put_json_str(f, tmp, c->args[i].kind);
+		fputc('}', f);
+	}
+	fprintf(f, "],\n \"ret\": %s, \"ret_type\": ", c->ret ? c->ret : "null");
+	put_json_str(f, tmp, c->ret_type);
+	fputs(",\n \"rss_entry\": ", f);
+	put_opt_u64(f, c->rss_entry, "null");
+	fputs(", \"rss_exit\": ", f);
+	put_opt_u64(f, c->rss_exit, "null");
+	fputs(", \"vms_entry\": ", f);
+	put_opt_u64(f, c->vms_entry, "null");
+	fputs(", \"vms_exit\": ", f);
+	put_opt_u64(f, c->vms_exit, "null");
+	fputs(",\n \"blobs\": [", f);
+	for (size_t i = 0; i < c->n_blobs; i++) {
+		const struct cmon_blob *b = &c->blobs[i];
+		const char *bin = safe_name(&files, "arg_", b->name, ".bin");
+		char npy[SAFE_NAME_MAX + 32] = "";
+		uint64_t npy_shape[32];
+		unsigned npy_ndim = 0;
+
+		if (!bin) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		err = write_bytes(cfd, bin, NULL, 0, b->data, b->len);
+		if (!err && cmon_dtype_numeric(b->dtype)) {
+			/* arg_<name>.npy next to arg_<name>.bin: the same (unique) stem. */
+			snprintf(npy, sizeof(npy), "%.*s.npy", (int)(strlen(bin) - 4), bin);
+			err = write_npy(cfd, npy, b, &npy_ndim, npy_shape);
+		}
+		if (err)
+			goto cleanup;
+		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+		put_json_str(f, tmp, b->name);
+		fputs(", \"dtype\": ", f);
+		put_json_str(f, tmp, b->dtype);
+		fputs(", \"shape\": [", f);
+		for (unsigned d = 0; d < b->ndim; d++)
+			fprintf(f, "%s%" PRIu64, d ? ", " : "", b->shape[d]);
+		fprintf(f, "], \"truncated\": %s, \"bytes\": %zu, \"bin\": ",
+			b->truncated ? "true" : "false", b->len);
+		put_json_str(f, tmp, bin);
+		fputs(", \"npy\": ", f);
+		if (*npy) {
+			put_json_str(f, tmp, npy);
+			fputs(", \"npy_shape\": [", f);
+			for (unsigned d = 0; d < npy_ndim; d++)
+				fprintf(f, "%s%" PRIu64, d ? ", " : "", npy_shape[d]);
+			fputc(']', f);
+		} else {
+			fputs("null", f);
+		}
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+cleanup:
+	if (f) {
+		int e = close_file(f);
+
+		err = err ? err : e;
+	}
+	names__release(&files);
+	close(cfd);
+	return err;
+}
+
+/* ---------------------------------------------------------------- tables */
+
+static const char *const fixed_head[] = { "n", "pid", "tid", "ts_ns", "latency_ns", "status",
+					  "ret" };
+static const char *const fixed_tail[] = { "rss_entry", "rss_exit", "vms_entry", "vms_exit" };
+
+static bool is_fixed(const char *name)
+{
+	for (size_t i = 0; i < sizeof(fixed_head) / sizeof(*fixed_head); i++)
+		if (!strcmp(name, fixed_head[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(fixed_tail) / sizeof(*fixed_tail); i++)
+		if (!strcmp(name, fixed_tail[i]))
+			return true;
+	return false;
+}
+
+/* Column names of the parameters: a parameter called like a fixed column
+ * ("pid", "n") is written arg_<name>. */
+struct columns {
+	size_t n;
+	const char **param; /* name to look the value up by */
+	char **head;        /* column header */
+};
+
+static void columns__release(struct columns *cols)
+{
+	for (size_t i = 0; i < cols->n; i++)
+		free(cols->head[i]);
+	free(cols->head);
+	free(cols->param);
+	memset(cols, 0, sizeof(*cols));
+}
+
+static int columns__init(struct columns *cols, const struct cmon_function *f,
+			 const struct cmon_call *first)
+{
+	/* An untyped function without a signature: the first call's names. */
+	bool from_call = !f->n_params && first;
+	size_t n = from_call ? first->n_args : f->n_params;
+
+	cols->param = calloc(n + 1, sizeof(*cols->param));
+	cols->head = calloc(n + 1, sizeof(*cols->head));
+	if (!cols->param || !cols->head)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = from_call ? first->args[i].name : f->params[i].name;
+		int r = is_fixed(name) ? asprintf(&cols->head[i], "arg_%s", name)
+				       : asprintf(&cols->head[i], "%s", name);
+
+		if (r < 0) {
+			cols->head[i] = NULL;
+			return -ENOMEM;
+		}
+		cols->param[i] = name;
+		cols->n = i + 1;
+	}
+	cols->n = n;
+	return 0;
+}
+
+/* A value in a CSV cell: scalars as themselves (a JSON string decoded),
+ * null and absent empty, objects and arrays as their JSON text. */
+static void csv_value(FILE *f, struct strbuf *tmp, const char *json)
+{
+	if (!json || !strcmp(json, "null"))
+		return;
+	if (json[0] == '"') {
+		json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+
+		if (json_is_string(v) && json_string_length(v) == strlen(json_string_value(v))) {
+			put_csv_str(f, tmp, json_string_value(v));
+			json_decref(v);
+			return;
+		}
+		json_decref(v);
+	}
+	put_csv_str(f, tmp, json);
+}
+
+static void table_header(FILE *f, enum export_mode mode, const struct columns *cols,
+			 struct strbuf *tmp)
+{
+	if (mode != EXPORT_CSV)
+		return;
+	for (size_t i = 0; i < sizeof(fixed_head) / sizeof(*fixed_head); i++)
+		fprintf(f, "%s%s", i ? "," : "", fixed_head[i]);
+	for (size_t i = 0; i < cols->n; i++) {
+		fputc(',', f);
+		put_csv_str(f, tmp, cols->head[i]);
+	}
+	for (size_t i = 0; i < sizeof(fixed_tail) / sizeof(*fixed_tail); i++)
+		fprintf(f, ",%s", fixed_tail[i]);
+	fputs("\r\n", f);
+}
+
+static void table_row(FILE *f, enum export_mode mode, const struct columns *cols,
+		      const struct cmon_call *c, struct strbuf *tmp)
+{
+	const uint64_t mem[4] = { c->rss_entry, c->rss_exit, c->vms_entry, c->vms_exit };
+
+	if (mode == EXPORT_CSV) {
+		fprintf(f, "%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",", c->n, c->pid, c->tid,
+			c->ts_ns);
+		put_opt_u64(f, c->latency_ns, "");
+		fputc(',', f);
+		put_csv_str(f, tmp, c->status);
+		fputc(',', f);
+		csv_value(f, tmp, c->ret);
+		for (size_t i = 0; i < cols->n; i++) {
+			const struct cmon_arg *a = cmon_call_arg(c, cols->param[i]);
+
+			fputc(',', f);
+			csv_value(f, tmp, a ? a->value : NULL);
+		}
+		for (size_t i = 0; i < 4; i++) {
+			fputc(',', f);
+			put_opt_u64(f, mem[i], "");
+		}
+		fputs("\r\n", f);
+		return;
+	}
+	fprintf(f, "{\"n\": %" PRIu64 ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32
+		", \"ts_ns\": %" PRIu64 ", \"latency_ns\": ", c->n, c->pid, c->tid, c->ts_ns);
+	put_opt_u64(f, c->latency_ns, "null");
+	fputs(", \"status\": ", f);
+	put_json_str(f, tmp, c->status);
+	fprintf(f, ", \"ret\": %s", c->ret ? c->ret : "null");
+	for (size_t i = 0; i < cols->n; i++) {
+		const struct cmon_arg *a = cmon_call_arg(c, cols->param[i]);
+
+		fputs(", ", f);
+		put_json_str(f, tmp, cols->head[i]);
+		fprintf(f, ": %s", a && a->value ? a->value : "null");
+	}
+	for (size_t i = 0; i < 4; i++) {
+		fprintf(f, ", \"%s\": ", fixed_tail[i]);
+		put_opt_u64(f, mem[i], "null");
+	}
+	fputs("}\n", f);
+}
+
+/* ---------------------------------------------------------------- driver */
+
+struct export_ctx {
+	struct cmon_store *s;
+	enum export_mode mode;
+	int rootfd;
+	struct strbuf tmp;
+	struct names entries;  /* names used in the root folder */
+	uint64_t calls;
+};
+
+/* Export function I; *ENTRY is the folder or file name it got. */
+static int export_function(struct export_ctx *x, const struct cmon_function *fs, size_t nf,
+			   size_t i, const char **entry)
+{
+	const struct cmon_function *f = &fs[i];
+	const char *suffix = x->mode == EXPORT_CSV ? ".csv" : x->mode == EXPORT_JSON ? ".jsonl" : "";
+	struct cmon_iter *it = NULL;
+	struct cmon_call *c = NULL;
+	struct columns cols = {};
+	char *key = lookup_name(fs, nf, i);
+	bool header_done = false;
+	FILE *out = NULL;
+	int ffd = -1, err = 0, r;
+
+	*entry = safe_name(&x->entries, "", f->name, suffix);
+	if (!key || !*entry) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (x->mode == EXPORT_PER_CALL) {
+		ffd = store_fs__mkdirat(x->rootfd, *entry);
+		if (ffd < 0) {
+			err = ffd;
+			goto cleanup;
+		}
+	} else {
+		out = create_file(x->rootfd, *entry, &err);
+		if (!out)
+			goto cleanup;
+		setvbuf(out, NULL, _IOFBF, 1 << 20);
+	}
+	if (cmon_store_calls(x->s, key, 1, &it)) {
+		err = 1;
+		goto cleanup;
+	}
+	while ((r = cmon_iter_next(it, &c)) == 1) {
+		if (x->mode == EXPORT_PER_CALL) {
+			err = export_call(ffd, c, &x->tmp);
+		} else {
+			if (!header_done) {
+				err = columns__init(&cols, f, c);
+				if (err)
+					goto cleanup;
+				table_header(out, x->mode, &cols, &x->tmp);
+				header_done = true;
+			}
+			table_row(out, x->mode, &cols, c, &x->tmp);
+		}
+		cmon_call_free(c);
+		c = NULL;
+		if (err)
+			goto cleanup;
+		x->calls++;
+	}
+	if (r < 0) {
+		err = 1;
+		goto cleanup;
+	}
+	if (out && !header_done) {
+		err = columns__init(&cols, f, NULL);
+		if (err)
+			goto cleanup;
+		table_header(out, x->mode, &cols, &x->tmp);
+	}
+cleanup:
+	if (out) {
+		int e = close_file(out);
+
+		err = err ? err : e;
+	}
+	cmon_call_free(c);
+	cmon_iter_free(it);
+	columns__release(&cols);
+	if (ffd >= 0)
+		close(ffd);
+	free(key);
+	return err;
+}
+
+static int write_index(struct export_ctx *x, const char *store_path,
+		       const struct cmon_function *fs, size_t nf, const char **entries)
+{
+	static const char *const modes[] = { "", "per-call", "csv", "json" };
+	int err = 0;
+	FILE *f = create_file(x->rootfd, "index.json", &err);
+
+	if (!f)
+		return err;
+	fputs("{\"store\": ", f);
+	put_json_str(f, &x->tmp, store_path);
+	fprintf(f, ", \"format\": \"%s\", \"functions\": [", modes[x->mode]);
+	for (size_t i = 0; i < nf; i++) {
+		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+		put_json_str(f, &x->tmp, fs[i].name);
+		fputs(", \"module\": ", f);
+		put_json_str(f, &x->tmp, fs[i].module);
+		fprintf(f, ", \"calls\": %" PRIu64 ", \"path\": ", fs[i].calls);
+		put_json_str(f, &x->tmp, entries[i]);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+	return close_file(f);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cmon export RUN --per-call OUTDIR\n"
+		"       cmon export RUN -F csv|json [-o OUTDIR]\n\n"
+		"  --per-call OUTDIR  OUTDIR/<func>/<n>/args.json, arg_<name>.bin and, for\n"
+		"                     numeric buffers, arg_<name>.npy (numpy.load)\n"
+		"  -F, --format FMT   one table per function: <func>.csv or <func>.jsonl\n"
+		"  -o, --output DIR   where the tables go (default RUN-csv or RUN-json)\n\n"
+		"OUTDIR is never overwritten: OUTDIR-1, OUTDIR-2, ... are made instead.\n"
+		"OUTDIR/index.json maps file names back to function names.\n");
+}
+
+/* RUN-csv / RUN-json next to the store folder. */
+static char *default_outdir(const char *run, enum export_mode mode)
+{
+	char *base = store_fs__strip_slashes(run), *out = NULL;
+	size_t n;
+
+	if (!base)
+		return NULL;
+	n = strlen(base);
+	if (n >= 8 && !strcmp(base + n - 8, "calls.db") && (n == 8 || base[n - 9] == '/')) {
+		base[n - 8] = '\0';
+		if (!*base) {
+			free(base);
+			base = strdup(".");
+		} else {
+			char *t = store_fs__strip_slashes(base);
+
+			free(base);
+			base = t;
+		}
+		if (!base)
+			return NULL;
+	}
+	if (!strcmp(base, ".") || !strcmp(base, "/"))
+		out = strdup(mode == EXPORT_CSV ? "cmon-export-csv" : "cmon-export-json");
+	else if (asprintf(&out, "%s-%s", base, mode == EXPORT_CSV ? "csv" : "json") < 0)
+		out = NULL;
+	free(base);
+	return out;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "per-call", required_argument, NULL, 'P' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct export_ctx x = { .rootfd = -1 };
+	const struct cmon_function *fs;
+	const char **entries = NULL;
+	const char *outdir = NULL;
+	char *made = NULL, *def = NULL;
+	const char *per_call_dir = NULL;
+	bool o_given = false;
+	size_t nf = 0;
+	int c, rc = CMON_EXIT_OK, err;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+			if (x.mode != EXPORT_NONE)
+				goto one_mode;
+			x.mode = EXPORT_PER_CALL;
+			per_call_dir = optarg;
+			break;
+		case 'F':
+			if (x.mode != EXPORT_NONE)
+				goto one_mode;
+			if (!strcmp(optarg, "csv")) {
+				x.mode = EXPORT_CSV;
+			} else if (!strcmp(optarg, "json")) {
+				x.mode = EXPORT_JSON;
+			} else {
+				log_error("export: -F takes csv or json, not '%s'", optarg);
+				return CMON_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			o_given = true;
+			outdir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CMON_EXIT_OK;
+		case ':':
+			log_error("export: option '%s' needs a value", argv[optind - 1]);
+			return CMON_EXIT_USAGE;
+		default:
+			log_error("export: unknown option '%s' (see cmon export --help)",
+				  argv[optind - 1]);
+			return CMON_EXIT_USAGE;
+		}
+	}
+	if (x.mode == EXPORT_NONE) {
+		log_error("export: say what to export: --per-call OUTDIR or -F csv|json");
+		return CMON_EXIT_USAGE;
+	}
+	if (o_given && x.mode == EXPORT_PER_CALL)
+		goto one_mode;
+	if (x.mode == EXPORT_PER_CALL)
+		outdir = per_call_dir;
+	if (argc - optind != 1) {
+		log_error("export: expected one store folder (see cmon export --help)");
+		return CMON_EXIT_USAGE;
+	}
+	if (!outdir) {
+		def = default_outdir(argv[optind], x.mode);
+		if (!def) {
+			log_error("export: out of memory");
+			return CMON_EXIT_ERROR;
+		}
+		outdir = def;
+	}
+	rc = store_cli__open(argv[optind], &x.s);
+	if (rc)
+		goto cleanup;
+	if (cmon_store_functions(x.s, &fs, &nf)) {
+		log_error("%s", cmon_store_error(x.s));
+		rc = CMON_EXIT_ERROR;
+		goto cleanup;
+	}
+	entries = calloc(nf + 1, sizeof(*entries));
+	if (!entries) {
+		log_error("export: out of memory");
+		rc = CMON_EXIT_ERROR;
+		goto cleanup;
+	}
+	err = store_fs__mkdir_unique(outdir, &made, &x.rootfd);
+	if (err) {
+		log_error("export: cannot create %s: %s", outdir, strerror(-err));
+		rc = CMON_EXIT_ERROR;
+		goto cleanup;
+	}
+	/* index.json first, so no function can take its name. */
+	if (!safe_name(&x.entries, "", "index.json", "")) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		err = export_function(&x, fs, nf, i, &entries[i]);
+		if (err)
+			goto fail;
+	}
+	err = write_index(&x, cmon_store_path(x.s), fs, nf, entries);
+	if (err)
+		goto fail;
+	fprintf(stderr, "cmon: exported %" PRIu64 " call%s of %zu function%s to %s\n", x.calls,
+		x.calls == 1 ? "" : "s", nf, nf == 1 ? "" : "s", made);
+	goto cleanup;
+fail:
+	/* err 1: the store's own message; else a file system errno. */
+	if (err == 1)
+		log_error("%s", cmon_store_error(x.s));
+	else
+		log_error("export: writing %s: %s", made, strerror(-err));
+	rc = CMON_EXIT_ERROR;
+	goto cleanup;
+one_mode:
+	log_error("export: give one of --per-call OUTDIR or -F FMT [-o OUTDIR]");
+	rc = CMON_EXIT_USAGE;
+cleanup:
+	if (x.rootfd >= 0)
+		close(x.rootfd);
+	names__release(&x.entries);
+	strbuf__release(&x.tmp);
+	free(entries);
+	free(made);
+	free(def);
+	cmon_store_close(x.s);
+	return rc;
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmd_show.c: `cmon show RUN FUNC N`: one recorded call, every argument by
+ * name with its type and value, the return value, timing, memory, and the
+ * first bytes of each captured buffer.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/store_cli.h"
+#include "core/log.h"
+
+/* Bytes of each buffer shown as hex and text. */
+#define SHOW_BYTES 64
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cmon show RUN FUNC N\n\n"
+		   "Show call N (from 1) of function FUNC of a capture store: every argument\n"
+		   "by name, type and value, the return value, latency, memory and captured\n"
+		   "buffers.  FUNC is a name as `cmon ls` lists it, or MODULE:NAME.\n");
+}
+
+static void mem_line(const char *label, uint64_t entry, uint64_t exit)
+{
+	char a[32], b[32];
+
+	if (entry == CMON_NONE) {
+		printf("%-10s -\n", label);
+		return;
+	}
+	store_cli__bytes(entry, a, sizeof(a));
+	if (exit == CMON_NONE) {
+		printf("%-10s %" PRIu64 " (%s) at entry\n", label, entry, a);
+		return;
+	}
+	store_cli__bytes(exit, b, sizeof(b));
+	printf("%-10s %" PRIu64 " -> %" PRIu64 " (%s -> %s, %+" PRId64 ")\n", label, entry, exit,
+	       a, b, (int64_t)(exit - entry));
+}
+
+static void print_blob(const struct cmon_blob *b)
+{
+	size_t n = b->len < SHOW_BYTES ? b->len : SHOW_BYTES;
+	const unsigned char *d = b->data;
+
+	printf("  ");
+	store_cli__put_safe(stdout, b->name);
+	printf("  ");
+	store_cli__put_safe(stdout, b->dtype);
+	printf(" [");
+	for (unsigned i = 0; i < b->ndim; i++)
+		printf("%s%" PRIu64, i ? ", " : "", b->shape[i]);
+	printf("]  %zu byte%s%s\n", b->len, b->len == 1 ? "" : "s",
+	       b->truncated ? " (truncated)" : "");
+	if (!n)
+		return;
+	printf("    hex  ");
+	for (size_t i = 0; i < n; i++)
+		printf("%02x%s", d[i], i + 1 < n ? " " : "");
+	printf("%s\n    text ", b->len > n ? " ..." : "");
+	for (size_t i = 0; i < n; i++)
+		putchar(d[i] >= 0x20 && d[i] < 0x7f ? d[i] : '.');
+	printf("%s\n", b->len > n ? " ..." : "");
+}
+
+static void print_call(const struct cmon_call *c, uint64_t total)
+{
+	char t[64];
+
+	store_cli__put_safe(stdout, c->func);
+	printf("  call %" PRIu64 " of %" PRIu64, c->n, total);
+	if (*c->module) {
+		printf("  (");
+		store_cli__put_safe(stdout, c->module);
+		putchar(')');
+	}
+	store_cli__time(c->ts_ns, t, sizeof(t));
+	printf("\n%-10s %" PRIu32 " (", "pid", c->pid);
+	store_cli__put_safe(stdout, *c->comm ? c->comm : "?");
+	printf(")\n%-10s %" PRIu32 "\n%-10s %s (%" PRIu64 ")\n", "tid", c->tid, "time", t,
+	       c->ts_ns);
+	if (c->latency_ns == CMON_NONE)
+		printf("%-10s -\n", "latency");
+	else
+		printf("%-10s %" PRIu64 " ns\n", "latency", c->latency_ns);
+	printf("%-10s ", "status");
+	store_cli__put_safe(stdout, c->status);
+	printf("\narguments  %zu\n", c->n_args);
+	for (size_t i = 0; i < c->n_args; i++) {
+		const struct cmon_arg *a = &c->args[i];
+
+		printf("  ");
+		store_cli__put_safe(stdout, a->name);
+		printf(" (");
+		store_cli__put_safe(stdout, *a->type ? a->type : "?");
+		printf(") = ");
+		store_cli__put_safe(stdout, a->value ? a->value : "(not captured)");
+		putchar('\n');
+	}
+	printf("%-10s ", "ret");
+	if (*c->ret_type) {
+		putchar('(');
+		store_cli__put_safe(stdout, c->ret_type);
+		printf(") ");
+	}
+	store_cli__put_safe(stdout, c->ret ? c->ret : "-");
+	putchar('\n');
+	mem_line("rss", c->rss_entry, c->rss_exit);
+	mem_line("vms", c->vms_entry, c->vms_exit);
+	printf("blobs      %zu\n", c->n_blobs);
+	for (size_t i = 0; i < c->n_blobs; i++)
+		print_blob(&c->blobs[i]);
+}
+
+int cmd_show(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct cmon_function *f;
+	struct cmon_store *s = NULL;
+	struct cmon_call *call = NULL;
+	uint64_t n;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return CMON_EXIT_OK;
+		}
+		log_error("show: unknown option '%s' (see cmon show --help)", argv[optind - 1]);
+		return CMON_EXIT_USAGE;
+	}
+	if (argc - optind != 3) {
+		log_error("show: expected RUN FUNC N (usage: cmon show RUN FUNC N)");
+		return CMON_EXIT_USAGE;
+	}
+	if (store_cli__parse_u64(argv[optind + 2], &n)) {
+		log_error("show: call number '%s' is not a number", argv[optind + 2]);
+		return CMON_EXIT_USAGE;
+	}
+	rc = store_cli__open(argv[optind], &s);
+	if (rc)
+		return rc;
+	if (cmon_store_function(s, argv[optind + 1], &f) ||
+	    cmon_store_call(s, argv[optind + 1], n, &call)) {
+		log_error("%s", cmon_store_error(s));
+		rc = CMON_EXIT_ERROR;
+		goto cleanup;
+	}
+	print_call(call, f->calls);
+	if (fflush(stdout))
+		rc = CMON_EXIT_ERROR;
+cleanup:
+	cmon_call_free(call);
+	cmon_store_close(s);
+	return rc;
+}

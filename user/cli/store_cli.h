@@ -1,0 +1,32 @@
+/*
+ * store_cli.h: what `cmon ls`, `cmon show` and `cmon export` share: opening
+ * a store with a one-line error, and formatting times, sizes, signatures
+ * and untrusted names for a terminal.
+ */
+#ifndef CMON_STORE_CLI_H
+#define CMON_STORE_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "../../include/cmon/cmon.h"
+
+/* Open PATH; on failure print one error line and return CMON_EXIT_ERROR. */
+int store_cli__open(const char *path, struct cmon_store **s);
+
+/* "2024-05-01 12:00:00.123456789 +0200" (local time) of CLOCK_REALTIME ns. */
+void store_cli__time(uint64_t ns, char *buf, size_t cap);
+
+/* "1234567 (1.2 MiB)"-style: bytes as a short human figure. */
+void store_cli__bytes(uint64_t v, char *buf, size_t cap);
+
+/* Print S with control characters (and DEL) shown as '?'. */
+void store_cli__put_safe(FILE *f, const char *s);
+
+/* "int parse_request(const char *buf, size_t len)"; malloc'ed, NULL on ENOMEM. */
+char *store_cli__signature(const struct cmon_function *f);
+
+/* Parse a decimal uint64 (the whole string); 0 or -EINVAL. */
+int store_cli__parse_u64(const char *s, uint64_t *v);
+
+#endif

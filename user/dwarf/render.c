@@ -1,0 +1,1029 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* render.c: typed values of a call as JSON (conventions in render.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dwarf/dsb.h"
+#include "dwarf/render.h"
+
+#define MAX_VALUE_BYTES CMON_ITEM_MAX
+#define MAX_RENDER_DEPTH 24
+
+/* Why a byte of a value is not there (0: it is). */
+enum why {
+	W_OK = 0,
+	W_OPT,      /* optimized out */
+	W_DROPPED,  /* too many items */
+	W_MISSING,  /* no capture record */
+	W_FAULT,    /* the kernel could not read it */
+	W_SHORT,    /* past the bytes read */
+	W_XMM0 = 16, /* .. xmm15 = 31 */
+	W_ST0 = 32,  /* .. st7 = 39 */
+};
+
+/* Bytes with per-byte availability, and where they came from (for
+ * finding the derefs of pointers inside). */
+struct view {
+	const uint8_t *data;
+	const uint8_t *why;
+	uint32_t size;
+	int value;   /* plan value index, -1: none (captures) */
+	int parent;  /* -1: the value's bytes; else the deref whose item these are */
+};
+
+struct rctx {
+	const struct plan_layout *l;
+	const struct render_call *c;
+	struct render_out *o;
+	struct strbuf *sb; /* where values are written */
+	int err;
+};
+
+static void put(struct rctx *r, const char *s)
+{
+	if (!r->err)
+		r->err = dsb__puts(r->sb, s);
+}
+
+static void putn(struct rctx *r, const char *s, size_t n)
+{
+	if (!r->err)
+		r->err = dsb__putn(r->sb, s, n);
+}
+
+static void put_str(struct rctx *r, const void *s, size_t n)
+{
+	if (!r->err)
+		r->err = dsb__json_str(r->sb, s, n);
+}
+
+/* ---- paths ---- */
+
+static size_t path_push(struct rctx *r, const char *sep, const char *name)
+{
+	size_t len = r->o->path.len;
+
+	if (!r->err && sep)
+		r->err = dsb__puts(&r->o->path, sep);
+	if (!r->err && name)
+		r->err = dsb__puts(&r->o->path, name);
+	return len;
+}
+
+static void path_pop(struct rctx *r, size_t len)
+{
+	if (r->o->path.buf) {
+		r->o->path.len = len;
+		r->o->path.buf[len] = '\0';
+	}
+}
+
+static void list_add(struct rctx *r, struct strbuf *list, size_t *n)
+{
+	if (r->err)
+		return;
+	if (*n)
+		r->err = dsb__putc(list, ',');
+	if (!r->err)
+		r->err = json_escape(list, r->o->path.buf ? r->o->path.buf : "");
+	(*n)++;
+}
+
+static void note_fault(struct rctx *r)
+{
+	list_add(r, &r->o->faults, &r->o->n_faults);
+}
+
+static void note_truncated(struct rctx *r)
+{
+	list_add(r, &r->o->truncated, &r->o->n_truncated);
+}
+
+/* ---- items ---- */
+
+static const struct render_item *item_at(const struct rctx *r, bool at_return, int idx)
+{
+	const struct render_item *items = at_return ? r->c->exit : r->c->entry;
+	size_t n = at_return ? r->c->n_exit : r->c->n_entry;
+
+	if (idx < 0 || !items || (size_t)idx >= n)
+		return NULL;
+	return &items[idx];
+}
+
+/* ---- scalars ---- */
+
+static unsigned __int128 load_le(const uint8_t *p, uint32_t n)
+{
+	unsigned __int128 v = 0;
+
+	for (uint32_t i = n; i-- > 0;)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static __int128 sign_extend(unsigned __int128 v, unsigned bits)
+{
+	if (bits >= 128)
+		return (__int128)v;
+	if (v & ((unsigned __int128)1 << (bits - 1)))
+		v |= ~(unsigned __int128)0 << bits;
+	return (__int128)v;
+}
+
+static void put_u128(struct rctx *r, unsigned __int128 v)
+{
+	char buf[48], *p = buf + sizeof(buf);
+
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + (unsigned)(v % 10));
+		v /= 10;
+	} while (v);
+	put(r, p);
+}
+
+static void put_i128(struct rctx *r, __int128 v)
+{
+	if (v < 0) {
+		put(r, "-");
+		put_u128(r, (unsigned __int128)0 - (unsigned __int128)v);
+	} else {
+		put_u128(r, (unsigned __int128)v);
+	}
+}
+
+static void put_hex(struct rctx *r, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "\"0x%" PRIx64 "\"", v);
+	put(r, buf);
+}
+
+/* An integer-like value (INT, UINT, CHAR, BOOL, ENUM) of type T whose
+ * raw bits are V (BITS wide). */
+static void put_intlike(struct rctx *r, const struct ctype *t, unsigned __int128 v, unsigned bits)
+{
+	switch (t->kind) {
+	case CTYPE_BOOL:
+		put(r, v ? "true" : "false");
+		return;
+	case CTYPE_CHAR: {
+		char ch = (char)(uint8_t)v;
+
+		put_str(r, &ch, 1);
+		return;
+	}
+	case CTYPE_ENUM: {
+		__int128 sv = t->is_signed ? sign_extend(v, bits) : (__int128)v;
+		const char *name = ctype__enum_name(t, (int64_t)sv);
+
+		if (name)
+			put_str(r, name, strlen(name));
+		else if (t->is_signed)
+			put_i128(r, sv);
+		else
+			put_u128(r, v);
+		return;
+	}
+	case CTYPE_INT:
+		put_i128(r, sign_extend(v, bits));
+		return;
+	default:
+		put_u128(r, v);
+		return;
+	}
+}
+
+static void put_double(struct rctx *r, double d)
+{
+	char buf[40];
+
+	if (isnan(d)) {
+		put(r, "\"NaN\"");
+		return;
+	}
+	if (isinf(d)) {
+		put(r, d < 0 ? "\"-Infinity\"" : "\"Infinity\"");
+		return;
+	}
+	/* the shortest form that reads back as the same double */
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	put(r, buf);
+}
+
+static void put_float(struct rctx *r, float f)
+{
+	char buf[40];
+
+	if (isnan(f) || isinf(f)) {
+		put_double(r, (double)f);
+		return;
+	}
+	for (int prec = 1; prec <= 9; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, (double)f);
+		if (strtof(buf, NULL) == f)
+			break;
+	}
+	put(r, buf);
+}
+
+static void put_ldouble(struct rctx *r, long double d)
+{
+	char buf[64];
+
+	if (isnan(d) || isinf(d)) {
+		put_double(r, (double)d);
+		return;
+	}
+	for (int prec = 1; prec <= 21; prec++) {
+		snprintf(buf, sizeof(buf), "%.*Lg", prec, d);
+		if (strtold(buf, NULL) == d)
+			break;
+	}
+	put(r, buf);
+}
+
+static void put_float_bytes(struct rctx *r, const struct ctype *t, const uint8_t *p, uint32_t size)
+{
+	if (size == 4) {
+		float f;
+
+		memcpy(&f, p, 4);
+		put_float(r, f);
+	} else if (size == 8) {
+		double d;
+
+		memcpy(&d, p, 8);
+		put_double(r, d);
+	} else if (size == 16 && t->is_x87) {
+		long double d = 0;
+
+		memcpy(&d, p, 10); /* 80-bit extended in the low 10 bytes */
+		put_ldouble(r, d);
+	} else if (size == 16) {
+		__float128 q;
+
+		memcpy(&q, p, 16);
+		put_ldouble(r, (long double)q);
+	} else {
+		put(r, "\"<unavailable: float format>\"");
+	}
+}
+
+/* ---- markers ---- */
+
+static bool is_float(const struct ctype *t)
+{
+	return t && t->kind == CTYPE_FLOAT;
+}
+
+static void put_marker(struct rctx *r, uint8_t why, const struct ctype *t)
+{
+	char buf[64];
+
+	if (why >= W_ST0 && why < W_ST0 + 8) {
+		snprintf(buf, sizeof(buf), "\"<unavailable: long double in st%u>\"", why - W_ST0);
+		put(r, buf);
+		return;
+	}
+	if (why >= W_XMM0 && why < W_XMM0 + 16) {
+		snprintf(buf, sizeof(buf), "\"<unavailable: %sin xmm%u>\"",
+			 is_float(t) ? "float " : "", why - W_XMM0);
+		put(r, buf);
+		return;
+	}
+	switch (why) {
+	case W_FAULT:
+		put(r, "null");
+		note_fault(r);
+		return;
+	case W_DROPPED:
+		put(r, "\"<not captured: too many items>\"");
+		return;
+	case W_MISSING:
+		put(r, "\"<unavailable: not captured>\"");
+		return;
+	case W_SHORT:
+		put(r, "\"<unavailable: truncated>\"");
+		return;
+	default:
+		put(r, "\"<unavailable: optimized out>\"");
+		return;
+	}
+}
+
+/* The first reason bytes [off, off + n) are missing, or W_OK; *UNIFORM:
+ * every byte has that same reason. */
+static uint8_t why_range(const struct view *v, uint32_t off, uint32_t n, bool *uniform)
+{
+	uint8_t first = W_OK;
+	bool same = true;
+
+	if (off >= v->size || n > v->size - off) {
+		if (uniform)
+			*uniform = off >= v->size;
+		return W_SHORT;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t w = v->why[off + i];
+
+		if (i == 0)
+			first = w;
+		else if (w != first)
+			same = false;
+	}
+	if (first == W_OK && !same) {
+		for (uint32_t i = 0; i < n; i++)
+			if (v->why[off + i]) {
+				first = v->why[off + i];
+				break;
+			}
+	}
+	if (uniform)
+		*uniform = same;
+	return first;
+}
+
+/* ---- values ---- */
+
+static void emit(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
+		 const char *sep, int depth);
+
+static const struct plan_deref *find_deref(const struct rctx *r, const struct view *v, uint32_t off,
+					   int *index)
+{
+	const struct plan_layout *l = r->l;
+
+	if (v->value < 0)
+		return NULL;
+	for (size_t i = 0; i < l->n_derefs; i++) {
+		const struct plan_deref *d = &l->derefs[i];
+
+		if (d->value == v->value && d->parent == v->parent && d->off == off) {
+			*index = (int)i;
+			return d;
+		}
+	}
+	return NULL;
+}
+
+static void add_blob(struct rctx *r, const char *name, const struct ctype *elem,
+		     const uint32_t *shape, uint8_t ndim, const void *data, size_t len, bool truncated);
+
+/* A pointer: the string or struct it points to when planned, else its
+ * address. */
+static void emit_pointer(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
+			 int depth)
+{
+	uint8_t why = why_range(v, off, 8, NULL);
+	const struct plan_deref *d;
+	const struct render_item *it;
+	bool known = why == W_OK, follow = ctype__is_string(t) || ctype__is_struct_ptr(t);
+	uint64_t p = known ? (uint64_t)load_le(v->data + off, 8) : 0;
+	int di = -1;
+
+	d = follow ? find_deref(r, v, off, &di) : NULL;
+	if (!d) {
+		if (!known)
+			put_marker(r, why, t);
+		else if (ctype__is_string(t) && p == 0)
+			put(r, "null");
+		else
+			put_hex(r, p);
+		return;
+	}
+	if (known && p == 0) {
+		put(r, "null");
+		return;
+	}
+	if (d->status == PD_DROPPED) {
+		put_marker(r, W_DROPPED, t);
+		return;
+	}
+	it = item_at(r, d->at_return, d->item);
+	if (!it) {
+		put_marker(r, W_MISSING, t);
+		return;
+	}
+	if (it->flags & CMON_ITEM_FAULT) {
+		put_marker(r, W_FAULT, t);
+		return;
+	}
+	if (ctype__is_string(t)) {
+		put_str(r, it->data, it->len);
+		if (it->flags & CMON_ITEM_TRUNCATED)
+			note_truncated(r);
+		return;
+	}
+	/* the struct it points to, from the item's bytes */
+	const struct ctype *st = t->target;
+	uint32_t size = st->size, have = it->len < size ? it->len : size;
+	uint8_t *why_buf = calloc(size ? size : 1, 1);
+	struct view sv = { .data = it->data, .why = why_buf, .size = size, .value = v->value,
+			   .parent = di };
+	uint8_t *copy = NULL;
+
+	if (!why_buf) {
+		r->err = -ENOMEM;
+		return;
+	}
+	if (have < size) {
+		/* a short item: pad so data[] covers size */
+		copy = calloc(size, 1);
+		if (!copy) {
+			free(why_buf);
+			r->err = -ENOMEM;
+			return;
+		}
+		memcpy(copy, it->data, have);
+		sv.data = copy;
+		memset(why_buf + have, W_SHORT, size - have);
+	}
+	emit(r, &sv, 0, st, "->", depth + 1);
+	free(copy);
+	free(why_buf);
+}
+
+static void emit_members(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
+			 const char *sep, int depth, bool *first)
+{
+	for (size_t i = 0; i < t->n_members && !r->err; i++) {
+		const struct ctype_member *m = &t->members[i];
+		const struct ctype *mt = m->type;
+		size_t saved;
+
+		if (!m->name) {
+			/* anonymous struct/union: its members belong here;
+			 * an unnamed bitfield is padding */
+			if (!m->bit_size && mt && (mt->kind == CTYPE_STRUCT || mt->kind == CTYPE_UNION))
+				emit_members(r, v, off + m->offset, mt, sep, depth + 1, first);
+			continue;
+		}
+		if (!*first)
+			put(r, ",");
+		*first = false;
+		if (!r->err)
+			r->err = json_escape(r->sb, m->name);
+		put(r, ":");
+		saved = path_push(r, sep, m->name);
+		if (m->bit_size) {
+			uint32_t bit = off * 8 + m->bit_offset, byte = bit / 8, shift = bit % 8;
+			uint32_t nbytes = (shift + m->bit_size + 7) / 8;
+			uint8_t why = why_range(v, byte, nbytes, NULL);
+
+			if (why != W_OK || m->bit_size > 64 || nbytes > 16) {
+				put_marker(r, why ? why : W_OPT, mt);
+			} else {
+				uint64_t raw = 0;
+
+				/* bits shift .. shift + bit_size of up to 9 bytes */
+				for (uint32_t i = 0; i < nbytes; i++) {
+					uint64_t b8 = v->data[byte + i];
+					int sh = (int)(8 * i) - (int)shift;
+
+					if (sh < 0)
+						raw |= b8 >> -sh;
+					else if (sh < 64)
+						raw |= b8 << sh;
+				}
+				if (m->bit_size < 64)
+					raw &= (1ULL << m->bit_size) - 1;
+				put_intlike(r, mt, raw, m->bit_size);
+			}
+		} else {
+			emit(r, v, off + m->offset, mt, ".", depth + 1);
+		}
+		path_pop(r, saved);
+	}
+}
+
+/* Nested array dimensions down to a numeric element: ndim, or 0 when the
+ * element is not numeric. */
+static uint8_t numeric_shape(const struct ctype *t, uint32_t *shape, const struct ctype **elem)
+{
+	uint8_t n = 0;
+
+	while (t && t->kind == CTYPE_ARRAY) {
+		if (n >= RENDER_MAX_DIMS || !t->count)
+			return 0;
+		shape[n++] = t->count;
+		t = t->target;
+	}
+	if (!ctype__is_numeric(t) || t->kind == CTYPE_CHAR)
+		return 0;
+	*elem = t;
+	return n;
+}
+
+static void emit_array(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
+		       int depth, bool top)
+{
+	const struct ctype *e = t->target;
+	uint32_t n = t->count;
+	char idx[24];
+
+	if (!e || !e->size) {
+		put(r, "[]");
+		return;
+	}
+	if (e->kind == CTYPE_CHAR) {
+		/* a string up to its NUL */
+		uint32_t len = 0;
+		uint8_t why;
+
+		why = why_range(v, off, n, NULL);
+		while (len < n && off + len < v->size && v->why[off + len] == W_OK &&
+		       v->data[off + len])
+			len++;
+		if (len < n && (off + len >= v->size || v->why[off + len] != W_OK)) {
+			put_marker(r, why ? why : W_SHORT, t);
+			return;
+		}
+		put_str(r, v->data + off, len);
+		return;
+	}
+	put(r, "[");
+	for (uint32_t i = 0; i < n && !r->err; i++) {
+		size_t saved;
+
+		if (i)
+			put(r, ",");
+		snprintf(idx, sizeof(idx), "[%u]", i);
+		saved = path_push(r, NULL, idx);
+		if (e->kind == CTYPE_ARRAY)
+			emit_array(r, v, off + i * e->size, e, depth + 1, false);
+		else
+			emit(r, v, off + i * e->size, e, ".", depth + 1);
+		path_pop(r, saved);
+	}
+	put(r, "]");
+	if (top) {
+		uint32_t shape[RENDER_MAX_DIMS];
+		const struct ctype *ne = NULL;
+		uint8_t nd = numeric_shape(t, shape, &ne);
+
+		if (nd && why_range(v, off, t->size, NULL) == W_OK)
+			add_blob(r, r->o->path.buf, ne, shape, nd, v->data + off, t->size, false);
+	}
+}
+
+static void emit(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
+		 const char *sep, int depth)
+{
+	bool uniform;
+	uint8_t why;
+
+	if (r->err)
+		return;
+	if (!t || depth > MAX_RENDER_DEPTH) {
+		put(r, "null");
+		return;
+	}
+	why = t->size ? why_range(v, off, t->size, &uniform) : W_OK;
+	switch (t->kind) {
+	case CTYPE_STRUCT:
+	case CTYPE_UNION:
+	case CTYPE_ARRAY:
+		/* show the members that are there, unless nothing is */
+		if (why != W_OK && uniform &&
+		    (why == W_FAULT || why == W_DROPPED || why == W_MISSING || why == W_OPT)) {
+			put_marker(r, why, t);
+			return;
+		}
+		if (t->kind == CTYPE_ARRAY) {
+			emit_array(r, v, off, t, depth, true);
+		} else {
+			bool first = true;
+
+			put(r, "{");
+			emit_members(r, v, off, t, sep, depth, &first);
+			put(r, "}");
+		}
+		return;
+	default:
+		break;
+	}
+	if (why != W_OK) {
+		put_marker(r, why, t);
+		return;
+	}
+	switch (t->kind) {
+	case CTYPE_INT:
+	case CTYPE_UINT:
+	case CTYPE_CHAR:
+	case CTYPE_BOOL:
+	case CTYPE_ENUM:
+		if (t->size > 16 || !t->size) {
+			put(r, "null");
+			return;
+		}
+		put_intlike(r, t, load_le(v->data + off, t->size), t->size * 8);
+		return;
+	case CTYPE_FLOAT:
+		if (t->is_complex) {
+			const struct ctype part = { .kind = CTYPE_FLOAT, .size = t->size / 2,
+						    .is_x87 = t->is_x87 };
+
+			put(r, "[");
+			put_float_bytes(r, &part, v->data + off, part.size);
+			put(r, ",");
+			put_float_bytes(r, &part, v->data + off + part.size, part.size);
+			put(r, "]");
+			return;
+		}
+		put_float_bytes(r, t, v->data + off, t->size);
+		return;
+	case CTYPE_POINTER:
+		emit_pointer(r, v, off, t, depth);
+		return;
+	case CTYPE_UNKNOWN:
+		if (t->size && t->size <= 8) {
+			put_hex(r, (uint64_t)load_le(v->data + off, t->size));
+			return;
+		}
+		/* fall through */
+	default:
+		put(r, "null");
+		return;
+	}
+}
+
+/* ---- assembling a value's bytes ---- */
+
+static uint8_t unavail_why(const struct plan_src *s)
+{
+	switch (s->reason) {
+	case PU_XMM:
+		return (uint8_t)(W_XMM0 + (s->reg - DREG_XMM0) % 16);
+	case PU_X87:
+		return (uint8_t)(W_ST0 + (s->reg - DREG_ST0) % 8);
+	case PU_TOO_MANY_ITEMS:
+		return W_DROPPED;
+	default:
+		return W_OPT;
+	}
+}
+
+static void fill_reg(uint8_t *data, uint8_t *why, uint32_t n, uint64_t v)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		data[i] = i < 8 ? (uint8_t)(v >> (8 * i)) : 0;
+		why[i] = i < 8 ? W_OK : W_OPT;
+	}
+}
+
+static void assemble(const struct rctx *r, const struct plan_value *pv, uint8_t *data, uint8_t *why,
+		     uint32_t size)
+{
+	uint32_t pos = 0;
+
+	memset(why, W_OPT, size);
+	for (uint8_t i = 0; i < pv->n_src && pos < size; i++) {
+		const struct plan_src *s = &pv->src[i];
+		uint32_t n = s->size < size - pos ? s->size : size - pos;
+		const struct render_item *it;
+
+		switch (s->kind) {
+		case PSRC_ARG:
+			fill_reg(data + pos, why + pos, n, (uint64_t)r->c->args[s->index] + (uint64_t)s->addend);
+			break;
+		case PSRC_RET:
+			fill_reg(data + pos, why + pos, n, (uint64_t)r->c->ret + (uint64_t)s->addend);
+			break;
+		case PSRC_CONST:
+			fill_reg(data + pos, why + pos, n, s->value);
+			break;
+		case PSRC_ITEM:
+			it = item_at(r, s->at_return, s->index);
+			if (!it) {
+				memset(why + pos, W_MISSING, n);
+			} else if (it->flags & CMON_ITEM_FAULT) {
+				memset(why + pos, W_FAULT, n);
+			} else if (s->item_kind == CMON_FETCH_REG && it->len >= 8) {
+				/* a CMON_FETCH_REG item: the register's 8 bytes */
+				uint64_t rv;
+
+				memcpy(&rv, it->data, 8);
+				fill_reg(data + pos, why + pos, n, rv + (uint64_t)s->addend);
+			} else {
+				uint32_t have = it->len < n ? it->len : n;
+
+				memcpy(data + pos, it->data, have);
+				memset(why + pos, W_OK, have);
+				memset(why + pos + have, W_SHORT, n - have);
+			}
+			break;
+		default:
+			memset(why + pos, unavail_why(s), n);
+			break;
+		}
+		pos += s->size;
+	}
+}
+
+static int render_value(struct rctx *r, int index)
+{
+	const struct plan_value *pv = &r->l->values[index];
+	uint32_t size = pv->type ? pv->type->size : 0;
+	uint8_t *data, *why;
+	struct view v;
+
+	if (size > MAX_VALUE_BYTES)
+		size = MAX_VALUE_BYTES;
+	data = calloc(size ? size : 1, 1);
+	why = calloc(size ? size : 1, 1);
+	if (!data || !why) {
+		free(data);
+		free(why);
+		return -ENOMEM;
+	}
+	assemble(r, pv, data, why, size);
+	v = (struct view){ .data = data, .why = why, .size = size, .value = index, .parent = -1 };
+	emit(r, &v, 0, pv->type, ".", 0);
+	free(data);
+	free(why);
+	return r->err;
+}
+
+/* ---- blobs ---- */
+
+static void add_blob(struct rctx *r, const char *name, const struct ctype *elem,
+		     const uint32_t *shape, uint8_t ndim, const void *data, size_t len, bool truncated)
+{
+	struct render_out *o = r->o;
+	struct render_blob *b;
+	size_t name_off, data_off;
+
+	if (r->err)
+		return;
+	if (o->n_blobs == o->cap_blobs) {
+		size_t cap = o->cap_blobs ? o->cap_blobs * 2 : 8;
+		struct render_blob *nb = realloc(o->blobs, cap * sizeof(*nb));
+		size_t *offs;
+
+		if (!nb) {
+			r->err = -ENOMEM;
+			return;
+		}
+		o->blobs = nb;
+		offs = realloc(o->blob_offs, cap * 2 * sizeof(*offs));
+		if (!offs) {
+			r->err = -ENOMEM;
+			return;
+		}
+		o->blob_offs = offs;
+		o->cap_blobs = cap;
+	}
+	/* name and bytes go to blobbuf; pointers are set at the end, after
+	 * the last realloc */
+	name_off = o->blobbuf.len;
+	r->err = dsb__putn(&o->blobbuf, name ? name : "", name ? strlen(name) + 1 : 1);
+	data_off = o->blobbuf.len;
+	if (!r->err)
+		r->err = dsb__putn(&o->blobbuf, data, len);
+	if (r->err)
+		return;
+	b = &o->blobs[o->n_blobs];
+	memset(b, 0, sizeof(*b));
+	if (elem)
+		ctype__dtype(elem, b->dtype, sizeof(b->dtype));
+	else
+		snprintf(b->dtype, sizeof(b->dtype), "|u1");
+	for (uint8_t i = 0; i < ndim && i < RENDER_MAX_DIMS; i++)
+		b->shape[i] = shape[i];
+	b->ndim = ndim;
+	b->len = len;
+	b->truncated = truncated;
+	o->blob_offs[2 * o->n_blobs] = name_off;
+	o->blob_offs[2 * o->n_blobs + 1] = data_off;
+	o->n_blobs++;
+}
+
+/* ---- --capture ---- */
+
+static void render_capture(struct rctx *r, const struct plan_capture *pc)
+{
+	const struct render_item *it;
+	uint64_t want = UINT64_MAX, bytes;
+	bool truncated;
+	size_t saved = path_push(r, NULL, pc->name);
+
+	if (pc->item < 0) {
+		put_marker(r, W_DROPPED, NULL);
+		goto out;
+	}
+	it = item_at(r, false, pc->item);
+	if (!it) {
+		put_marker(r, W_MISSING, NULL);
+		goto out;
+	}
+	if (it->flags & CMON_ITEM_FAULT) {
+		put_marker(r, W_FAULT, NULL);
+		goto out;
+	}
+	/* the exact count, when known: the register may hold more than the
+	 * argument (an int's upper half) */
+	if (pc->len.kind == PSRC_ARG || pc->len.kind == PSRC_CONST) {
+		uint64_t raw = pc->len.kind == PSRC_CONST ? pc->len.value :
+			       (uint64_t)r->c->args[pc->len.index];
+		unsigned bits = pc->len.kind == PSRC_CONST ? 64 : pc->len.size * 8;
+		int64_t count;
+
+		if (bits < 64) {
+			raw &= (1ULL << bits) - 1;
+			if (pc->len_signed && (raw >> (bits - 1)) & 1)
+				raw |= ~0ULL << bits;
+		}
+		count = (int64_t)raw;
+		if (pc->len_signed && count < 0)
+			want = 0;
+		else
+			want = raw > UINT64_MAX / pc->elem_size ? UINT64_MAX : raw * pc->elem_size;
+	}
+	bytes = it->len;
+	if (want != UINT64_MAX && want < bytes)
+		bytes = want;
+	bytes -= bytes % pc->elem_size;
+	truncated = want != UINT64_MAX ? want > bytes : (it->flags & CMON_ITEM_TRUNCATED) != 0;
+	if (pc->kind == CAPTURE_STR) {
+		put_str(r, it->data, it->len);
+		truncated = (it->flags & CMON_ITEM_TRUNCATED) != 0;
+		bytes = it->len;
+	} else if (pc->kind == CAPTURE_BUF) {
+		static const char hex[] = "0123456789abcdef";
+		const uint8_t *p = it->data;
+
+		if (!r->err)
+			r->err = dsb__reserve(r->sb, 2 * bytes + 2);
+		put(r, "\"");
+		for (uint64_t i = 0; i < bytes && !r->err; i++) {
+			char two[2] = { hex[p[i] >> 4], hex[p[i] & 15] };
+
+			putn(r, two, 2);
+		}
+		put(r, "\"");
+	} else {
+		uint32_t n = (uint32_t)(bytes / pc->elem_size);
+		uint8_t *why = calloc(bytes ? bytes : 1, 1);
+		struct view v = { .data = it->data, .why = why, .size = (uint32_t)bytes,
+				  .value = -1, .parent = -1 };
+		char idx[24];
+
+		if (!why) {
+			r->err = -ENOMEM;
+			goto out;
+		}
+		put(r, "[");
+		for (uint32_t i = 0; i < n && !r->err; i++) {
+			size_t s2;
+
+			if (i)
+				put(r, ",");
+			snprintf(idx, sizeof(idx), "[%u]", i);
+			s2 = path_push(r, NULL, idx);
+			emit(r, &v, i * pc->elem_size, pc->elem, ".", 1);
+			path_pop(r, s2);
+		}
+		put(r, "]");
+		free(why);
+	}
+	if (truncated)
+		note_truncated(r);
+	{
+		uint32_t shape[1] = { (uint32_t)(bytes / pc->elem_size) };
+
+		add_blob(r, pc->name, pc->kind == CAPTURE_ARRAY ? pc->elem : NULL, shape, 1, it->data,
+			 (size_t)bytes, truncated);
+	}
+out:
+	path_pop(r, saved);
+}
+
+/* ---- the call ---- */
+
+static void out_clear(struct render_out *o)
+{
+	strbuf__reset(&o->args);
+	strbuf__reset(&o->ret);
+	strbuf__reset(&o->captures);
+	strbuf__reset(&o->truncated);
+	strbuf__reset(&o->faults);
+	strbuf__reset(&o->cellbuf);
+	strbuf__reset(&o->blobbuf);
+	strbuf__reset(&o->path);
+	o->n_truncated = o->n_faults = 0;
+	o->n_cells = 0;
+	o->n_blobs = 0;
+}
+
+int render__call(const struct plan_layout *l, const struct render_call *c, struct render_out *o)
+{
+	struct rctx r = { .l = l, .c = c, .o = o };
+	struct strbuf one = { 0 };
+	int err;
+
+	out_clear(o);
+	err = dsb__putc(&o->truncated, '[') ?: dsb__putc(&o->faults, '[');
+	err = err ?: dsb__putc(&o->args, '{');
+	if (err)
+		return err;
+	if (o->cap_cells < l->n_params) {
+		size_t *offs = realloc(o->cell_offs, l->n_params * sizeof(*offs));
+		const char **cells;
+
+		if (!offs)
+			return -ENOMEM;
+		o->cell_offs = offs;
+		cells = realloc(o->cells, l->n_params * sizeof(*cells));
+		if (!cells)
+			return -ENOMEM;
+		o->cells = cells;
+		o->cap_cells = l->n_params;
+	}
+	/* parameters: each into ONE, then into args and its cell */
+	for (size_t i = 0; i < l->n_params && !err; i++) {
+		const char *name = l->values[i].name;
+
+		strbuf__reset(&one);
+		r.sb = &one;
+		path_pop(&r, 0);
+		path_push(&r, NULL, name);
+		err = r.err ?: render_value(&r, (int)i);
+		if (!err && i)
+			err = dsb__putc(&o->args, ',');
+		err = err ?: json_escape(&o->args, name);
+		err = err ?: dsb__putc(&o->args, ':');
+		err = err ?: dsb__putn(&o->args, one.buf ? one.buf : "", one.len);
+		o->cell_offs[i] = o->cellbuf.len;
+		err = err ?: dsb__putn(&o->cellbuf, one.buf ? one.buf : "", one.len + 1);
+		o->n_cells = i + 1;
+	}
+	err = err ?: dsb__putc(&o->args, '}');
+	/* the return value */
+	if (!err) {
+		r.sb = &o->ret;
+		path_pop(&r, 0);
+		path_push(&r, NULL, "return");
+		if (l->ret_value >= 0 && c->has_ret)
+			err = r.err ?: render_value(&r, l->ret_value);
+		else
+			err = dsb__puts(&o->ret, "null");
+	}
+	/* --capture */
+	err = err ?: dsb__putc(&o->captures, '{');
+	for (size_t i = 0; i < l->n_captures && !err; i++) {
+		const struct plan_capture *pc = &l->captures[i];
+
+		if (i)
+			err = dsb__putc(&o->captures, ',');
+		err = err ?: json_escape(&o->captures, pc->name);
+		err = err ?: dsb__putc(&o->captures, ':');
+		if (err)
+			break;
+		r.sb = &o->captures;
+		path_pop(&r, 0);
+		render_capture(&r, pc);
+		err = r.err;
+	}
+	err = err ?: dsb__putc(&o->captures, '}');
+	err = err ?: dsb__putc(&o->truncated, ']');
+	err = err ?: dsb__putc(&o->faults, ']');
+	free(one.buf);
+	if (err)
+		return err;
+	for (size_t i = 0; i < o->n_cells; i++)
+		o->cells[i] = o->cellbuf.buf + o->cell_offs[i];
+	for (size_t i = 0; i < o->n_blobs; i++) {
+		o->blobs[i].name = o->blobbuf.buf + o->blob_offs[2 * i];
+		o->blobs[i].data = o->blobbuf.buf + o->blob_offs[2 * i + 1];
+	}
+	return 0;
+}
+
+void render_out__release(struct render_out *o)
+{
+	if (!o)
+		return;
+	strbuf__release(&o->args);
+	strbuf__release(&o->ret);
+	strbuf__release(&o->captures);
+	strbuf__release(&o->truncated);
+	strbuf__release(&o->faults);
+	strbuf__release(&o->cellbuf);
+	strbuf__release(&o->blobbuf);
+	strbuf__release(&o->path);
+	free(o->cells);
+	free(o->cell_offs);
+	free(o->blobs);
+	free(o->blob_offs);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/log.h"
+#include "dwarf/debuginfo.h"
+#include "typer.h"
+
+#define PENDING_BUCKETS 4096 /* power of two */
+
+/* A capture record waiting for its call record. */
+struct pending {
+	struct pending *next;
+	uint32_t tid, func_id, at_return;
+	uint64_t ts;
+	size_t size;
+	struct cmon_capture_rec rec[]; /* copied with its items */
+};
+
+struct typed_func {
+	struct plan_layout *layout; /* NULL: raw */
+	size_t *columns;            /* per parameter: its extra CSV column */
+	const char **names;
+};
+
+struct typer {
+	const struct probe_set *set;
+	struct typed_func *funcs;
+	struct cmon_fetch_plan *plans; /* 2 per function */
+	bool any_plan;
+	size_t n_typed;
+	const char **columns;
+	size_t n_columns;
+	struct capture_spec *specs;
+	size_t n_specs;
+	struct pending *buckets[PENDING_BUCKETS];
+	struct render_out out;
+	struct call_typed view;
+	struct render_item items[2][CMON_MAX_FETCH];
+};
+
+static size_t column_of(struct typer *t, const char *name)
+{
+	const char **p;
+
+	for (size_t i = 0; i < t->n_columns; i++)
+		if (!strcmp(t->columns[i], name))
+			return i;
+	p = realloc(t->columns, (t->n_columns + 1) * sizeof(*p));
+	if (!p)
+		return SIZE_MAX;
+	t->columns = p;
+	t->columns[t->n_columns] = name;
+	return t->n_columns++;
+}
+
+/* The --capture specs this function can take: those whose names it has. */
+static int plan_one(struct typer *t, size_t i, const struct func_sig *sig,
+		    const struct plan_opts *base, bool *took)
+{
+	struct capture_spec *mine = NULL;
+	struct plan_opts o = *base;
+	struct plan_layout *layout = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	if (t->n_specs) {
+		mine = calloc(t->n_specs, sizeof(*mine));
+		if (!mine)
+			return -ENOMEM;
+	}
+	for (size_t k = 0; k < t->n_specs; k++) {
+		struct cmon_fetch_plan e, r;
+		struct plan_layout *probe = NULL;
+
+		o.captures = &t->specs[k];
+		o.n_captures = 1;
+		if (plan__build(sig, &o, &e, &r, &probe) == 0) {
+			mine[n++] = t->specs[k];
+			took[k] = true;
+		}
+		plan_layout__free(probe);
+	}
+	o.captures = mine;
+	o.n_captures = n;
+	err = plan__build(sig, &o, &t->plans[2 * i], &t->plans[2 * i + 1], &layout);
+	free(mine);
+	if (err)
+		return err;
+	if (t->plans[2 * i].n || t->plans[2 * i + 1].n)
+		t->any_plan = true;
+	if (!layout->typed && !layout->n_captures) {
+		plan_layout__free(layout);
+		return 0;
+	}
+	t->funcs[i].layout = layout;
+	if (layout->typed)
+		t->n_typed++;
+	t->funcs[i].columns = calloc(layout->n_params + 1, sizeof(size_t));
+	t->funcs[i].names = calloc(layout->n_params + 1, sizeof(char *));
+	if (!t->funcs[i].columns || !t->funcs[i].names)
+		return -ENOMEM;
+	for (size_t p = 0; p < layout->n_params; p++) {
+		t->funcs[i].names[p] = layout->values[p].name;
+		t->funcs[i].columns[p] = column_of(t, layout->values[p].name);
+		if (t->funcs[i].columns[p] == SIZE_MAX)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct debuginfo *open_debuginfo(const struct probe_object *obj)
+{
+	struct debuginfo_opts o = {};
+	char root[64];
+	int pid;
+
+	/* /proc/PID/root/...: the debug files live in that mount namespace. */
+	if (sscanf(obj->attach_path, "/proc/%d/root/", &pid) == 1) {
+		snprintf(root, sizeof(root), "/proc/%d/root/usr/lib/debug", pid);
+		o.debug_root = root;
+	}
+	return debuginfo__open_opts(obj->attach_path, &o);
+}
+
+int typer__new(const struct probe_set *set, const struct typer_opts *opts, struct typer **out)
+{
+	struct debuginfo **dis = NULL;
+	struct plan_opts po;
+	struct typer *t;
+	bool *took = NULL;
+	int err = 0;
+
+	*out = NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->set = set;
+	t->funcs = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*t->funcs));
+	t->plans = calloc(2 * (set->n_funcs ? set->n_funcs : 1), sizeof(*t->plans));
+	t->specs = calloc(opts->n_captures ? opts->n_captures : 1, sizeof(*t->specs));
+	took = calloc(opts->n_captures ? opts->n_captures : 1, sizeof(*took));
+	dis = calloc(set->n_objects ? set->n_objects : 1, sizeof(*dis));
+	if (!t->funcs || !t->plans || !t->specs || !took || !dis) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	plan_opts__init(&po);
+	if (opts->strlen)
+		po.strlen = opts->strlen;
+	if (opts->deref_set)
+		po.deref = opts->deref;
+	if (opts->capture_max)
+		po.capture_max = opts->capture_max;
+	for (size_t k = 0; k < opts->n_captures; k++) {
+		err = capture_spec__parse(opts->captures[k], &t->specs[k]);
+		if (err) {
+			log_error("invalid --capture '%s' (NAME=PTR:LEN, NAME=PTR[COUNT], NAME=PTR:str)",
+				  opts->captures[k]);
+			goto cleanup;
+		}
+		t->n_specs++;
+	}
+	for (size_t i = 0; i < set->n_funcs; i++) {
+		const struct probe_func *f = &set->funcs[i];
+		struct func_sig *sig = NULL;
+
+		if (!opts->raw && !dis[f->object])
+			dis[f->object] = open_debuginfo(&set->objects[f->object]);
+		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)
+			debuginfo__signature(dis[f->object], f->addr, f->addr + f->entry.skip, &sig);
+		err = plan_one(t, i, sig, &po, took);
+		func_sig__free(sig);
+		if (err) {
+			log_error("cannot plan the arguments of %s: %s", f->name, strerror(-err));
+			goto cleanup;
+		}
+	}
+	for (size_t k = 0; k < t->n_specs; k++) {
+		if (!took[k]) {
+			log_error("--capture '%s': no traced function has the arguments it names",
+				  t->specs[k].text);
+			err = -ENOENT;
+			goto cleanup;
+		}
+	}
+	for (size_t o = 0; o < set->n_objects; o++)
+		if (dis[o])
+			log_info("%s: %s", set->objects[o].path, debuginfo__describe(dis[o]));
+cleanup:
+	for (size_t o = 0; dis && o < set->n_objects; o++)
+		debuginfo__free(dis[o]);
+	free(dis);
+	free(took);
+	if (err) {
+		typer__free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+const struct cmon_fetch_plan *typer__plans(const struct typer *t)
+{
+	return t->any_plan ? t->plans : NULL;
+}
+
+size_t typer__typed_count(const struct typer *t) { return t->n_typed; }
+
+const char *const *typer__columns(const struct typer *t, size_t *n)
+{
+	*n = t->n_columns;
+	return t->columns;
+}
+
+const struct plan_layout *typer__layout(const struct typer *t, uint32_t func_id)
+{
+	return func_id < t->set->n_funcs ? t->funcs[func_id].layout : NULL;
+}
+
+static int put_str(struct strbuf *sb, const char *s)
+{
+	return json_escape(sb, s ? s : "");
+}
+
+static int put_lit(struct strbuf *sb, const char *s)
+{
+	size_t n = strlen(s);
+	char *p;
+
+	if (sb->len + n + 1 > sb->cap) {
+		size_t cap = (sb->cap ? sb->cap : 64) * 2 + n;
+
+		p = realloc(sb->buf, cap);
+		if (!p)
+			return -ENOMEM;
+		sb->buf = p;
+		sb->cap = cap;
+	}
+	memcpy(sb->buf + sb->len, s, n + 1);
+	sb->len += n;
+	return 0;
+}
+
+char *typer__signature_json(const struct typer *t, uint32_t func_id)
+{
+	const struct plan_layout *l = typer__layout(t, func_id);
+	struct strbuf sb = {};
+	int err;
+
+	if (!l || !l->typed)
+		return NULL;
+	err = put_lit(&sb, "{\"params\":[");
+	for (size_t i = 0; i < l->n_params && !err; i++) {
+		const struct plan_value *v = &l->values[i];
+
+		err = put_lit(&sb, i ? ",{\"name\":" : "{\"name\":");
+		if (!err)
+			err = put_str(&sb, v->name);
+		if (!err)
+			err = put_lit(&sb, ",\"type\":");
+		if (!err)
+			err = put_str(&sb, v->type ? v->type->name : "?");
+		if (!err)
+			err = put_lit(&sb, ",\"kind\":");
+		if (!err)
+			err = put_str(&sb, v->type ? ctype_kind__name(ctype__concrete(v->type)->kind)
+						   : "unknown");
+		if (!err)
+			err = put_lit(&sb, "}");
+	}
+	if (!err)
+		err = put_lit(&sb, "],\"ret\":");
+	if (!err)
+		err = put_str(&sb, l->ret_value >= 0 && l->values[l->ret_value].type
+					   ? l->values[l->ret_value].type->name
+					   : "void");
+	if (!err)
+		err = put_lit(&sb, "}");
+	if (err) {
+		free(sb.buf);
+		return NULL;
+	}
+	return sb.buf;
+}
+
+static size_t bucket_of(uint32_t tid, uint64_t ts)
+{
+	uint64_t h = (ts ^ ((uint64_t)tid << 32)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 52) & (PENDING_BUCKETS - 1);
+}
+
+int typer__capture(struct typer *t, const struct cmon_capture_rec *rec)
+{
+	size_t size = sizeof(*rec) + rec->len;
+	struct pending *p;
+	size_t b;
+
+	if (rec->func_id >= t->set->n_funcs || !t->funcs[rec->func_id].layout)
+		return 0;
+	p = malloc(sizeof(*p) + size);
+	if (!p)
+		return -ENOMEM;
+	p->tid = rec->tid;
+	p->func_id = rec->func_id;
+	p->at_return = rec->at_return;
+	p->ts = rec->ts_entry_ns;
+	p->size = size;
+	memcpy(p->rec, rec, size);
+	b = bucket_of(rec->tid, rec->ts_entry_ns);
+	p->next = t->buckets[b];
+	t->buckets[b] = p;
+	return 0;
+}
+
+/* Unlink the pending capture of this call and side, if any. */
+static struct pending *take(struct typer *t, uint32_t tid, uint64_t ts, uint32_t func_id,
+			    uint32_t at_return)
+{
+	struct pending **pp = &t->buckets[bucket_of(tid, ts)];
+
+	for (; *pp; pp = &(*pp)->next) {
+		struct pending *p = *pp;
+
+		if (p->tid == tid && p->ts == ts && p->func_id == func_id &&
+		    p->at_return == at_return) {
+			*pp = p->next;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Split a capture record into its items. */
+static size_t items_of(const struct pending *p, struct render_item *items)
+{
+	const uint8_t *cur = (const uint8_t *)(p->rec + 1);
+	const uint8_t *end = (const uint8_t *)p->rec + p->size;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < p->rec->n && n < CMON_MAX_FETCH; i++) {
+		struct cmon_capture_item it;
+
+		if ((size_t)(end - cur) < sizeof(it))
+			break;
+		memcpy(&it, cur, sizeof(it));
+		cur += sizeof(it);
+		if (it.len > (size_t)(end - cur))
+			break;
+		items[n].flags = it.flags;
+		items[n].len = it.len;
+		items[n].data = cur;
+		n++;
+		cur += (it.len + 7) & ~7u;
+	}
+	return n;
+}
+
+const struct call_typed *typer__render(struct typer *t, const struct cmon_call_rec *rec,
+				       const struct render_out **render)
+{
+	const struct typed_func *tf;
+	struct pending *entry, *exit;
+	struct render_call rc = {};
+	int64_t args[CMON_MAX_ARGS];
+	struct call_typed *v = &t->view;
+
+	if (render)
+		*render = NULL;
+	if (rec->func_id >= t->set->n_funcs || !t->funcs[rec->func_id].layout)
+		return NULL;
+	tf = &t->funcs[rec->func_id];
+	entry = take(t, rec->tid, rec->ts_entry_ns, rec->func_id, 0);
+	exit = take(t, rec->tid, rec->ts_entry_ns, rec->func_id, 1);
+	for (int i = 0; i < CMON_MAX_ARGS; i++)
+		args[i] = (int64_t)rec->args[i];
+	rc.args = args;
+	rc.ret = (int64_t)rec->ret;
+	rc.has_ret = (rec->flags & CMON_CALL_RETURNED) && !(rec->flags & CMON_CALL_TAILCALL);
+	if (entry) {
+		rc.entry = t->items[0];
+		rc.n_entry = items_of(entry, t->items[0]);
+	}
+	if (exit && rc.has_ret) {
+		rc.exit = t->items[1];
+		rc.n_exit = items_of(exit, t->items[1]);
+	}
+	if (render__call(tf->layout, &rc, &t->out)) {
+		free(entry);
+		free(exit);
+		return NULL;
+	}
+	free(entry);
+	free(exit);
+	memset(v, 0, sizeof(*v));
+	v->args = t->out.args.buf ? t->out.args.buf : "{}";
+	v->retval = t->out.ret.buf ? t->out.ret.buf : "null";
+	v->captures = tf->layout->n_captures && t->out.captures.buf ? t->out.captures.buf : NULL;
+	v->truncated = t->out.n_truncated ? t->out.truncated.buf : NULL;
+	v->faults = t->out.n_faults ? t->out.faults.buf : NULL;
+	v->names = tf->names;
+	v->cells = t->out.cells;
+	v->columns = tf->columns;
+	v->n_cells = t->out.n_cells < tf->layout->n_params ? t->out.n_cells : tf->layout->n_params;
+	if (render)
+		*render = &t->out;
+	return v;
+}
+
+void typer__free(struct typer *t)
+{
+	if (!t)
+		return;
+	for (size_t b = 0; b < PENDING_BUCKETS; b++) {
+		while (t->buckets[b]) {
+			struct pending *p = t->buckets[b];
+
+			t->buckets[b] = p->next;
+			free(p);
+		}
+	}
+	for (size_t i = 0; t->funcs && i < t->set->n_funcs; i++) {
+		plan_layout__free(t->funcs[i].layout);
+		free(t->funcs[i].columns);
+		free(t->funcs[i].names);
+	}
+	for (size_t k = 0; k < t->n_specs; k++)
+		capture_spec__clear(&t->specs[k]);
+	render_out__release(&t->out);
+	free(t->specs);
+	free(t->columns);
+	free(t->funcs);
+	free(t->plans);
+	free(t);
+}

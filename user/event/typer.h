@@ -1,0 +1,64 @@
+/*
+ * typer.h: the typed stage between the ring buffer and the writers.  From
+ * each traced function's DWARF signature (and --capture) it builds the
+ * fetch plans the kernel runs; then it joins each call record with the
+ * capture records of the same call and renders the call's arguments, return
+ * value and captures by name and type.  Functions without DWARF stay raw.
+ */
+#ifndef CMON_TYPER_H
+#define CMON_TYPER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "cmon.h"
+#include "dwarf/plan.h"
+#include "dwarf/render.h"
+#include "output/record.h"
+#include "probe/resolve.h"
+
+struct typer_opts {
+	bool raw;              /* --raw: ignore DWARF */
+	uint32_t strlen;       /* --strlen; 0: default */
+	unsigned deref;        /* --deref */
+	bool deref_set;
+	uint32_t capture_max;  /* --capture-max; 0: default */
+	const char *const *captures; /* --capture specs as given */
+	size_t n_captures;
+};
+
+struct typer;
+
+/* Plan every function of SET.  Returns 0, or a negative errno after one
+ * error line (a malformed --capture, one no function can take). */
+int typer__new(const struct probe_set *set, const struct typer_opts *opts, struct typer **out);
+void typer__free(struct typer *t); /* NULL fine */
+
+/* The fetch plans, 2 per function (tracer_opts.plans), or NULL when no
+ * function needs anything read in the kernel. */
+const struct cmon_fetch_plan *typer__plans(const struct typer *t);
+
+/* Functions typed from DWARF, of all. */
+size_t typer__typed_count(const struct typer *t);
+
+/* The names of the typed parameters of all functions, in order of first
+ * appearance: the extra CSV columns. */
+const char *const *typer__columns(const struct typer *t, size_t *n);
+
+/* The layout (signature) of a function, or NULL for a raw one. */
+const struct plan_layout *typer__layout(const struct typer *t, uint32_t func_id);
+
+/* The signature of a typed function as JSON for the capture store:
+ * {"params":[{"name","type","kind"}...],"ret":"type"}; malloc'd, NULL for
+ * a raw function (or without memory). */
+char *typer__signature_json(const struct typer *t, uint32_t func_id);
+
+/* Keep a capture record until its call record comes. */
+int typer__capture(struct typer *t, const struct cmon_capture_rec *rec);
+
+/* The typed view of call REC, or NULL for a raw function; valid until the
+ * next call.  RENDER, when not NULL, receives the full rendering (blobs for
+ * the capture store). */
+const struct call_typed *typer__render(struct typer *t, const struct cmon_call_rec *rec,
+				       const struct render_out **render);
+
+#endif

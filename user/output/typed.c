@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * typed.c: the typed parts of a record (DWARF names and values), appended
+ * to a row the format's own writer has built: extra CSV columns, JSON keys,
+ * name=value pairs in text.  Values arrive as JSON text, already escaped.
+ */
+#include <errno.h>
+#include <string.h>
+#include "writer_impl.h"
+
+static int put(struct strbuf *sb, const char *s, size_t n)
+{
+	int err = strbuf__reserve(sb, n + 1);
+
+	if (err)
+		return err;
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+	return 0;
+}
+
+static int puts_(struct strbuf *sb, const char *s) { return put(sb, s, strlen(s)); }
+
+/* Drop the row's line end (and for JSON its closing brace). */
+static void chop(struct strbuf *sb, const char *tail)
+{
+	size_t n = strlen(tail);
+
+	if (sb->len >= n && !memcmp(sb->buf + sb->len - n, tail, n))
+		sb->len -= n;
+}
+
+int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size_t n)
+{
+	int err = 0;
+
+	chop(sb, "\r\n");
+	for (size_t i = 0; i < n && !err; i++) {
+		err = puts_(sb, ",");
+		if (!err)
+			err = csv_escape(sb, names[i]);
+	}
+	return err ? err : puts_(sb, "\r\n");
+}
+
+int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n_columns)
+{
+	const struct call_typed *t = rec->typed;
+	int err = 0;
+
+	chop(sb, "\r\n");
+	for (size_t col = 0; col < n_columns && !err; col++) {
+		const char *v = NULL;
+
+		for (size_t i = 0; t && i < t->n_cells; i++)
+			if (t->columns[i] == col)
+				v = t->cells[i];
+		err = puts_(sb, ",");
+		if (!err && v)
+			err = csv_escape(sb, v);
+	}
+	return err ? err : puts_(sb, "\r\n");
+}
+
+int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
+{
+	const struct call_typed *t = rec->typed;
+	int err;
+
+	if (!t)
+		return 0;
+	chop(sb, "}\n");
+	err = puts_(sb, ",\"args\":");
+	if (!err)
+		err = puts_(sb, t->args ? t->args : "{}");
+	if (!err)
+		err = puts_(sb, ",\"retval\":");
+	if (!err)
+		err = puts_(sb, t->retval && rec->status == CALL_OK ? t->retval : "null");
+	if (!err && t->captures) {
+		err = puts_(sb, ",\"captures\":");
+		if (!err)
+			err = puts_(sb, t->captures);
+	}
+	if (!err && t->truncated) {
+		err = puts_(sb, ",\"truncated\":");
+		if (!err)
+			err = puts_(sb, t->truncated);
+	}
+	if (!err && t->faults) {
+		err = puts_(sb, ",\"faults\":");
+		if (!err)
+			err = puts_(sb, t->faults);
+	}
+	return err ? err : puts_(sb, "}\n");
+}
+
+/* Text: the raw registers at the row's end give way to name=value.  Values
+ * are JSON text whose strings are escaped, so no control character gets to
+ * the terminal. */
+int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_record *rec)
+{
+	const struct call_typed *t = rec->typed;
+	int err = 0;
+
+	if (!t)
+		return 0;
+	sb->len = args_start;
+	for (size_t i = 0; i < t->n_cells && !err; i++) {
+		if (i)
+			err = puts_(sb, " ");
+		if (!err)
+			err = puts_(sb, t->names[i]);
+		if (!err)
+			err = puts_(sb, "=");
+		if (!err)
+			err = puts_(sb, t->cells[i]);
+	}
+	if (!err && t->captures && strcmp(t->captures, "{}")) {
+		err = puts_(sb, " captures=");
+		if (!err)
+			err = puts_(sb, t->captures);
+	}
+	return err ? err : puts_(sb, "\n");
+}
