@@ -186,12 +186,12 @@ static bool find_by_build_id(struct debuginfo *di, const char *root)
 
 	if (n <= 1)
 		return false;
-	if (dsb__printf(&p, "%s/.build-id/%02x/", root, bid[0]))
+	if (strbuf__printf(&p, "%s/.build-id/%02x/", root, bid[0]))
 		goto out;
 	for (ssize_t i = 1; i < n; i++)
-		if (dsb__printf(&p, "%02x", bid[i]))
+		if (strbuf__printf(&p, "%02x", bid[i]))
 			goto out;
-	if (dsb__puts(&p, ".debug"))
+	if (strbuf__puts(&p, ".debug"))
 		goto out;
 	ok = try_debug_file(di, p.buf, bid, n, false, 0, "build-id");
 out:
@@ -480,11 +480,11 @@ static int dname_inner(Dwarf_Die *die, const char *pre, const char *inner, const
 	Dwarf_Die t;
 	int err;
 
-	err = dsb__puts(&s, pre);
+	err = strbuf__puts(&s, pre);
 	if (!err)
-		err = dsb__puts(&s, inner);
+		err = strbuf__puts(&s, inner);
 	if (!err)
-		err = dsb__puts(&s, post);
+		err = strbuf__puts(&s, post);
 	if (!err)
 		err = dname(die_type(die, &t) ? &t : NULL, s.buf, out, cxx, depth + 1);
 	free(s.buf);
@@ -501,7 +501,7 @@ static int dname(Dwarf_Die *die, const char *inner, struct strbuf *out, bool cxx
 	int tag, err = 0;
 
 	if (depth > 32)
-		return dsb__puts(out, "?");
+		return strbuf__puts(out, "?");
 	if (!die) {
 		base = "void";
 		goto simple;
@@ -532,15 +532,15 @@ static int dname(Dwarf_Die *die, const char *inner, struct strbuf *out, bool cxx
 		if (ttag == DW_TAG_pointer_type || ttag == DW_TAG_reference_type ||
 		    ttag == DW_TAG_rvalue_reference_type)
 			return dname_inner(die, q, *inner ? " " : "", inner, out, cxx, depth);
-		err = dsb__puts(out, q);
+		err = strbuf__puts(out, q);
 		if (!err)
-			err = dsb__putc(out, ' ');
+			err = strbuf__putc(out, ' ');
 		if (!err)
 			err = dname(die_type(die, &t) ? &t : NULL, inner, out, cxx, depth + 1);
 		return err;
 	}
 	case DW_TAG_array_type:
-		err = dsb__puts(&tmp, inner);
+		err = strbuf__puts(&tmp, inner);
 		if (dwarf_child(die, &child) == 0) {
 			do {
 				Dwarf_Word n = 0;
@@ -549,12 +549,12 @@ static int dname(Dwarf_Die *die, const char *inner, struct strbuf *out, bool cxx
 				if (dwarf_tag(&child) != DW_TAG_subrange_type)
 					continue;
 				if (dwarf_attr(&child, DW_AT_count, &a) && dwarf_formudata(&a, &n) == 0)
-					err = err ?: dsb__printf(&tmp, "[%llu]", (unsigned long long)n);
+					err = err ?: strbuf__printf(&tmp, "[%llu]", (unsigned long long)n);
 				else if (dwarf_attr(&child, DW_AT_upper_bound, &a) &&
 					 dwarf_formudata(&a, &n) == 0)
-					err = err ?: dsb__printf(&tmp, "[%llu]", (unsigned long long)n + 1);
+					err = err ?: strbuf__printf(&tmp, "[%llu]", (unsigned long long)n + 1);
 				else
-					err = err ?: dsb__puts(&tmp, "[]");
+					err = err ?: strbuf__puts(&tmp, "[]");
 			} while (dwarf_siblingof(&child, &child) == 0);
 		}
 		if (!err)
@@ -566,27 +566,27 @@ static int dname(Dwarf_Die *die, const char *inner, struct strbuf *out, bool cxx
 		bool first = true, proto;
 		Dwarf_Attribute a;
 
-		err = dsb__puts(&tmp, inner);
-		err = err ?: dsb__putc(&tmp, '(');
+		err = strbuf__puts(&tmp, inner);
+		err = err ?: strbuf__putc(&tmp, '(');
 		proto = dwarf_attr(die, DW_AT_prototyped, &a) != NULL;
 		if (dwarf_child(die, &child) == 0) {
 			do {
 				int ctag = dwarf_tag(&child);
 
 				if (ctag == DW_TAG_formal_parameter) {
-					err = err ?: dsb__puts(&tmp, first ? "" : ", ");
+					err = err ?: strbuf__puts(&tmp, first ? "" : ", ");
 					err = err ?: dname(die_type(&child, &t) ? &t : NULL, "", &tmp, cxx,
 							   depth + 1);
 					first = false;
 				} else if (ctag == DW_TAG_unspecified_parameters) {
-					err = err ?: dsb__puts(&tmp, first ? "..." : ", ...");
+					err = err ?: strbuf__puts(&tmp, first ? "..." : ", ...");
 					first = false;
 				}
 			} while (dwarf_siblingof(&child, &child) == 0);
 		}
 		if (first && proto && !cxx)
-			err = err ?: dsb__puts(&tmp, "void");
-		err = err ?: dsb__putc(&tmp, ')');
+			err = err ?: strbuf__puts(&tmp, "void");
+		err = err ?: strbuf__putc(&tmp, ')');
 		if (!err)
 			err = dname(die_type(die, &t) ? &t : NULL, tmp.buf, out, cxx, depth + 1);
 		free(tmp.buf);
@@ -610,13 +610,13 @@ static int dname(Dwarf_Die *die, const char *inner, struct strbuf *out, bool cxx
 		break;
 	}
 simple:
-	err = dsb__puts(out, prefix);
-	err = err ?: dsb__puts(out, base);
+	err = strbuf__puts(out, prefix);
+	err = err ?: strbuf__puts(out, base);
 	if (!err && *inner) {
 		/* "char *", "int [3]", "void (*)(int)"; no space before "&" in C++
 		 * style is not worth a special case. */
-		err = dsb__putc(out, ' ');
-		err = err ?: dsb__puts(out, inner);
+		err = strbuf__putc(out, ' ');
+		err = err ?: strbuf__puts(out, inner);
 	}
 	return err;
 }
@@ -630,10 +630,10 @@ static int dname_ptr_paren(Dwarf_Die *die, const char *sym, const char *inner,
 	Dwarf_Die t;
 	int err;
 
-	err = dsb__putc(&s, '(');
-	err = err ?: dsb__puts(&s, sym);
-	err = err ?: dsb__puts(&s, inner);
-	err = err ?: dsb__putc(&s, ')');
+	err = strbuf__putc(&s, '(');
+	err = err ?: strbuf__puts(&s, sym);
+	err = err ?: strbuf__puts(&s, inner);
+	err = err ?: strbuf__putc(&s, ')');
 	if (!err)
 		err = dname(die_type(die, &t) ? &t : NULL, s.buf, out, cxx, depth + 1);
 	free(s.buf);

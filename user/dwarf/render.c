@@ -45,13 +45,13 @@ struct rctx {
 static void put(struct rctx *r, const char *s)
 {
 	if (!r->err)
-		r->err = dsb__puts(r->sb, s);
+		r->err = strbuf__puts(r->sb, s);
 }
 
 static void putn(struct rctx *r, const char *s, size_t n)
 {
 	if (!r->err)
-		r->err = dsb__putn(r->sb, s, n);
+		r->err = strbuf__putn(r->sb, s, n);
 }
 
 static void put_str(struct rctx *r, const void *s, size_t n)
@@ -67,9 +67,9 @@ static size_t path_push(struct rctx *r, const char *sep, const char *name)
 	size_t len = r->o->path.len;
 
 	if (!r->err && sep)
-		r->err = dsb__puts(&r->o->path, sep);
+		r->err = strbuf__puts(&r->o->path, sep);
 	if (!r->err && name)
-		r->err = dsb__puts(&r->o->path, name);
+		r->err = strbuf__puts(&r->o->path, name);
 	return len;
 }
 
@@ -86,7 +86,7 @@ static void list_add(struct rctx *r, struct strbuf *list, size_t *n)
 	if (r->err)
 		return;
 	if (*n)
-		r->err = dsb__putc(list, ',');
+		r->err = strbuf__putc(list, ',');
 	if (!r->err)
 		r->err = json_escape(list, r->o->path.buf ? r->o->path.buf : "");
 	(*n)++;
@@ -786,10 +786,10 @@ static void add_blob(struct rctx *r, const char *name, const struct ctype *elem,
 	/* name and bytes go to blobbuf; pointers are set at the end, after
 	 * the last realloc */
 	name_off = o->blobbuf.len;
-	r->err = dsb__putn(&o->blobbuf, name ? name : "", name ? strlen(name) + 1 : 1);
+	r->err = strbuf__putn(&o->blobbuf, name ? name : "", name ? strlen(name) + 1 : 1);
 	data_off = o->blobbuf.len;
 	if (!r->err)
-		r->err = dsb__putn(&o->blobbuf, data, len);
+		r->err = strbuf__putn(&o->blobbuf, data, len);
 	if (r->err)
 		return;
 	b = &o->blobs[o->n_blobs];
@@ -863,7 +863,7 @@ static void render_capture(struct rctx *r, const struct plan_capture *pc)
 		const uint8_t *p = it->data;
 
 		if (!r->err)
-			r->err = dsb__reserve(r->sb, 2 * bytes + 2);
+			r->err = strbuf__reserve(r->sb, 2 * bytes + 2);
 		put(r, "\"");
 		for (uint64_t i = 0; i < bytes && !r->err; i++) {
 			char two[2] = { hex[p[i] >> 4], hex[p[i] & 15] };
@@ -932,8 +932,8 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 	int err;
 
 	out_clear(o);
-	err = dsb__putc(&o->truncated, '[') ?: dsb__putc(&o->faults, '[');
-	err = err ?: dsb__putc(&o->args, '{');
+	err = strbuf__putc(&o->truncated, '[') ?: strbuf__putc(&o->faults, '[');
+	err = err ?: strbuf__putc(&o->args, '{');
 	if (err)
 		return err;
 	if (o->cap_cells < l->n_params) {
@@ -959,15 +959,15 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		path_push(&r, NULL, name);
 		err = r.err ?: render_value(&r, (int)i);
 		if (!err && i)
-			err = dsb__putc(&o->args, ',');
+			err = strbuf__putc(&o->args, ',');
 		err = err ?: json_escape(&o->args, name);
-		err = err ?: dsb__putc(&o->args, ':');
-		err = err ?: dsb__putn(&o->args, one.buf ? one.buf : "", one.len);
+		err = err ?: strbuf__putc(&o->args, ':');
+		err = err ?: strbuf__putn(&o->args, one.buf ? one.buf : "", one.len);
 		o->cell_offs[i] = o->cellbuf.len;
-		err = err ?: dsb__putn(&o->cellbuf, one.buf ? one.buf : "", one.len + 1);
+		err = err ?: strbuf__putn(&o->cellbuf, one.buf ? one.buf : "", one.len + 1);
 		o->n_cells = i + 1;
 	}
-	err = err ?: dsb__putc(&o->args, '}');
+	err = err ?: strbuf__putc(&o->args, '}');
 	/* the return value */
 	if (!err) {
 		r.sb = &o->ret;
@@ -976,17 +976,17 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		if (l->ret_value >= 0 && c->has_ret)
 			err = r.err ?: render_value(&r, l->ret_value);
 		else
-			err = dsb__puts(&o->ret, "null");
+			err = strbuf__puts(&o->ret, "null");
 	}
 	/* --capture */
-	err = err ?: dsb__putc(&o->captures, '{');
+	err = err ?: strbuf__putc(&o->captures, '{');
 	for (size_t i = 0; i < l->n_captures && !err; i++) {
 		const struct plan_capture *pc = &l->captures[i];
 
 		if (i)
-			err = dsb__putc(&o->captures, ',');
+			err = strbuf__putc(&o->captures, ',');
 		err = err ?: json_escape(&o->captures, pc->name);
-		err = err ?: dsb__putc(&o->captures, ':');
+		err = err ?: strbuf__putc(&o->captures, ':');
 		if (err)
 			break;
 		r.sb = &o->captures;
@@ -994,9 +994,9 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		render_capture(&r, pc);
 		err = r.err;
 	}
-	err = err ?: dsb__putc(&o->captures, '}');
-	err = err ?: dsb__putc(&o->truncated, ']');
-	err = err ?: dsb__putc(&o->faults, ']');
+	err = err ?: strbuf__putc(&o->captures, '}');
+	err = err ?: strbuf__putc(&o->truncated, ']');
+	err = err ?: strbuf__putc(&o->faults, ']');
 	free(one.buf);
 	if (err)
 		return err;

@@ -224,25 +224,6 @@ static int put_str(struct strbuf *sb, const char *s)
 	return json_escape(sb, s ? s : "");
 }
 
-static int put_lit(struct strbuf *sb, const char *s)
-{
-	size_t n = strlen(s);
-	char *p;
-
-	if (sb->len + n + 1 > sb->cap) {
-		size_t cap = (sb->cap ? sb->cap : 64) * 2 + n;
-
-		p = realloc(sb->buf, cap);
-		if (!p)
-			return -ENOMEM;
-		sb->buf = p;
-		sb->cap = cap;
-	}
-	memcpy(sb->buf + sb->len, s, n + 1);
-	sb->len += n;
-	return 0;
-}
-
 char *typer__signature_json(const struct typer *t, uint32_t func_id)
 {
 	const struct plan_layout *l = typer__layout(t, func_id);
@@ -251,33 +232,33 @@ char *typer__signature_json(const struct typer *t, uint32_t func_id)
 
 	if (!l || !l->typed)
 		return NULL;
-	err = put_lit(&sb, "{\"params\":[");
+	err = strbuf__puts(&sb, "{\"params\":[");
 	for (size_t i = 0; i < l->n_params && !err; i++) {
 		const struct plan_value *v = &l->values[i];
 
-		err = put_lit(&sb, i ? ",{\"name\":" : "{\"name\":");
+		err = strbuf__puts(&sb, i ? ",{\"name\":" : "{\"name\":");
 		if (!err)
 			err = put_str(&sb, v->name);
 		if (!err)
-			err = put_lit(&sb, ",\"type\":");
+			err = strbuf__puts(&sb, ",\"type\":");
 		if (!err)
 			err = put_str(&sb, v->type ? v->type->name : "?");
 		if (!err)
-			err = put_lit(&sb, ",\"kind\":");
+			err = strbuf__puts(&sb, ",\"kind\":");
 		if (!err)
 			err = put_str(&sb, v->type ? ctype_kind__name(ctype__concrete(v->type)->kind)
 						   : "unknown");
 		if (!err)
-			err = put_lit(&sb, "}");
+			err = strbuf__puts(&sb, "}");
 	}
 	if (!err)
-		err = put_lit(&sb, "],\"ret\":");
+		err = strbuf__puts(&sb, "],\"ret\":");
 	if (!err)
 		err = put_str(&sb, l->ret_value >= 0 && l->values[l->ret_value].type
 					   ? l->values[l->ret_value].type->name
 					   : "void");
 	if (!err)
-		err = put_lit(&sb, "}");
+		err = strbuf__puts(&sb, "}");
 	if (err) {
 		free(sb.buf);
 		return NULL;

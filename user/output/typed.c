@@ -8,20 +8,6 @@
 #include <string.h>
 #include "writer_impl.h"
 
-static int put(struct strbuf *sb, const char *s, size_t n)
-{
-	int err = strbuf__reserve(sb, n + 1);
-
-	if (err)
-		return err;
-	memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-	return 0;
-}
-
-static int puts_(struct strbuf *sb, const char *s) { return put(sb, s, strlen(s)); }
-
 /* Drop the row's line end (and for JSON its closing brace). */
 static void chop(struct strbuf *sb, const char *tail)
 {
@@ -37,11 +23,11 @@ int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size
 
 	chop(sb, "\r\n");
 	for (size_t i = 0; i < n && !err; i++) {
-		err = puts_(sb, ",");
+		err = strbuf__puts(sb, ",");
 		if (!err)
 			err = csv_escape(sb, names[i]);
 	}
-	return err ? err : puts_(sb, "\r\n");
+	return err ? err : strbuf__puts(sb, "\r\n");
 }
 
 int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n_columns)
@@ -56,11 +42,11 @@ int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n
 		for (size_t i = 0; t && i < t->n_cells; i++)
 			if (t->columns[i] == col)
 				v = t->cells[i];
-		err = puts_(sb, ",");
+		err = strbuf__puts(sb, ",");
 		if (!err && v)
 			err = csv_escape(sb, v);
 	}
-	return err ? err : puts_(sb, "\r\n");
+	return err ? err : strbuf__puts(sb, "\r\n");
 }
 
 int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
@@ -71,29 +57,29 @@ int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
 	if (!t)
 		return 0;
 	chop(sb, "}\n");
-	err = puts_(sb, ",\"args\":");
+	err = strbuf__puts(sb, ",\"args\":");
 	if (!err)
-		err = puts_(sb, t->args ? t->args : "{}");
+		err = strbuf__puts(sb, t->args ? t->args : "{}");
 	if (!err)
-		err = puts_(sb, ",\"retval\":");
+		err = strbuf__puts(sb, ",\"retval\":");
 	if (!err)
-		err = puts_(sb, t->retval && rec->status == CALL_OK ? t->retval : "null");
+		err = strbuf__puts(sb, t->retval && rec->status == CALL_OK ? t->retval : "null");
 	if (!err && t->captures) {
-		err = puts_(sb, ",\"captures\":");
+		err = strbuf__puts(sb, ",\"captures\":");
 		if (!err)
-			err = puts_(sb, t->captures);
+			err = strbuf__puts(sb, t->captures);
 	}
 	if (!err && t->truncated) {
-		err = puts_(sb, ",\"truncated\":");
+		err = strbuf__puts(sb, ",\"truncated\":");
 		if (!err)
-			err = puts_(sb, t->truncated);
+			err = strbuf__puts(sb, t->truncated);
 	}
 	if (!err && t->faults) {
-		err = puts_(sb, ",\"faults\":");
+		err = strbuf__puts(sb, ",\"faults\":");
 		if (!err)
-			err = puts_(sb, t->faults);
+			err = strbuf__puts(sb, t->faults);
 	}
-	return err ? err : puts_(sb, "}\n");
+	return err ? err : strbuf__puts(sb, "}\n");
 }
 
 /* Text: the raw registers at the row's end give way to name=value.  Values
@@ -109,18 +95,18 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 	sb->len = args_start;
 	for (size_t i = 0; i < t->n_cells && !err; i++) {
 		if (i)
-			err = puts_(sb, " ");
+			err = strbuf__puts(sb, " ");
 		if (!err)
-			err = puts_(sb, t->names[i]);
+			err = strbuf__puts(sb, t->names[i]);
 		if (!err)
-			err = puts_(sb, "=");
+			err = strbuf__puts(sb, "=");
 		if (!err)
-			err = puts_(sb, t->cells[i]);
+			err = strbuf__puts(sb, t->cells[i]);
 	}
 	if (!err && t->captures && strcmp(t->captures, "{}")) {
-		err = puts_(sb, " captures=");
+		err = strbuf__puts(sb, " captures=");
 		if (!err)
-			err = puts_(sb, t->captures);
+			err = strbuf__puts(sb, t->captures);
 	}
-	return err ? err : puts_(sb, "\n");
+	return err ? err : strbuf__puts(sb, "\n");
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include "record.h"
+#include "core/strbuf.h"
 
 enum out_format { OUT_TEXT = 0, OUT_CSV, OUT_JSON };
 
@@ -44,13 +45,6 @@ int writer__set_columns(struct writer *w, const char *const *names, size_t n);
 int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
 void writer__free(struct writer *w);  /* NULL fine */
 
-/* Growable byte buffer the escapers append to; exposed for tests. */
-struct strbuf {
-	char *buf;
-	size_t len, cap;
-};
-void strbuf__reset(struct strbuf *sb);
-void strbuf__release(struct strbuf *sb);
 int csv_escape(struct strbuf *sb, const char *s);  /* appends; 0 or -ENOMEM */
 int json_escape(struct strbuf *sb, const char *s); /* appends with quotes */
 

@@ -16,14 +16,6 @@
 #define WR_INT_MAX 20
 
 /* Make room for EXTRA more bytes plus a NUL; 0 or -ENOMEM. */
-int strbuf__grow(struct strbuf *sb, size_t extra);
-
-static inline int strbuf__reserve(struct strbuf *sb, size_t extra)
-{
-	if (sb->cap > sb->len && sb->cap - sb->len > extra)
-		return 0;
-	return strbuf__grow(sb, extra);
-}
 
 /* "00" "01" .. "99": two digits per division halves the divisions. */
 extern const char writer__digits2[200];
