@@ -65,5 +65,6 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->vms_entry = in->vms_entry;
 	out->rss_exit = in->rss_exit;
 	out->vms_exit = in->vms_exit;
+	out->typed = NULL; /* the typer's, when the function has DWARF */
 	return 0;
 }

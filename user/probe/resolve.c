@@ -179,17 +179,20 @@ cleanup:
 	return err;
 }
 
-/* Libraries named by an object prefix that the program does not load at
- * start (dlopen): found the way the loader would find them. */
+/* Libraries named by an object prefix that are not among the target's
+ * objects yet: the program's own libraries (its DT_NEEDED closure), or one
+ * it will dlopen, found the way the loader would find it. */
 static int add_named_libraries(struct builder *b, struct probe_target *t, const char *exe)
 {
 	const struct resolve_opts *o = b->o;
+	char **closure = NULL;
+	size_t n_closure = 0;
+	int err = 0;
 
-	for (size_t i = 0; i < o->n_patterns; i++) {
+	for (size_t i = 0; i < o->n_patterns && !err; i++) {
 		const char *name = o->patterns[i].object;
-		bool known = false;
 		char *path = NULL;
-		int err;
+		bool known = false;
 
 		if (!name)
 			continue;
@@ -198,17 +201,23 @@ static int add_named_libraries(struct builder *b, struct probe_target *t, const 
 							  b->set->objects[t->objects[k]].path);
 		if (known)
 			continue;
-		err = libpath__find_library(exe, name, &path);
-		if (err) {
-			log_error("no library '%s' for %s: %s", name, exe, strerror(-err));
-			return err;
+		if (!closure && libpath__needed_closure(exe, &closure, &n_closure))
+			n_closure = 0;
+		for (size_t k = 0; k < n_closure && !path; k++)
+			if (funcpattern__match_object(&o->patterns[i], closure[k]))
+				path = strdup(closure[k]);
+		if (!path) {
+			err = libpath__find_library(exe, name, &path);
+			if (err) {
+				log_error("no library '%s' for %s: %s", name, exe, strerror(-err));
+				break;
+			}
 		}
 		err = add_file(b, t, path);
 		free(path);
-		if (err)
-			return err;
 	}
-	return 0;
+	libpath__free(closure, n_closure);
+	return err;
 }
 
 static int add_launch_target(struct builder *b)
