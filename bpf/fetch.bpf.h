@@ -78,7 +78,8 @@ static __always_inline __u32 item_size(const __u64 *r, struct cmon_fetch *it, bo
 			*cut = true;
 	}
 	if (it->kind == CMON_FETCH_STR)
-		size += 1; /* room for the NUL that tells whether it was cut */
+		size += 2; /* one byte past the cap, and the NUL: a longer string
+			    * reads cap + 1 characters, one that fits at most cap */
 	return size > CMON_ITEM_MAX ? CMON_ITEM_MAX : (__u32)size;
 }
 
@@ -165,8 +166,10 @@ static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, _
 				goto written;
 			}
 			item.len = got - 1; /* the NUL */
-			if (got == size)
+			if (item.len > it->size) {
+				item.len = it->size;
 				item.flags |= CMON_ITEM_TRUNCATED;
+			}
 		} else {
 			got = targ_sleepable ?
 				bpf_copy_from_user_dynptr(&ptr, off + sizeof(item), size, (void *)addr) :

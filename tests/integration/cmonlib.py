@@ -92,17 +92,19 @@ def target(name="calls"):
 def parse_csv(text):
     """Rows of cmon's CSV as dicts (ints for numeric columns, None for empty).
 
-    Fails unless the header is exactly COLUMNS, every row has 20 fields and
-    the text ends with a line end."""
+    Fails unless the header starts with COLUMNS (typed parameter columns may
+    follow: they are kept as text under "typed"), every row has as many
+    fields as the header, and the text ends with a line end."""
     check(text != "", "CSV output is empty (no header)")
     check(text.endswith("\n"), "CSV does not end with a newline: %r" % text[-80:])
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    eq(rows[0], COLUMNS, "CSV header")
+    eq(rows[0][:len(COLUMNS)], COLUMNS, "CSV header")
+    extra = rows[0][len(COLUMNS):]
     out = []
     for n, fields in enumerate(rows[1:], 2):
-        check(len(fields) == len(COLUMNS),
-              "CSV line %d has %d fields, not %d: %r" % (n, len(fields), len(COLUMNS), fields))
-        rec = {}
+        check(len(fields) == len(rows[0]),
+              "CSV line %d has %d fields, not %d: %r" % (n, len(fields), len(rows[0]), fields))
+        rec = {"typed": dict(zip(extra, fields[len(COLUMNS):]))}
         for k, v in zip(COLUMNS, fields):
             if k in STRING_COLUMNS:
                 rec[k] = v
@@ -119,7 +121,7 @@ def parse_csv(text):
 
 def parse_json_lines(text):
     """Records of cmon's JSON Lines output; each line must be one object whose
-    keys are exactly COLUMNS, in order."""
+    keys start with COLUMNS, in order (typed "args", "retval"... may follow)."""
     out = []
     if text:
         check(text.endswith("\n"), "JSON output does not end with a newline")
@@ -129,7 +131,7 @@ def parse_json_lines(text):
         except ValueError as e:
             raise AssertionError("JSON line %d does not parse (%s): %r" % (n, e, line))
         check(isinstance(pairs, list), "JSON line %d is not an object: %r" % (n, line))
-        eq([k for k, _ in pairs], COLUMNS, "JSON line %d keys" % n)
+        eq([k for k, _ in pairs][:len(COLUMNS)], COLUMNS, "JSON line %d keys" % n)
         out.append(dict(pairs))
     return out
 

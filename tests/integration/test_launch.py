@@ -81,9 +81,15 @@ def test_launch_json():
         for k, v in r.items():
             if k in ("comm", "func", "status", "module"):
                 check(isinstance(v, str), "%s is not a string in %r" % (k, r))
-            else:
+            elif k not in ("args", "retval"):
                 check(type(v) is int, "%s is not an integer in %r" % (k, r))
     check_calls_rows(res.rows)
+    # The target has DWARF: parameters by name, values by type (an int -7
+    # is -7, not its 64-bit register), the return value typed too.
+    typed = [(r["func"], dict(r["args"]), r["retval"]) for r in res.rows]
+    eq(typed, [("add", {"a": 2, "b": 3}, 5), ("add", {"a": -7, "b": 4}, -3),
+               ("six", {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6}, 91),
+               ("negate", {"v": 1234567890123}, -1234567890123)], "typed args and retval")
 
     # A call that never returns: null where CSV is empty.
     res = trace(["jumper", "add"], launch=[target(), "longjmp"], fmt="json")
@@ -184,7 +190,14 @@ def test_max_events():
 
 
 def test_text_format():
+    # Typed from DWARF: name=value instead of the raw registers.
     res = trace(CALLS_FUNCS, launch=[target(), "calls"], fmt="text")
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    lines = res.text.splitlines()
+    eq([l.split("RET", 1)[0] and l.split()[-2:] for l in lines[1:3]],
+       [["a=2", "b=3"], ["a=-7", "b=4"]], "typed args in text")
+    # Raw mode: the six registers.
+    res = trace(CALLS_FUNCS, launch=[target(), "calls"], fmt="text", extra=["--raw"])
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
     eq(res.stdout, CALLS_OUT, "program output")
     lines = res.text.splitlines()

@@ -22,6 +22,7 @@
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
+#include "elf/symtab.h"
 #include "store/store_writer.h"
 #include "output/writer.h"
 #include "proc/launch.h"
@@ -174,6 +175,7 @@ static int open_store(struct trace_run *r)
 	const char *outdir = r->opts.output ? r->opts.output : "cmon-capture";
 	char host[256] = "";
 	char *cmdline = join_args(r->argc, r->argv);
+	struct symtab *exe_syms = NULL;
 	const char *target = r->launch_path ? r->launch_path
 			     : r->opts.binary ? r->opts.binary
 					      : r->set->objects[r->set->targets[0].objects[0]].path;
@@ -186,7 +188,11 @@ static int open_store(struct trace_run *r)
 	int err;
 
 	gethostname(host, sizeof(host) - 1);
+	/* The build-id says later which build the calls came from. */
+	exe_syms = symtab__open(r->set->objects[r->set->targets[0].objects[0]].attach_path);
+	meta.build_id = exe_syms ? symtab__build_id(exe_syms) : NULL;
 	err = store_writer__create(outdir, &meta, &r->store);
+	symtab__free(exe_syms);
 	free(cmdline);
 	if (err) {
 		log_error("cannot create the capture store %s: %s", outdir, strerror(-err));
