@@ -6,6 +6,7 @@ OUT ?= build
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
 ARCH ?= x86
 
 ifeq ($(V),1)
@@ -21,7 +22,10 @@ CFLAGS ?= -O2 -g
 CMON_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers $(WERROR) -D_GNU_SOURCE \
 	-Iuser -Ibpf -I$(OUT)/skel -MMD -MP
-LDLIBS := -lbpf -lelf -ldw -lz -lstdc++ -lpthread -lyaml -lmicrohttpd -lcurl -lsqlite3 -ljansson
+LDLIBS := -lbpf -lelf -ldw -lz -lpthread -lsqlite3 -ljansson
+# The agent's HTTP server and spec parser (and their TLS stacks) live in
+# their own executable, so a trace does not carry them in memory.
+AGENT_LDLIBS := $(LDLIBS) -lyaml -lmicrohttpd -lcurl
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 	-Wall -Wno-unused-function $(WERROR) -MMD -MP
@@ -30,10 +34,13 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/skel/%.skel.h,$(BPF_SRCS))
 
-USER_SRCS := $(shell find user -name '*.c' ! -name main.c | sort)
+AGENT_SRCS := $(filter-out user/agent/main.c,$(sort $(wildcard user/agent/*.c))) user/cli/cmd_agent.c
+USER_SRCS := $(filter-out $(AGENT_SRCS),$(shell find user -name '*.c' ! -name main.c | sort))
 USER_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(USER_SRCS))
 MAIN_OBJ := $(OUT)/obj/user/main.o
 CORE_LIB := $(OUT)/cmon-core.a
+AGENT_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(AGENT_SRCS))
+AGENT_LIB := $(OUT)/cmon-agent.a
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
@@ -41,7 +48,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 .DELETE_ON_ERROR:
 .PHONY: all deps test unit integration demo bench clean targets
 
-all: $(OUT)/cmon
+all: $(OUT)/cmon $(OUT)/cmon-agent
 
 deps:
 	$(Q)./tools/install-deps.sh build
@@ -50,6 +57,7 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@ # keep BTF, drop DWARF: the skeleton embeds the object
 
 $(OUT)/skel/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
@@ -71,10 +79,25 @@ $(OUT)/cmon: $(MAIN_OBJ) $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CMON_CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUT)/tests/%: tests/unit/%.c $(CORE_LIB)
+$(AGENT_LIB): $(AGENT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
+
+# `cmon agent` runs this (git-style: cmon-<command> beside cmon).
+$(OUT)/cmon-agent: $(OUT)/obj/user/agent/main.o $(AGENT_LIB) $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CMON_CFLAGS) $^ $(AGENT_LDLIBS) -o $@
+
+$(OUT)/obj/user/agent/main.o: user/agent/main.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CMON_CFLAGS) -Wno-unused-function $< $(CORE_LIB) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CMON_CFLAGS) -c $< -o $@
+
+$(OUT)/tests/%: tests/unit/%.c $(AGENT_LIB) $(CORE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CMON_CFLAGS) -Wno-unused-function $< $(AGENT_LIB) $(CORE_LIB) $(AGENT_LDLIBS) -lcmocka -o $@
 
 include tests/targets/targets.mk
 include tests/unit/fixtures.mk

@@ -5,13 +5,17 @@
  * cli/commands.h).
  */
 #include <malloc.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include "cli/commands.h"
 #include "core/log.h"
 
 
 static int cmd_help(int argc, char **argv);
+static int cmd_agent_exec(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 
 static const struct command {
@@ -22,7 +26,7 @@ static const struct command {
 	{ "trace", cmd_trace, "record every call: arguments, return, latency, memory" },
 	{ "capture", cmd_capture, "keep every call's inputs in a store (ls/show/export read it)" },
 	{ "list", cmd_list, "what can be probed, where, and at what cost" },
-	{ "agent", cmd_agent, "run probes from a spec file, serve Prometheus metrics" },
+	{ "agent", cmd_agent_exec, "run probes from a spec file, serve Prometheus metrics" },
 	{ "profile", cmd_profile, "per-function call counts, latency percentiles, RSS growth" },
 	{ "ls", cmd_ls, "a capture store: functions, calls, signatures, processes" },
 	{ "show", cmd_show, "one captured call: every argument by name, buffers" },
@@ -38,6 +42,29 @@ static int cmd_help(int argc, char **argv)
 		printf("  %-8s %s\n", commands[i].name, commands[i].summary);
 	printf("\n`cmon COMMAND --help` for a command's options.\n");
 	return CMON_EXIT_OK;
+}
+
+/* Subcommands with heavy dependencies live in their own executable beside
+ * cmon (cmon-agent), as git's do: run it with the same arguments. */
+static int cmd_agent_exec(int argc, char **argv)
+{
+	char self[PATH_MAX], path[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0) {
+		log_error("cannot find my own executable: %s", strerror(errno));
+		return CMON_EXIT_ERROR;
+	}
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		slash[1] = '\0';
+	snprintf(path, sizeof(path), "%scmon-agent", slash ? self : "");
+	argv[0] = path;
+	execv(path, argv);
+	log_error("cannot run %s: %s", path, strerror(errno));
+	return CMON_EXIT_ERROR;
 }
 
 static int cmd_version(int argc, char **argv)

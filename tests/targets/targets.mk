@@ -41,3 +41,28 @@ $(OUT)/demo/kvstore: tools/demo/kvstore.c
 	$(Q)$(CC) -g -O2 $< -o $@
 
 targets: $(OUT)/demo/kvstore
+
+# The program `cmon profile`'s tests measure: known call counts and durations.
+TARGETS += $(TARGET_DIR)/sleeper
+targets: $(TARGET_DIR)/sleeper
+
+$(TARGET_DIR)/sleeper: tests/targets/sleeper.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@
+
+# Typed arguments from DWARF (test_typed.py, test_capture.py): the same
+# program unoptimized and at -O2 (arguments move, locations become lists).
+TYPED_CFLAGS := -g -fno-inline -fcf-protection=none -Wall -Wextra -Werror
+TARGETS += $(TARGET_DIR)/typed_O0 $(TARGET_DIR)/typed_O2
+targets: $(TARGET_DIR)/typed_O0 $(TARGET_DIR)/typed_O2
+
+$(TARGET_DIR)/typed_O0: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O0 $< -o $@
+
+$(TARGET_DIR)/typed_O2: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O2 $< -o $@

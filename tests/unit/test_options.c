@@ -1,4 +1,4 @@
-/* test_options.c: `cmon trace` / `cmon list` command-line parsing. */
+/* test_options.c: `cmon trace` / `cmon list` / `cmon profile` command-line parsing. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,6 +164,131 @@ static void test_help(void **state)
 	cmd_opts__free(&o);
 }
 
+static void test_profile_options(void **state)
+{
+	char *argv[] = { "profile", "-p", "42", "--func", "sqlite3_*", "--interval", "2.5",
+			 "--per-pid", "--hist", "arg2", "--hist-linear", "-10,10,5", "--no-mem",
+			 "-F", "json", "-o", "p.json", "--duration", "9", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_PROFILE, argv, &o), 0);
+	assert_int_equal(o.n_pids, 1);
+	assert_int_equal(o.pids[0], 42);
+	assert_int_equal(o.n_funcs, 1);
+	assert_true(o.interval_s > 2.49 && o.interval_s < 2.51);
+	assert_true(o.per_pid);
+	assert_int_equal(o.hist_arg, 2);
+	assert_true(o.hist_linear);
+	assert_int_equal(o.lin_min, -10);
+	assert_int_equal(o.lin_max, 10);
+	assert_int_equal(o.lin_step, 5);
+	assert_int_equal(o.lin_buckets, 4);
+	assert_true(o.no_mem);
+	assert_int_equal(o.format, OUT_JSON);
+	assert_string_equal(o.output, "p.json");
+	cmd_opts__free(&o);
+}
+
+static void test_profile_defaults(void **state)
+{
+	char *argv[] = { "profile", "--func", "f", "--", "./app", "x", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_PROFILE, argv, &o), 0);
+	assert_int_equal(o.hist_arg, -1); /* no histogram */
+	assert_false(o.hist_linear);
+	assert_false(o.per_pid);
+	assert_false(o.no_mem);
+	assert_true(o.interval_s == 0);  /* a report at the end only */
+	assert_int_equal(o.cmd_argc, 2);
+	cmd_opts__free(&o);
+}
+
+static void test_profile_hist_args(void **state)
+{
+	static const struct {
+		const char *word;
+		int want;
+	} cases[] = {
+		{ "0", 0 }, { "5", 5 }, { "arg0", 0 }, { "arg3", 3 }, { "arg5", 5 },
+	};
+	static const struct {
+		const char *spec;
+		int64_t min, max, step;
+		unsigned buckets;
+	} lin[] = {
+		{ "0,65,1", 0, 65, 1, 65 },      /* the most buckets */
+		{ "0,10,3", 0, 10, 3, 4 },       /* rounded up */
+		{ "-100,-50,50", -100, -50, 50, 1 },
+		{ "0x10,0x20,0x4", 16, 32, 4, 4 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "profile", "-p", "1", "-f", "x", "--hist", (char *)cases[i].word, NULL };
+		struct cmd_opts o;
+
+		assert_int_equal(parse_words(CMD_PROFILE, argv, &o), 0);
+		assert_int_equal(o.hist_arg, cases[i].want);
+		assert_false(o.hist_linear);
+		cmd_opts__free(&o);
+	}
+	for (size_t i = 0; i < sizeof(lin) / sizeof(lin[0]); i++) {
+		char *argv[] = { "profile", "-p", "1", "-f", "x", "--hist", "1", "--hist-linear",
+				 (char *)lin[i].spec, NULL };
+		struct cmd_opts o;
+
+		assert_int_equal(parse_words(CMD_PROFILE, argv, &o), 0);
+		assert_true(o.hist_linear);
+		assert_int_equal(o.lin_min, lin[i].min);
+		assert_int_equal(o.lin_max, lin[i].max);
+		assert_int_equal(o.lin_step, lin[i].step);
+		assert_int_equal(o.lin_buckets, lin[i].buckets);
+		cmd_opts__free(&o);
+	}
+}
+
+/* Profile's own mistakes, and options of one command given to the other. */
+static void test_profile_rejections(void **state)
+{
+	static char *cases[][MAX_ARGS] = {
+		{ "profile", "-p", "1", NULL },                                  /* no --func */
+		{ "profile", "--func", "f", NULL },                              /* no target */
+		{ "profile", "-p", "1", "-f", "f", "--hist", "6", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "arg", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "-1", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "01", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist-linear", "0,10,1", NULL }, /* no --hist */
+		{ "profile", "-p", "1", "-f", "f", "--hist", "0", "--hist-linear", "10,0,1", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "0", "--hist-linear", "0,66,1", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "0", "--hist-linear", "0,10,0", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "0", "--hist-linear", "0,10,-1", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "0", "--hist-linear", "0,10", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "0", "--hist-linear", "a,b,c", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--interval", "0", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--interval", "soon", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--no-return", NULL },        /* trace only */
+		{ "profile", "-p", "1", "-f", "f", "--max-events", "5", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--poll-ms", "5", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--ringbuf-size", "1", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--interval", "1", NULL },      /* profile only */
+		{ "trace", "-p", "1", "-f", "f", "--per-pid", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--hist", "0", NULL },
+		{ "trace", "-p", "1", "-f", "f", "--no-mem", NULL },
+		{ "list", "-p", "1", "--per-pid", "f", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cmd_opts o;
+		enum cmd_kind kind = !strcmp(cases[i][0], "list")	    ? CMD_LIST
+				     : !strcmp(cases[i][0], "profile") ? CMD_PROFILE
+								       : CMD_TRACE;
+
+		if (parse_words(kind, cases[i], &o) != -EINVAL)
+			fail_msg("case %zu was accepted", i);
+		cmd_opts__free(&o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +300,10 @@ int main(void)
 		cmocka_unit_test(test_return_probe_choices),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_profile_options),
+		cmocka_unit_test(test_profile_defaults),
+		cmocka_unit_test(test_profile_hist_args),
+		cmocka_unit_test(test_profile_rejections),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

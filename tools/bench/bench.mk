@@ -65,3 +65,12 @@ $(BENCH_DIR)/store_bench: $(BENCH_SRC)/store_bench.c $(wildcard user/store/*.c u
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror -D_GNU_SOURCE \
 		-Iuser $< $(wildcard user/store/*.c) -lsqlite3 -ljansson -o $@
+
+# Typed capture's cost and the capture store's sustained rate
+# (tools/bench/bench_capture.sh): capture_fn(name, buf, 64) starts with
+# push %rbp (emulated), as target_fp's bench_fn does.
+bench-tools: $(BENCH_DIR)/capture_target
+
+$(BENCH_DIR)/capture_target: $(BENCH_SRC)/capture_target.c
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_TCFLAGS) $(BENCH_FLAGS_fp) $< -o $@

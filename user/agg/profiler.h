@@ -61,7 +61,8 @@ unsigned long long profiler__attach_ns(const struct profiler *p);
 
 /* Call FN for every function (and process) with at least one call, summed
  * over CPUs, cumulative since attach.  FN returning non-zero stops the
- * walk and is returned. */
+ * walk and is returned.  With per_pid, entries that found the (function,
+ * process) table full come last, as a row with pid 0 and calls = lost. */
 typedef int (*profiler_read_fn)(void *ctx, const struct func_profile *fp);
 int profiler__read(struct profiler *p, profiler_read_fn fn, void *ctx);
 

@@ -5,6 +5,7 @@
  * or to a capture store, report what was written and what was lost, detach.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -174,7 +175,7 @@ static int open_store(struct trace_run *r)
 {
 	const char *outdir = r->opts.output ? r->opts.output : "cmon-capture";
 	char host[256] = "";
-	char *cmdline = join_args(r->argc, r->argv);
+	char *cmdline = join_args(r->argc + 1, r->argv - 1); /* from "cmon" */
 	struct symtab *exe_syms = NULL;
 	const char *target = r->launch_path ? r->launch_path
 			     : r->opts.binary ? r->opts.binary
@@ -337,20 +338,27 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN); /* a closed output is a write error */
 }
 
+/* Calls whose record was not written, and calls written without their
+ * captured values (a capture record did not fit): both are losses. */
 static uint64_t report(struct trace_run *r)
 {
-	uint64_t lost = 0;
+	uint64_t lost = 0, lost_captures = 0;
 
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
 
-		if (!tracer__func_stats(r->tracer, (unsigned)i, &st))
-			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_capture;
+		if (!tracer__func_stats(r->tracer, (unsigned)i, &st)) {
+			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+			lost_captures += st.lost_capture;
+		}
 	}
 	if (r->opts.quiet)
-		return lost;
+		return lost + lost_captures;
 	fprintf(stderr, "cmon: events written: %llu\n", (unsigned long long)r->written);
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
+	if (lost_captures)
+		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
+				"values)\n", (unsigned long long)lost_captures);
 	fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls", "written", "lost");
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
@@ -358,7 +366,7 @@ static uint64_t report(struct trace_run *r)
 
 		if (tracer__func_stats(r->tracer, (unsigned)i, &st))
 			continue;
-		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_capture;
+		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem;
 		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
 			(unsigned long long)st.calls, (unsigned long long)r->written_per_func[i],
 			(unsigned long long)l);
@@ -367,7 +375,7 @@ static uint64_t report(struct trace_run *r)
 				(unsigned long long)st.lost_depth, CMON_STACK_DEPTH);
 		fputc('\n', stderr);
 	}
-	return lost;
+	return lost + lost_captures;
 }
 
 /* The one place the exit status of `cmon trace` is decided. */
@@ -469,6 +477,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	err = typer__new(r.set, &ty, &r.typer);
 	if (err)
 		goto cleanup;
+	malloc_trim(0); /* DWARF parsing is over: give its memory back */
 	if (kind == CMD_CAPTURE) {
 		err = open_store(&r);
 		if (err)

@@ -96,19 +96,44 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      out);
 		return;
 	}
-	fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
-	      "  -p, --pid PID           trace this process, all its threads (repeatable)\n"
+	if (kind == CMD_CAPTURE)
+		fputs("usage: cmon capture (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		      "                    [--capture NAME=EXPR]... [-o DIR]\n"
+		      "  Keep every call's inputs (typed from DWARF), return value, latency and\n"
+		      "  memory in a store: DIR (default cmon-capture), or DIR-1, DIR-2... if it exists.\n"
+		      "  Read it with cmon ls / show / export, or from C with libcmon.\n",
+		      out);
+	else
+		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n",
+		      out);
+	fputs("  -p, --pid PID           trace this process, all its threads (repeatable)\n"
 	      "      --binary PATH       every process running PATH, now and later\n"
 	      "  -- CMD [ARGS...]        launch CMD, traced from its first instruction\n"
-	      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n"
-	      "  -F, --format FMT        text (default), csv, json (JSON Lines)\n"
-	      "  -o, --output FILE       write records to FILE instead of stdout\n"
+	      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n",
+	      out);
+	if (kind == CMD_CAPTURE)
+		fputs("  -o, --output DIR        the store's folder (never overwritten)\n", out);
+	else
+		fputs("  -F, --format FMT        text (default), csv, json (JSON Lines)\n"
+		      "  -o, --output FILE       write records to FILE instead of stdout\n",
+		      out);
+	fputs("typed arguments (from DWARF when the program has it):\n"
+	      "      --capture NAME=EXPR what DWARF cannot know (repeatable): NAME=PTR:LEN (bytes,\n"
+	      "                          length from argument LEN), NAME=PTR[COUNT] (an array of\n"
+	      "                          PTR's pointee type), NAME=PTR:str; PTR, LEN, COUNT are\n"
+	      "                          parameter names or arg0..arg5\n"
+	      "      --strlen N          bytes of a char * string (default 256)\n"
+	      "      --deref N           struct pointers followed (default 1)\n"
+	      "      --capture-max BYTES bytes of one --capture (default 65536)\n"
+	      "      --raw               no DWARF: the six argument registers only\n"
+	      "      --no-fault-in       plain reads (cheaper): a page not resident reads as a fault\n"
+	      "other options:\n"
 	      "      --no-return         record entries only (cheaper)\n"
 	      "      --return-probe HOW  auto (default), uretprobe, insn (probes on ret\n"
 	      "                          instructions: safe for C++ exceptions and Go)\n"
 	      "      --duration SECONDS  stop after this long\n"
 	      "      --max-events N      stop after N records\n"
-	      "      --ringbuf-size MB   ring buffer size (default 4)\n"
+	      "      --ringbuf-size MB   ring buffer size (default 4, 16 with captures)\n"
 	      "      --poll-ms MS        how often the buffer is drained (default 10)\n"
 	      "  -q, --quiet             no summary on stderr\n"
 	      "  -v, --verbose           more diagnostics (-vv: libbpf's too)\n"
@@ -213,6 +238,14 @@ static bool option_applies(enum cmd_kind kind, int c)
 	}
 }
 
+static const char *long_name(int c)
+{
+	for (const struct option *o = long_opts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
 static int push_ptr(void *arrp, size_t *n, size_t elem, const void *val)
 {
 	void **arr = arrp;
@@ -241,7 +274,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:f:F:o:vqh", long_opts, NULL)) != -1) {
 		if (!option_applies(kind, c)) {
-			log_error("%s: option '%s' is not for this command", name, argv[optind - 1]);
+			log_error("%s: option '--%s' is not for this command", name, long_name(c));
 			return -EINVAL;
 		}
 		switch (c) {

@@ -6,6 +6,7 @@
  * the Elf handle is released before symtab__open returns; only the file
  * descriptor stays open, for symtab__read_code.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -20,7 +21,27 @@
 #include "symtab.h"
 
 /* libstdc++'s demangler (linked with -lstdc++); handles Rust legacy too. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* The C++ runtime's demangler, loaded on the first mangled name: C programs
+ * never pay for libstdc++ (and libm, libgcc_s) in the tracer's memory. */
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+static cxa_demangle_fn demangler(void)
+{
+	static cxa_demangle_fn fn;
+	static bool tried;
+	void *dl;
+
+	if (tried)
+		return fn;
+	tried = true;
+	dl = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		log_debug("no C++ demangler: %s", dlerror());
+		return NULL;
+	}
+	*(void **)&fn = dlsym(dl, "__cxa_demangle");
+	return fn; /* stays loaded: names of other files are demangled later */
+}
 
 #define ARENA_CHUNK (64 * 1024)
 
@@ -418,6 +439,7 @@ static int read_build_id(struct symtab *st, Elf *elf)
 /* Demangle the merged functions' "_Z" names, one reused buffer for all. */
 static int demangle_all(struct symtab *st)
 {
+	cxa_demangle_fn demangle = NULL;
 	char *buf = NULL;
 	size_t cap = 0;
 	int err = 0;
@@ -430,7 +452,9 @@ static int demangle_all(struct symtab *st)
 
 		if (f->name[0] != '_' || f->name[1] != 'Z')
 			continue;
-		out = __cxa_demangle(f->name, buf, &len, &status);
+		if (!demangle && !(demangle = demangler()))
+			break;
+		out = demangle(f->name, buf, &len, &status);
 		if (!out || status != 0)
 			continue;
 		/* Either OUT is BUF, or BUF was freed and OUT has LEN bytes. */

@@ -105,7 +105,10 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		err = -errno;
 		goto fail;
 	}
-	rb_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF);
+	/* Captures make records larger and burstier: give them more room. */
+	rb_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
+			      : opts->plans      ? 4 * DEFAULT_RINGBUF
+						 : DEFAULT_RINGBUF);
 	t->skel->rodata->targ_nr_cpus = (__u32)t->ncpus;
 	t->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	t->skel->rodata->targ_entry_only = opts->entry_only;

@@ -55,7 +55,20 @@ static size_t column_of(struct typer *t, const char *name)
 	return t->n_columns++;
 }
 
-/* The --capture specs this function can take: those whose names it has. */
+static bool names_arg(const struct func_sig *sig, const char *name)
+{
+	if (!name)
+		return true;
+	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '5' && !name[4])
+		return true; /* a raw register */
+	for (size_t i = 0; sig && i < sig->n_params; i++)
+		if (!strcmp(sig->params[i].name, name))
+			return true;
+	return false;
+}
+
+/* The --capture specs this function can take: those whose names it has
+ * (the others are for other functions, and not worth a message). */
 static int plan_one(struct typer *t, size_t i, const struct func_sig *sig,
 		    const struct plan_opts *base, bool *took)
 {
@@ -74,6 +87,8 @@ static int plan_one(struct typer *t, size_t i, const struct func_sig *sig,
 		struct cmon_fetch_plan e, r;
 		struct plan_layout *probe = NULL;
 
+		if (!names_arg(sig, t->specs[k].ptr) || !names_arg(sig, t->specs[k].len))
+			continue;
 		o.captures = &t->specs[k];
 		o.n_captures = 1;
 		if (plan__build(sig, &o, &e, &r, &probe) == 0) {

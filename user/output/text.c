@@ -256,6 +256,12 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 
 	switch (rec->status) {
 	case CALL_OK:
+		/* The typed return value when DWARF gives one that fits. */
+		if (rec->typed && rec->typed->retval && strcmp(rec->typed->retval, "null") &&
+		    strlen(rec->typed->retval) < sizeof(tmp)) {
+			q = wr_mem(tmp, rec->typed->retval, strlen(rec->typed->retval));
+			break;
+		}
 		q = value(tmp, rec->ret);
 		break;
 	case CALL_NORETURN:

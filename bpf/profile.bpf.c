@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * profile.bpf.c: aggregate calls in the kernel; nothing per call leaves it.
+ *
+ * Entries push a small frame (time, RSS) on the per-thread shadow stack
+ * (shadow_stack.bpf.h: pairing by return-address slot, so recursion and
+ * abandoned calls are handled as in trace.bpf.c); exits pop it and fold the
+ * call into a per-CPU value: counts, latency sum/min/max, a log-linear
+ * latency histogram (hist_buckets.h), RSS growth, and optionally a
+ * histogram of one argument.  Values live in a per-CPU array indexed by
+ * function, or with --per-pid in a per-CPU hash keyed by (function, pid)
+ * (with pid 0 when an array for every function would be big): no shared
+ * cache line, no atomic on the hot path.
+ *
+ * Every setting is rodata, fixed before load, so the verifier drops the
+ * branches a run does not use (filters, memory, histogram).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "cmon.h"
+#include "profile.h"
+#include "mem.bpf.h"
+#include "shadow_stack.bpf.h"
+
+/* libbpf 1.1 stops at the fifth argument register. */
+#ifndef PT_REGS_PARM6
+#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->r9)
+#endif
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* A read-only, fault-safe view of a kernel address (btf_id 0: plain memory). */
+extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id) __ksym;
+
+const volatile bool targ_per_pid = false;
+/* Many functions on many CPUs: values in the hash (pid 0), allocated for
+ * the functions actually called, instead of a preallocated array. */
+const volatile bool targ_sparse = false;
+const volatile bool targ_mem = true;
+/* Read per-CPU RSS deltas with direct loads through bpf_rdonly_cast instead
+ * of bpf_probe_read_kernel (half the cost); user space turns it off and
+ * reloads when this kernel's verifier refuses the cast. */
+const volatile bool targ_mem_cast = true;
+const volatile __s32 targ_hist_arg = -1; /* 0..5, or -1: no argument histogram */
+const volatile bool targ_linear = false;
+const volatile __u64 targ_lin_min = 0;   /* signed, as two's complement */
+const volatile __u64 targ_lin_step = 1;
+/* Filters (0 / empty: any): the agent scopes system-wide probes with them. */
+const volatile __u32 targ_filter_pid = 0;
+const volatile bool targ_filter_comm = false;
+const volatile __u64 targ_comm_lo = 0; /* the comm, NUL-padded to 16 bytes */
+const volatile __u64 targ_comm_hi = 0;
+const volatile __u64 targ_filter_cgroup = 0;
+/* How exits see the return-address slot when every function of the set
+ * returns the same way: the cookie need not be read on the hot path. */
+enum { EXIT_KIND_COOKIE = 0, EXIT_KIND_ALL_URET = 1, EXIT_KIND_ALL_INSN = 2 };
+const volatile __u32 targ_exit_kinds = EXIT_KIND_COOKIE;
+/* --binary: count only processes running this file. */
+const volatile __u64 targ_exe_dev = 0;
+const volatile __u64 targ_exe_ino = 0;
+
+/* Per function (max_entries = functions, set by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cmon_prof_value);
+} prof_funcs SEC(".maps");
+
+/* --per-pid: per (function, process); max_entries = functions x max_pids.
+ * Sparse: per (function, 0); max_entries = functions. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct cmon_prof_key);
+	__type(value, struct cmon_prof_value);
+} prof_pids SEC(".maps");
+
+/* --per-pid: entries of a function that no (function, pid) slot could hold
+ * (the hash is full).  Counted, never silent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} prof_unslotted SEC(".maps");
+
+/* A zeroed value: the source of a new hash element (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cmon_prof_value);
+} prof_zero SEC(".maps");
+
+static __always_inline struct cmon_prof_value *value_of(__u32 func_id, __u32 pid, bool create)
+{
+	struct cmon_prof_key key = { .func_id = func_id, .pid = targ_per_pid ? pid : 0 };
+	struct cmon_prof_value *v, *zero;
+	__u32 k0 = 0;
+
+	if (!targ_per_pid && !targ_sparse)
+		return bpf_map_lookup_elem(&prof_funcs, &func_id);
+	v = bpf_map_lookup_elem(&prof_pids, &key);
+	if (v || !create)
+		return v;
+	zero = bpf_map_lookup_elem(&prof_zero, &k0);
+	if (!zero)
+		return NULL;
+	/* Another CPU may create it first (EEXIST): look it up either way. */
+	bpf_map_update_elem(&prof_pids, &key, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&prof_pids, &key);
+}
+
+static __always_inline void count_unslotted(__u32 func_id)
+{
+	__u64 *n = bpf_map_lookup_elem(&prof_unslotted, &func_id);
+
+	if (n)
+		(*n)++;
+}
+
+/* A frame the stack moved past: its call never returned. */
+static __always_inline void on_abandoned(struct task_struct *task, struct frame *fr, __u32 depth)
+{
+	struct cmon_prof_value *v = value_of(fr->func_id, task->tgid, true);
+
+	if (v)
+		v->noreturn++;
+}
+
+static __always_inline bool wanted(struct task_struct *task)
+{
+	if (targ_filter_pid && (__u32)task->tgid != targ_filter_pid)
+		return false;
+	if (targ_filter_cgroup && bpf_get_current_cgroup_id() != targ_filter_cgroup)
+		return false;
+	if (targ_filter_comm) {
+		__u64 comm[2] = {};
+
+		BPF_CORE_READ_INTO(&comm, task, group_leader, comm);
+		if (comm[0] != targ_comm_lo || comm[1] != targ_comm_hi)
+			return false;
+	}
+	if (targ_exe_ino) {
+		struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+
+		if (!inode || BPF_CORE_READ(inode, i_ino) != targ_exe_ino ||
+		    BPF_CORE_READ(inode, i_sb, s_dev) != targ_exe_dev)
+			return false;
+	}
+	return true;
+}
+
+/* RSS in bytes, exact, as mm_rss_bytes (mem.bpf.h) computes it, but
+ * cheaper: it runs twice per call.  Counts are direct (fault-safe) loads
+ * instead of a 160-byte bpf_probe_read_kernel, and each CPU's pending delta
+ * a direct load through bpf_rdonly_cast when the kernel allows it. */
+static __always_inline __u64 rss_bytes(struct mm_struct *mm)
+{
+	__s64 file = mm->rss_stat[MM_FILEPAGES].count;
+	__s64 anon = mm->rss_stat[MM_ANONPAGES].count;
+	__s64 shmem = mm->rss_stat[MM_SHMEMPAGES].count;
+	__u64 base = (__u64)mm->rss_stat[0].counters;
+
+	/* Deltas only for the layout we know: four s32 side by side. */
+	if (learn_cpu_offsets() &&
+	    (__u64)mm->rss_stat[MM_ANONPAGES].counters == base + 4 * MM_ANONPAGES &&
+	    (__u64)mm->rss_stat[MM_SHMEMPAGES].counters == base + 4 * MM_SHMEMPAGES) {
+		for (__u32 cpu = 0; cpu < CMON_MAX_CPUS && cpu < targ_nr_cpus; cpu++) {
+			__s32 copy[CMON_NR_MM_COUNTERS];
+			__s32 *delta;
+
+			if (targ_mem_cast) {
+				delta = bpf_rdonly_cast((void *)(base + cpu_offset[cpu]), 0);
+			} else {
+				if (bpf_probe_read_kernel(copy, sizeof(copy),
+							  (void *)(base + cpu_offset[cpu])))
+					break;
+				delta = copy;
+			}
+			file += delta[MM_FILEPAGES];
+			anon += delta[MM_ANONPAGES];
+			shmem += delta[MM_SHMEMPAGES];
+		}
+	}
+	if (file < 0)
+		file = 0;
+	if (anon < 0)
+		anon = 0;
+	if (shmem < 0)
+		shmem = 0;
+	return (__u64)(file + anon + shmem) * targ_page_size;
+}
+
+static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs *ctx)
+{
+	__u64 a;
+	__u32 b;
+
+	/* barrier_var: keep one fixed-offset context load per case (the
+	 * verifier refuses a load at a computed context offset). */
+	switch (targ_hist_arg) {
+	case 0: a = PT_REGS_PARM1(ctx); barrier_var(a); break;
+	case 1: a = PT_REGS_PARM2(ctx); barrier_var(a); break;
+	case 2: a = PT_REGS_PARM3(ctx); barrier_var(a); break;
+	case 3: a = PT_REGS_PARM4(ctx); barrier_var(a); break;
+	case 4: a = PT_REGS_PARM5(ctx); barrier_var(a); break;
+	default: a = PT_REGS_PARM6(ctx); barrier_var(a); break;
+	}
+	if (targ_linear)
+		b = hist_arg_linear_bucket(a, targ_lin_min, targ_lin_step);
+	else
+		b = hist_arg_log2_bucket(a);
+	if (b < HIST_ARG_NBUCKETS)
+		v->arg_hist[b]++;
+	else
+		v->arg_overflow++;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_prof_entry)
+{
+	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 slot = PT_REGS_SP(ctx);
+	struct cmon_prof_value *v;
+	struct shadow_stack *ss;
+	struct frame *fr;
+
+	if (!wanted(task))
+		return 0;
+	v = value_of(func_id, task->tgid, true);
+	if (!v) {
+		count_unslotted(func_id);
+		return 0;
+	}
+	v->calls++;
+	if (targ_hist_arg >= 0)
+		count_arg(v, ctx);
+
+	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ss) {
+		v->lost++;
+		return 0;
+	}
+	shadow_stack_unwind(task, ss, slot, true, on_abandoned);
+	fr = shadow_stack_reserve(ss);
+	if (!fr) {
+		v->lost++;
+		return 0;
+	}
+	fr->slot = slot;
+	fr->func_id = func_id;
+	if (targ_mem) {
+		struct mm_struct *mm = task->mm;
+
+		fr->rss = mm ? rss_bytes(mm) : 0;
+	}
+	/* Time last, so the memory read is not counted as the call's. */
+	fr->ts = bpf_ktime_get_ns();
+	shadow_stack_commit(ss);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_prof_exit)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct cmon_prof_value *v;
+	struct shadow_stack *ss;
+	struct frame *fr;
+	__u32 kind, b;
+	__u64 slot, lat;
+
+	if (targ_exit_kinds == EXIT_KIND_ALL_URET)
+		kind = CMON_EXIT_URETPROBE;
+	else if (targ_exit_kinds == EXIT_KIND_ALL_INSN)
+		kind = CMON_EXIT_RET_INSN; /* ret and tail jump: both at sp */
+	else
+		kind = bpf_get_attach_cookie(ctx) >> CMON_COOKIE_KIND_SHIFT;
+	slot = exit_slot(PT_REGS_SP(ctx), kind);
+
+	ss = bpf_task_storage_get(&stacks, task, 0, 0);
+	if (!ss)
+		return 0; /* a call that began before we attached */
+	shadow_stack_unwind(task, ss, slot, false, on_abandoned);
+	fr = shadow_stack_top(ss, slot);
+	if (!fr)
+		return 0;
+	v = value_of(fr->func_id, task->tgid, false);
+	if (v) {
+		lat = ts - fr->ts;
+		if (!v->returns || lat < v->lat_min_ns)
+			v->lat_min_ns = lat;
+		if (lat > v->lat_max_ns)
+			v->lat_max_ns = lat;
+		v->returns++;
+		v->lat_sum_ns += lat;
+		b = hist_lat_bucket(lat);
+		if (b < HIST_NBUCKETS)
+			v->lat_hist[b]++;
+		if (targ_mem) {
+			struct mm_struct *mm = task->mm;
+
+			if (mm)
+				v->rss_growth += (__s64)(rss_bytes(mm) - fr->rss);
+		}
+	}
+	shadow_stack_pop(ss);
+	return 0;
+}
+
+/* A thread is going away: whatever it still had pending never returned. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(cmon_prof_texit, struct task_struct *task)
+{
+	struct shadow_stack *ss;
+
+	ss = bpf_task_storage_get(&stacks, task, 0, 0);
+	if (!ss)
+		return 0;
+	shadow_stack_unwind(task, ss, ~0ULL, true, on_abandoned);
+	bpf_task_storage_delete(&stacks, task);
+	return 0;
+}

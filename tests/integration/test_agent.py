@@ -1,0 +1,451 @@
+"""`cmon agent`: probes from a spec applied while it runs, Prometheus
+metrics, lifespans, restarted and replaced targets, privileges, and a real
+Prometheus server scraping it."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+
+from agentlib import (Agent, count_probe, parse_metrics, proc_status_field, run_target, series,
+                      value, write_spec)
+from cmonlib import (CMON, ROOT, Skip, assert_no_leak, bpf_snapshot, check, eq, held_by,
+                     parse_json_lines, read_text, run, target, tmpfile)
+
+# CAP_DAC_READ_SEARCH (2), CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21),
+# CAP_PERFMON (38), CAP_BPF (39).
+KEPT_CAPS = "000000c000280004"
+
+
+def loop(path, n):
+    """`calls loop N`: N calls of add(i, 1)."""
+    eq(run_target(path, "loop", n), "loop sum=%d\n" % (n * (n + 1) // 2), "target output")
+
+
+def calls_copy(name="app", source="calls"):
+    """A private copy of a target: the test may replace it."""
+    path = tmpfile(name)
+    shutil.copy2(target(source), path)
+    return path
+
+
+def test_agent_reload_keeps_counting():
+    before = bpf_snapshot()
+    app = target("calls")
+    spec = tmpfile("probes.yaml")
+    write_spec(spec, [
+        count_probe("adds", app, labels={"service": "calls \"test\""}),
+        {"name": "add_lat", "target": app, "func": "add", "instrument": "latency"},
+        count_probe("broken", app, func="no_such_function"),
+    ])
+    a = Agent(spec).wait_ready()
+    try:
+        probes = a.wait_probes({"adds": "applied", "add_lat": "applied", "broken": "error"})
+        eq(probes["broken"]["error"],
+           "no function matches 'no_such_function' in %s (searched 1 object)" % app,
+           "error of the invalid probe")
+        eq((probes["adds"]["functions"], probes["adds"]["hits"]), (1, 0), "adds before calls")
+        loop(app, 1000)
+        m = a.metrics()
+        eq(value(m, "cmon_adds_calls_total", probe="adds", function="add"), 1000, "count")
+        eq(series(m, "cmon_adds_calls_total")[(("function", "add"), ("probe", "adds"),
+                                                ("service", 'calls "test"'))], 1000,
+           "count series with its constant label (escaped)")
+        eq(value(m, "cmon_add_lat_seconds_count", probe="add_lat"), 1000, "latency count")
+        eq(value(m, "cmon_add_lat_seconds_bucket", probe="add_lat", le="+Inf"), 1000, "+Inf")
+        eq(value(m, "cmon_add_lat_seconds_bucket", probe="add_lat", le="10"), 1000, "le=10")
+        check(value(m, "cmon_add_lat_seconds_sum", probe="add_lat") > 0, "latency sum > 0")
+        eq(value(m, "cmon_probe_state", probe="broken", state="error"), 1, "broken: error")
+        eq(value(m, "cmon_probe_state", probe="broken", state="applied"), 0, "broken: not applied")
+        eq(value(m, "cmon_probe_state", probe="adds", state="applied"), 1, "adds: applied")
+        eq(len(series(m, "cmon_probe_info", probe="broken",
+                      error=probes["broken"]["error"])), 1, "the error in cmon_probe_info")
+        eq(value(m, "cmon_agent_probe_hits_total", probe="adds"), 1000, "hits")
+        eq(value(m, "cmon_agent_events_lost_total", probe="adds"), 0, "lost")
+        eq(value(m, "cmon_agent_attach_errors_total"), 1, "attach errors")
+        eq(value(m, "cmon_agent_spec_reloads_total", result="ok"), 1, "reloads")
+        eq(value(m, "cmon_agent_series"), len(m), "cmon_agent_series counts every series")
+        check(value(m, "cmon_agent_bpf_runs_total", probe="adds") >= 1000, "BPF runs counted")
+        check(value(m, "cmon_agent_bpf_run_time_seconds_total", probe="adds") > 0,
+              "BPF run time counted (BPF_ENABLE_STATS)")
+
+        # Privileges after the first apply.
+        eq(proc_status_field(a.pid, "CapEff"), KEPT_CAPS, "effective capabilities")
+        eq(proc_status_field(a.pid, "CapPrm"), KEPT_CAPS, "permitted capabilities")
+        eq(proc_status_field(a.pid, "CapBnd"), KEPT_CAPS, "bounding set")
+        eq(proc_status_field(a.pid, "NoNewPrivs"), "1", "no_new_privs")
+
+        # Edit: add an argument histogram, drop the latency probe; the
+        # counter goes on from 1000.  Written as JSON this time.
+        write_spec(spec, [
+            count_probe("adds", app, labels={"service": "calls \"test\""}),
+            count_probe("broken", app, func="no_such_function"),
+            {"name": "add_arg", "target": app, "func": "add", "instrument": "arg", "arg": 1},
+        ], as_json=True)
+        a.wait_probes({"adds": "applied", "broken": "error", "add_arg": "applied"})
+        loop(app, 500)
+        m = a.metrics()
+        eq(value(m, "cmon_adds_calls_total", probe="adds"), 1500, "count after the reload")
+        eq(series(m, "cmon_add_lat_seconds_count"), {}, "the removed probe's series")
+        eq(series(m, "cmon_probe_state", probe="add_lat"), {}, "the removed probe's state")
+        eq(value(m, "cmon_add_arg_arg_count", probe="add_arg"), 500, "new probe counts")
+        eq(value(m, "cmon_add_arg_arg_bucket", probe="add_arg", le="0"), 0, "arg le=0")
+        eq(value(m, "cmon_add_arg_arg_bucket", probe="add_arg", le="1"), 500, "arg le=1")
+        eq(value(m, "cmon_agent_spec_reloads_total", result="ok"), 2, "reloads")
+
+        # A spec that does not parse leaves everything running.
+        with open(spec + ".tmp", "w") as f:
+            f.write("probes: [\n")
+        os.rename(spec + ".tmp", spec)
+        a.wait_metric("cmon_agent_spec_reloads_total", 1, result="error")
+        loop(app, 10)
+        eq(value(a.metrics(), "cmon_adds_calls_total", probe="adds"), 1510, "after a bad edit")
+        eq(a.probes()["adds"]["state"], "applied", "adds after a bad edit")
+
+        # SIGHUP forces a reload (and retries probes in error).
+        write_spec(spec, [count_probe("adds", app, labels={"service": "calls \"test\""})])
+        a.wait_probes({"adds": "applied"})
+        a.signal(signal.SIGHUP)
+        a.wait_metric("cmon_agent_spec_reloads_total", 4, result="ok")
+        eq(value(a.metrics(), "cmon_adds_calls_total", probe="adds"), 1510, "after SIGHUP")
+
+        code, out, err = run([CMON, "agent", "--status", "--listen", a.addr])
+        eq(code, 0, "cmon agent --status exit status (%s)" % err)
+        rows = [l.split() for l in out.splitlines() if l.startswith("adds ")]
+        eq([(r[0], r[1], r[2], r[3]) for r in rows], [("adds", "applied", "1", "1510")],
+           "status table row")
+        check("cap_bpf,cap_perfmon,cap_sys_admin,cap_sys_ptrace,cap_dac_read_search" in out,
+              "status shows the kept capabilities: %s" % out)
+    finally:
+        code = a.stop()
+    eq(code, 0, "agent exit status after SIGTERM (%s)" % a.stderr[-1000:])
+    assert_no_leak(before, what="the agent")
+
+
+def test_agent_exposition_promtool():
+    promtool = shutil.which("promtool")
+    if not promtool:
+        raise Skip("promtool not installed (Debian package prometheus)")
+    app = target("calls")
+    spec = tmpfile("probes.yaml")
+    write_spec(spec, [
+        count_probe("c", app, func="add", labels={"team": "a\\b\nc"}),
+        {"name": "lat", "target": app, "func": ["add", "six", "negate"],
+         "instrument": "latency", "per_pid": True, "max_pids": 4},
+        {"name": "argh", "target": app, "func": "add", "instrument": "arg", "arg": 0},
+        count_probe("bad", "/nonexistent/app"),
+    ])
+    a = Agent(spec).wait_ready()
+    try:
+        run_target(app, "calls")
+        text = a.metrics_text()
+        p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=30)
+        eq((p.returncode, p.stdout + p.stderr), (0, ""), "promtool check metrics")
+        m = parse_metrics(text)
+        eq(series(m, "cmon_c_calls_total")[(("function", "add"), ("probe", "c"),
+                                            ("team", "a\\b\nc"))], 2, "escaped label value")
+        pid_series = series(m, "cmon_lat_seconds_count", probe="lat")
+        eq(sorted(dict(l)["function"] for l in pid_series), ["add", "negate", "six"],
+           "one series per function of the pid")
+        eq(sum(pid_series.values()), 4, "calls of the latency probe")
+        # Histogram bucket order and consistency, per series.
+        for labels, count in series(m, "cmon_argh_arg_count").items():
+            les = [(float(dict(l)["le"]), v) for l, v in
+                   series(m, "cmon_argh_arg_bucket", **dict(labels)).items()]
+            les.sort()
+            eq(les[-1], (float("inf"), count), "+Inf bucket is the count")
+            check(all(les[i][1] <= les[i + 1][1] for i in range(len(les) - 1)),
+                  "cumulative buckets")
+            eq(len(les), 65, "arg buckets: 2^k - 1 for k < 64, and +Inf")
+        eq(a.probes()["bad"]["error"], "/nonexistent/app: No such file or directory",
+           "missing target")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+
+
+def my_cgroup2_dir():
+    """The cgroup v2 directory of this process (and of what it starts)."""
+    root = None
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            w = line.split()
+            if len(w) > 2 and w[2] == "cgroup2":
+                root = w[1]
+                break
+    if root is None:
+        return None
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            if line.startswith("0::"):
+                return os.path.normpath(root + "/" + line[3:].strip())
+    return None
+
+
+def test_agent_filters():
+    app = target("calls")
+    spec = tmpfile("probes.yaml")
+    cg = my_cgroup2_dir()
+    if cg is None:
+        raise Skip("no cgroup v2 hierarchy mounted")
+    log = tmpfile("filtered.jsonl")
+    write_spec(spec, [
+        count_probe("mine", app, process="calls"),
+        count_probe("theirs", app, process="someone_else"),
+        count_probe("in_cg", app, cgroup=cg),
+        {"name": "log_mine", "target": app, "func": "add", "instrument": "log",
+         "process": "calls", "log": {"path": log}},
+        {"name": "log_other", "target": app, "func": "add", "instrument": "log",
+         "process": "someone_else", "log": {"path": log + ".other"}},
+        {"name": "log_cg", "target": app, "func": "add", "instrument": "log", "cgroup": cg,
+         "log": {"path": log + ".cg"}},
+    ])
+    a = Agent(spec).wait_ready()
+    try:
+        st = a.wait_probes({"mine": "applied", "theirs": "applied", "in_cg": "applied",
+                            "log_mine": "applied", "log_other": "applied", "log_cg": "error"})
+        check(st["log_cg"]["error"].endswith("instrument log cannot filter by cgroup (its "
+                                             "records do not carry one): use process or pid"),
+              "log_cg error: %r" % st["log_cg"]["error"])
+        loop(app, 40)
+        a.wait_metric("cmon_agent_log_records_total", 40, probe="log_mine")
+        m = a.metrics()
+        eq(value(m, "cmon_mine_calls_total", probe="mine"), 40, "comm filter: matching")
+        eq(value(m, "cmon_theirs_calls_total", probe="theirs"), 0, "comm filter: not matching")
+        eq(value(m, "cmon_in_cg_calls_total", probe="in_cg"), 40, "cgroup filter")
+        eq(value(m, "cmon_agent_log_records_total", probe="log_other"), 0, "log comm filter")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    eq(len(parse_json_lines(read_text(log))), 40, "records of the comm-filtered log")
+    eq(read_text(log + ".other"), "", "records of another comm")
+
+
+def test_agent_lifespan_expiry():
+    before = bpf_snapshot()
+    app = target("calls")
+    spec = tmpfile("probes.yaml")
+    write_spec(spec, [count_probe("brief", app, lifespan="2s"),
+                      count_probe("lasting", app)])
+    a = Agent(spec).wait_ready()
+    try:
+        st = a.wait_probes({"brief": "applied", "lasting": "applied"})
+        check(st["brief"]["expires_at"] is not None, "an expiry time is shown")
+        links = {k for k in held_by(a.pid) if k[0] == "link"}
+        loop(app, 100)
+        a.wait_metric("cmon_probe_state", 1, timeout=6, probe="brief", state="expired")
+        held = {k for k in held_by(a.pid) if k[0] == "link"}
+        check(len(held) < len(links), "the expired probe's links are gone (%d of %d left)"
+              % (len(held), len(links)))
+        loop(app, 50)
+        m = a.metrics()
+        eq(value(m, "cmon_brief_calls_total", probe="brief"), 100,
+           "expired: kept at its last value, later calls not counted")
+        eq(value(m, "cmon_lasting_calls_total", probe="lasting"), 150, "the other probe")
+        eq(value(m, "cmon_probe_state", probe="brief", state="applied"), 0, "not applied")
+        st = a.probes()["brief"]
+        eq((st["state"], st["functions"]), ("expired", 0), "status of the expired probe")
+        check(st["expired_at"] is not None, "expired_at shown")
+        # Editing the probe renews it.
+        write_spec(spec, [count_probe("brief", app, lifespan="1h"),
+                          count_probe("lasting", app)])
+        a.wait_probes({"brief": "applied", "lasting": "applied"})
+        loop(app, 10)
+        eq(value(a.metrics(), "cmon_brief_calls_total", probe="brief"), 10, "renewed probe")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    assert_no_leak(before, what="the agent")
+
+
+def test_agent_target_restarted():
+    app = target("calls")
+    spec = tmpfile("probes.yaml")
+    write_spec(spec, [count_probe("total", app),
+                      count_probe("perpid", app, per_pid=True, max_pids=2)])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"total": "applied", "perpid": "applied"})
+        # The target exits and starts again four times: every new process
+        # of the binary is counted, and the pid labels stay capped.
+        for n in (100, 200, 300, 400):
+            loop(app, n)
+            time.sleep(0.3)  # a scrape between restarts labels the live ones
+            a.metrics()
+        m = a.metrics()
+        eq(value(m, "cmon_total_calls_total", probe="total"), 1000, "counts add up")
+        per = series(m, "cmon_perpid_calls_total", probe="perpid")
+        eq(sum(per.values()), 1000, "per-pid series add up")
+        check(len(per) <= 3, "at most max_pids + 1 series: %r" % per)
+        pids = [dict(l)["pid"] for l in per]
+        check(all(p == "other" or p.isdigit() for p in pids), "pid labels: %r" % pids)
+        check(value(m, "cmon_agent_pid_labels", probe="perpid") <= 2, "labelled pids capped")
+        # Exited processes give their label back: all of it ends in "other".
+        a.wait_metric("cmon_perpid_calls_total", 1000, timeout=5, probe="perpid", pid="other")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+
+
+def test_agent_binary_replaced():
+    app = calls_copy("app")
+    spec = tmpfile("probes.yaml")
+    write_spec(spec, [count_probe("adds", app),
+                      {"name": "lat", "target": app, "func": "add", "instrument": "latency"}])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"adds": "applied", "lat": "applied"})
+        loop(app, 100)
+        # A new version arrives the way package managers install it: a new
+        # file renamed over the old one (another inode).
+        shutil.copy2(target("calls_pie"), app + ".new")
+        os.rename(app + ".new", app)
+        a.wait_metric("cmon_agent_probe_reattached_total", 1, timeout=8, probe="adds")
+        a.wait_metric("cmon_agent_probe_reattached_total", 1, timeout=8, probe="lat")
+        loop(app, 50)
+        m = a.metrics()
+        eq(value(m, "cmon_adds_calls_total", probe="adds"), 150, "old and new version's calls")
+        eq(value(m, "cmon_lat_seconds_count", probe="lat"), 150, "latency count carried over")
+        eq(value(m, "cmon_lat_seconds_bucket", probe="lat", le="+Inf"), 150, "+Inf carried")
+        eq(value(m, "cmon_agent_probe_hits_total", probe="adds"), 150, "hits carried over")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+
+
+def test_agent_log_rotation():
+    app = target("calls")
+    spec = tmpfile("probes.yaml")
+    log = tmpfile("calls.jsonl")
+    write_spec(spec, [{"name": "trail", "target": app, "func": ["add", "six"],
+                       "instrument": "log", "process": "calls",
+                       "log": {"path": log, "max_bytes": 4096, "keep": 50}}])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"trail": "applied"})
+        run_target(app, "calls")
+        loop(app, 100)
+        a.wait_metric("cmon_agent_log_records_total", 103, probe="trail")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    files = sorted(f for f in os.listdir(os.path.dirname(log)) if f.startswith("calls.jsonl"))
+    check(len(files) > 5, "rotated into several files: %r" % files)
+    rows = []
+    for f in files:
+        path = os.path.join(os.path.dirname(log), f)
+        check(os.path.getsize(path) < 4096 + 1024, "%s is about max_bytes" % f)
+        rows += parse_json_lines(read_text(path))
+    eq(len(rows), 103, "records in all files")
+    six = [r for r in rows if r["func"] == "six"]
+    eq([(r["arg0"], r["arg5"], r["ret"], r["status"]) for r in six], [(1, 6, 91, "ok")],
+       "the six() record")
+    looped = [r for r in rows if r["func"] == "add" and r["arg1"] == 1]
+    eq(sorted(r["arg0"] for r in looped), list(range(100)), "add(i, 1) records of the loop")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def prometheus_binary():
+    exe = shutil.which("prometheus")
+    if exe:
+        return exe
+    # `make test` installs it (tools/install-deps.sh test); try once here too.
+    script = os.path.join(ROOT, "tools", "install-deps.sh")
+    try:
+        subprocess.run([script, "test"], capture_output=True, timeout=40)
+    except subprocess.TimeoutExpired:
+        pass
+    exe = shutil.which("prometheus")
+    if not exe:
+        raise Skip("the prometheus package cannot be installed here")
+    return exe
+
+
+def query(port, q):
+    url = "http://127.0.0.1:%d/api/v1/query?%s" % (port, urllib.parse.urlencode({"query": q}))
+    with urllib.request.urlopen(url, timeout=5) as r:
+        doc = json.loads(r.read().decode())
+    check(doc.get("status") == "success", "query %s: %r" % (q, doc))
+    return doc["data"]["result"]
+
+
+def test_agent_scraped_by_prometheus():
+    exe = prometheus_binary()
+    app = target("calls")
+    spec = tmpfile("probes.yaml")
+    write_spec(spec, [count_probe("scraped", app, labels={"service": "calls"}),
+                      {"name": "slow", "target": app, "func": "add", "instrument": "latency"}])
+    a = Agent(spec).wait_ready()
+    prom = None
+    try:
+        a.wait_probes({"scraped": "applied", "slow": "applied"})
+        loop(app, 777)
+        port = free_port()
+        data = tmpfile("prometheus-data")
+        cfg = tmpfile("prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+                    "scrape_configs:\n"
+                    "  - job_name: cmon\n"
+                    "    static_configs: [{targets: ['%s']}]\n" % a.addr)
+        with open(tmpfile("prometheus.log"), "wb") as log:
+            prom = subprocess.Popen([exe, "--config.file=" + cfg, "--storage.tsdb.path=" + data,
+                                     "--web.listen-address=127.0.0.1:%d" % port],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        q = 'cmon_scraped_calls_total{probe="scraped",function="add",service="calls"}'
+        end = time.monotonic() + 40
+        result = None
+        while time.monotonic() < end:
+            check(prom.poll() is None, "prometheus exited: %s"
+                  % read_text(tmpfile("prometheus.log"))[-2000:])
+            try:
+                result = query(port, q)
+            except OSError:
+                result = None  # not listening yet
+            if result:
+                break
+            time.sleep(0.5)
+        check(result, "prometheus has no %s after 40 s: %s" % (q, read_text(
+            tmpfile("prometheus.log"))[-2000:]))
+        eq(len(result), 1, "one series")
+        eq(result[0]["metric"]["job"], "cmon", "job label")
+        eq(result[0]["value"][1], "777", "value Prometheus scraped")
+        eq(query(port, 'up{job="cmon"}')[0]["value"][1], "1", "up")
+        r = query(port, 'cmon_slow_seconds_count{probe="slow"}')
+        eq([x["value"][1] for x in r], ["777"], "histogram count")
+        r = query(port, 'cmon_probe_state{probe="slow",state="applied"}')
+        eq([x["value"][1] for x in r], ["1"], "probe state")
+    finally:
+        if prom is not None:
+            prom.terminate()
+            try:
+                prom.wait(15)
+            except subprocess.TimeoutExpired:
+                prom.kill()
+                prom.wait()
+        eq(a.stop(), 0, "agent exit status")
+
+
+def test_agent_usage_errors():
+    code, out, err = run([CMON, "agent"])
+    eq((code, err), (2, "cmon: --spec FILE is needed (or --status)\n"), "no spec")
+    code, out, err = run([CMON, "agent", "--spec", "/nonexistent.yaml"])
+    eq((code, err), (1, "cmon: /nonexistent.yaml: No such file or directory\n"), "missing spec")
+    bad = tmpfile("bad.yaml")
+    with open(bad, "w") as f:
+        f.write("probes: 3\n")
+    code, out, err = run([CMON, "agent", "--spec", bad])
+    eq((code, err), (1, "cmon: %s: line 1: 'probes' must be a list\n" % bad), "unusable spec")
+    code, out, err = run([CMON, "agent", "--status", "--listen", "127.0.0.1:%d" % free_port()])
+    eq(code, 1, "--status with no agent")
+    check(err.startswith("cmon: no agent at 127.0.0.1:"), "--status error: %r" % err)
+    good = tmpfile("good.yaml")
+    write_spec(good, [count_probe("x", target("calls")), {"name": "y"}])
+    code, out, err = run([CMON, "agent", "--check", "--spec", good])
+    eq((code, out.splitlines()[-1]), (1, "2 probes, 1 invalid"), "--check")

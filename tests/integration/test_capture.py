@@ -1,0 +1,315 @@
+"""`cmon capture` end to end on tests/targets/typed.c (-O2): capture into a
+store, then read it back with `cmon ls`, `cmon show` and `cmon export`."""
+import csv
+import io
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import struct
+import time
+
+from cmonlib import (Background, Skip, check, cmon, eq, funcs_args, run, stderr_lines, target,
+                     tmpfile)
+
+BINARY = "typed_O2"
+PYTHON = "/usr/bin/python3"
+FUNCS = ["sum_ints", "greet", "nested", "sum_buf", "wides", "chars", "make_pt"]
+CAPTURES = ["--capture", "v=values[n]", "--capture", "data=buf:len"]
+BUF13 = bytes([0x68, 0x69, 0x0a, 0x00, 0xff, 1, 2, 3, 4, 5, 6, 7, 0x80])
+V1 = [1, -2, 3, 40000, -5]
+V2 = [7, 8, 9]
+NESTED_O = {"id": 7, "in": {"x": -3, "y": 40000}, "name": "outer-name",
+            "vals": [1, -2, 3, 2147483647]}
+SIGNATURES = {
+    "sum_ints": ("long int", [("values", "const int32_t *"), ("n", "int")]),
+    "greet": ("size_t", [("s", "const char *"), ("none", "const char *")]),
+    "nested": ("long int", [("o", "const struct outer *")]),
+    "sum_buf": ("long int", [("buf", "const uint8_t *"), ("len", "size_t")]),
+    "wides": ("long int", [("i64", "int64_t"), ("u64", "uint64_t"), ("neg", "int32_t"),
+                           ("max", "int64_t")]),
+    "chars": ("int", [("c", "char"), ("nul", "char"), ("hi", "char"), ("t", "_Bool"),
+                      ("f", "_Bool"), ("col", "enum color")]),
+    "make_pt": ("struct pt", [("x", "long int"), ("y", "long int")]),
+}
+CALLS = {"sum_ints": 2, "greet": 1, "nested": 1, "sum_buf": 1, "wides": 1, "chars": 1,
+         "make_pt": 1}
+
+
+def capture(out, funcs=FUNCS, extra=CAPTURES, args=("all",)):
+    """`cmon capture ... -o OUT -- typed_O2 ARGS`: the store folder it names."""
+    cmd = ["capture", "-o", out] + funcs_args(funcs) + list(extra)
+    code, stdout, err = cmon(cmd + ["--", target(BINARY)] + list(args))
+    eq(code, 0, "cmon %s: exit status (%s)" % (" ".join(cmd), err.strip()))
+    check(stdout.startswith("all total="), "program output: %r" % stdout)
+    m = re.search(r"^cmon: capturing to (.+)$", err, re.M)
+    check(m, "no 'capturing to' line in %r" % err)
+    check("events lost: 0" in err, "events lost: %r" % err)
+    return m.group(1)
+
+
+def show(path, func, n):
+    code, out, err = cmon(["show", path, func, str(n)])
+    eq(code, 0, "cmon show %s %d (%s)" % (func, n, err.strip()))
+    return out.splitlines()
+
+
+def has_lines(lines, wants, what):
+    for w in wants:
+        if isinstance(w, re.Pattern):
+            check(any(w.match(l) for l in lines), "%s: no line matching %r in:\n%s"
+                  % (what, w.pattern, "\n".join(lines)))
+        else:
+            check(w in lines, "%s: %r not in:\n%s" % (what, w, "\n".join(lines)))
+
+
+def walk_modes(top):
+    for d, dirs, files in os.walk(top):
+        eq(stat.S_IMODE(os.lstat(d).st_mode), 0o700, "mode of folder %s" % d)
+        for fn in files:
+            p = os.path.join(d, fn)
+            eq(stat.S_IMODE(os.lstat(p).st_mode), 0o600, "mode of file %s" % p)
+
+
+def test_capture_roundtrip():
+    store = capture(tmpfile("run"))
+    eq(store, tmpfile("run"), "store folder")
+    walk_modes(store)
+    eq(os.listdir(store), ["calls.db"], "a closed store is one file")
+
+    # ls: functions, call counts, parameter names and types.
+    code, out, err = cmon(["ls", store])
+    eq(code, 0, "cmon ls (%s)" % err.strip())
+    eq(err, "", "cmon ls stderr")
+    lines = out.splitlines()
+    wants = ["%d functions, %d calls" % (len(CALLS), sum(CALLS.values())), "1 process",
+             "target      %s" % target(BINARY)]
+    for func, (ret, params) in SIGNATURES.items():
+        sig = "%s %s(%s)" % (ret, func, ", ".join(
+            t + ("" if t.endswith("*") else " ") + n for n, t in params))
+        wants.append(re.compile(r"%s\s+%s\s+%d\s+%s$" % (re.escape(func), BINARY, CALLS[func],
+                                                        re.escape(sig))))
+    has_lines(lines, wants, "cmon ls")
+    check(not any("not closed" in l for l in lines), "a closed store: %s" % out)
+
+    # show: every argument as name (type) = value.
+    has_lines(show(store, "sum_ints", 1), [
+        "sum_ints  call 1 of 2  (%s)" % BINARY,
+        "status     ok",
+        "arguments  2",
+        re.compile(r'  values \(const int32_t \*\) = "0x[0-9a-f]+"$'),
+        "  n (int) = 5",
+        "ret        (long int) 39997",
+        "blobs      1",
+        "  v  <i4 [5]  20 bytes",
+        "    hex  " + " ".join("%02x" % b for b in struct.pack("<5i", *V1)),
+    ], "show sum_ints 1")
+    has_lines(show(store, "sum_ints", 2), [
+        "sum_ints  call 2 of 2  (%s)" % BINARY, "  n (int) = 3", "ret        (long int) 24",
+        "  v  <i4 [3]  12 bytes"], "show sum_ints 2")
+    has_lines(show(store, "greet", 1), [
+        '  s (const char *) = "hi \\"q\\"\\n\u00e9\\u00ff"',
+        "  none (const char *) = null",
+        "ret        (size_t) 10",
+        "blobs      0"], "show greet 1")
+    has_lines(show(store, "nested", 1), [
+        '  o (const struct outer *) = {"id":7,"in":{"x":-3,"y":40000},"name":"outer-name",'
+        '"vals":[1,-2,3,2147483647]}',
+        "ret        (long int) 2147523663"], "show nested 1")
+    has_lines(show(store, "sum_buf", 1), [
+        re.compile(r'  buf \(const uint8_t \*\) = "0x[0-9a-f]+"$'),
+        "  len (size_t) = 13",
+        "ret        (long int) 630",
+        "  data  |u1 [13]  13 bytes",
+        "    hex  68 69 0a 00 ff 01 02 03 04 05 06 07 80"], "show sum_buf 1")
+    has_lines(show(store, "wides", 1), [
+        "  i64 (int64_t) = -9223372036854775808",
+        "  u64 (uint64_t) = 18446744073709551615",
+        "  neg (int32_t) = -7",
+        "  max (int64_t) = 9223372036854775807",
+        "ret        (long int) 9223372036854775801"], "show wides 1")
+    has_lines(show(store, "chars", 1), [
+        '  c (char) = "a"', '  nul (char) = "\\u0000"', '  hi (char) = "\\u00ff"',
+        "  t (_Bool) = true", "  f (_Bool) = false", '  col (enum color) = "GREEN"'],
+        "show chars 1")
+    has_lines(show(store, "make_pt", 1), [
+        "  x (long int) = 21", "  y (long int) = -41",
+        'ret        (struct pt) {"x":42,"y":-42}'], "show make_pt 1")
+
+    export_per_call(store)
+    export_csv(store)
+
+    # A second capture to the same -o: never overwritten, DIR-1.
+    second = capture(tmpfile("run"), funcs=["greet"], extra=[])
+    eq(second, tmpfile("run") + "-1", "second store folder")
+    walk_modes(second)
+    code, out, err = cmon(["ls", second])
+    eq(code, 0, "cmon ls of the second store (%s)" % err.strip())
+    check("1 functions, 1 calls" in out.splitlines() or "1 function, 1 call" in out.splitlines(),
+          "second store: %s" % out)
+    code, out, err = cmon(["ls", store])
+    check(re.search(r"^sum_ints\s+%s\s+2\s" % BINARY, out, re.M), "first store intact: %s" % out)
+
+
+def export_per_call(store):
+    out_dir = tmpfile("percall")
+    code, out, err = cmon(["export", store, "--per-call", out_dir])
+    eq(code, 0, "cmon export --per-call (%s)" % err.strip())
+    eq(err, "cmon: exported %d calls of %d functions to %s\n"
+       % (sum(CALLS.values()), len(CALLS), out_dir), "export stderr")
+    walk_modes(out_dir)
+    with open(os.path.join(out_dir, "index.json")) as f:
+        index = json.load(f)
+    eq([(e["name"], e["calls"]) for e in index["functions"]], list(CALLS.items()),
+       "index.json functions")
+
+    def args_json(func, n):
+        with open(os.path.join(out_dir, func, str(n), "args.json")) as f:
+            return json.load(f)
+
+    for func, (ret, params) in SIGNATURES.items():
+        a = args_json(func, 1)
+        eq([(p["name"], p["type"]) for p in a["params"]], params, "%s params" % func)
+        eq((a["func"], a["module"], a["n"], a["status"], a["ret_type"]),
+           (func, BINARY, 1, "ok", ret), "%s args.json" % func)
+    a = args_json("sum_ints", 1)
+    check(re.match(r"^0x[0-9a-f]+$", a["args"]["values"]), "values: %r" % a["args"])
+    eq((a["args"]["n"], a["ret"]), (5, 39997), "sum_ints 1 n, ret")
+    eq([(b["name"], b["dtype"], b["shape"], b["truncated"], b["bytes"]) for b in a["blobs"]],
+       [("v", "<i4", [5], False, 20)], "sum_ints 1 blobs")
+    with open(os.path.join(out_dir, "sum_ints", "1", a["blobs"][0]["bin"]), "rb") as f:
+        eq(f.read(), struct.pack("<5i", *V1), "sum_ints 1 %s" % a["blobs"][0]["bin"])
+    eq(args_json("sum_ints", 2)["args"]["n"], 3, "sum_ints 2 n")
+    a = args_json("sum_buf", 1)
+    eq(a["args"]["len"], 13, "sum_buf len")
+    eq([(b["name"], b["dtype"], b["shape"], b["bin"]) for b in a["blobs"]],
+       [("data", "|u1", [13], "arg_data.bin")], "sum_buf blobs")
+    with open(os.path.join(out_dir, "sum_buf", "1", "arg_data.bin"), "rb") as f:
+        eq(f.read(), BUF13, "sum_buf arg_data.bin")
+    eq(args_json("greet", 1)["args"], {"s": 'hi "q"\n\u00e9\u00ff', "none": None}, "greet args")
+    eq(args_json("greet", 1)["blobs"], [], "greet blobs")
+    a = args_json("nested", 1)
+    eq(a["args"], {"o": NESTED_O}, "nested args")
+    eq([(b["name"], b["dtype"], b["shape"]) for b in a["blobs"]], [("o->vals", "<i4", [4])],
+       "nested blobs (a numeric array inside a value)")
+    nested_npy = a["blobs"][0]["npy"]
+    eq(args_json("wides", 1)["args"], {"i64": -9223372036854775808,
+                                       "u64": 18446744073709551615, "neg": -7,
+                                       "max": 9223372036854775807}, "wides args")
+    eq(args_json("make_pt", 1)["ret"], {"x": 42, "y": -42}, "make_pt ret")
+
+    # The arrays as numpy reads them.
+    code, _, err = run([PYTHON, "-c", "import numpy"])
+    if code != 0:
+        raise Skip("python3-numpy not installed: %s" % err.strip().splitlines()[-1:])
+    script = r"""
+import json, sys, numpy as np
+res = {}
+for rel in sys.argv[2:]:
+    a = np.load(sys.argv[1] + "/" + rel, allow_pickle=False)
+    res[rel] = [str(a.dtype), list(a.shape), a.tolist()]
+print(json.dumps(res))
+"""
+    rels = ["sum_ints/1/arg_v.npy", "sum_ints/2/arg_v.npy", "sum_buf/1/arg_data.npy",
+            "nested/1/" + nested_npy]
+    code, out, err = run([PYTHON, "-c", script, out_dir] + rels)
+    eq(code, 0, "numpy.load (%s)" % err.strip())
+    res = json.loads(out)
+    eq(res[rels[0]], ["int32", [5], V1], "sum_ints 1 v as numpy")
+    eq(res[rels[1]], ["int32", [3], V2], "sum_ints 2 v as numpy")
+    eq(res[rels[2]], ["uint8", [13], list(BUF13)], "sum_buf data as numpy")
+    eq(res[rels[3]], ["int32", [4], NESTED_O["vals"]], "nested o->vals as numpy")
+
+
+def export_csv(store):
+    out_dir = tmpfile("tables")
+    code, out, err = cmon(["export", store, "-F", "csv", "-o", out_dir])
+    eq(code, 0, "cmon export -F csv (%s)" % err.strip())
+    walk_modes(out_dir)
+    eq(sorted(os.listdir(out_dir)), sorted(["index.json"] + [f + ".csv" for f in CALLS]),
+       "CSV files")
+
+    def table(func):
+        with open(os.path.join(out_dir, func + ".csv"), newline="") as f:
+            text = f.read()
+        check(text.endswith("\r\n"), "%s.csv ends with CRLF" % func)
+        return list(csv.reader(io.StringIO(text, newline="")))
+
+    head = ["n", "pid", "tid", "ts_ns", "latency_ns", "status", "ret"]
+    tail = ["rss_entry", "rss_exit", "vms_entry", "vms_exit"]
+    rows = table("sum_ints")
+    # "n" is taken by the call number: the parameter's column is arg_n.
+    eq(rows[0], head + ["values", "arg_n"] + tail, "sum_ints.csv header")
+    eq([(r[0], r[5], r[6], r[8]) for r in rows[1:]], [("1", "ok", "39997", "5"),
+                                                    ("2", "ok", "24", "3")], "sum_ints rows")
+    check(all(re.match(r"^0x[0-9a-f]+$", r[7]) for r in rows[1:]), "values column: %r" % rows)
+    rows = table("greet")
+    eq(rows[0], head + ["s", "none"] + tail, "greet.csv header")
+    eq(rows[1][6:9], ["10", 'hi "q"\n\u00e9\u00ff', ""], "greet row (ret, s, none)")
+    rows = table("wides")
+    eq(rows[1][6:11], ["9223372036854775801", "-9223372036854775808", "18446744073709551615",
+                       "-7", "9223372036854775807"], "wides row")
+    rows = table("nested")
+    eq(json.loads(rows[1][7]), NESTED_O, "nested o column (JSON)")
+    eq(len(rows), 2, "nested rows")
+
+
+def test_capture_meta():
+    """What makes a store trustworthy later: the target, its build-id, the
+    command line, the host."""
+    store = capture(tmpfile("meta"), funcs=["greet"], extra=[])
+    code, out, _ = run(["readelf", "-n", target(BINARY)])
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(code == 0 and m, "readelf -n %s: %r" % (target(BINARY), out))
+    code, out, err = cmon(["ls", store])
+    eq(code, 0, "cmon ls (%s)" % err.strip())
+    lines = out.splitlines()
+    has_lines(lines, ["target      %s" % target(BINARY),
+                      "host        %s" % socket.gethostname(),
+                      re.compile(r"command     .*capture -o %s --func greet -- %s all$"
+                                 % (re.escape(tmpfile("meta")), re.escape(target(BINARY))))],
+              "cmon ls")
+    has_lines(lines, ["build-id    %s" % m.group(1)], "cmon ls (the target's GNU build-id)")
+
+
+def test_capture_sigkill():
+    """cmon killed by SIGKILL during a capture: the store still opens, with
+    the calls committed until then (at least once a second)."""
+    t = Background([], cmd=[target(BINARY), "loop", "0"])
+    try:
+        time.sleep(0.05)
+        check(t.p.poll() is None, "typed loop exited: %s" % t.stderr)
+        out = tmpfile("killed")
+        bg = Background(["capture", "-p", str(t.pid), "-o", out, "--func", "sum_buf",
+                         "--capture", "data=buf:len"])
+        bg.wait_attached()
+        time.sleep(2.2)
+        bg.signal(signal.SIGKILL)
+        eq(bg.wait(), -signal.SIGKILL, "cmon killed")
+        check(t.p.poll() is None, "the target runs on after cmon's SIGKILL")
+        code, text, err = cmon(["ls", out])
+        eq(code, 0, "cmon ls of a killed capture (%s)" % err.strip())
+        check("not closed" in text, "ls says the store was not closed:\n%s" % text)
+        m = re.search(r"^sum_buf\s+%s\s+(\d+)\s" % BINARY, text, re.M)
+        check(m, "no sum_buf line in:\n%s" % text)
+        n = int(m.group(1))
+        # ~1000 calls a second for 2 s; the last second may be lost.
+        check(n >= 200, "only %d calls kept of ~2 s of a 1 kHz loop" % n)
+        lines = show(out, "sum_buf", n)
+        has_lines(lines, ["sum_buf  call %d of %d  (%s)" % (n, n, BINARY),
+                          "  len (size_t) = 64", "  data  |u1 [64]  64 bytes"],
+                  "show sum_buf %d of a killed capture" % n)
+        code, _, err = cmon(["export", out, "-F", "json", "-o", tmpfile("killed-json")])
+        eq(code, 0, "export of a killed capture (%s)" % err.strip())
+        with open(os.path.join(tmpfile("killed-json"), "sum_buf.jsonl")) as f:
+            recs = [json.loads(l) for l in f]
+        eq(len(recs), n, "exported records")
+        eq([r["n"] for r in recs], list(range(1, n + 1)), "call numbers")
+        check(all(r["len"] == 64 and r["ret"] >= sum(range(1, 64)) for r in recs),
+              "len and ret of every call")
+        lines = [l for l in stderr_lines(bg.stderr) if "capturing to" in l]
+        eq(lines, ["cmon: capturing to %s" % out], "capture's stderr")
+    finally:
+        t.kill()

@@ -1,0 +1,294 @@
+"""Typed arguments from DWARF in `cmon trace` (-F json/csv/text), on
+tests/targets/typed.c built with -g at -O0 and at -O2: the exact value of
+every argument, --capture, --strlen, --deref, --raw, --no-fault-in."""
+import csv
+import io
+import json
+import os
+import re
+
+from cmonlib import (COLUMNS, U64, check, cmon, eq, funcs_args, parse_csv, read_text, run,
+                     target, tmpfile)
+
+BUILDS = ["typed_O0", "typed_O2"]
+TYPED_KEYS = ["args", "retval", "captures", "truncated", "faults"]
+FLOAT_XMM0 = "<unavailable: float in xmm0>"
+NESTED_O = {"id": 7, "in": {"x": -3, "y": 40000}, "name": "outer-name",
+            "vals": [1, -2, 3, 2147483647]}
+
+
+class Ptr:
+    """A pointer shown as an address: "0x..." of raw argument register N."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __repr__(self):
+        return "Ptr(arg%d)" % self.n
+
+
+# `typed all`, in call order: (func, args, retval).
+ALL_EXPECTED = [
+    ("widths", {"i8": -128, "u8": 255, "i16": -32768, "u16": 65535, "i32": -2147483648,
+                "u32": 4294967295}, 2147516541),
+    ("wides", {"i64": -9223372036854775808, "u64": 18446744073709551615, "neg": -7,
+               "max": 9223372036854775807}, 9223372036854775801),
+    ("chars", {"c": "a", "nul": "\u0000", "hi": "\u00ff", "t": True, "f": False,
+               "col": "GREEN"}, 98),
+    ("paint", {"c": "BLUE", "mix": 6}, 26),  # 6 is no enumerator: the number
+    ("greet", {"s": 'hi "q"\n\u00e9\u00ff', "none": None}, 10),
+    ("nested", {"o": NESTED_O}, 2147523663),
+    ("small_byval", {"s": {"a": -5, "b": 300, "c": 250, "d": -1234567890123}},
+     -1234567889578),
+    ("big_byval", {"b": {"v": [1, 2, 3, -4], "tag": "bigtag", "last": -99}}, -91),
+    # g and h are the 7th and 8th arguments: on the stack.
+    ("eight", {"a": 1, "b": -2, "c": 3, "d": -4, "e": 5, "f": -6, "g": -7, "h": 0x123456789},
+     4886718335),
+    ("scale", {"x": FLOAT_XMM0, "n": 3}, FLOAT_XMM0),
+    ("fbox_sum", {"b": {"d": 2.5, "f": -0.125, "i": 3}}, FLOAT_XMM0),
+    ("sum_buf", {"buf": Ptr(0), "len": 13}, 630),
+    ("sum_ints", {"values": Ptr(0), "n": 5}, 39997),
+    ("sum_ints", {"values": Ptr(0), "n": 3}, 24),
+    ("make_pt", {"x": 21, "y": -41}, {"x": 42, "y": -42}),
+    ("color_name", {"c": "GREEN"}, "green"),
+]
+ALL_FUNCS = list(dict.fromkeys(f for f, _, _ in ALL_EXPECTED))
+
+# The bytes sum_buf gets, and the arrays sum_ints gets.
+BUF13 = bytes([0x68, 0x69, 0x0a, 0x00, 0xff, 1, 2, 3, 4, 5, 6, 7, 0x80])
+V1 = [1, -2, 3, 40000, -5]
+V2 = [7, 8, 9]
+
+
+def untraced(binary, args=("all",)):
+    code, out, err = run([target(binary)] + list(args))
+    eq(code, 0, "untraced %s %s (%s)" % (binary, " ".join(args), err.strip()))
+    return out
+
+
+def trace_typed(binary, funcs, extra=(), fmt="json", args=("all",), quiet_check=True):
+    """`cmon trace -F FMT -o FILE` launching BINARY ARGS: (records text, stderr).
+    The program's own output must be what it prints untraced."""
+    path = tmpfile("typed-%s.%s" % (binary, fmt))
+    if os.path.exists(path):
+        os.unlink(path)
+    cmd = ["trace", "-q", "-F", fmt, "-o", path] + funcs_args(funcs) + list(extra)
+    code, out, err = cmon(cmd + ["--", target(binary)] + list(args))
+    eq(code, 0, "cmon %s: exit status (%s)" % (" ".join(cmd), err.strip()))
+    if quiet_check:
+        eq(err, "", "stderr of cmon %s" % " ".join(cmd))
+    if args[0] != "cold":
+        eq(out, untraced(binary, args), "program output under cmon")
+    check(os.path.exists(path), "no records file %s" % path)
+    return read_text(path), err
+
+
+def json_records(text):
+    """JSON Lines records: the 20 columns, then args, retval and any of
+    captures, truncated, faults (in that order)."""
+    recs = []
+    check(text.endswith("\n"), "JSON output does not end with a newline")
+    for n, line in enumerate(text.splitlines(), 1):
+        try:
+            r = json.loads(line)
+        except ValueError as e:
+            raise AssertionError("JSON line %d does not parse (%s): %r" % (n, e, line))
+        keys = list(r.keys())
+        eq(keys[:len(COLUMNS)], COLUMNS, "JSON line %d: the record's columns" % n)
+        extra = keys[len(COLUMNS):]
+        eq(extra, [k for k in TYPED_KEYS if k in extra], "JSON line %d: typed keys" % n)
+        recs.append(r)
+    return recs
+
+
+def check_value(got, want, rec, what):
+    if isinstance(want, Ptr):
+        reg = rec["arg%d" % want.n] & U64
+        eq(got, "0x%x" % reg, "%s (the address in arg%d)" % (what, want.n))
+    else:
+        eq(got, want, what)
+        eq(type(got), type(want), "%s: JSON type" % what)
+
+
+def check_all(recs, binary):
+    eq([r["func"] for r in recs], [f for f, _, _ in ALL_EXPECTED], "%s records" % binary)
+    for r, (func, args, ret) in zip(recs, ALL_EXPECTED):
+        what = "%s %s" % (binary, func)
+        eq(r["status"], "ok", "%s status" % what)
+        check("args" in r, "%s: no \"args\" in %r" % (what, r))
+        eq(list(r["args"].keys()), list(args.keys()), "%s parameter names, in order" % what)
+        for name, want in args.items():
+            check_value(r["args"][name], want, r, "%s arg %s" % (what, name))
+        check_value(r["retval"], ret, r, "%s retval" % what)
+        for k in ("captures", "truncated", "faults"):
+            check(k not in r, "%s: unexpected %r in %r" % (what, k, r))
+
+
+def _test_all(binary):
+    text, _ = trace_typed(binary, ALL_FUNCS)
+    recs = json_records(text)
+    check_all(recs, binary)
+    # The raw registers are still there, beside the typed values.
+    e = [r for r in recs if r["func"] == "eight"][0]
+    eq([e["arg%d" % i] for i in range(6)], [1, -2, 3, -4, 5, -6], "eight's raw registers")
+    eq(e["ret"], 4886718335, "eight's raw ret")
+
+
+def test_typed_json_O0():
+    _test_all("typed_O0")
+
+
+def test_typed_json_O2():
+    _test_all("typed_O2")
+
+
+def test_typed_csv():
+    for binary in BUILDS:
+        text, _ = trace_typed(binary, ["chars", "paint", "greet", "eight"], fmt="csv")
+        check(text.endswith("\r\n"), "CSV ends with CRLF")
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        # One column per parameter name, the union over the functions in
+        # --func order (chars and paint share "c"; eight's c is the same column).
+        names = ["c", "nul", "hi", "t", "f", "col", "mix", "s", "none", "a", "b", "d", "e",
+                 "g", "h"]
+        eq(rows[0], COLUMNS + names, "%s CSV header" % binary)
+        for fields in rows[1:]:
+            eq(len(fields), len(rows[0]), "%s CSV fields in %r" % (binary, fields))
+        recs = {}
+        for fields in rows[1:]:
+            rec = dict(zip(rows[0], fields))
+            recs[rec["func"]] = rec
+        eq(sorted(recs), ["chars", "eight", "greet", "paint"], "%s CSV records" % binary)
+        # Each cell is the value's JSON text; absent parameters are empty.
+        want = {
+            "chars": {"c": '"a"', "nul": '"\\u0000"', "hi": '"\\u00ff"', "t": "true",
+                      "f": "false", "col": '"GREEN"'},
+            "paint": {"c": '"BLUE"', "mix": "6"},
+            "greet": {"s": '"hi \\"q\\"\\n\u00e9\\u00ff"', "none": "null"},
+            "eight": {"a": "1", "b": "-2", "c": "3", "d": "-4", "e": "5", "f": "-6",
+                      "g": "-7", "h": "4886718345"},
+        }
+        for func, cells in want.items():
+            got = {k: recs[func][k] for k in names if recs[func][k] != ""}
+            eq(got, cells, "%s CSV cells of %s" % (binary, func))
+        eq(recs["paint"]["arg1"], "6", "raw arg1 column of paint")
+        eq(recs["eight"]["ret"], "4886718335", "raw ret column of eight")
+
+
+def test_typed_text():
+    text, _ = trace_typed("typed_O2", ["paint", "greet", "nested", "eight", "scale"],
+                          fmt="text")
+    lines = text.splitlines()
+    eq(len(lines), 6, "text lines (header + 5 calls): %r" % lines)
+    want = {
+        "paint": 'c="BLUE" mix=6',
+        "greet": 's="hi \\"q\\"\\n\u00e9\\u00ff" none=null',
+        "nested": 'o={"id":7,"in":{"x":-3,"y":40000},"name":"outer-name",'
+                  '"vals":[1,-2,3,2147483647]}',
+        "eight": "a=1 b=-2 c=3 d=-4 e=5 f=-6 g=-7 h=4886718345",
+        "scale": 'x="%s" n=3' % FLOAT_XMM0,
+    }
+    for line in lines[1:]:
+        func = line.split()[4]
+        check(func in want, "unexpected function in %r" % line)
+        check(line.endswith(" " + want.pop(func)), "text line of %s: %r" % (func, line))
+    eq(want, {}, "functions without a text line")
+
+
+def test_typed_raw():
+    text, _ = trace_typed("typed_O2", ["paint", "greet"], extra=["--raw"])
+    recs = json_records(text)
+    eq([r["func"] for r in recs], ["paint", "greet"], "records")
+    for r in recs:
+        eq(list(r.keys()), COLUMNS, "--raw: the plain record, no typed keys")
+    eq((recs[0]["arg0"], recs[0]["arg1"], recs[0]["ret"]), (2, 6, 26), "paint's registers")
+    text, _ = trace_typed("typed_O2", ["paint", "greet"], extra=["--raw"], fmt="csv")
+    eq(text.split("\r\n", 1)[0], ",".join(COLUMNS), "--raw CSV header: the 20 columns only")
+    eq([(r["func"], r["arg1"], r.get("typed", {})) for r in parse_csv(text)],
+       [("paint", 6, {}), ("greet", 0, {})], "--raw CSV records")
+
+
+def test_typed_capture_buf():
+    for binary in BUILDS:
+        text, _ = trace_typed(binary, ["sum_buf"], extra=["--capture", "data=buf:len"])
+        (r,) = json_records(text)
+        eq(r["captures"], {"data": BUF13.hex()}, "%s data=buf:len" % binary)
+        check("truncated" not in r, "%s: nothing truncated: %r" % (binary, r))
+        # len (13) > --capture-max: the first 8 bytes, listed in "truncated".
+        text, _ = trace_typed(binary, ["sum_buf"],
+                              extra=["--capture", "data=buf:len", "--capture-max", "8"])
+        (r,) = json_records(text)
+        eq(r["captures"], {"data": BUF13[:8].hex()}, "%s data=buf:len cut at 8" % binary)
+        eq(r["truncated"], ["data"], "%s truncated" % binary)
+        eq(r["args"]["len"], 13, "%s len" % binary)
+        # An int array, its count in a register.
+        text, _ = trace_typed(binary, ["sum_ints"], extra=["--capture", "v=values[n]"])
+        recs = json_records(text)
+        eq([x["captures"] for x in recs], [{"v": V1}, {"v": V2}], "%s v=values[n]" % binary)
+
+
+def test_typed_strlen():
+    text, _ = trace_typed("typed_O2", ["greet", "nested"], extra=["--strlen", "4"])
+    g, n = json_records(text)
+    eq(g["args"], {"s": 'hi "', "none": None}, "greet with --strlen 4")
+    eq(g["truncated"], ["s"], "greet truncated")
+    eq(n["args"]["o"], dict(NESTED_O, name="oute"), "nested with --strlen 4")
+    eq(n["truncated"], ["o->name"], "nested truncated")
+    # One byte short of the string ("outer-name", 10 characters).
+    text, _ = trace_typed("typed_O2", ["nested"], extra=["--strlen", "9"])
+    (n,) = json_records(text)
+    eq((n["args"]["o"]["name"], n["truncated"]), ("outer-nam", ["o->name"]), "--strlen 9")
+
+
+def test_typed_strlen_exact():
+    """A string of exactly --strlen characters is whole: not "truncated"."""
+    for strlen in ("11", "10"):
+        text, _ = trace_typed("typed_O2", ["nested"], extra=["--strlen", strlen])
+        (n,) = json_records(text)
+        eq(n["args"]["o"], NESTED_O, "nested with --strlen %s" % strlen)
+        check("truncated" not in n, "--strlen %s: the 10-character o->name is not cut, but "
+              "\"truncated\": %r" % (strlen, n.get("truncated")))
+
+
+def test_typed_deref0():
+    text, _ = trace_typed("typed_O0", ["nested", "fbox_sum"], extra=["--deref", "0"])
+    recs = json_records(text)
+    for r in recs:
+        (name,) = r["args"]
+        check_value(r["args"][name], Ptr(0), r, "%s with --deref 0" % r["func"])
+
+
+def test_typed_fault_in():
+    for binary in BUILDS:
+        path = tmpfile("cold-%s" % binary)
+        # Default: the probe may sleep, and faults the page in.
+        text, _ = trace_typed(binary, ["cold_str"], args=["cold", path])
+        (r,) = json_records(text)
+        eq(r["args"], {"s": "a cold string, on a page nobody touched"},
+           "%s cold string (default)" % binary)
+        eq(r["retval"], 39, "%s retval" % binary)
+        check("faults" not in r, "%s: no fault by default: %r" % (binary, r))
+        # --no-fault-in: a plain read of a page that is not resident fails.
+        os.unlink(path)
+        text, _ = trace_typed(binary, ["cold_str"], args=["cold", path],
+                              extra=["--no-fault-in"])
+        (r,) = json_records(text)
+        eq(r["args"], {"s": None}, "%s cold string with --no-fault-in" % binary)
+        eq(r["faults"], ["s"], "%s faults" % binary)
+        eq(r["retval"], 39, "%s retval" % binary)
+
+
+def test_typed_double_and_stack():
+    """A double in xmm0 is a marker, in memory a number; 7th/8th arguments
+    come from the stack (both builds)."""
+    for binary in BUILDS:
+        text, _ = trace_typed(binary, ["scale", "fbox_sum", "eight", "big_byval"])
+        recs = {r["func"]: r for r in json_records(text)}
+        eq(recs["scale"]["args"], {"x": FLOAT_XMM0, "n": 3}, "%s scale" % binary)
+        check(isinstance(recs["fbox_sum"]["args"]["b"]["d"], float), "d is a number")
+        eq(recs["fbox_sum"]["args"]["b"], {"d": 2.5, "f": -0.125, "i": 3},
+           "%s fbox_sum" % binary)
+        eq((recs["eight"]["args"]["g"], recs["eight"]["args"]["h"]), (-7, 0x123456789),
+           "%s eight's stack arguments" % binary)
+        eq(recs["big_byval"]["args"]["b"]["last"], -99, "%s struct on the stack" % binary)
+        check(re.match(r"^\d+$", str(recs["eight"]["latency_ns"])), "latency")

@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * agent.c: `cmon agent`: the spec, the probes it names, the main loop and
+ * what is served over HTTP.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "agent/agent.h"
+#include "agent/http.h"
+#include "agent/privs.h"
+#include "agent/probe.h"
+#include "core/log.h"
+#include "output/writer.h"
+
+#define TICK_MS 1000
+#define DRAIN_MS 100
+#define RELOAD_DEBOUNCE_MS 200
+
+struct agent {
+	struct agent_opts opts;
+	pthread_mutex_t lock;
+	struct agent_probe **probes; /* in spec order */
+	size_t n_probes;
+	struct agent_http *http;
+	int inotify_fd, sig_fd, stats_fd;
+	bool watch_lost; /* the spec's directory went away: watch it again */
+	char *spec_dir, *spec_base;
+	char *spec_text; /* the bytes last applied */
+	size_t spec_len;
+	uint64_t reloads_ok, reloads_failed, attach_errors;
+	double last_reload_ok_at, started_at;
+	char *last_reload_error;
+	bool privs_dropped;
+	char privs[160];
+	char addr[64]; /* where the HTTP server listens */
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------- applying */
+
+static struct agent_probe *find_probe(struct agent_probe **v, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] && !strcmp(v[i]->spec->id, id))
+			return v[i];
+	return NULL;
+}
+
+static void count_attach_errors(struct agent *a, size_t n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->attach_errors += n;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static bool contains(struct agent_probe *const *v, size_t n, const struct agent_probe *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == p)
+			return true;
+	return false;
+}
+
+int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
+{
+	struct agent_probe **next = NULL, **old = NULL, **retry = NULL;
+	size_t n_old = a->n_probes, n_retry = 0, added = 0, removed = 0, changed = 0, failed = 0;
+	int err = 0;
+
+	next = calloc(spec->n_probes ? spec->n_probes : 1, sizeof(*next));
+	retry = calloc(spec->n_probes ? spec->n_probes : 1, sizeof(*retry));
+	old = calloc(n_old ? n_old : 1, sizeof(*old));
+	if (!next || !retry || !old) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memcpy(old, a->probes, n_old * sizeof(*old));
+	/* New and changed probes are started before they are swapped in:
+	 * nothing else sees them yet, so no lock is needed. */
+	for (size_t i = 0; i < spec->n_probes; i++) {
+		const struct probe_spec *ps = &spec->probes[i];
+		struct agent_probe *cur = find_probe(old, n_old, ps->id);
+
+		if (cur && probe_spec__equal(cur->spec, ps)) {
+			next[i] = cur;
+			for (size_t k = 0; k < n_old; k++)
+				if (old[k] == cur)
+					old[k] = NULL;
+			if (force && cur->state == PROBE_ERROR)
+				retry[n_retry++] = cur;
+			continue;
+		}
+		next[i] = agent_probe__new(ps);
+		if (!next[i]) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (agent_probe__start(next[i], NULL))
+			failed++;
+		if (cur)
+			changed++;
+		else
+			added++;
+	}
+	pthread_mutex_lock(&a->lock);
+	free(a->probes);
+	a->probes = next;
+	a->n_probes = spec->n_probes;
+	a->attach_errors += failed;
+	/* Counted with the swap: whoever sees the new probes sees the count. */
+	a->reloads_ok++;
+	a->last_reload_ok_at = wall_s();
+	free(a->last_reload_error);
+	a->last_reload_error = NULL;
+	next = NULL;
+	pthread_mutex_unlock(&a->lock);
+	/* Detaching takes a moment: outside the lock, nothing refers to them. */
+	for (size_t k = 0; k < n_old; k++) {
+		if (!old[k])
+			continue;
+		if (!find_probe(a->probes, a->n_probes, old[k]->spec->id)) {
+			log_info("probe %s: removed: detached", old[k]->spec->id);
+			removed++;
+		} else {
+			log_info("probe %s: changed: replaced", old[k]->spec->id);
+		}
+		agent_probe__free(old[k]);
+	}
+	failed = 0;
+	for (size_t i = 0; i < n_retry; i++)
+		if (agent_probe__start(retry[i], &a->lock))
+			failed++;
+	count_attach_errors(a, failed);
+	log_info("spec applied: %zu probe%s (%zu added, %zu changed, %zu removed)",
+		 a->n_probes, a->n_probes == 1 ? "" : "s", added, changed, removed);
+cleanup:
+	if (next) {
+		/* Out of memory: what was made for the new spec goes, the
+		 * running probes stay as they were. */
+		for (size_t i = 0; i < spec->n_probes; i++)
+			if (next[i] && !contains(a->probes, a->n_probes, next[i]))
+				agent_probe__free(next[i]);
+		free(next);
+	}
+	free(old);
+	free(retry);
+	return err;
+}
+
+static void set_reload_error(struct agent *a, char *msg)
+{
+	pthread_mutex_lock(&a->lock);
+	free(a->last_reload_error);
+	a->last_reload_error = msg;
+	if (msg)
+		a->reloads_failed++;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Read the spec and apply it.  Unless FORCE, an unchanged file is left
+ * alone (an editor's or a ConfigMap's extra events).  A spec that cannot
+ * be read or parsed leaves the running probes as they are. */
+static int reload(struct agent *a, bool force)
+{
+	struct agent_spec *spec = NULL;
+	char *text = NULL, *msg = NULL;
+	size_t len;
+	int err;
+
+	err = agent_spec__read(a->opts.spec_path, &text, &len);
+	if (err) {
+		if (asprintf(&msg, "%s: %s", a->opts.spec_path,
+			     err == -EINVAL ? "not a regular file" : strerror(-err)) < 0)
+			msg = NULL;
+		log_warn("spec not reloaded: %s (the running probes stay)", msg ? msg : "");
+		set_reload_error(a, msg);
+		return err;
+	}
+	if (!force && a->spec_text && len == a->spec_len && !memcmp(text, a->spec_text, len)) {
+		free(text);
+		return 0;
+	}
+	err = agent_spec__parse(text, len, &spec, &msg);
+	if (err) {
+		char *full = NULL;
+
+		if (asprintf(&full, "%s: %s", a->opts.spec_path, msg ? msg : strerror(-err)) < 0)
+			full = NULL;
+		free(msg);
+		log_warn("spec not reloaded: %s (the running probes stay)", full ? full : "");
+		set_reload_error(a, full);
+		/* Remember the bytes: the same broken file is not parsed again. */
+		free(a->spec_text);
+		a->spec_text = text;
+		a->spec_len = len;
+		return err;
+	}
+	err = agent__apply(a, spec, force);
+	agent_spec__free(spec);
+	if (!err) {
+		free(a->spec_text);
+		a->spec_text = text;
+		a->spec_len = len;
+		text = NULL;
+	}
+	free(text);
+	return err;
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+struct family_def {
+	const char *name;
+	enum metric_type type;
+	const char *help;
+};
+
+static const struct family_def agent_families[] = {
+	{ "cmon_probe_state", METRIC_GAUGE,
+	  "State of each probe of the spec: applied, error (not attached: see cmon_probe_info), "
+	  "expired (lifespan over, detached, metrics kept); 1 for the current state." },
+	{ "cmon_probe_info", METRIC_GAUGE,
+	  "Each probe's target, instrument and metric, and the error that keeps it from being "
+	  "applied (empty when none)." },
+	{ "cmon_agent_probe_hits_total", METRIC_COUNTER,
+	  "Calls of the probe's functions the kernel saw (entries, after the probe's filters)." },
+	{ "cmon_agent_events_lost_total", METRIC_COUNTER,
+	  "Calls the probe could not record: full per-thread stack or map, full ring buffer, "
+	  "log records not written." },
+	{ "cmon_agent_bpf_run_time_seconds_total", METRIC_COUNTER,
+	  "Time the kernel spent running the probe's BPF programs." },
+	{ "cmon_agent_bpf_runs_total", METRIC_COUNTER,
+	  "Runs of the probe's BPF programs." },
+	{ "cmon_agent_probe_functions", METRIC_GAUGE,
+	  "Functions the probe is attached to now." },
+	{ "cmon_agent_probe_reattached_total", METRIC_COUNTER,
+	  "Times the probe was attached again, its counts carried over: its binary was "
+	  "replaced, or its per-process map filled up." },
+	{ "cmon_agent_pid_labels", METRIC_GAUGE,
+	  "Processes with a pid label of their own (per_pid probes; the rest are pid=\"other\")." },
+	{ "cmon_agent_log_records_total", METRIC_COUNTER,
+	  "Records a log probe wrote to its file." },
+	{ "cmon_agent_attach_errors_total", METRIC_COUNTER,
+	  "Probes that could not be applied (invalid spec entry, no match, attach failure)." },
+	{ "cmon_agent_spec_reloads_total", METRIC_COUNTER,
+	  "Spec reloads, by result (error: the file could not be read or parsed; the running "
+	  "probes stayed)." },
+	{ "cmon_agent_spec_last_reload_success_timestamp_seconds", METRIC_GAUGE,
+	  "When the spec was last applied (Unix time)." },
+	{ "cmon_agent_series", METRIC_GAUGE,
+	  "Series in this exposition, this one included." },
+};
+
+static int declare_agent_families(struct expo *e)
+{
+	for (size_t i = 0; i < sizeof(agent_families) / sizeof(agent_families[0]); i++) {
+		int err = expo__family(e, agent_families[i].name, agent_families[i].type,
+				       agent_families[i].help);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int render_probe_agent_metrics(const struct agent_probe *p, const struct probe_totals *t,
+				      struct expo *e)
+{
+	const struct probe_spec *s = p->spec;
+	struct metric_label l[5] = { { "probe", s->id } };
+	int err = 0;
+
+	for (int st = 0; st < PROBE_NSTATES && !err; st++) {
+		l[1] = (struct metric_label){ "state", probe_state__name((enum probe_state)st) };
+		err = expo__add_u64(e, "cmon_probe_state", l, 2, p->state == (enum probe_state)st);
+	}
+	l[1] = (struct metric_label){ "target", s->target ? s->target : "" };
+	l[2] = (struct metric_label){ "instrument",
+				      s->error ? "" : probe_instrument__name(s->instrument) };
+	l[3] = (struct metric_label){ "metric", s->metric ? s->metric : "" };
+	l[4] = (struct metric_label){ "error", p->state == PROBE_ERROR && p->error ? p->error : "" };
+	if (!err)
+		err = expo__add_u64(e, "cmon_probe_info", l, 5, 1);
+	if (s->error)
+		return err;
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_probe_hits_total", l, 1, t->hits);
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_events_lost_total", l, 1, t->lost);
+	if (!err && t->have_run)
+		err = expo__add(e, "cmon_agent_bpf_run_time_seconds_total", l, 1,
+				(double)t->run_ns / 1e9);
+	if (!err && t->have_run)
+		err = expo__add_u64(e, "cmon_agent_bpf_runs_total", l, 1, t->run_cnt);
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_probe_functions", l, 1, t->functions);
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_probe_reattached_total", l, 1, p->reattached);
+	if (!err && p->cap)
+		err = expo__add_u64(e, "cmon_agent_pid_labels", l, 1, pid_cap__used(p->cap));
+	if (!err && s->instrument == INSTR_LOG)
+		err = expo__add_u64(e, "cmon_agent_log_records_total", l, 1, t->records);
+	return err;
+}
+
+int agent__render_metrics(struct agent *a, struct mbuf *out)
+{
+	struct expo *e = expo__new();
+	struct series_table t = {};
+	struct metric_label res;
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	err = declare_agent_families(e);
+	pthread_mutex_lock(&a->lock);
+	/* The agent's families first (declared above), then each probe's, in
+	 * the order of the spec. */
+	for (size_t i = 0; i < a->n_probes && !err; i++) {
+		struct agent_probe *p = a->probes[i];
+		struct probe_totals tot;
+
+		/* A probe that cannot be read shows what it could read; the
+		 * HTTP thread does not log (the main thread may be capturing
+		 * stderr for a probe's error). */
+		agent_probe__read(p, &t, &tot);
+		/* A family the spec check let through with another type cannot
+		 * be: leave the probe's samples out rather than the exposition. */
+		if (!agent_probe__family(p, e))
+			err = agent_probe__render(p, &t, e);
+		if (!err)
+			err = render_probe_agent_metrics(p, &tot, e);
+		series_table__clear(&t);
+	}
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_attach_errors_total", NULL, 0, a->attach_errors);
+	res = (struct metric_label){ "result", "ok" };
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_spec_reloads_total", &res, 1, a->reloads_ok);
+	res.value = "error";
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_spec_reloads_total", &res, 1, a->reloads_failed);
+	if (!err && a->last_reload_ok_at > 0)
+		err = expo__add(e, "cmon_agent_spec_last_reload_success_timestamp_seconds", NULL, 0,
+				a->last_reload_ok_at);
+	pthread_mutex_unlock(&a->lock);
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_series", NULL, 0, expo__series(e) + 1);
+	if (!err)
+		err = expo__render(e, out);
+	expo__free(e);
+	return err;
+}
+
+/* ---------------------------------------------------------------- status */
+
+static void json_str(struct mbuf *b, const char *s)
+{
+	struct strbuf sb = {};
+
+	if (!s) {
+		mbuf__puts(b, "null");
+		return;
+	}
+	if (json_escape(&sb, s)) {
+		b->err = -ENOMEM;
+	} else {
+		mbuf__append(b, sb.buf, sb.len);
+	}
+	strbuf__release(&sb);
+}
+
+static void json_time(struct mbuf *b, double t)
+{
+	if (t > 0)
+		mbuf__printf(b, "%.3f", t);
+	else
+		mbuf__puts(b, "null");
+}
+
+int agent__render_status(struct agent *a, struct mbuf *out)
+{
+	struct series_table t = {};
+	double now = wall_s();
+	uint64_t now_ms = mono_ms();
+
+	pthread_mutex_lock(&a->lock);
+	mbuf__printf(out, "{\"agent\": {\"pid\": %d, \"listen\": ", (int)getpid());
+	json_str(out, a->addr[0] ? a->addr : NULL);
+	mbuf__puts(out, ", \"spec\": ");
+	json_str(out, a->opts.spec_path);
+	mbuf__puts(out, ", \"started_at\": ");
+	json_time(out, a->started_at);
+	mbuf__printf(out, ", \"reloads\": %llu, \"reload_errors\": %llu, \"last_reload_error\": ",
+		     (unsigned long long)a->reloads_ok, (unsigned long long)a->reloads_failed);
+	json_str(out, a->last_reload_error);
+	mbuf__printf(out, ", \"attach_errors\": %llu, \"capabilities\": ",
+		     (unsigned long long)a->attach_errors);
+	json_str(out, a->privs_dropped ? a->privs : "all");
+	mbuf__puts(out, "},\n \"probes\": [");
+	for (size_t i = 0; i < a->n_probes; i++) {
+		struct agent_probe *p = a->probes[i];
+		const struct probe_spec *s = p->spec;
+		struct probe_totals tot;
+
+		agent_probe__read(p, &t, &tot);
+		series_table__clear(&t);
+		mbuf__puts(out, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+		json_str(out, s->id);
+		mbuf__puts(out, ", \"state\": ");
+		json_str(out, probe_state__name(p->state));
+		mbuf__puts(out, ", \"error\": ");
+		json_str(out, p->state == PROBE_ERROR ? p->error : NULL);
+		mbuf__puts(out, ", \"target\": ");
+		json_str(out, s->target);
+		mbuf__puts(out, ", \"func\": [");
+		for (size_t k = 0; k < s->n_funcs; k++) {
+			if (k)
+				mbuf__puts(out, ", ");
+			json_str(out, s->funcs[k]);
+		}
+		mbuf__puts(out, "], \"instrument\": ");
+		json_str(out, s->error ? NULL : probe_instrument__name(s->instrument));
+		mbuf__puts(out, ", \"metric\": ");
+		json_str(out, s->metric);
+		mbuf__puts(out, ", \"attached_at\": ");
+		json_time(out, p->applied_at);
+		mbuf__puts(out, ", \"expires_at\": ");
+		json_time(out, p->expires_ms && p->state == PROBE_APPLIED
+				       ? now + ((double)p->expires_ms - (double)now_ms) / 1e3
+				       : 0);
+		mbuf__puts(out, ", \"expired_at\": ");
+		json_time(out, p->state == PROBE_EXPIRED ? p->expired_at : 0);
+		mbuf__printf(out, ", \"functions\": %llu, \"probes\": %llu, \"hits\": %llu, "
+			     "\"lost\": %llu, \"reattached\": %llu, \"records\": %llu}",
+			     (unsigned long long)tot.functions, (unsigned long long)tot.probes,
+			     (unsigned long long)tot.hits, (unsigned long long)tot.lost,
+			     (unsigned long long)p->reattached, (unsigned long long)tot.records);
+	}
+	mbuf__puts(out, a->n_probes ? "\n ]}\n" : "]}\n");
+	pthread_mutex_unlock(&a->lock);
+	return out->err;
+}
+
+/* ---------------------------------------------------------------- HTTP */
+
+static int on_http(void *ctx, const char *path, struct mbuf *body, const char **type)
+{
+	struct agent *a = ctx;
+
+	if (!strcmp(path, "/metrics")) {
+		*type = "text/plain; version=0.0.4; charset=utf-8";
+		return agent__render_metrics(a, body) ? 500 : 200;
+	}
+	if (!strcmp(path, "/status")) {
+		*type = "application/json";
+		return agent__render_status(a, body) ? 500 : 200;
+	}
+	if (!strcmp(path, "/")) {
+		*type = "text/html; charset=utf-8";
+		mbuf__puts(body, "<html><head><title>cmon agent</title></head><body>"
+				 "<h1>cmon agent</h1><p><a href=\"/metrics\">/metrics</a> "
+				 "<a href=\"/status\">/status</a></p></body></html>\n");
+		return 200;
+	}
+	mbuf__puts(body, "not found: try /metrics or /status\n");
+	return 404;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static int add_watch(struct agent *a)
+{
+	/* The directory, not the file: editors and config managers replace
+	 * the file by a rename, which a watch on the old inode would miss.
+	 * Not IN_CREATE: a file being written is read once it is closed. */
+	if (inotify_add_watch(a->inotify_fd, a->spec_dir,
+			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB) < 0)
+		return -errno;
+	a->watch_lost = false;
+	return 0;
+}
+
+static int watch_spec(struct agent *a)
+{
+	char *copy = strdup(a->opts.spec_path), *slash;
+
+	if (!copy)
+		return -ENOMEM;
+	slash = strrchr(copy, '/');
+	if (!slash) {
+		a->spec_dir = strdup(".");
+		a->spec_base = copy;
+	} else {
+		a->spec_base = strdup(slash + 1);
+		*slash = 0;
+		a->spec_dir = *copy ? copy : strdup("/");
+		if (!*copy)
+			free(copy);
+	}
+	if (!a->spec_dir || !a->spec_base)
+		return -ENOMEM;
+	a->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (a->inotify_fd < 0)
+		return -errno;
+	return add_watch(a);
+}
+
+static int block_signals(struct agent *a)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	/* Blocked before the HTTP thread starts, so it inherits the mask and
+	 * every one of them is read from the signalfd. */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -EINVAL;
+	signal(SIGPIPE, SIG_IGN);
+	a->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return a->sig_fd < 0 ? -errno : 0;
+}
+
+struct agent *agent__new(const struct agent_opts *opts)
+{
+	struct agent_spec *spec = NULL;
+	struct agent *a;
+	char *msg = NULL;
+	int err;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->opts = *opts;
+	if (!a->opts.listen)
+		a->opts.listen = AGENT_DEFAULT_LISTEN;
+	a->inotify_fd = a->sig_fd = a->stats_fd = -1;
+	pthread_mutex_init(&a->lock, NULL);
+	a->started_at = wall_s();
+
+	/* The spec first: a broken one is reported before anything starts. */
+	err = agent_spec__read(a->opts.spec_path, &a->spec_text, &a->spec_len);
+	if (err) {
+		log_error("%s: %s", a->opts.spec_path,
+			  err == -EINVAL ? "not a regular file" : strerror(-err));
+		goto fail;
+	}
+	err = agent_spec__parse(a->spec_text, a->spec_len, &spec, &msg);
+	if (err) {
+		log_error("%s: %s", a->opts.spec_path, msg ? msg : strerror(-err));
+		goto fail;
+	}
+	err = watch_spec(a);
+	if (err) {
+		log_error("cannot watch %s: %s", a->opts.spec_path, strerror(-err));
+		goto fail;
+	}
+	err = block_signals(a);
+	if (err) {
+		log_error("signalfd: %s", strerror(-err));
+		goto fail;
+	}
+	/* BPF run time per program is counted only while somebody holds this
+	 * fd: the bpf() command rather than the global sysctl. */
+	a->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (a->stats_fd < 0)
+		log_warn("cannot enable BPF run-time statistics: %s", strerror(errno));
+	a->http = agent_http__start(a->opts.listen, on_http, a);
+	if (!a->http) {
+		err = -errno;
+		goto fail;
+	}
+	pthread_mutex_lock(&a->lock);
+	snprintf(a->addr, sizeof(a->addr), "%s", agent_http__address(a->http));
+	pthread_mutex_unlock(&a->lock);
+	err = agent__apply(a, spec, false);
+	if (err) {
+		log_error("cannot apply the spec: %s", strerror(-err));
+		goto fail;
+	}
+	if (!a->opts.keep_privileges) {
+		err = agent_privs__drop();
+		if (err)
+			log_warn("could not drop every capability: %s", strerror(-err));
+		pthread_mutex_lock(&a->lock);
+		a->privs_dropped = true;
+		agent_privs__describe(a->privs, sizeof(a->privs));
+		pthread_mutex_unlock(&a->lock);
+		log_info("capabilities kept: %s; no_new_privs set", a->privs);
+	}
+	agent_spec__free(spec);
+	free(msg);
+	return a;
+fail:
+	agent_spec__free(spec);
+	free(msg);
+	agent__free(a);
+	errno = -err;
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static bool spec_event(struct agent *a)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool hit = false;
+	ssize_t n;
+
+	while ((n = read(a->inotify_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (ev->mask & IN_IGNORED)
+				a->watch_lost = true;
+			/* The file, or Kubernetes' "..data" symlink swap. */
+			if ((ev->mask & (IN_Q_OVERFLOW | IN_IGNORED)) ||
+			    (ev->len && (!strcmp(ev->name, a->spec_base) || !strncmp(ev->name, "..", 2))))
+				hit = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return hit;
+}
+
+static bool has_log_probe(struct agent *a)
+{
+	for (size_t i = 0; i < a->n_probes; i++)
+		if (a->probes[i]->spec->instrument == INSTR_LOG && a->probes[i]->state == PROBE_APPLIED)
+			return true;
+	return false;
+}
+
+int agent__run(struct agent *a)
+{
+	uint64_t next_tick = mono_ms() + TICK_MS, reload_at = 0;
+	bool stop = false, drain_more = false;
+	int err = 0;
+
+	log_info("ready: serving http://%s/metrics (%zu probe%s)", a->addr,
+		 a->n_probes, a->n_probes == 1 ? "" : "s");
+	while (!stop) {
+		struct pollfd pfd[2] = { { .fd = a->sig_fd, .events = POLLIN },
+					 { .fd = a->inotify_fd, .events = POLLIN } };
+		uint64_t now = mono_ms(), wake = next_tick;
+		int timeout, n;
+
+		if (reload_at && reload_at < wake)
+			wake = reload_at;
+		/* A lifespan ends on time, not at the next tick. */
+		for (size_t i = 0; i < a->n_probes; i++) {
+			uint64_t e = a->probes[i]->expires_ms;
+
+			if (e && a->probes[i]->state == PROBE_APPLIED && e < wake) {
+				wake = e;
+				next_tick = e;
+			}
+		}
+		if (drain_more)
+			wake = now; /* a busy log probe: drain on, between other work */
+		else if (has_log_probe(a) && now + DRAIN_MS < wake)
+			wake = now + DRAIN_MS;
+		timeout = wake > now ? (int)(wake - now) : 0;
+		n = poll(pfd, 2, timeout);
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			log_error("poll: %s", strerror(errno));
+			break;
+		}
+		if (n > 0 && (pfd[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			while (read(a->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					log_info("SIGHUP: reloading %s", a->opts.spec_path);
+					reload(a, true);
+					reload_at = 0;
+				} else {
+					log_info("%s: stopping", strsignal((int)si.ssi_signo));
+					stop = true;
+				}
+			}
+		}
+		if (n > 0 && (pfd[1].revents & POLLIN) && spec_event(a))
+			reload_at = mono_ms() + RELOAD_DEBOUNCE_MS; /* let the writer finish */
+		if (stop)
+			break;
+		now = mono_ms();
+		if (reload_at && now >= reload_at) {
+			reload_at = 0;
+			reload(a, false);
+		}
+		drain_more = false;
+		for (size_t i = 0; i < a->n_probes; i++) {
+			bool more;
+
+			agent_probe__drain(a->probes[i], &more);
+			drain_more |= more;
+		}
+		if (now >= next_tick) {
+			next_tick = now + TICK_MS;
+			if (a->watch_lost && !add_watch(a)) {
+				log_info("watching %s again", a->spec_dir);
+				reload_at = now + RELOAD_DEBOUNCE_MS;
+			}
+			/* Only this thread changes the list: no lock to walk it. */
+			for (size_t i = 0; i < a->n_probes; i++) {
+				agent_probe__tick(a->probes[i], now, &a->lock);
+				if (agent_probe__check_target(a->probes[i], &a->lock) &&
+				    a->probes[i]->state == PROBE_ERROR)
+					count_attach_errors(a, 1);
+			}
+		}
+	}
+	return err;
+}
+
+void agent__free(struct agent *a)
+{
+	if (!a)
+		return;
+	/* Stop serving first: nothing reads the probes while they go. */
+	agent_http__stop(a->http);
+	a->http = NULL;
+	pthread_mutex_lock(&a->lock);
+	for (size_t i = 0; i < a->n_probes; i++) {
+		bool more;
+
+		agent_probe__drain(a->probes[i], &more);
+		agent_probe__free(a->probes[i]);
+	}
+	free(a->probes);
+	a->probes = NULL;
+	a->n_probes = 0;
+	pthread_mutex_unlock(&a->lock);
+	if (a->stats_fd >= 0)
+		close(a->stats_fd);
+	if (a->sig_fd >= 0)
+		close(a->sig_fd);
+	if (a->inotify_fd >= 0)
+		close(a->inotify_fd);
+	free(a->spec_dir);
+	free(a->spec_base);
+	free(a->spec_text);
+	free(a->last_reload_error);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}

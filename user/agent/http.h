@@ -1,0 +1,41 @@
+/*
+ * http.h: the agent's HTTP endpoint, served by libmicrohttpd from a thread
+ * of its own.  Only GET and HEAD; the handler runs on that thread and must
+ * lock whatever it shares with the main loop.
+ */
+#ifndef CMON_AGENT_HTTP_H
+#define CMON_AGENT_HTTP_H
+
+#include <sys/socket.h>
+#include "agent/metrics.h"
+
+/* Fill BODY for PATH (query string removed) and return the HTTP status
+ * (200, 404, 500...); *CONTENT_TYPE may be set to a static string. */
+typedef int (*agent_http_fn)(void *ctx, const char *path, struct mbuf *body,
+			     const char **content_type);
+
+/*
+ * "HOST:PORT" with HOST an IPv4 address, "[IPv6]" or "localhost"; a bare
+ * "PORT" means 127.0.0.1.  No name lookups.  0 or -EINVAL.
+ */
+int agent_http__parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+
+/* "127.0.0.1:9464", "[::1]:9464" into BUF (LEN bytes). */
+const char *agent_http__format_addr(const struct sockaddr *sa, char *buf, size_t len);
+
+/* Is the address a loopback one (127.0.0.0/8, ::1)? */
+int agent_http__is_loopback(const struct sockaddr *sa);
+
+struct agent_http;
+
+/* Bind LISTEN and serve.  NULL and errno (EADDRINUSE, EACCES, EINVAL ...),
+ * after one error line. */
+struct agent_http *agent_http__start(const char *listen, agent_http_fn fn, void *ctx);
+
+/* The bound address ("127.0.0.1:40123" for a port 0 request). */
+const char *agent_http__address(const struct agent_http *h);
+
+/* Stop serving: waits for a running request; closes the socket.  NULL fine. */
+void agent_http__stop(struct agent_http *h);
+
+#endif

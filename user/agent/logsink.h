@@ -1,0 +1,31 @@
+/*
+ * logsink.h: the `log` instrument's output: call records as JSON Lines
+ * (the `cmon trace -F json` format) in a file rotated by size: when a
+ * write takes PATH past MAX_BYTES, PATH.KEEP-1 .. PATH.1 move up one
+ * (PATH.KEEP is dropped), PATH becomes PATH.1, and a new PATH starts.
+ * With KEEP 0 the file is just started afresh.  At most about
+ * (KEEP + 1) x MAX_BYTES of disk, plus one record.
+ */
+#ifndef CMON_AGENT_LOGSINK_H
+#define CMON_AGENT_LOGSINK_H
+
+#include <stdint.h>
+#include "output/record.h"
+
+struct logsink;
+
+/* Open PATH for appending (created 0640).  NULL and errno. */
+struct logsink *logsink__open(const char *path, uint64_t max_bytes, unsigned keep);
+
+/* Write one record (rotating first when the file is full).  0 or -errno. */
+int logsink__write(struct logsink *s, const struct call_record *rec);
+
+/* Hand what is buffered to the kernel.  0 or -errno. */
+int logsink__flush(struct logsink *s);
+
+/* Written since open; may be called from another thread than the writer's. */
+uint64_t logsink__records(const struct logsink *s);
+uint64_t logsink__rotations(const struct logsink *s);
+void logsink__close(struct logsink *s); /* flush and close; NULL fine */
+
+#endif

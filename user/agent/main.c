@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmon-agent: `cmon agent` in its own executable.  The agent needs an HTTP
+ * server, a YAML parser and their TLS stacks; keeping them out of the cmon
+ * binary keeps a trace's memory small.  `cmon agent ...` execs this.
+ */
+#include <malloc.h>
+#include "cli/commands.h"
+#include "core/log.h"
+
+int main(int argc, char **argv)
+{
+	log_route_libbpf();
+	mallopt(M_MMAP_THRESHOLD, 64 << 10);
+	argv[0] = "agent";
+	return cmd_agent(argc, argv);
+}

@@ -1,0 +1,939 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * probe.c: one running probe of the agent: resolve its target and
+ * patterns, attach a profiler (or a tracer for `log`), read and render its
+ * series, carry counts over re-attachments, expire.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "agent/logsink.h"
+#include "agent/probe.h"
+#include "agg/profiler.h"
+#include "core/log.h"
+#include "elf/funcpattern.h"
+#include "event/decode.h"
+#include "event/tracer.h"
+#include "probe/resolve.h"
+
+#define ERRCAP_MAX (64u << 10)
+
+/* Kernel per-pid slots per function, as a multiple of the labelled ones:
+ * room for processes that exited but whose counts the map still holds. */
+#define KERNEL_PID_FACTOR 2
+
+/* Longest a log probe's drain runs before the main loop gets a turn. */
+#define DRAIN_BUDGET_NS (20 * 1000000ull)
+
+const char *probe_state__name(enum probe_state s)
+{
+	switch (s) {
+	case PROBE_APPLIED:
+		return "applied";
+	case PROBE_ERROR:
+		return "error";
+	case PROBE_EXPIRED:
+		return "expired";
+	}
+	return "?";
+}
+
+/* ---------------------------------------------------------------- errors */
+
+/*
+ * The resolver and the loaders report a problem as a log line on stderr,
+ * and only an errno to the caller.  The agent needs the line itself (the
+ * probe's state carries it), so stderr goes to a memory file for the
+ * duration of an attach; the lines are then passed on, prefixed with the
+ * probe's name.  Only the main thread logs: the HTTP thread never does.
+ */
+struct errcap {
+	int saved, mem;
+};
+
+static void errcap_begin(struct errcap *c)
+{
+	fflush(stderr);
+	c->saved = -1;
+	c->mem = memfd_create("cmon-errors", MFD_CLOEXEC);
+	if (c->mem < 0)
+		return;
+	c->saved = dup(STDERR_FILENO);
+	if (c->saved < 0 || dup2(c->mem, STDERR_FILENO) < 0) {
+		if (c->saved >= 0)
+			close(c->saved);
+		close(c->mem);
+		c->saved = c->mem = -1;
+	}
+}
+
+/* Restore stderr, pass the captured lines on, and return the last error
+ * line without its "cmon: " (malloc'd), or NULL. */
+static char *errcap_end(struct errcap *c, const char *probe)
+{
+	char *buf = NULL, *line, *save = NULL, *last = NULL;
+	ssize_t n;
+	off_t size;
+
+	if (c->mem < 0)
+		return NULL;
+	fflush(stderr);
+	dup2(c->saved, STDERR_FILENO);
+	close(c->saved);
+	size = lseek(c->mem, 0, SEEK_END);
+	if (size > 0) {
+		if (size > (off_t)ERRCAP_MAX)
+			size = ERRCAP_MAX;
+		buf = calloc(1, (size_t)size + 1);
+		n = buf ? pread(c->mem, buf, (size_t)size, 0) : -1;
+		if (n < 0) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	close(c->mem);
+	if (!buf)
+		return NULL;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "cmon: ", 6) && strncmp(line + 6, "warning: ", 9))
+			last = line;
+	/* strtok_r left NULs between the lines: walk them again.  The error
+	 * itself is reported by the caller, with the probe's state. */
+	for (line = buf; line < buf + size; line += strlen(line) + 1) {
+		if (!*line || line == last)
+			continue;
+		if (!strncmp(line, "cmon: ", 6))
+			fprintf(stderr, "cmon: probe %s: %s\n", probe, line + 6);
+		else
+			fprintf(stderr, "%s\n", line);
+	}
+	last = last ? strdup(last + 6) : NULL;
+	free(buf);
+	return last;
+}
+
+/* ---------------------------------------------------------------- time */
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void lock(pthread_mutex_t *m)
+{
+	if (m)
+		pthread_mutex_lock(m);
+}
+
+static void unlock(pthread_mutex_t *m)
+{
+	if (m)
+		pthread_mutex_unlock(m);
+}
+
+/* ---------------------------------------------------------------- generation */
+
+struct ident {
+	bool exists;
+	uint64_t dev, ino, size, mtime_ns;
+};
+
+static struct ident ident_of(const char *path)
+{
+	struct ident id = {};
+	struct stat st;
+
+	if (stat(path, &st))
+		return id;
+	id.exists = true;
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	id.size = (uint64_t)st.st_size;
+	id.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	return id;
+}
+
+struct probe_gen {
+	struct agent_probe *owner;
+	struct funcpattern *patterns;
+	size_t n_patterns;
+	struct probe_set *set;
+	char **names; /* per function: as labelled */
+	struct profiler *prof;
+	struct tracer *tracer;
+	struct decoder decoder;
+	struct ident ident;
+	size_t n_probes;
+	double attach_ms;
+	uint32_t kernel_max_pids;
+	/* Instrument log: the current drain. */
+	uint64_t drained, drain_deadline_ns;
+	bool drain_cut;
+	/* per_pid: what the last read saw of the kernel map. */
+	size_t live_keys;
+	uint64_t unslotted;
+};
+
+static void gen_free(struct probe_gen *g)
+{
+	if (!g)
+		return;
+	profiler__free(g->prof);
+	tracer__free(g->tracer);
+	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
+		free(g->names[i]);
+	free(g->names);
+	probe_set__free(g->set);
+	for (size_t i = 0; g->patterns && i < g->n_patterns; i++)
+		funcpattern__clear(&g->patterns[i]);
+	free(g->patterns);
+	free(g);
+}
+
+/* Function labels: the name; "module:name" where two objects have it;
+ * "name+0xADDR" where one object has two (static functions). */
+static int make_names(struct probe_gen *g)
+{
+	const struct probe_set *s = g->set;
+
+	g->names = calloc(s->n_funcs ? s->n_funcs : 1, sizeof(*g->names));
+	if (!g->names)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_funcs; i++) {
+		const struct probe_func *f = &s->funcs[i];
+		bool other_obj = false, same_obj = false;
+		int n;
+
+		for (size_t j = 0; j < s->n_funcs; j++) {
+			if (j == i || strcmp(s->funcs[j].name, f->name))
+				continue;
+			if (s->funcs[j].object == f->object)
+				same_obj = true;
+			else
+				other_obj = true;
+		}
+		if (same_obj)
+			n = asprintf(&g->names[i], "%s%s%s+0x%llx", other_obj ? s->objects[f->object].module : "",
+				     other_obj ? ":" : "", f->name, (unsigned long long)f->addr);
+		else if (other_obj)
+			n = asprintf(&g->names[i], "%s:%s", s->objects[f->object].module, f->name);
+		else
+			n = (g->names[i] = strdup(f->name)) ? 0 : -1;
+		if (n < 0) {
+			g->names[i] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A shared library rather than a program: every process mapping it counts,
+ * not only those running it.  A program is ET_EXEC, or ET_DYN marked PIE
+ * (DF_1_PIE) or, from linkers older than that flag, with an interpreter
+ * and no soname.  libc.so.6 has an interpreter (it runs) but a soname.
+ */
+static bool is_library(const char *path)
+{
+	bool interp = false, soname = false, pie = false, lib = false;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_type != ET_DYN || eh.e_phentsize != sizeof(ph))
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum && i < 256; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			goto out;
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+		if (ph.p_type != PT_DYNAMIC)
+			continue;
+		for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= ph.p_filesz && off < (1u << 20);
+		     off += sizeof(Elf64_Dyn)) {
+			Elf64_Dyn d;
+
+			if (pread(fd, &d, sizeof(d), (off_t)(ph.p_offset + off)) != (ssize_t)sizeof(d) ||
+			    d.d_tag == DT_NULL)
+				break;
+			if (d.d_tag == DT_SONAME)
+				soname = true;
+			if (d.d_tag == DT_FLAGS_1 && (d.d_un.d_val & DF_1_PIE))
+				pie = true;
+		}
+	}
+	lib = !pie && (soname || !interp);
+out:
+	close(fd);
+	return lib;
+}
+
+static int cgroup_id(const char *path, uint64_t *id)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = st.st_ino; /* cgroup v2: the id is the directory's inode */
+	return 0;
+}
+
+/* Instrument log: the tracer has no filters of its own, so pid and comm are
+ * checked on the records (a cgroup cannot be: the spec refuses it). */
+static bool record_wanted(struct probe_gen *g, const struct cmon_call_rec *rec)
+{
+	const struct probe_spec *s = g->owner->spec;
+
+	if (s->pid && rec->pid != (uint32_t)s->pid)
+		return false;
+	return !s->process || !strcmp(rec->comm, s->process);
+}
+
+static int on_record(void *ctx, const struct cmon_call_rec *rec)
+{
+	struct probe_gen *g = ctx;
+	struct agent_probe *p = g->owner;
+	struct cmon_call_rec copy;
+	struct call_record cr = {}; /* fields the decoder does not set stay empty */
+
+	/* The ring buffer is shared with the kernel: work on a copy. */
+	memcpy(&copy, rec, sizeof(copy));
+	copy.comm[CMON_COMM_LEN - 1] = 0;
+	if (!record_wanted(g, &copy))
+		return 0;
+	if (decoder__decode(&g->decoder, &copy, &cr))
+		return 0;
+	if (!p->log || logsink__write(p->log, &cr))
+		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
+	/* A drain has a time budget: a busy function must not keep the main
+	 * loop from signals, reloads and lifespans. */
+	if (++g->drained % 64 == 0 && mono_ns() >= g->drain_deadline_ns) {
+		g->drain_cut = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* Resolve P's spec and attach a new generation.  Slow: no lock held.
+ * *MSG gets the reason of a failure (malloc'd). */
+static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
+{
+	const struct probe_spec *s = p->spec;
+	struct resolve_opts ro = {};
+	struct profiler_opts po = {};
+	struct tracer_opts to = {};
+	struct probe_gen *g;
+	struct errcap cap;
+	uint64_t cg = 0;
+	int err = 0;
+
+	*out = NULL;
+	*msg = NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->owner = p;
+	g->patterns = calloc(s->n_funcs, sizeof(*g->patterns));
+	if (!g->patterns) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < s->n_funcs; i++, g->n_patterns++) {
+		err = funcpattern__parse(s->funcs[i], &g->patterns[i]);
+		if (err) {
+			if (asprintf(msg, "invalid function pattern '%s'", s->funcs[i]) < 0)
+				*msg = NULL;
+			goto cleanup;
+		}
+	}
+	if (s->cgroup) {
+		err = cgroup_id(s->cgroup, &cg);
+		if (err) {
+			if (asprintf(msg, "cgroup %s: %s", s->cgroup, strerror(-err)) < 0)
+				*msg = NULL;
+			goto cleanup;
+		}
+	}
+	g->ident = ident_of(s->target);
+
+	errcap_begin(&cap);
+	ro.binary = s->target;
+	ro.patterns = g->patterns;
+	ro.n_patterns = g->n_patterns;
+	/* Counting and argument histograms need entries only: a return probe
+	 * would cost every call a uretprobe for nothing. */
+	ro.ret_choice = s->instrument == INSTR_LATENCY || s->instrument == INSTR_LOG
+				? RETURN_AUTO
+				: RETURN_OFF;
+	err = probe_set__resolve(&ro, &g->set);
+	if (!err) {
+		err = make_names(g);
+		if (is_library(s->target))
+			g->set->exe_dev = g->set->exe_ino = 0; /* any process mapping it */
+	}
+	if (!err && s->instrument == INSTR_LOG) {
+		decoder__init(&g->decoder, g->set);
+		to.on_record = on_record;
+		to.ctx = g;
+		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
+		g->tracer = tracer__new(g->set, &to);
+		if (!g->tracer) {
+			err = -errno;
+			log_error("cannot load the BPF programs: %s", strerror(errno));
+		}
+		if (!err)
+			err = tracer__attach(g->tracer);
+		if (!err) {
+			g->n_probes = tracer__probe_count(g->tracer);
+			g->attach_ms = (double)tracer__attach_ns(g->tracer) / 1e6;
+		}
+	} else if (!err) {
+		po.per_pid = s->per_pid;
+		po.hist_arg = s->instrument == INSTR_ARG ? s->arg : -1;
+		po.mem = false;
+		g->kernel_max_pids = s->per_pid ? s->max_pids * KERNEL_PID_FACTOR : 0;
+		po.max_pids = g->kernel_max_pids;
+		po.filter_pid = s->pid;
+		if (s->process)
+			snprintf(po.filter_comm, sizeof(po.filter_comm), "%s", s->process);
+		po.filter_cgroup = cg;
+		g->prof = profiler__new(g->set, &po);
+		if (!g->prof) {
+			err = -errno;
+			log_error("cannot load the BPF programs: %s", strerror(errno));
+		}
+		if (!err)
+			err = profiler__attach(g->prof);
+		if (!err) {
+			g->n_probes = profiler__probe_count(g->prof);
+			g->attach_ms = (double)profiler__attach_ns(g->prof) / 1e6;
+		}
+	}
+	*msg = errcap_end(&cap, s->id);
+	if (!err) {
+		free(*msg);
+		*msg = NULL;
+	}
+cleanup:
+	if (err && !*msg)
+		*msg = strdup(strerror(-err));
+	if (err) {
+		gen_free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- probe */
+
+struct agent_probe *agent_probe__new(const struct probe_spec *spec)
+{
+	struct agent_probe *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->spec = probe_spec__dup(spec);
+	if (!p->spec)
+		goto fail;
+	if (spec->per_pid) {
+		p->cap = pid_cap__new(spec->max_pids);
+		if (!p->cap)
+			goto fail;
+	}
+	p->state = PROBE_ERROR;
+	p->error = strdup(spec->error ? spec->error : "not attached yet");
+	if (!p->error)
+		goto fail;
+	return p;
+fail:
+	agent_probe__free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void set_error(struct agent_probe *p, const char *msg)
+{
+	char *e = strdup(msg ? msg : "unknown error");
+
+	if (e) {
+		free(p->error);
+		p->error = e;
+	}
+	p->state = PROBE_ERROR;
+}
+
+static void record_ident(struct agent_probe *p, const struct ident *id)
+{
+	p->have_ident = true;
+	p->dev = id->dev;
+	p->ino = id->ino;
+	p->size = id->size;
+	p->mtime_ns = id->mtime_ns;
+	p->change_seen = false;
+}
+
+/* Read G (detached or not) through P's label rules into T. */
+static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_table *t,
+		    struct probe_totals *tot);
+
+/* Fold G's counts into P's carried-over values (G detached first, so they
+ * are final).  Under the lock. */
+static void fold_gen(struct agent_probe *p, struct probe_gen *g)
+{
+	struct probe_totals tot = {};
+
+	if (g->prof)
+		profiler__detach(g->prof);
+	if (g->tracer) {
+		tracer__detach(g->tracer);
+		tracer__drain(g->tracer);
+		if (p->log)
+			logsink__flush(p->log);
+	}
+	if (gen_read(p, g, &p->base, &tot) == 0) {
+		p->base_hits += tot.hits;
+		p->base_lost += tot.lost;
+		p->base_run_ns += tot.run_ns;
+		p->base_run_cnt += tot.run_cnt;
+	}
+	series_table__normalize(&p->base);
+	if (p->cap)
+		pid_cap__forget_routed(p->cap); /* the next map starts empty */
+}
+
+int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
+{
+	const struct probe_spec *s = p->spec;
+	struct probe_gen *g = NULL;
+	struct ident id;
+	char *msg = NULL;
+	int err;
+
+	if (s->error) {
+		lock(m);
+		set_error(p, s->error);
+		unlock(m);
+		log_warn("probe %s: %s", s->id, s->error);
+		return -EINVAL;
+	}
+	if (s->instrument == INSTR_LOG && !p->log) {
+		struct logsink *ls = logsink__open(s->log_path, s->log_max_bytes, s->log_keep);
+
+		err = ls ? 0 : -errno;
+		lock(m);
+		p->log = ls;
+		unlock(m);
+		if (err) {
+			if (asprintf(&msg, "log %s: %s", s->log_path, strerror(-err)) < 0)
+				msg = NULL;
+			lock(m);
+			set_error(p, msg);
+			unlock(m);
+			log_warn("probe %s: %s", s->id, p->error);
+			free(msg);
+			return err;
+		}
+	}
+	id = ident_of(s->target);
+	err = gen_build(p, &g, &msg);
+	lock(m);
+	record_ident(p, g ? &g->ident : &id);
+	if (err) {
+		set_error(p, msg);
+	} else {
+		p->gen = g;
+		p->state = PROBE_APPLIED;
+		free(p->error);
+		p->error = NULL;
+		p->applied_at = wall_s();
+		p->expires_ms = s->lifespan_ms ? mono_ms() + s->lifespan_ms : 0;
+	}
+	unlock(m);
+	if (err)
+		log_warn("probe %s: not applied: %s", s->id, msg ? msg : strerror(-err));
+	else
+		log_info("probe %s: applied: %zu function%s, %zu probe%s attached in %.1f ms%s",
+			 s->id, g->set->n_funcs, g->set->n_funcs == 1 ? "" : "s", g->n_probes,
+			 g->n_probes == 1 ? "" : "s", g->attach_ms,
+			 s->lifespan_ms ? " (with a lifespan)" : "");
+	free(msg);
+	return err;
+}
+
+/* Re-resolve and re-attach an applied probe (a replaced binary, a full
+ * per-pid map), carrying its counts over. */
+static void reattach(struct agent_probe *p, pthread_mutex_t *m, const char *why)
+{
+	struct probe_gen *g = NULL, *old;
+	char *msg = NULL;
+	int err;
+
+	log_info("probe %s: %s: attaching again", p->spec->id, why);
+	err = gen_build(p, &g, &msg);
+	lock(m);
+	old = p->gen;
+	if (old)
+		fold_gen(p, old);
+	p->gen = g;
+	p->reattached++;
+	if (g)
+		record_ident(p, &g->ident);
+	else
+		set_error(p, msg);
+	unlock(m);
+	gen_free(old);
+	if (err)
+		log_warn("probe %s: after %s: %s", p->spec->id, why, msg ? msg : strerror(-err));
+	free(msg);
+}
+
+bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *m)
+{
+	struct ident id;
+
+	if (p->state == PROBE_EXPIRED || p->spec->error)
+		return false;
+	id = ident_of(p->spec->target);
+	/* Missing (mid-upgrade, or uninstalled): keep what is attached. */
+	if (!id.exists)
+		return false;
+	if (p->have_ident && id.dev == p->dev && id.ino == p->ino && id.size == p->size &&
+	    id.mtime_ns == p->mtime_ns) {
+		p->change_seen = false;
+		return false;
+	}
+	/* Act on a change once it is stable: a file being written in place
+	 * changes size and mtime from one check to the next. */
+	if (!p->change_seen || id.dev != p->seen_dev || id.ino != p->seen_ino ||
+	    id.size != p->seen_size || id.mtime_ns != p->seen_mtime_ns) {
+		p->change_seen = true;
+		p->seen_dev = id.dev;
+		p->seen_ino = id.ino;
+		p->seen_size = id.size;
+		p->seen_mtime_ns = id.mtime_ns;
+		return false;
+	}
+	p->change_seen = false;
+	if (p->state == PROBE_ERROR) {
+		log_info("probe %s: %s changed: trying again", p->spec->id, p->spec->target);
+		agent_probe__start(p, m);
+	} else {
+		reattach(p, m, "the target was replaced");
+	}
+	return true;
+}
+
+void agent_probe__expire(struct agent_probe *p)
+{
+	struct probe_gen *g = p->gen;
+
+	if (g)
+		fold_gen(p, g);
+	p->gen = NULL;
+	p->state = PROBE_EXPIRED;
+	p->expired_at = wall_s();
+	p->expires_ms = 0;
+	if (p->log)
+		logsink__flush(p->log);
+	/* The BPF objects are freed here, under the caller's lock: detaching
+	 * uprobe_multi links is quick. */
+	gen_free(g);
+}
+
+static bool proc_alive(void *ctx, uint32_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return !stat(path, &st);
+}
+
+void agent_probe__tick(struct agent_probe *p, uint64_t now_ms, pthread_mutex_t *m)
+{
+	bool rotate = false;
+
+	if (p->state == PROBE_APPLIED && p->expires_ms && now_ms >= p->expires_ms) {
+		lock(m);
+		agent_probe__expire(p);
+		unlock(m);
+		log_info("probe %s: lifespan over: detached (its metrics stay)", p->spec->id);
+		return;
+	}
+	if (!p->cap)
+		return;
+	lock(m);
+	{
+		uint32_t freed[64];
+		size_t n = pid_cap__sweep(p->cap, proc_alive, NULL, freed, 64);
+
+		/* An exited process's label goes; its counts join "other". */
+		for (size_t i = 0; i < n; i++)
+			series_table__relabel(&p->base, freed[i], SERIES_PID_OTHER);
+		if (n)
+			series_table__normalize(&p->base);
+		if (p->gen && p->gen->prof) {
+			struct series_table t = {};
+			struct probe_totals tot = {};
+			uint64_t cap = (uint64_t)p->gen->kernel_max_pids * p->gen->set->n_funcs;
+
+			/* The kernel map never forgets a process: start a new
+			 * one before it is full. */
+			if (!gen_read(p, p->gen, &t, &tot))
+				rotate = p->gen->unslotted || p->gen->live_keys * 4 >= cap * 3;
+			series_table__clear(&t);
+		}
+	}
+	unlock(m);
+	if (rotate)
+		reattach(p, m, "the per-process map is nearly full");
+}
+
+int agent_probe__drain(struct agent_probe *p, bool *more)
+{
+	struct probe_gen *g = p->gen;
+	int n;
+
+	*more = false;
+	if (!g || !g->tracer)
+		return 0;
+	g->drained = 0;
+	g->drain_cut = false;
+	g->drain_deadline_ns = mono_ns() + DRAIN_BUDGET_NS;
+	n = tracer__drain(g->tracer);
+	if (p->log)
+		logsink__flush(p->log);
+	if (g->drain_cut) {
+		*more = true;
+		return (int)g->drained;
+	}
+	return n;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+struct read_ctx {
+	struct agent_probe *p;
+	struct probe_gen *g;
+	struct series_table *t;
+	struct probe_totals *tot;
+	int err;
+};
+
+static int on_profile(void *ctx, const struct func_profile *fp)
+{
+	struct read_ctx *rc = ctx;
+	struct series_val v;
+	uint32_t pid = SERIES_PID_NONE;
+
+	if (fp->func_id >= rc->g->set->n_funcs)
+		return 0;
+	if (rc->p->spec->per_pid) {
+		if (fp->pid == 0) {
+			pid = SERIES_PID_OTHER; /* the kernel had no slot for them */
+			rc->g->unslotted += fp->calls;
+		} else {
+			rc->g->live_keys++;
+			pid = pid_cap__admit(rc->p->cap, fp->pid) ? fp->pid : SERIES_PID_OTHER;
+		}
+	}
+	series_val__from_profile(&v, fp);
+	rc->tot->hits += v.calls;
+	rc->tot->lost += v.lost;
+	rc->err = series_table__add(rc->t, rc->g->names[fp->func_id], pid, &v);
+	return rc->err;
+}
+
+static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_table *t,
+		    struct probe_totals *tot)
+{
+	struct read_ctx rc = { .p = p, .g = g, .t = t, .tot = tot };
+	static const struct series_val zero;
+	int err = 0;
+
+	tot->functions += g->set->n_funcs;
+	if (g->tracer) {
+		for (size_t i = 0; i < g->set->n_funcs; i++) {
+			struct cmon_func_stats st;
+
+			if (tracer__func_stats(g->tracer, (unsigned)i, &st))
+				continue;
+			tot->hits += st.calls;
+			tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+		}
+		return 0;
+	}
+	/* Every function has its series from the start (rate() needs the 0). */
+	if (!p->spec->per_pid)
+		for (size_t i = 0; i < g->set->n_funcs && !err; i++)
+			err = series_table__add(t, g->names[i], SERIES_PID_NONE, &zero);
+	if (err)
+		return err;
+	g->live_keys = 0;
+	g->unslotted = 0;
+	err = profiler__read(g->prof, on_profile, &rc);
+	if (err)
+		return rc.err ? rc.err : err;
+	if (!profiler__prog_stats(g->prof, &tot->run_ns, &tot->run_cnt))
+		tot->have_run = true;
+	return 0;
+}
+
+int agent_probe__read(struct agent_probe *p, struct series_table *out, struct probe_totals *tot)
+{
+	int err = 0;
+
+	memset(tot, 0, sizeof(*tot));
+	err = series_table__merge(out, &p->base);
+	if (!err && p->gen) {
+		err = gen_read(p, p->gen, out, tot);
+		tot->probes = p->gen->n_probes;
+	}
+	series_table__normalize(out);
+	tot->hits += p->base_hits;
+	tot->lost += p->base_lost;
+	tot->run_ns += p->base_run_ns;
+	tot->run_cnt += p->base_run_cnt;
+	if (p->log)
+		tot->records = logsink__records(p->log);
+	tot->lost += __atomic_load_n(&p->log_errors, __ATOMIC_RELAXED); /* the file did not take */
+	if (p->spec->instrument != INSTR_LOG && !p->spec->error)
+		tot->have_run = true;
+	return err;
+}
+
+/* ---------------------------------------------------------------- rendering */
+
+static int family_name(const struct probe_spec *s, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s%s", s->metric, s->instrument == INSTR_COUNT ? "_total" : "");
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int agent_probe__family(const struct agent_probe *p, struct expo *e)
+{
+	const struct probe_spec *s = p->spec;
+	char name[512];
+	int err;
+
+	if (s->error || s->instrument == INSTR_LOG)
+		return 0;
+	err = family_name(s, name, sizeof(name));
+	if (err)
+		return err;
+	switch (s->instrument) {
+	case INSTR_COUNT:
+		return expo__family(e, name, METRIC_COUNTER,
+				    "Calls of the probed functions, counted in the kernel by cmon.");
+	case INSTR_LATENCY:
+		return expo__family(e, name, METRIC_HISTOGRAM,
+				    "Latency of the probed functions in seconds, from entry to "
+				    "return (bucket bounds exact to 2 %).");
+	case INSTR_ARG:
+		return expo__family(e, name, METRIC_HISTOGRAM,
+				    "An argument of the probed functions as an unsigned 64-bit "
+				    "value, in log2 buckets (le = 2^k - 1).");
+	default:
+		return 0;
+	}
+}
+
+int agent_probe__render(const struct agent_probe *p, const struct series_table *t, struct expo *e)
+{
+	const struct probe_spec *s = p->spec;
+	struct metric_label *labels;
+	char name[512], pidbuf[16];
+	size_t n;
+	int err = 0;
+
+	if (s->error || s->instrument == INSTR_LOG || !t->n)
+		return 0;
+	err = family_name(s, name, sizeof(name));
+	if (err)
+		return err;
+	labels = calloc(3 + s->n_labels, sizeof(*labels));
+	if (!labels)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n && !err; i++) {
+		const struct series_row *r = &t->rows[i];
+
+		n = 0;
+		labels[n++] = (struct metric_label){ "probe", s->id };
+		labels[n++] = (struct metric_label){ "function", r->func };
+		if (s->per_pid) {
+			if (r->pid == SERIES_PID_OTHER)
+				snprintf(pidbuf, sizeof(pidbuf), "other");
+			else
+				snprintf(pidbuf, sizeof(pidbuf), "%u", r->pid);
+			labels[n++] = (struct metric_label){ "pid", pidbuf };
+		}
+		for (size_t k = 0; k < s->n_labels; k++)
+			labels[n++] = (struct metric_label){ s->labels[k].name, s->labels[k].value };
+		switch (s->instrument) {
+		case INSTR_COUNT:
+			err = expo__add_u64(e, name, labels, n, r->v.calls);
+			break;
+		case INSTR_LATENCY:
+			err = expo__add_hist(e, name, labels, n, series_lat_le, r->v.lat_le,
+					     SERIES_LAT_NBOUNDS, true, (double)r->v.lat_sum_ns / 1e9,
+					     r->v.lat_count);
+			break;
+		case INSTR_ARG:
+			err = expo__add_hist(e, name, labels, n, series_arg_le, r->v.arg_le,
+					     SERIES_ARG_NBOUNDS, false, 0, r->v.arg_count);
+			break;
+		default:
+			break;
+		}
+	}
+	free(labels);
+	return err;
+}
+
+void agent_probe__free(struct agent_probe *p)
+{
+	if (!p)
+		return;
+	gen_free(p->gen);
+	logsink__close(p->log);
+	pid_cap__free(p->cap);
+	series_table__clear(&p->base);
+	probe_spec__free(p->spec);
+	free(p->error);
+	free(p);
+}

@@ -1,0 +1,101 @@
+/*
+ * probe.h: one probe of the agent's spec, running: resolved against its
+ * target (pid 0: every process mapping the file, now and later), attached
+ * with its own profiler (count, latency, arg) or tracer (log), and what it
+ * carries over when it is re-attached (a replaced binary, a full per-pid
+ * map) or detached (lifespan over).
+ *
+ * Locking: the agent holds one mutex around everything that reads or
+ * changes a probe, except the slow parts of (re)attaching, which
+ * agent_probe__start and agent_probe__check_target do with the lock
+ * released and then swap in under it (LOCK may be NULL when nothing runs
+ * concurrently, as in tests).
+ */
+#ifndef CMON_AGENT_PROBE_H
+#define CMON_AGENT_PROBE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "agent/metrics.h"
+#include "agent/series.h"
+#include "agent/spec.h"
+
+enum probe_state { PROBE_APPLIED = 0, PROBE_ERROR, PROBE_EXPIRED };
+#define PROBE_NSTATES 3
+
+const char *probe_state__name(enum probe_state s); /* "applied" "error" "expired" */
+
+struct probe_gen; /* one attachment: resolved set + profiler or tracer */
+
+struct agent_probe {
+	struct probe_spec *spec; /* owned copy */
+	enum probe_state state;
+	char *error;             /* state error: why (one line) */
+	double applied_at;       /* wall clock, s: last successful attach */
+	double expired_at;       /* wall clock, s */
+	uint64_t expires_ms;     /* monotonic deadline, 0: none */
+	struct probe_gen *gen;   /* NULL unless attached */
+	struct logsink *log;     /* instrument log */
+	struct pid_cap *cap;     /* per_pid */
+	/* Carried over from earlier attachments. */
+	struct series_table base;
+	uint64_t base_hits, base_lost, base_run_ns, base_run_cnt;
+	uint64_t log_errors;     /* records that could not be written */
+	uint64_t reattached;     /* binary replacements and map rotations */
+	/* The target as last seen (stat), to notice a replaced binary. */
+	bool have_ident;
+	uint64_t dev, ino, size, mtime_ns;
+	bool change_seen;        /* identity changed at the last check */
+	uint64_t seen_dev, seen_ino, seen_size, seen_mtime_ns;
+};
+
+/* A probe for SPEC (copied), not attached yet; state error when the spec
+ * entry is invalid.  NULL and errno. */
+struct agent_probe *agent_probe__new(const struct probe_spec *spec);
+
+/* Resolve and attach (state applied), or record why not (state error).
+ * Error lines are logged prefixed with the probe's name.  0 or -errno. */
+int agent_probe__start(struct agent_probe *p, pthread_mutex_t *lock);
+
+/* Periodic work of the main loop (NOW_MS monotonic): lifespan, the exited
+ * processes' pid labels, a per-pid map near full.  Takes LOCK itself. */
+void agent_probe__tick(struct agent_probe *p, uint64_t now_ms, pthread_mutex_t *lock);
+
+/* Has the target file been replaced (another inode, size or mtime, stable
+ * for two checks)?  Then re-resolve and re-attach, carrying the counts
+ * over; a probe in error is retried when its target changed.  Returns true
+ * when something was done. */
+bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *lock);
+
+/* Instrument log: move records from the ring buffer to the file, for at
+ * most 20 ms (*MORE: records are left).  Main thread, without the agent's
+ * lock: what the HTTP thread reads of it (records, errors) is atomic, and
+ * only the main thread changes the probe.  Records handled, or -errno. */
+int agent_probe__drain(struct agent_probe *p, bool *more);
+
+/* Detach now, keeping the counts (state expired).  Under the lock. */
+void agent_probe__expire(struct agent_probe *p);
+
+struct probe_totals {
+	uint64_t hits, lost;
+	uint64_t run_ns, run_cnt;
+	uint64_t functions, probes; /* attached now */
+	uint64_t records;           /* log: written */
+	bool have_run;
+};
+
+/* The probe's series (carried over + live, normalized) and totals.  Under
+ * the lock (it may admit pids to the label cap).  0 or -errno. */
+int agent_probe__read(struct agent_probe *p, struct series_table *out, struct probe_totals *tot);
+
+/* Its samples in E (families declared by the caller via
+ * agent_probe__family).  0, or -errno. */
+int agent_probe__family(const struct agent_probe *p, struct expo *e);
+int agent_probe__render(const struct agent_probe *p, const struct series_table *t,
+			struct expo *e);
+
+/* Detach (outside the lock: it takes a while) and free.  NULL fine. */
+void agent_probe__free(struct agent_probe *p);
+
+#endif

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * profiler.c: the user side of profile.bpf.c: open and configure the
+ * skeleton, attach with uprobe_multi links (probe_links), and sum the
+ * per-CPU aggregates into struct func_profile.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/log.h"
+#include "probe/attach.h"
+#include "probe/links.h"
+#include "profile.h"
+#include "profiler.h"
+#include "profile.skel.h"
+
+#define DEFAULT_MAX_PIDS 1024
+/* Past this much per-CPU memory for a preallocated array of every
+ * function, values go to a hash, allocated for the functions called. */
+#define SPARSE_ABOVE_BYTES (64ULL << 20)
+
+struct profiler {
+	struct profile_bpf *skel;
+	const struct probe_set *set;
+	struct profiler_opts opts;
+	struct bpf_link *exit_link; /* thread-exit tracepoint */
+	struct probe_links *links;
+	int ncpus;
+	bool sparse;                    /* values in the hash, pid 0 */
+	struct cmon_prof_value *percpu; /* ncpus values: one lookup's result */
+	uint64_t *unslotted;            /* ncpus counters */
+	struct func_profile out;        /* handed to the callback */
+};
+
+/* Do all exits find the return-address slot the same way?  Then the exit
+ * program need not read its cookie (values as in profile.bpf.c). */
+static uint32_t exit_kinds(const struct probe_set *set)
+{
+	size_t uret = 0, insn = 0;
+
+	for (size_t i = 0; i < set->n_funcs; i++) {
+		if (set->funcs[i].ret_mode == RETURN_URETPROBE)
+			uret++;
+		else if (set->funcs[i].ret_mode == RETURN_INSN)
+			insn++;
+	}
+	if (uret && !insn)
+		return 1;
+	if (insn && !uret)
+		return 2;
+	return 0;
+}
+
+/* Open the skeleton, set its rodata and map sizes from P's options, load.
+ * 0 or -errno (the skeleton stays in P for profiler__free). */
+static int open_and_load(struct profiler *p, bool mem_cast)
+{
+	const struct profiler_opts *opts = &p->opts;
+	const struct probe_set *set = p->set;
+	uint32_t n_funcs = set->n_funcs ? (uint32_t)set->n_funcs : 1;
+	uint64_t entries;
+
+	p->skel = profile_bpf__open();
+	if (!p->skel)
+		return -errno;
+	p->skel->rodata->targ_nr_cpus = (__u32)p->ncpus;
+	p->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
+	p->skel->rodata->targ_per_pid = opts->per_pid;
+	p->skel->rodata->targ_sparse = p->sparse;
+	p->skel->rodata->targ_mem = opts->mem;
+	p->skel->rodata->targ_mem_cast = mem_cast;
+	p->skel->rodata->targ_hist_arg = opts->hist_arg >= 0 ? opts->hist_arg : -1;
+	p->skel->rodata->targ_linear = opts->linear;
+	p->skel->rodata->targ_lin_min = (__u64)opts->lin_min;
+	p->skel->rodata->targ_lin_step = opts->linear ? (__u64)opts->lin_step : 1;
+	p->skel->rodata->targ_filter_pid = opts->filter_pid > 0 ? (__u32)opts->filter_pid : 0;
+	if (opts->filter_comm[0]) {
+		char comm[16] = {};
+
+		/* NUL-padded, as the kernel keeps task->comm. */
+		memcpy(comm, opts->filter_comm, strnlen(opts->filter_comm, sizeof(comm) - 1));
+		p->skel->rodata->targ_filter_comm = true;
+		memcpy((void *)&p->skel->rodata->targ_comm_lo, comm, 8);
+		memcpy((void *)&p->skel->rodata->targ_comm_hi, comm + 8, 8);
+	}
+	p->skel->rodata->targ_filter_cgroup = opts->filter_cgroup;
+	p->skel->rodata->targ_exit_kinds = exit_kinds(set);
+	/* The kernel's dev_t is MAJOR << 20 | MINOR, not glibc's encoding. */
+	p->skel->rodata->targ_exe_dev =
+		set->binary_mode ? ((__u64)major(set->exe_dev) << 20 | minor(set->exe_dev)) : 0;
+	p->skel->rodata->targ_exe_ino = set->binary_mode ? set->exe_ino : 0;
+
+	/* Only the map the mode uses is sized; the other keeps one slot. */
+	entries = opts->per_pid ? (uint64_t)n_funcs * opts->max_pids : p->sparse ? n_funcs : 1;
+	if (entries > (1u << 24))
+		return -E2BIG; /* functions x processes: keep the hash sane */
+	bpf_map__set_max_entries(p->skel->maps.prof_funcs,
+				 opts->per_pid || p->sparse ? 1 : n_funcs);
+	bpf_map__set_max_entries(p->skel->maps.prof_pids, (__u32)entries);
+	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
+	bpf_program__set_expected_attach_type(p->skel->progs.cmon_prof_entry,
+					      CMON_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(p->skel->progs.cmon_prof_exit,
+					      CMON_BPF_TRACE_UPROBE_MULTI);
+	return profile_bpf__load(p->skel);
+}
+
+struct profiler *profiler__new(const struct probe_set *set, const struct profiler_opts *opts)
+{
+	struct profiler *p;
+	int err;
+
+	if (opts->hist_arg > 5 || (opts->linear && opts->lin_step <= 0) ||
+	    set->n_funcs > CMON_COOKIE_FUNC_MASK) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->set = set;
+	p->opts = *opts;
+	if (!p->opts.max_pids)
+		p->opts.max_pids = DEFAULT_MAX_PIDS;
+	p->ncpus = libbpf_num_possible_cpus();
+	if (p->ncpus <= 0 || p->ncpus > CMON_MAX_CPUS) {
+		err = p->ncpus <= 0 ? p->ncpus : -E2BIG;
+		goto fail;
+	}
+	p->sparse = !opts->per_pid && (uint64_t)set->n_funcs * (uint64_t)p->ncpus *
+					     sizeof(struct cmon_prof_value) > SPARSE_ABOVE_BYTES;
+	if (p->sparse)
+		log_debug("profile: %zu functions x %d CPUs: values allocated on first call",
+			  set->n_funcs, p->ncpus);
+	p->percpu = calloc((size_t)p->ncpus, sizeof(*p->percpu));
+	p->unslotted = calloc((size_t)p->ncpus, sizeof(*p->unslotted));
+	if (!p->percpu || !p->unslotted) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = open_and_load(p, true);
+	/* An older verifier may refuse the cheap per-CPU reads: reload
+	 * with the plain ones. */
+	if (err && opts->mem) {
+		log_debug("profile: loading with bpf_probe_read_kernel for RSS (%s)",
+			  strerror(-err));
+		profile_bpf__destroy(p->skel);
+		p->skel = NULL;
+		err = open_and_load(p, false);
+	}
+	if (err)
+		goto fail;
+	return p;
+fail:
+	profiler__free(p);
+	errno = -err;
+	return NULL;
+}
+
+int profiler__attach(struct profiler *p)
+{
+	struct probe_links_opts lo = {
+		.entry_prog_fd = bpf_program__fd(p->skel->progs.cmon_prof_entry),
+		.exit_prog_fd = bpf_program__fd(p->skel->progs.cmon_prof_exit),
+	};
+	int err;
+
+	p->exit_link = bpf_program__attach(p->skel->progs.cmon_prof_texit);
+	if (!p->exit_link) {
+		err = -errno;
+		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
+		return err;
+	}
+	err = probe_links__attach(p->set, &lo, &p->links);
+	if (err)
+		profiler__detach(p);
+	return err;
+}
+
+size_t profiler__probe_count(const struct profiler *p) { return probe_links__probe_count(p->links); }
+
+unsigned long long profiler__attach_ns(const struct profiler *p)
+{
+	return probe_links__attach_ns(p->links);
+}
+
+/* Sum p->percpu into p->out (func_id and pid set by the caller). */
+static void sum_values(struct profiler *p)
+{
+	struct func_profile *o = &p->out;
+	bool have_min = false;
+
+	o->calls = o->returns = o->noreturn = o->lost = 0;
+	o->lat_sum_ns = o->lat_min_ns = o->lat_max_ns = 0;
+	o->rss_growth_sum = 0;
+	o->arg_overflow = 0;
+	memset(o->lat_hist, 0, sizeof(o->lat_hist));
+	memset(o->arg_hist, 0, sizeof(o->arg_hist));
+	for (int c = 0; c < p->ncpus; c++) {
+		const struct cmon_prof_value *v = &p->percpu[c];
+
+		o->calls += v->calls;
+		o->noreturn += v->noreturn;
+		o->lost += v->lost;
+		o->arg_overflow += v->arg_overflow;
+		o->rss_growth_sum += v->rss_growth;
+		if (v->returns) {
+			o->returns += v->returns;
+			o->lat_sum_ns += v->lat_sum_ns;
+			if (!have_min || v->lat_min_ns < o->lat_min_ns)
+				o->lat_min_ns = v->lat_min_ns;
+			have_min = true;
+			if (v->lat_max_ns > o->lat_max_ns)
+				o->lat_max_ns = v->lat_max_ns;
+			for (size_t b = 0; b < HIST_NBUCKETS; b++)
+				o->lat_hist[b] += v->lat_hist[b];
+		}
+		if (p->opts.hist_arg >= 0)
+			for (size_t b = 0; b < HIST_ARG_NBUCKETS; b++)
+				o->arg_hist[b] += v->arg_hist[b];
+	}
+}
+
+/* Entries of FUNC_ID no (function, pid) slot could hold, summed over CPUs. */
+static int unslotted(struct profiler *p, uint32_t func_id, uint64_t *out)
+{
+	*out = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.prof_unslotted), &func_id, p->unslotted))
+		return -errno;
+	for (int c = 0; c < p->ncpus; c++)
+		*out += p->unslotted[c];
+	return 0;
+}
+
+static int read_per_func(struct profiler *p, profiler_read_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(p->skel->maps.prof_funcs);
+
+	for (uint32_t i = 0; i < p->set->n_funcs; i++) {
+		int ret;
+
+		if (bpf_map_lookup_elem(fd, &i, p->percpu))
+			return -errno;
+		sum_values(p);
+		if (!p->out.calls)
+			continue;
+		p->out.func_id = i;
+		p->out.pid = 0;
+		ret = fn(ctx, &p->out);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct cmon_prof_key *x = a, *y = b;
+
+	if (x->func_id != y->func_id)
+		return x->func_id < y->func_id ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Per (function, process), in that order; then per function, a pid 0 row
+ * for entries the full hash could not take (calls = lost = their count). */
+static int read_per_pid(struct profiler *p, profiler_read_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(p->skel->maps.prof_pids);
+	struct cmon_prof_key *keys = NULL, key, *prev = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	/* Keys first, sorted: a stable order, and no iteration over a hash
+	 * the kernel is inserting into while we call back. */
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			struct cmon_prof_key *k = realloc(keys, c * sizeof(*k));
+
+			if (!k) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			keys = k;
+			cap = c;
+		}
+		keys[n] = key;
+		prev = &keys[n++];
+	}
+	if (n)
+		qsort(keys, n, sizeof(*keys), cmp_key);
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], p->percpu))
+			continue; /* cannot vanish: nothing deletes; be lenient */
+		sum_values(p);
+		if (!p->out.calls)
+			continue;
+		p->out.func_id = keys[i].func_id;
+		p->out.pid = keys[i].pid;
+		err = fn(ctx, &p->out);
+		if (err)
+			goto cleanup;
+	}
+	for (uint32_t f = 0; f < p->set->n_funcs; f++) {
+		uint64_t lost;
+
+		err = unslotted(p, f, &lost);
+		if (err)
+			goto cleanup;
+		if (!lost)
+			continue;
+		memset(p->percpu, 0, (size_t)p->ncpus * sizeof(*p->percpu));
+		sum_values(p);
+		p->out.func_id = f;
+		p->out.pid = 0;
+		p->out.calls = p->out.lost = lost;
+		err = fn(ctx, &p->out);
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	free(keys);
+	return err;
+}
+
+int profiler__read(struct profiler *p, profiler_read_fn fn, void *ctx)
+{
+	/* Sparse values are hash elements with pid 0: the same walk. */
+	return p->opts.per_pid || p->sparse ? read_per_pid(p, fn, ctx) : read_per_func(p, fn, ctx);
+}
+
+int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt)
+{
+	struct bpf_program *progs[] = { p->skel->progs.cmon_prof_entry, p->skel->progs.cmon_prof_exit,
+					p->skel->progs.cmon_prof_texit };
+
+	*run_time_ns = *run_cnt = 0;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			return -errno;
+		*run_time_ns += info.run_time_ns;
+		*run_cnt += info.run_cnt;
+	}
+	return 0;
+}
+
+void profiler__detach(struct profiler *p)
+{
+	if (!p)
+		return;
+	probe_links__free(p->links);
+	p->links = NULL;
+	bpf_link__destroy(p->exit_link);
+	p->exit_link = NULL;
+}
+
+void profiler__free(struct profiler *p)
+{
+	if (!p)
+		return;
+	profiler__detach(p);
+	profile_bpf__destroy(p->skel);
+	free(p->unslotted);
+	free(p->percpu);
+	free(p);
+}

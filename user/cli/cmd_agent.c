@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmd_agent.c: `cmon agent`: run probes from a spec file and serve their
+ * metrics to Prometheus; `--status` asks a running agent; `--check`
+ * validates a spec.
+ *
+ * Exit status: 0 stopped by SIGTERM/SIGINT (or --status/--check fine);
+ * 1 error (unusable spec, busy port, no privilege, no agent to ask, a
+ * --check that found invalid probes); 2 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agent/agent.h"
+#include "agent/client.h"
+#include "agent/spec.h"
+#include "cli/commands.h"
+#include "core/log.h"
+#include "core/privilege.h"
+
+struct agent_cli {
+	const char *spec;
+	const char *listen;
+	bool status, check, help, keep_privileges;
+	int verbose;
+	bool quiet;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: cmon agent --spec FILE [--listen ADDR] [-v|-q]\n"
+		"       cmon agent --status [--listen ADDR]\n"
+		"       cmon agent --check --spec FILE\n"
+		"\n"
+		"Run the probes of FILE (YAML or JSON) and serve their metrics in the\n"
+		"Prometheus text format on http://ADDR/metrics (default %s).\n"
+		"The file is watched: probes added, changed or removed are applied as it\n"
+		"changes (SIGHUP: reload now).  SIGTERM or SIGINT: detach everything, exit.\n"
+		"\n"
+		"  --spec FILE         the probe spec (see README: `cmon agent`)\n"
+		"  --listen ADDR       HOST:PORT, [IPv6]:PORT or PORT (loopback)\n"
+		"  --status            print the state of each probe of a running agent\n"
+		"  --check             validate FILE and print its probes' errors\n"
+		"  --keep-privileges   do not drop capabilities after the first apply\n"
+		"  -v, --verbose       debug diagnostics (libbpf's too)\n"
+		"  -q, --quiet         only warnings and errors\n"
+		"  -h, --help          this text\n",
+		AGENT_DEFAULT_LISTEN);
+}
+
+/* Parse ARGV (ARGV[0]: "agent") into O; never exits.  0 or -EINVAL after
+ * one error line. */
+static int parse_args(int argc, char **argv, struct agent_cli *o)
+{
+	static const struct option longs[] = {
+		{ "spec", required_argument, NULL, 's' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "status", no_argument, NULL, 'S' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "keep-privileges", no_argument, NULL, 'K' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":s:l:vqh", longs, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->spec = optarg;
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'S':
+			o->status = true;
+			break;
+		case 'C':
+			o->check = true;
+			break;
+		case 'K':
+			o->keep_privileges = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case ':':
+			log_error("option %s needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			log_error("unknown option %s (see `cmon agent --help`)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->status && (o->check || o->spec)) {
+		log_error("--status asks a running agent: no --spec or --check with it");
+		return -EINVAL;
+	}
+	if (!o->status && !o->spec) {
+		log_error("--spec FILE is needed (or --status)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_spec(const char *path)
+{
+	struct agent_spec *spec = NULL;
+	char *msg = NULL;
+	size_t bad = 0;
+	int err;
+
+	err = agent_spec__load(path, &spec, &msg);
+	if (err) {
+		log_error("%s: %s", path, msg ? msg : strerror(-err));
+		free(msg);
+		return CMON_EXIT_ERROR;
+	}
+	for (size_t i = 0; i < spec->n_probes; i++) {
+		const struct probe_spec *p = &spec->probes[i];
+
+		if (p->error) {
+			printf("%s: %s: %s\n", path, p->id, p->error);
+			bad++;
+		} else {
+			printf("%s: %s: ok (%s on %s)\n", path, p->id,
+			       probe_instrument__name(p->instrument), p->target);
+		}
+	}
+	printf("%zu probe%s, %zu invalid\n", spec->n_probes, spec->n_probes == 1 ? "" : "s", bad);
+	agent_spec__free(spec);
+	return bad ? CMON_EXIT_ERROR : CMON_EXIT_OK;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct agent_cli o = {};
+	struct agent_opts ao = {};
+	struct agent *a;
+	int err;
+
+	if (parse_args(argc, argv, &o))
+		return CMON_EXIT_USAGE;
+	if (o.help) {
+		usage(stdout);
+		return CMON_EXIT_OK;
+	}
+	/* A daemon's state changes are worth a line each: info by default. */
+	log_set_level(o.verbose ? LOG_DEBUG : o.quiet ? LOG_WARN : LOG_INFO);
+	if (o.status)
+		return agent_client__status(o.listen ? o.listen : AGENT_DEFAULT_LISTEN, stdout)
+			       ? CMON_EXIT_ERROR
+			       : CMON_EXIT_OK;
+	if (o.check)
+		return check_spec(o.spec);
+	if (privilege__check())
+		return CMON_EXIT_ERROR;
+	ao.spec_path = o.spec;
+	ao.listen = o.listen;
+	ao.keep_privileges = o.keep_privileges;
+	a = agent__new(&ao);
+	if (!a)
+		return CMON_EXIT_ERROR;
+	err = agent__run(a);
+	agent__free(a);
+	log_info("stopped: every probe detached");
+	return err ? CMON_EXIT_ERROR : CMON_EXIT_OK;
+}

@@ -1,0 +1,820 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmd_profile.c: `cmon profile`: resolve, attach the aggregating programs,
+ * print a table of per-function statistics every --interval and at the end
+ * (cumulative since attach), detach.  Nothing per call leaves the kernel.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "cmon.h"
+#include "agg/hist.h"
+#include "agg/profiler.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "core/log.h"
+#include "core/privilege.h"
+#include "output/writer.h"
+#include "proc/launch.h"
+#include "proc/libpath.h"
+#include "proc/procmaps.h"
+
+#define MAX_PIDS_PER_FUNC 1024 /* --per-pid: distinct processes per function */
+#define TICK_S 0.1             /* how often the end of the targets is checked */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
+
+/* One line of a report: a function (and process) as the kernel summed it. */
+struct prof_row {
+	uint32_t func_id, pid;
+	uint64_t calls, returns, noreturn, lost;
+	uint64_t total, min, max, mean, p50, p90, p99, p999;
+	int64_t rss_growth;
+	uint64_t arg_hist[HIST_ARG_NBUCKETS];
+	uint64_t arg_overflow;
+};
+
+struct profile_run {
+	struct cmd_opts opts;
+	struct funcpattern *patterns;
+	struct probe_set *set;
+	struct profiler *prof;
+	FILE *out;
+	bool out_owned;
+	char *launch_path;
+	struct launch launch;
+	bool launched;
+	int *pidfds;      /* -p: one per process, -1 once it has ended */
+	bool *pid_gone;
+	struct prof_row *rows;
+	size_t n_rows, cap_rows;
+	unsigned reports;
+	double t_start;
+	struct strbuf sb; /* escaping CSV and JSON strings */
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------- collecting */
+
+static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static int collect(void *ctx, const struct func_profile *fp)
+{
+	struct profile_run *r = ctx;
+	struct prof_row *row;
+
+	if (r->n_rows == r->cap_rows) {
+		size_t cap = r->cap_rows ? r->cap_rows * 2 : 16;
+		struct prof_row *p = realloc(r->rows, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		r->rows = p;
+		r->cap_rows = cap;
+	}
+	row = &r->rows[r->n_rows++];
+	memset(row, 0, sizeof(*row));
+	row->func_id = fp->func_id;
+	row->pid = fp->pid;
+	row->calls = fp->calls;
+	row->returns = fp->returns;
+	row->noreturn = fp->noreturn;
+	row->lost = fp->lost;
+	row->rss_growth = fp->rss_growth_sum;
+	if (fp->returns) {
+		row->total = fp->lat_sum_ns;
+		row->min = fp->lat_min_ns;
+		row->max = fp->lat_max_ns;
+		row->mean = fp->lat_sum_ns / fp->returns;
+		/* A bucket midpoint can lie past what was seen: the true
+		 * percentile is within [min, max], so clamping only helps. */
+		row->p50 = clamp_u64(hist__percentile(fp->lat_hist, HIST_NBUCKETS, 0.50), row->min, row->max);
+		row->p90 = clamp_u64(hist__percentile(fp->lat_hist, HIST_NBUCKETS, 0.90), row->min, row->max);
+		row->p99 = clamp_u64(hist__percentile(fp->lat_hist, HIST_NBUCKETS, 0.99), row->min, row->max);
+		row->p999 = clamp_u64(hist__percentile(fp->lat_hist, HIST_NBUCKETS, 0.999), row->min, row->max);
+	}
+	memcpy(row->arg_hist, fp->arg_hist, sizeof(row->arg_hist));
+	row->arg_overflow = fp->arg_overflow;
+	return 0;
+}
+
+/* Most time spent first; then by function and process, for a stable order. */
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct prof_row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->func_id != y->func_id)
+		return x->func_id < y->func_id ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* ---------------------------------------------------------------- argument histograms */
+
+struct arg_bucket {
+	bool is_signed;
+	int64_t slo, shi;  /* linear */
+	uint64_t ulo, uhi; /* log2 */
+	uint64_t count;
+};
+
+/* Bucket K of the argument histogram as the user asked for it (linear
+ * buckets past --hist-linear's MAX are out of range). */
+static bool arg_bucket(const struct cmd_opts *o, const struct prof_row *row, unsigned k,
+		       struct arg_bucket *out)
+{
+	*out = (struct arg_bucket){ .count = row->arg_hist[k] };
+	if (o->hist_linear) {
+		if (k >= o->lin_buckets)
+			return false;
+		out->is_signed = true;
+		out->slo = (int64_t)((uint64_t)o->lin_min + (uint64_t)k * (uint64_t)o->lin_step);
+		out->shi = (int64_t)((uint64_t)out->slo + (uint64_t)o->lin_step - 1);
+		return true;
+	}
+	out->is_signed = false;
+	out->ulo = hist__arg_log2_low(k);
+	out->uhi = hist__arg_log2_high(k);
+	return true;
+}
+
+static uint64_t arg_out_of_range(const struct cmd_opts *o, const struct prof_row *row)
+{
+	uint64_t n = row->arg_overflow;
+
+	for (unsigned k = o->hist_linear ? o->lin_buckets : HIST_ARG_NBUCKETS; k < HIST_ARG_NBUCKETS; k++)
+		n += row->arg_hist[k];
+	return n;
+}
+
+/* ---------------------------------------------------------------- text */
+
+/* 3 significant digits with a unit: 523ns 12.3us 1.02ms 4.50s */
+static void fmt_ns(char *buf, size_t size, uint64_t ns)
+{
+	static const char *const units[] = { "ns", "us", "ms", "s" };
+	double v = (double)ns;
+	unsigned u = 0;
+
+	if (ns < 1000) {
+		snprintf(buf, size, "%lluns", (unsigned long long)ns);
+		return;
+	}
+	while (v >= 1000 && u < 3) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, size, "%.*f%s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+}
+
+static void fmt_bytes(char *buf, size_t size, int64_t b)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)(b < 0 ? -b : b);
+	unsigned u = 0;
+
+	if (!b) {
+		snprintf(buf, size, "0");
+		return;
+	}
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%s%.*f%s", b < 0 ? "-" : "+", u == 0 ? 0 : v < 10 ? 2 : v < 100 ? 1 : 0,
+		 v, units[u]);
+}
+
+/* A name as a person reads it: control bytes shown as '?'. */
+static void put_name(FILE *f, const char *s, int width)
+{
+	int n = 0;
+
+	for (; *s; s++, n++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+	for (; n < width; n++)
+		fputc(' ', f);
+}
+
+static const char *func_name(const struct profile_run *r, uint32_t id)
+{
+	return id < r->set->n_funcs ? r->set->funcs[id].name : "?";
+}
+
+static const char *func_module(const struct profile_run *r, uint32_t id)
+{
+	return id < r->set->n_funcs ? r->set->objects[r->set->funcs[id].object].module : "?";
+}
+
+static void text_hist(struct profile_run *r, const struct prof_row *row)
+{
+	const struct cmd_opts *o = &r->opts;
+	struct arg_bucket b = {};
+	uint64_t peak = 0, oor = arg_out_of_range(o, row);
+	int first = -1, last = -1;
+
+	for (unsigned k = 0; k < HIST_ARG_NBUCKETS; k++) {
+		if (!arg_bucket(o, row, k, &b) || !b.count)
+			continue;
+		if (first < 0)
+			first = (int)k;
+		last = (int)k;
+		if (b.count > peak)
+			peak = b.count;
+	}
+	fputs("\n", r->out);
+	put_name(r->out, func_name(r, row->func_id), 0);
+	if (o->per_pid)
+		fprintf(r->out, " (pid %u)", row->pid);
+	if (o->hist_linear)
+		fprintf(r->out, ": arg%d, linear from %lld by %lld\n", o->hist_arg,
+			(long long)o->lin_min, (long long)o->lin_step);
+	else
+		fprintf(r->out, ": arg%d, log2 (as unsigned)\n", o->hist_arg);
+	for (int k = first; k >= 0 && k <= last; k++) {
+		char lo[24], hi[24];
+		int bar;
+
+		arg_bucket(o, row, (unsigned)k, &b);
+		if (b.is_signed) {
+			snprintf(lo, sizeof(lo), "%lld", (long long)b.slo);
+			snprintf(hi, sizeof(hi), "%lld", (long long)b.shi);
+		} else {
+			snprintf(lo, sizeof(lo), "%llu", (unsigned long long)b.ulo);
+			snprintf(hi, sizeof(hi), "%llu", (unsigned long long)b.uhi);
+		}
+		bar = peak ? (int)(b.count * 40 / peak) : 0;
+		fprintf(r->out, "  %20s .. %-20s %12llu |%-40.*s|\n", lo, hi,
+			(unsigned long long)b.count, bar,
+			"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@");
+	}
+	if (oor)
+		fprintf(r->out, "  %-44s %12llu\n", "out of range", (unsigned long long)oor);
+	if (first < 0 && !oor)
+		fputs("  (no values)\n", r->out);
+}
+
+static void text_report(struct profile_run *r, double elapsed, bool final)
+{
+	const struct cmd_opts *o = &r->opts;
+	int w = 8;
+
+	for (size_t i = 0; i < r->n_rows; i++) {
+		int n = (int)strlen(func_name(r, r->rows[i].func_id));
+
+		if (n > w)
+			w = n < 48 ? n : 48;
+	}
+	if (r->reports > 1)
+		fputc('\n', r->out);
+	fprintf(r->out, "cmon profile: %.1f s elapsed, cumulative since start%s\n", elapsed,
+		final ? " (final)" : "");
+	if (!r->n_rows) {
+		fputs("(no calls yet)\n", r->out);
+		return;
+	}
+	put_name(r->out, "FUNCTION", w);
+	if (o->per_pid)
+		fprintf(r->out, " %8s", "PID");
+	fprintf(r->out, " %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s %7s %6s\n", "CALLS", "TOTAL",
+		"MEAN", "MIN", "P50", "P90", "P99", "P99.9", "MAX", "RSS+", "NORET", "LOST");
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct prof_row *row = &r->rows[i];
+		char t[8][24], rss[24];
+		uint64_t v[8] = { row->total, row->mean, row->min, row->p50,
+				  row->p90, row->p99, row->p999, row->max };
+
+		for (int k = 0; k < 8; k++) {
+			if (row->returns)
+				fmt_ns(t[k], sizeof(t[k]), v[k]);
+			else
+				snprintf(t[k], sizeof(t[k]), "-");
+		}
+		if (o->no_mem)
+			snprintf(rss, sizeof(rss), "-");
+		else
+			fmt_bytes(rss, sizeof(rss), row->rss_growth);
+		put_name(r->out, func_name(r, row->func_id), w);
+		if (o->per_pid) {
+			if (row->pid)
+				fprintf(r->out, " %8u", row->pid);
+			else
+				fprintf(r->out, " %8s", "?");
+		}
+		fprintf(r->out, " %10llu %9s %9s %9s %9s %9s %9s %9s %9s %10s %7llu %6llu\n",
+			(unsigned long long)row->calls, t[0], t[1], t[2], t[3], t[4], t[5], t[6],
+			t[7], rss, (unsigned long long)row->noreturn, (unsigned long long)row->lost);
+	}
+	if (o->hist_arg >= 0)
+		for (size_t i = 0; i < r->n_rows; i++)
+			text_hist(r, &r->rows[i]);
+}
+
+/* ---------------------------------------------------------------- CSV and JSON */
+
+#define CSV_HEADER                                                                         \
+	"report,elapsed_s,final,func,module,pid,calls,returns,noreturn,lost,total_ns,min_ns," \
+	"mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,rss_growth_bytes,arg_hist,"           \
+	"arg_out_of_range\r\n"
+
+static void put_escaped(struct profile_run *r, const char *s, bool json)
+{
+	strbuf__reset(&r->sb);
+	if ((json ? json_escape : csv_escape)(&r->sb, s) == 0)
+		fwrite(r->sb.buf, 1, r->sb.len, r->out);
+}
+
+/* The non-empty buckets, LOW..HIGH=COUNT separated by ';' (CSV) or as
+ * [{"low":..,"high":..,"count":..}...] (JSON). */
+static void put_hist(struct profile_run *r, const struct prof_row *row, bool json)
+{
+	struct arg_bucket b = {};
+	bool first = true;
+
+	if (json)
+		fputc('[', r->out);
+	for (unsigned k = 0; k < HIST_ARG_NBUCKETS; k++) {
+		if (!arg_bucket(&r->opts, row, k, &b) || !b.count)
+			continue;
+		if (!first)
+			fputc(json ? ',' : ';', r->out);
+		first = false;
+		if (json && b.is_signed)
+			fprintf(r->out, "{\"low\":%lld,\"high\":%lld,\"count\":%llu}", (long long)b.slo,
+				(long long)b.shi, (unsigned long long)b.count);
+		else if (json)
+			fprintf(r->out, "{\"low\":%llu,\"high\":%llu,\"count\":%llu}",
+				(unsigned long long)b.ulo, (unsigned long long)b.uhi,
+				(unsigned long long)b.count);
+		else if (b.is_signed)
+			fprintf(r->out, "%lld..%lld=%llu", (long long)b.slo, (long long)b.shi,
+				(unsigned long long)b.count);
+		else
+			fprintf(r->out, "%llu..%llu=%llu", (unsigned long long)b.ulo,
+				(unsigned long long)b.uhi, (unsigned long long)b.count);
+	}
+	if (json)
+		fputc(']', r->out);
+}
+
+static void csv_report(struct profile_run *r, double elapsed, bool final)
+{
+	const struct cmd_opts *o = &r->opts;
+
+	if (r->reports == 1)
+		fputs(CSV_HEADER, r->out);
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct prof_row *row = &r->rows[i];
+
+		fprintf(r->out, "%u,%.3f,%d,", r->reports, elapsed, final);
+		put_escaped(r, func_name(r, row->func_id), false);
+		fputc(',', r->out);
+		put_escaped(r, func_module(r, row->func_id), false);
+		fputc(',', r->out);
+		if (o->per_pid)
+			fprintf(r->out, "%u", row->pid);
+		fprintf(r->out, ",%llu,%llu,%llu,%llu,", (unsigned long long)row->calls,
+			(unsigned long long)row->returns, (unsigned long long)row->noreturn,
+			(unsigned long long)row->lost);
+		if (row->returns)
+			fprintf(r->out, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
+				(unsigned long long)row->total, (unsigned long long)row->min,
+				(unsigned long long)row->mean, (unsigned long long)row->p50,
+				(unsigned long long)row->p90, (unsigned long long)row->p99,
+				(unsigned long long)row->p999, (unsigned long long)row->max);
+		else
+			fputs(",,,,,,,,", r->out);
+		if (!o->no_mem)
+			fprintf(r->out, "%lld", (long long)row->rss_growth);
+		fputc(',', r->out);
+		if (o->hist_arg >= 0) {
+			put_hist(r, row, false);
+			fprintf(r->out, ",%llu", (unsigned long long)arg_out_of_range(o, row));
+		} else {
+			fputc(',', r->out);
+		}
+		fputs("\r\n", r->out);
+	}
+}
+
+static void json_report(struct profile_run *r, double elapsed, bool final)
+{
+	const struct cmd_opts *o = &r->opts;
+
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct prof_row *row = &r->rows[i];
+
+		fprintf(r->out, "{\"report\":%u,\"elapsed_s\":%.3f,\"final\":%s,\"func\":", r->reports,
+			elapsed, final ? "true" : "false");
+		put_escaped(r, func_name(r, row->func_id), true);
+		fputs(",\"module\":", r->out);
+		put_escaped(r, func_module(r, row->func_id), true);
+		if (o->per_pid)
+			fprintf(r->out, ",\"pid\":%u", row->pid);
+		else
+			fputs(",\"pid\":null", r->out);
+		fprintf(r->out, ",\"calls\":%llu,\"returns\":%llu,\"noreturn\":%llu,\"lost\":%llu",
+			(unsigned long long)row->calls, (unsigned long long)row->returns,
+			(unsigned long long)row->noreturn, (unsigned long long)row->lost);
+		if (row->returns)
+			fprintf(r->out,
+				",\"total_ns\":%llu,\"min_ns\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu"
+				",\"p90_ns\":%llu,\"p99_ns\":%llu,\"p999_ns\":%llu,\"max_ns\":%llu",
+				(unsigned long long)row->total, (unsigned long long)row->min,
+				(unsigned long long)row->mean, (unsigned long long)row->p50,
+				(unsigned long long)row->p90, (unsigned long long)row->p99,
+				(unsigned long long)row->p999, (unsigned long long)row->max);
+		else
+			fputs(",\"total_ns\":null,\"min_ns\":null,\"mean_ns\":null,\"p50_ns\":null"
+			      ",\"p90_ns\":null,\"p99_ns\":null,\"p999_ns\":null,\"max_ns\":null",
+			      r->out);
+		if (o->no_mem)
+			fputs(",\"rss_growth_bytes\":null", r->out);
+		else
+			fprintf(r->out, ",\"rss_growth_bytes\":%lld", (long long)row->rss_growth);
+		if (o->hist_arg >= 0) {
+			fprintf(r->out, ",\"arg_hist\":{\"arg\":%d,\"scale\":\"%s\",\"buckets\":",
+				o->hist_arg, o->hist_linear ? "linear" : "log2");
+			put_hist(r, row, true);
+			fprintf(r->out, ",\"out_of_range\":%llu}",
+				(unsigned long long)arg_out_of_range(o, row));
+		} else {
+			fputs(",\"arg_hist\":null", r->out);
+		}
+		fputs("}\n", r->out);
+	}
+}
+
+/* Read the kernel's aggregates and print one report.  0 or -errno. */
+static int report(struct profile_run *r, bool final)
+{
+	double elapsed = mono_s() - r->t_start;
+	int err;
+
+	r->n_rows = 0;
+	err = profiler__read(r->prof, collect, r);
+	if (err) {
+		log_error("reading the profile: %s", strerror(err < 0 ? -err : err));
+		return err < 0 ? err : -EIO;
+	}
+	qsort(r->rows, r->n_rows, sizeof(*r->rows), cmp_rows);
+	r->reports++;
+	switch (r->opts.format) {
+	case OUT_CSV:
+		csv_report(r, elapsed, final);
+		break;
+	case OUT_JSON:
+		json_report(r, elapsed, final);
+		break;
+	default:
+		text_report(r, elapsed, final);
+		break;
+	}
+	if (fflush(r->out) || ferror(r->out)) {
+		err = errno ? -errno : -EIO;
+		log_error("cannot write output: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the run */
+
+static int open_output(struct profile_run *r)
+{
+	int fd;
+
+	if (!r->opts.output || !strcmp(r->opts.output, "-")) {
+		r->out = stdout;
+	} else {
+		fd = open(r->opts.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			int err = -errno;
+
+			log_error("cannot write %s: %s", r->opts.output, strerror(-err));
+			return err;
+		}
+		r->out = fdopen(fd, "w");
+		if (!r->out) {
+			close(fd);
+			return -ENOMEM;
+		}
+		r->out_owned = true;
+	}
+	/* A report is written whole, then flushed. */
+	setvbuf(r->out, NULL, _IOFBF, 1 << 16);
+	return 0;
+}
+
+static int parse_patterns(struct profile_run *r)
+{
+	r->patterns = calloc(r->opts.n_funcs, sizeof(*r->patterns));
+	if (!r->patterns)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->opts.n_funcs; i++) {
+		if (funcpattern__parse(r->opts.funcs[i], &r->patterns[i])) {
+			log_error("invalid function pattern '%s'", r->opts.funcs[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int start_program(struct profile_run *r)
+{
+	int err = libpath__find_exe(r->opts.cmd[0], &r->launch_path);
+
+	if (err) {
+		log_error("%s: %s", r->opts.cmd[0], strerror(-err));
+		return err;
+	}
+	err = launch__start(r->launch_path, r->opts.cmd, &r->launch);
+	if (err) {
+		log_error("cannot start %s: %s", r->launch_path, strerror(-err));
+		return err;
+	}
+	r->launched = true;
+	return 0;
+}
+
+static int open_pidfds(struct profile_run *r)
+{
+	size_t n = r->opts.n_pids ? r->opts.n_pids : 1;
+
+	r->pidfds = calloc(n, sizeof(*r->pidfds));
+	r->pid_gone = calloc(n, sizeof(*r->pid_gone));
+	if (!r->pidfds || !r->pid_gone)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->opts.n_pids; i++)
+		r->pidfds[i] = (int)syscall(SYS_pidfd_open, r->opts.pids[i], 0);
+	return 0;
+}
+
+/* Sleep up to TIMEOUT_S, waking early when a traced process ends. */
+static void wait_targets(struct profile_run *r, double timeout_s)
+{
+	struct pollfd fds[64];
+	nfds_t n = 0;
+	int ms = (int)(timeout_s * 1000) + 1;
+
+	if (r->launched && r->launch.pidfd >= 0)
+		fds[n++] = (struct pollfd){ .fd = r->launch.pidfd, .events = POLLIN };
+	for (size_t i = 0; i < r->opts.n_pids && n < sizeof(fds) / sizeof(fds[0]); i++)
+		if (r->pidfds[i] >= 0 && !r->pid_gone[i])
+			fds[n++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
+	if (n)
+		poll(fds, n, ms);
+	else
+		poll(NULL, 0, ms);
+}
+
+/* Have all traced processes ended?  (--binary: never.) */
+static bool targets_gone(struct profile_run *r, int *status, bool *have_status)
+{
+	bool all = true;
+
+	if (r->launched) {
+		if (launch__reap(&r->launch, status, 0)) {
+			*have_status = true;
+			return true;
+		}
+		return false;
+	}
+	if (!r->opts.n_pids)
+		return false;
+	for (size_t i = 0; i < r->opts.n_pids; i++) {
+		struct pollfd p = { .fd = r->pidfds[i], .events = POLLIN };
+
+		if (r->pid_gone[i])
+			continue;
+		if (r->pidfds[i] < 0)
+			r->pid_gone[i] = !proc__alive(r->opts.pids[i]);
+		else
+			r->pid_gone[i] = poll(&p, 1, 0) > 0;
+		all = all && r->pid_gone[i];
+	}
+	return all;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed output is a write error */
+}
+
+/* Calls counted and lost over every row of the last report. */
+static void totals(const struct profile_run *r, uint64_t *calls, uint64_t *lost)
+{
+	*calls = *lost = 0;
+	for (size_t i = 0; i < r->n_rows; i++) {
+		*calls += r->rows[i].calls;
+		*lost += r->rows[i].lost;
+	}
+}
+
+/* The one place the exit status of `cmon profile` is decided. */
+static int exit_status(int err, uint64_t lost, bool have_status, int status)
+{
+	if (err)
+		return CMON_EXIT_ERROR;
+	if (have_status) {
+		if (WIFSIGNALED(status))
+			return 128 + WTERMSIG(status);
+		if (WIFEXITED(status) && WEXITSTATUS(status))
+			return WEXITSTATUS(status);
+	}
+	return lost ? CMON_EXIT_LOST : CMON_EXIT_OK;
+}
+
+static void cleanup_run(struct profile_run *r)
+{
+	profiler__free(r->prof);
+	if (r->launched && r->launch.go_fd >= 0)
+		launch__abort(&r->launch); /* never released: do not run it unprofiled */
+	else if (r->launched)
+		launch__close(&r->launch);
+	if (r->out_owned && r->out)
+		fclose(r->out);
+	else if (r->out)
+		fflush(r->out);
+	probe_set__free(r->set);
+	for (size_t i = 0; r->patterns && i < r->opts.n_funcs; i++)
+		funcpattern__clear(&r->patterns[i]);
+	free(r->patterns);
+	for (size_t i = 0; r->pidfds && i < r->opts.n_pids; i++)
+		if (r->pidfds[i] >= 0)
+			close(r->pidfds[i]);
+	free(r->pidfds);
+	free(r->pid_gone);
+	free(r->rows);
+	strbuf__release(&r->sb);
+	free(r->launch_path);
+	cmd_opts__free(&r->opts);
+}
+
+static int setup(struct profile_run *r)
+{
+	struct resolve_opts ro = {};
+	struct profiler_opts po = {};
+	int err;
+
+	err = privilege__check();
+	if (!err)
+		err = parse_patterns(r);
+	if (!err)
+		err = open_output(r);
+	if (!err && r->opts.cmd)
+		err = start_program(r);
+	if (err)
+		return err;
+
+	ro.pids = r->opts.pids;
+	ro.n_pids = r->opts.n_pids;
+	ro.binary = r->opts.binary;
+	ro.launch_exe = r->launch_path;
+	ro.launch_pid = r->launched ? r->launch.pid : 0;
+	ro.patterns = r->patterns;
+	ro.n_patterns = r->opts.n_funcs;
+	ro.ret_choice = r->opts.ret_choice;
+	err = probe_set__resolve(&ro, &r->set);
+	if (err)
+		return err;
+	if (open_pidfds(r)) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+
+	po.per_pid = r->opts.per_pid;
+	po.hist_arg = r->opts.hist_arg;
+	po.linear = r->opts.hist_linear;
+	po.lin_min = r->opts.lin_min;
+	po.lin_step = r->opts.lin_step;
+	po.mem = !r->opts.no_mem;
+	po.max_pids = MAX_PIDS_PER_FUNC;
+	r->prof = profiler__new(r->set, &po);
+	if (!r->prof) {
+		err = -errno;
+		log_error("cannot load the BPF programs: %s", strerror(errno));
+		return err;
+	}
+	return profiler__attach(r->prof);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_run r = { .launch = { .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
+	bool have_status = false;
+	int status = 0, err;
+	uint64_t calls = 0, lost = 0;
+	double deadline = 0, next_report = 0;
+
+	if (cmd_opts__parse(CMD_PROFILE, argc, argv, &r.opts)) {
+		cmd_opts__free(&r.opts);
+		return CMON_EXIT_USAGE;
+	}
+	if (r.opts.help) {
+		cmd_opts__usage(CMD_PROFILE, stdout);
+		cmd_opts__free(&r.opts);
+		return CMON_EXIT_OK;
+	}
+	log_set_level(r.opts.verbose >= 2 ? LOG_DEBUG : r.opts.verbose ? LOG_INFO : LOG_WARN);
+
+	err = setup(&r);
+	if (err)
+		goto cleanup;
+	install_signals();
+	if (!r.opts.quiet)
+		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
+			profiler__probe_count(r.prof), (double)profiler__attach_ns(r.prof) / 1e6,
+			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s");
+	r.t_start = mono_s();
+	if (r.launched) {
+		err = launch__release(&r.launch);
+		if (err) {
+			log_error("cannot run %s: %s", r.launch_path, strerror(-err));
+			goto cleanup;
+		}
+	}
+
+	if (r.opts.duration_s > 0)
+		deadline = r.t_start + r.opts.duration_s;
+	if (r.opts.interval_s > 0)
+		next_report = r.t_start + r.opts.interval_s;
+	while (!stop_signal) {
+		double now, wake;
+
+		if (targets_gone(&r, &status, &have_status))
+			break;
+		now = mono_s();
+		if (deadline && now >= deadline)
+			break;
+		if (next_report && now >= next_report) {
+			err = report(&r, false);
+			if (err)
+				goto cleanup;
+			next_report += r.opts.interval_s;
+			if (next_report <= now) /* we fell behind: skip, do not burst */
+				next_report = now + r.opts.interval_s;
+		}
+		wake = now + TICK_S;
+		if (next_report && next_report < wake)
+			wake = next_report;
+		if (deadline && deadline < wake)
+			wake = deadline;
+		wait_targets(&r, wake - now);
+	}
+
+	/* Detach first: the final report is a snapshot nothing changes. */
+	profiler__detach(r.prof);
+	err = report(&r, true);
+	if (err)
+		goto cleanup;
+	totals(&r, &calls, &lost);
+	{
+		uint64_t run_ns, runs;
+
+		/* Counted only while the sysctl kernel.bpf_stats_enabled is 1. */
+		if (!profiler__prog_stats(r.prof, &run_ns, &runs) && runs)
+			log_info("BPF programs: %llu runs, %.1f ns per run",
+				 (unsigned long long)runs, (double)run_ns / (double)runs);
+	}
+	if (!r.opts.quiet) {
+		fprintf(stderr, "cmon: %llu calls counted in %.1f s, %llu lost\n",
+			(unsigned long long)calls, mono_s() - r.t_start, (unsigned long long)lost);
+		if (lost)
+			log_warn("%llu calls were not recorded (more than %d pending on a thread, "
+				 "or --per-pid: more than %d processes)", (unsigned long long)lost,
+				 CMON_STACK_DEPTH, MAX_PIDS_PER_FUNC);
+	}
+	if (r.launched && !have_status && r.launch.pid > 0 && !stop_signal && !deadline)
+		have_status = launch__reap(&r.launch, &status, 1);
+cleanup:
+	cleanup_run(&r);
+	return exit_status(err, lost, have_status, status);
+}
