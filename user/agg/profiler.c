@@ -102,10 +102,8 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 				 opts->per_pid || p->sparse ? 1 : n_funcs);
 	bpf_map__set_max_entries(p->skel->maps.prof_pids, (__u32)entries);
 	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
-	bpf_program__set_expected_attach_type(p->skel->progs.cmon_prof_entry,
-					      CMON_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(p->skel->progs.cmon_prof_exit,
-					      CMON_BPF_TRACE_UPROBE_MULTI);
+	probe_links__prepare(p->skel->progs.cmon_prof_entry);
+	probe_links__prepare(p->skel->progs.cmon_prof_exit);
 	return profile_bpf__load(p->skel);
 }
 
@@ -164,8 +162,8 @@ fail:
 int profiler__attach(struct profiler *p)
 {
 	struct probe_links_opts lo = {
-		.entry_prog_fd = bpf_program__fd(p->skel->progs.cmon_prof_entry),
-		.exit_prog_fd = bpf_program__fd(p->skel->progs.cmon_prof_exit),
+		.entry_prog = p->skel->progs.cmon_prof_entry,
+		.exit_prog = p->skel->progs.cmon_prof_exit,
 	};
 	int err;
 

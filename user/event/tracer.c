@@ -131,10 +131,8 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		bpf_program__set_flags(t->skel->progs.cmon_entry, BPF_F_SLEEPABLE);
 		bpf_program__set_flags(t->skel->progs.cmon_exit, BPF_F_SLEEPABLE);
 	}
-	bpf_program__set_expected_attach_type(t->skel->progs.cmon_entry,
-					      CMON_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(t->skel->progs.cmon_exit,
-					      CMON_BPF_TRACE_UPROBE_MULTI);
+	probe_links__prepare(t->skel->progs.cmon_entry);
+	probe_links__prepare(t->skel->progs.cmon_exit);
 	err = trace_bpf__load(t->skel);
 	if (err)
 		goto fail;
@@ -161,8 +159,8 @@ fail:
 int tracer__attach(struct tracer *t)
 {
 	struct probe_links_opts lo = {
-		.entry_prog_fd = bpf_program__fd(t->skel->progs.cmon_entry),
-		.exit_prog_fd = bpf_program__fd(t->skel->progs.cmon_exit),
+		.entry_prog = t->skel->progs.cmon_entry,
+		.exit_prog = t->skel->progs.cmon_exit,
 		.entry_only = t->opts.entry_only,
 	};
 	int err;

@@ -4,17 +4,63 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 #include "cmon.h"
 #include "core/log.h"
 #include "probe/attach.h"
 #include "links.h"
 
 struct probe_links {
-	int *fds;
+	int *fds;                /* uprobe_multi links */
 	size_t n_fds, cap_fds;
+	struct bpf_link **perf;  /* fallback: one perf-event uprobe per address */
+	size_t n_perf, cap_perf;
 	size_t n_probes;
 	unsigned long long attach_ns;
 };
+
+void probe_links__prepare(struct bpf_program *prog)
+{
+	if (uprobe_multi__supported())
+		bpf_program__set_expected_attach_type(prog, CMON_BPF_TRACE_UPROBE_MULTI);
+}
+
+static int keep_perf(struct probe_links *t, struct bpf_link *link)
+{
+	if (t->n_perf == t->cap_perf) {
+		size_t cap = t->cap_perf ? t->cap_perf * 2 : 16;
+		struct bpf_link **p = realloc(t->perf, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->perf = p;
+		t->cap_perf = cap;
+	}
+	t->perf[t->n_perf++] = link;
+	return 0;
+}
+
+/* Kernels without uprobe_multi: one perf-event uprobe per address. */
+static int attach_perf(struct probe_links *t, struct bpf_program *prog, const char *path,
+		       const uint64_t *offsets, const uint64_t *cookies, size_t cnt, pid_t pid,
+		       bool retprobe)
+{
+	for (size_t i = 0; i < cnt; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i], .retprobe = retprobe);
+		struct bpf_link *link;
+		int err;
+
+		link = bpf_program__attach_uprobe_opts(prog, pid ? pid : -1, path, offsets[i], &uo);
+		if (!link)
+			return -errno;
+		err = keep_perf(t, link);
+		if (err) {
+			bpf_link__destroy(link);
+			return err;
+		}
+	}
+	return 0;
+}
 
 static unsigned long long now_ns(void)
 {
@@ -85,8 +131,6 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
 	struct probe_list entry = {}, uret = {}, insn = {};
-	int entry_fd = o->entry_prog_fd;
-	int exit_fd = o->exit_prog_fd;
 	int err = 0, fd;
 
 	for (size_t i = 0; i < s->n_funcs && !err; i++) {
@@ -114,14 +158,22 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	 * function that is a lone ret), the entry must run first. */
 	struct {
 		struct probe_list *l;
-		int prog_fd;
+		struct bpf_program *prog;
 		bool ret;
-	} links[] = { { &entry, entry_fd, false }, { &uret, exit_fd, true }, { &insn, exit_fd, false } };
+	} links[] = { { &entry, o->entry_prog, false },
+		      { &uret, o->exit_prog, true },
+		      { &insn, o->exit_prog, false } };
+	bool multi = uprobe_multi__supported();
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		if (!links[i].l->n)
 			continue;
-		fd = uprobe_multi__attach(links[i].prog_fd, obj->attach_path, links[i].l->offsets,
-					  links[i].l->cookies, links[i].l->n, pid, links[i].ret);
+		if (multi)
+			fd = uprobe_multi__attach(bpf_program__fd(links[i].prog), obj->attach_path,
+						  links[i].l->offsets, links[i].l->cookies,
+						  links[i].l->n, pid, links[i].ret);
+		else
+			fd = attach_perf(t, links[i].prog, obj->attach_path, links[i].l->offsets,
+					 links[i].l->cookies, links[i].l->n, pid, links[i].ret);
 		if (fd < 0) {
 			err = fd;
 			if (err == -ESRCH)
@@ -137,10 +189,12 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 					  links[i].l->n == 1 ? "" : "s", obj->path, strerror(-err));
 			goto cleanup;
 		}
-		err = keep_link(t, fd);
-		if (err) {
-			close(fd);
-			goto cleanup;
+		if (multi) {
+			err = keep_link(t, fd);
+			if (err) {
+				close(fd);
+				goto cleanup;
+			}
 		}
 		t->n_probes += links[i].l->n;
 	}
@@ -186,6 +240,9 @@ void probe_links__free(struct probe_links *l)
 		return;
 	for (size_t i = 0; i < l->n_fds; i++)
 		close(l->fds[i]);
+	for (size_t i = 0; i < l->n_perf; i++)
+		bpf_link__destroy(l->perf[i]);
 	free(l->fds);
+	free(l->perf);
 	free(l);
 }

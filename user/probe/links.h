@@ -12,12 +12,22 @@
 #include "probe/resolve.h"
 
 struct probe_links;
+struct bpf_program;
 
 struct probe_links_opts {
-	int entry_prog_fd;
-	int exit_prog_fd;  /* ignored when entry_only */
+	struct bpf_program *entry_prog;
+	struct bpf_program *exit_prog; /* ignored when entry_only */
 	bool entry_only;
 };
+
+/*
+ * Before loading: make PROG attachable the way this kernel allows, as a
+ * uprobe_multi program (Linux >= 6.6), or else as an ordinary perf-event
+ * uprobe, one link per address (slower to attach and much slower to
+ * detach, ~110 ms each).  CMON_NO_UPROBE_MULTI=1 in the environment forces
+ * the fallback (for tests).
+ */
+void probe_links__prepare(struct bpf_program *prog);
 
 /* Attach every probe of SET.  On failure nothing stays attached and one
  * error line has been printed.  Returns 0 and the links, or -errno. */
