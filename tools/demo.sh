@@ -15,5 +15,8 @@ echo
 echo "\$ cmon trace --func grow_table -F csv -- $DEMO   (the RSS columns show each growth)"
 "$CMON" trace --func grow_table -F csv -- "$DEMO"
 echo
-echo "\$ cmon list --func 'kv_*' --func grow_table -- $DEMO"
+echo "\$ cmon list 'kv_*' grow_table -- $DEMO"
 "$CMON" list 'kv_*' grow_table -- "$DEMO"
+echo
+echo "\$ cmon profile --func 'kv_*' --func hash_key -- $DEMO   (aggregated in the kernel)"
+"$CMON" profile --func 'kv_*' --func hash_key -- "$DEMO"
