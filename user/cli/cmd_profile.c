@@ -5,34 +5,25 @@
  * (cumulative since attach), detach.  Nothing per call leaves the kernel.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include "cmon.h"
 #include "agg/hist.h"
 #include "agg/profiler.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/session.h"
 #include "core/log.h"
 #include "core/privilege.h"
 #include "output/writer.h"
-#include "proc/launch.h"
-#include "proc/libpath.h"
-#include "proc/procmaps.h"
 
 #define MAX_PIDS_PER_FUNC 1024 /* --per-pid: distinct processes per function */
 #define TICK_S 0.1             /* how often the end of the targets is checked */
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig) { stop_signal = sig; }
 
 /* One line of a report: a function (and process) as the kernel summed it. */
 struct prof_row {
@@ -46,30 +37,15 @@ struct prof_row {
 
 struct profile_run {
 	struct cmd_opts opts;
-	struct funcpattern *patterns;
+	struct session ses; /* patterns, output, processes */
 	struct probe_set *set;
 	struct profiler *prof;
-	FILE *out;
-	bool out_owned;
-	char *launch_path;
-	struct launch launch;
-	bool launched;
-	int *pidfds;      /* -p: one per process, -1 once it has ended */
-	bool *pid_gone;
 	struct prof_row *rows;
 	size_t n_rows, cap_rows;
 	unsigned reports;
 	double t_start;
 	struct strbuf sb; /* escaping CSV and JSON strings */
 };
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---------------------------------------------------------------- collecting */
 
@@ -243,15 +219,15 @@ static void text_hist(struct profile_run *r, const struct prof_row *row)
 		if (b.count > peak)
 			peak = b.count;
 	}
-	fputs("\n", r->out);
-	put_name(r->out, func_name(r, row->func_id), 0);
+	fputs("\n", r->ses.out);
+	put_name(r->ses.out, func_name(r, row->func_id), 0);
 	if (o->per_pid)
-		fprintf(r->out, " (pid %u)", row->pid);
+		fprintf(r->ses.out, " (pid %u)", row->pid);
 	if (o->hist_linear)
-		fprintf(r->out, ": arg%d, linear from %lld by %lld\n", o->hist_arg,
+		fprintf(r->ses.out, ": arg%d, linear from %lld by %lld\n", o->hist_arg,
 			(long long)o->lin_min, (long long)o->lin_step);
 	else
-		fprintf(r->out, ": arg%d, log2 (as unsigned)\n", o->hist_arg);
+		fprintf(r->ses.out, ": arg%d, log2 (as unsigned)\n", o->hist_arg);
 	for (int k = first; k >= 0 && k <= last; k++) {
 		char lo[24], hi[24];
 		int bar;
@@ -265,14 +241,14 @@ static void text_hist(struct profile_run *r, const struct prof_row *row)
 			snprintf(hi, sizeof(hi), "%llu", (unsigned long long)b.uhi);
 		}
 		bar = peak ? (int)(b.count * 40 / peak) : 0;
-		fprintf(r->out, "  %20s .. %-20s %12llu |%-40.*s|\n", lo, hi,
+		fprintf(r->ses.out, "  %20s .. %-20s %12llu |%-40.*s|\n", lo, hi,
 			(unsigned long long)b.count, bar,
 			"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@");
 	}
 	if (oor)
-		fprintf(r->out, "  %-44s %12llu\n", "out of range", (unsigned long long)oor);
+		fprintf(r->ses.out, "  %-44s %12llu\n", "out of range", (unsigned long long)oor);
 	if (first < 0 && !oor)
-		fputs("  (no values)\n", r->out);
+		fputs("  (no values)\n", r->ses.out);
 }
 
 static void text_report(struct profile_run *r, double elapsed, bool final)
@@ -287,17 +263,17 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 			w = n < 48 ? n : 48;
 	}
 	if (r->reports > 1)
-		fputc('\n', r->out);
-	fprintf(r->out, "cmon profile: %.1f s elapsed, cumulative since start%s\n", elapsed,
+		fputc('\n', r->ses.out);
+	fprintf(r->ses.out, "cmon profile: %.1f s elapsed, cumulative since start%s\n", elapsed,
 		final ? " (final)" : "");
 	if (!r->n_rows) {
-		fputs("(no calls yet)\n", r->out);
+		fputs("(no calls yet)\n", r->ses.out);
 		return;
 	}
-	put_name(r->out, "FUNCTION", w);
+	put_name(r->ses.out, "FUNCTION", w);
 	if (o->per_pid)
-		fprintf(r->out, " %8s", "PID");
-	fprintf(r->out, " %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s %7s %6s\n", "CALLS", "TOTAL",
+		fprintf(r->ses.out, " %8s", "PID");
+	fprintf(r->ses.out, " %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s %7s %6s\n", "CALLS", "TOTAL",
 		"MEAN", "MIN", "P50", "P90", "P99", "P99.9", "MAX", "RSS+", "NORET", "LOST");
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct prof_row *row = &r->rows[i];
@@ -315,14 +291,14 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 			snprintf(rss, sizeof(rss), "-");
 		else
 			fmt_bytes(rss, sizeof(rss), row->rss_growth);
-		put_name(r->out, func_name(r, row->func_id), w);
+		put_name(r->ses.out, func_name(r, row->func_id), w);
 		if (o->per_pid) {
 			if (row->pid)
-				fprintf(r->out, " %8u", row->pid);
+				fprintf(r->ses.out, " %8u", row->pid);
 			else
-				fprintf(r->out, " %8s", "?");
+				fprintf(r->ses.out, " %8s", "?");
 		}
-		fprintf(r->out, " %10llu %9s %9s %9s %9s %9s %9s %9s %9s %10s %7llu %6llu\n",
+		fprintf(r->ses.out, " %10llu %9s %9s %9s %9s %9s %9s %9s %9s %10s %7llu %6llu\n",
 			(unsigned long long)row->calls, t[0], t[1], t[2], t[3], t[4], t[5], t[6],
 			t[7], rss, (unsigned long long)row->noreturn, (unsigned long long)row->lost);
 	}
@@ -342,7 +318,7 @@ static void put_escaped(struct profile_run *r, const char *s, bool json)
 {
 	strbuf__reset(&r->sb);
 	if ((json ? json_escape : csv_escape)(&r->sb, s) == 0)
-		fwrite(r->sb.buf, 1, r->sb.len, r->out);
+		fwrite(r->sb.buf, 1, r->sb.len, r->ses.out);
 }
 
 /* The non-empty buckets, LOW..HIGH=COUNT separated by ';' (CSV) or as
@@ -353,29 +329,29 @@ static void put_hist(struct profile_run *r, const struct prof_row *row, bool jso
 	bool first = true;
 
 	if (json)
-		fputc('[', r->out);
+		fputc('[', r->ses.out);
 	for (unsigned k = 0; k < HIST_ARG_NBUCKETS; k++) {
 		if (!arg_bucket(&r->opts, row, k, &b) || !b.count)
 			continue;
 		if (!first)
-			fputc(json ? ',' : ';', r->out);
+			fputc(json ? ',' : ';', r->ses.out);
 		first = false;
 		if (json && b.is_signed)
-			fprintf(r->out, "{\"low\":%lld,\"high\":%lld,\"count\":%llu}", (long long)b.slo,
+			fprintf(r->ses.out, "{\"low\":%lld,\"high\":%lld,\"count\":%llu}", (long long)b.slo,
 				(long long)b.shi, (unsigned long long)b.count);
 		else if (json)
-			fprintf(r->out, "{\"low\":%llu,\"high\":%llu,\"count\":%llu}",
+			fprintf(r->ses.out, "{\"low\":%llu,\"high\":%llu,\"count\":%llu}",
 				(unsigned long long)b.ulo, (unsigned long long)b.uhi,
 				(unsigned long long)b.count);
 		else if (b.is_signed)
-			fprintf(r->out, "%lld..%lld=%llu", (long long)b.slo, (long long)b.shi,
+			fprintf(r->ses.out, "%lld..%lld=%llu", (long long)b.slo, (long long)b.shi,
 				(unsigned long long)b.count);
 		else
-			fprintf(r->out, "%llu..%llu=%llu", (unsigned long long)b.ulo,
+			fprintf(r->ses.out, "%llu..%llu=%llu", (unsigned long long)b.ulo,
 				(unsigned long long)b.uhi, (unsigned long long)b.count);
 	}
 	if (json)
-		fputc(']', r->out);
+		fputc(']', r->ses.out);
 }
 
 static void csv_report(struct profile_run *r, double elapsed, bool final)
@@ -383,38 +359,38 @@ static void csv_report(struct profile_run *r, double elapsed, bool final)
 	const struct cmd_opts *o = &r->opts;
 
 	if (r->reports == 1)
-		fputs(CSV_HEADER, r->out);
+		fputs(CSV_HEADER, r->ses.out);
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct prof_row *row = &r->rows[i];
 
-		fprintf(r->out, "%u,%.3f,%d,", r->reports, elapsed, final);
+		fprintf(r->ses.out, "%u,%.3f,%d,", r->reports, elapsed, final);
 		put_escaped(r, func_name(r, row->func_id), false);
-		fputc(',', r->out);
+		fputc(',', r->ses.out);
 		put_escaped(r, func_module(r, row->func_id), false);
-		fputc(',', r->out);
+		fputc(',', r->ses.out);
 		if (o->per_pid)
-			fprintf(r->out, "%u", row->pid);
-		fprintf(r->out, ",%llu,%llu,%llu,%llu,", (unsigned long long)row->calls,
+			fprintf(r->ses.out, "%u", row->pid);
+		fprintf(r->ses.out, ",%llu,%llu,%llu,%llu,", (unsigned long long)row->calls,
 			(unsigned long long)row->returns, (unsigned long long)row->noreturn,
 			(unsigned long long)row->lost);
 		if (row->returns)
-			fprintf(r->out, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
+			fprintf(r->ses.out, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
 				(unsigned long long)row->total, (unsigned long long)row->min,
 				(unsigned long long)row->mean, (unsigned long long)row->p50,
 				(unsigned long long)row->p90, (unsigned long long)row->p99,
 				(unsigned long long)row->p999, (unsigned long long)row->max);
 		else
-			fputs(",,,,,,,,", r->out);
+			fputs(",,,,,,,,", r->ses.out);
 		if (!o->no_mem)
-			fprintf(r->out, "%lld", (long long)row->rss_growth);
-		fputc(',', r->out);
+			fprintf(r->ses.out, "%lld", (long long)row->rss_growth);
+		fputc(',', r->ses.out);
 		if (o->hist_arg >= 0) {
 			put_hist(r, row, false);
-			fprintf(r->out, ",%llu", (unsigned long long)arg_out_of_range(o, row));
+			fprintf(r->ses.out, ",%llu", (unsigned long long)arg_out_of_range(o, row));
 		} else {
-			fputc(',', r->out);
+			fputc(',', r->ses.out);
 		}
-		fputs("\r\n", r->out);
+		fputs("\r\n", r->ses.out);
 	}
 }
 
@@ -425,20 +401,20 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct prof_row *row = &r->rows[i];
 
-		fprintf(r->out, "{\"report\":%u,\"elapsed_s\":%.3f,\"final\":%s,\"func\":", r->reports,
+		fprintf(r->ses.out, "{\"report\":%u,\"elapsed_s\":%.3f,\"final\":%s,\"func\":", r->reports,
 			elapsed, final ? "true" : "false");
 		put_escaped(r, func_name(r, row->func_id), true);
-		fputs(",\"module\":", r->out);
+		fputs(",\"module\":", r->ses.out);
 		put_escaped(r, func_module(r, row->func_id), true);
 		if (o->per_pid)
-			fprintf(r->out, ",\"pid\":%u", row->pid);
+			fprintf(r->ses.out, ",\"pid\":%u", row->pid);
 		else
-			fputs(",\"pid\":null", r->out);
-		fprintf(r->out, ",\"calls\":%llu,\"returns\":%llu,\"noreturn\":%llu,\"lost\":%llu",
+			fputs(",\"pid\":null", r->ses.out);
+		fprintf(r->ses.out, ",\"calls\":%llu,\"returns\":%llu,\"noreturn\":%llu,\"lost\":%llu",
 			(unsigned long long)row->calls, (unsigned long long)row->returns,
 			(unsigned long long)row->noreturn, (unsigned long long)row->lost);
 		if (row->returns)
-			fprintf(r->out,
+			fprintf(r->ses.out,
 				",\"total_ns\":%llu,\"min_ns\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu"
 				",\"p90_ns\":%llu,\"p99_ns\":%llu,\"p999_ns\":%llu,\"max_ns\":%llu",
 				(unsigned long long)row->total, (unsigned long long)row->min,
@@ -448,28 +424,28 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 		else
 			fputs(",\"total_ns\":null,\"min_ns\":null,\"mean_ns\":null,\"p50_ns\":null"
 			      ",\"p90_ns\":null,\"p99_ns\":null,\"p999_ns\":null,\"max_ns\":null",
-			      r->out);
+			      r->ses.out);
 		if (o->no_mem)
-			fputs(",\"rss_growth_bytes\":null", r->out);
+			fputs(",\"rss_growth_bytes\":null", r->ses.out);
 		else
-			fprintf(r->out, ",\"rss_growth_bytes\":%lld", (long long)row->rss_growth);
+			fprintf(r->ses.out, ",\"rss_growth_bytes\":%lld", (long long)row->rss_growth);
 		if (o->hist_arg >= 0) {
-			fprintf(r->out, ",\"arg_hist\":{\"arg\":%d,\"scale\":\"%s\",\"buckets\":",
+			fprintf(r->ses.out, ",\"arg_hist\":{\"arg\":%d,\"scale\":\"%s\",\"buckets\":",
 				o->hist_arg, o->hist_linear ? "linear" : "log2");
 			put_hist(r, row, true);
-			fprintf(r->out, ",\"out_of_range\":%llu}",
+			fprintf(r->ses.out, ",\"out_of_range\":%llu}",
 				(unsigned long long)arg_out_of_range(o, row));
 		} else {
-			fputs(",\"arg_hist\":null", r->out);
+			fputs(",\"arg_hist\":null", r->ses.out);
 		}
-		fputs("}\n", r->out);
+		fputs("}\n", r->ses.out);
 	}
 }
 
 /* Read the kernel's aggregates and print one report.  0 or -errno. */
 static int report(struct profile_run *r, bool final)
 {
-	double elapsed = mono_s() - r->t_start;
+	double elapsed = session__now() - r->t_start;
 	int err;
 
 	r->n_rows = 0;
@@ -491,7 +467,7 @@ static int report(struct profile_run *r, bool final)
 		text_report(r, elapsed, final);
 		break;
 	}
-	if (fflush(r->out) || ferror(r->out)) {
+	if (fflush(r->ses.out) || ferror(r->ses.out)) {
 		err = errno ? -errno : -EIO;
 		log_error("cannot write output: %s", strerror(-err));
 		return err;
@@ -500,133 +476,6 @@ static int report(struct profile_run *r, bool final)
 }
 
 /* ---------------------------------------------------------------- the run */
-
-static int open_output(struct profile_run *r)
-{
-	int fd;
-
-	if (!r->opts.output || !strcmp(r->opts.output, "-")) {
-		r->out = stdout;
-	} else {
-		fd = open(r->opts.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			int err = -errno;
-
-			log_error("cannot write %s: %s", r->opts.output, strerror(-err));
-			return err;
-		}
-		r->out = fdopen(fd, "w");
-		if (!r->out) {
-			close(fd);
-			return -ENOMEM;
-		}
-		r->out_owned = true;
-	}
-	/* A report is written whole, then flushed. */
-	setvbuf(r->out, NULL, _IOFBF, 1 << 16);
-	return 0;
-}
-
-static int parse_patterns(struct profile_run *r)
-{
-	r->patterns = calloc(r->opts.n_funcs, sizeof(*r->patterns));
-	if (!r->patterns)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->opts.n_funcs; i++) {
-		if (funcpattern__parse(r->opts.funcs[i], &r->patterns[i])) {
-			log_error("invalid function pattern '%s'", r->opts.funcs[i]);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static int start_program(struct profile_run *r)
-{
-	int err = libpath__find_exe(r->opts.cmd[0], &r->launch_path);
-
-	if (err) {
-		log_error("%s: %s", r->opts.cmd[0], strerror(-err));
-		return err;
-	}
-	err = launch__start(r->launch_path, r->opts.cmd, &r->launch);
-	if (err) {
-		log_error("cannot start %s: %s", r->launch_path, strerror(-err));
-		return err;
-	}
-	r->launched = true;
-	return 0;
-}
-
-static int open_pidfds(struct profile_run *r)
-{
-	size_t n = r->opts.n_pids ? r->opts.n_pids : 1;
-
-	r->pidfds = calloc(n, sizeof(*r->pidfds));
-	r->pid_gone = calloc(n, sizeof(*r->pid_gone));
-	if (!r->pidfds || !r->pid_gone)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->opts.n_pids; i++)
-		r->pidfds[i] = (int)syscall(SYS_pidfd_open, r->opts.pids[i], 0);
-	return 0;
-}
-
-/* Sleep up to TIMEOUT_S, waking early when a traced process ends. */
-static void wait_targets(struct profile_run *r, double timeout_s)
-{
-	struct pollfd fds[64];
-	nfds_t n = 0;
-	int ms = (int)(timeout_s * 1000) + 1;
-
-	if (r->launched && r->launch.pidfd >= 0)
-		fds[n++] = (struct pollfd){ .fd = r->launch.pidfd, .events = POLLIN };
-	for (size_t i = 0; i < r->opts.n_pids && n < sizeof(fds) / sizeof(fds[0]); i++)
-		if (r->pidfds[i] >= 0 && !r->pid_gone[i])
-			fds[n++] = (struct pollfd){ .fd = r->pidfds[i], .events = POLLIN };
-	if (n)
-		poll(fds, n, ms);
-	else
-		poll(NULL, 0, ms);
-}
-
-/* Have all traced processes ended?  (--binary: never.) */
-static bool targets_gone(struct profile_run *r, int *status, bool *have_status)
-{
-	bool all = true;
-
-	if (r->launched) {
-		if (launch__reap(&r->launch, status, 0)) {
-			*have_status = true;
-			return true;
-		}
-		return false;
-	}
-	if (!r->opts.n_pids)
-		return false;
-	for (size_t i = 0; i < r->opts.n_pids; i++) {
-		struct pollfd p = { .fd = r->pidfds[i], .events = POLLIN };
-
-		if (r->pid_gone[i])
-			continue;
-		if (r->pidfds[i] < 0)
-			r->pid_gone[i] = !proc__alive(r->opts.pids[i]);
-		else
-			r->pid_gone[i] = poll(&p, 1, 0) > 0;
-		all = all && r->pid_gone[i];
-	}
-	return all;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN); /* a closed output is a write error */
-}
 
 /* Calls counted and lost over every row of the last report. */
 static void totals(const struct profile_run *r, uint64_t *calls, uint64_t *lost)
@@ -638,43 +487,13 @@ static void totals(const struct profile_run *r, uint64_t *calls, uint64_t *lost)
 	}
 }
 
-/* The one place the exit status of `cmon profile` is decided. */
-static int exit_status(int err, uint64_t lost, bool have_status, int status)
-{
-	if (err)
-		return CMON_EXIT_ERROR;
-	if (have_status) {
-		if (WIFSIGNALED(status))
-			return 128 + WTERMSIG(status);
-		if (WIFEXITED(status) && WEXITSTATUS(status))
-			return WEXITSTATUS(status);
-	}
-	return lost ? CMON_EXIT_LOST : CMON_EXIT_OK;
-}
-
 static void cleanup_run(struct profile_run *r)
 {
 	profiler__free(r->prof);
-	if (r->launched && r->launch.go_fd >= 0)
-		launch__abort(&r->launch); /* never released: do not run it unprofiled */
-	else if (r->launched)
-		launch__close(&r->launch);
-	if (r->out_owned && r->out)
-		fclose(r->out);
-	else if (r->out)
-		fflush(r->out);
+	session__cleanup(&r->ses);
 	probe_set__free(r->set);
-	for (size_t i = 0; r->patterns && i < r->opts.n_funcs; i++)
-		funcpattern__clear(&r->patterns[i]);
-	free(r->patterns);
-	for (size_t i = 0; r->pidfds && i < r->opts.n_pids; i++)
-		if (r->pidfds[i] >= 0)
-			close(r->pidfds[i]);
-	free(r->pidfds);
-	free(r->pid_gone);
 	free(r->rows);
 	strbuf__release(&r->sb);
-	free(r->launch_path);
 	cmd_opts__free(&r->opts);
 }
 
@@ -686,29 +505,22 @@ static int setup(struct profile_run *r)
 
 	err = privilege__check();
 	if (!err)
-		err = parse_patterns(r);
+		err = session__parse_patterns(&r->ses);
+	if (!err) /* a report is written whole, then flushed */
+		err = session__open_output(&r->ses, 1 << 16);
 	if (!err)
-		err = open_output(r);
-	if (!err && r->opts.cmd)
-		err = start_program(r);
+		err = session__start_program(&r->ses);
 	if (err)
 		return err;
 
-	ro.pids = r->opts.pids;
-	ro.n_pids = r->opts.n_pids;
-	ro.binary = r->opts.binary;
-	ro.launch_exe = r->launch_path;
-	ro.launch_pid = r->launched ? r->launch.pid : 0;
-	ro.patterns = r->patterns;
-	ro.n_patterns = r->opts.n_funcs;
+	session__resolve_opts(&r->ses, &ro);
 	ro.ret_choice = r->opts.ret_choice;
 	err = probe_set__resolve(&ro, &r->set);
 	if (err)
 		return err;
-	if (open_pidfds(r)) {
-		log_error("out of memory");
-		return -ENOMEM;
-	}
+	err = session__open_pidfds(&r->ses);
+	if (err)
+		return err;
 
 	po.per_pid = r->opts.per_pid;
 	po.hist_arg = r->opts.hist_arg;
@@ -728,12 +540,13 @@ static int setup(struct profile_run *r)
 
 int cmd_profile(int argc, char **argv)
 {
-	struct profile_run r = { .launch = { .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
+	struct profile_run r = {};
 	bool have_status = false;
 	int status = 0, err;
 	uint64_t calls = 0, lost = 0;
 	double deadline = 0, next_report = 0;
 
+	session__init(&r.ses, &r.opts);
 	if (cmd_opts__parse(CMD_PROFILE, argc, argv, &r.opts)) {
 		cmd_opts__free(&r.opts);
 		return CMON_EXIT_USAGE;
@@ -748,16 +561,16 @@ int cmd_profile(int argc, char **argv)
 	err = setup(&r);
 	if (err)
 		goto cleanup;
-	install_signals();
+	session__install_signals();
 	if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
 			profiler__probe_count(r.prof), (double)profiler__attach_ns(r.prof) / 1e6,
 			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s");
-	r.t_start = mono_s();
-	if (r.launched) {
-		err = launch__release(&r.launch);
+	r.t_start = session__now();
+	if (r.ses.launched) {
+		err = launch__release(&r.ses.launch);
 		if (err) {
-			log_error("cannot run %s: %s", r.launch_path, strerror(-err));
+			log_error("cannot run %s: %s", r.ses.launch_path, strerror(-err));
 			goto cleanup;
 		}
 	}
@@ -766,12 +579,12 @@ int cmd_profile(int argc, char **argv)
 		deadline = r.t_start + r.opts.duration_s;
 	if (r.opts.interval_s > 0)
 		next_report = r.t_start + r.opts.interval_s;
-	while (!stop_signal) {
+	while (!session_stop_signal) {
 		double now, wake;
 
-		if (targets_gone(&r, &status, &have_status))
+		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
-		now = mono_s();
+		now = session__now();
 		if (deadline && now >= deadline)
 			break;
 		if (next_report && now >= next_report) {
@@ -787,7 +600,7 @@ int cmd_profile(int argc, char **argv)
 			wake = next_report;
 		if (deadline && deadline < wake)
 			wake = deadline;
-		wait_targets(&r, wake - now);
+		session__wait(&r.ses, wake - now);
 	}
 
 	/* Detach first: the final report is a snapshot nothing changes. */
@@ -806,15 +619,16 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (!r.opts.quiet) {
 		fprintf(stderr, "cmon: %llu calls counted in %.1f s, %llu lost\n",
-			(unsigned long long)calls, mono_s() - r.t_start, (unsigned long long)lost);
+			(unsigned long long)calls, session__now() - r.t_start, (unsigned long long)lost);
 		if (lost)
 			log_warn("%llu calls were not recorded (more than %d pending on a thread, "
 				 "or --per-pid: more than %d processes)", (unsigned long long)lost,
 				 CMON_STACK_DEPTH, MAX_PIDS_PER_FUNC);
 	}
-	if (r.launched && !have_status && r.launch.pid > 0 && !stop_signal && !deadline)
-		have_status = launch__reap(&r.launch, &status, 1);
+	if (r.ses.launched && !have_status && r.ses.launch.pid > 0 && !session_stop_signal &&
+	    !deadline)
+		have_status = launch__reap(&r.ses.launch, &status, 1);
 cleanup:
 	cleanup_run(&r);
-	return exit_status(err, lost, have_status, status);
+	return session__exit_status(err, lost, have_status, status);
 }

@@ -6,18 +6,14 @@
  */
 #include <errno.h>
 #include <malloc.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/session.h"
 #include "core/log.h"
 #include "core/privilege.h"
 #include "event/decode.h"
@@ -26,13 +22,6 @@
 #include "elf/symtab.h"
 #include "store/store_writer.h"
 #include "output/writer.h"
-#include "proc/launch.h"
-#include "proc/libpath.h"
-#include "proc/procmaps.h"
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig) { stop_signal = sig; }
 
 struct trace_run {
 	enum cmd_kind kind;  /* CMD_TRACE or CMD_CAPTURE */
@@ -42,17 +31,11 @@ struct trace_run {
 	int64_t *store_funcs; /* store function id of each func_id */
 	int argc;
 	char **argv;
-	struct funcpattern *patterns;
+	struct session ses;  /* patterns, output, processes */
 	struct probe_set *set;
 	struct tracer *tracer;
 	struct writer *writer;
 	struct decoder decoder;
-	FILE *out;
-	bool out_owned;
-	char *launch_path;
-	struct launch launch;
-	bool launched;
-	int *pidfds;
 	uint64_t written;
 	uint64_t *written_per_func;
 	bool max_reached;
@@ -177,7 +160,7 @@ static int open_store(struct trace_run *r)
 	char host[256] = "";
 	char *cmdline = join_args(r->argc + 1, r->argv - 1); /* from "cmon" */
 	struct symtab *exe_syms = NULL;
-	const char *target = r->launch_path ? r->launch_path
+	const char *target = r->ses.launch_path ? r->ses.launch_path
 			     : r->opts.binary ? r->opts.binary
 					      : r->set->objects[r->set->targets[0].objects[0]].path;
 	struct store_meta meta = {
@@ -224,120 +207,6 @@ static int open_store(struct trace_run *r)
 	return 0;
 }
 
-static int open_output(struct trace_run *r)
-{
-	int fd;
-
-	if (r->kind == CMD_CAPTURE)
-		return 0; /* the store is made once the functions are known */
-	if (!r->opts.output || !strcmp(r->opts.output, "-")) {
-		r->out = stdout;
-	} else {
-		fd = open(r->opts.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			log_error("cannot write %s: %s", r->opts.output, strerror(errno));
-			return -errno;
-		}
-		r->out = fdopen(fd, "w");
-		if (!r->out) {
-			close(fd);
-			return -ENOMEM;
-		}
-		r->out_owned = true;
-	}
-	/* The writer formats whole records; a large buffer makes one write
-	 * per many records. */
-	setvbuf(r->out, NULL, _IOFBF, 1 << 20);
-	return 0;
-}
-
-static int parse_patterns(struct trace_run *r)
-{
-	r->patterns = calloc(r->opts.n_funcs, sizeof(*r->patterns));
-	if (!r->patterns)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->opts.n_funcs; i++) {
-		if (funcpattern__parse(r->opts.funcs[i], &r->patterns[i])) {
-			log_error("invalid function pattern '%s'", r->opts.funcs[i]);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-/* Resolve the program to launch and start it, paused before exec. */
-static int start_program(struct trace_run *r)
-{
-	int err = libpath__find_exe(r->opts.cmd[0], &r->launch_path);
-
-	if (err) {
-		log_error("%s: %s", r->opts.cmd[0], strerror(-err));
-		return err;
-	}
-	err = launch__start(r->launch_path, r->opts.cmd, &r->launch);
-	if (err) {
-		log_error("cannot start %s: %s", r->launch_path, strerror(-err));
-		return err;
-	}
-	r->launched = true;
-	return 0;
-}
-
-static int open_pidfds(struct trace_run *r)
-{
-	r->pidfds = calloc(r->opts.n_pids ? r->opts.n_pids : 1, sizeof(int));
-	if (!r->pidfds)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->opts.n_pids; i++)
-		r->pidfds[i] = (int)syscall(SYS_pidfd_open, r->opts.pids[i], 0);
-	return 0;
-}
-
-/* Are all traced processes gone?  (--binary: never.) */
-static bool targets_gone(struct trace_run *r, int *status, bool *have_status)
-{
-	if (r->launched) {
-		if (launch__reap(&r->launch, status, 0)) {
-			*have_status = true;
-			return true;
-		}
-		return false;
-	}
-	if (!r->opts.n_pids)
-		return false;
-	for (size_t i = 0; i < r->opts.n_pids; i++) {
-		struct pollfd p = { .fd = r->pidfds[i], .events = POLLIN };
-
-		if (r->pidfds[i] < 0) {
-			if (proc__alive(r->opts.pids[i]))
-				return false;
-			continue;
-		}
-		if (poll(&p, 1, 0) == 0)
-			return false;
-	}
-	return true;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN); /* a closed output is a write error */
-}
-
 /* Calls whose record was not written, and calls written without their
  * captured values (a capture record did not fit): both are losses. */
 static uint64_t report(struct trace_run *r)
@@ -378,21 +247,6 @@ static uint64_t report(struct trace_run *r)
 	return lost + lost_captures;
 }
 
-/* The one place the exit status of `cmon trace` is decided. */
-static int exit_status(struct trace_run *r, int err, uint64_t lost, bool have_status,
-		       int status)
-{
-	if (err)
-		return CMON_EXIT_ERROR;
-	if (have_status) {
-		if (WIFSIGNALED(status))
-			return 128 + WTERMSIG(status);
-		if (WIFEXITED(status) && WEXITSTATUS(status))
-			return WEXITSTATUS(status);
-	}
-	return lost ? CMON_EXIT_LOST : CMON_EXIT_OK;
-}
-
 static void cleanup_run(struct trace_run *r)
 {
 	tracer__free(r->tracer);
@@ -400,32 +254,16 @@ static void cleanup_run(struct trace_run *r)
 		store_writer__close(r->store, 0);
 	free(r->store_funcs);
 	typer__free(r->typer);
-	if (r->launched && r->launch.go_fd >= 0)
-		launch__abort(&r->launch); /* never released: do not run it untraced */
-	else if (r->launched)
-		launch__close(&r->launch);
 	writer__free(r->writer);
-	if (r->out_owned && r->out)
-		fclose(r->out);
-	else if (r->out)
-		fflush(r->out);
+	session__cleanup(&r->ses);
 	probe_set__free(r->set);
-	for (size_t i = 0; r->patterns && i < r->opts.n_funcs; i++)
-		funcpattern__clear(&r->patterns[i]);
-	free(r->patterns);
-	for (size_t i = 0; r->pidfds && i < r->opts.n_pids; i++)
-		if (r->pidfds[i] >= 0)
-			close(r->pidfds[i]);
-	free(r->pidfds);
 	free(r->written_per_func);
-	free(r->launch_path);
 	cmd_opts__free(&r->opts);
 }
 
 static int run(enum cmd_kind kind, int argc, char **argv)
 {
-	struct trace_run r = { .kind = kind, .argc = argc, .argv = argv,
-			       .launch = { .pid = -1, .go_fd = -1, .err_fd = -1, .pidfd = -1 } };
+	struct trace_run r = { .kind = kind, .argc = argc, .argv = argv };
 	struct typer_opts ty = {};
 	struct resolve_opts ro = {};
 	struct tracer_opts to = {};
@@ -434,6 +272,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	uint64_t lost = 0;
 	double deadline = 0;
 
+	session__init(&r.ses, &r.opts);
 	if (cmd_opts__parse(kind, argc, argv, &r.opts)) {
 		cmd_opts__free(&r.opts);
 		return CMON_EXIT_USAGE;
@@ -447,21 +286,15 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 
 	err = privilege__check();
 	if (!err)
-		err = parse_patterns(&r);
+		err = session__parse_patterns(&r.ses);
+	if (!err && kind != CMD_CAPTURE) /* the store is made once the functions are known */
+		err = session__open_output(&r.ses, 1 << 20);
 	if (!err)
-		err = open_output(&r);
-	if (!err && r.opts.cmd)
-		err = start_program(&r);
+		err = session__start_program(&r.ses);
 	if (err)
 		goto cleanup;
 
-	ro.pids = r.opts.pids;
-	ro.n_pids = r.opts.n_pids;
-	ro.binary = r.opts.binary;
-	ro.launch_exe = r.launch_path;
-	ro.launch_pid = r.launched ? r.launch.pid : 0;
-	ro.patterns = r.patterns;
-	ro.n_patterns = r.opts.n_funcs;
+	session__resolve_opts(&r.ses, &ro);
 	ro.ret_choice = r.opts.no_return ? RETURN_OFF : r.opts.ret_choice;
 	err = probe_set__resolve(&ro, &r.set);
 	if (err)
@@ -488,15 +321,18 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		size_t n_cols;
 		const char *const *cols = typer__columns(r.typer, &n_cols);
 
-		r.writer = writer__new(r.opts.format, r.out);
+		r.writer = writer__new(r.opts.format, r.ses.out);
 		if (r.writer)
 			writer__set_columns(r.writer, cols, n_cols);
 	}
-	if (!r.written_per_func || (kind != CMD_CAPTURE && !r.writer) || open_pidfds(&r)) {
+	if (!r.written_per_func || (kind != CMD_CAPTURE && !r.writer)) {
 		err = -ENOMEM;
 		log_error("out of memory");
 		goto cleanup;
 	}
+	err = session__open_pidfds(&r.ses);
+	if (err)
+		goto cleanup;
 	decoder__init(&r.decoder, r.set);
 	to.entry_only = r.opts.no_return;
 	to.ringbuf_bytes = r.opts.ringbuf_bytes;
@@ -514,23 +350,19 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	err = tracer__attach(r.tracer);
 	if (err)
 		goto cleanup;
-	install_signals();
+	session__install_signals();
 	if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
 				"from DWARF)\n",
 			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6,
 			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s", typer__typed_count(r.typer));
-	if (r.launched) {
-		err = launch__release(&r.launch);
-		if (err) {
-			log_error("cannot run %s: %s", r.launch_path, strerror(-err));
-			goto cleanup;
-		}
-	}
+	err = session__release(&r.ses);
+	if (err)
+		goto cleanup;
 
 	if (r.opts.duration_s > 0)
-		deadline = mono_s() + r.opts.duration_s;
-	while (!stop_signal && !r.max_reached && !r.write_err) {
+		deadline = session__now() + r.opts.duration_s;
+	while (!session_stop_signal && !r.max_reached && !r.write_err) {
 		int n = tracer__poll(r.tracer, r.opts.poll_ms);
 
 		/* A negative count from our own callback means stop, not failure. */
@@ -541,9 +373,9 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		}
 		if (r.store && store_writer__maybe_commit(r.store, 0) < 0 && !r.write_err)
 			r.write_err = -EIO;
-		if (targets_gone(&r, &status, &have_status))
+		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
-		if (deadline && mono_s() >= deadline)
+		if (deadline && session__now() >= deadline)
 			break;
 	}
 
@@ -553,13 +385,13 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	tracer__drain(r.tracer);
 	for (size_t i = 0; i < r.opts.n_pids; i++)
 		tracer__flush_pending(r.tracer, r.opts.pids[i]);
-	if (r.launched && r.launch.pid > 0)
-		tracer__flush_pending(r.tracer, r.launch.pid);
+	if (r.ses.launched && r.ses.launch.pid > 0)
+		tracer__flush_pending(r.tracer, r.ses.launch.pid);
 	tracer__detach(r.tracer);
 	tracer__drain(r.tracer);
 	if (!r.write_err && r.writer)
 		r.write_err = writer__finish(r.writer);
-	if (!r.write_err && r.out && fflush(r.out))
+	if (!r.write_err && r.ses.out && fflush(r.ses.out))
 		r.write_err = -errno;
 	if (r.store) {
 		struct timespec now;
@@ -578,12 +410,12 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	if (lost && !r.opts.quiet)
 		log_warn("%llu events were lost (see above); a larger --ringbuf-size or a "
 			 "shorter --poll-ms helps", (unsigned long long)lost);
-	if (r.launched && !have_status && r.launch.pid > 0 && !stop_signal && !deadline &&
+	if (r.ses.launched && !have_status && r.ses.launch.pid > 0 && !session_stop_signal && !deadline &&
 	    !r.max_reached)
-		have_status = launch__reap(&r.launch, &status, 1);
+		have_status = launch__reap(&r.ses.launch, &status, 1);
 cleanup:
 	cleanup_run(&r);
-	return exit_status(&r, err, lost, have_status, status);
+	return session__exit_status(err, lost, have_status, status);
 }
 
 int cmd_trace(int argc, char **argv) { return run(CMD_TRACE, argc, argv); }

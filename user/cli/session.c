@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "cli/commands.h"
+#include "core/log.h"
+#include "proc/libpath.h"
+#include "proc/procmaps.h"
+#include "session.h"
+
+volatile sig_atomic_t session_stop_signal;
+
+static void on_signal(int sig) { session_stop_signal = sig; }
+
+void session__init(struct session *s, const struct cmd_opts *opts)
+{
+	memset(s, 0, sizeof(*s));
+	s->opts = opts;
+	s->launch.pid = -1;
+	s->launch.go_fd = s->launch.err_fd = s->launch.pidfd = -1;
+}
+
+int session__parse_patterns(struct session *s)
+{
+	s->patterns = calloc(s->opts->n_funcs ? s->opts->n_funcs : 1, sizeof(*s->patterns));
+	if (!s->patterns)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->opts->n_funcs; i++) {
+		if (funcpattern__parse(s->opts->funcs[i], &s->patterns[i])) {
+			log_error("invalid function pattern '%s'", s->opts->funcs[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int session__open_output(struct session *s, size_t bufsize)
+{
+	const char *path = s->opts->output;
+	int fd, err;
+
+	if (!path || !strcmp(path, "-")) {
+		s->out = stdout;
+	} else {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			err = -errno;
+			log_error("cannot write %s: %s", path, strerror(-err));
+			return err;
+		}
+		s->out = fdopen(fd, "w");
+		if (!s->out) {
+			close(fd);
+			return -ENOMEM;
+		}
+		s->out_owned = true;
+	}
+	/* Writers format whole records: one write per many of them. */
+	setvbuf(s->out, NULL, _IOFBF, bufsize);
+	return 0;
+}
+
+int session__start_program(struct session *s)
+{
+	int err;
+
+	if (!s->opts->cmd)
+		return 0;
+	err = libpath__find_exe(s->opts->cmd[0], &s->launch_path);
+	if (err) {
+		log_error("%s: %s", s->opts->cmd[0], strerror(-err));
+		return err;
+	}
+	err = launch__start(s->launch_path, s->opts->cmd, &s->launch);
+	if (err) {
+		log_error("cannot start %s: %s", s->launch_path, strerror(-err));
+		return err;
+	}
+	s->launched = true;
+	return 0;
+}
+
+int session__open_pidfds(struct session *s)
+{
+	size_t n = s->opts->n_pids ? s->opts->n_pids : 1;
+
+	s->pidfds = calloc(n, sizeof(*s->pidfds));
+	s->pid_gone = calloc(n, sizeof(*s->pid_gone));
+	if (!s->pidfds || !s->pid_gone) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->opts->n_pids; i++)
+		s->pidfds[i] = (int)syscall(SYS_pidfd_open, s->opts->pids[i], 0);
+	return 0;
+}
+
+void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
+{
+	ro->pids = s->opts->pids;
+	ro->n_pids = s->opts->n_pids;
+	ro->binary = s->opts->binary;
+	ro->launch_exe = s->launch_path;
+	ro->launch_pid = s->launched ? s->launch.pid : 0;
+	ro->patterns = s->patterns;
+	ro->n_patterns = s->opts->n_funcs;
+}
+
+int session__release(struct session *s)
+{
+	int err;
+
+	if (!s->launched)
+		return 0;
+	err = launch__release(&s->launch);
+	if (err)
+		log_error("cannot run %s: %s", s->launch_path, strerror(-err));
+	return err;
+}
+
+bool session__targets_gone(struct session *s, int *status, bool *have_status)
+{
+	bool all = true;
+
+	if (s->launched) {
+		if (launch__reap(&s->launch, status, 0)) {
+			*have_status = true;
+			return true;
+		}
+		return false;
+	}
+	if (!s->opts->n_pids)
+		return false;
+	for (size_t i = 0; i < s->opts->n_pids; i++) {
+		struct pollfd p = { .fd = s->pidfds[i], .events = POLLIN };
+
+		if (s->pid_gone[i])
+			continue;
+		if (s->pidfds[i] < 0)
+			s->pid_gone[i] = !proc__alive(s->opts->pids[i]);
+		else
+			s->pid_gone[i] = poll(&p, 1, 0) > 0;
+		all = all && s->pid_gone[i];
+	}
+	return all;
+}
+
+void session__wait(struct session *s, double timeout_s)
+{
+	struct pollfd fds[64];
+	nfds_t n = 0;
+	int ms = (int)(timeout_s * 1000) + 1;
+
+	if (s->launched && s->launch.pidfd >= 0)
+		fds[n++] = (struct pollfd){ .fd = s->launch.pidfd, .events = POLLIN };
+	for (size_t i = 0; i < s->opts->n_pids && n < sizeof(fds) / sizeof(fds[0]); i++)
+		if (s->pidfds[i] >= 0 && !s->pid_gone[i])
+			fds[n++] = (struct pollfd){ .fd = s->pidfds[i], .events = POLLIN };
+	poll(n ? fds : NULL, n, ms);
+}
+
+void session__install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+double session__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int session__exit_status(int err, uint64_t lost, bool have_status, int status)
+{
+	if (err)
+		return CMON_EXIT_ERROR;
+	if (have_status) {
+		if (WIFSIGNALED(status))
+			return 128 + WTERMSIG(status);
+		if (WIFEXITED(status) && WEXITSTATUS(status))
+			return WEXITSTATUS(status);
+	}
+	return lost ? CMON_EXIT_LOST : CMON_EXIT_OK;
+}
+
+void session__cleanup(struct session *s)
+{
+	if (s->launched && s->launch.go_fd >= 0)
+		launch__abort(&s->launch); /* never released: do not run it untraced */
+	else if (s->launched)
+		launch__close(&s->launch);
+	if (s->out_owned && s->out)
+		fclose(s->out);
+	else if (s->out)
+		fflush(s->out);
+	for (size_t i = 0; s->patterns && i < s->opts->n_funcs; i++)
+		funcpattern__clear(&s->patterns[i]);
+	free(s->patterns);
+	for (size_t i = 0; s->pidfds && i < s->opts->n_pids; i++)
+		if (s->pidfds[i] >= 0)
+			close(s->pidfds[i]);
+	free(s->pidfds);
+	free(s->pid_gone);
+	free(s->launch_path);
+	s->patterns = NULL;
+	s->pidfds = NULL;
+	s->pid_gone = NULL;
+	s->launch_path = NULL;
+	s->out = NULL;
+}

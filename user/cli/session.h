@@ -1,0 +1,71 @@
+/*
+ * session.h: what trace, capture and profile share around their BPF work:
+ * the function patterns, the output file, the processes worked on (a
+ * program launched paused before exec, or -p PIDs watched through pidfds),
+ * signals, and how the exit status is decided.
+ */
+#ifndef CMON_SESSION_H
+#define CMON_SESSION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "cli/options.h"
+#include "elf/funcpattern.h"
+#include "proc/launch.h"
+#include "probe/resolve.h"
+
+struct session {
+	const struct cmd_opts *opts;
+	struct funcpattern *patterns; /* one per opts->funcs */
+	FILE *out;                    /* -o FILE or stdout */
+	bool out_owned;
+	char *launch_path;            /* -- CMD: the resolved executable */
+	struct launch launch;
+	bool launched;
+	int *pidfds;                  /* -p: one per pid, -1 when pidfd_open failed */
+	bool *pid_gone;
+};
+
+/* The signal that asked to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
+extern volatile sig_atomic_t session_stop_signal;
+
+void session__init(struct session *s, const struct cmd_opts *opts);
+
+/* Each returns 0 or a negative errno after one error line. */
+int session__parse_patterns(struct session *s);
+int session__open_output(struct session *s, size_t bufsize);
+/* -- CMD: start it paused before exec (nothing to do otherwise). */
+int session__start_program(struct session *s);
+int session__open_pidfds(struct session *s);
+
+/* The targets and patterns, as the resolver takes them. */
+void session__resolve_opts(const struct session *s, struct resolve_opts *ro);
+
+/* Let the launched program run (after attaching); 0 when none. */
+int session__release(struct session *s);
+
+/* Have all the processes ended?  (--binary: never.)  For a launched
+ * program, *STATUS gets its wait status and *HAVE_STATUS is set. */
+bool session__targets_gone(struct session *s, int *status, bool *have_status);
+
+/* Sleep up to TIMEOUT_S, waking early when a process ends. */
+void session__wait(struct session *s, double timeout_s);
+
+/* Signals only set session_stop_signal; SIGPIPE is ignored (a closed
+ * output is a write error). */
+void session__install_signals(void);
+
+double session__now(void); /* CLOCK_MONOTONIC seconds */
+
+/* The one place the exit status of trace, capture and profile is decided:
+ * 1 on error; the launched program's status when it failed (128+N for
+ * signal N); 3 when something was lost; else 0. */
+int session__exit_status(int err, uint64_t lost, bool have_status, int status);
+
+/* Kill a program that was never released (it must not run untraced),
+ * close the output and the pidfds, free the patterns. */
+void session__cleanup(struct session *s);
+
+#endif
