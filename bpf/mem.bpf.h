@@ -18,6 +18,13 @@
 #define CMON_NR_MM_COUNTERS 4
 
 const volatile __u32 targ_nr_cpus = 1;   /* possible CPUs, set by user space */
+/* Read per-CPU RSS deltas with direct loads through bpf_rdonly_cast instead
+ * of bpf_probe_read_kernel (half the cost); user space turns it off and
+ * reloads when this kernel's verifier refuses the cast. */
+const volatile bool targ_mem_cast = true;
+
+/* A read-only, fault-safe view of a kernel address (btf_id 0: plain memory). */
+extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id) __ksym;
 const volatile __u64 targ_page_size = 4096;
 
 /* One-slot per-CPU array whose value addresses reveal per-CPU offsets. */
@@ -85,11 +92,17 @@ static __always_inline __u64 mm_rss_bytes(struct mm_struct *mm)
 	    (__u64)mm->rss_stat[MM_ANONPAGES].counters == base + 4 * MM_ANONPAGES &&
 	    (__u64)mm->rss_stat[MM_SHMEMPAGES].counters == base + 4 * MM_SHMEMPAGES) {
 		for (__u32 cpu = 0; cpu < CMON_MAX_CPUS && cpu < targ_nr_cpus; cpu++) {
-			__s32 delta[CMON_NR_MM_COUNTERS];
+			__s32 copy[CMON_NR_MM_COUNTERS];
+			__s32 *delta;
 
-			if (bpf_probe_read_kernel(delta, sizeof(delta),
-						  (void *)(base + cpu_offset[cpu])))
-				break;
+			if (targ_mem_cast) {
+				delta = bpf_rdonly_cast((void *)(base + cpu_offset[cpu]), 0);
+			} else {
+				if (bpf_probe_read_kernel(copy, sizeof(copy),
+							  (void *)(base + cpu_offset[cpu])))
+					break;
+				delta = copy;
+			}
 			file += delta[MM_FILEPAGES];
 			anon += delta[MM_ANONPAGES];
 			shmem += delta[MM_SHMEMPAGES];

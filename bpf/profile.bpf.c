@@ -31,18 +31,11 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* A read-only, fault-safe view of a kernel address (btf_id 0: plain memory). */
-extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id) __ksym;
-
 const volatile bool targ_per_pid = false;
 /* Many functions on many CPUs: values in the hash (pid 0), allocated for
  * the functions actually called, instead of a preallocated array. */
 const volatile bool targ_sparse = false;
 const volatile bool targ_mem = true;
-/* Read per-CPU RSS deltas with direct loads through bpf_rdonly_cast instead
- * of bpf_probe_read_kernel (half the cost); user space turns it off and
- * reloads when this kernel's verifier refuses the cast. */
-const volatile bool targ_mem_cast = true;
 const volatile __s32 targ_hist_arg = -1; /* 0..5, or -1: no argument histogram */
 const volatile bool targ_linear = false;
 const volatile __u64 targ_lin_min = 0;   /* signed, as two's complement */
@@ -155,47 +148,6 @@ static __always_inline bool wanted(struct task_struct *task)
 	return true;
 }
 
-/* RSS in bytes, exact, as mm_rss_bytes (mem.bpf.h) computes it, but
- * cheaper: it runs twice per call.  Counts are direct (fault-safe) loads
- * instead of a 160-byte bpf_probe_read_kernel, and each CPU's pending delta
- * a direct load through bpf_rdonly_cast when the kernel allows it. */
-static __always_inline __u64 rss_bytes(struct mm_struct *mm)
-{
-	__s64 file = mm->rss_stat[MM_FILEPAGES].count;
-	__s64 anon = mm->rss_stat[MM_ANONPAGES].count;
-	__s64 shmem = mm->rss_stat[MM_SHMEMPAGES].count;
-	__u64 base = (__u64)mm->rss_stat[0].counters;
-
-	/* Deltas only for the layout we know: four s32 side by side. */
-	if (learn_cpu_offsets() &&
-	    (__u64)mm->rss_stat[MM_ANONPAGES].counters == base + 4 * MM_ANONPAGES &&
-	    (__u64)mm->rss_stat[MM_SHMEMPAGES].counters == base + 4 * MM_SHMEMPAGES) {
-		for (__u32 cpu = 0; cpu < CMON_MAX_CPUS && cpu < targ_nr_cpus; cpu++) {
-			__s32 copy[CMON_NR_MM_COUNTERS];
-			__s32 *delta;
-
-			if (targ_mem_cast) {
-				delta = bpf_rdonly_cast((void *)(base + cpu_offset[cpu]), 0);
-			} else {
-				if (bpf_probe_read_kernel(copy, sizeof(copy),
-							  (void *)(base + cpu_offset[cpu])))
-					break;
-				delta = copy;
-			}
-			file += delta[MM_FILEPAGES];
-			anon += delta[MM_ANONPAGES];
-			shmem += delta[MM_SHMEMPAGES];
-		}
-	}
-	if (file < 0)
-		file = 0;
-	if (anon < 0)
-		anon = 0;
-	if (shmem < 0)
-		shmem = 0;
-	return (__u64)(file + anon + shmem) * targ_page_size;
-}
-
 static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs *ctx)
 {
 	__u64 a;
@@ -258,7 +210,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	if (targ_mem) {
 		struct mm_struct *mm = task->mm;
 
-		fr->rss = mm ? rss_bytes(mm) : 0;
+		fr->rss = mm ? mm_rss_bytes(mm) : 0;
 	}
 	/* Time last, so the memory read is not counted as the call's. */
 	fr->ts = bpf_ktime_get_ns();
@@ -308,7 +260,7 @@ int BPF_KPROBE(cmon_prof_exit)
 			struct mm_struct *mm = task->mm;
 
 			if (mm)
-				v->rss_growth += (__s64)(rss_bytes(mm) - fr->rss);
+				v->rss_growth += (__s64)(mm_rss_bytes(mm) - fr->rss);
 		}
 	}
 	shadow_stack_pop(ss);

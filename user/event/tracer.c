@@ -84,33 +84,19 @@ static size_t round_pow2(size_t v)
 	return p;
 }
 
-struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts *opts)
+/* Open the skeleton, configure it from T's options, load.  0 or -errno
+ * (the skeleton stays in T for tracer__free). */
+static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 {
-	struct tracer *t;
-	size_t rb_bytes;
-	int err;
+	const struct tracer_opts *opts = &t->opts;
+	const struct probe_set *set = t->set;
 
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->set = set;
-	t->opts = *opts;
-	t->ncpus = libbpf_num_possible_cpus();
-	if (t->ncpus <= 0 || t->ncpus > CMON_MAX_CPUS) {
-		err = t->ncpus <= 0 ? t->ncpus : -E2BIG;
-		goto fail;
-	}
 	t->skel = trace_bpf__open();
-	if (!t->skel) {
-		err = -errno;
-		goto fail;
-	}
-	/* Captures make records larger and burstier: give them more room. */
-	rb_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
-			      : opts->plans      ? 4 * DEFAULT_RINGBUF
-						 : DEFAULT_RINGBUF);
+	if (!t->skel)
+		return -errno;
 	t->skel->rodata->targ_nr_cpus = (__u32)t->ncpus;
 	t->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
+	t->skel->rodata->targ_mem_cast = mem_cast;
 	t->skel->rodata->targ_entry_only = opts->entry_only;
 	/* Wake the consumer only when half full: it polls on a timer anyway. */
 	t->skel->rodata->targ_wakeup_bytes = rb_bytes / 2;
@@ -133,7 +119,37 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	}
 	probe_links__prepare(t->skel->progs.cmon_entry);
 	probe_links__prepare(t->skel->progs.cmon_exit);
-	err = trace_bpf__load(t->skel);
+	return trace_bpf__load(t->skel);
+}
+
+struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts *opts)
+{
+	struct tracer *t;
+	size_t rb_bytes;
+	int err;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->set = set;
+	t->opts = *opts;
+	t->ncpus = libbpf_num_possible_cpus();
+	if (t->ncpus <= 0 || t->ncpus > CMON_MAX_CPUS) {
+		err = t->ncpus <= 0 ? t->ncpus : -E2BIG;
+		goto fail;
+	}
+	/* Captures make records larger and burstier: give them more room. */
+	rb_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
+			      : opts->plans      ? 4 * DEFAULT_RINGBUF
+						 : DEFAULT_RINGBUF);
+	err = open_and_load(t, rb_bytes, true);
+	if (err) {
+		/* A verifier without bpf_rdonly_cast on plain memory: read the
+		 * per-CPU RSS deltas with bpf_probe_read_kernel instead. */
+		log_debug("load with direct RSS reads failed (%s); retrying", strerror(-err));
+		trace_bpf__destroy(t->skel);
+		err = open_and_load(t, rb_bytes, false);
+	}
 	if (err)
 		goto fail;
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the
