@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 #include "agent/spec.h"
+#include "core/file.h"
 
 #define SPEC_MAX_BYTES (4u << 20) /* a spec larger than this is a mistake */
 
@@ -730,50 +731,7 @@ cleanup:
 
 int agent_spec__read(const char *path, char **text, size_t *len)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
-	int fd, err = 0;
-
-	*text = NULL;
-	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > SPEC_MAX_BYTES) {
-		err = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!r)
-			break; /* truncated while we read: parse what is there */
-		n += (size_t)r;
-	}
-	buf[n] = 0;
-	*text = buf;
-	*len = n;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return err;
+	return file__read_all(path, SPEC_MAX_BYTES, text, len);
 }
 
 int agent_spec__load(const char *path, struct agent_spec **out, char **errmsg)

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
+#include "core/file.h"
 #include "core/log.h"
 #include "proc/libpath.h"
 
@@ -391,47 +392,6 @@ static void ld_cache__release(struct ld_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int read_whole_file(const char *path, unsigned char **data, size_t *size)
-{
-	unsigned char *buf = NULL;
-	struct stat st;
-	size_t done = 0;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + done, (size_t)st.st_size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			goto cleanup;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	*data = buf;
-	*size = done;
-	buf = NULL;
-cleanup:
-	free(buf);
-	close(fd);
-	return err;
-}
-
 static int ld_cache__parse(struct ld_cache *c)
 {
 	size_t off = 0, nlibs;
@@ -479,7 +439,7 @@ static int ld_cache__load(const char *file, struct ld_cache *c)
 	int err;
 
 	memset(c, 0, sizeof(*c));
-	err = read_whole_file(file, &c->data, &c->size);
+	err = file__read_all(file, 0, (char **)&c->data, &c->size);
 	if (err)
 		return err;
 	err = ld_cache__parse(c);
