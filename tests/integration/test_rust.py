@@ -1,0 +1,37 @@
+"""A Rust panic unwinding through a traced function: as with C++ exceptions,
+a kernel uretprobe would make the unwinder abort the program, so cmon must
+observe returns with probes on the function's ret instructions and leave
+the program's output and exit status exactly as untraced."""
+import os
+import shutil
+import subprocess
+
+from cmonlib import Skip, check, eq, trace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def rust_target():
+    rustc = shutil.which("rustc") or os.path.expanduser("~/.cargo/bin/rustc")
+    if not os.path.exists(rustc):
+        raise Skip("no rustc on this machine")
+    out = os.path.join(os.environ["CMON_IT_TMP"], "rust_panic")
+    src = os.path.join(HERE, "..", "targets", "rust_panic.rs")
+    subprocess.run([rustc, "-C", "opt-level=1", "-g", "-o", out, src], check=True,
+                   capture_output=True, timeout=120)
+    return out
+
+
+def test_rust_panic_through_traced_function():
+    exe = rust_target()
+    untraced = subprocess.run([exe], capture_output=True, text=True, timeout=30)
+    eq((untraced.returncode, untraced.stdout), (0, "sum=306 caught=3\n"), "untraced run")
+    res = trace(["risky"], launch=[exe])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, untraced.stdout, "program output")
+    eq([(r["arg0"], r["status"], r["ret"]) for r in res.rows],
+       [(0, "ok", 100), (1, "noreturn", None), (2, "ok", 102), (3, "noreturn", None),
+        (4, "ok", 104), (5, "noreturn", None)], "risky records")
+    check("ret-insn" in subprocess.run([os.environ.get("CMON", "build/cmon"), "list", "risky",
+                                        "--", exe], capture_output=True, text=True).stdout,
+          "cmon list shows return-instruction probes for a Rust program")

@@ -1,0 +1,23 @@
+use std::panic;
+
+#[inline(never)]
+#[no_mangle]
+pub extern "Rust" fn risky(x: i32) -> i32 {
+    if x % 2 == 1 {
+        panic!("odd");
+    }
+    x + 100
+}
+
+fn main() {
+    panic::set_hook(Box::new(|_| {}));
+    let mut sum = 0;
+    let mut caught = 0;
+    for i in 0..6 {
+        match panic::catch_unwind(|| risky(std::hint::black_box(i))) {
+            Ok(v) => sum += v,
+            Err(_) => caught += 1,
+        }
+    }
+    println!("sum={} caught={}", sum, caught);
+}
