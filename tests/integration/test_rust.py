@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-from cmonlib import Skip, check, eq, trace
+from cmonlib import CMON, Skip, check, eq, trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -32,6 +32,6 @@ def test_rust_panic_through_traced_function():
     eq([(r["arg0"], r["status"], r["ret"]) for r in res.rows],
        [(0, "ok", 100), (1, "noreturn", None), (2, "ok", 102), (3, "noreturn", None),
         (4, "ok", 104), (5, "noreturn", None)], "risky records")
-    check("ret-insn" in subprocess.run([os.environ.get("CMON", "build/cmon"), "list", "risky",
+    check("ret-insn" in subprocess.run([CMON, "list", "risky",
                                         "--", exe], capture_output=True, text=True).stdout,
           "cmon list shows return-instruction probes for a Rust program")

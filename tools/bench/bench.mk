@@ -5,6 +5,7 @@
 #                                         with add / push %rbp / endbr64 / nopl
 #   $(OUT)/bench/uprobe-floor             empty uprobe (+uretprobe) runner
 #   $(OUT)/bench/peakrss                  a command's own peak RSS
+#   $(OUT)/bench/many                     1,000 functions many_0000..many_0999
 
 OUT ?= build
 CC ?= cc
@@ -74,3 +75,17 @@ bench-tools: $(BENCH_DIR)/capture_target
 $(BENCH_DIR)/capture_target: $(BENCH_SRC)/capture_target.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_TCFLAGS) $(BENCH_FLAGS_fp) $< -o $@
+
+# Attach and detach time for 10, 100 and 1,000 functions
+# (tools/bench/bench_attach.sh): a generated program with 1,000 distinct
+# one-line functions, each called once.  -fno-ipa-icf: never fold two into one.
+BENCH_MANY_N := 1000
+
+bench-tools: $(BENCH_DIR)/many
+
+$(BENCH_DIR)/many.c: $(BENCH_SRC)/gen_many.sh $(BENCH_SRC)/bench.mk
+	@mkdir -p $(@D)
+	$(BENCH_SRC)/gen_many.sh $(BENCH_MANY_N) > $@.tmp && mv $@.tmp $@
+
+$(BENCH_DIR)/many: $(BENCH_DIR)/many.c
+	$(CC) $(BENCH_TCFLAGS) -fno-ipa-icf $< -o $@
