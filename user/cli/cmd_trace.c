@@ -410,8 +410,9 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	if (lost && !r.opts.quiet)
 		log_warn("%llu events were lost (see above); a larger --ringbuf-size or a "
 			 "shorter --poll-ms helps", (unsigned long long)lost);
-	if (r.ses.launched && !have_status && r.ses.launch.pid > 0 && !session_stop_signal && !deadline &&
-	    !r.max_reached)
+	/* The program's own end ended the trace: its status is ours. */
+	if (r.ses.launched && !have_status && r.ses.launch.pid > 0 && !session_stop_signal &&
+	    !deadline && !r.max_reached)
 		have_status = launch__reap(&r.ses.launch, &status, 1);
 cleanup:
 	cleanup_run(&r);
