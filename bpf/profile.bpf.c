@@ -117,7 +117,7 @@ static __always_inline void count_unslotted(__u32 func_id)
 }
 
 /* A frame the stack moved past: its call never returned. */
-static __always_inline void on_abandoned(struct task_struct *task, struct frame *fr, __u32 depth)
+static void shadow_stack_on_dead(struct task_struct *task, struct frame *fr, __u32 depth)
 {
 	struct cmon_prof_value *v = value_of(fr->func_id, task->tgid, true);
 
@@ -199,7 +199,7 @@ int BPF_KPROBE(cmon_prof_entry)
 		v->lost++;
 		return 0;
 	}
-	shadow_stack_unwind(task, ss, slot, true, on_abandoned);
+	shadow_stack_unwind(task, ss, slot, true);
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
 		v->lost++;
@@ -240,7 +240,7 @@ int BPF_KPROBE(cmon_prof_exit)
 	ss = bpf_task_storage_get(&stacks, task, 0, 0);
 	if (!ss)
 		return 0; /* a call that began before we attached */
-	shadow_stack_unwind(task, ss, slot, false, on_abandoned);
+	shadow_stack_unwind(task, ss, slot, false);
 	fr = shadow_stack_top(ss, slot);
 	if (!fr)
 		return 0;
@@ -276,7 +276,7 @@ int BPF_PROG(cmon_prof_texit, struct task_struct *task)
 	ss = bpf_task_storage_get(&stacks, task, 0, 0);
 	if (!ss)
 		return 0;
-	shadow_stack_unwind(task, ss, ~0ULL, true, on_abandoned);
+	shadow_stack_unwind(task, ss, ~0ULL, true);
 	bpf_task_storage_delete(&stacks, task);
 	return 0;
 }

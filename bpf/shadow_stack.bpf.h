@@ -76,24 +76,58 @@ static __always_inline __u64 exit_slot(__u64 sp, __u32 kind)
 }
 
 /*
- * Pop every frame at or below SLOT (INCLUSIVE: an entry) or strictly below
- * it (an exit), calling ON_DEAD(task, frame, depth) for each: a macro so
- * each program passes its own inline handler.
+ * What happens to a frame whose call never returned: each program that
+ * includes this header defines it (trace writes a record, profile counts).
  */
-#define shadow_stack_unwind(TASK, SS, SLOT, INCLUSIVE, ON_DEAD)                          \
-	do {                                                                              \
-		for (int __i = 0; __i < CMON_STACK_DEPTH; __i++) {                        \
-			__u32 __top = (SS)->depth;                                        \
-			struct frame *__fr;                                               \
-			if (__top == 0 || __top > CMON_STACK_DEPTH)                       \
-				break;                                                    \
-			__fr = &(SS)->frames[(__top - 1) & SHADOW_STACK_MASK];            \
-			if (__fr->slot > (SLOT) || (!(INCLUSIVE) && __fr->slot == (SLOT))) \
-				break;                                                    \
-			ON_DEAD(TASK, __fr, __top - 1);                                   \
-			(SS)->depth = __top - 1;                                          \
-		}                                                                         \
-	} while (0)
+static void shadow_stack_on_dead(struct task_struct *task, struct frame *fr, __u32 depth);
+
+struct unwind_ctx {
+	struct task_struct *task;
+	struct shadow_stack *ss;
+	__u64 slot;
+	__u32 inclusive;
+};
+
+static __always_inline bool frame_dead(const struct frame *fr, __u64 slot, bool inclusive)
+{
+	return fr->slot < slot || (inclusive && fr->slot == slot);
+}
+
+/* One step of shadow_stack_unwind: 0 to go on, 1 to stop. */
+static long unwind_step(__u64 i, void *data)
+{
+	struct unwind_ctx *c = data;
+	struct shadow_stack *ss = c->ss;
+	__u32 top = ss->depth;
+	struct frame *fr;
+
+	if (top == 0 || top > CMON_STACK_DEPTH)
+		return 1;
+	fr = &ss->frames[(top - 1) & SHADOW_STACK_MASK];
+	if (!frame_dead(fr, c->slot, c->inclusive))
+		return 1;
+	shadow_stack_on_dead(c->task, fr, top - 1);
+	ss->depth = top - 1;
+	return 0;
+}
+
+/*
+ * Pop every frame at or below SLOT (INCLUSIVE: an entry) or strictly below
+ * it (an exit), handing each to shadow_stack_on_dead.  Usually there is
+ * none: checked inline; the loop is a bpf_loop so the verifier checks its
+ * body once instead of CMON_STACK_DEPTH times.
+ */
+static __always_inline void shadow_stack_unwind(struct task_struct *task, struct shadow_stack *ss,
+						__u64 slot, bool inclusive)
+{
+	struct unwind_ctx c = { .task = task, .ss = ss, .slot = slot, .inclusive = inclusive };
+	__u32 top = ss->depth;
+
+	if (top == 0 || top > CMON_STACK_DEPTH ||
+	    !frame_dead(&ss->frames[(top - 1) & SHADOW_STACK_MASK], slot, inclusive))
+		return;
+	bpf_loop(CMON_STACK_DEPTH, unwind_step, &c, 0);
+}
 
 /* The next free frame, or NULL when CMON_STACK_DEPTH calls are pending.
  * The caller fills it and then calls shadow_stack_commit. */

@@ -106,9 +106,29 @@ static __always_inline void emit_frame(struct task_struct *task, struct frame *f
 }
 
 /* A frame the stack moved past: its call never returned. */
-static __always_inline void emit_abandoned(struct task_struct *task, struct frame *fr, __u32 depth)
+static void shadow_stack_on_dead(struct task_struct *task, struct frame *fr, __u32 depth)
 {
 	emit_frame(task, fr, depth, CMON_CALL_NORETURN, 0, 0, 0, 0);
+}
+
+/* Callers that tail-called into a returning frame return with it. */
+struct tail_ctx {
+	struct task_struct *task;
+	struct shadow_stack *ss;
+	__u64 slot, ret, ts, rss, vms;
+	__u32 flags;
+};
+
+static long tail_step(__u64 i, void *data)
+{
+	struct tail_ctx *c = data;
+	struct frame *fr = shadow_stack_top(c->ss, c->slot);
+
+	if (!fr || !fr->tail_called)
+		return 1;
+	emit_frame(c->task, fr, c->ss->depth - 1, c->flags, c->ret, c->ts, c->rss, c->vms);
+	shadow_stack_pop(c->ss);
+	return 0;
 }
 
 static __always_inline bool exe_wanted(struct task_struct *task)
@@ -179,7 +199,7 @@ int BPF_KPROBE(cmon_entry)
 		return 0;
 	}
 	/* A tail call keeps its caller's frame: both return together. */
-	shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot), emit_abandoned);
+	shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
 		if (st)
@@ -225,7 +245,7 @@ int BPF_KPROBE(cmon_exit)
 	if (!ss)
 		return 0; /* a call that began before we attached */
 	slot = exit_slot(slot, kind);
-	shadow_stack_unwind(task, ss, slot, false, emit_abandoned);
+	shadow_stack_unwind(task, ss, slot, false);
 	fr = shadow_stack_top(ss, slot);
 	if (!fr)
 		return 0;
@@ -250,12 +270,12 @@ int BPF_KPROBE(cmon_exit)
 	shadow_stack_pop(ss);
 	/* Callers that tail-called into this frame return with it, with its
 	 * value (the kernel's chained uretprobes that follow find no frame). */
-	for (int i = 0; i < CMON_STACK_DEPTH; i++) {
-		fr = shadow_stack_top(ss, slot);
-		if (!fr || !fr->tail_called)
-			break;
-		emit_frame(task, fr, ss->depth - 1, flags, ret, ts, rss, vms);
-		shadow_stack_pop(ss);
+	fr = shadow_stack_top(ss, slot);
+	if (fr && fr->tail_called) {
+		struct tail_ctx c = { .task = task, .ss = ss, .slot = slot, .ret = ret,
+				      .ts = ts, .rss = rss, .vms = vms, .flags = flags };
+
+		bpf_loop(CMON_STACK_DEPTH, tail_step, &c, 0);
 	}
 	return 0;
 }
@@ -269,7 +289,7 @@ int BPF_PROG(cmon_thread_exit, struct task_struct *task)
 	ss = bpf_task_storage_get(&stacks, task, 0, 0);
 	if (!ss)
 		return 0;
-	shadow_stack_unwind(task, ss, ~0ULL, true, emit_abandoned);
+	shadow_stack_unwind(task, ss, ~0ULL, true);
 	bpf_task_storage_delete(&stacks, task);
 	return 0;
 }
