@@ -1,9 +1,15 @@
 #!/bin/bash
 # cmon's benchmark: the per-call cost of tracing a 1 ns function with cmon,
 # next to the bare uprobe floor and bpftrace, measured side by side in one
-# run (configurations interleaved run by run, median of BENCH_RUNS).
-# A measurement, not a test: misses are reported, never fatal.  Exits
-# non-zero only when something could not run.
+# run (configurations interleaved run by run, median of BENCH_RUNS); then
+# the other benchmarks under tools/bench/, each printing its own section:
+# bench_profile.sh (cmon profile's per-call cost, next to bpftrace hist()
+# and bcc funclatency), bench_capture.sh (typed capture, the store's
+# sustained rate), bench_attach.sh (attach and detach time for 10, 100 and
+# 1,000 functions, next to bpftrace).  Markdown on stdout, progress on
+# stderr.  A measurement, not a test: misses are reported, never fatal.
+# A section that fails says so and the others still run.  Exits non-zero
+# only when something could not run.
 #
 #   OUT=build ./tools/bench.sh     (root; `make bench` does this)
 #
@@ -11,6 +17,13 @@
 # BENCH_CALLS_SLOW (default BENCH_CALLS) calls per run on the builds whose
 # first instruction is single-stepped (target_ss, target_cet),
 # BENCH_RUNS (default 5), BENCH_THREADS (default 2) for the threaded run.
+# The sections take the same calls and BENCH_PROFILE_RUNS,
+# BENCH_CAPTURE_RUNS (default BENCH_RUNS), BENCH_ATTACH_RUNS (default 3),
+# BENCH_ATTACH_SLOW_RUNS (default BENCH_ATTACH_RUNS; the attach rows that
+# detach perf-event uprobes one by one, ~100 ms each),
+# BENCH_ATTACH_BPFTRACE_1000=1 (bpftrace on 1,000 functions too: about two
+# minutes a run).  BENCH_SECTIONS (default "trace profile capture attach")
+# picks the sections to run.  About 8 minutes on 2 CPUs with the defaults.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -19,15 +32,25 @@ N=${BENCH_CALLS:-1000000}
 N_SLOW=${BENCH_CALLS_SLOW:-$N}
 RUNS=${BENCH_RUNS:-5}
 THREADS=${BENCH_THREADS:-2}
+SECTIONS=${BENCH_SECTIONS:-trace profile capture attach}
+PROFILE_RUNS=${BENCH_PROFILE_RUNS:-$RUNS}
+CAPTURE_RUNS=${BENCH_CAPTURE_RUNS:-$RUNS}
+ATTACH_RUNS=${BENCH_ATTACH_RUNS:-3}
+ATTACH_SLOW_RUNS=${BENCH_ATTACH_SLOW_RUNS:-$ATTACH_RUNS}
 FUNC=bench_fn
 
 die() { echo "bench: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (uprobes)"
-for v in "$N" "$N_SLOW" "$RUNS" "$THREADS"; do
+for v in "$N" "$N_SLOW" "$RUNS" "$THREADS" "$PROFILE_RUNS" "$CAPTURE_RUNS" "$ATTACH_RUNS"; do
 	case $v in '' | *[!0-9]*) die "BENCH_* must be positive integers" ;; esac
 	[ "$v" -gt 0 ] || die "BENCH_* must be positive integers"
 done
+case $ATTACH_SLOW_RUNS in '' | *[!0-9]*) die "BENCH_ATTACH_SLOW_RUNS must be an integer" ;; esac
+for s in $SECTIONS; do
+	case $s in trace | profile | capture | attach) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
+done
+section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 make -s --no-print-directory -f tools/bench/bench.mk bench-tools OUT="$OUT" ||
 	die "could not build the benchmark programs"
@@ -196,9 +219,64 @@ skip_reason() { # config -> prints a reason, or nothing
 	esac
 }
 
+# --- the other sections -----------------------------------------------------------
+
+# Run one section's script.  Its Markdown is printed when it is done; its
+# progress and errors go to stderr as they come.  A script that exits
+# non-zero had something that could not run: its section says what (a
+# script that failed before printing anything gets a section that says so).
+SUB_FAILED=
+run_section() { # title script VAR=value...
+	local title=$1 script=$2 rc t0
+	shift 2
+	t0=$(date +%s)
+	echo "bench: $title: $script $*" >&2
+	# stdout to the file, stderr through tee
+	{ env "$@" OUT="$OUT" CMON="$CMON" "$script" 2>&1 >&3 3>&- |
+		tee "$tmp/section.err" >&2; } 3>"$tmp/section.out"
+	rc=${PIPESTATUS[0]}
+	echo
+	if grep -q '^## ' "$tmp/section.out"; then
+		cat "$tmp/section.out"
+	else
+		echo "## $title"
+		echo
+		cat "$tmp/section.out"
+		echo "failed: could not run (\`$script\` exited $rc: $(grep -v '^$' "$tmp/section.err" | tail -n 1 | cut -c1-200))"
+	fi
+	if [ "$rc" != 0 ]; then
+		SUB_FAILED="$SUB_FAILED $title"
+		echo "bench: $title: some configurations could not run (exit $rc, see above)" >&2
+	fi
+	echo "bench: $title done in $(($(date +%s) - t0)) s" >&2
+}
+
+# The other sections, the total time, and the exit status.
+finish() {
+	section profile && run_section "cmon profile: per-call cost" tools/bench/bench_profile.sh \
+		BENCH_CALLS="$N" BENCH_CALLS_SLOW="$N_SLOW" BENCH_RUNS="$PROFILE_RUNS"
+	section capture && run_section "Typed capture" tools/bench/bench_capture.sh \
+		BENCH_CALLS="$N" BENCH_RUNS="$CAPTURE_RUNS"
+	section attach && run_section "Attach and detach time" tools/bench/bench_attach.sh \
+		BENCH_ATTACH_RUNS="$ATTACH_RUNS" BENCH_ATTACH_SLOW_RUNS="$ATTACH_SLOW_RUNS"
+	echo
+	echo "Total benchmark time: $(($(date +%s) - START)) s."
+	[ $FAILED = 0 ] || echo "bench: some per-call configurations could not run (see above)" >&2
+	[ -z "$SUB_FAILED" ] || echo "bench: some sections had something that could not run:$SUB_FAILED" >&2
+	[ $FAILED = 0 ] && [ -z "$SUB_FAILED" ]
+	exit
+}
+
 # --- header ------------------------------------------------------------------
 
 echo "# cmon benchmark"
+echo
+echo "Sections: $SECTIONS.  Calls per run: $(fmt_int "$N") ($(fmt_int "$N_SLOW") on single-stepped builds);"
+echo "runs: per-call $RUNS, profile $PROFILE_RUNS, capture $CAPTURE_RUNS, attach $ATTACH_RUNS ($ATTACH_SLOW_RUNS for the rows that detach perf-event uprobes one by one)."
+echo
+section trace || finish # the per-call section not asked for: the others only
+
+echo "## cmon trace: per-call cost"
 echo
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r), $(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo))."
 echo "Each figure: ns per call of a 1 ns function (\`$FUNC\`) as timed by the target's own loop, median of $RUNS run(s);"
@@ -384,6 +462,6 @@ fi
 printf -- '- %s: cmon peak RSS < 16 MB: %s\n' "$(verdict "$rss_v")" "$rss_txt"
 
 echo
-echo "Total benchmark time: $(($(date +%s) - START)) s."
-[ $FAILED = 0 ] || echo "bench: some configurations could not run (see above)" >&2
-exit $FAILED
+echo "Time: $(($(date +%s) - START)) s."
+
+finish

@@ -7,7 +7,13 @@ pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
 zlib1g-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
 libcurl4-openssl-dev libsqlite3-dev libjansson-dev"
 case "$group" in
-bench) pkgs="$pkgs bpftrace bpfcc-tools libbpf-tools" ;;
+bench) # bcc compiles against kernel headers: without the running kernel's,
+	# bench_profile.sh builds a tree from Debian's linux-headers-amd64
+	pkgs="$pkgs bpftrace bpfcc-tools libbpf-tools"
+	if [ ! -e "/lib/modules/$(uname -r)/build" ] && [ "$(dpkg --print-architecture)" = amd64 ] &&
+		! ls -d /usr/src/linux-headers-*-amd64 >/dev/null 2>&1; then
+		pkgs="$pkgs linux-headers-amd64"
+	fi ;;
 test) pkgs="$pkgs prometheus python3-numpy" ;;
 esac
 missing=
