@@ -98,8 +98,11 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	t->skel->rodata->targ_mem_cast = mem_cast;
 	t->skel->rodata->targ_entry_only = opts->entry_only;
-	/* Wake the consumer only when half full: it polls on a timer anyway. */
-	t->skel->rodata->targ_wakeup_bytes = rb_bytes / 2;
+	/* Wake the consumer only past an eighth full: it polls on a timer
+	 * anyway, and on a busy machine it needs the lead time to be
+	 * scheduled before the buffer fills (two threads calling flat out
+	 * fill 4 MiB in ~15 ms). */
+	t->skel->rodata->targ_wakeup_bytes = rb_bytes / 8;
 	/* The kernel's dev_t is MAJOR << 20 | MINOR, not glibc's encoding. */
 	t->skel->rodata->targ_exe_dev =
 		set->binary_mode ? ((__u64)major(set->exe_dev) << 20 | minor(set->exe_dev)) : 0;
