@@ -25,6 +25,8 @@
 # BENCH_ATTACH_BPFTRACE_1000=1 also runs bpftrace on 1,000 functions (about
 # two minutes per run).
 set -u
+# shellcheck source=tools/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-build}
@@ -73,14 +75,6 @@ START=$(date +%s)
 
 # --- helpers -------------------------------------------------------------------
 
-median() {
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR == 0) exit; m = int((NR + 1) / 2);
-		      if (NR % 2) print v[m]; else printf "%.3f\n", (v[m] + v[m + 1]) / 2 }'
-}
-fmt_int() { awk -v x="$1" 'BEGIN { s = sprintf("%.0f", x); o = "";
-	while (length(s) > 3) { o = "," substr(s, length(s) - 2) o; s = substr(s, 1, length(s) - 3) }
-	print s o }'; }
 # ms: one decimal below 100, thousands separated above
 fmt_ms() { awk -v x="$1" 'BEGIN { if (x < 100) { printf "%.1f", x; exit }
 	s = sprintf("%.0f", x); o = "";

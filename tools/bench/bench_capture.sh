@@ -23,6 +23,8 @@
 # BENCH_CAPTURE_RATES (calls/s, increasing; default 25000 50000 100000
 # 150000 200000 300000 400000 600000 800000 1200000).
 set -u
+# shellcheck source=tools/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-build}
@@ -58,26 +60,6 @@ trap 'rm -rf "$tmp"' EXIT
 FAILED=0
 START=$(date +%s)
 
-median() {
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR == 0) exit; m = int((NR + 1) / 2);
-		      if (NR % 2) print v[m]; else printf "%.3f\n", (v[m] + v[m + 1]) / 2 }'
-}
-fmt_ns() {
-	awk -v x="$1" 'BEGIN {
-		if (x < 100) { printf "%.1f", x; exit }
-		s = sprintf("%.0f", x); o = "";
-		while (length(s) > 3) { o = "," substr(s, length(s) - 2) o; s = substr(s, 1, length(s) - 3) }
-		print s o }'
-}
-fmt_int() { awk -v x="$1" 'BEGIN { s = sprintf("%.0f", x); o = "";
-	while (length(s) > 3) { o = "," substr(s, length(s) - 2) o; s = substr(s, 1, length(s) - 3) }
-	print s o }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f×", a / b; else print "-" }'; }
-first_insn() {
-	objdump -d --no-show-raw-insn "$1" 2>/dev/null |
-		awk -v f="<$FUNC>:" '$2 == f { getline; sub(/^[ \t]*[0-9a-f]+:[ \t]*/, ""); print; exit }'
-}
 # "cmon: events lost: N" of a cmon summary
 lost_of() { sed -n 's/^cmon: events lost: *\([0-9][0-9]*\).*/\1/p' "$1" | tail -n 1; }
 
