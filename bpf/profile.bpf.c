@@ -23,6 +23,7 @@
 #include "profile.h"
 #include "mem.bpf.h"
 #include "shadow_stack.bpf.h"
+#include "exe_filter.bpf.h"
 
 /* libbpf 1.1 stops at the fifth argument register. */
 #ifndef PT_REGS_PARM6
@@ -50,9 +51,6 @@ const volatile __u64 targ_filter_cgroup = 0;
  * returns the same way: the cookie need not be read on the hot path. */
 enum { EXIT_KIND_COOKIE = 0, EXIT_KIND_ALL_URET = 1, EXIT_KIND_ALL_INSN = 2 };
 const volatile __u32 targ_exit_kinds = EXIT_KIND_COOKIE;
-/* --binary: count only processes running this file. */
-const volatile __u64 targ_exe_dev = 0;
-const volatile __u64 targ_exe_ino = 0;
 
 /* Per function (max_entries = functions, set by user space). */
 struct {
@@ -138,14 +136,7 @@ static __always_inline bool wanted(struct task_struct *task)
 		if (comm[0] != targ_comm_lo || comm[1] != targ_comm_hi)
 			return false;
 	}
-	if (targ_exe_ino) {
-		struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
-
-		if (!inode || BPF_CORE_READ(inode, i_ino) != targ_exe_ino ||
-		    BPF_CORE_READ(inode, i_sb, s_dev) != targ_exe_dev)
-			return false;
-	}
-	return true;
+	return exe_wanted(task);
 }
 
 static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs *ctx)
@@ -271,12 +262,6 @@ int BPF_KPROBE(cmon_prof_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_prof_texit, struct task_struct *task)
 {
-	struct shadow_stack *ss;
-
-	ss = bpf_task_storage_get(&stacks, task, 0, 0);
-	if (!ss)
-		return 0;
-	shadow_stack_unwind(task, ss, ~0ULL, true);
-	bpf_task_storage_delete(&stacks, task);
+	shadow_stack_release(task);
 	return 0;
 }

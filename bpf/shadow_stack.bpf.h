@@ -157,4 +157,15 @@ static __always_inline struct frame *shadow_stack_top(struct shadow_stack *ss, _
 
 static __always_inline void shadow_stack_pop(struct shadow_stack *ss) { ss->depth--; }
 
+/* TASK is going away: whatever it still had pending never returned. */
+static __always_inline void shadow_stack_release(struct task_struct *task)
+{
+	struct shadow_stack *ss = bpf_task_storage_get(&stacks, task, 0, 0);
+
+	if (!ss)
+		return;
+	shadow_stack_unwind(task, ss, ~0ULL, true);
+	bpf_task_storage_delete(&stacks, task);
+}
+
 #endif

@@ -19,6 +19,7 @@
 #include "cmon.h"
 #include "mem.bpf.h"
 #include "shadow_stack.bpf.h"
+#include "exe_filter.bpf.h"
 
 /* libbpf 1.1 stops at the fifth argument register. */
 #ifndef PT_REGS_PARM6
@@ -29,10 +30,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool targ_entry_only = false; /* --no-return */
 const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
-/* --binary: count only processes running this file (a library probe is
- * system-wide otherwise). */
-const volatile __u64 targ_exe_dev = 0;
-const volatile __u64 targ_exe_ino = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -129,17 +126,6 @@ static long tail_step(__u64 i, void *data)
 	emit_frame(c->task, fr, c->ss->depth - 1, c->flags, c->ret, c->ts, c->rss, c->vms);
 	shadow_stack_pop(c->ss);
 	return 0;
-}
-
-static __always_inline bool exe_wanted(struct task_struct *task)
-{
-	struct inode *inode;
-
-	if (!targ_exe_ino)
-		return true;
-	inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
-	return inode && BPF_CORE_READ(inode, i_ino) == targ_exe_ino &&
-	       BPF_CORE_READ(inode, i_sb, s_dev) == targ_exe_dev;
 }
 
 SEC("uprobe")
@@ -284,12 +270,6 @@ int BPF_KPROBE(cmon_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_thread_exit, struct task_struct *task)
 {
-	struct shadow_stack *ss;
-
-	ss = bpf_task_storage_get(&stacks, task, 0, 0);
-	if (!ss)
-		return 0;
-	shadow_stack_unwind(task, ss, ~0ULL, true);
-	bpf_task_storage_delete(&stacks, task);
+	shadow_stack_release(task);
 	return 0;
 }
