@@ -380,8 +380,53 @@ def query(port, q):
     return doc["data"]["result"]
 
 
+class Prometheus:
+    """A real Prometheus server scraping ADDR every second."""
+
+    def __init__(self, addr, name="prometheus"):
+        exe = prometheus_binary()
+        self.port = free_port()
+        self.log_path = tmpfile(name + ".log")
+        cfg = tmpfile(name + ".yml")
+        with open(cfg, "w") as f:
+            f.write("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+                    "scrape_configs:\n"
+                    "  - job_name: cmon\n"
+                    "    static_configs: [{targets: ['%s']}]\n" % addr)
+        with open(self.log_path, "wb") as log:
+            self.p = subprocess.Popen([exe, "--config.file=" + cfg,
+                                       "--storage.tsdb.path=" + tmpfile(name + "-data"),
+                                       "--web.listen-address=127.0.0.1:%d" % self.port],
+                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+
+    def query(self, q):
+        return query(self.port, q)
+
+    def wait_for(self, q, timeout=40):
+        """Until query Q has a result; returns it."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            check(self.p.poll() is None, "prometheus exited: %s" % read_text(self.log_path)[-2000:])
+            try:
+                result = self.query(q)
+            except OSError:
+                result = None  # not listening yet
+            if result:
+                return result
+            time.sleep(0.5)
+        raise AssertionError("prometheus has no %s after %d s: %s"
+                             % (q, timeout, read_text(self.log_path)[-2000:]))
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            self.p.wait(15)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+
 def test_agent_scraped_by_prometheus():
-    exe = prometheus_binary()
     app = target("calls")
     spec = tmpfile("probes.yaml")
     write_spec(spec, [count_probe("scraped", app, labels={"service": "calls"}),
@@ -391,49 +436,138 @@ def test_agent_scraped_by_prometheus():
     try:
         a.wait_probes({"scraped": "applied", "slow": "applied"})
         loop(app, 777)
-        port = free_port()
-        data = tmpfile("prometheus-data")
-        cfg = tmpfile("prometheus.yml")
-        with open(cfg, "w") as f:
-            f.write("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-                    "scrape_configs:\n"
-                    "  - job_name: cmon\n"
-                    "    static_configs: [{targets: ['%s']}]\n" % a.addr)
-        with open(tmpfile("prometheus.log"), "wb") as log:
-            prom = subprocess.Popen([exe, "--config.file=" + cfg, "--storage.tsdb.path=" + data,
-                                     "--web.listen-address=127.0.0.1:%d" % port],
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        q = 'cmon_scraped_calls_total{probe="scraped",function="add",service="calls"}'
-        end = time.monotonic() + 40
-        result = None
-        while time.monotonic() < end:
-            check(prom.poll() is None, "prometheus exited: %s"
-                  % read_text(tmpfile("prometheus.log"))[-2000:])
-            try:
-                result = query(port, q)
-            except OSError:
-                result = None  # not listening yet
-            if result:
-                break
-            time.sleep(0.5)
-        check(result, "prometheus has no %s after 40 s: %s" % (q, read_text(
-            tmpfile("prometheus.log"))[-2000:]))
+        prom = Prometheus(a.addr)
+        result = prom.wait_for('cmon_scraped_calls_total{probe="scraped",function="add",'
+                               'service="calls"}')
         eq(len(result), 1, "one series")
         eq(result[0]["metric"]["job"], "cmon", "job label")
         eq(result[0]["value"][1], "777", "value Prometheus scraped")
-        eq(query(port, 'up{job="cmon"}')[0]["value"][1], "1", "up")
-        r = query(port, 'cmon_slow_seconds_count{probe="slow"}')
+        eq(prom.query('up{job="cmon"}')[0]["value"][1], "1", "up")
+        r = prom.query('cmon_slow_seconds_count{probe="slow"}')
         eq([x["value"][1] for x in r], ["777"], "histogram count")
-        r = query(port, 'cmon_probe_state{probe="slow",state="applied"}')
+        r = prom.query('cmon_probe_state{probe="slow",state="applied"}')
         eq([x["value"][1] for x in r], ["1"], "probe state")
     finally:
         if prom is not None:
-            prom.terminate()
-            try:
-                prom.wait(15)
-            except subprocess.TimeoutExpired:
-                prom.kill()
-                prom.wait()
+            prom.stop()
+        eq(a.stop(), 0, "agent exit status")
+
+
+class Attack:
+    """Hostile local clients of ADDR ("host:port"), each reconnecting 0.2 s
+    after the agent closes it: HELD connections that never send a byte (from
+    20 loopback addresses 127.0.1.x), and SLOW ones (from 127.0.2.1) that
+    send a request line, then one header line every 2 s, never ending it."""
+
+    def __init__(self, addr, held=500, slow=16):
+        import selectors
+        import threading
+        host, port = addr.rsplit(":", 1)
+        self.dest = (host, int(port))
+        self.sel = selectors.DefaultSelector()
+        self.stop_flag = False
+        self.max_open = 0
+        self.closed_by_agent = 0
+        self.kinds = ["held"] * held + ["slow"] * slow
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def connect(self, i):
+        kind = self.kinds[i]
+        src = "127.0.1.%d" % (1 + i % 20) if kind == "held" else "127.0.2.1"
+        s = socket.socket()
+        s.bind((src, 0))
+        s.settimeout(2)
+        try:
+            s.connect(self.dest)
+        except OSError:
+            s.close()
+            return None
+        s.setblocking(False)
+        if kind == "slow":
+            s.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        self.sel.register(s, 1, i)  # EVENT_READ: the agent closed it
+        return s
+
+    def run(self):
+        socks = {}
+        reconnect = {i: 0.0 for i in range(len(self.kinds))}
+        next_drip = time.monotonic() + 2
+        while not self.stop_flag:
+            now = time.monotonic()
+            for i, at in list(reconnect.items()):
+                if at <= now:
+                    s = self.connect(i)
+                    if s is not None:
+                        socks[i] = s
+                        del reconnect[i]
+                    else:
+                        reconnect[i] = now + 0.2
+            self.max_open = max(self.max_open, len(socks))
+            if now >= next_drip:
+                next_drip = now + 2
+                for i, s in socks.items():
+                    if self.kinds[i] == "slow":
+                        try:
+                            s.send(b"X-Slow: 1\r\n")
+                        except OSError:
+                            pass
+            for key, _ in self.sel.select(timeout=0.1):
+                i = key.data
+                try:
+                    data = key.fileobj.recv(4096)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    self.sel.unregister(key.fileobj)
+                    key.fileobj.close()
+                    del socks[i]
+                    self.closed_by_agent += 1
+                    reconnect[i] = time.monotonic() + 0.2
+        for s in socks.values():
+            s.close()
+
+    def stop(self):
+        self.stop_flag = True
+        self.thread.join(10)
+
+
+def test_agent_scraped_under_hostile_clients():
+    """500 held connections and 16 slowloris clients, all reconnecting when
+    dropped, do not keep a real Prometheus from scraping every second."""
+    app = target("calls")
+    spec = tmpfile("probes-hostile.yaml")
+    write_spec(spec, [count_probe("hostile", app)])
+    a = Agent(spec).wait_ready()
+    prom = attack = None
+    try:
+        a.wait_probes({"hostile": "applied"})
+        loop(app, 321)
+        attack = Attack(a.addr)
+        time.sleep(3)  # every attacker connected (and the slow ones sent headers)
+        prom = Prometheus(a.addr, "prometheus-hostile")
+        prom.wait_for('cmon_hostile_calls_total{probe="hostile"}')
+        time.sleep(12)
+        up = prom.query('count_over_time(up{job="cmon"}[10s])')
+        check(up and int(up[0]["value"][1]) >= 8, "scrapes in 10 s: %r" % up)
+        up = prom.query('min_over_time(up{job="cmon"}[10s])')
+        eq(up[0]["value"][1], "1", "every scrape of the last 10 s succeeded")
+        r = prom.query('cmon_hostile_calls_total{probe="hostile"}')
+        eq([x["value"][1] for x in r], ["321"], "value scraped under attack")
+        check(attack.max_open >= 400, "attackers held %d connections at once" % attack.max_open)
+        m = a.metrics()
+        check(value(m, "cmon_agent_http_connections_closed_total", reason="timeout") >= 16,
+              "slow clients timed out")
+        check(value(m, "cmon_agent_http_connections_closed_total", reason="evicted") >= 1,
+              "held clients evicted")
+        check(attack.closed_by_agent >= 16, "the agent closed attackers' connections")
+    finally:
+        if attack is not None:
+            attack.stop()
+        if prom is not None:
+            prom.stop()
         eq(a.stop(), 0, "agent exit status")
 
 

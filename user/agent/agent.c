@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -279,6 +280,9 @@ static const struct family_def agent_families[] = {
 	  "When the spec was last applied (Unix time)." },
 	{ "cmon_agent_series", METRIC_GAUGE,
 	  "Series in this exposition, this one included." },
+	{ "cmon_agent_http_connections_closed_total", METRIC_COUNTER,
+	  "HTTP connections the agent closed, by reason (timeout: a request too slow to arrive "
+	  "or to be read; evicted: the oldest waiting one, to make room for a new client)." },
 };
 
 static int declare_agent_families(struct expo *e)
@@ -374,6 +378,17 @@ int agent__render_metrics(struct agent *a, struct mbuf *out)
 		err = expo__add(e, "cmon_agent_spec_last_reload_success_timestamp_seconds", NULL, 0,
 				a->last_reload_ok_at);
 	pthread_mutex_unlock(&a->lock);
+	if (!err && a->http) {
+		uint64_t evicted, timeouts;
+
+		agent_http__stats(a->http, &evicted, &timeouts);
+		res = (struct metric_label){ "reason", "timeout" };
+		err = expo__add_u64(e, "cmon_agent_http_connections_closed_total", &res, 1, timeouts);
+		res.value = "evicted";
+		if (!err)
+			err = expo__add_u64(e, "cmon_agent_http_connections_closed_total", &res, 1,
+					    evicted);
+	}
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_series", NULL, 0, expo__series(e) + 1);
 	if (!err)
@@ -553,6 +568,19 @@ static int block_signals(struct agent *a)
 	return a->sig_fd < 0 ? -errno : 0;
 }
 
+/* Clients' connections and thousands of probes' links are file
+ * descriptors: the soft limit (1,024 by default) up to the hard one. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		log_debug("cannot raise the open files limit: %s", strerror(errno));
+}
+
 struct agent *agent__new(const struct agent_opts *opts)
 {
 	struct agent_spec *spec = NULL;
@@ -569,6 +597,7 @@ struct agent *agent__new(const struct agent_opts *opts)
 	a->inotify_fd = a->sig_fd = a->stats_fd = -1;
 	pthread_mutex_init(&a->lock, NULL);
 	a->started_at = wall_s();
+	raise_fd_limit();
 
 	/* The spec first: a broken one is reported before anything starts. */
 	err = agent_spec__read(a->opts.spec_path, &a->spec_text, &a->spec_len);

@@ -3,25 +3,260 @@
  * http.c: the agent's HTTP endpoint on libmicrohttpd.  cmon binds the
  * socket itself (one clear error line for a busy or forbidden port, and the
  * real port when 0 was asked for) and hands it to libmicrohttpd, which
- * serves it from one internal thread.
+ * serves it from one internal thread (epoll).
+ *
+ * Any local user can connect, so no client may keep a scraper out:
+ *  - a request's line and headers must arrive within HEADER_S of the
+ *    connection or of the request line, its answer be taken within
+ *    RESPONSE_S, and an idle keep-alive connection lasts IDLE_S: a watchdog
+ *    thread shuts down the sockets past their deadline (libmicrohttpd's own
+ *    timeout is only for idleness, which a client sending a header line
+ *    every few seconds never is);
+ *  - at PER_ADDR_MAX connections from one address, or CONN_SOFT_MAX in
+ *    all, a new connection evicts the oldest one that is not being
+ *    answered (idle, or still sending its headers), so a scraper's fresh
+ *    connection always gets in;
+ *  - requests are small GETs: 8 KiB of memory per connection.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 #include "agent/http.h"
 #include "core/log.h"
+
+#define HEADER_S 5.0      /* request line and headers, from connect or the line */
+#define RESPONSE_S 30.0   /* the answer taken by the client */
+#define IDLE_S 10         /* keep-alive between requests */
+#define PER_ADDR_MAX 32u  /* connections from one address before evicting */
+#define CONN_SOFT_MAX 512u /* connections in all before evicting */
+#define CONN_HARD_MAX 1024u /* libmicrohttpd refuses beyond */
+
+enum conn_phase { CONN_WAITING, CONN_ANSWERING };
+
+/* One client connection, from libmicrohttpd's "started" to "closed". */
+struct conn {
+	struct conn *prev, *next; /* oldest first */
+	struct sockaddr_storage addr;
+	int fd;
+	enum conn_phase phase;
+	double deadline;          /* monotonic s */
+	bool evicted;             /* shut down, close pending */
+};
 
 struct agent_http {
 	struct MHD_Daemon *d;
 	agent_http_fn fn;
 	void *ctx;
 	char addr[64];
+	/* Connections and the watchdog, under LOCK. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t watchdog;
+	bool have_watchdog, stopping;
+	struct conn *oldest, *newest;
+	unsigned live;            /* not evicted */
+	uint64_t evictions, timeouts;
 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool same_host(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+	       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+/* Shut C's socket down: libmicrohttpd sees the end and closes it.  The fd
+ * is still libmicrohttpd's: it closes it only after telling us (under the
+ * lock), so it cannot have been reused.  Under the lock. */
+static void evict(struct agent_http *h, struct conn *c)
+{
+	if (c->evicted)
+		return;
+	shutdown(c->fd, SHUT_RDWR);
+	c->evicted = true;
+	h->live--;
+}
+
+/* The oldest connection not being answered (from ADDR, or any), or NULL. */
+static struct conn *oldest_waiting(struct agent_http *h, const struct sockaddr *addr)
+{
+	for (struct conn *c = h->oldest; c; c = c->next)
+		if (!c->evicted && c->phase == CONN_WAITING &&
+		    (!addr || same_host((struct sockaddr *)&c->addr, addr)))
+			return c;
+	return NULL;
+}
+
+/* A new connection from ADDR: make room, or refuse it. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct agent_http *h = cls;
+	enum MHD_Result ret = MHD_YES;
+	unsigned from_addr = 0;
+	struct conn *victim;
+
+	(void)len;
+	pthread_mutex_lock(&h->lock);
+	for (struct conn *c = h->oldest; c; c = c->next)
+		if (!c->evicted && same_host((struct sockaddr *)&c->addr, addr))
+			from_addr++;
+	if (from_addr >= PER_ADDR_MAX) {
+		victim = oldest_waiting(h, addr);
+		if (victim) {
+			evict(h, victim);
+			h->evictions++;
+		} else {
+			ret = MHD_NO;
+		}
+	}
+	if (ret == MHD_YES && h->live >= CONN_SOFT_MAX) {
+		victim = oldest_waiting(h, NULL);
+		if (victim) {
+			evict(h, victim);
+			h->evictions++;
+		} else {
+			ret = MHD_NO;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return ret;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct agent_http *h = cls;
+	struct conn *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd, *addr;
+
+		c = calloc(1, sizeof(*c));
+		fd = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		addr = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (!c || !fd || !addr) {
+			free(c); /* not watched: libmicrohttpd's idle timeout still applies */
+			return;
+		}
+		c->fd = fd->connect_fd;
+		memcpy(&c->addr, addr->client_addr,
+		       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+								: sizeof(struct sockaddr_in));
+		c->phase = CONN_WAITING;
+		c->deadline = now_s() + HEADER_S;
+		pthread_mutex_lock(&h->lock);
+		c->prev = h->newest;
+		if (h->newest)
+			h->newest->next = c;
+		else
+			h->oldest = c;
+		h->newest = c;
+		h->live++;
+		pthread_mutex_unlock(&h->lock);
+		*socket_context = c;
+		return;
+	}
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	if (!c->evicted)
+		h->live--;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		h->oldest = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		h->newest = c->prev;
+	pthread_mutex_unlock(&h->lock);
+	*socket_context = NULL;
+	free(c);
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+static void set_phase(struct agent_http *h, struct MHD_Connection *mc, enum conn_phase phase,
+		      double within)
+{
+	struct conn *c = conn_of(mc);
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&h->lock);
+	c->phase = phase;
+	c->deadline = now_s() + within;
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* The request line is in: its headers have HEADER_S from now. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	(void)uri;
+	set_phase(cls, mc, CONN_WAITING, HEADER_S);
+	return NULL;
+}
+
+/* Answered: the next request may come while the connection is idle. */
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)con_cls;
+	(void)toe;
+	set_phase(cls, mc, CONN_WAITING, IDLE_S + HEADER_S);
+}
+
+static void *watchdog(void *arg)
+{
+	struct agent_http *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->stopping) {
+		struct timespec ts;
+		double now = now_s();
+
+		for (struct conn *c = h->oldest; c; c = c->next) {
+			if (!c->evicted && c->deadline < now) {
+				evict(h, c);
+				h->timeouts++;
+			}
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&h->wake, &h->lock, &ts);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
 
 static int parse_port(const char *s, in_port_t *port)
 {
@@ -137,7 +372,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET only\n"), 9, type);
-	/* A GET has no body: answer at the first call. */
+	/* A GET has no body: answer at the first call, within RESPONSE_S. */
+	set_phase(h, c, CONN_ANSWERING, RESPONSE_S);
 	status = h->fn(h->ctx, url, &body, &type);
 	if (body.err) {
 		mbuf__release(&body);
@@ -184,25 +420,37 @@ struct agent_http *agent_http__start(const char *listen_addr, agent_http_fn fn, 
 	}
 	h->fn = fn;
 	h->ctx = ctx;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->wake, NULL);
 	agent_http__format_addr((struct sockaddr *)&ss, h->addr, sizeof(h->addr));
 	if (!agent_http__is_loopback((struct sockaddr *)&ss))
 		log_warn("serving metrics on %s, beyond this machine", h->addr);
-	/* A few connections at a time, short timeouts: a scraper, not the web. */
 	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
 					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-				0 /* port: the socket's */, NULL, NULL, on_request, h,
+				0 /* port: the socket's */, on_accept, h, on_request, h,
 				MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+				MHD_OPTION_CONNECTION_LIMIT, CONN_HARD_MAX,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				MHD_OPTION_URI_LOG_CALLBACK, on_request_line, h,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_END);
 	if (!h->d) {
 		err = -EIO;
 		log_error("cannot start the HTTP server on %s", h->addr);
 		goto fail;
 	}
+	fd = -1; /* libmicrohttpd's now */
+	err = -pthread_create(&h->watchdog, NULL, watchdog, h);
+	if (err) {
+		log_error("cannot start the HTTP watchdog: %s", strerror(-err));
+		goto fail;
+	}
+	h->have_watchdog = true;
 	return h;
 fail:
-	free(h);
+	agent_http__stop(h);
 	if (fd >= 0)
 		close(fd);
 	errno = -err;
@@ -211,10 +459,28 @@ fail:
 
 const char *agent_http__address(const struct agent_http *h) { return h->addr; }
 
+void agent_http__stats(struct agent_http *h, uint64_t *evictions, uint64_t *timeouts)
+{
+	pthread_mutex_lock(&h->lock);
+	*evictions = h->evictions;
+	*timeouts = h->timeouts;
+	pthread_mutex_unlock(&h->lock);
+}
+
 void agent_http__stop(struct agent_http *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->d); /* closes the listen socket too */
+	if (h->d)
+		MHD_stop_daemon(h->d); /* closes the listen socket and connections */
+	if (h->have_watchdog) {
+		pthread_mutex_lock(&h->lock);
+		h->stopping = true;
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->watchdog, NULL);
+	}
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->wake);
 	free(h);
 }

@@ -6,6 +6,7 @@
 #ifndef CMON_AGENT_HTTP_H
 #define CMON_AGENT_HTTP_H
 
+#include <stdint.h>
 #include <sys/socket.h>
 #include "agent/metrics.h"
 
@@ -34,6 +35,10 @@ struct agent_http *agent_http__start(const char *listen, agent_http_fn fn, void 
 
 /* The bound address ("127.0.0.1:40123" for a port 0 request). */
 const char *agent_http__address(const struct agent_http *h);
+
+/* Connections closed by the agent: EVICTIONS to make room for new
+ * clients, TIMEOUTS for requests too slow to arrive or to be read. */
+void agent_http__stats(struct agent_http *h, uint64_t *evictions, uint64_t *timeouts);
 
 /* Stop serving: waits for a running request; closes the socket.  NULL fine. */
 void agent_http__stop(struct agent_http *h);
