@@ -571,6 +571,57 @@ def test_agent_scraped_under_hostile_clients():
         eq(a.stop(), 0, "agent exit status")
 
 
+def test_agent_deep_spec_and_status():
+    """A spec of 100,000 '[' is refused at once: a reload of it neither
+    keeps the agent from answering nor from stopping at SIGTERM; --status
+    refuses a 100,000-deep answer at once too."""
+    import http.server
+    import threading
+    spec = tmpfile("deep.yaml")
+    write_spec(spec, [count_probe("shallow", target("calls"))])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"shallow": "applied"})
+        tmp = spec + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("probes: " + "[" * 100000 + "\n")
+        os.rename(tmp, spec)
+        a.wait_metric("cmon_agent_spec_reloads_total", 1, timeout=5, result="error")
+        eq(a.probes()["shallow"]["state"], "applied", "the running probe stays")
+        check("nested more than 64 levels deep" in a.stderr, "reload error: %r" % a.stderr[-500:])
+        # Another deep file, and SIGTERM right after it: the agent stops.
+        with open(tmp, "w") as f:
+            f.write("{\"probes\": " + "[" * 100000 + "\n")
+        os.rename(tmp, spec)
+        a.signal(signal.SIGTERM)
+        eq(a.p.wait(5), 0, "agent exit status after SIGTERM during a deep reload")
+    finally:
+        a.kill()
+
+    deep = ("{\"agent\": " + "[" * 100000).encode()
+
+    class Deep(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(deep)))
+            self.end_headers()
+            self.wfile.write(deep)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), Deep)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        addr = "127.0.0.1:%d" % srv.server_address[1]
+        code, out, err = run([CMON, "agent", "--status", "--listen", addr], timeout=5)
+        eq((code, err), (1, "cmon: http://%s/status: not a cmon agent's status\n" % addr),
+           "--status on a deep answer")
+    finally:
+        srv.shutdown()
+
+
 def test_agent_usage_errors():
     code, out, err = run([CMON, "agent"])
     eq((code, err), (2, "cmon: --spec FILE is needed (or --status)\n"), "no spec")
@@ -588,3 +639,7 @@ def test_agent_usage_errors():
     write_spec(good, [count_probe("x", target("calls")), {"name": "y"}])
     code, out, err = run([CMON, "agent", "--check", "--spec", good])
     eq((code, out.splitlines()[-1]), (1, "2 probes, 1 invalid"), "--check")
+    fifo = tmpfile("spec.fifo")
+    os.mkfifo(fifo)
+    code, out, err = run([CMON, "agent", "--check", "--spec", fifo], timeout=10)
+    eq((code, err), (1, "cmon: %s: not a regular file\n" % fifo), "--check --spec FIFO")

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "agent/spec.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -420,8 +422,87 @@ static void test_load_missing(void **state)
 
 	assert_int_equal(agent_spec__load("/nonexistent/cmon.yaml", &s, &msg), -ENOENT);
 	assert_null(s);
-	assert_string_equal(msg, "/nonexistent/cmon.yaml: No such file or directory");
+	assert_string_equal(msg, "No such file or directory");
 	free(msg);
+}
+
+/* A FIFO is refused at once: no waiting for a writer. */
+static void test_load_fifo(void **state)
+{
+	char dir[] = "/tmp/cmon-test-spec-XXXXXX", path[64];
+	struct agent_spec *s = (void *)1;
+	char *msg = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(agent_spec__load(path, &s, &msg), -EINVAL);
+	assert_null(s);
+	assert_string_equal(msg, "not a regular file");
+	free(msg);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* TEXT = PREFIX, then N times OPEN. */
+static char *nested(const char *prefix, const char *open, size_t n)
+{
+	size_t pl = strlen(prefix), ol = strlen(open);
+	char *t = malloc(pl + n * ol + 2);
+
+	assert_non_null(t);
+	memcpy(t, prefix, pl);
+	for (size_t i = 0; i < n; i++)
+		memcpy(t + pl + i * ol, open, ol);
+	strcpy(t + pl + n * ol, "\n");
+	return t;
+}
+
+/* Deep nesting is refused by its depth, before libyaml spends time on it
+ * (100,000 '[' took it 10 s); 64 levels are fine. */
+static void test_too_deep(void **state)
+{
+	static const struct {
+		const char *prefix, *open;
+		size_t n;
+		int err;
+		const char *msg;
+	} cases[] = {
+		{ "probes: ", "[", 100000, -EINVAL, "line 1: nested more than 64 levels deep" },
+		{ "", "{\"a\": ", 100000, -EINVAL, "line 1: nested more than 64 levels deep" },
+		{ "", "- ", 1000, -EINVAL, "line 1: nested more than 64 levels deep" },
+		/* 63 flow levels under the root mapping: deep, not too deep (not a spec). */
+		{ "probes: ", "[", 63, -EINVAL, "line 2: did not find expected node content while "
+						 "parsing a flow node" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *text = nested(cases[i].prefix, cases[i].open, cases[i].n);
+		struct agent_spec *s = (void *)1;
+		char *msg = NULL;
+
+		assert_int_equal(agent_spec__parse(text, strlen(text), &s, &msg), cases[i].err);
+		assert_null(s);
+		if (strcmp(msg, cases[i].msg))
+			fail_msg("case %zu: %s (expected %s)", i, msg, cases[i].msg);
+		free(msg);
+		free(text);
+	}
+}
+
+/* More probes than names can be compared pairwise in reasonable time. */
+static void test_too_many_probes(void **state)
+{
+	char *text = nested("probes:\n", "  - {name: a, target: /bin/true, func: main}\n", 10001);
+	struct agent_spec *s = (void *)1;
+	char *msg = NULL;
+
+	assert_int_equal(agent_spec__parse(text, strlen(text), &s, &msg), -EINVAL);
+	assert_null(s);
+	assert_string_equal(msg, "line 2: 10001 probes, more than 10000 (a pattern or a list in "
+				 "'func' covers many functions in one probe)");
+	free(msg);
+	free(text);
 }
 
 int main(void)
@@ -438,6 +519,9 @@ int main(void)
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_load_missing),
+		cmocka_unit_test(test_load_fifo),
+		cmocka_unit_test(test_too_deep),
+		cmocka_unit_test(test_too_many_probes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

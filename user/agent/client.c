@@ -13,6 +13,7 @@
 #include "agent/client.h"
 #include "agent/http.h"
 #include "agent/metrics.h"
+#include "agent/yaml_limits.h"
 #include "core/log.h"
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ctx)
@@ -130,8 +131,14 @@ int agent_client__print_status(const char *json, size_t len, FILE *out)
 	yaml_document_t doc;
 	yaml_node_t *root, *agent, *probes;
 	char t1[32], t2[32];
-	int err = 0;
+	size_t line;
+	int err;
 
+	/* A status document nests 3 levels: anything deeper is not one (and
+	 * would cost libyaml time in proportion to its depth per token). */
+	err = yaml_limits__check_depth(json, len, YAML_MAX_DEPTH, &line);
+	if (err)
+		return err == -E2BIG ? -EINVAL : err;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)json, len);

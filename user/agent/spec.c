@@ -14,10 +14,12 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <yaml.h>
+#include "agent/yaml_limits.h"
 #include "agent/spec.h"
 #include "core/file.h"
 
 #define SPEC_MAX_BYTES (4u << 20) /* a spec larger than this is a mistake */
+#define SPEC_MAX_PROBES 10000u
 
 static const char *const instrument_names[] = {
 	[INSTR_COUNT] = "count",
@@ -637,6 +639,19 @@ static int doc_error(char **errmsg, const char *f, ...)
 	return *errmsg ? -EINVAL : -ENOMEM;
 }
 
+/* Nested deeper than any spec: refused before the document is built (see
+ * yaml_limits.h).  True with *ERR set. */
+static bool too_deep(const char *text, size_t len, char **errmsg, int *err)
+{
+	size_t line;
+
+	*err = yaml_limits__check_depth(text, len, YAML_MAX_DEPTH, &line);
+	if (*err == -E2BIG)
+		*err = doc_error(errmsg, "line %zu: nested more than %d levels deep", line,
+				 YAML_MAX_DEPTH);
+	return *err != 0;
+}
+
 int agent_spec__parse(const char *text, size_t len, struct agent_spec **out, char **errmsg)
 {
 	yaml_parser_t parser;
@@ -650,6 +665,8 @@ int agent_spec__parse(const char *text, size_t len, struct agent_spec **out, cha
 	*errmsg = NULL;
 	if (memchr(text, 0, len))
 		return doc_error(errmsg, "the spec holds a NUL byte (not a text file?)");
+	if (too_deep(text, len, errmsg, &err))
+		return err;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	have_parser = true;
@@ -701,6 +718,13 @@ int agent_spec__parse(const char *text, size_t len, struct agent_spec **out, cha
 		goto cleanup;
 	}
 	size_t n = (size_t)(probes->data.sequence.items.top - probes->data.sequence.items.start);
+	if (n > SPEC_MAX_PROBES) {
+		/* Names are compared pairwise: keep that bounded. */
+		err = doc_error(errmsg, "line %zu: %zu probes, more than %u (a pattern or a list "
+				"in 'func' covers many functions in one probe)",
+				probes->start_mark.line + 1, n, SPEC_MAX_PROBES);
+		goto cleanup;
+	}
 	s->probes = calloc(n ? n : 1, sizeof(*s->probes));
 	if (!s->probes) {
 		err = -ENOMEM;
@@ -744,7 +768,7 @@ int agent_spec__load(const char *path, struct agent_spec **out, char **errmsg)
 	*errmsg = NULL;
 	err = agent_spec__read(path, &text, &len);
 	if (err) {
-		*errmsg = fmt("%s: %s", path, err == -EINVAL ? "not a regular file" : strerror(-err));
+		*errmsg = strdup(err == -EINVAL ? "not a regular file" : strerror(-err));
 		return err;
 	}
 	err = agent_spec__parse(text, len, out, errmsg);
