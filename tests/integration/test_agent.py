@@ -348,6 +348,70 @@ def test_agent_log_rotation():
     eq(sorted(r["arg0"] for r in looped), list(range(100)), "add(i, 1) records of the loop")
 
 
+def test_agent_log_never_redirected():
+    """A log path that is a symbolic link, a hard link, or sits in a folder
+    other users can write (not sticky), or in a sticky one but owned by
+    another user, is refused with its reason; nothing is written through the
+    links; a private folder works."""
+    app = target("calls")
+    base = tmpfile("logsafety")
+    os.mkdir(base)
+    victim = os.path.join(base, "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    sticky = os.path.join(base, "sticky")
+    os.mkdir(sticky)
+    os.chmod(sticky, 0o1777)
+    os.symlink(victim, os.path.join(sticky, "link.jsonl"))
+    os.link(victim, os.path.join(sticky, "hard.jsonl"))
+    theirs = os.path.join(sticky, "theirs.jsonl")
+    with open(theirs, "w"):
+        pass
+    os.chown(theirs, 65534, 65534)
+    open_dir = os.path.join(base, "open")
+    os.mkdir(open_dir)
+    os.chmod(open_dir, 0o777)
+    os.symlink(base, os.path.join(base, "dirlink"))
+    private = os.path.join(base, "private")
+    os.mkdir(private, 0o755)
+
+    def log_probe(name, path):
+        return {"name": name, "target": app, "func": "add", "instrument": "log",
+                "log": {"path": path}}
+
+    spec = tmpfile("probes-logsafety.yaml")
+    write_spec(spec, [log_probe("symlink", os.path.join(sticky, "link.jsonl")),
+                      log_probe("hardlink", os.path.join(sticky, "hard.jsonl")),
+                      log_probe("theirs", theirs),
+                      log_probe("open", os.path.join(open_dir, "x.jsonl")),
+                      log_probe("dirlink", os.path.join(base, "dirlink", "x.jsonl")),
+                      log_probe("sticky", os.path.join(sticky, "mine.jsonl")),
+                      log_probe("private", os.path.join(private, "x.jsonl"))])
+    a = Agent(spec).wait_ready()
+    try:
+        got = a.wait_probes({"symlink": "error", "hardlink": "error", "theirs": "error",
+                             "open": "error", "dirlink": "error", "sticky": "applied",
+                             "private": "applied"})
+        errors = {n: p["error"] for n, p in got.items() if p["state"] == "error"}
+        eq(errors, {
+            "symlink": "log %s/link.jsonl: a symbolic link (not followed)" % sticky,
+            "hardlink": "log %s/hard.jsonl: has 2 hard links: not written" % sticky,
+            "theirs": "log %s: belongs to uid 65534, in a folder other users can write" % theirs,
+            "open": "log %s/x.jsonl: folder %s is writable by other users and not sticky"
+                    % (open_dir, open_dir),
+            "dirlink": "log %s/dirlink/x.jsonl: folder %s/dirlink: not a folder (or a symbolic "
+                       "link)" % (base, base),
+        }, "why each log was refused")
+        loop(app, 5)
+        a.wait_metric("cmon_agent_log_records_total", 5, probe="private")
+        a.wait_metric("cmon_agent_log_records_total", 5, probe="sticky")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    eq(read_text(victim), "precious\n", "the link target is untouched")
+    eq(sorted(os.listdir(open_dir)), [], "nothing created in the open folder")
+    eq(len(parse_json_lines(read_text(os.path.join(private, "x.jsonl")))), 5, "private log")
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

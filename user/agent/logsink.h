@@ -14,8 +14,12 @@
 
 struct logsink;
 
-/* Open PATH for appending (created 0640).  NULL and errno. */
-struct logsink *logsink__open(const char *path, uint64_t max_bytes, unsigned keep);
+/* Open PATH for appending (created 0640), never through a symbolic link
+ * and never in a folder other users could use to redirect it: the folder
+ * must belong to root or to us, and be writable by nobody else unless it
+ * is sticky (like /tmp), where the file must be ours.  NULL and errno, with
+ * *WHY (the caller frees it) saying why when known. */
+struct logsink *logsink__open(const char *path, uint64_t max_bytes, unsigned keep, char **why);
 
 /* Write one record (rotating first when the file is full).  0 or -errno. */
 int logsink__write(struct logsink *s, const struct call_record *rec);

@@ -551,15 +551,17 @@ int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
 		return -EINVAL;
 	}
 	if (s->instrument == INSTR_LOG && !p->log) {
-		struct logsink *ls = logsink__open(s->log_path, s->log_max_bytes, s->log_keep);
+		char *why = NULL;
+		struct logsink *ls = logsink__open(s->log_path, s->log_max_bytes, s->log_keep, &why);
 
 		err = ls ? 0 : -errno;
 		lock(m);
 		p->log = ls;
 		unlock(m);
 		if (err) {
-			if (asprintf(&msg, "log %s: %s", s->log_path, strerror(-err)) < 0)
+			if (asprintf(&msg, "log %s: %s", s->log_path, why ? why : strerror(-err)) < 0)
 				msg = NULL;
+			free(why);
 			lock(m);
 			set_error(p, msg);
 			unlock(m);
