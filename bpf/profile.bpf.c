@@ -79,6 +79,22 @@ struct {
 	__type(value, __u64);
 } prof_unslotted SEC(".maps");
 
+/* Calls not recorded, by cause (enum cmon_prof_loss). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CMON_LOSS_NCAUSES);
+	__type(key, __u32);
+	__type(value, __u64);
+} prof_losses SEC(".maps");
+
+static __always_inline void count_loss(__u32 cause)
+{
+	__u64 *n = bpf_map_lookup_elem(&prof_losses, &cause);
+
+	if (n)
+		(*n)++;
+}
+
 /* A zeroed value: the source of a new hash element (too big for the stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -87,12 +103,17 @@ struct {
 	__type(value, struct cmon_prof_value);
 } prof_zero SEC(".maps");
 
-static __always_inline struct cmon_prof_value *value_of(__u32 func_id, __u32 pid, bool create)
+/* The value of FUNC_ID (in PID), created if CREATE; NULL with *CAUSE (a
+ * cmon_prof_loss) when there is none. */
+static __always_inline struct cmon_prof_value *value_of(__u32 func_id, __u32 pid, bool create,
+							__u32 *cause)
 {
 	struct cmon_prof_key key = { .func_id = func_id, .pid = targ_per_pid ? pid : 0 };
 	struct cmon_prof_value *v, *zero;
 	__u32 k0 = 0;
+	long err;
 
+	*cause = CMON_LOSS_VALUE_MEM;
 	if (!targ_per_pid && !targ_sparse)
 		return bpf_map_lookup_elem(&prof_funcs, &func_id);
 	v = bpf_map_lookup_elem(&prof_pids, &key);
@@ -102,7 +123,9 @@ static __always_inline struct cmon_prof_value *value_of(__u32 func_id, __u32 pid
 	if (!zero)
 		return NULL;
 	/* Another CPU may create it first (EEXIST): look it up either way. */
-	bpf_map_update_elem(&prof_pids, &key, zero, BPF_NOEXIST);
+	err = bpf_map_update_elem(&prof_pids, &key, zero, BPF_NOEXIST);
+	if (err == -7 /* E2BIG: max_entries reached */)
+		*cause = CMON_LOSS_TABLE_FULL;
 	return bpf_map_lookup_elem(&prof_pids, &key);
 }
 
@@ -117,7 +140,8 @@ static __always_inline void count_unslotted(__u32 func_id)
 /* A frame the stack moved past: its call never returned. */
 static void shadow_stack_on_dead(struct task_struct *task, struct frame *fr, __u32 depth)
 {
-	struct cmon_prof_value *v = value_of(fr->func_id, task->tgid, true);
+	__u32 cause;
+	struct cmon_prof_value *v = value_of(fr->func_id, task->tgid, true, &cause);
 
 	if (v)
 		v->noreturn++;
@@ -173,12 +197,14 @@ int BPF_KPROBE(cmon_prof_entry)
 	struct cmon_prof_value *v;
 	struct shadow_stack *ss;
 	struct frame *fr;
+	__u32 cause;
 
 	if (!wanted(task))
 		return 0;
-	v = value_of(func_id, task->tgid, true);
+	v = value_of(func_id, task->tgid, true, &cause);
 	if (!v) {
 		count_unslotted(func_id);
+		count_loss(cause);
 		return 0;
 	}
 	v->calls++;
@@ -188,12 +214,14 @@ int BPF_KPROBE(cmon_prof_entry)
 	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ss) {
 		v->lost++;
+		count_loss(CMON_LOSS_TASK_MEM);
 		return 0;
 	}
 	shadow_stack_unwind(task, ss, slot, true);
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
 		v->lost++;
+		count_loss(CMON_LOSS_DEPTH);
 		return 0;
 	}
 	fr->slot = slot;
@@ -217,7 +245,7 @@ int BPF_KPROBE(cmon_prof_exit)
 	struct cmon_prof_value *v;
 	struct shadow_stack *ss;
 	struct frame *fr;
-	__u32 kind, b;
+	__u32 kind, b, cause;
 	__u64 slot, lat;
 
 	if (targ_exit_kinds == EXIT_KIND_ALL_URET)
@@ -235,7 +263,7 @@ int BPF_KPROBE(cmon_prof_exit)
 	fr = shadow_stack_top(ss, slot);
 	if (!fr)
 		return 0;
-	v = value_of(fr->func_id, task->tgid, false);
+	v = value_of(fr->func_id, task->tgid, false, &cause);
 	if (v) {
 		lat = ts - fr->ts;
 		if (!v->returns || lat < v->lat_min_ns)

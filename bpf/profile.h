@@ -26,6 +26,15 @@ struct cmon_prof_value {
 	__u64 arg_hist[HIST_ARG_NBUCKETS];
 };
 
+/* Why calls were not recorded (index of prof_losses, summed over CPUs). */
+enum cmon_prof_loss {
+	CMON_LOSS_DEPTH = 0,   /* CMON_STACK_DEPTH calls already pending on the thread */
+	CMON_LOSS_TASK_MEM,    /* the thread's shadow stack could not be allocated */
+	CMON_LOSS_TABLE_FULL,  /* --per-pid: no (function, process) slot left */
+	CMON_LOSS_VALUE_MEM,   /* the kernel could not allocate the function's counters */
+	CMON_LOSS_NCAUSES,
+};
+
 /* Key of the per-process hash (--per-pid). */
 struct cmon_prof_key {
 	__u32 func_id;

@@ -51,6 +51,19 @@ $(TARGET_DIR)/sleeper: tests/targets/sleeper.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@
 
+# Thousands of functions (many_0000 .. many_3999, each called once a run):
+# `cmon profile` and the agent at scale.
+TARGETS += $(TARGET_DIR)/many
+targets: $(TARGET_DIR)/many
+
+$(TARGET_DIR)/many.c: tools/bench/gen_many.sh
+	$(Q)mkdir -p $(@D)
+	$(Q)tools/bench/gen_many.sh 4000 > $@.tmp && mv $@.tmp $@
+
+$(TARGET_DIR)/many: $(TARGET_DIR)/many.c
+	$(call msg,TARGET,$@)
+	$(Q)$(CC) -O1 -no-pie -fcf-protection=none $< -o $@
+
 # Typed arguments from DWARF (test_typed.py, test_capture.py): the same
 # program unoptimized and at -O2 (arguments move, locations become lists).
 TYPED_CFLAGS := -g -fno-inline -fcf-protection=none -Wall -Wextra -Werror

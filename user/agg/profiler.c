@@ -21,7 +21,7 @@
 #define DEFAULT_MAX_PIDS 1024
 /* Past this much per-CPU memory for a preallocated array of every
  * function, values go to a hash, allocated for the functions called. */
-#define SPARSE_ABOVE_BYTES (64ULL << 20)
+#define SPARSE_ABOVE_BYTES (256ULL << 20)
 
 struct profiler {
 	struct profile_bpf *skel;
@@ -330,6 +330,58 @@ int profiler__read(struct profiler *p, profiler_read_fn fn, void *ctx)
 {
 	/* Sparse values are hash elements with pid 0: the same walk. */
 	return p->opts.per_pid || p->sparse ? read_per_pid(p, fn, ctx) : read_per_func(p, fn, ctx);
+}
+
+int profiler__losses(struct profiler *p, struct profiler_losses *out)
+{
+	uint64_t sum[CMON_LOSS_NCAUSES] = {};
+	int fd = bpf_map__fd(p->skel->maps.prof_losses);
+
+	for (uint32_t cause = 0; cause < CMON_LOSS_NCAUSES; cause++) {
+		if (bpf_map_lookup_elem(fd, &cause, p->unslotted))
+			return -errno;
+		for (int c = 0; c < p->ncpus; c++)
+			sum[cause] += p->unslotted[c];
+	}
+	out->depth = sum[CMON_LOSS_DEPTH];
+	out->task_mem = sum[CMON_LOSS_TASK_MEM];
+	out->table_full = sum[CMON_LOSS_TABLE_FULL];
+	out->value_mem = sum[CMON_LOSS_VALUE_MEM];
+	return 0;
+}
+
+/* Append ", N WHAT" to BUF at *OFF. */
+static void describe_cause(char *buf, size_t len, size_t *off, uint64_t n, const char *what)
+{
+	int k;
+
+	if (!n || *off >= len)
+		return;
+	k = snprintf(buf + *off, len - *off, "%s%llu %s", *off ? ", " : "", (unsigned long long)n,
+		     what);
+	if (k > 0)
+		*off += (size_t)k < len - *off ? (size_t)k : len - *off - 1;
+}
+
+const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t max_pids,
+				      char *buf, size_t len)
+{
+	char depth[64], table[80];
+	size_t off = 0;
+
+	snprintf(depth, sizeof(depth), "with more than %d calls pending on their thread",
+		 CMON_STACK_DEPTH);
+	snprintf(table, sizeof(table), "beyond the per-process table (%u processes per function)",
+		 max_pids);
+	buf[0] = 0;
+	describe_cause(buf, len, &off, l->depth, depth);
+	describe_cause(buf, len, &off, l->task_mem,
+		       "whose thread's stack of pending calls could not be allocated");
+	describe_cause(buf, len, &off, l->table_full, table);
+	describe_cause(buf, len, &off, l->value_mem,
+		       "whose function's counters the kernel could not allocate in time "
+		       "(more functions x CPUs than the preallocated budget)");
+	return buf;
 }
 
 int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt)

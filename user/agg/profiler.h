@@ -66,6 +66,21 @@ unsigned long long profiler__attach_ns(const struct profiler *p);
 typedef int (*profiler_read_fn)(void *ctx, const struct func_profile *fp);
 int profiler__read(struct profiler *p, profiler_read_fn fn, void *ctx);
 
+/* Calls not recorded since attach, by cause. */
+struct profiler_losses {
+	uint64_t depth;      /* more than CMON_STACK_DEPTH calls pending on a thread */
+	uint64_t task_mem;   /* a thread's shadow stack could not be allocated */
+	uint64_t table_full; /* per_pid: more than max_pids processes per function */
+	uint64_t value_mem;  /* the kernel could not allocate a function's counters in time
+			      * (functions x CPUs beyond the preallocated budget) */
+};
+int profiler__losses(struct profiler *p, struct profiler_losses *out);
+
+/* One line saying why LOSSES were lost ("12 with more than 128 calls
+ * pending on their thread, ..."), into BUF. */
+const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t max_pids,
+				      char *buf, size_t len);
+
 /* BPF run time and run count of the profiler's programs (kernel stats,
  * when kernel.bpf_stats_enabled is 1), for the agent's own metrics. */
 int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt);

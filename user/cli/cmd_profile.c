@@ -620,10 +620,14 @@ int cmd_profile(int argc, char **argv)
 	if (!r.opts.quiet) {
 		fprintf(stderr, "cmon: %llu calls counted in %.1f s, %llu lost\n",
 			(unsigned long long)calls, session__now() - r.t_start, (unsigned long long)lost);
-		if (lost)
-			log_warn("%llu calls were not recorded (more than %d pending on a thread, "
-				 "or --per-pid: more than %d processes)", (unsigned long long)lost,
-				 CMON_STACK_DEPTH, MAX_PIDS_PER_FUNC);
+		struct profiler_losses why;
+		char buf[512];
+
+		if (lost && !profiler__losses(r.prof, &why))
+			log_warn("%llu calls were not recorded: %s", (unsigned long long)lost,
+				 profiler_losses__describe(&why, MAX_PIDS_PER_FUNC, buf, sizeof(buf)));
+		else if (lost)
+			log_warn("%llu calls were not recorded", (unsigned long long)lost);
 	}
 	if (r.ses.launched && !have_status && r.ses.launch.pid > 0 && !session_stop_signal &&
 	    !deadline)
