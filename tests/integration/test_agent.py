@@ -348,6 +348,43 @@ def test_agent_log_rotation():
     eq(sorted(r["arg0"] for r in looped), list(range(100)), "add(i, 1) records of the loop")
 
 
+def test_agent_function_label_cap():
+    """A glob over 4,000 functions, each called once: the first max_functions
+    called get a function label, the others are summed into
+    function="other", and how many were is a metric."""
+    many = target("many")
+    spec = tmpfile("probes-fcap.yaml")
+    write_spec(spec, [count_probe("capped", many, func="many_*", max_functions=10),
+                      count_probe("default", many, func="many_*"),
+                      {"name": "slow", "target": many, "func": "many_*", "instrument": "latency",
+                       "max_functions": 5}])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"capped": "applied", "default": "applied", "slow": "applied"})
+        m = a.metrics()
+        eq(series(m, "cmon_capped_calls_total"), {}, "no series before a call (past the cap)")
+        eq(run_target(many), "calls=4000 sum=16000000\n", "target output")
+        a.wait_metric("cmon_agent_probe_hits_total", 4000, probe="capped")
+        a.wait_metric("cmon_agent_probe_hits_total", 4000, probe="slow")
+        m = a.metrics()
+        for probe, cap in (("capped", 10), ("default", 200)):
+            got = {dict(l)["function"]: v
+                   for l, v in series(m, "cmon_%s_calls_total" % probe).items()}
+            eq(len(got), cap + 1, "%s: series" % probe)
+            eq(got["other"], 4000 - cap, "%s: calls summed into other" % probe)
+            eq(sorted(v for f, v in got.items() if f != "other"), [1] * cap,
+               "%s: labelled functions' calls" % probe)
+            eq(value(m, "cmon_agent_function_labels", probe=probe), cap, "%s: labels" % probe)
+            eq(value(m, "cmon_agent_functions_other", probe=probe), 4000 - cap,
+               "%s: functions in other" % probe)
+        got = {dict(l)["function"]: v
+               for l, v in series(m, "cmon_slow_seconds_count").items()}
+        eq((len(got), got["other"]), (6, 3995), "latency histograms: 5 functions and other")
+        check(len(a.metrics_text()) < 200000, "exposition size")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+
+
 def test_agent_log_never_redirected():
     """A log path that is a symbolic link, a hard link, or sits in a folder
     other users can write (not sticky), or in a sticky one but owned by

@@ -177,6 +177,29 @@ static bool alive_if_even(void *ctx, uint32_t pid)
 	return pid % 2 == 0;
 }
 
+/* Function labels: the first MAX names seen, for good; the rest never. */
+static void test_name_cap(void **state)
+{
+	struct name_cap *c = name_cap__new(3);
+
+	assert_non_null(c);
+	assert_int_equal(name_cap__max(c), 3);
+	assert_true(name_cap__admit(c, "zeta"));
+	assert_true(name_cap__admit(c, "alpha"));
+	assert_true(name_cap__admit(c, "zeta"));
+	assert_false(name_cap__has(c, "mid"));
+	assert_true(name_cap__admit(c, "mid"));
+	assert_int_equal(name_cap__used(c), 3);
+	assert_false(name_cap__admit(c, "beta"));
+	assert_false(name_cap__has(c, "beta"));
+	assert_true(name_cap__has(c, "alpha"));
+	assert_true(name_cap__admit(c, "mid"));
+	assert_false(name_cap__admit(c, "beta"));
+	assert_int_equal(name_cap__used(c), 3);
+	name_cap__free(c);
+	name_cap__free(NULL);
+}
+
 static void test_pid_cap(void **state)
 {
 	struct pid_cap *c = pid_cap__new(3);
@@ -319,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_pid_cap),
 		cmocka_unit_test(test_series_from_profile),
 		cmocka_unit_test(test_series_table),
+		cmocka_unit_test(test_name_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -267,6 +267,11 @@ static const struct family_def agent_families[] = {
 	{ "cmon_agent_probe_reattached_total", METRIC_COUNTER,
 	  "Times the probe was attached again, its counts carried over: its binary was "
 	  "replaced, or its per-process map filled up." },
+	{ "cmon_agent_function_labels", METRIC_GAUGE,
+	  "Functions with a function label of their own (at most the probe's max_functions)." },
+	{ "cmon_agent_functions_other", METRIC_GAUGE,
+	  "Functions called whose counts are summed into function=\"other\" (beyond the "
+	  "probe's max_functions)." },
 	{ "cmon_agent_pid_labels", METRIC_GAUGE,
 	  "Processes with a pid label of their own (per_pid probes; the rest are pid=\"other\")." },
 	{ "cmon_agent_log_records_total", METRIC_COUNTER,
@@ -330,6 +335,10 @@ static int render_probe_agent_metrics(const struct agent_probe *p, const struct 
 		err = expo__add_u64(e, "cmon_agent_probe_functions", l, 1, t->functions);
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_probe_reattached_total", l, 1, p->reattached);
+	if (!err && p->fcap)
+		err = expo__add_u64(e, "cmon_agent_function_labels", l, 1, name_cap__used(p->fcap));
+	if (!err && p->fcap)
+		err = expo__add_u64(e, "cmon_agent_functions_other", l, 1, t->functions_other);
 	if (!err && p->cap)
 		err = expo__add_u64(e, "cmon_agent_pid_labels", l, 1, pid_cap__used(p->cap));
 	if (!err && s->instrument == INSTR_LOG)

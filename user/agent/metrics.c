@@ -500,3 +500,90 @@ size_t pid_cap__sweep(struct pid_cap *c, pid_alive_fn alive, void *ctx, uint32_t
 void pid_cap__forget_routed(struct pid_cap *c) { c->routed.n = 0; }
 
 size_t pid_cap__used(const struct pid_cap *c) { return c->admitted.n; }
+
+struct name_cap {
+	uint32_t max;
+	char **v; /* sorted, n <= max */
+	size_t n, cap;
+};
+
+struct name_cap *name_cap__new(uint32_t max)
+{
+	struct name_cap *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->max = max;
+	return c;
+}
+
+void name_cap__free(struct name_cap *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
+	free(c);
+}
+
+/* Where NAME is or goes in C's sorted names. */
+static size_t name_pos(const struct name_cap *c, const char *name, bool *found)
+{
+	size_t lo = 0, hi = c->n;
+
+	*found = false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = strcmp(c->v[mid], name);
+
+		if (!d) {
+			*found = true;
+			return mid;
+		}
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool name_cap__has(const struct name_cap *c, const char *name)
+{
+	bool found;
+
+	name_pos(c, name, &found);
+	return found;
+}
+
+bool name_cap__admit(struct name_cap *c, const char *name)
+{
+	bool found;
+	size_t lo = name_pos(c, name, &found);
+	char *copy;
+
+	if (found)
+		return true;
+	if (c->n >= c->max)
+		return false;
+	if (c->n == c->cap) {
+		size_t n = c->cap ? c->cap * 2 : 16;
+		char **v = realloc(c->v, n * sizeof(*v));
+
+		if (!v)
+			return false;
+		c->v = v;
+		c->cap = n;
+	}
+	copy = strdup(name);
+	if (!copy)
+		return false;
+	memmove(c->v + lo + 1, c->v + lo, (c->n - lo) * sizeof(*c->v));
+	c->v[lo] = copy;
+	c->n++;
+	return true;
+}
+
+size_t name_cap__used(const struct name_cap *c) { return c->n; }
+size_t name_cap__max(const struct name_cap *c) { return c->max; }

@@ -113,4 +113,20 @@ size_t pid_cap__sweep(struct pid_cap *c, pid_alive_fn alive, void *ctx, uint32_t
 void pid_cap__forget_routed(struct pid_cap *c);
 size_t pid_cap__used(const struct pid_cap *c); /* labelled processes */
 
+/*
+ * The cap on function labels: the first MAX functions seen get a label of
+ * their own, later ones are summed into function="other" for good (a
+ * function never goes away, so a slot is never given back).
+ */
+struct name_cap;
+
+struct name_cap *name_cap__new(uint32_t max); /* NULL and errno */
+void name_cap__free(struct name_cap *c);      /* NULL fine */
+/* Does NAME get a label of its own?  Decided at its first sight while
+ * there is room; -ENOMEM counts as no. */
+bool name_cap__admit(struct name_cap *c, const char *name);
+bool name_cap__has(const struct name_cap *c, const char *name); /* labelled already */
+size_t name_cap__used(const struct name_cap *c);
+size_t name_cap__max(const struct name_cap *c);
+
 #endif

@@ -474,6 +474,12 @@ struct agent_probe *agent_probe__new(const struct probe_spec *spec)
 		if (!p->cap)
 			goto fail;
 	}
+	if (spec->instrument != INSTR_LOG) {
+		p->fcap = name_cap__new(spec->max_functions ? spec->max_functions
+							    : SPEC_DEFAULT_MAX_FUNCTIONS);
+		if (!p->fcap)
+			goto fail;
+	}
 	p->state = PROBE_ERROR;
 	p->error = strdup(spec->error ? spec->error : "not attached yet");
 	if (!p->error)
@@ -751,6 +757,7 @@ int agent_probe__drain(struct agent_probe *p, bool *more)
 struct read_ctx {
 	struct agent_probe *p;
 	struct probe_gen *g;
+	bool *folded;              /* per function: summed into "other" */
 	struct series_table *t;
 	struct probe_totals *tot;
 	int err;
@@ -761,6 +768,7 @@ static int on_profile(void *ctx, const struct func_profile *fp)
 	struct read_ctx *rc = ctx;
 	struct series_val v;
 	uint32_t pid = SERIES_PID_NONE;
+	const char *name;
 
 	if (fp->func_id >= rc->g->set->n_funcs)
 		return 0;
@@ -776,7 +784,15 @@ static int on_profile(void *ctx, const struct func_profile *fp)
 	series_val__from_profile(&v, fp);
 	rc->tot->hits += v.calls;
 	rc->tot->lost += v.lost;
-	rc->err = series_table__add(rc->t, rc->g->names[fp->func_id], pid, &v);
+	name = rc->g->names[fp->func_id];
+	if (!name_cap__admit(rc->p->fcap, name)) {
+		name = SERIES_FUNC_OTHER;
+		if (rc->folded && !rc->folded[fp->func_id]) {
+			rc->folded[fp->func_id] = true;
+			rc->tot->functions_other++;
+		}
+	}
+	rc->err = series_table__add(rc->t, name, pid, &v);
 	return rc->err;
 }
 
@@ -799,15 +815,24 @@ static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_ta
 		}
 		return 0;
 	}
-	/* Every function has its series from the start (rate() needs the 0). */
-	if (!p->spec->per_pid)
+	/* Every function has its series from the start (rate() needs the 0);
+	 * past the label cap, those labelled already (the others are given
+	 * their label at their first call, while there is room). */
+	if (!p->spec->per_pid) {
+		bool all = g->set->n_funcs <= name_cap__max(p->fcap);
+
 		for (size_t i = 0; i < g->set->n_funcs && !err; i++)
-			err = series_table__add(t, g->names[i], SERIES_PID_NONE, &zero);
+			if (all ? name_cap__admit(p->fcap, g->names[i])
+				: name_cap__has(p->fcap, g->names[i]))
+				err = series_table__add(t, g->names[i], SERIES_PID_NONE, &zero);
+	}
 	if (err)
 		return err;
 	g->live_keys = 0;
 	g->unslotted = 0;
+	rc.folded = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*rc.folded));
 	err = profiler__read(g->prof, on_profile, &rc);
+	free(rc.folded);
 	if (err)
 		return rc.err ? rc.err : err;
 	if (!profiler__prog_stats(g->prof, &tot->run_ns, &tot->run_cnt))
@@ -934,6 +959,7 @@ void agent_probe__free(struct agent_probe *p)
 	gen_free(p->gen);
 	logsink__close(p->log);
 	pid_cap__free(p->cap);
+	name_cap__free(p->fcap);
 	series_table__clear(&p->base);
 	probe_spec__free(p->spec);
 	free(p->error);

@@ -38,6 +38,7 @@ struct agent_probe {
 	struct probe_gen *gen;   /* NULL unless attached */
 	struct logsink *log;     /* instrument log */
 	struct pid_cap *cap;     /* per_pid */
+	struct name_cap *fcap;   /* function labels (not log) */
 	/* Carried over from earlier attachments. */
 	struct series_table base;
 	uint64_t base_hits, base_lost, base_run_ns, base_run_cnt;
@@ -82,6 +83,7 @@ struct probe_totals {
 	uint64_t run_ns, run_cnt;
 	uint64_t functions, probes; /* attached now */
 	uint64_t records;           /* log: written */
+	uint64_t functions_other;   /* called functions summed into function="other" */
 	bool have_run;
 };
 

@@ -30,6 +30,8 @@
 /* Pid label values: no pid label, and the sum of processes over the cap. */
 #define SERIES_PID_NONE 0u
 #define SERIES_PID_OTHER UINT32_MAX
+/* The function label of functions beyond the probe's max_functions. */
+#define SERIES_FUNC_OTHER "other"
 
 extern const char *const series_lat_le[SERIES_LAT_NBOUNDS];     /* "1e-06" .. "10" */
 extern const uint64_t series_lat_bound_ns[SERIES_LAT_NBOUNDS];

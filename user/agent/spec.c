@@ -446,6 +446,13 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 		st->have_max_pids = true;
 		return err;
 	}
+	if (!strcmp(key, "max_functions")) {
+		err = get_uint(p, v, key, 1000000, false, &u);
+		if (!err && !u)
+			err = probe_fail(p, v, "'max_functions' must be at least 1");
+		p->max_functions = (uint32_t)u;
+		return err;
+	}
 	if (!strcmp(key, "lifespan")) {
 		const char *s = scalar(v);
 
@@ -535,6 +542,7 @@ static int parse_probe(yaml_document_t *doc, yaml_node_t *n, struct probe_spec *
 	p->line = (unsigned)n->start_mark.line + 1;
 	p->arg = -1;
 	p->max_pids = SPEC_DEFAULT_MAX_PIDS;
+	p->max_functions = SPEC_DEFAULT_MAX_FUNCTIONS;
 	p->log_max_bytes = SPEC_DEFAULT_LOG_BYTES;
 	p->log_keep = SPEC_DEFAULT_LOG_KEEP;
 	if (n->type != YAML_MAPPING_NODE) {
@@ -826,6 +834,7 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 	    a->n_funcs != b->n_funcs || a->instrument != b->instrument || a->arg != b->arg ||
 	    !str_eq(a->metric, b->metric) || a->n_labels != b->n_labels ||
 	    a->per_pid != b->per_pid || a->max_pids != b->max_pids ||
+	    a->max_functions != b->max_functions ||
 	    a->lifespan_ms != b->lifespan_ms || !str_eq(a->log_path, b->log_path) ||
 	    a->log_max_bytes != b->log_max_bytes || a->log_keep != b->log_keep ||
 	    !str_eq(a->error, b->error))

@@ -21,6 +21,8 @@
  *       per_pid: false              # optional: a pid label per process
  *       max_pids: 64                # per_pid: distinct pids labelled; the
  *                                   # rest are summed into pid="other"
+ *       max_functions: 200          # distinct function labels; the rest
+ *                                   # are summed into function="other"
  *       lifespan: 10m               # optional: 30s, 10m, 2h, 1d, 1h30m
  *       log: {path: /var/log/cmon/kv.jsonl, max_bytes: 10485760, keep: 3}
  *                                   # instrument log: JSON Lines, rotated to
@@ -51,6 +53,7 @@ struct spec_label {
 };
 
 #define SPEC_DEFAULT_MAX_PIDS 64
+#define SPEC_DEFAULT_MAX_FUNCTIONS 200
 #define SPEC_DEFAULT_LOG_BYTES (10ull << 20)
 #define SPEC_DEFAULT_LOG_KEEP 3
 
@@ -72,6 +75,7 @@ struct probe_spec {
 	size_t n_labels;
 	bool per_pid;
 	uint32_t max_pids;
+	uint32_t max_functions; /* function labels before function="other" */
 	uint64_t lifespan_ms; /* 0: forever */
 	char *log_path;
 	uint64_t log_max_bytes;
