@@ -14,7 +14,7 @@ import urllib.request
 from agentlib import (Agent, count_probe, parse_metrics, proc_status_field, run_target, series,
                       value, write_spec)
 from cmonlib import (CMON, ROOT, Skip, assert_no_leak, bpf_snapshot, check, eq, held_by,
-                     parse_json_lines, read_text, run, target, tmpfile)
+                     parse_json_lines, read_text, run, target, tmpfile, WaitTarget)
 
 # CAP_DAC_READ_SEARCH (2), CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21),
 # CAP_PERFMON (38), CAP_BPF (39).
@@ -346,6 +346,44 @@ def test_agent_log_rotation():
        "the six() record")
     looped = [r for r in rows if r["func"] == "add" and r["arg1"] == 1]
     eq(sorted(r["arg0"] for r in looped), list(range(100)), "add(i, 1) records of the loop")
+
+
+def test_agent_status_processes_and_files():
+    """/status and --status: each probe's files and the processes mapping
+    them that its filters let count."""
+    app = target("calls")
+    t1 = WaitTarget(["calls"])
+    t2 = WaitTarget(["calls"])
+    spec = tmpfile("probes-status.yaml")
+    write_spec(spec, [count_probe("all", app), count_probe("one", app, pid=t1.pid),
+                      count_probe("nobody", app, process="nosuchcomm"),
+                      {"name": "broken", "target": app, "func": "nosuchfunc",
+                       "instrument": "count"}])
+    a = Agent(spec).wait_ready()
+    try:
+        got = a.wait_probes({"all": "applied", "one": "applied", "nobody": "applied",
+                             "broken": "error"})
+        all_pids = sorted(p["pid"] for p in got["all"]["processes"])
+        eq(got["all"]["files"], [app], "files of all")
+        eq(all_pids, sorted([t1.pid, t2.pid]), "processes of all")
+        eq([p["comm"] for p in got["all"]["processes"]], ["calls", "calls"], "their comm")
+        eq((got["one"]["files"], got["one"]["processes"]),
+           ([app], [{"pid": t1.pid, "comm": "calls"}]), "files and processes of one")
+        eq((got["nobody"]["files"], got["nobody"]["processes"]), ([app], []), "nobody")
+        eq((got["broken"]["files"], got["broken"]["processes"]), ([], []), "broken")
+        code, out, err = run([CMON, "agent", "--status", "--listen", a.addr])
+        eq(code, 0, "--status exit status (%s)" % err)
+        lines = out.splitlines()
+        i = next(k for k, l in enumerate(lines) if l.startswith("one "))
+        eq(lines[i + 1:i + 3], ["  files: %s" % app, "  processes: %d (calls)" % t1.pid],
+           "--status lines of one")
+        i = next(k for k, l in enumerate(lines) if l.startswith("nobody "))
+        eq(lines[i + 1:i + 3], ["  files: %s" % app, "  processes: none now"], "of nobody")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+        for t in (t1, t2):
+            t.release()
+            t.finish()
 
 
 def test_agent_function_label_cap():

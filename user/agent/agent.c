@@ -21,10 +21,12 @@
 #include <bpf/bpf.h>
 #include "agent/agent.h"
 #include "agent/http.h"
+#include "agent/mappers.h"
 #include "agent/privs.h"
 #include "agent/probe.h"
 #include "core/log.h"
 #include "output/writer.h"
+#include "probe/resolve.h"
 
 #define TICK_MS 1000
 #define DRAIN_MS 100
@@ -432,12 +434,54 @@ static void json_time(struct mbuf *b, double t)
 		mbuf__puts(b, "null");
 }
 
+/* "files": [...], "processes": [{"pid": N, "comm": "..."}, ...]: the files
+ * P is attached to, and the processes mapping one of them that its pid and
+ * process filters let count (M: every process's mappings, by pid). */
+static void status_files(struct mbuf *out, const struct agent_probe *p, const struct mappers *m)
+{
+	const struct probe_spec *s = p->spec;
+	const struct probe_object *objs;
+	size_t n = agent_probe__files(p, &objs);
+	pid_t last = 0;
+	bool first = true;
+
+	mbuf__puts(out, ", \"files\": [");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			mbuf__puts(out, ", ");
+		json_str(out, objs[i].path);
+	}
+	mbuf__puts(out, "], \"processes\": [");
+	for (size_t k = 0; k < m->n && n; k++) {
+		const struct mapping *mp = &m->v[k];
+		bool hit = false;
+
+		if (mp->pid == last || (s->pid && mp->pid != s->pid) ||
+		    (s->process && strncmp(mp->comm, s->process, sizeof(mp->comm) - 1)))
+			continue;
+		for (size_t i = 0; i < n && !hit; i++)
+			hit = objs[i].dev == mp->dev && objs[i].ino == mp->ino;
+		if (!hit)
+			continue;
+		last = mp->pid;
+		mbuf__printf(out, "%s{\"pid\": %d, \"comm\": ", first ? "" : ", ", (int)mp->pid);
+		json_str(out, mp->comm);
+		mbuf__puts(out, "}");
+		first = false;
+	}
+	mbuf__puts(out, "]");
+}
+
 int agent__render_status(struct agent *a, struct mbuf *out)
 {
 	struct series_table t = {};
+	struct mappers m = {};
 	double now = wall_s();
 	uint64_t now_ms = mono_ms();
 
+	/* /proc first, without the lock: it takes a while on a busy machine. */
+	if (mappers__scan(&m))
+		out->err = -ENOMEM;
 	pthread_mutex_lock(&a->lock);
 	mbuf__printf(out, "{\"agent\": {\"pid\": %d, \"listen\": ", (int)getpid());
 	json_str(out, a->addr[0] ? a->addr : NULL);
@@ -486,13 +530,16 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 		mbuf__puts(out, ", \"expired_at\": ");
 		json_time(out, p->state == PROBE_EXPIRED ? p->expired_at : 0);
 		mbuf__printf(out, ", \"functions\": %llu, \"probes\": %llu, \"hits\": %llu, "
-			     "\"lost\": %llu, \"reattached\": %llu, \"records\": %llu}",
+			     "\"lost\": %llu, \"reattached\": %llu, \"records\": %llu",
 			     (unsigned long long)tot.functions, (unsigned long long)tot.probes,
 			     (unsigned long long)tot.hits, (unsigned long long)tot.lost,
 			     (unsigned long long)p->reattached, (unsigned long long)tot.records);
+		status_files(out, p, &m);
+		mbuf__puts(out, "}");
 	}
 	mbuf__puts(out, a->n_probes ? "\n ]}\n" : "]}\n");
 	pthread_mutex_unlock(&a->lock);
+	mappers__clear(&m);
 	return out->err;
 }
 

@@ -125,6 +125,45 @@ static const char *when(const char *unix_s, char *buf, size_t len)
 	return buf;
 }
 
+#define MAX_PIDS_SHOWN 20
+
+/* "  files: A, B" and "  processes: 123 (app), 456 (app)" under a probe. */
+static void print_files(yaml_document_t *d, yaml_node_t *probe, FILE *out)
+{
+	yaml_node_t *files = get(d, probe, "files"), *procs = get(d, probe, "processes");
+	size_t n = 0;
+
+	if (files && files->type == YAML_SEQUENCE_NODE &&
+	    files->data.sequence.items.top > files->data.sequence.items.start) {
+		fprintf(out, "  files:");
+		for (yaml_node_item_t *it = files->data.sequence.items.start;
+		     it < files->data.sequence.items.top; it++) {
+			const char *f = scalar(yaml_document_get_node(d, *it));
+
+			fprintf(out, "%s %s", it == files->data.sequence.items.start ? "" : ",",
+				f ? f : "?");
+		}
+		fputc('\n', out);
+	}
+	if (!procs || procs->type != YAML_SEQUENCE_NODE || !files ||
+	    files->data.sequence.items.top == files->data.sequence.items.start)
+		return;
+	fprintf(out, "  processes:");
+	for (yaml_node_item_t *it = procs->data.sequence.items.start;
+	     it < procs->data.sequence.items.top; it++, n++) {
+		yaml_node_t *pr = yaml_document_get_node(d, *it);
+
+		if (n < MAX_PIDS_SHOWN)
+			fprintf(out, "%s %s (%s)", n ? "," : "", str(d, pr, "pid", "?"),
+				str(d, pr, "comm", "?"));
+	}
+	if (!n)
+		fprintf(out, " none now");
+	else if (n > MAX_PIDS_SHOWN)
+		fprintf(out, " and %zu more", n - MAX_PIDS_SHOWN);
+	fputc('\n', out);
+}
+
 int agent_client__print_status(const char *json, size_t len, FILE *out)
 {
 	yaml_parser_t parser;
@@ -185,6 +224,7 @@ int agent_client__print_status(const char *json, size_t len, FILE *out)
 			str(&doc, p, "functions", "0"), str(&doc, p, "hits", "0"),
 			str(&doc, p, "lost", "0"),
 			when(scalar(get(&doc, p, "attached_at")), t1, sizeof(t1)), note);
+		print_files(&doc, p, out);
 	}
 	if (probes->data.sequence.items.top == probes->data.sequence.items.start)
 		fprintf(out, "(no probes)\n");

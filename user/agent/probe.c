@@ -863,6 +863,15 @@ int agent_probe__read(struct agent_probe *p, struct series_table *out, struct pr
 	return err;
 }
 
+size_t agent_probe__files(const struct agent_probe *p, const struct probe_object **objs)
+{
+	*objs = NULL;
+	if (!p->gen || !p->gen->set)
+		return 0;
+	*objs = p->gen->set->objects;
+	return p->gen->set->n_objects;
+}
+
 /* ---------------------------------------------------------------- rendering */
 
 static int family_name(const struct probe_spec *s, char *buf, size_t len)

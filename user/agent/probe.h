@@ -97,6 +97,11 @@ int agent_probe__family(const struct agent_probe *p, struct expo *e);
 int agent_probe__render(const struct agent_probe *p, const struct series_table *t,
 			struct expo *e);
 
+/* The files P is attached to now (*OBJS: its resolved objects, owned by
+ * P), and how many; 0 when it is not attached.  Under the lock. */
+struct probe_object;
+size_t agent_probe__files(const struct agent_probe *p, const struct probe_object **objs);
+
 /* Detach (outside the lock: it takes a while) and free.  NULL fine. */
 void agent_probe__free(struct agent_probe *p);
 
