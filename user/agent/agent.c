@@ -37,6 +37,7 @@ struct agent {
 	pthread_mutex_t lock;
 	struct agent_probe **probes; /* in spec order */
 	size_t n_probes;
+	struct probe_pool *pool;     /* their shared profilers */
 	struct agent_http *http;
 	int inotify_fd, sig_fd, stats_fd;
 	bool watch_lost; /* the spec's directory went away: watch it again */
@@ -123,7 +124,7 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 				retry[n_retry++] = cur;
 			continue;
 		}
-		next[i] = agent_probe__new(ps);
+		next[i] = agent_probe__new(ps, a->pool);
 		if (!next[i]) {
 			err = -ENOMEM;
 			goto cleanup;
@@ -135,6 +136,9 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 		else
 			added++;
 	}
+	/* The new probes' shares are attached before the swap (the lock is
+	 * taken for the running members' counts). */
+	failed += probe_pool__commit(a->pool, &a->lock);
 	pthread_mutex_lock(&a->lock);
 	free(a->probes);
 	a->probes = next;
@@ -163,6 +167,8 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 	for (size_t i = 0; i < n_retry; i++)
 		if (agent_probe__start(retry[i], &a->lock))
 			failed++;
+	/* The removed probes' shares shrink, the retried ones' attach. */
+	failed += probe_pool__commit(a->pool, &a->lock);
 	count_attach_errors(a, failed);
 	log_info("spec applied: %zu probe%s (%zu added, %zu changed, %zu removed)",
 		 a->n_probes, a->n_probes == 1 ? "" : "s", added, changed, removed);
@@ -359,6 +365,7 @@ int agent__render_metrics(struct agent *a, struct mbuf *out)
 		return -ENOMEM;
 	err = declare_agent_families(e);
 	pthread_mutex_lock(&a->lock);
+	probe_pool__next_read(a->pool);
 	/* The agent's families first (declared above), then each probe's, in
 	 * the order of the spec. */
 	for (size_t i = 0; i < a->n_probes && !err; i++) {
@@ -483,6 +490,7 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 	if (mappers__scan(&m))
 		out->err = -ENOMEM;
 	pthread_mutex_lock(&a->lock);
+	probe_pool__next_read(a->pool);
 	mbuf__printf(out, "{\"agent\": {\"pid\": %d, \"listen\": ", (int)getpid());
 	json_str(out, a->addr[0] ? a->addr : NULL);
 	mbuf__puts(out, ", \"spec\": ");
@@ -654,6 +662,11 @@ struct agent *agent__new(const struct agent_opts *opts)
 	pthread_mutex_init(&a->lock, NULL);
 	a->started_at = wall_s();
 	raise_fd_limit();
+	a->pool = probe_pool__new();
+	if (!a->pool) {
+		err = -ENOMEM;
+		goto fail;
+	}
 
 	/* The spec first: a broken one is reported before anything starts. */
 	err = agent_spec__read(a->opts.spec_path, &a->spec_text, &a->spec_len);
@@ -821,12 +834,17 @@ int agent__run(struct agent *a)
 				reload_at = now + RELOAD_DEBOUNCE_MS;
 			}
 			/* Only this thread changes the list: no lock to walk it. */
+			pthread_mutex_lock(&a->lock);
+			probe_pool__next_read(a->pool);
+			pthread_mutex_unlock(&a->lock);
 			for (size_t i = 0; i < a->n_probes; i++) {
 				agent_probe__tick(a->probes[i], now, &a->lock);
 				if (agent_probe__check_target(a->probes[i], &a->lock) &&
 				    a->probes[i]->state == PROBE_ERROR)
 					count_attach_errors(a, 1);
 			}
+			/* Replaced targets, expired probes, full per-process maps. */
+			count_attach_errors(a, probe_pool__commit(a->pool, &a->lock));
 		}
 	}
 	return err;
@@ -849,6 +867,8 @@ void agent__free(struct agent *a)
 	free(a->probes);
 	a->probes = NULL;
 	a->n_probes = 0;
+	probe_pool__free(a->pool);
+	a->pool = NULL;
 	pthread_mutex_unlock(&a->lock);
 	if (a->stats_fd >= 0)
 		close(a->stats_fd);

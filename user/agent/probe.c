@@ -22,6 +22,7 @@
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "probe/resolve.h"
+#include "probe/setunion.h"
 
 #define ERRCAP_MAX (64u << 10)
 
@@ -179,13 +180,23 @@ static struct ident ident_of(const char *path)
 	return id;
 }
 
+struct probe_share;
+
 struct probe_gen {
 	struct agent_probe *owner;
 	struct funcpattern *patterns;
 	size_t n_patterns;
 	struct probe_set *set;
 	char **names; /* per function: as labelled */
-	struct profiler *prof;
+	/* Profiling: the share joined, and where this probe's functions are in
+	 * the share's profiler (valid when attached). */
+	struct probe_share *share;
+	char *share_key;
+	struct profiler_opts po;
+	uint32_t *ids;
+	bool attached;
+	bool starting; /* applied when the share is attached */
+	bool replacing; /* an earlier generation's counts carried over */
 	struct tracer *tracer;
 	struct decoder decoder;
 	struct ident ident;
@@ -195,16 +206,50 @@ struct probe_gen {
 	/* Instrument log: the current drain. */
 	uint64_t drained, drain_deadline_ns;
 	bool drain_cut;
-	/* per_pid: what the last read saw of the kernel map. */
-	size_t live_keys;
-	uint64_t unslotted;
+};
+
+/* A share's last read of its profiler, one row per (function, pid). */
+struct share_row {
+	uint32_t func_id, pid;
+	struct series_val v;
+};
+
+/* One profiler for the probes of one kind on one file (see probe.h). */
+struct probe_share {
+	struct probe_pool *pool;
+	struct probe_share *next;
+	char *key;
+	struct profiler_opts opts;
+	struct agent_probe **members; /* with a resolved generation */
+	size_t n_members, cap_members;
+	bool dirty;                   /* members changed: attach again */
+	bool rotate;                  /* per_pid map nearly full: start a new one */
+	/* Attached now. */
+	struct probe_set *set;
+	struct profiler *prof;
+	size_t n_probes;
+	double attach_ms;
+	/* The last read, in round EPOCH of the pool, sorted by (func_id, pid). */
+	uint64_t epoch;
+	struct share_row *rows;
+	size_t n_rows, cap_rows;
+	uint64_t hits, run_ns, run_cnt;
+	bool have_run;
+	size_t live_keys;   /* per_pid: (function, pid) entries in the kernel map */
+	uint64_t unslotted; /* per_pid: entries the map could not take */
+};
+
+struct probe_pool {
+	struct probe_share *shares;
+	uint64_t epoch;
 };
 
 static void gen_free(struct probe_gen *g)
 {
 	if (!g)
 		return;
-	profiler__free(g->prof);
+	free(g->ids);
+	free(g->share_key);
 	tracer__free(g->tracer);
 	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
 		free(g->names[i]);
@@ -421,6 +466,8 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 			g->attach_ms = (double)tracer__attach_ns(g->tracer) / 1e6;
 		}
 	} else if (!err) {
+		/* Attached by the share of probes with these options on this
+		 * file (probe_pool__commit). */
 		po.per_pid = s->per_pid;
 		po.hist_arg = s->instrument == INSTR_ARG ? s->arg : -1;
 		po.mem = false;
@@ -430,17 +477,15 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (s->process)
 			snprintf(po.filter_comm, sizeof(po.filter_comm), "%s", s->process);
 		po.filter_cgroup = cg;
-		g->prof = profiler__new(g->set, &po);
-		if (!g->prof) {
-			err = -errno;
-			log_error("cannot load the BPF programs: %s", strerror(errno));
-		}
-		if (!err)
-			err = profiler__attach(g->prof);
-		if (!err) {
-			g->n_probes = profiler__probe_count(g->prof);
-			g->attach_ms = (double)profiler__attach_ns(g->prof) / 1e6;
-		}
+		g->po = po;
+		g->ids = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*g->ids));
+		if (asprintf(&g->share_key, "%s\n%d %d %d %u %d %llu %s\n%llu:%llu", s->target,
+			     ro.ret_choice, po.per_pid, po.hist_arg, po.max_pids, (int)po.filter_pid,
+			     (unsigned long long)po.filter_cgroup, po.filter_comm,
+			     (unsigned long long)g->ident.dev, (unsigned long long)g->ident.ino) < 0)
+			g->share_key = NULL;
+		if (!g->ids || !g->share_key)
+			err = -ENOMEM;
 	}
 	*msg = errcap_end(&cap, s->id);
 	if (!err) {
@@ -460,12 +505,13 @@ cleanup:
 
 /* ---------------------------------------------------------------- probe */
 
-struct agent_probe *agent_probe__new(const struct probe_spec *spec)
+struct agent_probe *agent_probe__new(const struct probe_spec *spec, struct probe_pool *pool)
 {
 	struct agent_probe *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
+	p->pool = pool;
 	p->spec = probe_spec__dup(spec);
 	if (!p->spec)
 		goto fail;
@@ -516,14 +562,12 @@ static void record_ident(struct agent_probe *p, const struct ident *id)
 static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_table *t,
 		    struct probe_totals *tot);
 
-/* Fold G's counts into P's carried-over values (G detached first, so they
- * are final).  Under the lock. */
+/* Fold a log probe's generation's counts into P's carried-over values (G
+ * detached first, so they are final).  Under the lock. */
 static void fold_gen(struct agent_probe *p, struct probe_gen *g)
 {
 	struct probe_totals tot = {};
 
-	if (g->prof)
-		profiler__detach(g->prof);
 	if (g->tracer) {
 		tracer__detach(g->tracer);
 		tracer__drain(g->tracer);
@@ -539,6 +583,356 @@ static void fold_gen(struct agent_probe *p, struct probe_gen *g)
 	series_table__normalize(&p->base);
 	if (p->cap)
 		pid_cap__forget_routed(p->cap); /* the next map starts empty */
+}
+
+/* ---------------------------------------------------------------- shares */
+
+/* Join the share of G's kind (made when there is none).  0 or -ENOMEM. */
+static int share_join(struct agent_probe *p, struct probe_gen *g)
+{
+	struct probe_pool *pool = p->pool;
+	struct probe_share *sh;
+
+	for (sh = pool->shares; sh; sh = sh->next)
+		if (!strcmp(sh->key, g->share_key))
+			break;
+	if (!sh) {
+		sh = calloc(1, sizeof(*sh));
+		if (!sh)
+			return -ENOMEM;
+		sh->key = strdup(g->share_key);
+		if (!sh->key) {
+			free(sh);
+			return -ENOMEM;
+		}
+		sh->pool = pool;
+		sh->opts = g->po;
+		sh->next = pool->shares;
+		pool->shares = sh;
+	}
+	if (sh->n_members == sh->cap_members) {
+		size_t c = sh->cap_members ? sh->cap_members * 2 : 4;
+		struct agent_probe **v = realloc(sh->members, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sh->members = v;
+		sh->cap_members = c;
+	}
+	sh->members[sh->n_members++] = p;
+	sh->dirty = true;
+	g->share = sh;
+	g->attached = false;
+	return 0;
+}
+
+/* P leaves its share (attached again without it at the next commit). */
+static void share_drop(struct probe_share *sh, struct agent_probe *p)
+{
+	for (size_t i = 0; i < sh->n_members; i++) {
+		if (sh->members[i] == p) {
+			memmove(sh->members + i, sh->members + i + 1,
+				(sh->n_members - i - 1) * sizeof(*sh->members));
+			sh->n_members--;
+			break;
+		}
+	}
+	sh->dirty = true;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct share_row *x = a, *y = b;
+
+	if (x->func_id != y->func_id)
+		return x->func_id < y->func_id ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int on_share_profile(void *ctx, const struct func_profile *fp)
+{
+	struct probe_share *sh = ctx;
+	struct share_row *r;
+
+	if (sh->n_rows == sh->cap_rows) {
+		size_t c = sh->cap_rows ? sh->cap_rows * 2 : 64;
+		struct share_row *v = realloc(sh->rows, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sh->rows = v;
+		sh->cap_rows = c;
+	}
+	r = &sh->rows[sh->n_rows++];
+	r->func_id = fp->func_id;
+	r->pid = fp->pid;
+	series_val__from_profile(&r->v, fp);
+	sh->hits += r->v.calls;
+	if (sh->opts.per_pid) {
+		if (fp->pid)
+			sh->live_keys++;
+		else
+			sh->unslotted += fp->calls;
+	}
+	return 0;
+}
+
+/* Read SH's profiler, once per round of reads unless FORCE.  Under the
+ * lock. */
+static int share_refresh(struct probe_share *sh, bool force)
+{
+	int err;
+
+	if (!sh->prof)
+		return -ENODEV;
+	if (!force && sh->epoch == sh->pool->epoch && sh->epoch)
+		return 0;
+	sh->n_rows = 0;
+	sh->hits = sh->live_keys = sh->unslotted = 0;
+	err = profiler__read(sh->prof, on_share_profile, sh);
+	if (err) {
+		sh->n_rows = 0;
+		sh->epoch = 0;
+		return err;
+	}
+	qsort(sh->rows, sh->n_rows, sizeof(*sh->rows), row_cmp);
+	sh->have_run = !profiler__prog_stats(sh->prof, &sh->run_ns, &sh->run_cnt);
+	sh->epoch = sh->pool->epoch;
+	return 0;
+}
+
+/* Fold P's counts in its share's profiler into its carried-over values (a
+ * detached profiler's are final), read now unless the caller just did
+ * (REFRESH false).  Under the lock. */
+static void share_fold(struct agent_probe *p, struct probe_gen *g, bool refresh)
+{
+	struct probe_totals tot = {};
+
+	if (!g->attached || !g->share->prof)
+		return;
+	if (!share_refresh(g->share, refresh) && gen_read(p, g, &p->base, &tot) == 0) {
+		p->base_hits += tot.hits;
+		p->base_lost += tot.lost;
+		p->base_run_ns += tot.run_ns;
+		p->base_run_cnt += tot.run_cnt;
+	}
+	series_table__normalize(&p->base);
+	if (p->cap)
+		pid_cap__forget_routed(p->cap); /* the next map starts empty */
+	g->attached = false;
+}
+
+struct probe_pool *probe_pool__new(void)
+{
+	struct probe_pool *pool = calloc(1, sizeof(*pool));
+
+	if (pool)
+		pool->epoch = 1;
+	return pool;
+}
+
+void probe_pool__next_read(struct probe_pool *pool) { pool->epoch++; }
+
+static void share_free(struct probe_share *sh)
+{
+	profiler__free(sh->prof);
+	probe_set__free(sh->set);
+	free(sh->members);
+	free(sh->rows);
+	free(sh->key);
+	free(sh);
+}
+
+void probe_pool__free(struct probe_pool *pool)
+{
+	if (!pool)
+		return;
+	while (pool->shares) {
+		struct probe_share *sh = pool->shares;
+
+		pool->shares = sh->next;
+		share_free(sh);
+	}
+	free(pool);
+}
+
+/* The union of SH's members' functions, loaded and attached: *SET, *PROF
+ * and each member's function ids in IDS[k].  Slow: no lock held.  0, or
+ * -errno with *MSG. */
+static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set **set,
+		       struct profiler **prof, char **msg)
+{
+	const struct probe_set **sets = calloc(sh->n_members, sizeof(*sets));
+	struct errcap cap;
+	int err;
+
+	*set = NULL;
+	*prof = NULL;
+	*msg = NULL;
+	if (!sets)
+		return -ENOMEM;
+	for (size_t k = 0; k < sh->n_members; k++)
+		sets[k] = sh->members[k]->gen->set;
+	err = probe_set__union(sets, sh->n_members, ids, set);
+	free(sets);
+	if (err)
+		return err;
+	errcap_begin(&cap);
+	*prof = profiler__new(*set, &sh->opts);
+	if (!*prof) {
+		err = -errno;
+		log_error("cannot load the BPF programs: %s", strerror(errno));
+	}
+	if (!err)
+		err = profiler__attach(*prof);
+	*msg = errcap_end(&cap, sh->members[0]->spec->id);
+	if (!err) {
+		free(*msg);
+		*msg = NULL;
+		return 0;
+	}
+	profiler__free(*prof);
+	*prof = NULL;
+	probe_set__free(*set);
+	*set = NULL;
+	return err;
+}
+
+/* Members joined: applied; already applied: carried over. */
+static void share_swap_in(struct probe_share *sh, uint32_t **ids, size_t *failed)
+{
+	size_t per_func = sh->set->n_funcs ? sh->n_probes / sh->set->n_funcs : 0;
+
+	for (size_t k = 0; k < sh->n_members; k++) {
+		struct agent_probe *p = sh->members[k];
+		struct probe_gen *g = p->gen;
+
+		free(g->ids);
+		g->ids = ids[k];
+		ids[k] = NULL;
+		g->attached = true;
+		g->n_probes = per_func * g->set->n_funcs;
+		g->attach_ms = sh->attach_ms;
+		if (g->replacing || (sh->rotate && !g->starting))
+			p->reattached++;
+		g->replacing = false;
+		if (!g->starting)
+			continue;
+		g->starting = false;
+		p->state = PROBE_APPLIED;
+		free(p->error);
+		p->error = NULL;
+		p->applied_at = wall_s();
+		p->expires_ms = p->spec->lifespan_ms ? mono_ms() + p->spec->lifespan_ms : 0;
+	}
+	(void)failed;
+}
+
+/* Every member goes to state error with MSG; their generations go. */
+static void share_fail(struct probe_share *sh, const char *msg, size_t *failed)
+{
+	while (sh->n_members) {
+		struct agent_probe *p = sh->members[--sh->n_members];
+		struct probe_gen *g = p->gen;
+
+		set_error(p, msg);
+		p->gen = NULL;
+		gen_free(g);
+		(*failed)++;
+	}
+}
+
+size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
+{
+	size_t failed = 0;
+
+	for (struct probe_share **at = &pool->shares; *at;) {
+		struct probe_share *sh = *at;
+		struct probe_set *set = NULL, *old_set;
+		struct profiler *prof = NULL, *old_prof;
+		uint32_t **ids = NULL;
+		size_t n = sh->n_members;
+		char **names = NULL; /* the members, logged after */
+		bool *joined = NULL;
+		char *msg = NULL;
+		int err = 0;
+
+		if (!sh->dirty && !sh->rotate) {
+			at = &sh->next;
+			continue;
+		}
+		names = calloc(n + 1, sizeof(*names));
+		joined = calloc(n + 1, sizeof(*joined));
+		for (size_t k = 0; names && joined && k < n; k++) {
+			names[k] = strdup(sh->members[k]->spec->id);
+			joined[k] = sh->members[k]->gen->starting;
+		}
+		if (n) {
+			ids = calloc(n, sizeof(*ids));
+			err = ids ? 0 : -ENOMEM;
+			for (size_t k = 0; k < n && !err; k++) {
+				ids[k] = calloc(sh->members[k]->gen->set->n_funcs + 1, sizeof(**ids));
+				if (!ids[k])
+					err = -ENOMEM;
+			}
+			if (!err)
+				err = share_build(sh, ids, &set, &prof, &msg);
+		}
+		lock(m);
+		/* The old profiler's counts, final, go to each member's base. */
+		if (sh->prof) {
+			profiler__detach(sh->prof);
+			share_refresh(sh, true); /* once for all */
+			for (size_t k = 0; k < n; k++)
+				share_fold(sh->members[k], sh->members[k]->gen, false);
+		}
+		old_prof = sh->prof;
+		old_set = sh->set;
+		sh->prof = prof;
+		sh->set = set;
+		sh->epoch = 0;
+		sh->n_rows = 0;
+		if (prof) {
+			sh->n_probes = profiler__probe_count(prof);
+			sh->attach_ms = (double)profiler__attach_ns(prof) / 1e6;
+			share_swap_in(sh, ids, &failed);
+		} else if (n) {
+			if (!msg)
+				msg = strdup(strerror(-err));
+			share_fail(sh, msg, &failed);
+		}
+		sh->dirty = sh->rotate = false;
+		if (!sh->n_members)
+			*at = sh->next; /* unlinked: freed below */
+		unlock(m);
+		for (size_t k = 0; names && joined && k < n; k++) {
+			if (!names[k] || (prof && !joined[k])) {
+				free(names[k]);
+				continue;
+			}
+			if (prof)
+				log_info("probe %s: applied: %zu probes attached in %.1f ms for the %zu "
+					 "function%s of %zu probe%s on this file", names[k], sh->n_probes,
+					 sh->attach_ms, sh->set->n_funcs, sh->set->n_funcs == 1 ? "" : "s",
+					 n, n == 1 ? "" : "s");
+			else
+				log_warn("probe %s: not applied: %s", names[k], msg ? msg : strerror(-err));
+			free(names[k]);
+		}
+		free(names);
+		free(joined);
+		profiler__free(old_prof);
+		probe_set__free(old_set);
+		for (size_t k = 0; ids && k < n; k++)
+			free(ids[k]);
+		free(ids);
+		free(msg);
+		if (!sh->n_members)
+			share_free(sh);
+		else
+			at = &sh->next;
+	}
+	return failed;
 }
 
 int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
@@ -580,6 +974,21 @@ int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
 	err = gen_build(p, &g, &msg);
 	lock(m);
 	record_ident(p, g ? &g->ident : &id);
+	if (!err && g->share_key) {
+		/* Applied when its share is attached (probe_pool__commit). */
+		g->starting = true;
+		p->gen = g;
+		err = share_join(p, g);
+		if (err) {
+			p->gen = NULL;
+			gen_free(g);
+			g = NULL;
+			set_error(p, strerror(-err));
+		}
+		unlock(m);
+		free(msg);
+		return err;
+	}
 	if (err) {
 		set_error(p, msg);
 	} else {
@@ -614,14 +1023,28 @@ static void reattach(struct agent_probe *p, pthread_mutex_t *m, const char *why)
 	err = gen_build(p, &g, &msg);
 	lock(m);
 	old = p->gen;
-	if (old)
+	if (old && old->share) {
+		share_fold(p, old, true);
+		share_drop(old->share, p);
+	} else if (old) {
 		fold_gen(p, old);
+	}
 	p->gen = g;
-	p->reattached++;
+	/* Counted when attached: a shared generation at the next commit. */
+	if (g && g->share_key)
+		g->replacing = true;
+	else
+		p->reattached++;
+	if (g && g->share_key && share_join(p, g)) {
+		p->gen = NULL;
+		gen_free(g);
+		g = NULL;
+		err = -ENOMEM;
+	}
 	if (g)
 		record_ident(p, &g->ident);
 	else
-		set_error(p, msg);
+		set_error(p, msg ? msg : strerror(-err));
 	unlock(m);
 	gen_free(old);
 	if (err)
@@ -669,8 +1092,12 @@ void agent_probe__expire(struct agent_probe *p)
 {
 	struct probe_gen *g = p->gen;
 
-	if (g)
+	if (g && g->share) {
+		share_fold(p, g, true);
+		share_drop(g->share, p);
+	} else if (g) {
 		fold_gen(p, g);
+	}
 	p->gen = NULL;
 	p->state = PROBE_EXPIRED;
 	p->expired_at = wall_s();
@@ -693,8 +1120,6 @@ static bool proc_alive(void *ctx, uint32_t pid)
 
 void agent_probe__tick(struct agent_probe *p, uint64_t now_ms, pthread_mutex_t *m)
 {
-	bool rotate = false;
-
 	if (p->state == PROBE_APPLIED && p->expires_ms && now_ms >= p->expires_ms) {
 		lock(m);
 		agent_probe__expire(p);
@@ -714,21 +1139,22 @@ void agent_probe__tick(struct agent_probe *p, uint64_t now_ms, pthread_mutex_t *
 			series_table__relabel(&p->base, freed[i], SERIES_PID_OTHER);
 		if (n)
 			series_table__normalize(&p->base);
-		if (p->gen && p->gen->prof) {
-			struct series_table t = {};
-			struct probe_totals tot = {};
-			uint64_t cap = (uint64_t)p->gen->kernel_max_pids * p->gen->set->n_funcs;
+		if (p->gen && p->gen->share && p->gen->attached) {
+			struct probe_share *sh = p->gen->share;
+			uint64_t cap = (uint64_t)sh->opts.max_pids * sh->set->n_funcs;
 
 			/* The kernel map never forgets a process: start a new
-			 * one before it is full. */
-			if (!gen_read(p, p->gen, &t, &tot))
-				rotate = p->gen->unslotted || p->gen->live_keys * 4 >= cap * 3;
-			series_table__clear(&t);
+			 * one before it is full (the next commit). */
+			if (!share_refresh(sh, false) &&
+			    (sh->unslotted || sh->live_keys * 4 >= cap * 3)) {
+				if (!sh->rotate)
+					log_info("probe %s: the per-process map is nearly full: "
+						 "attaching again", p->spec->id);
+				sh->rotate = true;
+			}
 		}
 	}
 	unlock(m);
-	if (rotate)
-		reattach(p, m, "the per-process map is nearly full");
 }
 
 int agent_probe__drain(struct agent_probe *p, bool *more)
@@ -763,36 +1189,53 @@ struct read_ctx {
 	int err;
 };
 
-static int on_profile(void *ctx, const struct func_profile *fp)
+/* One row of the share's read: the probe's function FUNC (its own index)
+ * in process KPID (0: the kernel had no slot). */
+static int add_row(struct read_ctx *rc, uint32_t func, uint32_t kpid, const struct series_val *v)
 {
-	struct read_ctx *rc = ctx;
-	struct series_val v;
 	uint32_t pid = SERIES_PID_NONE;
 	const char *name;
 
-	if (fp->func_id >= rc->g->set->n_funcs)
-		return 0;
 	if (rc->p->spec->per_pid) {
-		if (fp->pid == 0) {
+		if (kpid == 0)
 			pid = SERIES_PID_OTHER; /* the kernel had no slot for them */
-			rc->g->unslotted += fp->calls;
-		} else {
-			rc->g->live_keys++;
-			pid = pid_cap__admit(rc->p->cap, fp->pid) ? fp->pid : SERIES_PID_OTHER;
-		}
+		else
+			pid = pid_cap__admit(rc->p->cap, kpid) ? kpid : SERIES_PID_OTHER;
 	}
-	series_val__from_profile(&v, fp);
-	rc->tot->hits += v.calls;
-	rc->tot->lost += v.lost;
-	name = rc->g->names[fp->func_id];
+	rc->tot->hits += v->calls;
+	rc->tot->lost += v->lost;
+	name = rc->g->names[func];
 	if (!name_cap__admit(rc->p->fcap, name)) {
 		name = SERIES_FUNC_OTHER;
-		if (rc->folded && !rc->folded[fp->func_id]) {
-			rc->folded[fp->func_id] = true;
+		if (rc->folded && !rc->folded[func]) {
+			rc->folded[func] = true;
 			rc->tot->functions_other++;
 		}
 	}
-	rc->err = series_table__add(rc->t, name, pid, &v);
+	rc->err = series_table__add(rc->t, name, pid, v);
+	return rc->err;
+}
+
+/* The probe's rows in its share's last read. */
+static int read_share(struct read_ctx *rc)
+{
+	const struct probe_share *sh = rc->g->share;
+
+	for (uint32_t i = 0; i < rc->g->set->n_funcs && !rc->err; i++) {
+		uint32_t id = rc->g->ids[i];
+		size_t lo = 0, hi = sh->n_rows;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (sh->rows[mid].func_id < id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < sh->n_rows && sh->rows[lo].func_id == id && !rc->err; lo++)
+			add_row(rc, i, sh->rows[lo].pid, &sh->rows[lo].v);
+	}
 	return rc->err;
 }
 
@@ -828,15 +1271,27 @@ static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_ta
 	}
 	if (err)
 		return err;
-	g->live_keys = 0;
-	g->unslotted = 0;
+	if (!g->share || !g->attached)
+		return 0;
+	err = share_refresh(g->share, false);
+	if (err)
+		return err;
 	rc.folded = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*rc.folded));
-	err = profiler__read(g->prof, on_profile, &rc);
+	err = read_share(&rc);
 	free(rc.folded);
 	if (err)
-		return rc.err ? rc.err : err;
-	if (!profiler__prog_stats(g->prof, &tot->run_ns, &tot->run_cnt))
+		return err;
+	if (g->share->have_run) {
+		const struct probe_share *sh = g->share;
+		double part = sh->hits ? (double)tot->hits / (double)sh->hits
+				       : 1.0 / (double)(sh->n_members ? sh->n_members : 1);
+
+		/* The programs run for every probe of the share: each gets
+		 * its part by the calls it counted. */
+		tot->run_ns += (uint64_t)((double)sh->run_ns * part);
+		tot->run_cnt += (uint64_t)((double)sh->run_cnt * part);
 		tot->have_run = true;
+	}
 	return 0;
 }
 
@@ -965,6 +1420,8 @@ void agent_probe__free(struct agent_probe *p)
 {
 	if (!p)
 		return;
+	if (p->gen && p->gen->share)
+		share_drop(p->gen->share, p);
 	gen_free(p->gen);
 	logsink__close(p->log);
 	pid_cap__free(p->cap);

@@ -5,6 +5,13 @@
  * carries over when it is re-attached (a replaced binary, a full per-pid
  * map) or detached (lifespan over).
  *
+ * Probes that count, time or histogram functions of the same file with
+ * the same filters share one profiler (one set of BPF maps and links, a
+ * probe_share): a probe resolves its own functions and joins the share of
+ * its kind in the agent's probe_pool, and probe_pool__commit attaches the
+ * union of what changed, carrying every member's counts over.  Thousands
+ * of probes on one program cost one profiler, not thousands.
+ *
  * Locking: the agent holds one mutex around everything that reads or
  * changes a probe, except the slow parts of (re)attaching, which
  * agent_probe__start and agent_probe__check_target do with the lock
@@ -26,10 +33,25 @@ enum probe_state { PROBE_APPLIED = 0, PROBE_ERROR, PROBE_EXPIRED };
 
 const char *probe_state__name(enum probe_state s); /* "applied" "error" "expired" */
 
-struct probe_gen; /* one attachment: resolved set + profiler or tracer */
+struct probe_gen; /* one attachment: resolved set + profiler share or tracer */
+struct probe_pool; /* the shares of the agent's probes */
+
+struct probe_pool *probe_pool__new(void); /* NULL and errno */
+/* Attach the shares whose members changed (joined, left, re-resolved) or
+ * whose per-process map is nearly full: one profiler for the union of
+ * their members' functions, every member's counts carried over.  Members
+ * that joined become applied (or error).  Main thread; takes LOCK for the
+ * swaps.  Returns how many probes could not be applied. */
+size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *lock);
+/* A new round of reads (a scrape): each share reads its maps once in it.
+ * Under the lock. */
+void probe_pool__next_read(struct probe_pool *pool);
+/* After every probe of the pool was freed.  NULL fine. */
+void probe_pool__free(struct probe_pool *pool);
 
 struct agent_probe {
 	struct probe_spec *spec; /* owned copy */
+	struct probe_pool *pool;
 	enum probe_state state;
 	char *error;             /* state error: why (one line) */
 	double applied_at;       /* wall clock, s: last successful attach */
@@ -53,10 +75,12 @@ struct agent_probe {
 
 /* A probe for SPEC (copied), not attached yet; state error when the spec
  * entry is invalid.  NULL and errno. */
-struct agent_probe *agent_probe__new(const struct probe_spec *spec);
+struct agent_probe *agent_probe__new(const struct probe_spec *spec, struct probe_pool *pool);
 
 /* Resolve and attach (state applied), or record why not (state error).
- * Error lines are logged prefixed with the probe's name.  0 or -errno. */
+ * A profiling probe joins its share: applied at the next
+ * probe_pool__commit.  Error lines are logged prefixed with the probe's
+ * name.  0 or -errno. */
 int agent_probe__start(struct agent_probe *p, pthread_mutex_t *lock);
 
 /* Periodic work of the main loop (NOW_MS monotonic): lifespan, the exited
