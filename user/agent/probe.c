@@ -562,19 +562,13 @@ static void record_ident(struct agent_probe *p, const struct ident *id)
 static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_table *t,
 		    struct probe_totals *tot);
 
-/* Fold a log probe's generation's counts into P's carried-over values (G
- * detached first, so they are final).  Under the lock. */
-static void fold_gen(struct agent_probe *p, struct probe_gen *g)
+/* Add what G counted (when READABLE) to P's carried-over values; the
+ * source starts afresh after this.  Under the lock. */
+static void fold_read(struct agent_probe *p, struct probe_gen *g, bool readable)
 {
 	struct probe_totals tot = {};
 
-	if (g->tracer) {
-		tracer__detach(g->tracer);
-		tracer__drain(g->tracer);
-		if (p->log)
-			logsink__flush(p->log);
-	}
-	if (gen_read(p, g, &p->base, &tot) == 0) {
+	if (readable && gen_read(p, g, &p->base, &tot) == 0) {
 		p->base_hits += tot.hits;
 		p->base_lost += tot.lost;
 		p->base_run_ns += tot.run_ns;
@@ -583,6 +577,19 @@ static void fold_gen(struct agent_probe *p, struct probe_gen *g)
 	series_table__normalize(&p->base);
 	if (p->cap)
 		pid_cap__forget_routed(p->cap); /* the next map starts empty */
+}
+
+/* Fold a log probe's generation's counts into P's carried-over values (G
+ * detached first, so they are final).  Under the lock. */
+static void fold_gen(struct agent_probe *p, struct probe_gen *g)
+{
+	if (g->tracer) {
+		tracer__detach(g->tracer);
+		tracer__drain(g->tracer);
+		if (p->log)
+			logsink__flush(p->log);
+	}
+	fold_read(p, g, true);
 }
 
 /* ---------------------------------------------------------------- shares */
@@ -706,19 +713,9 @@ static int share_refresh(struct probe_share *sh, bool force)
  * (REFRESH false).  Under the lock. */
 static void share_fold(struct agent_probe *p, struct probe_gen *g, bool refresh)
 {
-	struct probe_totals tot = {};
-
 	if (!g->attached || !g->share->prof)
 		return;
-	if (!share_refresh(g->share, refresh) && gen_read(p, g, &p->base, &tot) == 0) {
-		p->base_hits += tot.hits;
-		p->base_lost += tot.lost;
-		p->base_run_ns += tot.run_ns;
-		p->base_run_cnt += tot.run_cnt;
-	}
-	series_table__normalize(&p->base);
-	if (p->cap)
-		pid_cap__forget_routed(p->cap); /* the next map starts empty */
+	fold_read(p, g, !share_refresh(g->share, refresh));
 	g->attached = false;
 }
 
