@@ -42,6 +42,7 @@ static const char full_yaml[] =
 	"    labels: {service: kv, env: \"prod\", port: 8080}\n"
 	"    per_pid: true\n"
 	"    max_pids: 16\n"
+	"    max_functions: 12\n"
 	"    lifespan: 1h30m\n"
 	"  - name: sizes\n"
 	"    target: /usr/lib/libz.so.1\n"
@@ -87,6 +88,7 @@ static void test_full_example(void **state)
 	assert_string_equal(p->labels[2].value, "kv");
 	assert_true(p->per_pid);
 	assert_int_equal(p->max_pids, 16);
+	assert_int_equal(p->max_functions, 12);
 	assert_int_equal(p->lifespan_ms, 90 * 60 * 1000);
 	assert_int_equal(p->line, 2);
 
@@ -100,11 +102,12 @@ static void test_full_example(void **state)
 	assert_string_equal(p->metric, "cmon_sizes_arg");
 	assert_false(p->per_pid);
 	assert_int_equal(p->max_pids, SPEC_DEFAULT_MAX_PIDS);
+	assert_int_equal(p->max_functions, SPEC_DEFAULT_MAX_FUNCTIONS);
 	assert_int_equal(p->lifespan_ms, 0);
 	assert_null(p->process);
 	assert_int_equal(p->pid, 0);
 	assert_null(p->cgroup);
-	assert_int_equal(p->line, 14);
+	assert_int_equal(p->line, 15);
 
 	p = &s->probes[2];
 	assert_null(p->error);
@@ -210,6 +213,8 @@ static const struct {
 	  "line 3: 'per_pid' must be true or false" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, max_pids: 8}\n", "b",
 	  "line 3: 'max_pids' needs 'per_pid: true'" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, max_functions: 0}\n", "b",
+	  "line 3: 'max_functions' must be at least 1" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, labels: {probe: x}}\n", "b",
 	  "line 3: label name 'probe' is reserved" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, labels: {__x: y}}\n", "b",

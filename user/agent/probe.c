@@ -796,7 +796,7 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 }
 
 /* Members joined: applied; already applied: carried over. */
-static void share_swap_in(struct probe_share *sh, uint32_t **ids, size_t *failed)
+static void share_swap_in(struct probe_share *sh, uint32_t **ids)
 {
 	size_t per_func = sh->set->n_funcs ? sh->n_probes / sh->set->n_funcs : 0;
 
@@ -822,7 +822,6 @@ static void share_swap_in(struct probe_share *sh, uint32_t **ids, size_t *failed
 		p->applied_at = wall_s();
 		p->expires_ms = p->spec->lifespan_ms ? mono_ms() + p->spec->lifespan_ms : 0;
 	}
-	(void)failed;
 }
 
 /* Every member goes to state error with MSG; their generations go. */
@@ -892,7 +891,7 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
 		if (prof) {
 			sh->n_probes = profiler__probe_count(prof);
 			sh->attach_ms = (double)profiler__attach_ns(prof) / 1e6;
-			share_swap_in(sh, ids, &failed);
+			share_swap_in(sh, ids);
 		} else if (n) {
 			if (!msg)
 				msg = strdup(strerror(-err));
