@@ -114,7 +114,8 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	if (kind == CMD_CAPTURE)
 		fputs("  -o, --output DIR        the store's folder (never overwritten)\n", out);
 	else
-		fputs("  -F, --format FMT        text (default), csv, json (JSON Lines)\n"
+		fputs("  -F, --format FMT        text (default), csv, json (JSON Lines), chrome (Perfetto),\n"
+		      "                          tree (nested per thread), folded (flame graphs)\n"
 		      "  -o, --output FILE       write records to FILE instead of stdout\n",
 		      out);
 	fputs("typed arguments (from DWARF when the program has it):\n"
@@ -300,8 +301,10 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			o->binary = optarg;
 			break;
 		case 'F':
-			if (out_format__parse(optarg, &o->format)) {
-				log_error("%s: unknown format '%s' (text, csv, json)", name, optarg);
+			if (out_format__parse(optarg, &o->format) ||
+			    (kind == CMD_PROFILE && o->format > OUT_JSON)) {
+				log_error("%s: unknown format '%s' (text, csv, json%s)", name, optarg,
+					  kind == CMD_PROFILE ? "" : ", chrome, tree, folded");
 				return -EINVAL;
 			}
 			break;

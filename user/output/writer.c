@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "core/log.h"
+#include "view.h"
 #include "writer_impl.h"
 
 struct writer {
@@ -18,12 +19,14 @@ struct writer {
 	int err; /* first write error; the stream is not used after it */
 	const char *const *columns; /* extra CSV columns: typed parameter names */
 	size_t n_columns;
+	struct view *view; /* chrome, tree, folded: they see the whole run */
 };
 
 int out_format__parse(const char *name, enum out_format *fmt)
 {
 	static const struct { const char *name; enum out_format fmt; } names[] = {
 		{ "text", OUT_TEXT }, { "csv", OUT_CSV }, { "json", OUT_JSON },
+		{ "chrome", OUT_CHROME }, { "tree", OUT_TREE }, { "folded", OUT_FOLDED },
 	};
 
 	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
@@ -39,13 +42,20 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 {
 	struct writer *w;
 
-	if (!out || (fmt != OUT_TEXT && fmt != OUT_CSV && fmt != OUT_JSON)) {
+	if (!out || fmt < OUT_TEXT || fmt > OUT_FOLDED) {
 		errno = EINVAL;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
+	if (fmt >= OUT_CHROME) {
+		w->view = view__new(fmt, out);
+		if (!w->view) {
+			free(w);
+			return NULL;
+		}
+	}
 	w->fmt = fmt;
 	w->out = out;
 	w->clock.sec = INT64_MIN;
@@ -100,6 +110,8 @@ int writer__write(struct writer *w, const struct call_record *rec)
 
 	if (w->err)
 		return w->err;
+	if (w->view)
+		return w->err = w->view->ops->write(w->view, rec);
 	w->line.len = 0;
 	if (!w->header_done) {
 		err = put_header(w);
@@ -132,13 +144,21 @@ int writer__write(struct writer *w, const struct call_record *rec)
 	return flush_line(w);
 }
 
+void writer__set_replay(struct writer *w)
+{
+	if (w->view)
+		w->view->replay = true;
+}
+
 int writer__finish(struct writer *w)
 {
 	int err;
 
 	if (w->err)
 		return w->err;
-	if (!w->header_done) {
+	if (w->view)
+		w->err = w->view->ops->finish(w->view);
+	if (!w->err && !w->header_done && !w->view) {
 		w->line.len = 0;
 		err = put_header(w);
 		if (err)
@@ -158,6 +178,8 @@ void writer__free(struct writer *w)
 {
 	if (!w)
 		return;
+	if (w->view)
+		w->view->ops->free(w->view);
 	strbuf__release(&w->line);
 	free(w);
 }

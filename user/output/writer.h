@@ -26,9 +26,12 @@
 #include "record.h"
 #include "core/strbuf.h"
 
-enum out_format { OUT_TEXT = 0, OUT_CSV, OUT_JSON };
+/* OUT_CHROME and later are views of the whole run (view.h): Chrome Trace
+ * Event JSON, call trees, folded stacks. */
+enum out_format { OUT_TEXT = 0, OUT_CSV, OUT_JSON, OUT_CHROME, OUT_TREE, OUT_FOLDED };
 
-/* "text" / "csv" / "json" -> format; returns 0 or -EINVAL. */
+/* "text" / "csv" / "json" / "chrome" / "tree" / "folded" -> format;
+ * returns 0 or -EINVAL. */
 int out_format__parse(const char *name, enum out_format *fmt);
 
 struct writer;
@@ -42,6 +45,10 @@ int writer__write(struct writer *w, const struct call_record *rec); /* 0 or -err
  * (a record's cells say which column each fills; others stay empty).
  * Call before the first record; NAMES must outlive the writer. */
 int writer__set_columns(struct writer *w, const char *const *names, size_t n);
+/* Records come from a store, in entry order per thread with depth computed
+ * from the calls' intervals (cmon export): tree and folded group them as
+ * they come instead of waiting for each outermost call to end. */
+void writer__set_replay(struct writer *w);
 int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
 void writer__free(struct writer *w);  /* NULL fine */
 

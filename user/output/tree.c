@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * tree.c: -F tree, calls in entry order nested per thread, as `uftrace
+ * replay` shows them:
+ *
+ *   # DURATION     TID     FUNCTION
+ *               [  4242] | outer(x=10) {
+ *               [  4242] |   middle(x=10) {
+ *      1.021 us [  4242] |     leaf(x=10) = 11;
+ *      3.412 us [  4242] |   } = 22; // middle
+ *      5.870 us [  4242] | } = 25; // outer
+ *
+ * A call with traced callees opens a block; its duration and return value
+ * are on the closing line.  A thread's calls are printed when its
+ * outermost traced call has ended (callgroup.h); a group printed earlier
+ * because the hold bound was reached is preceded by a "# note" line.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include "callgroup.h"
+#include "core/strbuf.h"
+#include "view.h"
+
+struct tree_view {
+	struct view v;
+	struct callgroups groups;
+	struct strbuf line;
+	bool header_done;
+	int err;
+};
+
+static void put_duration(struct strbuf *sb, const struct held_call *c)
+{
+	double ns = (double)c->latency_ns;
+
+	if (!c->has_exit)
+		strbuf__printf(sb, "%10s ", c->status == CALL_NORETURN ? "noreturn" : "");
+	else if (ns < 1e6)
+		strbuf__printf(sb, "%7.3f us ", ns / 1e3);
+	else if (ns < 1e9)
+		strbuf__printf(sb, "%7.3f ms ", ns / 1e6);
+	else
+		strbuf__printf(sb, "%7.3f  s ", ns / 1e9);
+}
+
+static void put_prefix(struct strbuf *sb, const struct held_call *c, bool with_duration,
+		       int depth)
+{
+	if (with_duration)
+		put_duration(sb, c);
+	else
+		strbuf__printf(sb, "%10s ", "");
+	strbuf__printf(sb, "[%6" PRIu32 "] | %*s", c->tid, 2 * depth, "");
+}
+
+/* " = RET;" or ";" (and a mark for calls that did not return). */
+static void put_end(struct strbuf *sb, const struct held_call *c)
+{
+	if (c->ret)
+		strbuf__printf(sb, " = %s;", c->ret);
+	else if (c->status == CALL_NORETURN)
+		strbuf__puts(sb, "; // noreturn");
+	else if (c->status == CALL_TAILCALL)
+		strbuf__puts(sb, "; // tail call");
+	else
+		strbuf__puts(sb, ";");
+}
+
+static void close_block(struct strbuf *sb, const struct held_call *c, int depth)
+{
+	put_prefix(sb, c, true, depth);
+	strbuf__puts(sb, "}");
+	put_end(sb, c);
+	strbuf__printf(sb, " // %s\n", c->func);
+}
+
+static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut)
+{
+	struct tree_view *t = ctx;
+	struct strbuf *sb = &t->line;
+	size_t *open = calloc(n, sizeof(*open)), n_open = 0;
+	int base = n ? calls[0].depth : 0, err;
+
+	if (!open)
+		return -ENOMEM;
+	strbuf__reset(sb);
+	if (!t->header_done) {
+		strbuf__puts(sb, "# DURATION     TID     FUNCTION\n");
+		t->header_done = true;
+	}
+	if (cut)
+		strbuf__printf(sb, "# note: thread %" PRIu32 " held %zu calls under a caller still "
+				   "running (the bound): printed now, its caller comes later\n",
+			       calls[0].tid, n);
+	for (size_t i = 0; i < n; i++)
+		if (calls[i].depth < base)
+			base = calls[i].depth;
+	for (size_t i = 0; i < n; i++) {
+		const struct held_call *c = &calls[i];
+		int d = c->depth - base;
+
+		while (n_open && calls[open[n_open - 1]].depth >= c->depth) {
+			n_open--;
+			close_block(sb, &calls[open[n_open]], calls[open[n_open]].depth - base);
+		}
+		if (i + 1 < n && calls[i + 1].depth > c->depth) {
+			put_prefix(sb, c, false, d);
+			strbuf__printf(sb, "%s(%s) {\n", c->func, c->args);
+			open[n_open++] = i;
+		} else {
+			put_prefix(sb, c, true, d);
+			strbuf__printf(sb, "%s(%s)", c->func, c->args);
+			put_end(sb, c);
+			strbuf__puts(sb, "\n");
+		}
+	}
+	while (n_open) {
+		n_open--;
+		close_block(sb, &calls[open[n_open]], calls[open[n_open]].depth - base);
+	}
+	free(open);
+	/* strbuf__printf failures leave sb short; a NULL buf means none fit. */
+	if (!sb->buf)
+		return -ENOMEM;
+	err = view__put(&t->v, sb->buf, sb->len);
+	return err;
+}
+
+static int tree_write(struct view *v, const struct call_record *rec)
+{
+	struct tree_view *t = (struct tree_view *)v;
+
+	t->groups.replay = v->replay;
+	return callgroups__add(&t->groups, rec);
+}
+
+static int tree_finish(struct view *v)
+{
+	struct tree_view *t = (struct tree_view *)v;
+	int err = callgroups__flush_all(&t->groups);
+
+	if (!err && !t->header_done) {
+		t->header_done = true;
+		err = view__put(v, "# DURATION     TID     FUNCTION\n", 32);
+	}
+	return err;
+}
+
+static void tree_free(struct view *v)
+{
+	struct tree_view *t = (struct tree_view *)v;
+
+	callgroups__release(&t->groups);
+	strbuf__release(&t->line);
+	free(t);
+}
+
+static const struct view_ops tree_ops = { tree_write, tree_finish, tree_free };
+
+struct view *tree_view__new(void)
+{
+	struct tree_view *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->v.ops = &tree_ops;
+	callgroups__init(&t->groups, on_group, t, 0);
+	return &t->v;
+}
