@@ -9,6 +9,9 @@
  *   -F csv|json [-o OUTDIR]
  *                       one table per function: OUTDIR/<func>.csv (RFC 4180)
  *                       or <func>.jsonl; OUTDIR defaults to RUN-csv / RUN-json
+ *   -F chrome|tree|folded [-o FILE], --chrome
+ *                       the whole run as one Chrome trace / call tree /
+ *                       folded stacks (export_view.c), to FILE or stdout
  *
  * OUTDIR is never overwritten (OUTDIR-1, OUTDIR-2, ... instead); folders are
  * 0700 and files 0600, never created through a symlink: captured arguments
@@ -16,6 +19,7 @@
  * names hold ':' '(' ' ' '/'): they become safe path components.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -25,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
+#include "cli/export_view.h"
 #include "cli/store_cli.h"
 #include "core/log.h"
 #include "output/writer.h"
@@ -33,7 +38,7 @@
 
 #define SAFE_NAME_MAX 96
 
-enum export_mode { EXPORT_NONE, EXPORT_PER_CALL, EXPORT_CSV, EXPORT_JSON };
+enum export_mode { EXPORT_NONE, EXPORT_PER_CALL, EXPORT_CSV, EXPORT_JSON, EXPORT_VIEW };
 
 /* Names already handed out in one folder, to keep safe names unique. */
 struct names {
@@ -129,18 +134,6 @@ static void put_opt_u64(FILE *f, uint64_t v, const char *none)
 		fputs(none, f);
 	else
 		fprintf(f, "%" PRIu64, v);
-}
-
-/* The name to look a function up by: MODULE:NAME when NAME alone is not
- * unique in the store. */
-static char *lookup_name(const struct cmon_function *fs, size_t n, size_t i)
-{
-	char *s = NULL;
-
-	for (size_t j = 0; j < n; j++)
-		if (j != i && !strcmp(fs[j].name, fs[i].name))
-			return asprintf(&s, "%s:%s", fs[i].module, fs[i].name) < 0 ? NULL : s;
-	return strdup(fs[i].name);
 }
 
 static FILE *create_file(int dirfd, const char *name, int *err)
@@ -487,7 +480,7 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 	struct cmon_iter *it = NULL;
 	struct cmon_call *c = NULL;
 	struct columns cols = {};
-	char *key = lookup_name(fs, nf, i);
+	char *key = store_cli__lookup_name(fs, nf, i);
 	bool header_done = false;
 	FILE *out = NULL;
 	int ffd = -1, err = 0, r;
@@ -586,11 +579,16 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cmon export RUN --per-call OUTDIR\n"
-		"       cmon export RUN -F csv|json [-o OUTDIR]\n\n"
+		"       cmon export RUN -F csv|json [-o OUTDIR]\n"
+		"       cmon export RUN -F chrome|tree|folded [-o FILE]   (--chrome: -F chrome)\n\n"
 		"  --per-call OUTDIR  OUTDIR/<func>/<n>/args.json, arg_<name>.bin and, for\n"
 		"                     numeric buffers, arg_<name>.npy (numpy.load)\n"
 		"  -F, --format FMT   one table per function: <func>.csv or <func>.jsonl\n"
-		"  -o, --output DIR   where the tables go (default RUN-csv or RUN-json)\n\n"
+		"  -o, --output DIR   where the tables go (default RUN-csv or RUN-json)\n"
+		"  -F chrome          Chrome Trace Event JSON (Perfetto, chrome://tracing)\n"
+		"  -F tree            calls nested per thread in entry order, as uftrace replay\n"
+		"  -F folded          stacks weighted by self time (flamegraph.pl, speedscope)\n"
+		"                     these three go to -o FILE, or stdout\n\n"
 		"OUTDIR is never overwritten: OUTDIR-1, OUTDIR-2, ... are made instead.\n"
 		"OUTDIR/index.json maps file names back to function names.\n");
 }
@@ -626,11 +624,54 @@ static char *default_outdir(const char *run, enum export_mode mode)
 	return out;
 }
 
+/* -F chrome|tree|folded: one stream, to FILE (made 0600: captured values
+ * can be secrets; a symlink is not followed) or stdout. */
+static int export_view_to(const char *run, enum out_format fmt, const char *path)
+{
+	struct cmon_store *s = NULL;
+	FILE *out = stdout;
+	uint64_t calls = 0;
+	int rc, err;
+
+	rc = store_cli__open(run, &s);
+	if (rc)
+		return rc;
+	if (path) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		out = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!out) {
+			log_error("export: cannot create %s: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			cmon_store_close(s);
+			return CMON_EXIT_ERROR;
+		}
+	}
+	err = export_view(s, fmt, out, &calls);
+	if (path) {
+		if (fclose(out) && !err)
+			err = -errno;
+	} else if (fflush(stdout) && !err) {
+		err = -errno;
+	}
+	if (err == 1)
+		log_error("%s", cmon_store_error(s));
+	else if (err)
+		log_error("export: writing %s: %s", path ? path : "stdout", strerror(-err));
+	else
+		fprintf(stderr, "cmon: exported %" PRIu64 " call%s to %s\n", calls,
+			calls == 1 ? "" : "s", path ? path : "stdout");
+	cmon_store_close(s);
+	return err ? CMON_EXIT_ERROR : CMON_EXIT_OK;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "per-call", required_argument, NULL, 'P' },
 		{ "format", required_argument, NULL, 'F' },
+		{ "chrome", no_argument, NULL, 'C' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -642,6 +683,7 @@ int cmd_export(int argc, char **argv)
 	char *made = NULL, *def = NULL;
 	const char *per_call_dir = NULL;
 	bool o_given = false;
+	enum out_format view_fmt = OUT_CHROME;
 	size_t nf = 0;
 	int c, rc = CMON_EXIT_OK, err;
 
@@ -662,10 +704,19 @@ int cmd_export(int argc, char **argv)
 				x.mode = EXPORT_CSV;
 			} else if (!strcmp(optarg, "json")) {
 				x.mode = EXPORT_JSON;
+			} else if (!out_format__parse(optarg, &view_fmt) && view_fmt >= OUT_CHROME) {
+				x.mode = EXPORT_VIEW;
 			} else {
-				log_error("export: -F takes csv or json, not '%s'", optarg);
+				log_error("export: -F takes csv, json, chrome, tree or folded, not '%s'",
+					  optarg);
 				return CMON_EXIT_USAGE;
 			}
+			break;
+		case 'C':
+			if (x.mode != EXPORT_NONE)
+				goto one_mode;
+			x.mode = EXPORT_VIEW;
+			view_fmt = OUT_CHROME;
 			break;
 		case 'o':
 			o_given = true;
@@ -694,6 +745,10 @@ int cmd_export(int argc, char **argv)
 	if (argc - optind != 1) {
 		log_error("export: expected one store folder (see cmon export --help)");
 		return CMON_EXIT_USAGE;
+	}
+	if (x.mode == EXPORT_VIEW) {
+		rc = export_view_to(argv[optind], view_fmt, outdir);
+		goto cleanup;
 	}
 	if (!outdir) {
 		def = default_outdir(argv[optind], x.mode);
@@ -748,7 +803,7 @@ fail:
 	rc = CMON_EXIT_ERROR;
 	goto cleanup;
 one_mode:
-	log_error("export: give one of --per-call OUTDIR or -F FMT [-o OUTDIR]");
+	log_error("export: give one of --per-call OUTDIR, -F FMT [-o OUTDIR] or --chrome");
 	rc = CMON_EXIT_USAGE;
 cleanup:
 	if (x.rootfd >= 0)

@@ -115,3 +115,13 @@ int store_cli__parse_u64(const char *s, uint64_t *v)
 		return -EINVAL;
 	return 0;
 }
+
+char *store_cli__lookup_name(const struct cmon_function *fs, size_t n, size_t i)
+{
+	char *s = NULL;
+
+	for (size_t j = 0; j < n; j++)
+		if (j != i && !strcmp(fs[j].name, fs[i].name))
+			return asprintf(&s, "%s:%s", fs[i].module, fs[i].name) < 0 ? NULL : s;
+	return strdup(fs[i].name);
+}

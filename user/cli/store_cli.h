@@ -26,6 +26,10 @@ void store_cli__put_safe(FILE *f, const char *s);
 /* "int parse_request(const char *buf, size_t len)"; malloc'ed, NULL on ENOMEM. */
 char *store_cli__signature(const struct cmon_function *f);
 
+/* The name to look function I of FS[N] up by: MODULE:NAME when its name
+ * alone is not unique in the store.  malloc'ed; NULL on ENOMEM. */
+char *store_cli__lookup_name(const struct cmon_function *fs, size_t n, size_t i);
+
 /* Parse a decimal uint64 (the whole string); 0 or -EINVAL. */
 int store_cli__parse_u64(const char *s, uint64_t *v);
 

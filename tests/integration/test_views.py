@@ -1,0 +1,230 @@
+"""Whole-run views of a trace (-F chrome, -F tree, -F folded) on
+tests/targets/calls.c, whose calls are known exactly: recurse runs fact(5)
+(fact(5) > fact(4) > ... > fact(1)) then outer(10) > middle(10) > leaf(10);
+threads N M runs work(t, i) M times on each of N threads; longjmp leaves
+jumper(7) by longjmp, then calls add(1, 1)."""
+import json
+import re
+
+from cmonlib import RECURSE_OUT, LONGJMP_OUT, check, eq, target, trace
+
+RECURSE_FUNCS = ["fact", "outer", "middle", "leaf"]
+# (depth, func, args, return) in entry order
+RECURSE_TREE = [(0, "fact", "n=5", "120"), (1, "fact", "n=4", "24"), (2, "fact", "n=3", "6"),
+                (3, "fact", "n=2", "2"), (4, "fact", "n=1", "1"),
+                (0, "outer", "x=10", "25"), (1, "middle", "x=10", "22"), (2, "leaf", "x=10", "11")]
+
+TREE_LINE = re.compile(r"^( {10}|(?: *[0-9.]+ (?:us|ms| s)| +noreturn)) \[ *(\d+)\] \| ( *)(.*)$")
+
+
+def parse_tree(text):
+    """[(tid, depth, func, args, ret-or-None, duration-or-None)] in line order;
+    closing lines fill in the return and duration of the call they close."""
+    lines = text.splitlines()
+    eq(lines[0], "# DURATION     TID     FUNCTION", "tree header")
+    calls, open_ = [], []
+    for line in lines[1:]:
+        if line.startswith("#"):
+            continue
+        m = TREE_LINE.match(line)
+        check(m, "tree line does not parse: %r" % line)
+        dur, tid, indent, body = m.group(1).strip(), int(m.group(2)), len(m.group(3)), m.group(4)
+        check(indent % 2 == 0, "odd indent: %r" % line)
+        depth = indent // 2
+        if body.startswith("}"):
+            c = open_.pop()
+            eq(depth, c["depth"], "closing brace depth of %s" % c["func"])
+            m2 = re.match(r"^\}(?: = (.*))?; // (.*)$", body)
+            check(m2, "closing line: %r" % line)
+            eq(m2.group(2), c["func"], "closing comment")
+            c["ret"], c["dur"] = m2.group(1), dur
+            continue
+        m2 = re.match(r"^(\w+)\((.*)\)(?: \{| = (.*);|;.*)$", body)
+        check(m2, "call line: %r" % line)
+        c = {"tid": tid, "depth": depth, "func": m2.group(1), "args": m2.group(2),
+             "ret": m2.group(3), "dur": dur or None}
+        calls.append(c)
+        if body.endswith("{"):
+            check(dur == "", "an opening line has no duration: %r" % line)
+            open_.append(c)
+    eq(open_, [], "blocks left open")
+    return calls
+
+
+def test_tree_nesting_matches_program():
+    r = trace(RECURSE_FUNCS, [target(), "recurse"], fmt="tree")
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    eq(r.stdout, RECURSE_OUT, "program output")
+    calls = parse_tree(r.text)
+    eq([(c["depth"], c["func"], c["args"], c["ret"]) for c in calls], RECURSE_TREE,
+       "tree (depth, func, args, return):\n%s" % r.text)
+    for c in calls:
+        check(c["dur"] and c["dur"].endswith("us"), "duration of %r" % c)
+    # a caller lasts longer than its callee
+    durs = [float(c["dur"].split()[0]) for c in calls[:5]]
+    eq(durs, sorted(durs, reverse=True), "fact durations shrink with depth")
+
+
+def test_tree_threads_grouped():
+    r = trace(["work"], [target(), "threads", "3", "4"], fmt="tree")
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    calls = parse_tree(r.text)
+    eq(len(calls), 12, "calls in the tree")
+    per_tid = {}
+    for c in calls:
+        eq(c["depth"], 0, "work calls nest in nothing traced")
+        per_tid.setdefault(c["tid"], []).append(c)
+    eq(len(per_tid), 3, "threads")
+    for tid, cs in per_tid.items():
+        t = int(re.match(r"thread=(\d+)", cs[0]["args"]).group(1))
+        eq([c["args"] for c in cs], ["thread=%d, i=%d" % (t, i) for i in range(4)],
+           "thread %d calls in entry order" % tid)
+        eq([c["ret"] for c in cs], [str(t * 1000 + i) for i in range(4)], "returns")
+
+
+def test_tree_hold_bound_cuts_with_note():
+    import os
+    os.environ["CMON_VIEW_HOLD_MAX"] = "3"
+    try:
+        r = trace(RECURSE_FUNCS, [target(), "recurse"], fmt="tree")
+    finally:
+        del os.environ["CMON_VIEW_HOLD_MAX"]
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    notes = [l for l in r.text.splitlines() if l.startswith("# note: thread ")]
+    eq(len(notes), 1, "one cut note (fact 1..3 held, then printed):\n%s" % r.text)
+    check("held 3 calls" in notes[0], notes[0])
+    calls = parse_tree(r.text)
+    # every call is still there once, with its own arguments and return
+    eq(sorted((c["func"], c["args"], c["ret"]) for c in calls),
+       sorted((f, a, ret) for _, f, a, ret in RECURSE_TREE), "calls after a cut")
+
+
+def test_folded_stacks_by_self_time():
+    r = trace(RECURSE_FUNCS, [target(), "recurse"], fmt="folded")
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    stacks = {}
+    for line in r.text.splitlines():
+        stack, w = line.rsplit(" ", 1)
+        stacks[stack] = int(w)
+    want = ["calls;fact", "calls;fact;fact", "calls;fact;fact;fact", "calls;fact;fact;fact;fact",
+            "calls;fact;fact;fact;fact;fact", "calls;outer", "calls;outer;middle",
+            "calls;outer;middle;leaf"]
+    eq(sorted(stacks), want, "stacks")
+    eq(list(stacks), want, "sorted by stack")
+    for s, w in stacks.items():
+        check(0 < w < 10**9, "self ns of %s: %d" % (s, w))
+
+
+def load_chrome(text):
+    check(text.endswith("\n]\n"), "chrome file ends with ]: %r" % text[-20:])
+    events = json.loads(text)
+    check(isinstance(events, list), "chrome trace is a JSON array")
+    return events
+
+
+def test_chrome_events_match_calls():
+    r = trace(RECURSE_FUNCS + ["add"], [target(), "recurse"], fmt="chrome")
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    events = load_chrome(r.text)
+    xs = [e for e in events if e["ph"] == "X"]
+    got = sorted((e["name"], json.dumps(e["args"], sort_keys=True)) for e in xs)
+    want = sorted((f, json.dumps({a.split("=")[0]: int(a.split("=")[1]), "return": int(ret)},
+                                 sort_keys=True)) for _, f, a, ret in RECURSE_TREE)
+    eq(got, want, "X events (name, args)")
+    pids = {e["pid"] for e in xs}
+    eq(len(pids), 1, "one process")
+    pid = pids.pop()
+    for e in xs:
+        eq(e["cat"], "ok", "cat of %s" % e["name"])
+        eq(e["tid"], pid, "tid (single-threaded)")
+        check(e["dur"] > 0 and e["ts"] > 1.6e15, "ts/dur in us: %r" % e)
+    # nesting by time: every fact(n) lies inside fact(n+1)
+    facts = {e["args"]["n"]: e for e in xs if e["name"] == "fact"}
+    for n in range(1, 5):
+        inner, outer = facts[n], facts[n + 1]
+        check(outer["ts"] <= inner["ts"] and
+              inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 0.001,
+              "fact(%d) inside fact(%d)" % (n, n + 1))
+    meta = [(e["name"], e["args"]["name"]) for e in events if e["ph"] == "M"]
+    eq(meta, [("process_name", "calls"), ("thread_name", "calls")], "metadata events")
+    counters = [e for e in events if e["ph"] == "C"]
+    check(counters, "memory counters")
+    for e in counters:
+        eq(e["name"], "memory", "counter name")
+        eq(e["pid"], pid, "counter pid")
+        check(e["args"]["rss"] > 100000 and e["args"]["vms"] >= e["args"]["rss"],
+              "rss/vms: %r" % e)
+
+
+def test_chrome_noreturn_marked():
+    r = trace(["jumper", "add"], [target(), "longjmp"], fmt="chrome")
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    eq(r.stdout, LONGJMP_OUT, "program output")
+    xs = [e for e in load_chrome(r.text) if e["ph"] == "X"]
+    eq(sorted((e["name"], e["cat"], e["dur"], json.dumps(e["args"], sort_keys=True))
+              for e in xs),
+       [("add", "ok", xs[[e["name"] for e in xs].index("add")]["dur"],
+         json.dumps({"a": 1, "b": 1, "return": 2}, sort_keys=True)),
+        ("jumper", "noreturn", 0, json.dumps({"x": 7}))], "events")
+
+
+def test_chrome_threads_named_and_counted():
+    r = trace(["work"], [target(), "threads", "3", "5"], fmt="chrome")
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    events = load_chrome(r.text)
+    xs = [e for e in events if e["ph"] == "X"]
+    eq(len(xs), 15, "X events")
+    tids = {e["tid"] for e in xs}
+    eq(len(tids), 3, "threads")
+    names = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name"]
+    eq(sorted(e["tid"] for e in names), sorted(tids), "one thread_name per thread")
+    eq(sorted(e["args"]["i"] for e in xs), sorted(list(range(5)) * 3), "i arguments")
+
+
+def test_view_format_refused_by_profile():
+    from cmonlib import cmon
+    code, out, err = cmon(["profile", "-F", "tree", "--func", "add", "--", target(), "calls"])
+    eq(code, 2, "exit status")
+    check("unknown format 'tree'" in err and len(err.strip().splitlines()) == 1, err)
+
+
+def _capture(name, funcs, launch):
+    from cmonlib import cmon, funcs_args, tmpfile
+    code, out, err = cmon(["capture", "-o", tmpfile(name)] + funcs_args(funcs) + ["--"] + launch)
+    eq(code, 0, "capture exit status (%s)" % err)
+    return re.search(r"^cmon: capturing to (.+)$", err, re.M).group(1)
+
+
+def _export(store, fmt, extra=()):
+    from cmonlib import cmon, read_text, tmpfile
+    path = tmpfile("export.%s" % fmt)
+    code, out, err = cmon(["export", store] + list(extra) + ["-o", path] +
+                          ([] if extra else ["-F", fmt]))
+    eq(code, 0, "export exit status (%s)" % err)
+    check("cmon: exported " in err, err)
+    return read_text(path)
+
+
+def test_export_tree_folded_chrome_from_store():
+    store = _capture("run", RECURSE_FUNCS, [target(), "recurse"])
+    calls = parse_tree(_export(store, "tree"))
+    eq([(c["depth"], c["func"], c["args"], c["ret"]) for c in calls], RECURSE_TREE,
+       "exported tree")
+    folded = [l.rsplit(" ", 1)[0] for l in _export(store, "folded").splitlines()]
+    eq(folded, ["calls;fact", "calls;fact;fact", "calls;fact;fact;fact",
+                "calls;fact;fact;fact;fact", "calls;fact;fact;fact;fact;fact", "calls;outer",
+                "calls;outer;middle", "calls;outer;middle;leaf"], "exported folded stacks")
+    events = load_chrome(_export(store, "chrome", ["--chrome"]))
+    xs = [e for e in events if e["ph"] == "X"]
+    got = sorted((e["name"], json.dumps(e["args"], sort_keys=True)) for e in xs)
+    want = sorted((f, json.dumps({a.split("=")[0]: int(a.split("=")[1]), "return": int(ret)},
+                                 sort_keys=True)) for _, f, a, ret in RECURSE_TREE)
+    eq(got, want, "exported chrome X events")
+
+
+def test_export_tree_noreturn_is_a_leaf():
+    store = _capture("lj", ["jumper", "add"], [target(), "longjmp"])
+    calls = parse_tree(_export(store, "tree"))
+    eq([(c["depth"], c["func"], c["args"], c["ret"], c["dur"]) for c in calls],
+       [(0, "jumper", "x=7", None, "noreturn"), (0, "add", "a=1, b=1", "2", calls[1]["dur"])],
+       "tree of a longjmp")

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * export_view.c: a store's calls as call records for the views.  Chrome
+ * takes them in any order, so they stream function by function.  Trees and
+ * folded stacks need entry order per thread and the nesting, which the
+ * store does not keep: the calls are loaded, sorted by thread and entry
+ * time (longer first on a tie), and each call's depth is the number of
+ * calls still running when it entered (intervals [ts, ts + latency)).  A
+ * call that never returned has no end: it is shown as a leaf.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/export_view.h"
+#include "cli/store_cli.h"
+
+/* A call as the writers see it: names and values point into C. */
+struct record_of {
+	struct call_record rec;
+	struct call_typed typed;
+	const char **names, **cells;
+};
+
+static enum call_status status_of(const char *s)
+{
+	if (!strcmp(s, "ok"))
+		return CALL_OK;
+	if (!strcmp(s, "entry"))
+		return CALL_ENTRY_ONLY;
+	if (!strcmp(s, "tailcall"))
+		return CALL_TAILCALL;
+	return CALL_NORETURN;
+}
+
+static int record_of(struct record_of *r, const struct cmon_call *c, int depth)
+{
+	struct call_record *rec = &r->rec;
+
+	r->names = malloc((c->n_args + 1) * sizeof(*r->names));
+	r->cells = malloc((c->n_args + 1) * sizeof(*r->cells));
+	if (!r->names || !r->cells)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_args; i++) {
+		r->names[i] = c->args[i].name;
+		r->cells[i] = c->args[i].value ? c->args[i].value : "null";
+	}
+	memset(&r->typed, 0, sizeof(r->typed));
+	r->typed.args = c->args_json;
+	r->typed.retval = c->ret ? c->ret : "null";
+	r->typed.names = r->names;
+	r->typed.cells = r->cells;
+	r->typed.n_cells = c->n_args;
+	memset(rec, 0, sizeof(*rec));
+	rec->ts_ns = c->ts_ns;
+	rec->pid = c->pid;
+	rec->tid = c->tid;
+	rec->comm = c->comm;
+	rec->func = c->func;
+	rec->module = c->module;
+	rec->depth = depth;
+	rec->status = status_of(c->status);
+	rec->latency_ns = c->latency_ns == CMON_NONE ? 0 : c->latency_ns;
+	rec->rss_entry = c->rss_entry == CMON_NONE ? 0 : c->rss_entry;
+	rec->vms_entry = c->vms_entry == CMON_NONE ? 0 : c->vms_entry;
+	rec->rss_exit = c->rss_exit == CMON_NONE ? 0 : c->rss_exit;
+	rec->vms_exit = c->vms_exit == CMON_NONE ? 0 : c->vms_exit;
+	rec->typed = &r->typed;
+	return 0;
+}
+
+static void record_of__release(struct record_of *r)
+{
+	free(r->names);
+	free(r->cells);
+	r->names = r->cells = NULL;
+}
+
+static int write_call(struct writer *w, const struct cmon_call *c, int depth)
+{
+	struct record_of r = {};
+	int err = record_of(&r, c, depth);
+
+	if (!err)
+		err = writer__write(w, &r.rec);
+	record_of__release(&r);
+	return err;
+}
+
+static uint64_t end_of(const struct cmon_call *c)
+{
+	return c->latency_ns == CMON_NONE ? c->ts_ns : c->ts_ns + c->latency_ns;
+}
+
+static int by_thread_entry(const void *a, const void *b)
+{
+	const struct cmon_call *x = *(const struct cmon_call *const *)a;
+	const struct cmon_call *y = *(const struct cmon_call *const *)b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	if (end_of(x) != end_of(y))
+		return end_of(x) > end_of(y) ? -1 : 1;
+	return 0;
+}
+
+/* Calls in entry order per thread, each with the count of calls it is in. */
+static int write_nested(struct writer *w, struct cmon_call **all, size_t n)
+{
+	const struct cmon_call **open = malloc((n ? n : 1) * sizeof(*open));
+	size_t depth = 0;
+	int err = 0;
+
+	if (!open)
+		return -ENOMEM;
+	qsort(all, n, sizeof(*all), by_thread_entry);
+	for (size_t i = 0; i < n && !err; i++) {
+		if (i && all[i]->tid != all[i - 1]->tid)
+			depth = 0;
+		while (depth && end_of(open[depth - 1]) <= all[i]->ts_ns)
+			depth--;
+		err = write_call(w, all[i], (int)depth);
+		open[depth++] = all[i];
+	}
+	free(open);
+	return err;
+}
+
+int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *calls)
+{
+	const struct cmon_function *fs;
+	struct cmon_call **all = NULL, *c = NULL;
+	struct writer *w = writer__new(fmt, out);
+	size_t nf, n = 0, cap = 0;
+	int err = 0;
+
+	*calls = 0;
+	if (!w)
+		return -errno;
+	writer__set_replay(w);
+	if (cmon_store_functions(s, &fs, &nf)) {
+		err = 1;
+		goto out;
+	}
+	for (size_t f = 0; f < nf && !err; f++) {
+		struct cmon_iter *it = NULL;
+		char *name = store_cli__lookup_name(fs, nf, f);
+		int r = 0;
+
+		if (!name) {
+			err = -ENOMEM;
+			break;
+		}
+		if (cmon_store_calls(s, name, 1, &it))
+			err = 1;
+		free(name);
+		while (!err && (r = cmon_iter_next(it, &c)) == 1) {
+			(*calls)++;
+			if (fmt == OUT_CHROME) {
+				err = write_call(w, c, 0);
+				cmon_call_free(c);
+				continue;
+			}
+			if (n == cap) {
+				size_t nc = cap ? 2 * cap : 1024;
+				struct cmon_call **v = realloc(all, nc * sizeof(*v));
+
+				if (!v) {
+					cmon_call_free(c);
+					err = -ENOMEM;
+					break;
+				}
+				all = v;
+				cap = nc;
+			}
+			all[n++] = c;
+		}
+		if (!err && r < 0)
+			err = 1;
+		cmon_iter_free(it);
+	}
+	if (!err && fmt != OUT_CHROME)
+		err = write_nested(w, all, n);
+	if (!err)
+		err = writer__finish(w);
+out:
+	for (size_t i = 0; i < n; i++)
+		cmon_call_free(all[i]);
+	free(all);
+	writer__free(w);
+	return err;
+}

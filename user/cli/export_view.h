@@ -1,0 +1,16 @@
+/*
+ * export_view.h: `cmon export RUN -F chrome|tree|folded`: a capture store
+ * through the same views as `cmon trace -F ...` (user/output/view.h).
+ */
+#ifndef CMON_EXPORT_VIEW_H
+#define CMON_EXPORT_VIEW_H
+
+#include <stdio.h>
+#include "../../include/cmon/cmon.h"
+#include "output/writer.h"
+
+/* Every call of S, written to OUT as FMT (OUT_CHROME, OUT_TREE, OUT_FOLDED).
+ * *CALLS counts them.  0, 1 (the store's error: cmon_store_error) or -errno. */
+int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *calls);
+
+#endif
