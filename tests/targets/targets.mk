@@ -79,3 +79,12 @@ $(TARGET_DIR)/typed_O2: tests/targets/typed.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TYPED_CFLAGS) -O2 $< -o $@
+
+# Inputs that differ between runs in a known digit (test_stats.py).
+TARGETS += $(TARGET_DIR)/numeric
+targets: $(TARGET_DIR)/numeric
+
+$(TARGET_DIR)/numeric: tests/targets/numeric.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O1 $< -o $@

@@ -17,6 +17,7 @@ int cmd_list(int argc, char **argv);
 int cmd_ls(int argc, char **argv);     /* read a capture store */
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_stats(int argc, char **argv);     /* several stores compared */
 int cmd_agent(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
