@@ -10,15 +10,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli/commands.h"
+#include "cli/runs.h"
 #include "cli/store_cli.h"
 #include "core/log.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cmon ls RUN\n\n"
+	fprintf(f, "usage: cmon ls RUN\n"
+		   "       cmon ls DIR\n\n"
 		   "List a capture store (the folder `cmon capture -o` made, or its calls.db):\n"
-		   "how it was made, its functions (calls, signature) and processes.\n");
+		   "how it was made, its functions (calls, signature) and processes.\n"
+		   "On a folder of stores: one line per store (start, calls, size, command).\n");
 }
 
 static void meta_line(const char *label, const char *value)
@@ -188,6 +192,14 @@ int cmd_ls(int argc, char **argv)
 	if (argc - optind != 1) {
 		log_error("ls: expected one store folder (usage: cmon ls RUN)");
 		return CMON_EXIT_USAGE;
+	}
+	{
+		struct stat st;
+
+		/* A folder that is not a store itself: the stores in it. */
+		if (!stat(argv[optind], &st) && S_ISDIR(st.st_mode) &&
+		    !runs__is_store_dir(argv[optind]))
+			return runs__list_dir(argv[optind]);
 	}
 	rc = store_cli__open(argv[optind], &s);
 	if (rc)
