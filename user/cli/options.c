@@ -116,7 +116,8 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	else
 		fputs("  -F, --format FMT        text (default), csv, json (JSON Lines), chrome (Perfetto),\n"
 		      "                          tree (nested per thread), folded (flame graphs)\n"
-		      "  -o, --output FILE       write records to FILE instead of stdout\n",
+		      "  -o, --output FILE       write records to FILE instead of stdout; unix:PATH\n"
+		      "                          serves them live on a unix socket (JSON Lines)\n",
 		      out);
 	fputs("typed arguments (from DWARF when the program has it):\n"
 	      "      --capture NAME=EXPR what DWARF cannot know (repeatable): NAME=PTR:LEN (bytes,\n"
@@ -266,6 +267,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			   : kind == CMD_PROFILE ? "profile"
 			   : kind == CMD_CAPTURE ? "capture"
 						 : "trace";
+	bool format_given = false;
 	uint64_t v;
 	int c, err = 0;
 
@@ -301,6 +303,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			o->binary = optarg;
 			break;
 		case 'F':
+			format_given = true;
 			if (out_format__parse(optarg, &o->format) ||
 			    (kind == CMD_PROFILE && o->format > OUT_JSON)) {
 				log_error("%s: unknown format '%s' (text, csv, json%s)", name, optarg,
@@ -465,6 +468,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		log_error("%s: --hist-linear needs --hist ARG", name);
 		return -EINVAL;
 	}
+	/* A live stream is for programs: JSON Lines unless -F says otherwise. */
+	if (o->output && !strncmp(o->output, "unix:", 5) && !format_given)
+		o->format = OUT_JSON;
 	if (!!o->n_pids + !!o->binary + !!o->cmd != 1) {
 		log_error("%s: give exactly one target: -p PID, --binary PATH or -- CMD", name);
 		return -EINVAL;

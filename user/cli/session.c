@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include "cli/commands.h"
 #include "core/log.h"
+#include "output/stream.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
 #include "session.h"
@@ -47,6 +48,16 @@ int session__open_output(struct session *s, size_t bufsize)
 
 	if (!path || !strcmp(path, "-")) {
 		s->out = stdout;
+	} else if (!strncmp(path, "unix:", 5)) {
+		/* Served live: line by line, never buffered up (stream.h). */
+		s->out = stream__open(path + 5);
+		if (!s->out) {
+			err = -errno;
+			log_error("cannot serve on %s: %s", path + 5, strerror(-err));
+			return err;
+		}
+		s->out_owned = true;
+		return 0;
 	} else {
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {

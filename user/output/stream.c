@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stream.c: records served on a unix socket; see stream.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/strbuf.h"
+#include "stream.h"
+
+struct reader {
+	int fd;
+	struct strbuf backlog; /* bytes not sent yet; sent from `off` */
+	size_t off;
+};
+
+struct stream {
+	int lfd;
+	char *path;
+	struct reader *readers;
+	size_t n, cap;
+	uint64_t served, dropped;
+};
+
+static void reader__close(struct reader *r)
+{
+	close(r->fd);
+	strbuf__release(&r->backlog);
+	r->fd = -1;
+}
+
+static void accept_readers(struct stream *s)
+{
+	for (;;) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return;
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 8;
+			struct reader *v = realloc(s->readers, cap * sizeof(*v));
+
+			if (!v) {
+				close(fd);
+				return;
+			}
+			s->readers = v;
+			s->cap = cap;
+		}
+		s->readers[s->n++] = (struct reader){ .fd = fd };
+		s->served++;
+	}
+}
+
+/* Send what R has pending, then BUF; keep what the socket does not take.
+ * false: R is gone (closed by its end) or too slow (dropped). */
+static bool reader__send(struct stream *s, struct reader *r, const char *buf, size_t n)
+{
+	size_t pending = r->backlog.len - r->off;
+
+	while (pending) {
+		ssize_t w = send(r->fd, r->backlog.buf + r->off, pending, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		r->off += (size_t)w;
+		pending -= (size_t)w;
+	}
+	if (!pending) {
+		r->backlog.len = 0;
+		r->off = 0;
+	}
+	while (!pending && n) {
+		ssize_t w = send(r->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+	if (!n)
+		return true;
+	if (pending + n > STREAM_READER_BACKLOG) {
+		s->dropped++;
+		return false;
+	}
+	if (r->off > r->backlog.len / 2) { /* compact before growing */
+		memmove(r->backlog.buf, r->backlog.buf + r->off, pending);
+		r->backlog.len = pending;
+		r->off = 0;
+	}
+	if (strbuf__putn(&r->backlog, buf, n)) {
+		s->dropped++;
+		return false;
+	}
+	return true;
+}
+
+static void broadcast(struct stream *s, const char *buf, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (!reader__send(s, &s->readers[i], buf, n)) {
+			reader__close(&s->readers[i]);
+			continue;
+		}
+		s->readers[k++] = s->readers[i];
+	}
+	s->n = k;
+}
+
+static ssize_t stream_write(void *cookie, const char *buf, size_t n)
+{
+	struct stream *s = cookie;
+
+	accept_readers(s);
+	broadcast(s, buf, n);
+	return (ssize_t)n; /* the records are "written" whoever reads them */
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int stream_close(void *cookie)
+{
+	struct stream *s = cookie;
+	double end = now_s() + 1.0;
+
+	accept_readers(s);
+	/* The tail: readers get a second to take what is kept for them. */
+	for (;;) {
+		struct pollfd pf[64];
+		nfds_t np = 0;
+
+		broadcast(s, NULL, 0);
+		for (size_t i = 0; i < s->n && np < 64; i++)
+			if (s->readers[i].backlog.len > s->readers[i].off)
+				pf[np++] = (struct pollfd){ .fd = s->readers[i].fd, .events = POLLOUT };
+		if (!np || now_s() >= end)
+			break;
+		poll(pf, np, 50);
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->readers[i].backlog.len > s->readers[i].off)
+			s->dropped++;
+		reader__close(&s->readers[i]);
+	}
+	fprintf(stderr, "cmon: stream %s: %llu reader%s served, %llu dropped (too slow)\n",
+		s->path, (unsigned long long)s->served, s->served == 1 ? "" : "s",
+		(unsigned long long)s->dropped);
+	close(s->lfd);
+	unlink(s->path);
+	free(s->readers);
+	free(s->path);
+	free(s);
+	return 0;
+}
+
+FILE *stream__open(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	cookie_io_functions_t io = { .write = stream_write, .close = stream_close };
+	struct stream *s = NULL;
+	struct stat st;
+	FILE *f = NULL;
+	int err;
+
+	if (!*path || strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	if (!lstat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			errno = EEXIST;
+			return NULL;
+		}
+		unlink(path); /* a socket left by an earlier run */
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = strdup(path)))
+		goto fail;
+	memcpy(sa.sun_path, path, strlen(path));
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0)
+		goto fail;
+	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(s->lfd, 64))
+		goto fail_sock;
+	f = fopencookie(s, "w", io);
+	if (!f)
+		goto fail_sock;
+	setvbuf(f, NULL, _IOLBF, 1 << 16);
+	return f;
+fail_sock:
+	err = errno;
+	close(s->lfd);
+	unlink(path);
+	errno = err;
+fail:
+	err = errno;
+	if (s)
+		free(s->path);
+	free(s);
+	errno = err ? err : ENOMEM;
+	return NULL;
+}

@@ -1,0 +1,26 @@
+/*
+ * stream.h: `-o unix:PATH`, the records served live on a unix socket to
+ * every reader connected (JSON Lines unless -F says otherwise).
+ *
+ * The output is a stdio stream (fopencookie) that the writers use as any
+ * file; each line written is sent at once to every reader, never waiting
+ * on one: what a reader's socket cannot take is kept for it, up to
+ * STREAM_READER_BACKLOG bytes, and a reader that falls further behind is
+ * disconnected and counted as dropped.  The tracer is never slowed by a
+ * reader.  Readers connecting later get the records from then on.  At the
+ * end, readers get up to a second to take what is kept for them; the
+ * socket file is removed, and a summary line goes to stderr.
+ */
+#ifndef CMON_STREAM_H
+#define CMON_STREAM_H
+
+#include <stdio.h>
+
+#define STREAM_READER_BACKLOG (8u << 20)
+
+/* Listen on the unix socket PATH (an existing socket file there is
+ * replaced; any other file is an error).  A line-buffered FILE, closed
+ * with fclose; NULL and errno on failure. */
+FILE *stream__open(const char *path);
+
+#endif
