@@ -103,6 +103,7 @@ include tests/targets/targets.mk
 include tests/unit/fixtures.mk
 -include tools/bench/bench.mk
 -include user/store/store.mk
+-include user/report/report.mk
 
 unit: $(UNIT_BINS) unit-fixtures
 integration: $(OUT)/cmon targets

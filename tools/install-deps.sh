@@ -14,7 +14,8 @@ bench) # bcc compiles against kernel headers: without the running kernel's,
 		! ls -d /usr/src/linux-headers-*-amd64 >/dev/null 2>&1; then
 		pkgs="$pkgs linux-headers-amd64"
 	fi ;;
-test) pkgs="$pkgs prometheus python3-numpy" ;;
+test) # chromium: test_report.py renders the HTML report headless
+	pkgs="$pkgs prometheus python3-numpy chromium" ;;
 esac
 missing=
 for p in $pkgs; do

@@ -31,6 +31,7 @@ static const struct command {
 	{ "ls", cmd_ls, "a capture store: functions, calls, signatures, processes" },
 	{ "show", cmd_show, "one captured call: every argument by name, buffers" },
 	{ "export", cmd_export, "a capture store as per-call files (.npy) or CSV/JSON tables" },
+	{ "report", cmd_report, "one self-contained HTML page of charts from stores, traces, profiles, stats" },
 	{ "rm", cmd_rm, "remove capture stores (refuses anything that is not one)" },
 	{ "stats", cmd_stats, "compare the calls of several stores: mean, spread, significant digits" },
 	{ "help", cmd_help, "this text" },

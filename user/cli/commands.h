@@ -18,7 +18,8 @@ int cmd_ls(int argc, char **argv);     /* read a capture store */
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
-int cmd_rm(int argc, char **argv);        /* remove stores */     /* several stores compared */
+int cmd_rm(int argc, char **argv);
+int cmd_report(int argc, char **argv);    /* an HTML page of stores, traces, profiles, stats */        /* remove stores */     /* several stores compared */
 int cmd_agent(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 

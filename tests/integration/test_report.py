@@ -1,0 +1,212 @@
+"""`cmon report`: one self-contained HTML page, checked in a real headless
+Chromium: it renders, every chart is drawn, nothing is fetched from the
+network (a proxy that records every connection, and a control page that
+does fetch to show the proxy would see it), a screenshot is not blank."""
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+import zlib
+
+from cmonlib import Skip, check, cmon, eq, read_text, target, tmpdir, tmpfile
+
+CHROMIUM = shutil.which("chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--no-first-run", "--disable-component-update", "--disable-sync",
+         "--virtual-time-budget=5000"]
+
+
+# Chromium's own background requests (time, component updates, accounts),
+# made whatever the page is, even with --disable-background-networking and
+# --disable-component-update: not the page's.
+BROWSER_OWN = re.compile(rb"^(GET|POST|CONNECT) (http://)?(clients2\.google\.com|"
+                         rb"update\.googleapis\.com|accounts\.google\.com|"
+                         rb"[a-z0-9-]+\.gvt1\.com|optimizationguide-pa\.googleapis\.com|"
+                         rb"content-autofill\.googleapis\.com|safebrowsing\.googleapis\.com)[:/]")
+
+
+class Proxy:
+    """Accepts connections on 127.0.0.1 and counts them (what a browser would
+    fetch through --proxy-server)."""
+
+    def __init__(self):
+        self.s = socket.socket()
+        self.s.bind(("127.0.0.1", 0))
+        self.s.listen(16)
+        self.port = self.s.getsockname()[1]
+        self.hits = []
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self):
+        while True:
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                return
+            c.settimeout(2)
+            try:
+                self.hits.append(c.recv(4096)[:200])
+            except OSError:
+                self.hits.append(b"?")
+            c.close()
+
+    def close(self):
+        self.s.close()
+
+    def page_hits(self):
+        return [h for h in self.hits if not BROWSER_OWN.match(h)]
+
+
+def chromium(page, *extra):
+    if not CHROMIUM:
+        raise Skip("chromium not installed")
+    ud = os.path.join(tmpdir(), "chromium-%d" % len(os.listdir(tmpdir())))
+    p = subprocess.run([CHROMIUM] + FLAGS + ["--user-data-dir=" + ud] + list(extra) +
+                       ["file://" + page], capture_output=True, text=True, timeout=90)
+    eq(p.returncode, 0, "chromium exit status (%s)" % p.stderr[-500:])
+    return p.stdout
+
+
+def png_pixels(path):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB/RGBA PNG."""
+    data = open(path, "rb").read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "a PNG")
+    pos, idat, w = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            eq(depth, 8, "PNG bit depth")
+            bpp = {2: 3, 6: 4}[ctype]
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                pr = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[i] = (line[i] + pr) & 255
+        rows.append([tuple(line[i:i + 3]) for i in range(0, stride, bpp)])
+        prev = line
+    return w, h, rows
+
+
+def make_sources():
+    calls = target("calls")
+    trace_csv = tmpfile("t.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", trace_csv, "--func", "fact",
+                         "--func", "outer", "--func", "middle", "--func", "leaf", "--",
+                         calls, "recurse"])
+    eq(code, 0, "trace (%s)" % err)
+    trace_json = tmpfile("g.json")
+    code, _, err = cmon(["trace", "-q", "-F", "json", "-o", trace_json, "--func", "grow", "--",
+                         calls, "grow", "16"])
+    eq(code, 0, "trace json (%s)" % err)
+    prof = tmpfile("p.csv")
+    code, _, err = cmon(["profile", "-q", "-F", "csv", "-o", prof, "--func", "add", "--",
+                         calls, "loop", "1000"])
+    eq(code, 0, "profile (%s)" % err)
+    runs = []
+    for name, d in (("n1", "0"), ("n2", "1e-4")):
+        code, _, err = cmon(["capture", "-q", "-o", tmpfile(name), "--func", "compute_step",
+                             "--", target("numeric"), d])
+        eq(code, 0, "capture (%s)" % err)
+        runs.append(tmpfile(name))
+    stats = tmpfile("s.json")
+    code, _, err = cmon(["stats", "-F", "json", "-o", stats] + runs)
+    eq(code, 0, "stats (%s)" % err)
+    return [trace_csv, trace_json, prof, stats, runs[0]]
+
+
+def test_report_renders_offline_in_chromium():
+    sources = make_sources()
+    page = tmpfile("report.html")
+    code, out, err = cmon(["report"] + sources + ["-o", page, "--title", "cmon <test>"])
+    eq(code, 0, "report exit status (%s)" % err)
+    html = read_text(page)
+    check("<script src" not in html and "<link" not in html, "no external script or style")
+    check("default-src 'none'" in html, "a CSP that forbids fetching")
+    check("<title>cmon &lt;test&gt;</title>" in html, "escaped title")
+    proxy = Proxy()
+    try:
+        dom = chromium(page, "--proxy-server=127.0.0.1:%d" % proxy.port,
+                       "--proxy-bypass-list=<-loopback>", "--dump-dom")
+        shot = tmpfile("report.png")
+        chromium(page, "--proxy-server=127.0.0.1:%d" % proxy.port,
+                 "--proxy-bypass-list=<-loopback>", "--window-size=1400,4000",
+                 "--screenshot=" + shot)
+    finally:
+        proxy.close()
+    eq(proxy.page_hits(), [], "requests the page made through the proxy")
+    m = re.search(r'<body data-charts="(\d+)" data-rendered="yes">', dom)
+    check(m, "the page's script ran to the end: %r" % dom[:300])
+    # trace: 6 functions over time (fact, outer, middle, leaf, grow, compute_step),
+    # distribution, calls/s, memory of 3 processes; profile: 1; stats: 1
+    eq(int(m.group(1)), 6 + 1 + 1 + 3 + 1 + 1, "charts drawn")
+    eq(len(re.findall(r"<canvas ", dom)), int(m.group(1)), "one canvas per chart")
+    for want in [r"<td class=\"l\">fact</td><td>5</td>", r"<td class=\"l\">grow</td><td>1</td>",
+                 r"<td class=\"l\">add</td><td>all</td><td>1000</td>",
+                 r"<td class=\"l\">compute_step</td><td>1</td><td class=\"l\">s\.x</td>"
+                 r"<td>2</td><td>3\.000050000</td>"]:
+        check(re.search(want, dom), "%s not in the rendered page" % want)
+    check("1000 equal time buckets" in dom, "the downsampling method is on the page")
+    w, h, rows = png_pixels(shot)
+    eq((w, h), (1400, 4000), "screenshot size")
+    px = [p for r in rows[::4] for p in r[::4]]
+    inked = sum(1 for p in px if min(p) < 200)
+    colored = sum(1 for p in px if max(p) - min(p) > 60)
+    check(inked > len(px) // 100, "screenshot has content: %d of %d pixels" % (inked, len(px)))
+    check(colored > 500, "screenshot has colored chart pixels: %d" % colored)
+
+
+def test_report_network_check_would_see_a_fetch():
+    """The control: a page that does fetch is seen by the proxy."""
+    page = tmpfile("fetch.html")
+    with open(page, "w") as f:
+        f.write('<html><body><img src="http://cmon-test.invalid/x.png"></body></html>')
+    proxy = Proxy()
+    try:
+        chromium(page, "--proxy-server=127.0.0.1:%d" % proxy.port, "--dump-dom")
+    finally:
+        proxy.close()
+    hits = proxy.page_hits()
+    check(len(hits) == 1 and b"GET http://cmon-test.invalid/x.png" in hits[0],
+          "proxy saw %r" % proxy.hits)
+
+
+def test_report_errors():
+    page = tmpfile("r.html")
+    bad = tmpfile("bad.txt")
+    with open(bad, "w") as f:
+        f.write("hello\n")
+    for args, status, needle in [
+            (["report", bad, "-o", page], 1, "not a store, a trace or profile"),
+            (["report", tmpfile("nope"), "-o", page], 1, "No such file"),
+            (["report", bad], 2, "-o FILE.html")]:
+        code, out, err = cmon(args)
+        eq(code, status, "exit status of %r" % args)
+        lines = err.strip().splitlines()
+        eq(len(lines), 1, "one error line: %r" % err)
+        check(needle in lines[0], "%r in %r" % (needle, lines[0]))
+    check(not os.path.exists(page), "no page written on error")

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * source.c: what cmon wrote, read back for a report.  The kind of a file is
+ * told by its content: a folder or calls.db is a store; a first line
+ * "ts_ns,pid,..." a trace CSV, "report,elapsed_s,..." a profile CSV; JSON
+ * Lines with "ts_ns" a trace, with "report" a profile; one JSON object with
+ * "runs" and "values" is `cmon stats -F json`.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "../../include/cmon/cmon.h"
+#include "report.h"
+
+void report__init(struct report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->profile_rows = json_array();
+	r->stats = json_array();
+	r->sources = json_array();
+}
+
+void report__release(struct report *r)
+{
+	for (size_t i = 0; i < r->n_funcs; i++)
+		free(r->funcs[i]);
+	free(r->funcs);
+	free(r->calls);
+	json_decref(r->profile_rows);
+	json_decref(r->stats);
+	json_decref(r->sources);
+	memset(r, 0, sizeof(*r));
+}
+
+static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int func_index(struct report *r, const char *name, uint32_t *idx)
+{
+	for (size_t i = r->n_funcs; i-- > 0;)
+		if (!strcmp(r->funcs[i], name)) {
+			*idx = (uint32_t)i;
+			return 0;
+		}
+	if (r->n_funcs == r->cap_funcs) {
+		size_t cap = r->cap_funcs ? 2 * r->cap_funcs : 16;
+		char **v = realloc(r->funcs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->funcs = v;
+		r->cap_funcs = cap;
+	}
+	if (!(r->funcs[r->n_funcs] = strdup(name)))
+		return -ENOMEM;
+	*idx = (uint32_t)r->n_funcs++;
+	return 0;
+}
+
+static int add_call(struct report *r, const char *func, const struct rcall *c)
+{
+	struct rcall *slot;
+
+	if (r->n_calls == r->cap_calls) {
+		size_t cap = r->cap_calls ? 2 * r->cap_calls : 4096;
+		struct rcall *v = realloc(r->calls, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->calls = v;
+		r->cap_calls = cap;
+	}
+	slot = &r->calls[r->n_calls];
+	*slot = *c;
+	if (func_index(r, func, &slot->func))
+		return -ENOMEM;
+	r->n_calls++;
+	return 0;
+}
+
+static void note_source(struct report *r, const char *path, const char *kind, size_t items)
+{
+	json_array_append_new(r->sources, json_pack("{s:s, s:s, s:I}", "path", path, "kind", kind,
+						     "items", (json_int_t)items));
+}
+
+static int read_store(struct report *r, const char *path, char *err, size_t errlen)
+{
+	struct cmon_store *s = NULL;
+	const struct cmon_function *fs;
+	size_t nf, before = r->n_calls;
+	char msg[256];
+
+	if (cmon_store_open_ex(path, 0, &s, msg, sizeof(msg)))
+		return fail(err, errlen, "%s", msg);
+	if (cmon_store_functions(s, &fs, &nf))
+		goto store_err;
+	for (size_t f = 0; f < nf; f++) {
+		struct cmon_iter *it = NULL;
+		struct cmon_call *c;
+		char name[512];
+		int rc;
+
+		/* MODULE:NAME always finds the function, ambiguous or not. */
+		snprintf(name, sizeof(name), "%s%s%s", fs[f].module, *fs[f].module ? ":" : "",
+			 fs[f].name);
+		if (cmon_store_calls(s, name, 1, &it) && cmon_store_calls(s, fs[f].name, 1, &it))
+			goto store_err;
+		while ((rc = cmon_iter_next(it, &c)) == 1) {
+			struct rcall rc_ = {
+				.ts_ns = c->ts_ns, .latency_ns = c->latency_ns,
+				.rss_entry = c->rss_entry, .rss_exit = c->rss_exit,
+				.vms_entry = c->vms_entry, .vms_exit = c->vms_exit, .pid = c->pid,
+			};
+			int e = add_call(r, c->func, &rc_);
+
+			cmon_call_free(c);
+			if (e) {
+				cmon_iter_free(it);
+				cmon_store_close(s);
+				return fail(err, errlen, "%s: out of memory", path);
+			}
+		}
+		cmon_iter_free(it);
+		if (rc < 0)
+			goto store_err;
+	}
+	note_source(r, path, "store", r->n_calls - before);
+	cmon_store_close(s);
+	return 0;
+store_err:
+	fail(err, errlen, "%s", cmon_store_error(s));
+	cmon_store_close(s);
+	return -1;
+}
+
+/* Split one RFC 4180 record (LINE, no line end) into at most MAX fields, in
+ * place: quotes removed, "" unescaped.  Returns the field count. */
+static size_t csv_split(char *line, char **fields, size_t max)
+{
+	size_t n = 0;
+	char *p = line, *w;
+
+	while (n < max) {
+		fields[n++] = w = p;
+		if (*p == '"') {
+			p++;
+			for (;;) {
+				if (!*p)
+					break;
+				if (*p == '"' && p[1] == '"') {
+					*w++ = '"';
+					p += 2;
+				} else if (*p == '"') {
+					p++;
+					break;
+				} else {
+					*w++ = *p++;
+				}
+			}
+			while (*p && *p != ',')
+				p++;
+		} else {
+			while (*p && *p != ',')
+				*w++ = *p++;
+		}
+		if (!*p) {
+			*w = '\0';
+			break;
+		}
+		*w = '\0';
+		p++;
+	}
+	return n;
+}
+
+static uint64_t num_or_none(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return REPORT_NONE;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno || *end ? REPORT_NONE : v;
+}
+
+/* Read one line of any length: NULL at the end. */
+static char *read_line(FILE *f, char **buf, size_t *cap)
+{
+	ssize_t n = getline(buf, cap, f);
+
+	if (n < 0)
+		return NULL;
+	while (n && ((*buf)[n - 1] == '\n' || (*buf)[n - 1] == '\r'))
+		(*buf)[--n] = '\0';
+	return *buf;
+}
+
+static int column(char **hdr, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(hdr[i], name))
+			return (int)i;
+	return -1;
+}
+
+enum { C_TS, C_PID, C_FUNC, C_LAT, C_RSSE, C_RSSX, C_VMSE, C_VMSX, C_N };
+static const char *const trace_cols[C_N] = { "ts_ns", "pid", "func", "latency_ns", "rss_entry",
+					     "rss_exit", "vms_entry", "vms_exit" };
+
+enum { P_FINAL, P_FUNC, P_PID, P_CALLS, P_RET, P_NORET, P_TOTAL, P_MEAN, P_P50, P_P90, P_P99,
+       P_MAX, P_RSS, P_ELAPSED, P_REPORT, P_N };
+static const char *const prof_cols[P_N] = { "final", "func", "pid", "calls", "returns",
+					    "noreturn", "total_ns", "mean_ns", "p50_ns", "p90_ns",
+					    "p99_ns", "max_ns", "rss_growth_bytes", "elapsed_s",
+					    "report" };
+
+static int read_csv(struct report *r, FILE *f, const char *path, bool profile, char *err,
+		    size_t errlen)
+{
+	char *buf = NULL, *hdr_line = NULL, *hdr[64], *fl[256];
+	size_t cap = 0, nh, items = 0;
+	int idx[P_N], rc = 0, ncols = profile ? P_N : C_N;
+
+	if (!read_line(f, &buf, &cap) || !(hdr_line = strdup(buf))) {
+		free(buf);
+		return fail(err, errlen, "%s: cannot read the header", path);
+	}
+	nh = csv_split(hdr_line, hdr, 64);
+	for (int i = 0; i < ncols; i++) {
+		idx[i] = column(hdr, nh, profile ? prof_cols[i] : trace_cols[i]);
+		if (idx[i] < 0) {
+			rc = fail(err, errlen, "%s: no column %s", path,
+				  profile ? prof_cols[i] : trace_cols[i]);
+			goto out;
+		}
+	}
+	while (read_line(f, &buf, &cap)) {
+		size_t n = csv_split(buf, fl, 256);
+
+		if (n < nh)
+			continue; /* a line cut short (the trace was killed) */
+		if (profile) {
+			json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+					      "s:f, s:b}",
+					      "func", fl[idx[P_FUNC]],
+					      "pid", (json_int_t)num_or_none(fl[idx[P_PID]]),
+					      "calls", (json_int_t)num_or_none(fl[idx[P_CALLS]]),
+					      "returns", (json_int_t)num_or_none(fl[idx[P_RET]]),
+					      "noreturn", (json_int_t)num_or_none(fl[idx[P_NORET]]),
+					      "total_ns", (json_int_t)num_or_none(fl[idx[P_TOTAL]]),
+					      "mean_ns", (json_int_t)num_or_none(fl[idx[P_MEAN]]),
+					      "p50_ns", (json_int_t)num_or_none(fl[idx[P_P50]]),
+					      "p90_ns", (json_int_t)num_or_none(fl[idx[P_P90]]),
+					      "p99_ns", (json_int_t)num_or_none(fl[idx[P_P99]]),
+					      "max_ns", (json_int_t)num_or_none(fl[idx[P_MAX]]),
+					      "elapsed_s", atof(fl[idx[P_ELAPSED]]),
+					      "final", !strcmp(fl[idx[P_FINAL]], "1"));
+			if (!o || json_object_set_new(o, "rss_growth_bytes",
+						      json_integer((json_int_t)num_or_none(
+							      fl[idx[P_RSS]]))) ||
+			    json_object_set_new(o, "report", json_integer(atoll(fl[idx[P_REPORT]]))) ||
+			    json_array_append_new(r->profile_rows, o)) {
+				rc = fail(err, errlen, "%s: out of memory", path);
+				goto out;
+			}
+		} else {
+			struct rcall c = {
+				.ts_ns = num_or_none(fl[idx[C_TS]]),
+				.pid = (uint32_t)num_or_none(fl[idx[C_PID]]),
+				.latency_ns = num_or_none(fl[idx[C_LAT]]),
+				.rss_entry = num_or_none(fl[idx[C_RSSE]]),
+				.rss_exit = num_or_none(fl[idx[C_RSSX]]),
+				.vms_entry = num_or_none(fl[idx[C_VMSE]]),
+				.vms_exit = num_or_none(fl[idx[C_VMSX]]),
+			};
+
+			if (c.ts_ns == REPORT_NONE)
+				continue;
+			if (add_call(r, fl[idx[C_FUNC]], &c)) {
+				rc = fail(err, errlen, "%s: out of memory", path);
+				goto out;
+			}
+		}
+		items++;
+	}
+	note_source(r, path, profile ? "profile CSV" : "trace CSV", items);
+out:
+	free(buf);
+	free(hdr_line);
+	return rc;
+}
+
+static uint64_t jnum(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v)
+								 : REPORT_NONE;
+}
+
+static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t cap = 0, items = 0, lineno = 0;
+	bool profile = false;
+	int rc = 0;
+
+	while (read_line(f, &buf, &cap)) {
+		json_t *o;
+
+		lineno++;
+		if (!*buf)
+			continue;
+		o = json_loads(buf, 0, NULL);
+		if (!json_is_object(o)) {
+			json_decref(o);
+			if (feof(f))
+				break; /* the last line, cut short */
+			rc = fail(err, errlen, "%s: line %zu is not a JSON object", path, lineno);
+			break;
+		}
+		if (json_object_get(o, "report")) {
+			profile = true;
+			json_array_append_new(r->profile_rows, o);
+		} else {
+			json_t *fn = json_object_get(o, "func");
+			struct rcall c = {
+				.ts_ns = jnum(o, "ts_ns"), .latency_ns = jnum(o, "latency_ns"),
+				.rss_entry = jnum(o, "rss_entry"), .rss_exit = jnum(o, "rss_exit"),
+				.vms_entry = jnum(o, "vms_entry"), .vms_exit = jnum(o, "vms_exit"),
+				.pid = (uint32_t)jnum(o, "pid"),
+			};
+
+			if (c.ts_ns != REPORT_NONE && json_is_string(fn) &&
+			    add_call(r, json_string_value(fn), &c))
+				rc = fail(err, errlen, "%s: out of memory", path);
+			json_decref(o);
+		}
+		items++;
+		if (rc)
+			break;
+	}
+	if (!rc)
+		note_source(r, path, profile ? "profile JSON" : "trace JSON", items);
+	free(buf);
+	return rc;
+}
+
+int report__add_source(struct report *r, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t n = strlen(path);
+	FILE *f;
+	int c, rc;
+
+	if (stat(path, &st))
+		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode) || (n >= 8 && !strcmp(path + n - 8, "calls.db")))
+		return read_store(r, path, err, errlen);
+	f = fopen(path, "r");
+	if (!f)
+		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	c = getc(f);
+	ungetc(c, f);
+	if (c == '{') {
+		/* One document (stats) or JSON Lines. */
+		json_error_t je;
+		json_t *doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, &je);
+		int next;
+
+		while ((next = getc(f)) == ' ' || next == '\n' || next == '\r' || next == '\t')
+			;
+		if (json_is_object(doc) && next == EOF && json_object_get(doc, "values") &&
+		    json_object_get(doc, "runs")) {
+			json_array_append_new(r->stats, doc);
+			note_source(r, path, "stats",
+				    json_array_size(json_object_get(doc, "values")));
+			fclose(f);
+			return 0;
+		}
+		json_decref(doc);
+		rewind(f);
+		rc = read_jsonl(r, f, path, err, errlen);
+	} else {
+		char head[16] = "";
+		size_t k = fread(head, 1, sizeof(head) - 1, f);
+
+		head[k] = '\0';
+		rewind(f);
+		if (!strncmp(head, "ts_ns,", 6))
+			rc = read_csv(r, f, path, false, err, errlen);
+		else if (!strncmp(head, "report,", 7))
+			rc = read_csv(r, f, path, true, err, errlen);
+		else
+			rc = fail(err, errlen, "%s: not a store, a trace or profile CSV/JSON, or stats "
+				  "JSON", path);
+	}
+	fclose(f);
+	return rc;
+}
