@@ -59,41 +59,51 @@ static void accept_readers(struct stream *s)
 	}
 }
 
-/* Send what R has pending, then BUF; keep what the socket does not take.
- * false: R is gone (closed by its end) or too slow (dropped). */
-static bool reader__send(struct stream *s, struct reader *r, const char *buf, size_t n)
+/* Send up to N bytes of BUF without waiting: the count sent (0 when the
+ * socket is full), or -1 when the reader is gone. */
+static ssize_t send_some(int fd, const char *buf, size_t n)
 {
-	size_t pending = r->backlog.len - r->off;
+	size_t sent = 0;
 
-	while (pending) {
-		ssize_t w = send(r->fd, r->backlog.buf + r->off, pending, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (sent < n) {
+		ssize_t w = send(fd, buf + sent, n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			if (errno == EINTR)
 				continue;
-			return false;
+			return -1;
 		}
+		sent += (size_t)w;
+	}
+	return (ssize_t)sent;
+}
+
+/* Send what R has pending, then BUF; keep what the socket does not take.
+ * false: R is gone (closed by its end) or too slow (dropped). */
+static bool reader__send(struct stream *s, struct reader *r, const char *buf, size_t n)
+{
+	size_t pending = r->backlog.len - r->off;
+	ssize_t w;
+
+	if (pending) {
+		w = send_some(r->fd, r->backlog.buf + r->off, pending);
+		if (w < 0)
+			return false;
 		r->off += (size_t)w;
 		pending -= (size_t)w;
 	}
 	if (!pending) {
 		r->backlog.len = 0;
 		r->off = 0;
-	}
-	while (!pending && n) {
-		ssize_t w = send(r->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (w < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			if (errno == EINTR)
-				continue;
-			return false;
+		if (n) {
+			w = send_some(r->fd, buf, n);
+			if (w < 0)
+				return false;
+			buf += w;
+			n -= (size_t)w;
 		}
-		buf += w;
-		n -= (size_t)w;
 	}
 	if (!n)
 		return true;

@@ -38,6 +38,16 @@
     });
     return t;
   }
+  /* The per-function columns of trace and profile tables. */
+  var FUNC_COLS = [["calls", function (r) { return r.calls; }],
+                 ["noreturn", function (r) { return r.noreturn; }],
+                 ["total", function (r) { return ns(r.total_ns); }],
+                 ["mean", function (r) { return ns(r.mean_ns); }],
+                 ["p50", function (r) { return ns(r.p50_ns); }],
+                 ["p90", function (r) { return ns(r.p90_ns); }],
+                 ["p99", function (r) { return ns(r.p99_ns); }],
+                 ["max", function (r) { return ns(r.max_ns); }],
+                 ["RSS growth", function (r) { return bytes(r.rss_growth_bytes); }]];
   function chart(parent, title, opts, data) {
     var box = el("div", parent, null, "chart");
     opts.title = title;
@@ -69,16 +79,7 @@
     var T = D.trace;
     el("h2", root, "Functions");
     el("p", root, T.calls + " calls over " + T.span_s.toFixed(3) + " s.", "note");
-    table(root, [["function", function (r) { return r.func; }, true],
-                 ["calls", function (r) { return r.calls; }],
-                 ["noreturn", function (r) { return r.noreturn; }],
-                 ["total", function (r) { return ns(r.total_ns); }],
-                 ["mean", function (r) { return ns(r.mean_ns); }],
-                 ["p50", function (r) { return ns(r.p50_ns); }],
-                 ["p90", function (r) { return ns(r.p90_ns); }],
-                 ["p99", function (r) { return ns(r.p99_ns); }],
-                 ["max", function (r) { return ns(r.max_ns); }],
-                 ["RSS growth", function (r) { return bytes(r.rss_growth_bytes); }]], T.table);
+    table(root, [["function", function (r) { return r.func; }, true]].concat(FUNC_COLS), T.table);
 
     el("h2", root, "Latency over time");
     T.latency_over_time.forEach(function (f, i) {
@@ -142,16 +143,8 @@
     var P = D.profile;
     el("h2", root, "Profile");
     table(root, [["function", function (r) { return r.func; }, true],
-                 ["pid", function (r) { return r.pid >= 0 ? r.pid : "all"; }],
-                 ["calls", function (r) { return r.calls; }],
-                 ["noreturn", function (r) { return r.noreturn; }],
-                 ["total", function (r) { return ns(r.total_ns); }],
-                 ["mean", function (r) { return ns(r.mean_ns); }],
-                 ["p50", function (r) { return ns(r.p50_ns); }],
-                 ["p90", function (r) { return ns(r.p90_ns); }],
-                 ["p99", function (r) { return ns(r.p99_ns); }],
-                 ["max", function (r) { return ns(r.max_ns); }],
-                 ["RSS growth", function (r) { return bytes(r.rss_growth_bytes); }]], P.final);
+                 ["pid", function (r) { return r.pid >= 0 ? r.pid : "all"; }]].concat(FUNC_COLS),
+          P.final);
     var idx = P.final.map(function (r, i) { return i; });
     chart(root, "latency percentiles per function", {
       width: 760,
