@@ -140,3 +140,16 @@ def test_stats_matches_calls_per_process():
     sums = [v for v in doc["values"] if v["function"] == "sum_array" and v["value"] == "values[1]"]
     eq([(v["call"], v["mean"], v["type"]) for v in sums], [(1, -2, "<i4"), (2, 8, "<i4")],
        "captured buffer elements")
+
+
+def test_stats_reports_different_signatures():
+    a = capture("a", ["0"])
+    code, out, err = cmon(["capture", "-q", "--raw", "-o", tmpfile("raw"), "--func", FUNC, "--",
+                           target("numeric"), "0"])
+    eq(code, 0, "raw capture (%s)" % err)
+    code, out, err = cmon(["stats", "-F", "json", a, tmpfile("raw")])
+    eq(code, 0, "exit status (%s)" % err)
+    doc = json.loads(out)
+    eq(doc["mismatches"], ["%s: signature differs in run %s (left out)" % (FUNC, tmpfile("raw"))],
+       "mismatches")
+    eq(doc["values"], [], "a function whose signature differs is not compared")

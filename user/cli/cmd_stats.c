@@ -113,9 +113,10 @@ static struct row *row_of(struct stats *st, const char *func, unsigned proc, uin
 	r->v = calloc(st->n_runs, sizeof(*r->v));
 	r->iv = calloc(st->n_runs, sizeof(*r->iv));
 	r->have = calloc(st->n_runs, sizeof(*r->have));
-	if (!r->func || !r->path || !r->type || !r->v || !r->iv || !r->have)
-		return NULL; /* freed with the table: n_rows counts it below */
+	/* Counted (and so freed with the table) even when half made. */
 	*slot = ++st->n_rows;
+	if (!r->func || !r->path || !r->type || !r->v || !r->iv || !r->have)
+		return NULL;
 	return r;
 }
 
