@@ -129,3 +129,35 @@ def test_stream_refuses_a_regular_file():
     eq(len(p.stderr.strip().splitlines()), 1, "one error line: %r" % p.stderr)
     check("cannot serve on %s" % path in p.stderr, p.stderr)
     eq(open(path).read(), "keep", "the file is left alone")
+
+
+def test_stream_is_live():
+    """A record reaches the reader while the trace still runs (sent after the
+    drain that read it, not at the end): sleeper naps 200 ms 25 times."""
+    import json
+    import signal
+    sock = os.path.join(tmpdir(), "live.sock")
+    err_path = tmpfile("live.err")
+    with open(err_path, "wb") as err:
+        tr = subprocess.Popen([CMON, "trace", "--func", "nap", "-o", "unix:" + sock, "--",
+                               target("sleeper"), "loop", "200", "25"],
+                              stdout=subprocess.DEVNULL, stderr=err)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        _wait(lambda: os.path.exists(sock), "the socket")
+        s.connect(sock)
+        s.settimeout(3)
+        got = b""
+        while b"\n" not in got:
+            got += s.recv(4096)
+        check(tr.poll() is None, "the record came while the trace runs")
+        rec = json.loads(got.split(b"\n")[0])
+        eq((rec["func"], rec["args"]), ("nap", {"usec": 200000}), "first record")
+        check(rec["latency_ns"] >= 200000000, "latency: %r" % rec["latency_ns"])
+        tr.send_signal(signal.SIGINT)
+        eq(tr.wait(30), 0, "cmon exit status after SIGINT (%s)" % open(err_path).read())
+    finally:
+        s.close()
+        if tr.poll() is None:
+            tr.kill()
+            tr.wait()

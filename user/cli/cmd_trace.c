@@ -373,6 +373,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		}
 		if (r.store && store_writer__maybe_commit(r.store, 0) < 0 && !r.write_err)
 			r.write_err = -EIO;
+		session__flush_live(&r.ses);
 		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
 		if (deadline && session__now() >= deadline)

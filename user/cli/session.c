@@ -49,7 +49,7 @@ int session__open_output(struct session *s, size_t bufsize)
 	if (!path || !strcmp(path, "-")) {
 		s->out = stdout;
 	} else if (!strncmp(path, "unix:", 5)) {
-		/* Served live: line by line, never buffered up (stream.h). */
+		/* Served live (stream.h): buffered, sent after each drain. */
 		s->out = stream__open(path + 5);
 		if (!s->out) {
 			err = -errno;
@@ -57,6 +57,7 @@ int session__open_output(struct session *s, size_t bufsize)
 			return err;
 		}
 		s->out_owned = true;
+		s->out_live = true;
 		return 0;
 	} else {
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -75,6 +76,12 @@ int session__open_output(struct session *s, size_t bufsize)
 	/* Writers format whole records: one write per many of them. */
 	setvbuf(s->out, NULL, _IOFBF, bufsize);
 	return 0;
+}
+
+void session__flush_live(struct session *s)
+{
+	if (s->out_live)
+		fflush(s->out);
 }
 
 int session__start_program(struct session *s)

@@ -21,6 +21,7 @@ struct session {
 	struct funcpattern *patterns; /* one per opts->funcs */
 	FILE *out;                    /* -o FILE or stdout */
 	bool out_owned;
+	bool out_live;                /* -o unix:PATH: flushed after every drain */
 	char *launch_path;            /* -- CMD: the resolved executable */
 	struct launch launch;
 	bool launched;
@@ -36,6 +37,10 @@ void session__init(struct session *s, const struct cmd_opts *opts);
 /* Each returns 0 or a negative errno after one error line. */
 int session__parse_patterns(struct session *s);
 int session__open_output(struct session *s, size_t bufsize);
+
+/* A live output (-o unix:PATH) gets what was written so far: call after each
+ * drain of the ring buffer. */
+void session__flush_live(struct session *s);
 /* -- CMD: start it paused before exec (nothing to do otherwise). */
 int session__start_program(struct session *s);
 int session__open_pidfds(struct session *s);

@@ -221,7 +221,9 @@ FILE *stream__open(const char *path)
 	f = fopencookie(s, "w", io);
 	if (!f)
 		goto fail_sock;
-	setvbuf(f, NULL, _IOLBF, 1 << 16);
+	/* Sent per drain (session__flush_live) or per 256 KiB, not per line:
+	 * a send per record per reader would cost the consumer microseconds. */
+	setvbuf(f, NULL, _IOFBF, 1 << 18);
 	return f;
 fail_sock:
 	err = errno;

@@ -3,8 +3,9 @@
  * every reader connected (JSON Lines unless -F says otherwise).
  *
  * The output is a stdio stream (fopencookie) that the writers use as any
- * file; each line written is sent at once to every reader, never waiting
- * on one: what a reader's socket cannot take is kept for it, up to
+ * file; what is written is sent to every reader when the stream is flushed
+ * (after each drain of the ring buffer) or its 256 KiB buffer fills, never
+ * waiting on a reader: what a reader's socket cannot take is kept for it, up to
  * STREAM_READER_BACKLOG bytes, and a reader that falls further behind is
  * disconnected and counted as dropped.  The tracer is never slowed by a
  * reader.  Readers connecting later get the records from then on.  At the
@@ -19,8 +20,9 @@
 #define STREAM_READER_BACKLOG (8u << 20)
 
 /* Listen on the unix socket PATH (an existing socket file there is
- * replaced; any other file is an error).  A line-buffered FILE, closed
- * with fclose; NULL and errno on failure. */
+ * replaced; any other file is an error).  A FILE to fflush when readers
+ * should get what was written, closed with fclose; NULL and errno on
+ * failure. */
 FILE *stream__open(const char *path);
 
 #endif
