@@ -200,19 +200,23 @@ static const char *check_store(const char *path, int *dfd)
 
 int cmd_rm(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int *fds, c, rc = CMON_EXIT_OK;
 	size_t n;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt(argc, argv, "h")) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			printf("usage: cmon rm RUN...\n\nRemove capture stores.  Anything that is not "
 			       "one (another folder, a file,\na symlink, a store folder holding other "
 			       "files) is refused, and then nothing\nis removed.\n");
 			return CMON_EXIT_OK;
 		}
-		log_error("rm: unknown option '%s' (see cmon rm -h)", argv[optind - 1]);
+		log_error("rm: unknown option '%s' (see cmon rm --help)", argv[optind - 1]);
 		return CMON_EXIT_USAGE;
 	}
 	if (argc - optind < 1) {
