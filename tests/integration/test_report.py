@@ -210,3 +210,40 @@ def test_report_errors():
         eq(len(lines), 1, "one error line: %r" % err)
         check(needle in lines[0], "%r in %r" % (needle, lines[0]))
     check(not os.path.exists(page), "no page written on error")
+
+
+def page_data(path):
+    import json
+    html = read_text(path)
+    start = html.index('id="cmon-data">') + len('id="cmon-data">')
+    return json.loads(html[start:html.index("</script>", start)])
+
+
+def test_report_downsamples_keeping_extremes():
+    import csv
+    import io
+    trace_csv = tmpfile("big.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", trace_csv, "--func", "add", "--",
+                         target("calls"), "loop", "20000"])
+    eq(code, 0, "trace (%s)" % err)
+    lat = [int(r["latency_ns"]) for r in csv.DictReader(io.StringIO(read_text(trace_csv),
+                                                                     newline=""))]
+    eq(len(lat), 20000, "calls traced")
+    page = tmpfile("big.html")
+    code, _, err = cmon(["report", trace_csv, "-o", page])
+    eq(code, 0, "report (%s)" % err)
+    d = page_data(page)
+    eq(d["downsampled"], True, "said to be downsampled")
+    t = d["trace"]
+    row = t["table"][0]
+    eq((row["func"], row["calls"], row["max_ns"]), ("add", 20000, max(lat)), "exact table")
+    srt = sorted(lat)
+    eq(row["p50_ns"], srt[9999], "exact p50")
+    pts = t["latency_over_time"][0]["points"]
+    check(100 < len(pts["v"]) <= 2000, "points kept: %d" % len(pts["v"]))
+    check(abs(max(pts["v"]) - max(lat) / 1e3) < 1e-6 and abs(min(pts["v"]) - min(lat) / 1e3) < 1e-6,
+          "the slowest and fastest calls survive downsampling")
+    eq(pts["t"], sorted(pts["t"]), "points in time order")
+    eq(sum(t["latency_hist"]["series"][0]["counts"]), 20000, "the distribution counts every call")
+    eq(round(sum(t["rate"]["series"][0]["per_s"]) * t["rate"]["bucket_s"]), 20000,
+       "calls per second count every call")
