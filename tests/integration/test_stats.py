@@ -130,6 +130,7 @@ def test_stats_matches_calls_per_process():
             ("parse_request", 1, 2, "flags", 0, 2, "all"),
             ("parse_request", 1, 2, "len", 3, 2, "all"),
             ("parse_request", 2, 1, "flags", 2147483647, 2, "all"),
+            ("parse_request", 2, 1, "len", float(2**64 - 1), 2, "all"),  # a uint64 > INT64_MAX
             ("parse_request", 2, 1, "return", -22, 2, "all"),
             ("raw_fn", 2, 1, "arg0", 1, 2, "all"),
             ("raw_fn", 2, 1, "arg1", -7, 2, "all"),

@@ -192,10 +192,20 @@ static int add_json(struct stats *st, size_t run, const char *func, unsigned pro
 
 	if (!text)
 		return 0;
-	/* Integers past INT64_MAX do not parse: such values are left out. */
 	j = json_loads(text, JSON_DECODE_ANY, NULL);
-	if (!j)
-		return 0;
+	if (!j) {
+		/* jansson stops at INT64_MAX: a uint64 above it, compared by its
+		 * bits (nested in an object, such a value is left out). */
+		char *end;
+		unsigned long long u;
+
+		errno = 0;
+		u = strtoull(text, &end, 10);
+		if (errno || *end || *text == '-' || !*text)
+			return 0;
+		return add_value(st, run, func, proc, call, name, type, true, (double)u,
+				 (int64_t)u);
+	}
 	strbuf__reset(&st->path);
 	err = strbuf__puts(&st->path, name);
 	if (!err)

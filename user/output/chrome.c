@@ -78,6 +78,8 @@ static int mem_event(struct chrome_view *c, uint32_t pid, uint64_t ts, uint64_t 
 	bool added;
 	uint64_t *slot = hmap__get(&c->mem, &pid, sizeof(pid), &added);
 
+	if (!rss && !vms)
+		return 0; /* not measured (a store without it) */
 	if (!slot)
 		return -ENOMEM;
 	if (added) {

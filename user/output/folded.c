@@ -11,6 +11,8 @@
  * not appear.  A call with no known latency (noreturn, --no-return) weighs
  * nothing itself but its callees keep it in their stacks.  ';' in a name
  * becomes ':' and line ends become spaces, so every line splits back.
+ * When the hold bound cuts a thread's calls (callgroup.h), their stacks
+ * start below the caller still running, and a warning says so.
  * Written at the end, sorted by stack.
  */
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "callgroup.h"
+#include "core/log.h"
 #include "core/strbuf.h"
 #include "view.h"
 
@@ -123,6 +126,10 @@ static int folded_finish(struct view *v)
 	size_t n = 0;
 	int err = callgroups__flush_all(&f->groups);
 
+	if (f->groups.cuts)
+		log_warn("folded: %llu time%s a thread held more than %zu calls under one caller: "
+			 "those stacks start below it", (unsigned long long)f->groups.cuts,
+			 f->groups.cuts == 1 ? "" : "s", f->groups.max_held);
 	if (err || !f->stacks.n)
 		return err;
 	sorted = malloc(f->stacks.n * sizeof(*sorted));
