@@ -148,9 +148,22 @@ def test_stats_reports_different_signatures():
     code, out, err = cmon(["capture", "-q", "--raw", "-o", tmpfile("raw"), "--func", FUNC, "--",
                            target("numeric"), "0"])
     eq(code, 0, "raw capture (%s)" % err)
-    code, out, err = cmon(["stats", "-F", "json", a, tmpfile("raw")])
+    b = capture("b", ["1e-4"])
+    # the third run differs: not compared in any run, not even a against b
+    code, out, err = cmon(["stats", "-F", "json", a, b, tmpfile("raw")])
     eq(code, 0, "exit status (%s)" % err)
     doc = json.loads(out)
     eq(doc["mismatches"], ["%s: signature differs in run %s (left out)" % (FUNC, tmpfile("raw"))],
        "mismatches")
     eq(doc["values"], [], "a function whose signature differs is not compared")
+    # a function missing from a run is reported and compared where it exists
+    code, out, err = cmon(["capture", "-q", "-o", tmpfile("two"), "--func", FUNC, "--func",
+                           "main", "--capture", "v=vals[n]", "--", target("numeric"), "0"])
+    eq(code, 0, "capture with main (%s)" % err)
+    code, out, err = cmon(["stats", "-F", "json", a, tmpfile("two")])
+    doc = json.loads(out)
+    eq(doc["mismatches"], ["main: not in run %s" % a], "mismatches")
+    runs = {}
+    for v in doc["values"]:
+        runs.setdefault(v["function"], set()).add(v["runs"])
+    eq(runs, {FUNC: {2}, "main": {1}}, "runs per function")

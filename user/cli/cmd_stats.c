@@ -54,6 +54,7 @@ struct stats {
 	struct row *rows;
 	size_t n_rows, cap_rows;
 	struct hmap index;    /* func \0 proc \0 call \0 path -> row + 1 */
+	struct hmap checked;  /* function name -> 1 compared, 2 left out */
 	struct strbuf key, path;
 	char **issues;        /* mismatches, reported */
 	size_t n_issues;
@@ -326,34 +327,33 @@ out:
 	return err;
 }
 
-/* Signature and call counts of FUNC in every run, against run 0's: false
- * when a signature differs (the function is left out); a function missing
- * from a run or with another call count is reported and compared where it
- * exists. */
-static bool function_lines_up(struct stats *st, struct cmon_store **stores, const char *func,
-			      int *err)
+/* FUNC across every run, against the first run that has it: missing from a
+ * run or another call count is reported (compared where it exists);
+ * another signature is reported and the function left out (*EXCLUDED). */
+static int check_function(struct stats *st, struct cmon_store **stores, const char *func,
+			  bool *excluded)
 {
 	const struct cmon_function *f0 = NULL, *f;
-	*err = 0;
-	for (size_t r = 0; r < st->n_runs && !*err; r++) {
+	size_t r0 = 0;
+	int err = 0;
+
+	*excluded = false;
+	for (size_t r = 0; r < st->n_runs && !err; r++) {
 		if (cmon_store_function(stores[r], func, &f)) {
-			*err = issue(st, "%s: not in run %s", func, st->runs[r]);
-			continue;
-		}
-		if (!f0) {
+			err = issue(st, "%s: not in run %s", func, st->runs[r]);
+		} else if (!f0) {
 			f0 = f;
-			continue;
-		}
-		if (strcmp(f->signature, f0->signature)) {
-			*err = issue(st, "%s: signature differs in run %s (left out)", func,
+			r0 = r;
+		} else if (strcmp(f->signature, f0->signature)) {
+			*excluded = true;
+			return issue(st, "%s: signature differs in run %s (left out)", func,
 				     st->runs[r]);
-			return false;
+		} else if (f->calls != f0->calls) {
+			err = issue(st, "%s: %" PRIu64 " calls in run %s, %" PRIu64 " in run %s",
+				    func, f0->calls, st->runs[r0], f->calls, st->runs[r]);
 		}
-		if (f->calls != f0->calls)
-			*err = issue(st, "%s: %" PRIu64 " calls in run %s, %" PRIu64 " in run %s",
-				     func, f0->calls, st->runs[0], f->calls, st->runs[r]);
 	}
-	return true;
+	return err;
 }
 
 static const char *digits_text(const struct runstats *rs, char *buf, size_t cap)
@@ -507,6 +507,7 @@ static void stats__release(struct stats *st)
 		free(st->issues[i]);
 	free(st->issues);
 	hmap__release(&st->index);
+	hmap__release(&st->checked);
 	strbuf__release(&st->key);
 	strbuf__release(&st->path);
 }
@@ -524,6 +525,8 @@ static void usage(FILE *f)
 		"counts that differ between runs are reported as mismatches.\n");
 }
 
+/* Every function of run RUN, checked across the runs the first time its
+ * name is seen (st->checked: name -> 1 compared, 2 left out). */
 static int read_run(struct stats *st, size_t run, struct cmon_store *s, struct cmon_store **all)
 {
 	const struct cmon_function *fs;
@@ -535,25 +538,19 @@ static int read_run(struct stats *st, size_t run, struct cmon_store *s, struct c
 		return 1;
 	for (size_t i = 0; i < nf && !err; i++) {
 		char *name = store_cli__lookup_name(fs, nf, i);
-		bool ok;
+		uint64_t *seen;
+		bool added, excluded;
 
 		if (!name)
 			return -ENOMEM;
-		/* Run 0 checks each function against the others; later runs
-		 * only report what run 0 does not have. */
-		if (run == 0) {
-			ok = function_lines_up(st, all, name, &err);
-		} else {
-			const struct cmon_function *f0;
-
-			if (cmon_store_function(all[0], name, &f0)) {
-				ok = true;
-				err = issue(st, "%s: not in run %s", name, st->runs[0]);
-			} else {
-				ok = !strcmp(f0->signature, fs[i].signature);
-			}
+		seen = hmap__get(&st->checked, name, strlen(name), &added);
+		if (!seen) {
+			err = -ENOMEM;
+		} else if (added) {
+			err = check_function(st, all, name, &excluded);
+			*seen = excluded ? 2 : 1;
 		}
-		if (!err && ok)
+		if (!err && *seen == 1)
 			err = read_function(st, run, s, fs, nf, i, procs, np);
 		free(name);
 	}
