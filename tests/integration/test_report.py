@@ -247,3 +247,22 @@ def test_report_downsamples_keeping_extremes():
     eq(sum(t["latency_hist"]["series"][0]["counts"]), 20000, "the distribution counts every call")
     eq(round(sum(t["rate"]["series"][0]["per_s"]) * t["rate"]["bucket_s"]), 20000,
        "calls per second count every call")
+
+
+def test_report_from_profile_json_intervals():
+    prof = tmpfile("p.jsonl")
+    code, _, err = cmon(["profile", "-q", "-F", "json", "-o", prof, "--interval", "1", "--func",
+                         "nap", "--", target("sleeper"), "loop", "200", "12"], timeout=60)
+    eq(code, 0, "profile (%s)" % err)
+    page = tmpfile("p.html")
+    code, _, err = cmon(["report", prof, "-o", page])
+    eq(code, 0, "report (%s)" % err)
+    d = page_data(page)
+    eq([(s["kind"], s["path"]) for s in d["sources"]], [("profile JSON", prof)], "sources")
+    check("trace" not in d, "no calls, no call charts")
+    final = d["profile"]["final"]
+    eq([(r["func"], r["calls"], r["returns"]) for r in final], [("nap", 12, 12)], "final row")
+    check(200e6 <= final[0]["p50_ns"] < 400e6, "p50 of a 200 ms nap: %r" % final[0]["p50_ns"])
+    reports = d["profile"]["reports"]
+    check(len(reports) >= 2, "interval reports kept: %d" % len(reports))
+    eq(sorted(r["report"] for r in reports), list(range(1, len(reports) + 1)), "report numbers")
