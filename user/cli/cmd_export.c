@@ -19,7 +19,6 @@
  * names hold ':' '(' ' ' '/'): they become safe path components.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -624,48 +623,6 @@ static char *default_outdir(const char *run, enum export_mode mode)
 	return out;
 }
 
-/* -F chrome|tree|folded: one stream, to FILE (made 0600: captured values
- * can be secrets; a symlink is not followed) or stdout. */
-static int export_view_to(const char *run, enum out_format fmt, const char *path)
-{
-	struct cmon_store *s = NULL;
-	FILE *out = stdout;
-	uint64_t calls = 0;
-	int rc, err;
-
-	rc = store_cli__open(run, &s);
-	if (rc)
-		return rc;
-	if (path) {
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-
-		out = fd < 0 ? NULL : fdopen(fd, "w");
-		if (!out) {
-			log_error("export: cannot create %s: %s", path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			cmon_store_close(s);
-			return CMON_EXIT_ERROR;
-		}
-	}
-	err = export_view(s, fmt, out, &calls);
-	if (path) {
-		if (fclose(out) && !err)
-			err = -errno;
-	} else if (fflush(stdout) && !err) {
-		err = -errno;
-	}
-	if (err == 1)
-		log_error("%s", cmon_store_error(s));
-	else if (err)
-		log_error("export: writing %s: %s", path ? path : "stdout", strerror(-err));
-	else
-		fprintf(stderr, "cmon: exported %" PRIu64 " call%s to %s\n", calls,
-			calls == 1 ? "" : "s", path ? path : "stdout");
-	cmon_store_close(s);
-	return err ? CMON_EXIT_ERROR : CMON_EXIT_OK;
-}
-
 int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -747,7 +704,7 @@ int cmd_export(int argc, char **argv)
 		return CMON_EXIT_USAGE;
 	}
 	if (x.mode == EXPORT_VIEW) {
-		rc = export_view_to(argv[optind], view_fmt, outdir);
+		rc = export_view__run(argv[optind], view_fmt, outdir);
 		goto cleanup;
 	}
 	if (!outdir) {

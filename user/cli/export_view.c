@@ -9,10 +9,16 @@
  * call that never returned has no end: it is shown as a leaf.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "cli/commands.h"
 #include "cli/export_view.h"
 #include "cli/store_cli.h"
+#include "core/log.h"
 
 /* A call as the writers see it: names and values point into C. */
 struct record_of {
@@ -190,4 +196,46 @@ out:
 	free(all);
 	writer__free(w);
 	return err;
+}
+
+/* -F chrome|tree|folded: one stream, to FILE (made 0600: captured values
+ * can be secrets; a symlink is not followed) or stdout. */
+int export_view__run(const char *run, enum out_format fmt, const char *path)
+{
+	struct cmon_store *s = NULL;
+	FILE *out = stdout;
+	uint64_t calls = 0;
+	int rc, err;
+
+	rc = store_cli__open(run, &s);
+	if (rc)
+		return rc;
+	if (path) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		out = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!out) {
+			log_error("export: cannot create %s: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			cmon_store_close(s);
+			return CMON_EXIT_ERROR;
+		}
+	}
+	err = export_view(s, fmt, out, &calls);
+	if (path) {
+		if (fclose(out) && !err)
+			err = -errno;
+	} else if (fflush(stdout) && !err) {
+		err = -errno;
+	}
+	if (err == 1)
+		log_error("%s", cmon_store_error(s));
+	else if (err)
+		log_error("export: writing %s: %s", path ? path : "stdout", strerror(-err));
+	else
+		fprintf(stderr, "cmon: exported %" PRIu64 " call%s to %s\n", calls,
+			calls == 1 ? "" : "s", path ? path : "stdout");
+	cmon_store_close(s);
+	return err ? CMON_EXIT_ERROR : CMON_EXIT_OK;
 }

@@ -13,4 +13,9 @@
  * *CALLS counts them.  0, 1 (the store's error: cmon_store_error) or -errno. */
 int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *calls);
 
+/* `cmon export RUN -F FMT [-o PATH]`: open RUN, write to PATH (made 0600,
+ * no symlink followed) or stdout, one error line on failure.  An exit
+ * status. */
+int export_view__run(const char *run, enum out_format fmt, const char *path);
+
 #endif
