@@ -161,3 +161,44 @@ def test_stream_is_live():
         if tr.poll() is None:
             tr.kill()
             tr.wait()
+
+
+def test_stream_reader_joining_mid_flood_gets_whole_lines():
+    """Readers that connect while records pour out start at a line start
+    (stdio hands the stream full buffers, which end inside a line)."""
+    import json
+    import threading
+    tr = _Trace(N)
+    readers = []
+    try:
+        tr.p.stdin.write(b"go\n")
+        tr.p.stdin.flush()
+        for _ in range(5):
+            time.sleep(0.05)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(tr.sock)
+            except OSError:
+                break  # the trace ended already
+            chunks = []
+            t = threading.Thread(target=_read_all, args=(s, chunks))
+            t.start()
+            readers.append((s, t, chunks))
+        out, _ = tr.p.communicate(timeout=120)
+        eq(tr.p.returncode, 0, "cmon exit status (%s)" % tr.stderr)
+    finally:
+        tr.kill()
+    check(readers, "readers connected during the run")
+    got = 0
+    for s, t, chunks in readers:
+        t.join(30)
+        s.close()
+        text = b"".join(chunks).decode()
+        for n, line in enumerate(text.splitlines()):
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                raise AssertionError("reader's line %d is not whole JSON: %r" % (n, line[:80]))
+            eq(rec["func"], "add", "record")
+        got += len(text.splitlines())
+    check(got > 0, "the readers got records")

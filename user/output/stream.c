@@ -19,6 +19,7 @@ struct reader {
 	int fd;
 	struct strbuf backlog; /* bytes not sent yet; sent from `off` */
 	size_t off;
+	bool mid_line;         /* joined inside a line: skip to the next one */
 };
 
 struct stream {
@@ -27,6 +28,7 @@ struct stream {
 	struct reader *readers;
 	size_t n, cap;
 	uint64_t served, dropped;
+	bool mid_line;         /* the last byte sent was not a line end */
 };
 
 static void reader__close(struct reader *r)
@@ -54,7 +56,9 @@ static void accept_readers(struct stream *s)
 			s->readers = v;
 			s->cap = cap;
 		}
-		s->readers[s->n++] = (struct reader){ .fd = fd };
+		/* stdio hands over full buffers, not lines: a reader that joins
+		 * inside a line starts at the next one. */
+		s->readers[s->n++] = (struct reader){ .fd = fd, .mid_line = s->mid_line };
 		s->served++;
 	}
 }
@@ -128,7 +132,18 @@ static void broadcast(struct stream *s, const char *buf, size_t n)
 	size_t k = 0;
 
 	for (size_t i = 0; i < s->n; i++) {
-		if (!reader__send(s, &s->readers[i], buf, n)) {
+		struct reader *r = &s->readers[i];
+		const char *from = buf;
+		size_t len = n;
+
+		if (r->mid_line && n) {
+			const char *nl = memchr(buf, '\n', n);
+
+			from = nl ? nl + 1 : buf + n;
+			len = n - (size_t)(from - buf);
+			r->mid_line = !nl;
+		}
+		if (!reader__send(s, r, from, len)) {
 			reader__close(&s->readers[i]);
 			continue;
 		}
@@ -143,6 +158,8 @@ static ssize_t stream_write(void *cookie, const char *buf, size_t n)
 
 	accept_readers(s);
 	broadcast(s, buf, n);
+	if (n)
+		s->mid_line = buf[n - 1] != '\n';
 	return (ssize_t)n; /* the records are "written" whoever reads them */
 }
 
