@@ -450,7 +450,7 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 			g->set->exe_dev = g->set->exe_ino = 0; /* any process mapping it */
 	}
 	if (!err && s->instrument == INSTR_LOG) {
-		decoder__init(&g->decoder, g->set);
+		decoder__init(&g->decoder, g->set, NULL); /* raw latencies: no calibration */
 		to.on_record = on_record;
 		to.ctx = g;
 		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
