@@ -8,6 +8,6 @@
 
 #define CMON_CALIB_CLASSES 3   /* enum probe_cost: optimized, emulated, single-step */
 #define CMON_CALIB_SLOTS (CMON_CALIB_CLASSES * 2)
-#define CMON_CALIB_SAMPLES 256 /* calls timed per slot (at most) */
+#define CMON_CALIB_SAMPLES 64 /* calls timed per slot and round (at most) */
 
 #endif

@@ -79,3 +79,13 @@ $(TARGET_DIR)/typed_O2: tests/targets/typed.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TYPED_CFLAGS) -O2 $< -o $@
+
+# A ~5 us busy function behind entry points of every probe-site class
+# (test_latency.py: latencies are the function's own).
+TARGETS += $(TARGET_DIR)/busy
+targets: $(TARGET_DIR)/busy
+
+$(TARGET_DIR)/busy: tests/targets/busy.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -fcf-protection=none -Wall -Wextra -Werror $< -o $@

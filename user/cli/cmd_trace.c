@@ -255,14 +255,8 @@ static int calibrate(struct trace_run *r)
 	struct probe_calib calib = {};
 	int err;
 
-	if (!r->opts.raw_latency && !r->opts.no_return) {
-		err = probe_calib__measure(&calib);
-		if (err)
-			log_warn("cannot measure the probes' own cost (%s): latencies include it",
-				 strerror(-err));
-		else
-			probe_calib__log(&calib);
-	}
+	if (!r->opts.raw_latency && !r->opts.no_return)
+		probe_calib__measure_or_warn(&calib);
 	err = decoder__init(&r->decoder, r->set, &calib);
 	if (err)
 		log_error("out of memory");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,11 @@ static char *const calib_ret[CMON_CALIB_SLOTS] = {
 };
 
 #define CALIB_WARMUP 32 /* calls not counted: the first hits set up the probe */
+#define CALIB_ROUNDS 7  /* rounds of calls, a pause apart */
+#define CALIB_CALLS 64  /* calls to each function per round */
+#define CALIB_PAUSE_NS 2000000
+
+_Static_assert(CALIB_CALLS <= CMON_CALIB_SAMPLES, "a round's samples fit the BPF array");
 
 /* File offset of ADDR in cmon's own executable, from /proc/self/maps. */
 static int self_offset(const void *addr, uint64_t *off)
@@ -91,15 +97,69 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Call slot S's function N times; return ns per call. */
-static uint64_t call_n(int s, int n)
+/* Call every slot's function N times, round-robin (so that a passing
+ * slowdown of the host weighs on every slot alike); each slot's ns per
+ * call, as its caller sees it, in PER_CALL. */
+static void call_all(int n, uint64_t per_call[CMON_CALIB_SLOTS])
 {
-	long (*volatile fn)(long, long) = (long (*)(long, long))(void *)calib_fn[s];
-	uint64_t t0 = now_ns();
+	uint64_t sum[CMON_CALIB_SLOTS] = {};
 
-	for (int i = 0; i < n; i++)
-		fn(i, 1);
-	return (now_ns() - t0) / (uint64_t)n;
+	for (int i = 0; i < n; i++) {
+		for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
+			long (*volatile fn)(long, long) = (long (*)(long, long))(void *)calib_fn[s];
+			uint64_t t0 = now_ns();
+
+			fn(i, 1);
+			sum[s] += now_ns() - t0;
+		}
+	}
+	for (int s = 0; s < CMON_CALIB_SLOTS; s++)
+		per_call[s] = sum[s] / (uint64_t)n;
+}
+
+struct calib_links {
+	struct calib_bpf *skel;
+	int fds[3];
+};
+
+static void *release_links(void *arg)
+{
+	struct calib_links *l = arg;
+
+	for (int i = 0; i < 3; i++)
+		if (l->fds[i] >= 0)
+			close(l->fds[i]);
+	calib_bpf__destroy(l->skel);
+	free(l);
+	return NULL;
+}
+
+/* Detach and unload.  Closing a uprobe link waits for the kernel (~50-90 ms
+ * each here), so it is done on a thread of its own when one can be made:
+ * the trace does not wait for it. */
+static void release(struct calib_bpf *skel, const int fds[3])
+{
+	struct calib_links *l = malloc(sizeof(*l));
+	pthread_attr_t attr;
+	pthread_t th;
+	int err = -1;
+
+	if (!l) {
+		for (int i = 0; i < 3; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		calib_bpf__destroy(skel);
+		return;
+	}
+	l->skel = skel;
+	memcpy(l->fds, fds, sizeof(l->fds));
+	if (!pthread_attr_init(&attr)) {
+		err = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) ||
+		      pthread_create(&th, &attr, release_links, l);
+		pthread_attr_destroy(&attr);
+	}
+	if (err)
+		release_links(l);
 }
 
 int probe_calib__measure(struct probe_calib *out)
@@ -108,6 +168,8 @@ int probe_calib__measure(struct probe_calib *out)
 		insn_off[CMON_CALIB_CLASSES];
 	uint64_t entry_ck[CMON_CALIB_SLOTS], uret_ck[CMON_CALIB_CLASSES],
 		insn_ck[CMON_CALIB_CLASSES];
+	__u64 ns[CMON_CALIB_SLOTS][CALIB_ROUNDS], call_ns[CMON_CALIB_CLASSES][CALIB_ROUNDS];
+	uint64_t per_call[CMON_CALIB_SLOTS];
 	int fds[3] = { -1, -1, -1 };
 	struct calib_bpf *skel = NULL;
 	__u64 *v = NULL;
@@ -153,32 +215,40 @@ int probe_calib__measure(struct probe_calib *out)
 			goto cleanup;
 		}
 	}
-	for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
-		uint64_t per_call;
+	call_all(CALIB_WARMUP, per_call);
+	for (int round = 0; round < CALIB_ROUNDS; round++) {
+		if (round)
+			nanosleep(&(struct timespec){ .tv_nsec = CALIB_PAUSE_NS }, NULL);
+		memset(skel->bss->n_samples, 0, sizeof(skel->bss->n_samples));
+		call_all(CALIB_CALLS, per_call);
+		for (int k = 0; k < CMON_CALIB_CLASSES; k++)
+			call_ns[k][round] = per_call[2 * k];
+		for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
+			uint32_t n = skel->bss->n_samples[s];
 
-		call_n(s, CALIB_WARMUP);
-		per_call = call_n(s, CMON_CALIB_SAMPLES - CALIB_WARMUP);
-		if (s % 2 == 0)
-			out->call_ns[s / 2] = per_call;
-	}
-	for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
-		uint32_t n = skel->bss->n_samples[s];
-
-		if (n <= CALIB_WARMUP) {
-			err = -EIO; /* the probes did not fire */
-			goto cleanup;
+			if (n < CALIB_CALLS / 2) {
+				err = -EIO; /* the probes did not fire */
+				goto cleanup;
+			}
+			v = skel->bss->samples[s];
+			qsort(v, n, sizeof(*v), cmp_u64);
+			ns[s][round] = v[n / 2];
 		}
-		v = skel->bss->samples[s] + CALIB_WARMUP;
-		n -= CALIB_WARMUP;
-		qsort(v, n, sizeof(*v), cmp_u64);
-		out->ns[s / 2][s % 2] = v[n / 2];
+	}
+	/* The median of the rounds' medians: a burst of slowness of the host
+	 * (single-stepping here sometimes costs 25 % more for a few ms) weighs
+	 * on one round, not on the figure. */
+	for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
+		qsort(ns[s], CALIB_ROUNDS, sizeof(ns[s][0]), cmp_u64);
+		out->ns[s / 2][s % 2] = ns[s][CALIB_ROUNDS / 2];
+	}
+	for (int k = 0; k < CMON_CALIB_CLASSES; k++) {
+		qsort(call_ns[k], CALIB_ROUNDS, sizeof(call_ns[k][0]), cmp_u64);
+		out->call_ns[k] = call_ns[k][CALIB_ROUNDS / 2];
 	}
 	out->valid = true;
 cleanup:
-	for (int i = 0; i < 3; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	calib_bpf__destroy(skel);
+	release(skel, fds);
 	return err;
 }
 
@@ -205,4 +275,15 @@ void probe_calib__log(const struct probe_calib *c)
 			 "(ret-insn); a call pays %llu ns", cls[k],
 			 (unsigned long long)c->ns[k][0], (unsigned long long)c->ns[k][1],
 			 (unsigned long long)c->call_ns[k]);
+}
+
+void probe_calib__measure_or_warn(struct probe_calib *c)
+{
+	int err = probe_calib__measure(c);
+
+	if (err)
+		log_warn("cannot measure the probes' own cost (%s): latencies include it",
+			 strerror(-err));
+	else
+		probe_calib__log(c);
 }
