@@ -92,3 +92,37 @@ def test_latency_raw_keeps_probe_cost():
     check(raw["busy_ss"] > want["busy_ss"] * (1 + 2 * TOLERANCE),
           "busy_ss: raw p50 %d is not far off the untraced %d: the single-stepped site "
           "should carry the single-step's cost" % (raw["busy_ss"], want["busy_ss"]))
+
+
+def list_ns_per_hit():
+    code, out, err = cmon(["list", "busy_*", "--", target("busy")])
+    check(code == 0, "cmon list failed: %r" % err)
+    lines = out.splitlines()
+    check("on this host" in lines[-1], "list footer: %r" % lines[-1])
+    res = {}
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        w = line.split()
+        # NS/HIT is the column after COST: the first of the last two words.
+        res[w[0]] = int(w[-2])
+    return res
+
+
+def test_list_cost_measured_on_this_host():
+    """`cmon list` shows each site class's cost as measured on this host: the
+    single-stepped entry's NS/HIT is what a call to busy_ss really pays for
+    an entry probe (its p50 traced with --no-return less its p50 untraced)."""
+    seen = []
+    for _ in range(ATTEMPTS):
+        hit = list_ns_per_hit()
+        want = untraced_p50()
+        code, out, err = cmon(["trace", "--no-return", "-F", "csv", "-o", tmpfile("e.csv"),
+                               "--func", "busy_ss", "--", target("busy"), str(CALLS)])
+        check(code == 0, "cmon trace failed: %r" % err)
+        paid = int(out.split("busy_ss p50=")[1].split()[0]) - want["busy_ss"]
+        check(hit["busy_ss"] > hit["busy_fp"], "single-step costs more than emulated: %r" % hit)
+        if abs(hit["busy_ss"] - paid) <= 0.35 * paid:
+            return
+        seen.append((hit["busy_ss"], paid))
+    raise AssertionError("NS/HIT of the single-stepped site vs what a call paid: %r" % seen)

@@ -35,20 +35,26 @@ __asm__(".pushsection .text\n"
 	CALIB_FN(2, " push %rbp\n pop %rbp\n") CALIB_FN(3, " push %rbp\n pop %rbp\n")
 	/* single-stepped: an ordinary instruction */
 	CALIB_FN(4, " lea (%rdi,%rsi,1), %rax\n") CALIB_FN(5, " lea (%rdi,%rsi,1), %rax\n")
+	/* one of each class with an entry probe only: the cost of a hit */
+	CALIB_FN(6, NOP5) CALIB_FN(7, " push %rbp\n pop %rbp\n")
+	CALIB_FN(8, " lea (%rdi,%rsi,1), %rax\n")
 #undef CALIB_FN
 	".popsection\n");
 
 #define DECL(n) extern char cmon_calib_fn##n[], cmon_calib_ret##n[];
-DECL(0) DECL(1) DECL(2) DECL(3) DECL(4) DECL(5)
+DECL(0) DECL(1) DECL(2) DECL(3) DECL(4) DECL(5) DECL(6) DECL(7) DECL(8)
 #undef DECL
 
-static char *const calib_fn[CMON_CALIB_SLOTS] = {
-	cmon_calib_fn0, cmon_calib_fn1, cmon_calib_fn2,
-	cmon_calib_fn3, cmon_calib_fn4, cmon_calib_fn5,
+/* Slots (calib_slots.h), then the entry-only functions of each class. */
+#define CALIB_FNS (CMON_CALIB_SLOTS + CMON_CALIB_CLASSES)
+
+static char *const calib_fn[CALIB_FNS] = {
+	cmon_calib_fn0, cmon_calib_fn1, cmon_calib_fn2, cmon_calib_fn3, cmon_calib_fn4,
+	cmon_calib_fn5, cmon_calib_fn6, cmon_calib_fn7, cmon_calib_fn8,
 };
-static char *const calib_ret[CMON_CALIB_SLOTS] = {
-	cmon_calib_ret0, cmon_calib_ret1, cmon_calib_ret2,
-	cmon_calib_ret3, cmon_calib_ret4, cmon_calib_ret5,
+static char *const calib_ret[CALIB_FNS] = {
+	cmon_calib_ret0, cmon_calib_ret1, cmon_calib_ret2, cmon_calib_ret3, cmon_calib_ret4,
+	cmon_calib_ret5, cmon_calib_ret6, cmon_calib_ret7, cmon_calib_ret8,
 };
 
 #define CALIB_WARMUP 32 /* calls not counted: the first hits set up the probe */
@@ -97,24 +103,29 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Call every slot's function N times, round-robin (so that a passing
- * slowdown of the host weighs on every slot alike); each slot's ns per
- * call, as its caller sees it, in PER_CALL. */
-static void call_all(int n, uint64_t per_call[CMON_CALIB_SLOTS])
-{
-	uint64_t sum[CMON_CALIB_SLOTS] = {};
+typedef long (*calib_fn_t)(long, long);
 
+/* Call every slot's function N times, round-robin, so that a passing
+ * slowdown of the host weighs on all alike (the BPF side times them); then
+ * each entry-only function N times in a row, timed as a caller sees it
+ * (back to back, as a program calling it in a loop would), into PER_CALL. */
+static void call_all(int n, uint64_t per_call[CALIB_FNS])
+{
 	for (int i = 0; i < n; i++) {
 		for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
-			long (*volatile fn)(long, long) = (long (*)(long, long))(void *)calib_fn[s];
-			uint64_t t0 = now_ns();
+			calib_fn_t volatile fn = (calib_fn_t)(void *)calib_fn[s];
 
 			fn(i, 1);
-			sum[s] += now_ns() - t0;
 		}
 	}
-	for (int s = 0; s < CMON_CALIB_SLOTS; s++)
-		per_call[s] = sum[s] / (uint64_t)n;
+	for (int s = CMON_CALIB_SLOTS; s < CALIB_FNS; s++) {
+		calib_fn_t volatile fn = (calib_fn_t)(void *)calib_fn[s];
+		uint64_t t0 = now_ns();
+
+		for (int i = 0; i < n; i++)
+			fn(i, 1);
+		per_call[s] = (now_ns() - t0) / (uint64_t)n;
+	}
 }
 
 struct calib_links {
@@ -164,19 +175,19 @@ static void release(struct calib_bpf *skel, const int fds[3])
 
 int probe_calib__measure(struct probe_calib *out)
 {
-	uint64_t entry_off[CMON_CALIB_SLOTS], uret_off[CMON_CALIB_CLASSES],
+	uint64_t entry_off[CALIB_FNS], uret_off[CMON_CALIB_CLASSES],
 		insn_off[CMON_CALIB_CLASSES];
-	uint64_t entry_ck[CMON_CALIB_SLOTS], uret_ck[CMON_CALIB_CLASSES],
+	uint64_t entry_ck[CALIB_FNS], uret_ck[CMON_CALIB_CLASSES],
 		insn_ck[CMON_CALIB_CLASSES];
 	__u64 ns[CMON_CALIB_SLOTS][CALIB_ROUNDS], call_ns[CMON_CALIB_CLASSES][CALIB_ROUNDS];
-	uint64_t per_call[CMON_CALIB_SLOTS];
+	uint64_t per_call[CALIB_FNS];
 	int fds[3] = { -1, -1, -1 };
 	struct calib_bpf *skel = NULL;
 	__u64 *v = NULL;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
+	for (int s = 0; s < CALIB_FNS; s++) {
 		uint64_t ret_off;
 
 		err = self_offset(calib_fn[s], &entry_off[s]);
@@ -185,7 +196,9 @@ int probe_calib__measure(struct probe_calib *out)
 		if (err)
 			return err;
 		entry_ck[s] = (uint64_t)s;
-		if (s % 2 == 0) {
+		if (s >= CMON_CALIB_SLOTS) {
+			continue; /* entry only */
+		} else if (s % 2 == 0) {
 			uret_off[s / 2] = entry_off[s];
 			uret_ck[s / 2] = (uint64_t)s;
 		} else {
@@ -204,7 +217,7 @@ int probe_calib__measure(struct probe_calib *out)
 	if (err)
 		goto cleanup;
 	fds[0] = uprobe_multi__attach(bpf_program__fd(skel->progs.cmon_calib_entry), "/proc/self/exe",
-				      entry_off, entry_ck, CMON_CALIB_SLOTS, getpid(), false);
+				      entry_off, entry_ck, CALIB_FNS, getpid(), false);
 	fds[1] = uprobe_multi__attach(bpf_program__fd(skel->progs.cmon_calib_exit), "/proc/self/exe",
 				      uret_off, uret_ck, CMON_CALIB_CLASSES, getpid(), true);
 	fds[2] = uprobe_multi__attach(bpf_program__fd(skel->progs.cmon_calib_exit), "/proc/self/exe",
@@ -222,7 +235,7 @@ int probe_calib__measure(struct probe_calib *out)
 		memset(skel->bss->n_samples, 0, sizeof(skel->bss->n_samples));
 		call_all(CALIB_CALLS, per_call);
 		for (int k = 0; k < CMON_CALIB_CLASSES; k++)
-			call_ns[k][round] = per_call[2 * k];
+			call_ns[k][round] = per_call[CMON_CALIB_SLOTS + k];
 		for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
 			uint32_t n = skel->bss->n_samples[s];
 

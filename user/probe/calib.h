@@ -26,8 +26,8 @@ struct probe_calib {
 	bool valid; /* measured; false: nothing is subtracted */
 	/* ns, by [enum probe_cost][return mode: 0 uretprobe, 1 ret-insn] */
 	uint64_t ns[CMON_CALIB_CLASSES][2];
-	/* ns a call pays for an entry probe and a uretprobe (empty programs),
-	 * as timed by the caller, by [enum probe_cost]: `cmon list`. */
+	/* ns a call pays for an entry probe (a near-empty program), as its
+	 * caller sees it, by [enum probe_cost]: `cmon list`. */
 	uint64_t call_ns[CMON_CALIB_CLASSES];
 };
 
