@@ -90,9 +90,14 @@ static int collect(void *ctx, const struct func_profile *fp)
 		uint64_t bias = fp->func_id < r->set->n_funcs ?
 			probe_calib__bias(&r->calib, &r->set->funcs[fp->func_id]) : 0;
 
-		row->total = fp->lat_sum_ns > bias * fp->returns ? fp->lat_sum_ns - bias * fp->returns : 0;
 		row->min = probe_calib__own(fp->lat_min_ns, bias);
 		row->max = probe_calib__own(fp->lat_max_ns, bias);
+		/* Each call's own latency is clamped at 0, so their sum is at
+		 * least the sum less the bias of every call, and at least the
+		 * largest of them. */
+		row->total = probe_calib__own(fp->lat_sum_ns, bias * fp->returns);
+		if (row->total < row->max)
+			row->total = row->max;
 		row->mean = row->total / fp->returns;
 		/* A bucket midpoint can lie past what was seen: the true
 		 * percentile is within [min, max], so clamping only helps. */
