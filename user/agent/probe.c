@@ -21,6 +21,7 @@
 #include "elf/funcpattern.h"
 #include "event/decode.h"
 #include "event/tracer.h"
+#include "probe/calib.h"
 #include "probe/resolve.h"
 #include "probe/setunion.h"
 
@@ -673,7 +674,9 @@ static int on_share_profile(void *ctx, const struct func_profile *fp)
 	r = &sh->rows[sh->n_rows++];
 	r->func_id = fp->func_id;
 	r->pid = fp->pid;
-	series_val__from_profile(&r->v, fp);
+	/* Latencies are the function's own: less the probe's own cost. */
+	series_val__from_profile(&r->v, fp, fp->func_id < sh->set->n_funcs ?
+				 probe_calib__bias(probe_calib__host(), &sh->set->funcs[fp->func_id]) : 0);
 	sh->hits += r->v.calls;
 	if (sh->opts.per_pid) {
 		if (fp->pid)

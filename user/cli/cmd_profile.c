@@ -40,7 +40,7 @@ struct profile_run {
 	struct cmd_opts opts;
 	struct session ses; /* patterns, output, processes */
 	struct probe_set *set;
-	struct probe_calib calib; /* the probes' own cost, subtracted */
+	const struct probe_calib *calib; /* the probes' own cost, subtracted; NULL: none */
 	struct profiler *prof;
 	struct prof_row *rows;
 	size_t n_rows, cap_rows;
@@ -88,7 +88,7 @@ static int collect(void *ctx, const struct func_profile *fp)
 		/* Every latency carries the same probe cost: subtracting it
 		 * shifts each figure (and each percentile) by that much. */
 		uint64_t bias = fp->func_id < r->set->n_funcs ?
-			probe_calib__bias(&r->calib, &r->set->funcs[fp->func_id]) : 0;
+			probe_calib__bias(r->calib, &r->set->funcs[fp->func_id]) : 0;
 
 		row->min = probe_calib__own(fp->lat_min_ns, bias);
 		row->max = probe_calib__own(fp->lat_max_ns, bias);
@@ -540,7 +540,7 @@ static int setup(struct profile_run *r)
 		return err;
 
 	if (!r->opts.raw_latency)
-		probe_calib__measure_or_warn(&r->calib);
+		r->calib = probe_calib__host();
 	po.per_pid = r->opts.per_pid;
 	po.hist_arg = r->opts.hist_arg;
 	po.linear = r->opts.hist_linear;

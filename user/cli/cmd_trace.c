@@ -252,12 +252,12 @@ static uint64_t report(struct trace_run *r)
  * run leaves latencies raw, with a warning. */
 static int calibrate(struct trace_run *r)
 {
-	struct probe_calib calib = {};
+	const struct probe_calib *calib = NULL;
 	int err;
 
 	if (!r->opts.raw_latency && !r->opts.no_return)
-		probe_calib__measure_or_warn(&calib);
-	err = decoder__init(&r->decoder, r->set, &calib);
+		calib = probe_calib__host();
+	err = decoder__init(&r->decoder, r->set, calib);
 	if (err)
 		log_error("out of memory");
 	return err;

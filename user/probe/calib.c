@@ -290,13 +290,22 @@ void probe_calib__log(const struct probe_calib *c)
 			 (unsigned long long)c->call_ns[k]);
 }
 
-void probe_calib__measure_or_warn(struct probe_calib *c)
+static struct probe_calib host_calib;
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+static void measure_host(void)
 {
-	int err = probe_calib__measure(c);
+	int err = probe_calib__measure(&host_calib);
 
 	if (err)
 		log_warn("cannot measure the probes' own cost (%s): latencies include it",
 			 strerror(-err));
 	else
-		probe_calib__log(c);
+		probe_calib__log(&host_calib);
+}
+
+const struct probe_calib *probe_calib__host(void)
+{
+	pthread_once(&host_once, measure_host);
+	return &host_calib;
 }

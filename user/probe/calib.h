@@ -39,9 +39,10 @@ int probe_calib__measure(struct probe_calib *out);
 uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func *f);
 
 
-/* probe_calib__measure, then the figures at -v, or a warning when it
- * failed (C then stays invalid). */
-void probe_calib__measure_or_warn(struct probe_calib *c);
+/* This host's figures, measured on the first call (once per process,
+ * thread-safe): logged at -v, or a warning when they cannot be measured
+ * (then not valid: nothing is subtracted). */
+const struct probe_calib *probe_calib__host(void);
 
 /* The figures, at -v. */
 void probe_calib__log(const struct probe_calib *c);
