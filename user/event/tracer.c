@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include "trace.skel.h"
 
 #define DEFAULT_RINGBUF (4u << 20)
+#define CONSUMER_NICE -10
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
@@ -193,9 +195,18 @@ int tracer__attach(struct tracer *t)
 		return err;
 	}
 	err = probe_links__attach(t->set, &lo, &t->links);
-	if (err)
+	if (err) {
 		tracer__detach(t);
-	return err;
+		return err;
+	}
+	/* The consumer competes for the CPUs with the threads it drains: at
+	 * the same priority, four threads calling flat out on two CPUs fill
+	 * the buffer faster than it is read (40 % of the records lost here).
+	 * Ahead of them, it reads as fast as they write.  This thread only:
+	 * a program launched by cmon was forked before, at its own priority. */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CONSUMER_NICE))
+		log_info("cannot raise the consumer's priority: %s", strerror(errno));
+	return 0;
 }
 
 size_t tracer__probe_count(const struct tracer *t) { return probe_links__probe_count(t->links); }
