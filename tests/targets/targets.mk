@@ -88,4 +88,4 @@ targets: $(TARGET_DIR)/busy
 $(TARGET_DIR)/busy: tests/targets/busy.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -g -O2 -fcf-protection=none -Wall -Wextra -Werror $< -o $@
+	$(Q)$(CC) -g -O2 -pthread -fcf-protection=none -Wall -Wextra -Werror $< -o $@

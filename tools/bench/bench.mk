@@ -96,4 +96,4 @@ bench-tools: $(BENCH_DIR)/busy
 
 $(BENCH_DIR)/busy: tests/targets/busy.c
 	@mkdir -p $(@D)
-	$(CC) -g -O2 -fcf-protection=none -Wall -Wextra -Werror $< -o $@
+	$(CC) -g -O2 -pthread -fcf-protection=none -Wall -Wextra -Werror $< -o $@
