@@ -260,18 +260,17 @@ goals_table() {
 	echo
 	echo "| figure | this run | goal | |"
 	echo "|---|---:|---:|---|"
-	v=$(res trace_entry_fp)
-	row "entry-only records to CSV ÷ empty uprobe, \`push\` site" "${v:+${v}×}" "≤ 1.3×" "$(le "$v" 1.3)"
-	v=$(res trace_ret_fp)
-	row "entry+return records ÷ empty uprobe+uretprobe, \`push\` site" "${v:+${v}×}" "≤ 1.3×" "$(le "$v" 1.3)"
-	v=$(res trace_entry_nop5)
-	row "entry-only ÷ empty uprobe, 5-byte nop site" "${v:+${v}×}" "≤ 1.5×" "$(le "$v" 1.5)"
-	v=$(res cet_bt_count_over_cmon)
-	row "CET build: bpftrace \`count()\` ÷ cmon entry-only" "${v:+${v}×}" "≥ 8×" "$(ge "$v" 8)"
-	v=$(res profile_ratio_fp)
-	row "profile ÷ empty uprobe+uretprobe, \`push\` site" "${v:+${v}×}" "≤ 1.05×" "$(le "$v" 1.05)"
-	v=$(res capture_typed_ratio)
-	row "typed capture (string + 64 B) ÷ raw trace" "${v:+${v}×}" "≤ 1.4×" "$(le "$v" 1.4)"
+	ratio_row() { # key figure op bound
+		local v
+		v=$(res "$1")
+		row "$2" "${v:+${v}×}" "$([ "$3" = le ] && echo "≤" || echo "≥") $4×" "$("$3" "$v" "$4")"
+	}
+	ratio_row trace_entry_fp "entry-only records to CSV ÷ empty uprobe, \`push\` site" le 1.3
+	ratio_row trace_ret_fp "entry+return records ÷ empty uprobe+uretprobe, \`push\` site" le 1.3
+	ratio_row trace_entry_nop5 "entry-only ÷ empty uprobe, 5-byte nop site" le 1.5
+	ratio_row cet_bt_count_over_cmon "CET build: bpftrace \`count()\` ÷ cmon entry-only" ge 8
+	ratio_row profile_ratio_fp "profile ÷ empty uprobe+uretprobe, \`push\` site" le 1.05
+	ratio_row capture_typed_ratio "typed capture (string + 64 B) ÷ raw trace" le 1.4
 	local cells='' worst='' c o
 	for c in ss fp cet nop5; do
 		o=$(res "latency_off_$c")
