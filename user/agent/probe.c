@@ -252,6 +252,7 @@ static void gen_free(struct probe_gen *g)
 	free(g->ids);
 	free(g->share_key);
 	tracer__free(g->tracer);
+	decoder__release(&g->decoder);
 	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
 		free(g->names[i]);
 	free(g->names);
@@ -450,8 +451,9 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (is_library(s->target))
 			g->set->exe_dev = g->set->exe_ino = 0; /* any process mapping it */
 	}
+	if (!err && s->instrument == INSTR_LOG) /* latencies are the function's own */
+		err = decoder__init(&g->decoder, g->set, probe_calib__host());
 	if (!err && s->instrument == INSTR_LOG) {
-		decoder__init(&g->decoder, g->set, NULL); /* raw latencies: no calibration */
 		to.on_record = on_record;
 		to.ctx = g;
 		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
