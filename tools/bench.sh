@@ -5,25 +5,29 @@
 # the other benchmarks under tools/bench/, each printing its own section:
 # bench_profile.sh (cmon profile's per-call cost, next to bpftrace hist()
 # and bcc funclatency), bench_capture.sh (typed capture, the store's
-# sustained rate), bench_attach.sh (attach and detach time for 10, 100 and
-# 1,000 functions, next to bpftrace).  Markdown on stdout, progress on
-# stderr.  A measurement, not a test: misses are reported, never fatal.
+# sustained rate), bench_latency.sh (a 5 us function's latency as cmon
+# reports it, next to its untraced time, on every site class),
+# bench_attach.sh (attach and detach time for 10, 100 and 1,000 functions,
+# next to bpftrace); and last, the goals table of issue 12, every figure
+# from this run.  Markdown on stdout, progress on stderr.  A measurement, not a test: misses are reported, never fatal.
 # A section that fails says so and the others still run.  Exits non-zero
 # only when something could not run.
 #
 #   OUT=build ./tools/bench.sh     (root; `make bench` does this)
 #
 # Environment: BENCH_CALLS (default 1000000) calls per run,
-# BENCH_CALLS_SLOW (default BENCH_CALLS) calls per run on the builds whose
-# first instruction is single-stepped (target_ss, target_cet),
-# BENCH_RUNS (default 5), BENCH_THREADS (default 2) for the threaded run.
+# BENCH_CALLS_SLOW (default 100000) calls per run on the builds whose
+# first instruction is single-stepped (target_ss, target_cet: ~10 us a
+# call on some hosts), BENCH_RUNS (default 5), BENCH_THREADS (default 4)
+# for the threaded run (with a CPU hog competing).
 # The sections take the same calls and BENCH_PROFILE_RUNS,
 # BENCH_CAPTURE_RUNS (default BENCH_RUNS), BENCH_ATTACH_RUNS (default 3),
 # BENCH_ATTACH_SLOW_RUNS (default BENCH_ATTACH_RUNS; the attach rows that
 # detach perf-event uprobes one by one, ~100 ms each),
 # BENCH_ATTACH_BPFTRACE_1000=1 (bpftrace on 1,000 functions too: about two
-# minutes a run).  BENCH_SECTIONS (default "trace profile capture attach")
-# picks the sections to run.  About 8 minutes on 2 CPUs with the defaults.
+# minutes a run).  BENCH_SECTIONS (default "trace profile capture latency
+# attach") picks the sections to run.  Under 15 minutes on 2 CPUs with the
+# defaults, where single-stepping costs ~10 us.
 set -u
 # shellcheck source=tools/bench/lib.sh
 . "$(dirname "$0")/bench/lib.sh"
@@ -31,10 +35,10 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-build}
 N=${BENCH_CALLS:-1000000}
-N_SLOW=${BENCH_CALLS_SLOW:-$N}
+N_SLOW=${BENCH_CALLS_SLOW:-100000}
 RUNS=${BENCH_RUNS:-5}
-THREADS=${BENCH_THREADS:-2}
-SECTIONS=${BENCH_SECTIONS:-trace profile capture attach}
+THREADS=${BENCH_THREADS:-4}
+SECTIONS=${BENCH_SECTIONS:-trace profile capture latency attach}
 PROFILE_RUNS=${BENCH_PROFILE_RUNS:-$RUNS}
 CAPTURE_RUNS=${BENCH_CAPTURE_RUNS:-$RUNS}
 ATTACH_RUNS=${BENCH_ATTACH_RUNS:-3}
@@ -50,7 +54,7 @@ for v in "$N" "$N_SLOW" "$RUNS" "$THREADS" "$PROFILE_RUNS" "$CAPTURE_RUNS" "$ATT
 done
 case $ATTACH_SLOW_RUNS in '' | *[!0-9]*) die "BENCH_ATTACH_SLOW_RUNS must be an integer" ;; esac
 for s in $SECTIONS; do
-	case $s in trace | profile | capture | attach) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
+	case $s in trace | profile | capture | latency | attach) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
 done
 section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -68,16 +72,28 @@ HAVE_BT=0
 command -v bpftrace >/dev/null 2>&1 && HAVE_BT=1
 
 tmp=$(mktemp -d /tmp/cmon-bench.XXXXXX) || die "mktemp failed"
-trap 'rm -rf "$tmp"' EXIT
+HOG=
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+	[ -n "$HOG" ] && kill "$HOG" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+# What every section measured, `name=value` lines, for the goals table.
+RESULTS=$tmp/results
+: >"$RESULTS"
 
 FAILED=0
 START=$(date +%s)
 
 # --- helpers -----------------------------------------------------------------
 
-
-
-
+verdict() { # condition-result (1 pass, 0 miss, empty unknown)
+	case $1 in 1) echo PASS ;; 0) echo MISS ;; "?") echo "?" ;; *) echo "n/a" ;; esac
+}
+le() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
+ge() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { print (a >= b) ? 1 : 0 }'; }
+rat() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }
 
 first_bytes() {
 	objdump -d "$1" 2>/dev/null |
@@ -231,14 +247,57 @@ run_section() { # title script VAR=value...
 	echo "bench: $title done in $(($(date +%s) - t0)) s" >&2
 }
 
+# The goals of issue 12, each figure from this run (n/a: its section did
+# not run or failed).
+goals_table() {
+	local v
+	res() { sed -n "s/^$1=//p" "$RESULTS" | tail -n 1; }
+	row() { # figure value goal verdict
+		printf '| %s | %s | %s | %s |\n' "$1" "${2:-n/a}" "$3" "$(verdict "$4")"
+	}
+	echo
+	echo "## Goals (issue 12), all from this run"
+	echo
+	echo "| figure | this run | goal | |"
+	echo "|---|---:|---:|---|"
+	ratio_row() { # key figure op bound
+		local v
+		v=$(res "$1")
+		row "$2" "${v:+${v}×}" "$([ "$3" = le ] && echo "≤" || echo "≥") $4×" "$("$3" "$v" "$4")"
+	}
+	ratio_row trace_entry_fp "entry-only records to CSV ÷ empty uprobe, \`push\` site" le 1.3
+	ratio_row trace_ret_fp "entry+return records ÷ empty uprobe+uretprobe, \`push\` site" le 1.3
+	ratio_row trace_entry_nop5 "entry-only ÷ empty uprobe, 5-byte nop site" le 1.5
+	ratio_row cet_bt_count_over_cmon "CET build: bpftrace \`count()\` ÷ cmon entry-only" ge 8
+	ratio_row profile_ratio_fp "profile ÷ empty uprobe+uretprobe, \`push\` site" le 1.05
+	ratio_row capture_typed_ratio "typed capture (string + 64 B) ÷ raw trace" le 1.4
+	local cells='' worst='' c o
+	for c in ss fp cet nop5; do
+		o=$(res "latency_off_$c")
+		[ -n "$o" ] || continue
+		cells="$cells${cells:+, }$c $o %"
+		o=${o#[+-]}
+		if [ -z "$worst" ] || awk -v a="$o" -v b="$worst" 'BEGIN { exit !(a > b) }'; then worst=$o; fi
+	done
+	row "p50 latency of a ~5 µs function vs untraced, every site class" "$cells" "within 10 %" \
+		"$(le "$worst" 10)"
+	v=$(res mt_lost)
+	local lv=''
+	[ -n "$v" ] && lv=$( [ "$v" = 0 ] && [ "$(res mt_short)" = 0 ] && echo 1 || echo 0)
+	row "lost events, $THREADS threads flat out, with CPU contention (all runs)" "$v" "0" "$lv"
+}
+
 # The other sections, the total time, and the exit status.
 finish() {
 	section profile && run_section "cmon profile: per-call cost" tools/bench/bench_profile.sh \
-		BENCH_CALLS="$N" BENCH_CALLS_SLOW="$N_SLOW" BENCH_RUNS="$PROFILE_RUNS"
+		BENCH_CALLS="$N" BENCH_CALLS_SLOW="$N_SLOW" BENCH_RUNS="$PROFILE_RUNS" BENCH_RESULTS="$RESULTS"
 	section capture && run_section "Typed capture" tools/bench/bench_capture.sh \
-		BENCH_CALLS="$N" BENCH_RUNS="$CAPTURE_RUNS"
+		BENCH_CALLS="$N" BENCH_RUNS="$CAPTURE_RUNS" BENCH_RESULTS="$RESULTS"
+	section latency && run_section "Latency: the function's own" tools/bench/bench_latency.sh \
+		BENCH_RUNS="$RUNS" BENCH_RESULTS="$RESULTS"
 	section attach && run_section "Attach and detach time" tools/bench/bench_attach.sh \
 		BENCH_ATTACH_RUNS="$ATTACH_RUNS" BENCH_ATTACH_SLOW_RUNS="$ATTACH_SLOW_RUNS"
+	goals_table
 	echo
 	echo "Total benchmark time: $(($(date +%s) - START)) s."
 	[ $FAILED = 0 ] || echo "bench: some per-call configurations could not run (see above)" >&2
@@ -288,11 +347,17 @@ for t in $BUILDS; do
 done
 
 if [ $HAVE_CMON = 1 ]; then
+	# A CPU hog competes with the threads and the consumer.
+	(while :; do :; done) &
+	HOG=$!
 	for ((r = 1; r <= RUNS; r++)); do
 		echo "bench: $THREADS threads run $r/$RUNS" >&2
 		run_one cmon_ret fp "$N" "$THREADS"
 		record "mt.cmon_ret"
 	done
+	kill "$HOG" 2>/dev/null
+	wait "$HOG" 2>/dev/null
+	HOG=
 fi
 
 # --- the tables ---------------------------------------------------------------
@@ -363,7 +428,7 @@ for t in $BUILDS; do
 done
 
 echo
-echo "### $THREADS threads: cmon trace, entry+return, on \`target_fp\`"
+echo "### $THREADS threads and a CPU hog: cmon trace, entry+return, on \`target_fp\`"
 echo
 if [ $HAVE_CMON = 1 ]; then
 	echo "$(fmt_int "$N") calls per thread, $RUNS run(s)."
@@ -384,12 +449,19 @@ fi
 
 # --- the goals ----------------------------------------------------------------
 
-verdict() { # condition-result (1 pass, 0 miss, empty unknown)
-	case $1 in 1) echo PASS ;; 0) echo MISS ;; "?") echo "?" ;; *) echo "n/a" ;; esac
-}
-le() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
-ge() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { print (a >= b) ? 1 : 0 }'; }
-rat() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }
+
+{
+	r=$(rat "$(med fp.cmon_entry)" "$(med fp.floor)") && [ -n "$r" ] && echo "trace_entry_fp=$r"
+	r=$(rat "$(med fp.cmon_ret)" "$(med fp.floor_ret)") && [ -n "$r" ] && echo "trace_ret_fp=$r"
+	r=$(rat "$(med nop5.cmon_entry)" "$(med nop5.floor)") && [ -n "$r" ] && echo "trace_entry_nop5=$r"
+	r=$(rat "$(med cet.bt_count)" "$(med cet.cmon_entry)") && [ -n "$r" ] && echo "cet_bt_count_over_cmon=$r"
+	if [ -n "${NS[mt.cmon_ret]:-}" ] && [ "${LOST[mt.cmon_ret]:-?}" != "?" ]; then
+		short=0
+		[ "${EVMIN[mt.cmon_ret]:-?}" = "?" ] || [ "${EVMIN[mt.cmon_ret]}" -lt "${EXP[mt.cmon_ret]}" ] && short=1
+		echo "mt_lost=${LOST[mt.cmon_ret]}"
+		echo "mt_short=$short"
+	fi
+} >>"$RESULTS"
 
 echo
 echo "### Goals"

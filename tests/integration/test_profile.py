@@ -123,7 +123,9 @@ def test_profile_exact_counts():
        "count_me calls, returns, noreturn, lost")
     eq((r["module"], r["pid"]), ("sleeper", None), "module and pid")
     check_latency_order(r)
-    check(r["min_ns"] > 0 and r["max_ns"] < 10**9, "count_me latency plausible: %r" % r)
+    # The function's own time (the probes' cost subtracted): a one-line
+    # function's fastest call can read 0, its slowest cannot.
+    check(r["max_ns"] > 0 and r["max_ns"] < 10**9, "count_me latency plausible: %r" % r)
     check(isinstance(r["rss_growth_bytes"], int), "rss_growth_bytes is a number")
     eq(r["arg_hist"], None, "no argument histogram unless asked")
     check("cmon: attached 4 probes" in err and "(2 functions)" in err, "attach line: %r" % err)

@@ -88,3 +88,13 @@ $(TARGET_DIR)/numeric: tests/targets/numeric.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TYPED_CFLAGS) -O1 $< -o $@
+
+# A ~5 us busy function behind entry points of every probe-site class
+# (test_latency.py: latencies are the function's own).
+TARGETS += $(TARGET_DIR)/busy
+targets: $(TARGET_DIR)/busy
+
+$(TARGET_DIR)/busy: tests/targets/busy.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -pthread -fcf-protection=none -Wall -Wextra -Werror $< -o $@

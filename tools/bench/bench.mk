@@ -89,3 +89,11 @@ $(BENCH_DIR)/many.c: $(BENCH_SRC)/gen_many.sh $(BENCH_SRC)/bench.mk
 
 $(BENCH_DIR)/many: $(BENCH_DIR)/many.c
 	$(CC) $(BENCH_TCFLAGS) -fno-ipa-icf $< -o $@
+
+# Latencies that are the function's own (tools/bench/bench_latency.sh): the
+# test target with a ~5 us busy function behind every site class.
+bench-tools: $(BENCH_DIR)/busy
+
+$(BENCH_DIR)/busy: tests/targets/busy.c
+	@mkdir -p $(@D)
+	$(CC) -g -O2 -pthread -fcf-protection=none -Wall -Wextra -Werror $< -o $@

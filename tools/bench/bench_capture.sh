@@ -20,6 +20,7 @@
 #
 # Environment: BENCH_CALLS (default 1000000) calls per run, BENCH_RUNS
 # (default 5), BENCH_CAPTURE_SECONDS (default 2) per rate tried,
+# BENCH_RESULTS (a file: `capture_typed_ratio=<typed / raw>` is appended),
 # BENCH_CAPTURE_RATES (calls/s, increasing; default 25000 50000 100000
 # 150000 200000 300000 400000 600000 800000 1200000).
 set -u
@@ -151,6 +152,9 @@ echo "| configuration | ns/call | × floor | × raw | records | lost | tracer RS
 echo "|---|---:|---:|---:|---|---:|---:|"
 floor=$(med floor_ret)
 raw=$(med cmon_raw)
+# For tools/bench.sh's goals table.
+[ -n "${BENCH_RESULTS:-}" ] && [ -n "$raw" ] && [ -n "$(med cmon_typed)" ] &&
+	awk -v a="$(med cmon_typed)" -v b="$raw" 'BEGIN { printf "capture_typed_ratio=%.3f\n", a / b }' >>"$BENCH_RESULTS"
 for c in $CONFIGS; do
 	why=$(skip_reason "$c")
 	if [ -n "$why" ]; then

@@ -11,7 +11,9 @@
 #   OUT=build ./tools/bench/bench_profile.sh     (root; tools/bench.sh calls it)
 #
 # Environment: BENCH_CALLS (default 1000000) calls per run, BENCH_CALLS_SLOW
-# (default BENCH_CALLS) on target_ss, BENCH_RUNS (default 5).
+# (default BENCH_CALLS) on target_ss, BENCH_RUNS (default 5); with
+# BENCH_RESULTS set, `profile_ratio_<build>=<ratio>` lines are appended to
+# that file (tools/bench.sh's goals table).
 set -u
 # shellcheck source=tools/bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -256,6 +258,13 @@ for t in $BUILDS; do
 	done
 	echo
 done
+
+# For tools/bench.sh's goals table.
+if [ -n "${BENCH_RESULTS:-}" ]; then
+	for t in $BUILDS; do
+		[ -n "${RATIO[$t.cmon]:-}" ] && echo "profile_ratio_$t=${RATIO[$t.cmon]}" >>"$BENCH_RESULTS"
+	done
+fi
 
 echo "### Goals"
 echo

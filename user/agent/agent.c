@@ -24,6 +24,7 @@
 #include "agent/mappers.h"
 #include "agent/privs.h"
 #include "agent/probe.h"
+#include "probe/calib.h"
 #include "core/log.h"
 #include "output/writer.h"
 #include "probe/resolve.h"
@@ -695,6 +696,9 @@ struct agent *agent__new(const struct agent_opts *opts)
 	a->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (a->stats_fd < 0)
 		log_warn("cannot enable BPF run-time statistics: %s", strerror(errno));
+	/* The probes' own cost, subtracted from every latency histogram:
+	 * measured once, now, while every privilege is held. */
+	probe_calib__host();
 	a->http = agent_http__start(a->opts.listen, on_http, a);
 	if (!a->http) {
 		err = -errno;

@@ -21,6 +21,7 @@
 #include "elf/funcpattern.h"
 #include "event/decode.h"
 #include "event/tracer.h"
+#include "probe/calib.h"
 #include "probe/resolve.h"
 #include "probe/setunion.h"
 
@@ -251,6 +252,7 @@ static void gen_free(struct probe_gen *g)
 	free(g->ids);
 	free(g->share_key);
 	tracer__free(g->tracer);
+	decoder__release(&g->decoder);
 	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
 		free(g->names[i]);
 	free(g->names);
@@ -449,8 +451,9 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (is_library(s->target))
 			g->set->exe_dev = g->set->exe_ino = 0; /* any process mapping it */
 	}
+	if (!err && s->instrument == INSTR_LOG) /* latencies are the function's own */
+		err = decoder__init(&g->decoder, g->set, probe_calib__host());
 	if (!err && s->instrument == INSTR_LOG) {
-		decoder__init(&g->decoder, g->set);
 		to.on_record = on_record;
 		to.ctx = g;
 		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
@@ -673,7 +676,9 @@ static int on_share_profile(void *ctx, const struct func_profile *fp)
 	r = &sh->rows[sh->n_rows++];
 	r->func_id = fp->func_id;
 	r->pid = fp->pid;
-	series_val__from_profile(&r->v, fp);
+	/* Latencies are the function's own: less the probe's own cost. */
+	series_val__from_profile(&r->v, fp, fp->func_id < sh->set->n_funcs ?
+				 probe_calib__bias(probe_calib__host(), &sh->set->funcs[fp->func_id]) : 0);
 	sh->hits += r->v.calls;
 	if (sh->opts.per_pid) {
 		if (fp->pid)

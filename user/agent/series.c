@@ -34,19 +34,21 @@ const char *const series_arg_le[SERIES_ARG_NBOUNDS] = {
 	"2305843009213693951", "4611686018427387903", "9223372036854775807",
 };
 
-void series_val__from_profile(struct series_val *v, const struct func_profile *fp)
+void series_val__from_profile(struct series_val *v, const struct func_profile *fp, uint64_t bias_ns)
 {
 	uint64_t cum = 0;
 
 	memset(v, 0, sizeof(*v));
 	v->calls = fp->calls;
 	v->lost = fp->lost;
-	v->lat_sum_ns = fp->lat_sum_ns;
 	/* +Inf and _count from the histogram itself, so the buckets and the
 	 * count always agree. */
 	v->lat_count = hist__total(fp->lat_hist, HIST_NBUCKETS);
+	/* The function's own latency: a call is within BOUND when its raw
+	 * latency is within BOUND + the probe's own cost. */
+	v->lat_sum_ns = fp->lat_sum_ns > bias_ns * v->lat_count ? fp->lat_sum_ns - bias_ns * v->lat_count : 0;
 	for (size_t i = 0; i < SERIES_LAT_NBOUNDS; i++)
-		v->lat_le[i] = hist__count_le(fp->lat_hist, HIST_NBUCKETS, series_lat_bound_ns[i]);
+		v->lat_le[i] = hist__count_le(fp->lat_hist, HIST_NBUCKETS, series_lat_bound_ns[i] + bias_ns);
 	/* Log2 bucket k holds [2^(k-1), 2^k - 1]: buckets 0..k are <= 2^k - 1. */
 	for (size_t k = 0; k < SERIES_ARG_NBOUNDS; k++) {
 		cum += fp->arg_hist[k];

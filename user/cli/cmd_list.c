@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * cmd_list.c: `cmon list`: what the patterns would probe, where each probe
- * sits, what it costs per hit, and how returns are observed.  Attaches
- * nothing.
+ * sits, what it costs per hit (measured on this host: cmon times its own
+ * calibration functions, probe/calib.h), and how returns are observed.
+ * Attaches nothing to the target.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,9 +12,19 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "core/log.h"
+#include "probe/calib.h"
 #include "proc/libpath.h"
 
-static void print_set(const struct probe_set *s)
+/* ns per hit of an entry probe of class COST: as measured on this host at
+ * start (probe/calib.h), else the typical figure. */
+static unsigned hit_ns(const struct probe_calib *c, enum probe_cost cost)
+{
+	if (c->valid && cost < CMON_CALIB_CLASSES)
+		return (unsigned)c->call_ns[cost];
+	return probe_cost__typical_ns(cost);
+}
+
+static void print_set(const struct probe_set *s, const struct probe_calib *c)
 {
 	printf("%-40s %-20s %18s %10s %6s  %-24s %-11s %8s  %s\n", "FUNCTION", "MODULE",
 	       "ADDRESS", "OFFSET", "PROBE", "INSTRUCTION", "COST", "NS/HIT", "RETURN");
@@ -29,13 +40,14 @@ static void print_set(const struct probe_set *s)
 		printf("%-40s %-20s %#18llx %#10llx    +%-2u  %-24s %-11s %8u  %s\n", f->name,
 		       s->objects[f->object].module, (unsigned long long)f->addr,
 		       (unsigned long long)f->file_offset, f->entry.skip, f->entry.insn,
-		       probe_cost__name(f->entry.cost), probe_cost__typical_ns(f->entry.cost), ret);
+		       probe_cost__name(f->entry.cost), hit_ns(c, f->entry.cost), ret);
 	}
 	/* Cost in words: where a per-call cost begins to show. */
-	printf("\n%zu function%s.  A single-stepped probe costs ~%u ns per call: at 10,000 "
+	printf("\n%zu function%s.  A single-stepped probe costs %s%u ns per call%s: at 10,000 "
 	       "calls/s per thread that is %.1f%% of a core.\n",
-	       s->n_funcs, s->n_funcs == 1 ? "" : "s", probe_cost__typical_ns(PROBE_COST_SINGLESTEP),
-	       probe_cost__typical_ns(PROBE_COST_SINGLESTEP) * 10000.0 / 1e9 * 100.0);
+	       s->n_funcs, s->n_funcs == 1 ? "" : "s", c->valid ? "" : "~",
+	       hit_ns(c, PROBE_COST_SINGLESTEP), c->valid ? " on this host" : "",
+	       hit_ns(c, PROBE_COST_SINGLESTEP) * 10000.0 / 1e9 * 100.0);
 }
 
 int cmd_list(int argc, char **argv)
@@ -44,6 +56,7 @@ int cmd_list(int argc, char **argv)
 	struct resolve_opts ro = {};
 	struct funcpattern *pats = NULL;
 	struct probe_set *set = NULL;
+	struct probe_calib calib = {};
 	char *exe = NULL;
 	int err = 0;
 
@@ -86,7 +99,10 @@ int cmd_list(int argc, char **argv)
 	err = probe_set__resolve(&ro, &set);
 	if (err)
 		goto cleanup;
-	print_set(set);
+	/* Without privilege (or BPF) the typical figures are shown. */
+	if (probe_calib__measure(&calib))
+		log_info("cannot measure the probes' cost here: typical figures shown");
+	print_set(set, &calib);
 cleanup:
 	probe_set__free(set);
 	for (size_t i = 0; pats && i < o.n_funcs; i++)

@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/privilege.h"
 #include "output/writer.h"
+#include "probe/calib.h"
 
 #define MAX_PIDS_PER_FUNC 1024 /* --per-pid: distinct processes per function */
 #define TICK_S 0.1             /* how often the end of the targets is checked */
@@ -39,6 +40,7 @@ struct profile_run {
 	struct cmd_opts opts;
 	struct session ses; /* patterns, output, processes */
 	struct probe_set *set;
+	const struct probe_calib *calib; /* the probes' own cost, subtracted; NULL: none */
 	struct profiler *prof;
 	struct prof_row *rows;
 	size_t n_rows, cap_rows;
@@ -52,6 +54,11 @@ struct profile_run {
 static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static uint64_t own_pct(const struct func_profile *fp, double q, uint64_t bias)
+{
+	return probe_calib__own(hist__percentile(fp->lat_hist, HIST_NBUCKETS, q), bias);
 }
 
 static int collect(void *ctx, const struct func_profile *fp)
@@ -78,16 +85,26 @@ static int collect(void *ctx, const struct func_profile *fp)
 	row->lost = fp->lost;
 	row->rss_growth = fp->rss_growth_sum;
 	if (fp->returns) {
-		row->total = fp->lat_sum_ns;
-		row->min = fp->lat_min_ns;
-		row->max = fp->lat_max_ns;
-		row->mean = fp->lat_sum_ns / fp->returns;
+		/* Every latency carries the same probe cost: subtracting it
+		 * shifts each figure (and each percentile) by that much. */
+		uint64_t bias = fp->func_id < r->set->n_funcs ?
+			probe_calib__bias(r->calib, &r->set->funcs[fp->func_id]) : 0;
+
+		row->min = probe_calib__own(fp->lat_min_ns, bias);
+		row->max = probe_calib__own(fp->lat_max_ns, bias);
+		/* Each call's own latency is clamped at 0, so their sum is at
+		 * least the sum less the bias of every call, and at least the
+		 * largest of them. */
+		row->total = probe_calib__own(fp->lat_sum_ns, bias * fp->returns);
+		if (row->total < row->max)
+			row->total = row->max;
+		row->mean = row->total / fp->returns;
 		/* A bucket midpoint can lie past what was seen: the true
 		 * percentile is within [min, max], so clamping only helps. */
-		row->p50 = clamp_u64(hist__percentile(fp->lat_hist, HIST_NBUCKETS, 0.50), row->min, row->max);
-		row->p90 = clamp_u64(hist__percentile(fp->lat_hist, HIST_NBUCKETS, 0.90), row->min, row->max);
-		row->p99 = clamp_u64(hist__percentile(fp->lat_hist, HIST_NBUCKETS, 0.99), row->min, row->max);
-		row->p999 = clamp_u64(hist__percentile(fp->lat_hist, HIST_NBUCKETS, 0.999), row->min, row->max);
+		row->p50 = clamp_u64(own_pct(fp, 0.50, bias), row->min, row->max);
+		row->p90 = clamp_u64(own_pct(fp, 0.90, bias), row->min, row->max);
+		row->p99 = clamp_u64(own_pct(fp, 0.99, bias), row->min, row->max);
+		row->p999 = clamp_u64(own_pct(fp, 0.999, bias), row->min, row->max);
 	}
 	memcpy(row->arg_hist, fp->arg_hist, sizeof(row->arg_hist));
 	row->arg_overflow = fp->arg_overflow;
@@ -522,6 +539,8 @@ static int setup(struct profile_run *r)
 	if (err)
 		return err;
 
+	if (!r->opts.raw_latency)
+		r->calib = probe_calib__host();
 	po.per_pid = r->opts.per_pid;
 	po.hist_arg = r->opts.hist_arg;
 	po.linear = r->opts.hist_linear;

@@ -247,8 +247,25 @@ static uint64_t report(struct trace_run *r)
 	return lost + lost_captures;
 }
 
+/* The probe's own cost per site class, subtracted from latencies (unless
+ * --raw-latency, or no returns are observed).  A calibration that cannot
+ * run leaves latencies raw, with a warning. */
+static int calibrate(struct trace_run *r)
+{
+	const struct probe_calib *calib = NULL;
+	int err;
+
+	if (!r->opts.raw_latency && !r->opts.no_return)
+		calib = probe_calib__host();
+	err = decoder__init(&r->decoder, r->set, calib);
+	if (err)
+		log_error("out of memory");
+	return err;
+}
+
 static void cleanup_run(struct trace_run *r)
 {
+	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
 	if (r->store)
 		store_writer__close(r->store, 0);
@@ -333,7 +350,9 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	err = session__open_pidfds(&r.ses);
 	if (err)
 		goto cleanup;
-	decoder__init(&r.decoder, r.set);
+	err = calibrate(&r);
+	if (err)
+		goto cleanup;
 	to.entry_only = r.opts.no_return;
 	to.ringbuf_bytes = r.opts.ringbuf_bytes;
 	to.on_record = on_record;

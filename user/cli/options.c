@@ -29,6 +29,7 @@ enum {
 	OPT_CAPTURE_MAX,
 	OPT_RAW,
 	OPT_NO_FAULT_IN,
+	OPT_RAW_LATENCY,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +55,7 @@ static const struct option long_opts[] = {
 	{ "capture-max", required_argument, NULL, OPT_CAPTURE_MAX },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "no-fault-in", no_argument, NULL, OPT_NO_FAULT_IN },
+	{ "raw-latency", no_argument, NULL, OPT_RAW_LATENCY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -83,6 +85,8 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "      --hist-linear MIN,MAX,STEP\n"
 		      "                          linear buckets for --hist instead (at most 65)\n"
 		      "      --no-mem            do not measure RSS growth (cheaper)\n"
+		      "      --raw-latency       latencies with the probe's own cost in them (not\n"
+		      "                          subtracted)\n"
 		      "      --interval SECONDS  print the table every SECONDS (cumulative), and at the end\n"
 		      "  -F, --format FMT        text (default), csv, json (JSON Lines, one object per\n"
 		      "                          function per report)\n"
@@ -131,6 +135,7 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	      "      --no-fault-in       plain reads (cheaper): a page not resident reads as a fault\n"
 	      "other options:\n"
 	      "      --no-return         record entries only (cheaper)\n"
+	      "      --raw-latency       latency_ns with the probe's own cost in it (not subtracted)\n"
 	      "      --return-probe HOW  auto (default), uretprobe, insn (probes on ret\n"
 	      "                          instructions: safe for C++ exceptions and Go)\n"
 	      "      --duration SECONDS  stop after this long\n"
@@ -420,6 +425,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			break;
 		case OPT_NO_FAULT_IN:
 			o->no_fault_in = true;
+			break;
+		case OPT_RAW_LATENCY:
+			o->raw_latency = true;
 			break;
 		case 'v':
 			o->verbose++;

@@ -32,6 +32,7 @@ struct cmd_opts {
 	size_t ringbuf_bytes;
 	int poll_ms;
 	bool help;
+	bool raw_latency;     /* --raw-latency: the probe's cost not subtracted */
 	/* profile only */
 	double interval_s;    /* --interval: report every so often; 0: at the end only */
 	bool per_pid;         /* --per-pid */

@@ -138,11 +138,20 @@ static void put_u128(struct rctx *r, unsigned __int128 v)
 {
 	char buf[48], *p = buf + sizeof(buf);
 
+	uint64_t w;
+
 	*--p = '\0';
-	do {
+	/* 128-bit division is a library call per digit: only for the digits
+	 * above 64 bits (rare); the rest with 64-bit arithmetic. */
+	while (v > UINT64_MAX) {
 		*--p = (char)('0' + (unsigned)(v % 10));
 		v /= 10;
-	} while (v);
+	}
+	w = (uint64_t)v;
+	do {
+		*--p = (char)('0' + (unsigned)(w % 10));
+		w /= 10;
+	} while (w);
 	put(r, p);
 }
 
@@ -734,23 +743,31 @@ static int render_value(struct rctx *r, int index)
 {
 	const struct plan_value *pv = &r->l->values[index];
 	uint32_t size = pv->type ? pv->type->size : 0;
-	uint8_t *data, *why;
+	uint8_t small_data[64], small_why[64]; /* most values: no allocation per record */
+	uint8_t *data = small_data, *why = small_why;
 	struct view v;
 
 	if (size > MAX_VALUE_BYTES)
 		size = MAX_VALUE_BYTES;
-	data = calloc(size ? size : 1, 1);
-	why = calloc(size ? size : 1, 1);
-	if (!data || !why) {
-		free(data);
-		free(why);
-		return -ENOMEM;
+	if (size > sizeof(small_data)) {
+		data = calloc(size, 1);
+		why = calloc(size, 1);
+		if (!data || !why) {
+			free(data);
+			free(why);
+			return -ENOMEM;
+		}
+	} else {
+		memset(small_data, 0, sizeof(small_data));
+		memset(small_why, 0, sizeof(small_why));
 	}
 	assemble(r, pv, data, why, size);
 	v = (struct view){ .data = data, .why = why, .size = size, .value = index, .parent = -1 };
 	emit(r, &v, 0, pv->type, ".", 0);
-	free(data);
-	free(why);
+	if (data != small_data) {
+		free(data);
+		free(why);
+	}
 	return r->err;
 }
 

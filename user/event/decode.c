@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "decode.h"
@@ -12,11 +13,19 @@ static int64_t clock_ns(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void decoder__init(struct decoder *d, const struct probe_set *set)
+int decoder__init(struct decoder *d, const struct probe_set *set, const struct probe_calib *calib)
 {
 	int64_t best = INT64_MAX;
 
 	d->set = set;
+	d->bias_ns = NULL;
+	if (calib && calib->valid) {
+		d->bias_ns = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*d->bias_ns));
+		if (!d->bias_ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < set->n_funcs; i++)
+			d->bias_ns[i] = probe_calib__bias(calib, &set->funcs[i]);
+	}
 	/* Take the offset from the tightest of a few readings. */
 	for (int i = 0; i < 5; i++) {
 		int64_t m0 = clock_ns(CLOCK_MONOTONIC);
@@ -28,6 +37,13 @@ void decoder__init(struct decoder *d, const struct probe_set *set)
 			d->mono_to_real_ns = r - (m0 + (m1 - m0) / 2);
 		}
 	}
+	return 0;
+}
+
+void decoder__release(struct decoder *d)
+{
+	free(d->bias_ns);
+	d->bias_ns = NULL;
 }
 
 static enum call_status status_of(uint32_t flags)
@@ -60,7 +76,9 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	for (int i = 0; i < CMON_MAX_ARGS; i++)
 		out->args[i] = (int64_t)in->args[i];
 	out->ret = (int64_t)in->ret;
-	out->latency_ns = in->ts_exit_ns > in->ts_entry_ns ? in->ts_exit_ns - in->ts_entry_ns : 0;
+	out->latency_ns = probe_calib__own(in->ts_exit_ns > in->ts_entry_ns ?
+					   in->ts_exit_ns - in->ts_entry_ns : 0,
+					   d->bias_ns ? d->bias_ns[in->func_id] : 0);
 	out->rss_entry = in->rss_entry;
 	out->vms_entry = in->vms_entry;
 	out->rss_exit = in->rss_exit;

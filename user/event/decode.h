@@ -10,14 +10,20 @@
 #include <stdint.h>
 #include "cmon.h"
 #include "output/record.h"
+#include "probe/calib.h"
 #include "probe/resolve.h"
 
 struct decoder {
 	const struct probe_set *set;
 	int64_t mono_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	uint64_t *bias_ns;       /* [n_funcs] the probe's own share of a latency; NULL: 0 */
 };
 
-void decoder__init(struct decoder *d, const struct probe_set *set);
+/* CALIB (NULL or not valid: nothing) is subtracted from latencies: they are
+ * the function's own.  Returns 0, or -ENOMEM (only with a CALIB); release
+ * with decoder__release. */
+int decoder__init(struct decoder *d, const struct probe_set *set, const struct probe_calib *calib);
+void decoder__release(struct decoder *d);
 
 /* Returns 0, or -EINVAL for a record cmon did not write (unknown type or
  * function). */

@@ -1,0 +1,128 @@
+"""Latencies are the function's own: the probe's own cost (trap, single-step
+or emulation of the displaced instruction, return trap) is measured per site
+class at start and subtracted (tests/targets/busy.c: a ~5 us busy function
+behind a single-stepped, an emulated, a CET (endbr64; push) and a 5-byte-nop
+entry point)."""
+import json
+import statistics
+
+from cmonlib import check, cmon, parse_csv, run, target, tmpfile, trace, read_text
+
+FUNCS = ["busy_ss", "busy_fp", "busy_cet", "busy_nop5"]
+CALLS = 300
+TOLERANCE = 0.10  # the issue's goal: p50 within 10 % of the untraced time
+ATTEMPTS = 3      # a shared machine: single-stepping has bursts 25 % slower
+
+
+def untraced_p50():
+    """Each entry point's median call time, as the program itself measured
+    it untraced: the function's own time."""
+    code, out, err = run([target("busy"), str(CALLS)])
+    check(code == 0, "busy failed: %r" % err)
+    p50 = {}
+    for line in out.splitlines():
+        name, val = line.split()
+        p50[name] = int(val.split("=")[1])
+    check(sorted(p50) == sorted(FUNCS), "busy printed %r" % out)
+    return p50
+
+
+def off_by(got, want):
+    return abs(got - want) / want
+
+
+def traced_p50(extra=()):
+    res = trace(["busy_*"], launch=[target("busy"), str(CALLS)], extra=extra)
+    check(res.code == 0, "cmon trace failed: %r" % res)
+    p50 = {}
+    for f in FUNCS:
+        lat = [r["latency_ns"] for r in res.rows if r["func"] == f and r["status"] == "ok"]
+        check(len(lat) == CALLS, "%s: %d records, not %d" % (f, len(lat), CALLS))
+        p50[f] = statistics.median(lat)
+    return p50
+
+
+def profiled_p50():
+    path = tmpfile("profile.json")
+    code, _, err = cmon(["profile", "-F", "json", "-o", path, "--func", "busy_*", "--",
+                         target("busy"), str(CALLS)])
+    check(code == 0, "cmon profile failed: %r" % err)
+    rows = [json.loads(l) for l in read_text(path).splitlines()]
+    fin = {r["func"]: r for r in rows if r["final"]}
+    for f in FUNCS:
+        check(fin[f]["returns"] == CALLS, "%s: %r returns" % (f, fin[f]["returns"]))
+    return {f: fin[f]["p50_ns"] for f in FUNCS}
+
+
+def within_tolerance(measure):
+    """Every entry point's p50 within TOLERANCE of its untraced p50, in one of
+    ATTEMPTS side-by-side measurements (each one whole: untraced, then
+    traced).  Returns the last attempt's figures for the message."""
+    seen = []
+    for _ in range(ATTEMPTS):
+        want = untraced_p50()
+        got = measure()
+        bad = {f: (got[f], want[f]) for f in FUNCS if off_by(got[f], want[f]) > TOLERANCE}
+        if not bad:
+            return
+        seen.append(bad)
+    raise AssertionError("p50 not within %d %% of the untraced time (traced, untraced) "
+                         "in %d attempts: %r" % (TOLERANCE * 100, ATTEMPTS, seen))
+
+
+def test_latency_own_uretprobe():
+    within_tolerance(lambda: traced_p50(["--return-probe", "uretprobe"]))
+
+
+def test_latency_own_ret_insn():
+    within_tolerance(lambda: traced_p50(["--return-probe", "insn"]))
+
+
+def test_latency_own_profile():
+    within_tolerance(profiled_p50)
+
+
+def test_latency_raw_keeps_probe_cost():
+    """--raw-latency: the figure with the probe in it; on the single-stepped
+    site it is far off the function's own time (the correction matters)."""
+    want = untraced_p50()
+    raw = traced_p50(["--raw-latency", "--return-probe", "uretprobe"])
+    for f in FUNCS:
+        check(raw[f] > want[f], "%s: raw p50 %d not above untraced %d" % (f, raw[f], want[f]))
+    check(raw["busy_ss"] > want["busy_ss"] * (1 + 2 * TOLERANCE),
+          "busy_ss: raw p50 %d is not far off the untraced %d: the single-stepped site "
+          "should carry the single-step's cost" % (raw["busy_ss"], want["busy_ss"]))
+
+
+def list_ns_per_hit():
+    code, out, err = cmon(["list", "busy_*", "--", target("busy")])
+    check(code == 0, "cmon list failed: %r" % err)
+    lines = out.splitlines()
+    check("on this host" in lines[-1], "list footer: %r" % lines[-1])
+    res = {}
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        w = line.split()
+        # NS/HIT is the column after COST: the first of the last two words.
+        res[w[0]] = int(w[-2])
+    return res
+
+
+def test_list_cost_measured_on_this_host():
+    """`cmon list` shows each site class's cost as measured on this host: the
+    single-stepped entry's NS/HIT is what a call to busy_ss really pays for
+    an entry probe (its p50 traced with --no-return less its p50 untraced)."""
+    seen = []
+    for _ in range(ATTEMPTS):
+        hit = list_ns_per_hit()
+        want = untraced_p50()
+        code, out, err = cmon(["trace", "--no-return", "-F", "csv", "-o", tmpfile("e.csv"),
+                               "--func", "busy_ss", "--", target("busy"), str(CALLS)])
+        check(code == 0, "cmon trace failed: %r" % err)
+        paid = int(out.split("busy_ss p50=")[1].split()[0]) - want["busy_ss"]
+        check(hit["busy_ss"] > hit["busy_fp"], "single-step costs more than emulated: %r" % hit)
+        if abs(hit["busy_ss"] - paid) <= 0.35 * paid:
+            return
+        seen.append((hit["busy_ss"], paid))
+    raise AssertionError("NS/HIT of the single-stepped site vs what a call paid: %r" % seen)

@@ -1,0 +1,57 @@
+/*
+ * calib.h: the probe's own cost inside every latency, measured on this host.
+ *
+ * A latency is the exit program's time minus the entry program's, so it
+ * includes what the kernel does between them besides running the function:
+ * single-stepping or emulating the displaced first instruction, returning
+ * to user space, and the return trap.  That cost depends on the entry
+ * site's class (single-stepped ~2.5-10 us, emulated ~0.2 us, optimized
+ * 5-byte nop ~0.1 us) and on how the return is observed (uretprobe, or a
+ * uprobe on the ret instruction).  probe_calib__measure times empty
+ * calibration functions of each class in cmon's own binary under probes
+ * that take their times where trace and profile take theirs (median of a
+ * few hundred calls each), once at start; latencies are reported with it
+ * subtracted: the function's own.
+ */
+#ifndef CMON_CALIB_H_USER
+#define CMON_CALIB_H_USER
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "calib_slots.h"
+#include "probe/insn.h"
+#include "probe/resolve.h"
+
+struct probe_calib {
+	bool valid; /* measured; false: nothing is subtracted */
+	/* ns, by [enum probe_cost][return mode: 0 uretprobe, 1 ret-insn] */
+	uint64_t ns[CMON_CALIB_CLASSES][2];
+	/* ns a call pays for an entry probe (a near-empty program), as its
+	 * caller sees it, by [enum probe_cost]: `cmon list`. */
+	uint64_t call_ns[CMON_CALIB_CLASSES];
+};
+
+/* Measure (about 2 ms, and 2 x 256 single-steps).  Returns 0, or a negative
+ * errno (OUT then stays invalid: latencies are reported raw). */
+int probe_calib__measure(struct probe_calib *out);
+
+/* The probe's share of the latency of a call to F (0 when unknown). */
+uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func *f);
+
+
+/* This host's figures, measured on the first call (once per process,
+ * thread-safe): logged at -v, or a warning when they cannot be measured
+ * (then not valid: nothing is subtracted). */
+const struct probe_calib *probe_calib__host(void);
+
+/* The figures, at -v. */
+void probe_calib__log(const struct probe_calib *c);
+
+/* A measured latency RAW less the probe's share BIAS: the function's own
+ * (0 when the probe's cost varied more than the function took). */
+static inline uint64_t probe_calib__own(uint64_t raw, uint64_t bias)
+{
+	return raw > bias ? raw - bias : 0;
+}
+
+#endif
