@@ -17,7 +17,7 @@
 
 #include <stdio.h>
 
-#define STREAM_READER_BACKLOG (8u << 20)
+#define STREAM_READER_BACKLOG (64u << 20)
 
 /* Listen on the unix socket PATH (an existing socket file there is
  * replaced; any other file is an error).  A FILE to fflush when readers
