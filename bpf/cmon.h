@@ -22,6 +22,9 @@
  * the return was observed (it decides where the return-address slot is). */
 #define CMON_COOKIE_FUNC_MASK 0xffffffffULL
 #define CMON_COOKIE_KIND_SHIFT 32
+/* On an entry cookie: the function never returns normally (_start, no ret
+ * instruction): it has no exit probe, and its record is written at entry. */
+#define CMON_COOKIE_NEVER_RETURNS (1ULL << 40)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */
@@ -39,6 +42,7 @@ enum cmon_call_flags {
 	CMON_CALL_NORETURN = 1u << 1,   /* frame abandoned: longjmp, exception, exit */
 	CMON_CALL_ENTRY_ONLY = 1u << 2, /* --no-return: nothing after the entry */
 	CMON_CALL_TAILCALL = 1u << 3,   /* left by a tail jump: ret is unknown */
+	CMON_CALL_NEVER_RETURNS = 1u << 4, /* with ENTRY_ONLY: the function never returns */
 };
 
 /* One traced call, written once: at its return, when it is abandoned, or at

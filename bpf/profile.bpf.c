@@ -191,7 +191,8 @@ static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs 
 SEC("uprobe")
 int BPF_KPROBE(cmon_prof_entry)
 {
-	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 func_id = cookie & CMON_COOKIE_FUNC_MASK;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 slot = PT_REGS_SP(ctx);
 	struct cmon_prof_value *v;
@@ -210,6 +211,8 @@ int BPF_KPROBE(cmon_prof_entry)
 	v->calls++;
 	if (targ_hist_arg >= 0)
 		count_arg(v, ctx);
+	if (cookie & CMON_COOKIE_NEVER_RETURNS)
+		return 0; /* counted; no return will come to time it */
 
 	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ss) {

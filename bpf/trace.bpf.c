@@ -152,7 +152,8 @@ SEC("uprobe")
 int BPF_KPROBE(cmon_entry)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 func_id = cookie & CMON_COOKIE_FUNC_MASK;
 	struct cmon_func_stats *st = stats_of(func_id);
 	struct mm_struct *mm = task->mm;
 	struct shadow_stack *ss;
@@ -164,7 +165,9 @@ int BPF_KPROBE(cmon_entry)
 	if (st)
 		st->calls++;
 
-	if (targ_entry_only) {
+	/* --no-return, or a function without a return to wait for (a frame
+	 * pushed for it would only ever be abandoned). */
+	if (targ_entry_only || (cookie & CMON_COOKIE_NEVER_RETURNS)) {
 		struct cmon_call_rec *rec;
 		__u64 ts = 0;
 
@@ -178,7 +181,8 @@ int BPF_KPROBE(cmon_entry)
 			return 0;
 		}
 		fill_identity(rec, task);
-		rec->flags = CMON_CALL_ENTRY_ONLY;
+		rec->flags = CMON_CALL_ENTRY_ONLY |
+			     (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0);
 		rec->func_id = func_id;
 		rec->depth = 0;
 		rec->ts_entry_ns = ts ? ts : bpf_ktime_get_ns();

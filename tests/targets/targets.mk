@@ -98,3 +98,18 @@ $(TARGET_DIR)/busy: tests/targets/busy.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -pthread -fcf-protection=none -Wall -Wextra -Werror $< -o $@
+
+# Traced whole ('argc:*', _start included) it must not change (test_safety.py):
+# -O2 and -O0 with CET (endbr64 first instructions).
+TARGETS += $(TARGET_DIR)/argc $(TARGET_DIR)/argc_O0
+targets: $(TARGET_DIR)/argc $(TARGET_DIR)/argc_O0
+
+$(TARGET_DIR)/argc: tests/targets/argc.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -fcf-protection=none $< -o $@
+
+$(TARGET_DIR)/argc_O0: tests/targets/argc.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -fcf-protection=full $< -o $@

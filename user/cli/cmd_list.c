@@ -32,7 +32,9 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 		const struct probe_func *f = &s->funcs[i];
 		char ret[64];
 
-		if (f->ret_mode == RETURN_INSN)
+		if (f->never_returns)
+			snprintf(ret, sizeof(ret), "never-returns (no exit probe)");
+		else if (f->ret_mode == RETURN_INSN)
 			snprintf(ret, sizeof(ret), "ret-insn (%zu ret, %zu tail)", f->exits.n_ret,
 				 f->exits.n_tail);
 		else

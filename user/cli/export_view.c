@@ -35,6 +35,8 @@ static enum call_status status_of(const char *s)
 		return CALL_ENTRY_ONLY;
 	if (!strcmp(s, "tailcall"))
 		return CALL_TAILCALL;
+	if (!strcmp(s, "never-returns"))
+		return CALL_NEVER_RETURNS;
 	return CALL_NORETURN;
 }
 

@@ -65,10 +65,12 @@ static const struct option long_opts[] = {
 void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 {
 	if (kind == CMD_LIST) {
-		fputs("usage: cmon list (-p PID | --binary PATH | -- CMD [ARGS...]) PATTERN...\n"
+		fputs("usage: cmon list (-p PID | --binary PATH) PATTERN...\n"
+		      "       cmon list PATTERN... -- CMD [ARGS...]\n"
 		      "  What can be probed: each matching function, its file offset, where the\n"
 		      "  probe goes, the instruction there and its cost per hit, and how its return\n"
-		      "  is observed.  PATTERN as for `cmon trace --func`.\n",
+		      "  is observed.  PATTERN as for `cmon trace --func` (--func PATTERN works\n"
+		      "  too); with a program, patterns come before \"--\".\n",
 		      out);
 		return;
 	}
@@ -466,7 +468,10 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	}
 
 	if (!o->n_funcs) {
-		if (kind == CMD_LIST)
+		if (kind == CMD_LIST && o->cmd)
+			log_error("list: no PATTERN given (patterns come before the program: "
+				  "cmon list PATTERN... -- CMD [ARGS...])");
+		else if (kind == CMD_LIST)
 			log_error("list: no PATTERN given");
 		else
 			log_error("%s: no function given (--func PATTERN)", name);

@@ -60,6 +60,7 @@ struct symtab {
 	char *path;
 	int fd;
 	bool is_dyn;
+	uint64_t entry; /* e_entry: where the loader jumps, no return address */
 	unsigned rt_flags;
 	char *build_id;
 	struct symtab_func *funcs;
@@ -599,6 +600,7 @@ struct symtab *symtab__open(const char *path)
 			goto cleanup;
 		}
 		st->is_dyn = eh.e_type == ET_DYN;
+		st->entry = eh.e_entry;
 	}
 
 	if ((err = read_segments(st, elf)) < 0 || (err = collect(st, elf)) < 0 ||
@@ -742,4 +744,9 @@ unsigned symtab__runtime_flags(const struct symtab *st)
 bool symtab__is_dyn(const struct symtab *st)
 {
 	return st->is_dyn;
+}
+
+uint64_t symtab__entry(const struct symtab *st)
+{
+	return st->entry;
 }

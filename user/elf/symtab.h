@@ -65,4 +65,8 @@ unsigned symtab__runtime_flags(const struct symtab *st);
 /* ET_DYN (PIE or shared library) rather than ET_EXEC. */
 bool symtab__is_dyn(const struct symtab *st);
 
+/* The ELF entry point (e_entry; 0 for most libraries): the loader jumps
+ * there, so no return address is on the stack. */
+uint64_t symtab__entry(const struct symtab *st);
+
 #endif

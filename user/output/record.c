@@ -12,6 +12,8 @@ const char *call_status__name(enum call_status s)
 		return "entry";
 	case CALL_TAILCALL:
 		return "tailcall";
+	case CALL_NEVER_RETURNS:
+		return "never-returns";
 	}
 	return "unknown";
 }

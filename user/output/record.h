@@ -14,9 +14,11 @@ enum call_status {
 	CALL_NORETURN,    /* entered, never returned (longjmp, exception, exit) */
 	CALL_ENTRY_ONLY,  /* --no-return */
 	CALL_TAILCALL,    /* left by a tail jump: latency set, ret unknown */
+	CALL_NEVER_RETURNS, /* a function with no normal return (_start, no ret):
+			     * written at entry, it has no exit probe */
 };
 
-/* "ok", "noreturn", "entry", "tailcall" */
+/* "ok", "noreturn", "entry", "tailcall", "never-returns" */
 const char *call_status__name(enum call_status s);
 
 /* What DWARF (and --capture) made of a call; values are JSON text. */

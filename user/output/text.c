@@ -270,6 +270,9 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 	case CALL_TAILCALL:
 		q = WR_LIT(tmp, "<tail>");
 		break;
+	case CALL_NEVER_RETURNS:
+		q = WR_LIT(tmp, "<never-returns>");
+		break;
 	default:
 		q = WR_LIT(tmp, "-");
 		break;

@@ -139,7 +139,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 
 		if (f->object != obj_idx)
 			continue;
-		err = probe_list__add(&entry, at, cookie_of(i, 0));
+		err = probe_list__add(&entry, at, cookie_of(i, 0) |
+				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0));
 		if (err || o->entry_only)
 			continue;
 		if (f->ret_mode == RETURN_URETPROBE)

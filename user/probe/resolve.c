@@ -145,7 +145,7 @@ static int add_pid_target(struct builder *b, pid_t pid)
 	struct proc_object *objs = NULL;
 	struct probe_target *t;
 	size_t n = 0;
-	int err;
+	int err = 0;
 
 	err = proc_objects__read(pid, &objs, &n);
 	if (err == -ESRCH || (!err && !proc__alive(pid))) {
@@ -226,7 +226,7 @@ static int add_launch_target(struct builder *b)
 	struct probe_target *t;
 	char **paths = NULL;
 	size_t n = 0;
-	int err;
+	int err = 0;
 
 	err = libpath__needed_closure(o->launch_exe, &paths, &n);
 	if (err) {
@@ -257,7 +257,7 @@ static int add_binary_target(struct builder *b)
 	const struct resolve_opts *o = b->o;
 	struct probe_target *t;
 	struct stat st;
-	int err;
+	int err = 0;
 
 	if (stat(o->binary, &st)) {
 		err = -errno;
@@ -284,7 +284,7 @@ static int add_binary_target(struct builder *b)
 static int check_named_file(const struct probe_object *obj)
 {
 	struct symtab *st;
-	int err;
+	int err = 0;
 
 	if (obj->symtab)
 		return 0;
@@ -322,7 +322,7 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 	uint8_t head[ENTRY_DECODE_BYTES];
 	uint8_t *body = NULL;
 	long got;
-	int err;
+	int err = 0;
 
 	got = symtab__read_code(obj->symtab, f->addr, head, sizeof(head));
 	if (got <= 0 || insn__plan_entry(head, (size_t)got, f->addr, &pf->entry)) {
@@ -335,16 +335,33 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 		return 1;
 	}
 	pf->ret_mode = mode;
-	if (mode != RETURN_INSN)
+	/* The body is decoded in every mode: a function that never returns
+	 * normally must get no exit probe whatever the mode. */
+	if (f->addr && f->addr == symtab__entry(obj->symtab)) {
+		pf->never_returns = true;
+	} else if (f->size && f->size <= MAX_BODY_BYTES) {
+		body = malloc(f->size);
+		if (!body)
+			return -ENOMEM;
+		got = symtab__read_code(obj->symtab, f->addr, body, f->size);
+		err = got == (long)f->size ?
+			insn__plan_exits(body, f->size, f->addr, &pf->exits) : -EIO;
+		free(body);
+		if (!err && pf->exits.complete && !pf->exits.n_ret && !pf->exits.n_tail)
+			pf->never_returns = true;
+	} else {
+		err = -E2BIG;
+	}
+	if (pf->never_returns) {
+		log_debug("%s in %s never returns normally: no exit probe", f->name, obj->path);
+		exit_plan__clear(&pf->exits);
+		pf->ret_mode = RETURN_NONE;
 		return 0;
-	if (!f->size || f->size > MAX_BODY_BYTES)
-		goto no_exits;
-	body = malloc(f->size);
-	if (!body)
-		return -ENOMEM;
-	got = symtab__read_code(obj->symtab, f->addr, body, f->size);
-	err = got == (long)f->size ? insn__plan_exits(body, f->size, f->addr, &pf->exits) : -EIO;
-	free(body);
+	}
+	if (mode != RETURN_INSN) {
+		exit_plan__clear(&pf->exits);
+		return 0;
+	}
 	if (err || !pf->exits.complete)
 		goto no_exits;
 	return 0;
@@ -366,7 +383,7 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 {
 	struct probe_set *s = b->set;
 	struct probe_func *pf;
-	int err;
+	int err = 0;
 
 	for (size_t i = 0; i < s->n_funcs; i++)
 		if (s->funcs[i].object == obj_idx && s->funcs[i].addr == f->addr)

@@ -43,8 +43,13 @@ struct probe_func {
 	size_t object;     /* index into probe_set.objects */
 	uint64_t addr, size, file_offset;
 	struct entry_plan entry;
-	enum return_mode ret_mode;
+	enum return_mode ret_mode; /* RETURN_NONE when never_returns */
 	struct exit_plan exits; /* RETURN_INSN only */
+	/* Entered without a return to wait for: the object's entry point
+	 * (_start: [sp] is argc, not a return address) or a body with no ret
+	 * and no tail jump (noreturn).  It gets no exit probe in any mode: a
+	 * uretprobe would overwrite what sits where a return address would. */
+	bool never_returns;
 };
 
 /* Where links go: one process (pid 0: every process mapping the objects). */

@@ -1,0 +1,66 @@
+"""Tracing never changes the program: every function of a program, _start
+included, traced in every return mode (tests/targets/argc.c)."""
+from cmonlib import check, cmon, eq, only, run, target, trace
+
+MODES = ["auto", "uretprobe", "insn"]
+
+
+def _untraced(prog, args):
+    return run([prog] + args)
+
+
+def _every_function_unchanged(name):
+    prog = target(name)
+    for args in (["x", "y"], ["x", "y", "z"]):
+        want = _untraced(prog, args)
+        for mode in MODES:
+            r = trace(["%s:*" % name], launch=[prog] + args, fmt="json",
+                      extra=["--return-probe", mode])
+            eq((r.code, r.stdout), want[:2], "exit status and output of %s %s traced "
+               "whole with --return-probe %s (%s)" % (name, " ".join(args), mode,
+                                                       r.stderr[-300:]))
+            start = only(r.rows, "_start")
+            eq([(x["status"], x["ret"], x["latency_ns"]) for x in start],
+               [("never-returns", None, None)], "_start's record (%s)" % mode)
+            twice = only(r.rows, "twice")
+            argc = len(args) + 1
+            want_twice = [(argc,), (3,)] if argc > 3 else [(argc,)]
+            eq(sorted((t["arg0"],) for t in twice), sorted(want_twice),
+               "twice's arguments (%s)" % mode)
+            eq(sorted(t["ret"] for t in twice), sorted(2 * a[0] for a in want_twice),
+               "twice's returns (%s)" % mode)
+            die = only(r.rows, "die")
+            if argc > 3:
+                eq([(d["status"], d["arg0"]) for d in die],
+                   [("never-returns", 3)], "die's record (%s)" % mode)
+            else:
+                eq(die, [], "die not called")
+
+
+def test_every_function_traced_leaves_program_unchanged_O2():
+    _every_function_unchanged("argc")
+
+
+def test_every_function_traced_leaves_program_unchanged_O0_cet():
+    _every_function_unchanged("argc_O0")
+
+
+def test_list_shows_functions_that_never_return():
+    prog = target("argc")
+    code, out, err = cmon(["list", "argc:*", "--", prog])
+    eq(code, 0, "cmon list exit status (%s)" % err)
+    rows = {l.split()[0]: l for l in out.splitlines() if l and not l.startswith("FUNCTION")}
+    for f in ("_start", "die"):
+        check("never-returns" in rows.get(f, ""), "%s's row says it never returns: %r"
+              % (f, rows.get(f)))
+    check("never-returns" not in rows["twice"], "twice returns: %r" % rows["twice"])
+
+
+def test_list_usage_matches_parsing():
+    prog = target("argc")
+    code, out, err = cmon(["list", "--", prog, "twice"])
+    eq(code, 2, "patterns after the program: usage error")
+    eq(len(err.strip().splitlines()), 1, "one line: %r" % err)
+    check("before the program" in err, err)
+    code, out, err = cmon(["list", "--help"])
+    check("cmon list PATTERN... -- CMD" in out, "usage shows the accepted form: %r" % out)
