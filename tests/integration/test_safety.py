@@ -1,6 +1,8 @@
 """Tracing never changes the program: every function of a program, _start
 included, traced in every return mode (tests/targets/argc.c)."""
-from cmonlib import check, cmon, eq, only, run, target, trace
+import os
+
+from cmonlib import CMON, check, cmon, eq, only, run, target, tmpfile, trace
 
 MODES = ["auto", "uretprobe", "insn"]
 
@@ -64,3 +66,31 @@ def test_list_usage_matches_parsing():
     check("before the program" in err, err)
     code, out, err = cmon(["list", "--help"])
     check("cmon list PATTERN... -- CMD" in out, "usage shows the accepted form: %r" % out)
+
+
+def test_own_pid_refused():
+    """cmon tracing its own pid would record its own writing forever."""
+    code, out, err = run(["sh", "-c", 'exec "$0" trace -p $$ --func libc.so.6:write '
+                          '--duration 2', CMON])
+    eq(code, 1, "exit status (%s)" % err)
+    eq(len(err.strip().splitlines()), 1, "one error line: %r" % err)
+    check("is cmon itself" in err, err)
+
+
+def test_duration_wins_over_a_self_feeding_storm():
+    """--binary of cmon's own file with the stdio functions it writes with:
+    every record written makes more calls to record.  The drain is bounded,
+    so --duration (and signals) still end the trace."""
+    import time
+    path = tmpfile("storm.txt")
+    start = time.monotonic()
+    try:
+        code, out, err = run([CMON, "trace", "--binary", CMON, "--func", "libc.so.6:write",
+                              "--func", "libc.so.6:_IO_*", "--duration", "1", "-o", path],
+                             timeout=30)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    took = time.monotonic() - start
+    check(code in (0, 3), "exit status %d (%s)" % (code, err[-300:]))
+    check(took < 10, "a 1 s trace took %.1f s" % took)

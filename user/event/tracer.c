@@ -36,6 +36,11 @@ struct stack_view {
 	struct frame_view frames[CMON_STACK_DEPTH];
 };
 
+/* Records one poll hands over at most, so a producer that never pauses
+ * (a storm, or a program that reacts to cmon's own output) cannot keep the
+ * consumer from checking signals and --duration: ~30 ms of records. */
+#define POLL_BUDGET 65536
+
 struct tracer {
 	struct trace_bpf *skel;
 	const struct probe_set *set;
@@ -44,11 +49,27 @@ struct tracer {
 	struct probe_links *links;
 	int ncpus;
 	struct tracer_opts opts;
+	int budget;       /* records this poll may still hand over; < 0: no bound */
+	bool budget_hit;
 };
 
+static int handle(struct tracer *t, void *data, size_t size);
+
+/* libbpf counts a record as consumed before its callback runs, so the
+ * record that reaches the budget is handled, then the drain stops. */
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
+	int err = handle(t, data, size);
+
+	if (err < 0 || t->budget < 0 || --t->budget > 0)
+		return err;
+	t->budget_hit = true;
+	return -EAGAIN;
+}
+
+static int handle(struct tracer *t, void *data, size_t size)
+{
 	const __u32 *type = data;
 
 	if (size >= sizeof(struct cmon_capture_rec) && *type == CMON_REC_CAPTURE) {
@@ -138,6 +159,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		return NULL;
 	t->set = set;
 	t->opts = *opts;
+	t->budget = -1;
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0 || t->ncpus > CMON_MAX_CPUS) {
 		err = t->ncpus <= 0 ? t->ncpus : -E2BIG;
@@ -214,20 +236,27 @@ unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_link
 
 int tracer__poll(struct tracer *t, int timeout_ms)
 {
-	int n = ring_buffer__poll(t->rb, timeout_ms);
+	int n, m = 0;
 
+	t->budget = POLL_BUDGET;
+	t->budget_hit = false;
+	n = ring_buffer__poll(t->rb, timeout_ms);
 	/* Records are submitted without a wakeup: read whatever is there. */
-	if (n >= 0 || n == -EINTR) {
-		int m = ring_buffer__consume(t->rb);
-
-		if (m < 0)
-			return m;
-		return (n > 0 ? n : 0) + m;
-	}
-	return n;
+	if ((n >= 0 || n == -EINTR) && !t->budget_hit)
+		m = ring_buffer__consume(t->rb);
+	if (t->budget_hit)
+		n = POLL_BUDGET, m = 0; /* a full budget, not an error */
+	else if (m < 0)
+		return m;
+	t->budget = -1;
+	return n >= 0 ? n + m : n == -EINTR ? m : n;
 }
 
-int tracer__drain(struct tracer *t) { return ring_buffer__consume(t->rb); }
+int tracer__drain(struct tracer *t)
+{
+	t->budget = -1; /* after detaching: what is there is finite */
+	return ring_buffer__consume(t->rb);
+}
 
 static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct stack_view *sv)
 {

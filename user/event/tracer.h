@@ -49,12 +49,15 @@ int tracer__attach(struct tracer *t);
 size_t tracer__probe_count(const struct tracer *t);
 unsigned long long tracer__attach_ns(const struct tracer *t);
 
-/* Wait up to TIMEOUT_MS for the ring buffer to be woken, then drain it.
+/* Wait up to TIMEOUT_MS for the ring buffer to be woken, then drain it,
+ * handing over a bounded number of records (so a producer that never
+ * pauses cannot starve the caller's checks of signals and deadlines).
  * Returns records handled (>= 0) or a negative errno (-EINTR is not an
  * error: the caller checks its flags). */
 int tracer__poll(struct tracer *t, int timeout_ms);
 
-/* Drain without waiting. */
+/* Drain without waiting and without a bound: for after the probes are
+ * detached, when what is left is finite. */
 int tracer__drain(struct tracer *t);
 
 /* Detach the uprobes only: no new call starts or ends; threads that exit

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include "core/log.h"
 #include "proc/libpath.h"
@@ -147,6 +148,11 @@ static int add_pid_target(struct builder *b, pid_t pid)
 	size_t n = 0;
 	int err = 0;
 
+	/* Each record cmon writes would be more calls to record: a loop. */
+	if (pid == getpid() && !b->o->list_only) {
+		log_error("process %d is cmon itself: it cannot trace its own calls", pid);
+		return -EINVAL;
+	}
 	err = proc_objects__read(pid, &objs, &n);
 	if (err == -ESRCH || (!err && !proc__alive(pid))) {
 		log_error("no such process: %d", pid);
