@@ -94,3 +94,32 @@ def test_duration_wins_over_a_self_feeding_storm():
     took = time.monotonic() - start
     check(code in (0, 3), "exit status %d (%s)" % (code, err[-300:]))
     check(took < 10, "a 1 s trace took %.1f s" % took)
+
+
+def test_foreign_and_corrupt_elf_refused_by_name():
+    """Another machine's ELF is never decoded as x86 and probed; a
+    truncated file is corrupt, not stripped."""
+    import struct
+    src = open(target("argc"), "rb").read()
+    cases = {
+        "aarch64": (bytearray(src), "aarch64 ELF file"),
+        "elf32": (bytearray(src), "32-bit ELF file"),
+        "truncated": (bytearray(src[:-100]), "corrupt ELF file"),
+        "half": (bytearray(src[:len(src) // 2]), "corrupt ELF file"),
+    }
+    cases["aarch64"][0][18:20] = struct.pack("<H", 183)  # e_machine = EM_AARCH64
+    cases["elf32"][0][4] = 1                             # EI_CLASS = ELFCLASS32
+    for name, (data, words) in cases.items():
+        path = tmpfile(name)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, 0o755)
+        for args in (["trace", "--binary", path, "--func", "twice", "--duration", "1"],
+                     ["trace", "--func", "twice", "--", path],
+                     ["list", "twice", "--", path]):
+            code, out, err = cmon(args)
+            eq(code, 1, "%s: exit status of %s (%s)" % (name, args[:2], err))
+            lines = err.strip().splitlines()
+            eq(len(lines), 1, "%s: one error line: %r" % (name, err))
+            check(words in lines[0] and "stripped" not in lines[0],
+                  "%s: %r says %r" % (name, lines[0], words))

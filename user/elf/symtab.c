@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "elfcheck.h"
 #include "symtab.h"
 
 /* libstdc++'s demangler (linked with -lstdc++); handles Rust legacy too. */
@@ -583,6 +584,17 @@ struct symtab *symtab__open(const char *path)
 	if (!S_ISREG(sb.st_mode)) {
 		err = -ENOEXEC;
 		goto cleanup;
+	}
+	{
+		char why[160];
+
+		/* Another machine's code decoded as x86 would be probed wrong;
+		 * a truncated file is corrupt, not stripped. */
+		err = elfcheck__file(path, why, sizeof(why));
+		if (err) {
+			log_debug("%s: %s", path, why);
+			goto cleanup;
+		}
 	}
 
 	elf_version(EV_CURRENT);

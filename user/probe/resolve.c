@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "core/log.h"
+#include "elf/elfcheck.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
 #include "resolve.h"
@@ -226,6 +227,18 @@ static int add_named_libraries(struct builder *b, struct probe_target *t, const 
 	return err;
 }
 
+/* A program or file named by the user: an x86-64 ELF file, whole; else
+ * one error line that says what it is ("aarch64 ELF file", "corrupt"). */
+static int file_usable(const char *path)
+{
+	char why[160];
+	int err = elfcheck__file(path, why, sizeof(why));
+
+	if (err)
+		log_error("%s: %s", path, why);
+	return err;
+}
+
 static int add_launch_target(struct builder *b)
 {
 	const struct resolve_opts *o = b->o;
@@ -234,6 +247,9 @@ static int add_launch_target(struct builder *b)
 	size_t n = 0;
 	int err = 0;
 
+	err = file_usable(o->launch_exe);
+	if (err)
+		return err;
 	err = libpath__needed_closure(o->launch_exe, &paths, &n);
 	if (err) {
 		log_error("%s: %s", o->launch_exe,
@@ -274,6 +290,9 @@ static int add_binary_target(struct builder *b)
 		log_error("%s: not a regular file", o->binary);
 		return -EINVAL;
 	}
+	err = file_usable(o->binary);
+	if (err)
+		return err;
 	t = add_target(b, 0);
 	if (!t)
 		return -ENOMEM;
@@ -297,8 +316,8 @@ static int check_named_file(const struct probe_object *obj)
 	st = symtab__open(obj->attach_path);
 	err = st ? 0 : -errno;
 	symtab__free(st);
-	if (err == -ENOEXEC)
-		log_error("%s: not an ELF file", obj->path);
+	if (err == -ENOEXEC || err == -ENOTSUP || err == -EBADMSG)
+		err = file_usable(obj->attach_path);
 	else if (err == -ENODATA)
 		log_error("%s: no symbol table (stripped); install its debug symbols or "
 			  "trace an unstripped build", obj->path);
