@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elf/elfcheck.h"
 #include "elf/symtab.h"
 
 #define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"
@@ -511,7 +512,32 @@ static void test_errors(void **state)
 	eh32.e_machine = EM_386;
 	eh32.e_version = EV_CURRENT;
 	eh32.e_ehsize = sizeof(eh32);
-	expect_errno(write_tmp("elf32", &eh32, sizeof(eh32)), ENOEXEC);
+	/* Another class or machine is named, never decoded as x86-64. */
+	expect_errno(write_tmp("elf32", &eh32, sizeof(eh32)), ENOTSUP);
+	{
+		char why[160];
+
+		assert_int_equal(elfcheck__file(write_tmp("elf32", &eh32, sizeof(eh32)), why,
+						sizeof(why)), -ENOTSUP);
+		assert_string_equal(why, "32-bit i386 ELF file: cmon traces x86-64 programs");
+	}
+	/* A cut file is corrupt, not stripped. */
+	{
+		FILE *f = fopen(fixture("symtab_c_nopie"), "rb");
+		static char buf[1 << 20];
+		size_t n;
+		char why[160];
+
+		assert_non_null(f);
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		assert_true(n > 200);
+		expect_errno(write_tmp("cut", buf, n - 100), EBADMSG);
+		assert_int_equal(elfcheck__file(write_tmp("cut", buf, n - 100), why, sizeof(why)),
+				 -EBADMSG);
+		assert_non_null(strstr(why, "corrupt ELF file (truncated"));
+		unlink(write_tmp("cut", "", 0));
+	}
 
 	expect_errno(fixture("symtab_c_stripped"), ENODATA);
 	expect_errno("/nonexistent/cmon/no-such-file", ENOENT);
