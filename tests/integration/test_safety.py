@@ -123,3 +123,28 @@ def test_foreign_and_corrupt_elf_refused_by_name():
             eq(len(lines), 1, "%s: one error line: %r" % (name, err))
             check(words in lines[0] and "stripped" not in lines[0],
                   "%s: %r says %r" % (name, lines[0], words))
+
+
+def test_exclusions():
+    """--func '!PATTERN' and --exclude PATTERN remove what they match."""
+    prog = target("argc")
+    r = trace(["argc:*", "!_*"], launch=[prog, "a", "b"],
+              extra=["--exclude", "argc:*tm_clones", "--exclude", "frame_dummy"])
+    eq(r.code, 0, "exit status (%s)" % r.stderr[-300:])
+    eq(sorted(x["func"] for x in r.rows), ["main", "twice"], "functions traced")
+    code, out, err = cmon(["list", "argc:*", "!_*", "--", prog])
+    eq(code, 0, err)
+    listed = [l.split()[0] for l in out.splitlines()[1:] if l.strip() and not l[0].isdigit()]
+    eq(sorted(listed), sorted(["main", "deregister_tm_clones", "register_tm_clones",
+                               "frame_dummy", "twice", "die"]), "functions listed")
+    code, out, err = cmon(["profile", "-F", "json", "--func", "argc:*", "--exclude", "_*",
+                           "--exclude", "*tm_clones", "--exclude", "frame_dummy",
+                           "--", prog, "a", "b"])
+    eq(code, 0, err[-300:])
+    import json
+    funcs = {json.loads(l)["func"] for l in out.splitlines() if l.startswith("{")}
+    check(funcs <= {"main", "twice", "die"} and {"main", "twice"} <= funcs,
+          "profiled functions: %r" % funcs)
+    code, out, err = cmon(["trace", "--func", "argc:*", "--exclude", "argc:*", "--", prog])
+    eq(code, 1, "everything excluded")
+    check("is excluded" in err and len(err.strip().splitlines()) == 1, err)

@@ -105,6 +105,29 @@ static const struct object_case object_cases[] = {
 	{ "/x/y.so:f", "y.so", false },
 };
 
+/* "!PATTERN" is PATTERN, marked as an exclusion. */
+static void test_parse_exclude(void **state)
+{
+	struct funcpattern p;
+
+	(void)state;
+	assert_int_equal(funcpattern__parse("!libc:str*", &p), 0);
+	assert_true(p.exclude);
+	assert_string_equal(p.object, "libc");
+	assert_string_equal(p.func, "str*");
+	assert_true(p.glob);
+	funcpattern__clear(&p);
+	assert_int_equal(funcpattern__parse("!_start", &p), 0);
+	assert_true(p.exclude);
+	assert_null(p.object);
+	assert_string_equal(p.func, "_start");
+	funcpattern__clear(&p);
+	assert_int_equal(funcpattern__parse("main", &p), 0);
+	assert_false(p.exclude);
+	funcpattern__clear(&p);
+	assert_int_equal(funcpattern__parse("!", &p), -EINVAL);
+}
+
 static void test_match_object(void **state)
 {
 	(void)state;
@@ -357,6 +380,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_exclude),
 		cmocka_unit_test(test_match_object),
 		cmocka_unit_test(test_match_object_realpath),
 		cmocka_unit_test(test_match_func),

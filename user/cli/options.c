@@ -30,6 +30,7 @@ enum {
 	OPT_RAW,
 	OPT_NO_FAULT_IN,
 	OPT_RAW_LATENCY,
+	OPT_EXCLUDE,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +57,7 @@ static const struct option long_opts[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "no-fault-in", no_argument, NULL, OPT_NO_FAULT_IN },
 	{ "raw-latency", no_argument, NULL, OPT_RAW_LATENCY },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -82,6 +84,7 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "      --binary PATH       every process running PATH, now and later\n"
 		      "  -- CMD [ARGS...]        launch CMD, profiled from its first instruction\n"
 		      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n"
+		      "      --exclude PATTERN   leave out what PATTERN matches (or --func '!PATTERN')\n"
 		      "      --per-pid           one row per function and process\n"
 		      "      --hist ARG          distribution of argument ARG (0..5 or arg0..arg5), log2\n"
 		      "      --hist-linear MIN,MAX,STEP\n"
@@ -115,7 +118,8 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	fputs("  -p, --pid PID           trace this process, all its threads (repeatable)\n"
 	      "      --binary PATH       every process running PATH, now and later\n"
 	      "  -- CMD [ARGS...]        launch CMD, traced from its first instruction\n"
-	      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n",
+	      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n"
+	      "      --exclude PATTERN   leave out what PATTERN matches (or --func '!PATTERN')\n",
 	      out);
 	if (kind == CMD_CAPTURE)
 		fputs("  -o, --output DIR        the store's folder (never overwritten)\n", out);
@@ -302,6 +306,19 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case 'f':
 			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
 			break;
+		case OPT_EXCLUDE: {
+			/* the same as --func '!PATTERN' */
+			char *neg = NULL;
+
+			if (asprintf(&neg, "!%s", optarg) < 0 ||
+			    push_ptr(&o->owned, &o->n_owned, sizeof(char *), &neg)) {
+				free(neg);
+				err = -ENOMEM;
+				break;
+			}
+			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &neg);
+			break;
+		}
 		case OPT_BINARY:
 			if (o->binary) {
 				log_error("%s: --binary given twice", name);
@@ -495,6 +512,9 @@ void cmd_opts__free(struct cmd_opts *o)
 {
 	free(o->pids);
 	free(o->funcs);
+	for (size_t i = 0; i < o->n_owned; i++)
+		free(o->owned[i]);
+	free(o->owned);
 	free(o->captures);
 	memset(o, 0, sizeof(*o));
 }

@@ -21,6 +21,8 @@ struct cmd_opts {
 	int cmd_argc;
 	const char **funcs;   /* --func, repeatable (and positional patterns for list) */
 	size_t n_funcs;
+	char **owned;         /* strings made while parsing (--exclude's "!PATTERN") */
+	size_t n_owned;
 	enum out_format format;
 	const char *output;   /* -o; NULL: stdout */
 	bool no_return;

@@ -12,6 +12,11 @@ int funcpattern__parse(const char *spec, struct funcpattern *out)
 	const char *sep = NULL, *func = spec;
 
 	memset(out, 0, sizeof(*out));
+	if (*spec == '!') {
+		out->exclude = true;
+		spec++;
+		func = spec;
+	}
 	/* The object part ends at the first lone ':'; "::" is C++ scope. */
 	for (const char *s = spec; *s; s++) {
 		if (*s != ':')
@@ -53,6 +58,7 @@ void funcpattern__clear(struct funcpattern *p)
 	p->object = NULL;
 	p->func = NULL;
 	p->glob = false;
+	p->exclude = false;
 }
 
 bool funcpattern__match_object(const struct funcpattern *p, const char *path)

@@ -9,6 +9,7 @@
  *   /path/to/lib.so:fn   only in that file
  *   ns::Class::method    C++ by demangled name (parameters optional)
  *   'ns::Class::*'       glob on demangled names
+ *   '!PATTERN'           any of the above, excluded from what the others match
  *
  * The object prefix ends at the first ':' that is not part of a '::'.
  */
@@ -22,6 +23,7 @@ struct funcpattern {
 	char *object; /* object part, or NULL when none was given */
 	char *func;   /* function part, never empty */
 	bool glob;    /* func holds glob metacharacters */
+	bool exclude; /* written "!PATTERN": removes what it matches */
 };
 
 /* Parse SPEC into OUT.  Returns 0, or -EINVAL for an empty object or

@@ -201,7 +201,7 @@ static int add_named_libraries(struct builder *b, struct probe_target *t, const 
 		char *path = NULL;
 		bool known = false;
 
-		if (!name)
+		if (!name || o->patterns[i].exclude)
 			continue;
 		for (size_t k = 0; k < t->n_objects && !known; k++)
 			known = funcpattern__match_object(&o->patterns[i],
@@ -464,11 +464,23 @@ struct match {
 	const struct symtab_func *f;
 };
 
+/* Does a '!PATTERN' of the user's remove F of the object at PATH? */
+static bool excluded(const struct resolve_opts *o, const char *path, const struct symtab_func *f)
+{
+	for (size_t i = 0; i < o->n_patterns; i++) {
+		const struct funcpattern *x = &o->patterns[i];
+
+		if (x->exclude && funcpattern__match_object(x, path) && funcpattern__match_func(x, f))
+			return true;
+	}
+	return false;
+}
+
 static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 {
 	struct probe_set *s = b->set;
 	struct match *m = NULL;
-	size_t n_m = 0, cap_m = 0, searched = 0, added = 0;
+	size_t n_m = 0, cap_m = 0, searched = 0, added = 0, n_excluded = 0;
 	const char *stripped = NULL;
 	char desc[256];
 	int err = 0;
@@ -501,6 +513,10 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 
 				if (!funcpattern__match_func(p, &funcs[i]))
 					continue;
+				if (excluded(b->o, obj->path, &funcs[i])) {
+					n_excluded++;
+					continue;
+				}
 				if (funcs[i].ifunc) {
 					if (!p->glob)
 						log_warn("%s in %s is an IFUNC resolver, not the "
@@ -528,6 +544,9 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 		target_desc(b->o, desc, sizeof(desc));
 		if (!searched && p->object)
 			log_error("no object '%s' in %s", p->object, desc);
+		else if (n_excluded)
+			log_error("every function matching '%s' in %s is excluded (%zu)", p->func,
+				  desc, n_excluded);
 		else if (stripped && searched == 1)
 			log_error("no function matches '%s' in %s: %s has no symbol table "
 				  "(stripped)", p->func, desc, stripped);
@@ -577,6 +596,16 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 	int err = 0;
 
 	*out = NULL;
+	{
+		size_t positive = 0;
+
+		for (size_t i = 0; i < o->n_patterns; i++)
+			positive += !o->patterns[i].exclude;
+		if (o->n_patterns && !positive) {
+			log_error("only exclusions given: name what to trace too (--func PATTERN)");
+			return -EINVAL;
+		}
+	}
 	b.set = calloc(1, sizeof(*b.set));
 	if (!b.set)
 		return -ENOMEM;
@@ -591,7 +620,8 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		err = check_named_file(&b.set->objects[b.set->targets[b.set->n_targets - 1].objects[0]]);
 	}
 	for (size_t i = 0; i < o->n_patterns && !err; i++)
-		err = resolve_pattern(&b, &o->patterns[i]);
+		if (!o->patterns[i].exclude)
+			err = resolve_pattern(&b, &o->patterns[i]);
 	/* Planning is over: what the run needs was copied out.  Symbol tables
 	 * and the disassembler would only weigh on a long trace's memory. */
 	insn__release();
