@@ -148,3 +148,14 @@ def test_exclusions():
     code, out, err = cmon(["trace", "--func", "argc:*", "--exclude", "argc:*", "--", prog])
     eq(code, 1, "everything excluded")
     check("is excluded" in err and len(err.strip().splitlines()) == 1, err)
+
+
+def test_inlined_everywhere_names_its_callers():
+    prog = target("inlined")
+    code, out, err = cmon(["trace", "--func", "sq", "--", prog])
+    eq(code, 1, "exit status (%s)" % err)
+    lines = err.strip().splitlines()
+    eq(len(lines), 1, "one error line: %r" % err)
+    check("inlined everywhere" in lines[0] and "DW_AT_inline" in lines[0], lines[0])
+    callers = lines[0].rsplit(": ", 1)[1]
+    eq(sorted(callers.split(", ")), ["a", "b"], "callers named")

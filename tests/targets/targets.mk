@@ -113,3 +113,12 @@ $(TARGET_DIR)/argc_O0: tests/targets/argc.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O0 -fcf-protection=full $< -o $@
+
+# sq() inlined everywhere: the error names its callers (test_safety.py).
+TARGETS += $(TARGET_DIR)/inlined
+targets: $(TARGET_DIR)/inlined
+
+$(TARGET_DIR)/inlined: tests/targets/inlined.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 $< -o $@

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "core/log.h"
+#include "dwarf/inlined.h"
 #include "elf/elfcheck.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
@@ -541,8 +542,23 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 	}
 
 	if (!n_m) {
+		char callers[512];
+		const char *inl_path = NULL;
+
+		/* An exact name with no symbol may have been inlined everywhere:
+		 * say so, and where it went. */
+		for (size_t oi = 0; !p->glob && oi < s->n_objects && !inl_path; oi++)
+			if (s->objects[oi].symtab &&
+			    funcpattern__match_object(p, s->objects[oi].path) &&
+			    inlined__callers(s->objects[oi].attach_path, p->func, callers,
+					     sizeof(callers)) > 0)
+				inl_path = s->objects[oi].path;
 		target_desc(b->o, desc, sizeof(desc));
-		if (!searched && p->object)
+		if (inl_path)
+			log_error("'%s' is inlined everywhere in %s (DW_AT_inline): no copy of "
+				  "its own to probe; trace its callers: %s", p->func, inl_path,
+				  callers);
+		else if (!searched && p->object)
 			log_error("no object '%s' in %s", p->object, desc);
 		else if (n_excluded)
 			log_error("every function matching '%s' in %s is excluded (%zu)", p->func,
