@@ -159,3 +159,31 @@ def test_inlined_everywhere_names_its_callers():
     check("inlined everywhere" in lines[0] and "DW_AT_inline" in lines[0], lines[0])
     callers = lines[0].rsplit(": ", 1)[1]
     eq(sorted(callers.split(", ")), ["a", "b"], "callers named")
+
+
+def test_binary_replaced_on_disk_is_said():
+    """--binary FILE: the links cover FILE's inode; when another file takes
+    its place, cmon says so once on stderr (processes started from it run
+    untraced) and the calls of the old file stay recorded."""
+    import shutil
+    import time
+    from cmonlib import Background
+    path = os.path.join(os.path.dirname(tmpfile("x")), "replaced")
+    shutil.copy(target("argc"), path)
+    out = tmpfile("replaced.csv")
+    bg = Background(["trace", "-F", "csv", "-o", out, "--binary", path, "--func", "twice",
+                     "--duration", "3"])
+    try:
+        bg.wait_attached()
+        eq(run([path, "a"])[1], "argc=2 argv1=a t=4\n", "old file's output")
+        shutil.copy(path, path + ".new")
+        os.rename(path + ".new", path)
+        time.sleep(0.5)
+        eq(run([path, "a", "b"])[1], "argc=3 argv1=a t=6\n", "new file's output")
+        eq(bg.wait(30), 0, "exit status (%s)" % bg.stderr)
+    finally:
+        bg.kill()
+    said = [l for l in bg.stderr.splitlines() if "replaced or removed" in l]
+    eq(len(said), 1, "said once: %r" % bg.stderr)
+    from cmonlib import parse_csv, read_text
+    eq([r["arg0"] for r in parse_csv(read_text(out))], [2], "the old file's call recorded")

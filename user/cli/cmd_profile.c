@@ -535,6 +535,7 @@ static int setup(struct profile_run *r)
 	err = probe_set__resolve(&ro, &r->set);
 	if (err)
 		return err;
+	session__cover_binary(&r->ses, r->set->exe_dev, r->set->exe_ino);
 	err = session__open_pidfds(&r->ses);
 	if (err)
 		return err;

@@ -316,6 +316,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	err = probe_set__resolve(&ro, &r.set);
 	if (err)
 		goto cleanup;
+	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
 
 	ty.raw = r.opts.raw;
 	ty.strlen = r.opts.strlen;

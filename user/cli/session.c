@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "cli/commands.h"
@@ -142,10 +143,33 @@ int session__release(struct session *s)
 	return err;
 }
 
+void session__cover_binary(struct session *s, uint64_t dev, uint64_t ino)
+{
+	s->binary_dev = dev;
+	s->binary_ino = ino;
+}
+
+/* The links are on the old inode: a file put in its place (an upgrade, a
+ * rebuild) runs untraced.  Say so rather than trace less in silence. */
+static void check_binary(struct session *s)
+{
+	struct stat st;
+
+	if (!s->opts->binary || s->binary_moved || !s->binary_ino)
+		return;
+	if (!stat(s->opts->binary, &st) && (uint64_t)st.st_dev == s->binary_dev &&
+	    (uint64_t)st.st_ino == s->binary_ino)
+		return;
+	s->binary_moved = true;
+	fprintf(stderr, "cmon: %s was replaced or removed on disk: processes started from "
+		"the new file are not traced (run cmon again to cover them)\n", s->opts->binary);
+}
+
 bool session__targets_gone(struct session *s, int *status, bool *have_status)
 {
 	bool all = true;
 
+	check_binary(s);
 	if (s->launched) {
 		if (launch__reap(&s->launch, status, 0)) {
 			*have_status = true;

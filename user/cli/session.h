@@ -27,7 +27,14 @@ struct session {
 	bool launched;
 	int *pidfds;                  /* -p: one per pid, -1 when pidfd_open failed */
 	bool *pid_gone;
+	uint64_t binary_dev, binary_ino; /* --binary: the file the probes cover */
+	bool binary_moved;            /* said once: it was replaced or removed */
 };
+
+/* --binary: the probes cover the file with this inode (call after
+ * resolving); session__targets_gone then says, once, when the path names
+ * another file: processes started from it are not covered. */
+void session__cover_binary(struct session *s, uint64_t dev, uint64_t ino);
 
 /* The signal that asked to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 extern volatile sig_atomic_t session_stop_signal;
