@@ -211,8 +211,10 @@ int BPF_KPROBE(cmon_prof_entry)
 	v->calls++;
 	if (targ_hist_arg >= 0)
 		count_arg(v, ctx);
-	if (cookie & CMON_COOKIE_NEVER_RETURNS)
-		return 0; /* counted; no return will come to time it */
+	if (cookie & CMON_COOKIE_NEVER_RETURNS) {
+		v->noreturn++; /* no return will come to time it */
+		return 0;
+	}
 
 	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ss) {

@@ -35,3 +35,24 @@ def test_rust_panic_through_traced_function():
     check("ret-insn" in subprocess.run([CMON, "list", "risky",
                                         "--", exe], capture_output=True, text=True).stdout,
           "cmon list shows return-instruction probes for a Rust program")
+
+
+def test_rust_names_without_hash():
+    """Rust legacy symbols are shown without their ::h<16 hex> hash, and
+    both forms select the function."""
+    import re
+    exe = rust_target()
+    nm = subprocess.run(["nm", exe], capture_output=True, text=True).stdout
+    mangled = re.search(r"_ZN\w*1m5outer17h([0-9a-f]{16})E", nm)
+    check(mangled, "m::outer has a legacy mangled name with a hash")
+    for pattern in ("rust_panic::m::outer", "rust_panic::m::outer::h" + mangled.group(1)):
+        res = trace([pattern], launch=[exe])
+        eq(res.code, 0, "%s: %s" % (pattern, res.stderr[-300:]))
+        eq([(r["func"], r["arg0"], r["ret"]) for r in res.rows],
+           [(res.rows[0]["func"], 0, 0)], "one call of m::outer, named by %s" % pattern)
+        name = res.rows[0]["func"]
+        check(name.endswith("m::outer") and "::h" not in name, "shown without hash: %r" % name)
+    listed = subprocess.run([CMON, "list", "rust_panic::m::outer", "--", exe],
+                            capture_output=True, text=True).stdout
+    check("m::outer" in listed and not re.search(r"outer::h[0-9a-f]{16}", listed),
+          "cmon list shows it without hash: %r" % listed)

@@ -9,6 +9,15 @@ pub extern "Rust" fn risky(x: i32) -> i32 {
     x + 100
 }
 
+mod m {
+    /* A mangled Rust name (legacy: `m::outer::h<16 hex>`): shown without
+     * its hash (test_rust.py). */
+    #[inline(never)]
+    pub fn outer(x: i32) -> i32 {
+        std::hint::black_box(x) * 2
+    }
+}
+
 fn main() {
     panic::set_hook(Box::new(|_| {}));
     let mut sum = 0;
@@ -19,5 +28,6 @@ fn main() {
             Err(_) => caught += 1,
         }
     }
+    sum += m::outer(0);
     println!("sum={} caught={}", sum, caught);
 }

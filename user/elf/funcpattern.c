@@ -85,9 +85,7 @@ bool funcpattern__match_object(const struct funcpattern *p, const char *path)
 	return base[n] == '\0' || base[n] == '-' || base[n] == '.';
 }
 
-/* Length of NAME without a trailing Rust legacy hash "::h<16 hex>", or
- * strlen(NAME) when it has none. */
-static size_t rust_hash_cut(const char *name)
+size_t funcpattern__rust_hash_cut(const char *name)
 {
 	size_t n = strlen(name);
 	const char *h;
@@ -187,7 +185,7 @@ bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_fu
 	open = params_start(dem);
 	if (open && match_prefix(p, dem, (size_t)(open - dem), buf, sizeof(buf)))
 		return true;
-	cut = rust_hash_cut(dem);
+	cut = funcpattern__rust_hash_cut(dem);
 	if (cut != strlen(dem) && match_prefix(p, dem, cut, buf, sizeof(buf)))
 		return true;
 	return false;

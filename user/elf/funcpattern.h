@@ -43,6 +43,10 @@ bool funcpattern__match_object(const struct funcpattern *p, const char *path);
  * legacy hash suffix ("::h0123456789abcdef") is ignored. */
 bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_func *f);
 
+/* Length of NAME without a trailing Rust legacy hash "::h<16 hex>", or
+ * strlen(NAME) when it has none. */
+size_t funcpattern__rust_hash_cut(const char *name);
+
 /* The demangled name without its parameter list (and trailing qualifiers),
  * written to BUF (size LEN).  Returns BUF, or NULL when NAME has no list. */
 char *funcpattern__strip_params(const char *name, char *buf, size_t len);

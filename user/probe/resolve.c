@@ -335,9 +335,13 @@ static bool runtime_unwinds(const struct probe_set *s, const struct probe_target
 	return false;
 }
 
+/* Shown as a person names it: demangled, without a Rust legacy hash
+ * (`m::outer`, not `m::outer::h96fa8120dcff8e6b`; both forms match). */
 static char *display_name(const struct symtab_func *f)
 {
-	return strdup(f->demangled ? f->demangled : f->name);
+	if (!f->demangled)
+		return strdup(f->name);
+	return strndup(f->demangled, funcpattern__rust_hash_cut(f->demangled));
 }
 
 /* Plan the probes of F in OBJ.  Returns 0, 1 when the function must be
