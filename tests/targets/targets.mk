@@ -98,3 +98,13 @@ $(TARGET_DIR)/busy: tests/targets/busy.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -pthread -fcf-protection=none -Wall -Wextra -Werror $< -o $@
+
+# typed.c without DWARF (symbols only): functions captured as raw registers
+# (test_readback.py).
+TARGETS += $(TARGET_DIR)/typed_nodwarf
+targets: $(TARGET_DIR)/typed_nodwarf
+
+$(TARGET_DIR)/typed_nodwarf: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -g,$(TYPED_CFLAGS)) -O2 $< -o $@

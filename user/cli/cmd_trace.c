@@ -71,9 +71,12 @@ static int store_call(struct trace_run *r, const struct call_record *cr,
 		.vms_entry = cr->vms_entry,
 		.vms_exit = or_none(has_exit, cr->vms_exit),
 	};
+	const struct plan_layout *l = typer__layout(r->typer, func_id);
 	char raw_args[256], raw_ret[32];
 
-	if (cr->typed) {
+	/* A function without DWARF has a typed view only for its captures: its
+	 * arguments are still the registers. */
+	if (cr->typed && l && l->typed) {
 		sc.args_json = cr->typed->args;
 		sc.ret_json = cr->status == CALL_OK ? cr->typed->retval : NULL;
 	} else {
@@ -191,8 +194,7 @@ static int open_store(struct trace_run *r)
 		char *sig = NULL;
 		int64_t id;
 
-		if (l && l->typed)
-			sig = typer__signature_json(r->typer, (uint32_t)i);
+		sig = typer__signature_json(r->typer, (uint32_t)i);
 		id = store_writer__add_function(r->store, f->name, r->set->objects[f->object].module,
 						sig, l && l->typed);
 		free(sig);

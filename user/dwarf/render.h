@@ -114,6 +114,12 @@ struct render_out {
 
 /* Render call C by layout L into OUT (cleared first).  0 or -ENOMEM. */
 int render__call(const struct plan_layout *l, const struct render_call *c, struct render_out *out);
+
+/* A double / float as JSON: the shortest text that reads back exactly;
+ * NaN and infinities as the strings "NaN", "Infinity", "-Infinity". */
+#define RENDER_NUM_LEN 40
+void render__double_json(double d, char buf[RENDER_NUM_LEN]);
+void render__float_json(float f, char buf[RENDER_NUM_LEN]);
 void render_out__release(struct render_out *out); /* NULL fine */
 
 #endif

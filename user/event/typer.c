@@ -245,8 +245,19 @@ char *typer__signature_json(const struct typer *t, uint32_t func_id)
 	struct strbuf sb = {};
 	int err;
 
-	if (!l || !l->typed)
+	if (func_id >= t->set->n_funcs)
 		return NULL;
+	if (!l || !l->typed) {
+		/* No DWARF: the six argument registers and rax, as trace shows
+		 * them (signed 64-bit). */
+		err = strbuf__puts(&sb, "{\"params\":[");
+		for (int i = 0; i < CMON_MAX_ARGS && !err; i++)
+			err = strbuf__printf(&sb, "%s{\"name\":\"arg%d\",\"type\":\"long\","
+					     "\"kind\":\"raw\"}", i ? "," : "", i);
+		if (!err)
+			err = strbuf__puts(&sb, "],\"ret\":\"long\"");
+		goto captures;
+	}
 	err = strbuf__puts(&sb, "{\"params\":[");
 	for (size_t i = 0; i < l->n_params && !err; i++) {
 		const struct plan_value *v = &l->values[i];
@@ -272,6 +283,21 @@ char *typer__signature_json(const struct typer *t, uint32_t func_id)
 		err = put_str(&sb, l->ret_value >= 0 && l->values[l->ret_value].type
 					   ? l->values[l->ret_value].type->name
 					   : "void");
+captures:
+	/* The --capture values of each call are blobs of these names. */
+	for (size_t i = 0; l && i < l->n_captures && !err; i++) {
+		static const char *const kinds[] = { [CAPTURE_BUF] = "bytes",
+						     [CAPTURE_ARRAY] = "array",
+						     [CAPTURE_STR] = "str" };
+
+		err = strbuf__puts(&sb, i ? ",{\"name\":" : ",\"captures\":[{\"name\":");
+		if (!err)
+			err = put_str(&sb, l->captures[i].name);
+		if (!err)
+			err = strbuf__printf(&sb, ",\"kind\":\"%s\"}", kinds[l->captures[i].kind]);
+		if (!err && i + 1 == l->n_captures)
+			err = strbuf__puts(&sb, "]");
+	}
 	if (!err)
 		err = strbuf__puts(&sb, "}");
 	if (err) {

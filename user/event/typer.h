@@ -48,8 +48,9 @@ const char *const *typer__columns(const struct typer *t, size_t *n);
 const struct plan_layout *typer__layout(const struct typer *t, uint32_t func_id);
 
 /* The signature of a typed function as JSON for the capture store:
- * {"params":[{"name","type","kind"}...],"ret":"type"}; malloc'd, NULL for
- * a raw function (or without memory). */
+ * {"params":[{"name","type","kind"}...],"ret":"type"}; malloc'd, NULL
+ * without memory.  A raw function (no DWARF) has arg0..arg5 of type "long",
+ * kind "raw", returning "long". */
 char *typer__signature_json(const struct typer *t, uint32_t func_id);
 
 /* Keep a capture record until its call record comes. */

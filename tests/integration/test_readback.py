@@ -1,0 +1,119 @@
+"""What a user reads back from a capture store (issue 7): untyped functions
+keep their registers, exports carry every --capture, `cmon show` prints
+arrays as numbers and strings as text."""
+import csv
+import io
+import json
+import os
+import re
+
+from cmonlib import check, cmon, eq, funcs_args, target, tmpfile
+
+S_TEXT = 'hi "q"\n\u00e9\u00ff'   # greet's s in typed.c (its \xff as U+00FF)
+BUF13_HEX = "68690a00ff0102030405060780"
+V1 = [1, -2, 3, 40000, -5]
+V2 = [7, 8, 9]
+
+
+def _capture(binary, out, funcs, captures):
+    cmd = ["capture", "-o", out] + funcs_args(funcs)
+    for c in captures:
+        cmd += ["--capture", c]
+    code, stdout, err = cmon(cmd + ["--", target(binary), "all"])
+    eq(code, 0, "cmon %s: exit status (%s)" % (" ".join(cmd), err.strip()))
+    check("events lost: 0" in err, "events lost: %r" % err)
+    m = re.search(r"^cmon: capturing to (.+)$", err, re.M)
+    check(m, "no 'capturing to' line in %r" % err)
+    return m.group(1)
+
+
+def _show(store, func, n):
+    code, out, err = cmon(["show", store, func, str(n)])
+    eq(code, 0, "cmon show %s %d (%s)" % (func, n, err.strip()))
+    return out.splitlines()
+
+
+def _has(lines, wants, what):
+    for w in wants:
+        check(w in lines, "%s: %r not in:\n%s" % (what, w, "\n".join(lines)))
+
+
+def _tables(store, fmt):
+    out_dir = tmpfile("tables-" + fmt + "-" + os.path.basename(store))
+    code, _, err = cmon(["export", store, "-F", fmt, "-o", out_dir])
+    eq(code, 0, "cmon export -F %s (%s)" % (fmt, err.strip()))
+
+    def table(func):
+        path = os.path.join(out_dir, func + (".csv" if fmt == "csv" else ".jsonl"))
+        with open(path, newline="") as f:
+            text = f.read()
+        if fmt == "csv":
+            rows = list(csv.reader(io.StringIO(text, newline="")))
+            return [dict(zip(rows[0], r)) for r in rows[1:]], rows[0]
+        recs = [json.loads(l) for l in text.splitlines()]
+        return recs, list(recs[0].keys()) if recs else []
+    return table
+
+
+def test_capture_untyped_keeps_registers():
+    """A function without DWARF keeps arg0..arg5 and the return register in
+    the store, as trace shows them; its captures are kept too."""
+    store = _capture("typed_nodwarf", tmpfile("nodwarf"), ["greet", "sum_buf"],
+                     ["s=arg0:str", "data=arg0:arg1"])
+    code, out, err = cmon(["ls", store])
+    eq(code, 0, "cmon ls (%s)" % err.strip())
+    sig = "long greet(long arg0, long arg1, long arg2, long arg3, long arg4, long arg5)"
+    check(re.search(r"^greet\s+typed_nodwarf\s+1\s+%s  \[untyped: raw registers\]$"
+                    % re.escape(sig), out, re.M), "greet's raw signature in:\n%s" % out)
+    lines = _show(store, "greet", 1)
+    _has(lines, ["arguments  6", "  arg1 (long) = 0", "ret        (long) 10",
+                 '  s  |S1 [10] = "hi \\"q\\"\\n\u00e9\\u00ff"'], "show greet 1")
+    check(any(re.match(r"  arg0 \(long\) = [1-9][0-9]+$", l) for l in lines),
+          "greet's arg0 (a pointer) in:\n%s" % "\n".join(lines))
+    lines = _show(store, "sum_buf", 1)
+    _has(lines, ["arguments  6", "  arg1 (long) = 13", "ret        (long) 630",
+                 "  data  |u1 [13]  13 bytes",
+                 "    hex  68 69 0a 00 ff 01 02 03 04 05 06 07 80"], "show sum_buf 1")
+    for fmt in ("csv", "json"):
+        rows, head = _tables(store, fmt)("sum_buf")
+        eq(head[7:15], ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "s", "data"],
+           "sum_buf %s columns" % fmt)
+        eq(len(rows), 1, "sum_buf %s rows" % fmt)
+        r = rows[0]
+        want = {"ret": 630, "arg1": 13, "data": BUF13_HEX}
+        if fmt == "csv":
+            want = {k: str(v) for k, v in want.items()}
+        eq({k: r[k] for k in want}, want, "sum_buf %s row" % fmt)
+
+
+def test_export_includes_captures():
+    """`cmon export -F csv|json`: one column per --capture: a :str capture as
+    text, an array as a JSON array, bytes as hex."""
+    store = _capture("typed_O2", tmpfile("caps"), ["greet", "sum_buf", "sum_ints"],
+                     ["text=s:str", "data=buf:len", "v=values[n]"])
+    for fmt in ("csv", "json"):
+        table = _tables(store, fmt)
+        rows, head = table("greet")
+        eq(head[7:10], ["s", "none", "text"], "greet %s columns" % fmt)
+        eq(rows[0]["text"], S_TEXT, "greet text (%s)" % fmt)
+        rows, head = table("sum_buf")
+        eq(head[7:10], ["buf", "len", "data"], "sum_buf %s columns" % fmt)
+        eq(rows[0]["data"], BUF13_HEX, "sum_buf data (%s)" % fmt)
+        rows, head = table("sum_ints")
+        eq(head[7:10], ["values", "arg_n", "v"], "sum_ints %s columns" % fmt)
+        got = [r["v"] if fmt == "json" else json.loads(r["v"]) for r in rows]
+        eq(got, [V1, V2], "sum_ints v (%s)" % fmt)
+
+
+def test_show_arrays_as_numbers():
+    """`cmon show`: arrays as numbers with their dtype, strings as text, hex
+    only for raw bytes."""
+    store = _capture("typed_O2", tmpfile("showarr"), ["greet", "sum_buf", "sum_ints"],
+                     ["text=s:str", "data=buf:len", "v=values[n]"])
+    _has(_show(store, "sum_ints", 1), ["  v  <i4 [5] = [1, -2, 3, 40000, -5]"], "show sum_ints 1")
+    _has(_show(store, "sum_ints", 2), ["  v  <i4 [3] = [7, 8, 9]"], "show sum_ints 2")
+    _has(_show(store, "greet", 1), ['  text  |S1 [10] = "hi \\"q\\"\\n\u00e9\\u00ff"'],
+         "show greet 1")
+    _has(_show(store, "sum_buf", 1), ["  data  |u1 [13]  13 bytes",
+                                      "    hex  68 69 0a 00 ff 01 02 03 04 05 06 07 80"],
+         "show sum_buf 1")
