@@ -7,7 +7,7 @@ import json
 import os
 import re
 
-from cmonlib import check, cmon, eq, funcs_args, target, tmpfile
+from cmonlib import check, cmon, eq, funcs_args, run, target, tmpfile
 
 S_TEXT = 'hi "q"\n\u00e9\u00ff'   # greet's s in typed.c (its \xff as U+00FF)
 BUF13_HEX = "68690a00ff0102030405060780"
@@ -117,3 +117,26 @@ def test_show_arrays_as_numbers():
     _has(_show(store, "sum_buf", 1), ["  data  |u1 [13]  13 bytes",
                                       "    hex  68 69 0a 00 ff 01 02 03 04 05 06 07 80"],
          "show sum_buf 1")
+
+
+def _build_id(path):
+    code, out, _ = run(["readelf", "-n", path])
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(code == 0 and m, "readelf -n %s: %r" % (path, out))
+    return m.group(1)
+
+
+def test_store_build_id_of_every_file():
+    """The store records the build-id of the executable even when it has no
+    symbols (a stripped program tracing libc), and of every traced file."""
+    out = tmpfile("bid")
+    code, _, err = cmon(["capture", "-o", out, "--func", "libc.so.6:printf", "--",
+                         target("calls_stripped"), "calls"])
+    eq(code, 0, "cmon capture (%s)" % err.strip())
+    code, text, err = cmon(["ls", out])
+    eq(code, 0, "cmon ls (%s)" % err.strip())
+    lines = text.splitlines()
+    _has(lines, ["build-id    %s" % _build_id(target("calls_stripped"))], "cmon ls")
+    m = re.search(r"^files       ([0-9a-f]+)\s+(\S*libc\.so\.6)$", text, re.M)
+    check(m, "no files line for libc in:\n%s" % text)
+    eq(m.group(1), _build_id(m.group(2)), "libc's build-id")

@@ -19,7 +19,7 @@
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
-#include "elf/symtab.h"
+#include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
 #include "output/writer.h"
 
@@ -162,7 +162,7 @@ static int open_store(struct trace_run *r)
 	const char *outdir = r->opts.output ? r->opts.output : "cmon-capture";
 	char host[256] = "";
 	char *cmdline = join_args(r->argc + 1, r->argv - 1); /* from "cmon" */
-	struct symtab *exe_syms = NULL;
+	char *build_id, exe[32];
 	const char *target = r->ses.launch_path ? r->ses.launch_path
 			     : r->opts.binary ? r->opts.binary
 					      : r->set->objects[r->set->targets[0].objects[0]].path;
@@ -175,15 +175,36 @@ static int open_store(struct trace_run *r)
 	int err;
 
 	gethostname(host, sizeof(host) - 1);
-	/* The build-id says later which build the calls came from. */
-	exe_syms = symtab__open(r->set->objects[r->set->targets[0].objects[0]].attach_path);
-	meta.build_id = exe_syms ? symtab__build_id(exe_syms) : NULL;
+	/* The build-id says later which build the calls came from (read from
+	 * the notes: a stripped executable has one too). */
+	if (r->opts.n_pids)
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)r->opts.pids[0]);
+	build_id = debuginfo__build_id(r->ses.launch_path ? r->ses.launch_path
+				       : r->opts.binary ? r->opts.binary
+				       : r->opts.n_pids ? exe
+				       : r->set->objects[r->set->targets[0].objects[0]].attach_path);
+	meta.build_id = build_id;
 	err = store_writer__create(outdir, &meta, &r->store);
-	symtab__free(exe_syms);
+	free(build_id);
 	free(cmdline);
 	if (err) {
 		log_error("cannot create the capture store %s: %s", outdir, strerror(-err));
 		return err;
+	}
+	for (size_t i = 0; i < r->set->n_objects && !err; i++) {
+		bool traced = false;
+
+		for (size_t k = 0; k < r->set->n_funcs && !traced; k++)
+			traced = r->set->funcs[k].object == i;
+		if (!traced)
+			continue;
+		build_id = debuginfo__build_id(r->set->objects[i].attach_path);
+		err = store_writer__add_file(r->store, r->set->objects[i].path, build_id);
+		free(build_id);
+	}
+	if (err) {
+		log_error("capture store: %s", store_writer__errmsg(r->store));
+		return -EIO;
 	}
 	r->store_funcs = calloc(r->set->n_funcs ? r->set->n_funcs : 1, sizeof(*r->store_funcs));
 	if (!r->store_funcs)

@@ -1985,3 +1985,30 @@ int debuginfo__func_addr(struct debuginfo *di, const char *name, uint64_t *addr)
 	*addr = f.addr;
 	return 0;
 }
+
+char *debuginfo__build_id(const char *path)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *id;
+	char *out = NULL;
+	Elf *elf = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	n = elf && elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, (const void **)&id) : -1;
+	if (n > 0 && (out = malloc(2 * (size_t)n + 1))) {
+		for (ssize_t i = 0; i < n; i++) {
+			out[2 * i] = hex[id[i] >> 4];
+			out[2 * i + 1] = hex[id[i] & 15];
+		}
+		out[2 * n] = '\0';
+	}
+	elf_end(elf);
+	close(fd);
+	return out;
+}

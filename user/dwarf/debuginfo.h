@@ -166,6 +166,11 @@ const char *debuginfo__describe(const struct debuginfo *di);
 int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t probe_addr,
 			 struct func_sig **out);
 
+/* The GNU build-id of the ELF file PATH as lowercase hex (malloc'd), read
+ * from its notes whether or not it has symbols or DWARF; NULL when it has
+ * none or cannot be read. */
+char *debuginfo__build_id(const char *path);
+
 /* Address of the (first) DWARF subprogram named NAME with code: 0, -ENOENT,
  * -ENODATA.  For tests and listings; probes use symbol addresses. */
 int debuginfo__func_addr(struct debuginfo *di, const char *name, uint64_t *addr);

@@ -8,7 +8,8 @@
  *   meta(key TEXT PRIMARY KEY, value TEXT)
  *       format_version, cmon_version, command_line, target_path, build_id,
  *       start_time_ns, end_time_ns (written by close: absent after a crash),
- *       last_commit_ns, hostname, and whatever store_writer__set_meta adds
+ *       last_commit_ns, hostname, files (store_writer__add_file), and
+ *       whatever store_writer__set_meta adds
  *   functions(id INTEGER PRIMARY KEY, name, module, signature, typed)
  *   calls(id INTEGER PRIMARY KEY, func_id, n, pid, tid, ts_ns, latency_ns,
  *         status, ret, args, rss_entry, rss_exit, vms_entry, vms_exit)
@@ -96,6 +97,11 @@ const char *store_writer__errmsg(const struct store_writer *w);
 
 /* Record (or replace) a meta key.  0 or -errno. */
 int store_writer__set_meta(struct store_writer *w, const char *key, const char *value);
+
+/* Record a file the traced functions live in, with its GNU build-id (hex;
+ * NULL: none): meta key "files", a JSON array of {"path", "build_id"}.
+ * 0 or -errno. */
+int store_writer__add_file(struct store_writer *w, const char *path, const char *build_id);
 
 /*
  * Declare a traced function; returns its id (> 0) or a negative errno.
