@@ -140,3 +140,14 @@ def test_store_build_id_of_every_file():
     m = re.search(r"^files       ([0-9a-f]+)\s+(\S*libc\.so\.6)$", text, re.M)
     check(m, "no files line for libc in:\n%s" % text)
     eq(m.group(1), _build_id(m.group(2)), "libc's build-id")
+
+
+def test_ls_signature_valid_c():
+    """Signatures print as C declarations: a pointer to arrays is
+    `const double (*mat)[2]`, not `const double (*)[2] mat`."""
+    store = _capture("typed_O0", tmpfile("sigc"), ["trace2", "greet"], [])
+    code, out, err = cmon(["ls", store])
+    eq(code, 0, "cmon ls (%s)" % err.strip())
+    for rx in [r"^trace2\s+typed_O0\s+1\s+double trace2\(const double \(\*mat\)\[2\], int n\)$",
+               r"^greet\s+typed_O0\s+1\s+size_t greet\(const char \*s, const char \*none\)$"]:
+        check(re.search(rx, out, re.M), "no line matching %r in:\n%s" % (rx, out))

@@ -146,6 +146,17 @@ NOINLINE double fbox_sum(const struct fbox *b)
 	return b->d + b->f + b->i;
 }
 
+/* A pointer to arrays: its signature is "const double (*mat)[2]". */
+NOINLINE double trace2(const double (*mat)[2], int n)
+{
+	double t = 0;
+
+	BARRIER();
+	for (int i = 0; i < n; i++)
+		t += mat[i][i];
+	return t;
+}
+
 NOINLINE long sum_buf(const uint8_t *buf, size_t len)
 {
 	long s = 0;
@@ -195,6 +206,7 @@ static int run_all(void)
 	uint8_t buf[13];
 	int32_t v1[5] = { 1, -2, 3, 40000, -5 };
 	int32_t v2[3] = { 7, 8, 9 };
+	const double mat[2][2] = { { 1.5, 2 }, { 3, 4.25 } };
 	struct pt p;
 	long total = 0;
 	double d;
@@ -225,6 +237,7 @@ static int run_all(void)
 	total += eight(1, -2, 3, -4, 5, -6, -7, 0x123456789L);
 	d = scale(1.5, 3);
 	d += fbox_sum(&fb);
+	d += trace2(mat, 2);
 	total += sum_buf(buf, sizeof(buf));
 	total += sum_ints(v1, 5);
 	total += sum_ints(v2, 3);

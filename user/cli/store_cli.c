@@ -9,6 +9,7 @@
 #include "cli/store_cli.h"
 #include "core/log.h"
 #include "core/strbuf.h"
+#include "dwarf/ctype.h"
 #include "dwarf/render.h"
 #include "output/writer.h"
 
@@ -89,14 +90,11 @@ char *store_cli__signature(const struct cmon_function *f)
 	fprintf(m, "%.*s(", (int)nl, f->name);
 	for (size_t i = 0; i < f->n_params; i++) {
 		const struct cmon_param *p = &f->params[i];
-		size_t tl = strlen(p->type);
+		/* valid C: "char *buf", "const double (*mat)[2]", "int v[4]" */
+		char *decl = *p->type ? ctype__declare(p->type, p->name) : NULL;
 
-		/* "char *buf", not "char * buf" */
-		if (tl)
-			fprintf(m, "%s%s%s%s", i ? ", " : "", p->type,
-				p->type[tl - 1] == '*' ? "" : " ", p->name);
-		else
-			fprintf(m, "%s%s", i ? ", " : "", p->name);
+		fprintf(m, "%s%s", i ? ", " : "", decl ? decl : p->name);
+		free(decl);
 	}
 	fputc(')', m);
 	if (fclose(m)) {
