@@ -151,3 +151,25 @@ def test_ls_signature_valid_c():
     for rx in [r"^trace2\s+typed_O0\s+1\s+double trace2\(const double \(\*mat\)\[2\], int n\)$",
                r"^greet\s+typed_O0\s+1\s+size_t greet\(const char \*s, const char \*none\)$"]:
         check(re.search(rx, out, re.M), "no line matching %r in:\n%s" % (rx, out))
+
+
+def test_truncated_at_max_strlen():
+    """A cut string is flagged in "truncated" at the largest --strlen and
+    --capture-max too; a string of exactly that length is whole."""
+    max_strlen, max_capture = 262143, 262144
+    for n, want_trunc in [(max_strlen, None), (max_strlen + 1, ["s"]),
+                          (max_capture + 1, ["s", "t"])]:
+        path = tmpfile("long-%d.json" % n)
+        code, out, err = cmon(["trace", "-q", "-F", "json", "-o", path, "--func", "greet",
+                               "--strlen", str(max_strlen), "--capture", "t=s:str",
+                               "--capture-max", str(max_capture), "--",
+                               target("typed_O0"), "long", str(n)])
+        eq(code, 0, "cmon trace (%s)" % err.strip())
+        eq(out, "long len=%d\n" % n, "program output")
+        with open(path) as f:
+            recs = [json.loads(l) for l in f]
+        eq(len(recs), 1, "records")
+        r = recs[0]
+        eq((len(r["args"]["s"]), len(r["captures"]["t"]), r.get("truncated")),
+           (min(n, max_strlen), min(n, max_capture), want_trunc), "string of %d" % n)
+        check(set(r["args"]["s"]) == {"x"}, "s is all 'x'")

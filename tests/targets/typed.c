@@ -5,6 +5,7 @@
  *   typed [--wait] all         every function below once (sum_ints twice)
  *   typed [--wait] cold FILE   cold_str() on a string in FILE, mapped and
  *                              never touched before the call (not resident)
+ *   typed [--wait] long N      greet() on a string of N 'x'
  *   typed [--wait] loop N      sum_buf + sum_ints N times, 1 ms apart
  *                              (N = 0: until killed)
  *
@@ -295,12 +296,28 @@ static int run_loop(long n)
 	return 0;
 }
 
+/* greet() on a string of N 'x' (--strlen at its largest). */
+static int run_long(long n)
+{
+	char *s = malloc((size_t)n + 1);
+
+	if (!s)
+		return 1;
+	memset(s, 'x', (size_t)n);
+	s[n] = '\0';
+	printf("long len=%zu\n", greet(s, NULL));
+	free(s);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	if (!strcmp(argv[0], "all"))
 		return run_all();
 	if (!strcmp(argv[0], "cold") && argc > 1)
 		return run_cold(argv[1]);
+	if (!strcmp(argv[0], "long") && argc > 1)
+		return run_long(atol(argv[1]));
 	if (!strcmp(argv[0], "loop"))
 		return run_loop(argc > 1 ? atol(argv[1]) : 0);
 	fprintf(stderr, "typed: unknown scenario %s\n", argv[0]);
