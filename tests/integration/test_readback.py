@@ -173,3 +173,43 @@ def test_truncated_at_max_strlen():
         eq((len(r["args"]["s"]), len(r["captures"]["t"]), r.get("truncated")),
            (min(n, max_strlen), min(n, max_capture), want_trunc), "string of %d" % n)
         check(set(r["args"]["s"]) == {"x"}, "s is all 'x'")
+
+
+def _hist(funcs, hist, extra=(), binary="calls", args=("calls",)):
+    from test_profile import by_func, final_rows, hist_of, parse_profile_json, profile
+    code, out, err, text = profile(funcs, launch=[target(binary)] + list(args),
+                                   extra=["--hist", hist] + list(extra))
+    eq(code, 0, "cmon profile --hist %s (%s)" % (hist, err.strip()))
+    rows = by_func(final_rows(parse_profile_json(text)))
+    return {f: hist_of(r) for f, r in rows.items()}
+
+
+def test_profile_hist_sign_and_width():
+    """--hist reads an argument at its DWARF type: add(-7, 4)'s int a is -7,
+    in range of --hist-linear -10,10,1; by position, by name, and ret."""
+    lin = ["--hist-linear", "-10,10,1"]
+    for spec in ("0", "arg0", "a"):
+        buckets, h = _hist(["add"], spec, lin)["add"]
+        eq(buckets, [(-7, -7, 1), (2, 2, 1)], "add --hist %s: a is 2 then -7" % spec)
+        eq((h["out_of_range"], h["type"], h["value"]), (0, "int", spec), "--hist %s" % spec)
+    buckets, h = _hist(["add"], "ret", lin)["add"]
+    eq(buckets, [(-3, -3, 1), (5, 5, 1)], "add --hist ret: 5 then -3")
+    eq((h["arg"], h["out_of_range"]), (None, 0), "--hist ret settings")
+    # log2 buckets hold values >= 0: the -7 is out of range, not 2^32 - 7.
+    buckets, h = _hist(["add"], "a")["add"]
+    eq((buckets, h["out_of_range"]), ([(2, 3, 1)], 1), "add --hist a, log2: 2, and -7 out")
+
+
+def test_profile_hist_errors():
+    """A name no traced function has, or one functions disagree on, is one
+    error line and exit 1 (bad input); a malformed one exit 2 (usage)."""
+    for funcs, hist, needle, status in [(["add"], "nosuch", "add has no such parameter", 1),
+                                        (["add", "negate"], "ret", "differ", 1),
+                                        (["add"], "9x", "invalid --hist", 2)]:
+        args = ["profile"] + funcs_args(funcs) + ["--hist", hist, "--", target("calls"),
+                                                   "calls"]
+        code, out, err = cmon(args)
+        lines = [l for l in err.splitlines() if l]
+        eq(len(lines), 1, "one error line for --hist %s: %r" % (hist, lines))
+        check(needle in lines[0], "%r in %r" % (needle, lines[0]))
+        eq(code, status, "exit status for --hist %s" % hist)
