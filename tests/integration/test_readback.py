@@ -213,3 +213,32 @@ def test_profile_hist_errors():
         eq(len(lines), 1, "one error line for --hist %s: %r" % (hist, lines))
         check(needle in lines[0], "%r in %r" % (needle, lines[0]))
         eq(code, status, "exit status for --hist %s" % hist)
+
+
+def test_agent_arg_sign_name_and_ret():
+    """The agent's `arg` reads the argument at its C type (as --hist): add's
+    int a = -7 is <= 0, not 4294967289; `arg: a` and `arg: ret` work."""
+    from agentlib import Agent, run_target, value, write_spec
+    app = target("calls")
+    spec = tmpfile("argspec.yaml")
+    write_spec(spec, [
+        {"name": "byname", "target": app, "func": "add", "instrument": "arg", "arg": "a"},
+        {"name": "bynum", "target": app, "func": "add", "instrument": "arg", "arg": 0},
+        {"name": "byret", "target": app, "func": "add", "instrument": "arg", "arg": "ret"},
+    ])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"byname": "applied", "bynum": "applied", "byret": "applied"})
+        run_target(app, "calls")   # add(2, 3) = 5, add(-7, 4) = -3
+        m = a.metrics()
+        for probe in ("byname", "bynum"):
+            metric = "cmon_%s_arg_bucket" % probe
+            got = [value(m, metric, probe=probe, le=le) for le in ("0", "1", "3", "4294967295")]
+            eq(got, [1, 1, 2, 2], "%s buckets le=0,1,3,2^32-1 (a = 2 and -7)" % probe)
+            eq(value(m, "cmon_%s_arg_count" % probe, probe=probe), 2, "%s count" % probe)
+        got = [value(m, "cmon_byret_arg_bucket", probe="byret", le=le) for le in ("0", "3", "7")]
+        eq(got, [1, 1, 2], "byret buckets le=0,3,7 (ret = 5 and -3)")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    code, out, err = cmon(["agent", "--check", "--spec", spec])
+    eq(code, 0, "cmon agent --check (%s)" % err.strip())

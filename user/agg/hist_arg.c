@@ -107,7 +107,8 @@ static int one_func(const struct func_sig *sig, const char *spec, int num, struc
 	return num >= 0 ? 0 : -ENOENT; /* a number: the raw register */
 }
 
-int hist_arg__resolve(const struct probe_set *set, const char *spec, struct hist_arg *out)
+int hist_arg__resolve(const struct probe_set *set, const char *spec, const char *what,
+		      struct hist_arg *out)
 {
 	struct debuginfo **dis = calloc(set->n_objects ? set->n_objects : 1, sizeof(*dis));
 	int num = arg_number(spec), err = 0;
@@ -128,7 +129,7 @@ int hist_arg__resolve(const struct probe_set *set, const char *spec, struct hist
 		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)
 			debuginfo__signature(dis[f->object], f->addr, f->addr + f->entry.skip, &sig);
 		if (one_func(sig, spec, num, &h, &why)) {
-			log_error("--hist %s: %s %s", spec, f->name, why);
+			log_error("%s %s: %s %s", what, spec, f->name, why);
 			err = -EINVAL;
 		} else if (i == 0) {
 			*out = h;
@@ -139,8 +140,8 @@ int hist_arg__resolve(const struct probe_set *set, const char *spec, struct hist
 		}
 		func_sig__free(sig);
 		if (!agree && num < 0) {
-			log_error("--hist %s: %s and %s differ in its register, width or sign: "
-				  "profile them separately", spec, set->funcs[0].name,
+			log_error("%s %s: %s and %s differ in its register, width or sign: "
+				  "profile them separately", what, spec, set->funcs[0].name,
 				  set->funcs[first].name);
 			err = -EINVAL;
 		}

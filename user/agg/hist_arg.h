@@ -25,10 +25,11 @@ struct hist_arg {
  * every function of SET.  A name or "ret" must mean the same register,
  * width and sign in every function (their DWARF says so); a number keeps
  * the raw 64-bit register when the functions disagree or have no DWARF.
- * Returns 0, or -EINVAL after one error line (no such parameter, no DWARF
+ * Returns 0, or -EINVAL after one error line starting with WHAT ("--hist") (no such parameter, no DWARF
  * to find it, not an integer, functions that disagree), or -ENOMEM.
  */
-int hist_arg__resolve(const struct probe_set *set, const char *spec, struct hist_arg *out);
+int hist_arg__resolve(const struct probe_set *set, const char *spec, const char *what,
+		      struct hist_arg *out);
 
 /* SPEC names an argument as hist_arg__resolve takes it (a number, "ret",
  * or an identifier): for option and spec parsers. */

@@ -559,7 +559,7 @@ static int setup(struct profile_run *r)
 		r->calib = probe_calib__host();
 
 	if (r->opts.hist) {
-		err = hist_arg__resolve(r->set, r->opts.hist, &r->hist);
+		err = hist_arg__resolve(r->set, r->opts.hist, "--hist", &r->hist);
 		if (err)
 			return err;
 		r->opts.hist_arg = r->hist.reg;
