@@ -22,6 +22,11 @@
  * the return was observed (it decides where the return-address slot is). */
 #define CMON_COOKIE_FUNC_MASK 0xffffffffULL
 #define CMON_COOKIE_KIND_SHIFT 32
+/* Entry probes past the prologue (-O0 float parameters read from their
+ * frame slots): the return-address slot is rsp, or rbp with
+ * CMON_COOKIE_SLOT_RBP, plus this 16-bit offset.  0: the entry's sp. */
+#define CMON_COOKIE_SLOT_OFF_SHIFT 40
+#define CMON_COOKIE_SLOT_RBP (1ULL << 56)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */

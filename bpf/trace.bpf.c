@@ -152,12 +152,13 @@ SEC("uprobe")
 int BPF_KPROBE(cmon_entry)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 func_id = cookie & CMON_COOKIE_FUNC_MASK;
 	struct cmon_func_stats *st = stats_of(func_id);
 	struct mm_struct *mm = task->mm;
 	struct shadow_stack *ss;
 	struct frame *fr;
-	__u64 slot = PT_REGS_SP(ctx);
+	__u64 slot = entry_slot(ctx, cookie);
 
 	if (!exe_wanted(task))
 		return 0;

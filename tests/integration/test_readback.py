@@ -242,3 +242,41 @@ def test_agent_arg_sign_name_and_ret():
         eq(a.stop(), 0, "agent exit status")
     code, out, err = cmon(["agent", "--check", "--spec", spec])
     eq(code, 0, "cmon agent --check (%s)" % err.strip())
+
+
+def _trace_json(binary, funcs, extra=()):
+    path = tmpfile("trace-%s.json" % binary)
+    if os.path.exists(path):
+        os.unlink(path)
+    code, out, err = cmon(["trace", "-F", "json", "-o", path] + funcs_args(funcs) + list(extra)
+                          + ["--", target(binary), "all"])
+    eq(code, 0, "cmon trace (%s)" % err.strip())
+    check(out.startswith("all total="), "program output: %r" % out)
+    with open(path) as f:
+        return [json.loads(l) for l in f], err
+
+
+def test_floats_at_O0_every_return_mode():
+    """-O0: every double parameter is read where the prologue stored it (the
+    entry probe moves past the prologue), and returns still pair with their
+    calls, recursion included, in every --return-probe mode."""
+    for mode in ("auto", "uretprobe", "insn"):
+        recs, err = _trace_json("typed_O0", ["scale", "halve"], ["--return-probe", mode])
+        got = [(r["func"], r["status"], r["depth"], r["args"]) for r in recs]
+        eq(got, [("scale", "ok", 0, {"x": 1.5, "n": 3}),
+                 ("halve", "ok", 2, {"x": 2, "n": 0}),
+                 ("halve", "ok", 1, {"x": 4, "n": 1}),
+                 ("halve", "ok", 0, {"x": 8, "n": 2})], "--return-probe %s records" % mode)
+        check(all(isinstance(r["latency_ns"], int) and r["latency_ns"] > 0 for r in recs),
+              "latencies (%s): %r" % (mode, [r["latency_ns"] for r in recs]))
+        check("events lost: 0" in err, "events lost (%s): %r" % (mode, err))
+        # The double return values are in xmm0: counted in the summary.
+        check("values unavailable: 4 " in err, "summary counts the 4 returns: %r" % err)
+
+
+def test_floats_at_O2_unavailable_and_counted():
+    """-O2: a double parameter stays in xmm0: the honest marker, counted in
+    the summary."""
+    recs, err = _trace_json("typed_O2", ["scale"])
+    eq([r["args"] for r in recs], [{"x": "<unavailable: float in xmm0>", "n": 3}], "scale args")
+    check("cmon: values unavailable: 2 (" in err, "summary counts x and the return: %r" % err)

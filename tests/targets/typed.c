@@ -147,6 +147,13 @@ NOINLINE double fbox_sum(const struct fbox *b)
 	return b->d + b->f + b->i;
 }
 
+/* Recursion with a double parameter: returns pair with their calls. */
+NOINLINE double halve(double x, int n)
+{
+	BARRIER();
+	return n > 0 ? halve(x / 2, n - 1) + 0.25 : x;
+}
+
 /* A pointer to arrays: its signature is "const double (*mat)[2]". */
 NOINLINE double trace2(const double (*mat)[2], int n)
 {
@@ -239,6 +246,7 @@ static int run_all(void)
 	d = scale(1.5, 3);
 	d += fbox_sum(&fb);
 	d += trace2(mat, 2);
+	d += halve(8.0, 2);
 	total += sum_buf(buf, sizeof(buf));
 	total += sum_ints(v1, 5);
 	total += sum_ints(v2, 3);

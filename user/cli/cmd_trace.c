@@ -251,6 +251,10 @@ static uint64_t report(struct trace_run *r)
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
 				"values)\n", (unsigned long long)lost_captures);
+	if (typer__unavailable(r->typer))
+		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
+				"a uprobe cannot read)\n",
+			(unsigned long long)typer__unavailable(r->typer));
 	fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls", "written", "lost");
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;

@@ -2012,3 +2012,35 @@ char *debuginfo__build_id(const char *path)
 	close(fd);
 	return out;
 }
+
+int debuginfo__body_start(struct debuginfo *di, uint64_t func_addr, uint64_t *pc,
+			  uint8_t *slot_reg, int64_t *slot_off)
+{
+	Dwarf_Addr lo, hi, best = UINT64_MAX;
+	Dwarf_Die func, cu;
+	Dwarf_Lines *lines;
+	size_t n;
+	uint8_t reg;
+	int64_t off;
+
+	if (di->kind != DEBUGINFO_DWARF || find_subprogram(di, func_addr, &func) ||
+	    dwarf_lowpc(&func, &lo) || dwarf_highpc(&func, &hi) ||
+	    !dwarf_diecu(&func, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n))
+		return -ENOENT;
+	/* The function's second line-table row: where its body begins, the
+	 * prologue having stored the parameters in their frame slots. */
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Addr a;
+
+		if (dwarf_lineaddr(dwarf_onesrcline(lines, i), &a) == 0 && a > lo && a < hi &&
+		    a < best)
+			best = a;
+	}
+	if (best == UINT64_MAX || cfa_at(di, best, &reg, &off) ||
+	    (reg != DREG_RSP && reg != DREG_RBP) || off < 8 || off - 8 > UINT16_MAX)
+		return -ENOENT;
+	*pc = best;
+	*slot_reg = reg;
+	*slot_off = off - 8; /* the return address sits just below the CFA */
+	return 0;
+}

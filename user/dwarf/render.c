@@ -306,6 +306,8 @@ static void put_marker(struct rctx *r, uint8_t why, const struct ctype *t)
 {
 	char buf[64];
 
+	if ((why >= W_ST0 && why < W_ST0 + 8) || (why >= W_XMM0 && why < W_XMM0 + 16))
+		r->o->n_unavailable++;
 	if (why >= W_ST0 && why < W_ST0 + 8) {
 		snprintf(buf, sizeof(buf), "\"<unavailable: long double in st%u>\"", why - W_ST0);
 		put(r, buf);
@@ -948,7 +950,7 @@ static void out_clear(struct render_out *o)
 	strbuf__reset(&o->cellbuf);
 	strbuf__reset(&o->blobbuf);
 	strbuf__reset(&o->path);
-	o->n_truncated = o->n_faults = 0;
+	o->n_truncated = o->n_faults = o->n_unavailable = 0;
 	o->n_cells = 0;
 	o->n_blobs = 0;
 }

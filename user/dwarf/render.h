@@ -102,6 +102,7 @@ struct render_out {
 	struct strbuf truncated;   /* a JSON array of paths, [] when none */
 	struct strbuf faults;      /* a JSON array of paths, [] when none */
 	size_t n_truncated, n_faults;
+	size_t n_unavailable;      /* values in SSE or x87 registers (unreadable) */
 	const char **cells;        /* [n_cells]: each parameter's JSON value text */
 	size_t n_cells;
 	struct render_blob *blobs;
