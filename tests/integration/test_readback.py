@@ -8,6 +8,7 @@ import os
 import re
 
 from cmonlib import check, cmon, eq, funcs_args, run, target, tmpfile
+from test_capture import show as _show
 
 S_TEXT = 'hi "q"\n\u00e9\u00ff'   # greet's s in typed.c (its \xff as U+00FF)
 BUF13_HEX = "68690a00ff0102030405060780"
@@ -25,12 +26,6 @@ def _capture(binary, out, funcs, captures):
     m = re.search(r"^cmon: capturing to (.+)$", err, re.M)
     check(m, "no 'capturing to' line in %r" % err)
     return m.group(1)
-
-
-def _show(store, func, n):
-    code, out, err = cmon(["show", store, func, str(n)])
-    eq(code, 0, "cmon show %s %d (%s)" % (func, n, err.strip()))
-    return out.splitlines()
 
 
 def _has(lines, wants, what):
