@@ -107,10 +107,12 @@ int store_writer__add_file(struct store_writer *w, const char *path, const char 
  * Declare a traced function; returns its id (> 0) or a negative errno.
  * SIGNATURE_JSON describes its parameters, in order, and its return type:
  *   {"params": [{"name": "buf", "type": "const char *", "kind": "string"}, ...],
- *    "ret": "int"}
+ *    "ret": "int", "captures": [{"name": "sql", "kind": "str"}, ...]}
  * (a bare array of params is accepted too; "kind" is a free-form hint such
- * as "int", "uint", "float", "pointer", "string", "buffer", "raw").  TYPED
- * says the arguments come from DWARF rather than raw registers.
+ * as "int", "uint", "float", "pointer", "string", "buffer", "raw"; a
+ * capture's kind is "str", "bytes" or "array": each call holds it as the
+ * blob of that name).  TYPED says the arguments come from DWARF rather
+ * than raw registers.
  */
 int64_t store_writer__add_function(struct store_writer *w, const char *name, const char *module,
 				   const char *signature_json, bool typed);
