@@ -182,6 +182,8 @@ int store_cli__blob_json(const struct cmon_blob *b, const char *kind, size_t max
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *d = b->data;
 	size_t item = cmon_dtype_size(b->dtype), n, start = out->len;
+	uint64_t stride[8];
+	bool nest;
 	int err = 0;
 
 	kind = store_cli__blob_kind(b, kind);
@@ -192,12 +194,26 @@ int store_cli__blob_json(const struct cmon_blob *b, const char *kind, size_t max
 			n = max;
 			*cut = true;
 		}
+		/* Nested by shape ([[1, 2], [3, 4]]) when all of it is there. */
+		nest = b->ndim > 1 && b->ndim <= 8 && !*cut && !b->truncated;
+		for (unsigned k = b->ndim; nest && k-- > 1;) {
+			stride[k] = (k + 1 < b->ndim ? stride[k + 1] : 1) * b->shape[k];
+			nest = b->shape[k] && stride[k] <= n;
+		}
+		if (nest && stride[1] * b->shape[0] != n)
+			nest = false;
 		err = strbuf__putc(out, '[');
 		for (size_t i = 0; i < n && !err; i++) {
 			if (i)
 				err = strbuf__puts(out, ", ");
+			for (unsigned k = 1; nest && k < b->ndim && !err; k++)
+				if (i % stride[k] == 0)
+					err = strbuf__putc(out, '[');
 			if (!err && !element_json(b->dtype, d + i * item, out, &err))
 				goto bytes; /* a dtype not read here: its bytes */
+			for (unsigned k = 1; nest && k < b->ndim && !err; k++)
+				if ((i + 1) % stride[k] == 0)
+					err = strbuf__putc(out, ']');
 		}
 		return err ?: strbuf__putc(out, ']');
 	}

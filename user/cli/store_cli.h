@@ -37,7 +37,8 @@ char *store_cli__lookup_name(const struct cmon_function *fs, size_t n, size_t i)
 const char *store_cli__blob_kind(const struct cmon_blob *b, const char *kind);
 
 /* Blob B read as KIND (store_cli__blob_kind) as JSON text appended to OUT:
- * a string, an array of numbers by dtype ("[1, -2, 3]"), or a hex string.
+ * a string, an array of numbers by dtype ("[1, -2, 3]"; nested by shape,
+ * "[[1, 2], [3, 4]]", when all of it is there), or a hex string.
  * MAX > 0 keeps the first MAX elements (bytes, characters) and sets *CUT
  * when more were left out.  0 or -ENOMEM. */
 struct strbuf;
