@@ -22,9 +22,14 @@
  * the return was observed (it decides where the return-address slot is). */
 #define CMON_COOKIE_FUNC_MASK 0xffffffffULL
 #define CMON_COOKIE_KIND_SHIFT 32
+/* Entry probes past the prologue (-O0 float parameters read from their
+ * frame slots): the return-address slot is rsp, or rbp with
+ * CMON_COOKIE_SLOT_RBP, plus this 16-bit offset.  0: the entry's sp. */
+#define CMON_COOKIE_SLOT_OFF_SHIFT 40
+#define CMON_COOKIE_SLOT_RBP (1ULL << 56)
 /* On an entry cookie: the function never returns normally (_start, no ret
  * instruction): it has no exit probe, and its record is written at entry. */
-#define CMON_COOKIE_NEVER_RETURNS (1ULL << 40)
+#define CMON_COOKIE_NEVER_RETURNS (1ULL << 57)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */

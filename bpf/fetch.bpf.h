@@ -80,7 +80,9 @@ static __always_inline __u32 item_size(const __u64 *r, struct cmon_fetch *it, bo
 	if (it->kind == CMON_FETCH_STR)
 		size += 2; /* one byte past the cap, and the NUL: a longer string
 			    * reads cap + 1 characters, one that fits at most cap */
-	return size > CMON_ITEM_MAX ? CMON_ITEM_MAX : (__u32)size;
+	/* plans hold at most CMON_ITEM_MAX bytes an item; + 2 so that a cut is
+	 * seen at the largest string cap too */
+	return size > CMON_ITEM_MAX + 2 ? CMON_ITEM_MAX + 2 : (__u32)size;
 }
 
 /*

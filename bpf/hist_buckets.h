@@ -12,9 +12,10 @@
  * cover [0, 2^HIST_MAX_POW) ns (2^40 ns = 18.3 min); larger values go to
  * the last bucket, which counts overflows only.
  *
- * Arguments: log2 buckets of the value as an unsigned 64-bit number: bucket
- * 0 holds 0, bucket k (1..64) holds [2^(k-1), 2^k - 1].  Linear buckets
- * (MIN + k * STEP, signed) use the same array size.
+ * Arguments, read at the width and sign of their C type (hist_arg_value):
+ * log2 buckets of the value as a number >= 0: bucket 0 holds 0, bucket k
+ * (1..64) holds [2^(k-1), 2^k - 1] (a negative value is out of range).
+ * Linear buckets (MIN + k * STEP, signed) use the same array size.
  */
 #ifndef CMON_HIST_BUCKETS_H
 #define CMON_HIST_BUCKETS_H
@@ -75,6 +76,17 @@ HIST_INLINE __u32 hist_lat_bucket(__u64 v)
 HIST_INLINE __u32 hist_arg_log2_bucket(__u64 v)
 {
 	return v ? hist_log2(v) + 1 : 0;
+}
+
+/* Argument V as its C type reads it: the low BYTES bytes (1, 2, 4, 8),
+ * sign-extended when IS_SIGNED: -7 in an int is -7, not 4294967289. */
+HIST_INLINE __u64 hist_arg_value(__u64 v, __u32 bytes, __u32 is_signed)
+{
+	__u32 shift = bytes >= 1 && bytes < 8 ? 64 - 8 * bytes : 0;
+
+	if (!shift)
+		return v;
+	return is_signed ? (__u64)((__s64)(v << shift) >> shift) : (v << shift) >> shift;
 }
 
 /* The linear bucket of V (signed) for buckets MIN + k * STEP (STEP > 0), or

@@ -37,7 +37,9 @@ const volatile bool targ_per_pid = false;
  * the functions actually called, instead of a preallocated array. */
 const volatile bool targ_sparse = false;
 const volatile bool targ_mem = true;
-const volatile __s32 targ_hist_arg = -1; /* 0..5, or -1: no argument histogram */
+const volatile __s32 targ_hist_arg = -1; /* 0..5, CMON_HIST_RET, or -1: no argument histogram */
+const volatile __u32 targ_hist_bytes = 8; /* the value's width (its C type) */
+const volatile __u32 targ_hist_signed = 0;
 const volatile bool targ_linear = false;
 const volatile __u64 targ_lin_min = 0;   /* signed, as two's complement */
 const volatile __u64 targ_lin_step = 1;
@@ -176,9 +178,14 @@ static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs 
 	case 2: a = PT_REGS_PARM3(ctx); barrier_var(a); break;
 	case 3: a = PT_REGS_PARM4(ctx); barrier_var(a); break;
 	case 4: a = PT_REGS_PARM5(ctx); barrier_var(a); break;
-	default: a = PT_REGS_PARM6(ctx); barrier_var(a); break;
+	case 5: a = PT_REGS_PARM6(ctx); barrier_var(a); break;
+	default: a = PT_REGS_RC(ctx); barrier_var(a); break; /* CMON_HIST_RET, at the return */
 	}
-	if (targ_linear)
+	a = hist_arg_value(a, targ_hist_bytes, targ_hist_signed);
+	/* log2 buckets hold values >= 0: a negative one is out of range */
+	if (!targ_linear && targ_hist_signed && (__s64)a < 0)
+		b = HIST_ARG_NBUCKETS;
+	else if (targ_linear)
 		b = hist_arg_linear_bucket(a, targ_lin_min, targ_lin_step);
 	else
 		b = hist_arg_log2_bucket(a);
@@ -209,7 +216,7 @@ int BPF_KPROBE(cmon_prof_entry)
 		return 0;
 	}
 	v->calls++;
-	if (targ_hist_arg >= 0)
+	if (targ_hist_arg >= 0 && targ_hist_arg != CMON_HIST_RET)
 		count_arg(v, ctx);
 	if (cookie & CMON_COOKIE_NEVER_RETURNS) {
 		v->noreturn++; /* no return will come to time it */
@@ -277,6 +284,8 @@ int BPF_KPROBE(cmon_prof_exit)
 			v->lat_max_ns = lat;
 		v->returns++;
 		v->lat_sum_ns += lat;
+		if (targ_hist_arg == CMON_HIST_RET && kind != CMON_EXIT_TAIL_JMP)
+			count_arg(v, ctx);
 		b = hist_lat_bucket(lat);
 		if (b < HIST_NBUCKETS)
 			v->lat_hist[b]++;

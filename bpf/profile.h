@@ -10,6 +10,9 @@
 #include "cmon.h"
 #include "hist_buckets.h"
 
+/* targ_hist_arg for the return value (rax, at the return). */
+#define CMON_HIST_RET 6
+
 /* One function's (or one function-in-a-process's) counters on one CPU.
  * ~9.8 KB: well under the 32 KiB per-CPU value limit. */
 struct cmon_prof_value {
@@ -21,7 +24,7 @@ struct cmon_prof_value {
 	__u64 lat_min_ns;   /* valid when returns > 0 */
 	__u64 lat_max_ns;
 	__s64 rss_growth;   /* bytes, summed over completed calls */
-	__u64 arg_overflow; /* linear: outside [MIN, MIN + 65 STEP) */
+	__u64 arg_overflow; /* linear: outside [MIN, MIN + 65 STEP); log2: negative */
 	__u64 lat_hist[HIST_NBUCKETS];
 	__u64 arg_hist[HIST_ARG_NBUCKETS];
 };

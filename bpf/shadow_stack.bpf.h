@@ -69,6 +69,21 @@ static __always_inline bool shadow_stack_is_tail_call(struct task_struct *task,
 	return true;
 }
 
+/* The return-address slot seen by the entry probe with COOKIE: its stack
+ * pointer, or past the prologue the register + offset the CFI gives. */
+static __always_inline __u64 entry_slot(struct pt_regs *ctx, __u64 cookie)
+{
+	__u64 off = (cookie >> CMON_COOKIE_SLOT_OFF_SHIFT) & 0xffff;
+	__u64 fp = PT_REGS_FP(ctx), sp = PT_REGS_SP(ctx);
+	__u64 rbp = -(__u64)((cookie & CMON_COOKIE_SLOT_RBP) != 0);
+
+	/* Branch-free: a branch here would double the verifier's states for
+	 * the whole program, and a computed context offset is refused. */
+	barrier_var(fp);
+	barrier_var(sp);
+	return ((fp & rbp) | (sp & ~rbp)) + off;
+}
+
 /* The return-address slot seen by an exit probe of KIND at stack pointer SP. */
 static __always_inline __u64 exit_slot(__u64 sp, __u32 kind)
 {

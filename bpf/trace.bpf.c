@@ -158,7 +158,7 @@ int BPF_KPROBE(cmon_entry)
 	struct mm_struct *mm = task->mm;
 	struct shadow_stack *ss;
 	struct frame *fr;
-	__u64 slot = PT_REGS_SP(ctx);
+	__u64 slot = entry_slot(ctx, cookie);
 
 	if (!exe_wanted(task))
 		return 0;

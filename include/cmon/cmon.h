@@ -125,6 +125,12 @@ struct cmon_param {
 	const char *kind;   /* hint: "int", "uint", "float", "pointer", "string", ...; "" */
 };
 
+/* A --capture of a function: each call holds it as the blob NAME. */
+struct cmon_capture_info {
+	const char *name;
+	const char *kind;   /* "str" (text), "bytes" (raw bytes), "array" (numbers) */
+};
+
 struct cmon_function {
 	const char *name;       /* as traced (demangled for C++) */
 	const char *module;     /* file name of the object holding it; "" unknown */
@@ -134,6 +140,8 @@ struct cmon_function {
 	size_t n_params;
 	const struct cmon_param *params;
 	int typed;              /* 1: arguments typed from DWARF; 0: raw registers */
+	size_t n_captures;      /* its --capture values, in the order given */
+	const struct cmon_capture_info *captures;
 };
 
 /* Every function of the store, in the order they were declared. */

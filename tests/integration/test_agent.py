@@ -58,7 +58,12 @@ def test_agent_reload_keeps_counting():
         eq(value(m, "cmon_add_lat_seconds_count", probe="add_lat"), 1000, "latency count")
         eq(value(m, "cmon_add_lat_seconds_bucket", probe="add_lat", le="+Inf"), 1000, "+Inf")
         eq(value(m, "cmon_add_lat_seconds_bucket", probe="add_lat", le="10"), 1000, "le=10")
-        check(value(m, "cmon_add_lat_seconds_sum", probe="add_lat") > 0, "latency sum > 0")
+        # add() is a few instructions: its own time (the probes' cost taken
+        # out) is a few ns a call plus the calibration's error, and may sum
+        # to 0 (test_latency checks the correction itself); never negative,
+        # never the ~10 us of a single-stepped probe on every call.
+        lat_sum = value(m, "cmon_add_lat_seconds_sum", probe="add_lat")
+        check(0 <= lat_sum < 1000 * 8e-6, "latency sum %r for 1000 calls of add()" % lat_sum)
         eq(value(m, "cmon_probe_state", probe="broken", state="error"), 1, "broken: error")
         eq(value(m, "cmon_probe_state", probe="broken", state="applied"), 0, "broken: not applied")
         eq(value(m, "cmon_probe_state", probe="adds", state="applied"), 1, "adds: applied")

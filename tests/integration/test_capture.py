@@ -103,12 +103,11 @@ def test_capture_roundtrip():
         "  n (int) = 5",
         "ret        (long int) 39997",
         "blobs      1",
-        "  v  <i4 [5]  20 bytes",
-        "    hex  " + " ".join("%02x" % b for b in struct.pack("<5i", *V1)),
+        "  v  <i4 [5] = [1, -2, 3, 40000, -5]",
     ], "show sum_ints 1")
     has_lines(show(store, "sum_ints", 2), [
         "sum_ints  call 2 of 2  (%s)" % BINARY, "  n (int) = 3", "ret        (long int) 24",
-        "  v  <i4 [3]  12 bytes"], "show sum_ints 2")
+        "  v  <i4 [3] = [7, 8, 9]"], "show sum_ints 2")
     has_lines(show(store, "greet", 1), [
         '  s (const char *) = "hi \\"q\\"\\n\u00e9\\u00ff"',
         "  none (const char *) = null",
@@ -241,9 +240,10 @@ def export_csv(store):
     tail = ["rss_entry", "rss_exit", "vms_entry", "vms_exit"]
     rows = table("sum_ints")
     # "n" is taken by the call number: the parameter's column is arg_n.
-    eq(rows[0], head + ["values", "arg_n"] + tail, "sum_ints.csv header")
-    eq([(r[0], r[5], r[6], r[8]) for r in rows[1:]], [("1", "ok", "39997", "5"),
-                                                    ("2", "ok", "24", "3")], "sum_ints rows")
+    eq(rows[0], head + ["values", "arg_n", "v"] + tail, "sum_ints.csv header")
+    eq([(r[0], r[5], r[6], r[8], r[9]) for r in rows[1:]],
+       [("1", "ok", "39997", "5", "[1, -2, 3, 40000, -5]"), ("2", "ok", "24", "3", "[7, 8, 9]")],
+       "sum_ints rows (the capture v as a JSON array)")
     check(all(re.match(r"^0x[0-9a-f]+$", r[7]) for r in rows[1:]), "values column: %r" % rows)
     rows = table("greet")
     eq(rows[0], head + ["s", "none"] + tail, "greet.csv header")

@@ -102,7 +102,7 @@ def test_store_show():
     # C++ names, MODULE:NAME.
     code, out, err = cmon(["show", path, "ns::Widget::resize(int, int)", "1"])
     eq(code, 0, "exit status (%s)" % err)
-    check("  matrix  <f8 [2, 3]  48 bytes" in out.splitlines(), out)
+    check("  matrix  <f8 [2, 3] = [[0.5, 1.5, 2.5], [3.5, 4.5, 5.5]]" in out.splitlines(), out)
     code, out, err = cmon(["show", path, "libm2.so:sum_array", "2"])
     eq(code, 0, "exit status (%s)" % err)
     check("ret        (int) 24" in out.splitlines(), out)

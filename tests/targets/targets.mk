@@ -122,3 +122,13 @@ $(TARGET_DIR)/inlined: tests/targets/inlined.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 $< -o $@
+
+# typed.c without DWARF (symbols only): functions captured as raw registers
+# (test_readback.py).
+TARGETS += $(TARGET_DIR)/typed_nodwarf
+targets: $(TARGET_DIR)/typed_nodwarf
+
+$(TARGET_DIR)/typed_nodwarf: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -g,$(TYPED_CFLAGS)) -O2 $< -o $@

@@ -5,6 +5,7 @@
  *   typed [--wait] all         every function below once (sum_ints twice)
  *   typed [--wait] cold FILE   cold_str() on a string in FILE, mapped and
  *                              never touched before the call (not resident)
+ *   typed [--wait] long N      greet() on a string of N 'x'
  *   typed [--wait] loop N      sum_buf + sum_ints N times, 1 ms apart
  *                              (N = 0: until killed)
  *
@@ -146,6 +147,24 @@ NOINLINE double fbox_sum(const struct fbox *b)
 	return b->d + b->f + b->i;
 }
 
+/* Recursion with a double parameter: returns pair with their calls. */
+NOINLINE double halve(double x, int n)
+{
+	BARRIER();
+	return n > 0 ? halve(x / 2, n - 1) + 0.25 : x;
+}
+
+/* A pointer to arrays: its signature is "const double (*mat)[2]". */
+NOINLINE double trace2(const double (*mat)[2], int n)
+{
+	double t = 0;
+
+	BARRIER();
+	for (int i = 0; i < n; i++)
+		t += mat[i][i];
+	return t;
+}
+
 NOINLINE long sum_buf(const uint8_t *buf, size_t len)
 {
 	long s = 0;
@@ -195,6 +214,7 @@ static int run_all(void)
 	uint8_t buf[13];
 	int32_t v1[5] = { 1, -2, 3, 40000, -5 };
 	int32_t v2[3] = { 7, 8, 9 };
+	const double mat[2][2] = { { 1.5, 2 }, { 3, 4.25 } };
 	struct pt p;
 	long total = 0;
 	double d;
@@ -225,6 +245,8 @@ static int run_all(void)
 	total += eight(1, -2, 3, -4, 5, -6, -7, 0x123456789L);
 	d = scale(1.5, 3);
 	d += fbox_sum(&fb);
+	d += trace2(mat, 2);
+	d += halve(8.0, 2);
 	total += sum_buf(buf, sizeof(buf));
 	total += sum_ints(v1, 5);
 	total += sum_ints(v2, 3);
@@ -282,12 +304,28 @@ static int run_loop(long n)
 	return 0;
 }
 
+/* greet() on a string of N 'x' (--strlen at its largest). */
+static int run_long(long n)
+{
+	char *s = malloc((size_t)n + 1);
+
+	if (!s)
+		return 1;
+	memset(s, 'x', (size_t)n);
+	s[n] = '\0';
+	printf("long len=%zu\n", greet(s, NULL));
+	free(s);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	if (!strcmp(argv[0], "all"))
 		return run_all();
 	if (!strcmp(argv[0], "cold") && argc > 1)
 		return run_cold(argv[1]);
+	if (!strcmp(argv[0], "long") && argc > 1)
+		return run_long(atol(argv[1]));
 	if (!strcmp(argv[0], "loop"))
 		return run_loop(argc > 1 ? atol(argv[1]) : 0);
 	fprintf(stderr, "typed: unknown scenario %s\n", argv[0]);

@@ -587,6 +587,34 @@ static void test_dtype(void **state)
 	ctype_arena__put(NULL);
 }
 
+static void test_declare(void **state)
+{
+	static const char *const cases[][3] = {
+		{ "int", "n", "int n" },
+		{ "char *", "s", "char *s" },
+		{ "const char *", "buf", "const char *buf" },
+		{ "char *const", "p", "char *const p" },
+		{ "int [4]", "v", "int v[4]" },
+		{ "int [2][3]", "m", "int m[2][3]" },
+		{ "const double (*)[2]", "mat", "const double (*mat)[2]" },
+		{ "void (*)(int, char *)", "cb", "void (*cb)(int, char *)" },
+		{ "int (*(*)[3])(void)", "t", "int (*(*t)[3])(void)" },
+		{ "char *(*)[4]", "pa", "char *(*pa)[4]" },
+		{ "int &", "r", "int &r" },
+		{ "std::function<void (int)>", "f", "std::function<void (int)> f" },
+		{ "struct pt", "p", "struct pt p" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = ctype__declare(cases[i][0], cases[i][1]);
+
+		assert_non_null(d);
+		assert_string_equal(d, cases[i][2]);
+		free(d);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* plans                                                               */
 
@@ -1531,6 +1559,7 @@ int main(void)
 		cmocka_unit_test(test_past_prologue),
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_dtype),
+		cmocka_unit_test(test_declare),
 		cmocka_unit_test(test_plan_registers_and_stack),
 		cmocka_unit_test(test_plan_returns),
 		cmocka_unit_test(test_plan_pointers),

@@ -283,6 +283,21 @@ static void test_arg_log2(void **state)
 		assert_int_equal(hist__arg_log2_low(b + 1), hist__arg_log2_high(b) + 1);
 }
 
+/* An argument at its C type's width and sign: -7 in an int (the register
+ * holding 0x00000000fffffff9) is -7; an unsigned char is its low byte. */
+static void test_arg_value(void **state)
+{
+	(void)state;
+	assert_int_equal((int64_t)hist_arg_value(0xfffffff9ull, 4, 1), -7);
+	assert_int_equal(hist_arg_value(0xfffffff9ull, 4, 0), 0xfffffff9ull);
+	assert_int_equal(hist_arg_value(0x12345678ffull, 1, 0), 0xff);
+	assert_int_equal((int64_t)hist_arg_value(0x12345678ffull, 1, 1), -1);
+	assert_int_equal((int64_t)hist_arg_value(0xabcd8000ull, 2, 1), -32768);
+	assert_int_equal(hist_arg_value(~0ull, 8, 0), ~0ull);
+	assert_int_equal(hist_arg_linear_bucket(hist_arg_value(0xfffffff9ull, 4, 1),
+						(uint64_t)-10, 1), 3);
+}
+
 static void test_arg_linear(void **state)
 {
 	static const struct {
@@ -324,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_percentile_known),
 		cmocka_unit_test(test_count_le),
 		cmocka_unit_test(test_arg_log2),
+		cmocka_unit_test(test_arg_value),
 		cmocka_unit_test(test_arg_linear),
 	};
 

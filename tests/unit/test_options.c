@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include "agg/hist_arg.h"
 #include "cli/options.h"
 
 #define MAX_ARGS 16
@@ -211,6 +212,9 @@ static void test_profile_hist_args(void **state)
 		int want;
 	} cases[] = {
 		{ "0", 0 }, { "5", 5 }, { "arg0", 0 }, { "arg3", 3 }, { "arg5", 5 },
+		/* names and ret: resolved from DWARF once the functions are known */
+		{ "len", HIST_ARG_BY_NAME }, { "ret", HIST_ARG_BY_NAME }, { "arg", HIST_ARG_BY_NAME },
+		{ "_n2", HIST_ARG_BY_NAME },
 	};
 	static const struct {
 		const char *spec;
@@ -229,6 +233,7 @@ static void test_profile_hist_args(void **state)
 
 		assert_int_equal(parse_words(CMD_PROFILE, argv, &o), 0);
 		assert_int_equal(o.hist_arg, cases[i].want);
+		assert_string_equal(o.hist, cases[i].word);
 		assert_false(o.hist_linear);
 		cmd_opts__free(&o);
 	}
@@ -254,7 +259,8 @@ static void test_profile_rejections(void **state)
 		{ "profile", "-p", "1", NULL },                                  /* no --func */
 		{ "profile", "--func", "f", NULL },                              /* no target */
 		{ "profile", "-p", "1", "-f", "f", "--hist", "6", NULL },
-		{ "profile", "-p", "1", "-f", "f", "--hist", "arg", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "a-b", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--hist", "", NULL },
 		{ "profile", "-p", "1", "-f", "f", "--hist", "-1", NULL },
 		{ "profile", "-p", "1", "-f", "f", "--hist", "01", NULL },
 		{ "profile", "-p", "1", "-f", "f", "--hist-linear", "0,10,1", NULL }, /* no --hist */

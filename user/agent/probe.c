@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include "agent/logsink.h"
 #include "agent/probe.h"
+#include "agg/hist_arg.h"
 #include "agg/profiler.h"
 #include "core/log.h"
 #include "elf/funcpattern.h"
@@ -442,7 +443,8 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	ro.n_patterns = g->n_patterns;
 	/* Counting and argument histograms need entries only: a return probe
 	 * would cost every call a uretprobe for nothing. */
-	ro.ret_choice = s->instrument == INSTR_LATENCY || s->instrument == INSTR_LOG
+	ro.ret_choice = s->instrument == INSTR_LATENCY || s->instrument == INSTR_LOG ||
+				(s->arg_name && !strcmp(s->arg_name, "ret"))
 				? RETURN_AUTO
 				: RETURN_OFF;
 	err = probe_set__resolve(&ro, &g->set);
@@ -472,7 +474,18 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		/* Attached by the share of probes with these options on this
 		 * file (probe_pool__commit). */
 		po.per_pid = s->per_pid;
-		po.hist_arg = s->instrument == INSTR_ARG ? s->arg : -1;
+		po.hist_arg = -1;
+		if (s->instrument == INSTR_ARG) {
+			/* at the width and sign of its C type, as profile --hist */
+			struct hist_arg ha;
+			char num[8];
+
+			snprintf(num, sizeof(num), "%d", s->arg);
+			err = hist_arg__resolve(g->set, s->arg_name ? s->arg_name : num, "arg", &ha);
+			po.hist_arg = ha.reg;
+			po.hist_bytes = ha.bytes;
+			po.hist_signed = ha.is_signed;
+		}
 		po.mem = false;
 		g->kernel_max_pids = s->per_pid ? s->max_pids * KERNEL_PID_FACTOR : 0;
 		po.max_pids = g->kernel_max_pids;
@@ -482,12 +495,14 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		po.filter_cgroup = cg;
 		g->po = po;
 		g->ids = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*g->ids));
-		if (asprintf(&g->share_key, "%s\n%d %d %d %u %d %llu %s\n%llu:%llu", s->target,
-			     ro.ret_choice, po.per_pid, po.hist_arg, po.max_pids, (int)po.filter_pid,
-			     (unsigned long long)po.filter_cgroup, po.filter_comm,
-			     (unsigned long long)g->ident.dev, (unsigned long long)g->ident.ino) < 0)
+		/* the argument's register, width and sign are the profiler's own */
+		if (asprintf(&g->share_key, "%s\n%d %d %d %u %d %u %d %llu %s\n%llu:%llu", s->target,
+			     ro.ret_choice, po.per_pid, po.hist_arg, po.hist_bytes, po.hist_signed,
+			     po.max_pids, (int)po.filter_pid, (unsigned long long)po.filter_cgroup,
+			     po.filter_comm, (unsigned long long)g->ident.dev,
+			     (unsigned long long)g->ident.ino) < 0)
 			g->share_key = NULL;
-		if (!g->ids || !g->share_key)
+		if (!err && (!g->ids || !g->share_key))
 			err = -ENOMEM;
 	}
 	*msg = errcap_end(&cap, s->id);
@@ -1358,8 +1373,9 @@ int agent_probe__family(const struct agent_probe *p, struct expo *e)
 				    "return (bucket bounds exact to 2 %).");
 	case INSTR_ARG:
 		return expo__family(e, name, METRIC_HISTOGRAM,
-				    "An argument of the probed functions as an unsigned 64-bit "
-				    "value, in log2 buckets (le = 2^k - 1).");
+				    "An argument (or the return value) of the probed functions at "
+				    "the width and sign of its C type, in log2 buckets "
+				    "(le = 2^k - 1).");
 	default:
 		return 0;
 	}

@@ -49,7 +49,10 @@ void series_val__from_profile(struct series_val *v, const struct func_profile *f
 	v->lat_sum_ns = fp->lat_sum_ns > bias_ns * v->lat_count ? fp->lat_sum_ns - bias_ns * v->lat_count : 0;
 	for (size_t i = 0; i < SERIES_LAT_NBOUNDS; i++)
 		v->lat_le[i] = hist__count_le(fp->lat_hist, HIST_NBUCKETS, series_lat_bound_ns[i] + bias_ns);
-	/* Log2 bucket k holds [2^(k-1), 2^k - 1]: buckets 0..k are <= 2^k - 1. */
+	/* Log2 bucket k holds [2^(k-1), 2^k - 1]: buckets 0..k are <= 2^k - 1.
+	 * In log2 mode only a negative value of a signed argument is out of
+	 * range (hist_buckets.h): it is <= 0, so in every bucket. */
+	cum = fp->arg_overflow;
 	for (size_t k = 0; k < SERIES_ARG_NBOUNDS; k++) {
 		cum += fp->arg_hist[k];
 		v->arg_le[k] = cum;

@@ -16,6 +16,7 @@
 #include <yaml.h>
 #include "agent/yaml_limits.h"
 #include "agent/spec.h"
+#include "agg/hist_arg.h"
 #include "core/file.h"
 
 #define SPEC_MAX_BYTES (4u << 20) /* a spec larger than this is a mistake */
@@ -425,9 +426,18 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 		return 0;
 	}
 	if (!strcmp(key, "arg")) {
+		const char *a = scalar(v);
+
+		st->have_arg = true;
+		if (a && !isdigit((unsigned char)*a)) {
+			/* a parameter name or ret: resolved from DWARF (hist_arg.h) */
+			if (!hist_arg__valid(a))
+				return probe_fail(p, v, "'arg' must be 0..5, ret or a parameter "
+						  "name, not '%s'", a);
+			return get_string(p, v, key, &p->arg_name);
+		}
 		err = get_uint(p, v, key, 5, false, &u);
 		p->arg = (int)u;
-		st->have_arg = true;
 		return err;
 	}
 	if (!strcmp(key, "metric")) {
@@ -492,7 +502,7 @@ static int validate(struct pstate *st, yaml_node_t *n)
 	if (!p->n_funcs)
 		return probe_fail(p, n, "probe '%s' needs a 'func' pattern", p->name);
 	if (p->instrument == INSTR_ARG && !st->have_arg)
-		return probe_fail(p, n, "instrument arg needs 'arg' (argument index 0..5)");
+		return probe_fail(p, n, "instrument arg needs 'arg' (0..5, ret or a parameter name)");
 	if (p->instrument != INSTR_ARG && st->have_arg)
 		return probe_fail(p, n, "'arg' is only for instrument arg");
 	if (p->instrument == INSTR_LOG && !st->have_log)
@@ -801,6 +811,7 @@ static void probe_spec__clear(struct probe_spec *p)
 	}
 	free(p->labels);
 	free(p->log_path);
+	free(p->arg_name);
 	free(p->error);
 }
 
@@ -832,6 +843,7 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 	if (!str_eq(a->name, b->name) || !str_eq(a->id, b->id) || !str_eq(a->target, b->target) ||
 	    !str_eq(a->process, b->process) || a->pid != b->pid || !str_eq(a->cgroup, b->cgroup) ||
 	    a->n_funcs != b->n_funcs || a->instrument != b->instrument || a->arg != b->arg ||
+	    !str_eq(a->arg_name, b->arg_name) ||
 	    !str_eq(a->metric, b->metric) || a->n_labels != b->n_labels ||
 	    a->per_pid != b->per_pid || a->max_pids != b->max_pids ||
 	    a->max_functions != b->max_functions ||
@@ -877,6 +889,7 @@ struct probe_spec *probe_spec__dup(const struct probe_spec *s)
 	err |= dup_str(s->cgroup, &d->cgroup);
 	err |= dup_str(s->metric, &d->metric);
 	err |= dup_str(s->log_path, &d->log_path);
+	err |= dup_str(s->arg_name, &d->arg_name);
 	err |= dup_str(s->error, &d->error);
 	if (!err && s->n_funcs) {
 		d->funcs = calloc(s->n_funcs, sizeof(*d->funcs));

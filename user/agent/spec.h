@@ -14,7 +14,7 @@
  *       func: 'kv_*'                # required: pattern as `cmon trace --func`
  *                                   # (or a list of patterns)
  *       instrument: latency         # required: count | latency | arg | log
- *       arg: 1                      # arg: argument index 0..5
+ *       arg: 1                      # arg: 0..5, ret, or a parameter name
  *       metric: app_kv_call_seconds # optional; default cmon_<name>_<suffix>
  *                                   # (suffix: calls, seconds, arg)
  *       labels: {service: kv}       # optional constant labels
@@ -69,6 +69,7 @@ struct probe_spec {
 	size_t n_funcs;
 	enum probe_instrument instrument;
 	int arg;            /* INSTR_ARG: 0..5, else -1 */
+	char *arg_name;     /* INSTR_ARG: "ret" or a parameter name instead; NULL */
 	char *metric;       /* family name: the default filled in; for count
 			     * without its "_total" */
 	struct spec_label *labels; /* sorted by name */

@@ -74,6 +74,8 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	p->skel->rodata->targ_mem = opts->mem;
 	p->skel->rodata->targ_mem_cast = mem_cast;
 	p->skel->rodata->targ_hist_arg = opts->hist_arg >= 0 ? opts->hist_arg : -1;
+	p->skel->rodata->targ_hist_bytes = opts->hist_bytes ? opts->hist_bytes : 8;
+	p->skel->rodata->targ_hist_signed = opts->hist_signed;
 	p->skel->rodata->targ_linear = opts->linear;
 	p->skel->rodata->targ_lin_min = (__u64)opts->lin_min;
 	p->skel->rodata->targ_lin_step = opts->linear ? (__u64)opts->lin_step : 1;
@@ -112,7 +114,7 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 	struct profiler *p;
 	int err;
 
-	if (opts->hist_arg > 5 || (opts->linear && opts->lin_step <= 0) ||
+	if (opts->hist_arg > CMON_HIST_RET || (opts->linear && opts->lin_step <= 0) ||
 	    set->n_funcs > CMON_COOKIE_FUNC_MASK) {
 		errno = EINVAL;
 		return NULL;

@@ -23,7 +23,9 @@ struct profiler;
 
 struct profiler_opts {
 	bool per_pid;        /* aggregate per (function, process) */
-	int hist_arg;        /* argument index 0..5 to histogram, or -1 */
+	int hist_arg;        /* argument index 0..5 to histogram, CMON_HIST_RET, or -1 */
+	unsigned hist_bytes; /* its width, 1/2/4/8 (0: 8), and sign (hist_arg.h) */
+	bool hist_signed;
 	bool linear;         /* arg histogram linear: lin_min + k * lin_step */
 	int64_t lin_min;
 	int64_t lin_step;    /* > 0 when linear */

@@ -340,6 +340,7 @@ struct columns {
 	size_t n;
 	const char **param; /* name to look the value up by */
 	char **head;        /* column header */
+	const char **kind;  /* a --capture's kind (its blob's name is param); NULL: a parameter */
 };
 
 static void columns__release(struct columns *cols)
@@ -348,6 +349,7 @@ static void columns__release(struct columns *cols)
 		free(cols->head[i]);
 	free(cols->head);
 	free(cols->param);
+	free(cols->kind);
 	memset(cols, 0, sizeof(*cols));
 }
 
@@ -358,9 +360,10 @@ static int columns__init(struct columns *cols, const struct cmon_function *f,
 	bool from_call = !f->n_params && first;
 	size_t n = from_call ? first->n_args : f->n_params;
 
-	cols->param = calloc(n + 1, sizeof(*cols->param));
-	cols->head = calloc(n + 1, sizeof(*cols->head));
-	if (!cols->param || !cols->head)
+	cols->param = calloc(n + f->n_captures + 1, sizeof(*cols->param));
+	cols->head = calloc(n + f->n_captures + 1, sizeof(*cols->head));
+	cols->kind = calloc(n + f->n_captures + 1, sizeof(*cols->kind));
+	if (!cols->param || !cols->head || !cols->kind)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = from_call ? first->args[i].name : f->params[i].name;
@@ -375,7 +378,42 @@ static int columns__init(struct columns *cols, const struct cmon_function *f,
 		cols->n = i + 1;
 	}
 	cols->n = n;
+	/* Then every --capture (a capture never takes a parameter's name). */
+	for (size_t i = 0; i < f->n_captures; i++) {
+		const char *name = f->captures[i].name;
+		int r = is_fixed(name) ? asprintf(&cols->head[n + i], "capture_%s", name)
+				       : asprintf(&cols->head[n + i], "%s", name);
+
+		if (r < 0) {
+			cols->head[n + i] = NULL;
+			return -ENOMEM;
+		}
+		cols->param[n + i] = name;
+		cols->kind[n + i] = f->captures[i].kind;
+		cols->n = n + i + 1;
+	}
 	return 0;
+}
+
+/* Column I of call C as JSON text in TMP2 (NULL: none): a parameter's
+ * value, or a capture's (text, hex bytes, or an array of numbers). */
+static const char *cell_json(const struct columns *cols, size_t i, const struct cmon_call *c,
+			     struct strbuf *tmp2)
+{
+	const struct cmon_blob *b;
+	bool cut;
+
+	if (!cols->kind[i]) {
+		const struct cmon_arg *a = cmon_call_arg(c, cols->param[i]);
+
+		return a ? a->value : NULL;
+	}
+	if (cmon_call_blob(c, cols->param[i], &b))
+		return NULL;
+	strbuf__reset(tmp2);
+	if (store_cli__blob_json(b, cols->kind[i], 0, tmp2, &cut))
+		return NULL;
+	return tmp2->buf;
 }
 
 /* A value in a CSV cell: scalars as themselves (a JSON string decoded),
@@ -414,7 +452,7 @@ static void table_header(FILE *f, enum export_mode mode, const struct columns *c
 }
 
 static void table_row(FILE *f, enum export_mode mode, const struct columns *cols,
-		      const struct cmon_call *c, struct strbuf *tmp)
+		      const struct cmon_call *c, struct strbuf *tmp, struct strbuf *tmp2)
 {
 	const uint64_t mem[4] = { c->rss_entry, c->rss_exit, c->vms_entry, c->vms_exit };
 
@@ -427,10 +465,8 @@ static void table_row(FILE *f, enum export_mode mode, const struct columns *cols
 		fputc(',', f);
 		csv_value(f, tmp, c->ret);
 		for (size_t i = 0; i < cols->n; i++) {
-			const struct cmon_arg *a = cmon_call_arg(c, cols->param[i]);
-
 			fputc(',', f);
-			csv_value(f, tmp, a ? a->value : NULL);
+			csv_value(f, tmp, cell_json(cols, i, c, tmp2));
 		}
 		for (size_t i = 0; i < 4; i++) {
 			fputc(',', f);
@@ -446,11 +482,11 @@ static void table_row(FILE *f, enum export_mode mode, const struct columns *cols
 	put_json_str(f, tmp, c->status);
 	fprintf(f, ", \"ret\": %s", c->ret ? c->ret : "null");
 	for (size_t i = 0; i < cols->n; i++) {
-		const struct cmon_arg *a = cmon_call_arg(c, cols->param[i]);
+		const char *v = cell_json(cols, i, c, tmp2);
 
 		fputs(", ", f);
 		put_json_str(f, tmp, cols->head[i]);
-		fprintf(f, ": %s", a && a->value ? a->value : "null");
+		fprintf(f, ": %s", v ? v : "null");
 	}
 	for (size_t i = 0; i < 4; i++) {
 		fprintf(f, ", \"%s\": ", fixed_tail[i]);
@@ -465,7 +501,7 @@ struct export_ctx {
 	struct cmon_store *s;
 	enum export_mode mode;
 	int rootfd;
-	struct strbuf tmp;
+	struct strbuf tmp, tmp2;
 	struct names entries;  /* names used in the root folder */
 	uint64_t calls;
 };
@@ -516,7 +552,7 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 				table_header(out, x->mode, &cols, &x->tmp);
 				header_done = true;
 			}
-			table_row(out, x->mode, &cols, c, &x->tmp);
+			table_row(out, x->mode, &cols, c, &x->tmp, &x->tmp2);
 		}
 		cmon_call_free(c);
 		c = NULL;
@@ -767,6 +803,7 @@ cleanup:
 		close(x.rootfd);
 	names__release(&x.entries);
 	strbuf__release(&x.tmp);
+	strbuf__release(&x.tmp2);
 	free(entries);
 	free(made);
 	free(def);

@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +49,37 @@ static void time_line(const char *label, const char *ns_text)
 /* Keys printed in the header; any other key is listed after them. */
 static const char *const known_keys[] = {
 	"format_version", "cmon_version", "command_line", "target_path", "build_id",
-	"hostname", "start_time_ns", "end_time_ns", "last_commit_ns",
+	"hostname", "start_time_ns", "end_time_ns", "last_commit_ns", "files",
 };
+
+/* Every file the traced functions live in, with its build-id. */
+static void print_files(const struct cmon_store *s)
+{
+	json_t *files = NULL;
+	const char *text = cmon_store_meta(s, "files");
+	size_t i;
+	json_t *f;
+	int pad;
+
+	if (text)
+		files = json_loads(text, 0, NULL);
+	if (!json_is_array(files) || !json_array_size(files)) {
+		json_decref(files);
+		return;
+	}
+	json_array_foreach(files, i, f) {
+		const char *path = json_string_value(json_object_get(f, "path"));
+		const char *bid = json_string_value(json_object_get(f, "build_id"));
+
+		printf("%-12s", i ? "" : "files");
+		store_cli__put_safe(stdout, bid ? bid : "-");
+		pad = 40 - (int)strlen(bid ? bid : "-");
+		printf("%*s  ", pad > 0 ? pad : 0, "");
+		store_cli__put_safe(stdout, path ? path : "?");
+		putchar('\n');
+	}
+	json_decref(files);
+}
 
 static void print_meta(const struct cmon_store *s)
 {
@@ -65,6 +95,7 @@ static void print_meta(const struct cmon_store *s)
 	meta_line("target", cmon_store_meta(s, "target_path"));
 	meta_line("build-id", cmon_store_meta(s, "build_id"));
 	meta_line("host", cmon_store_meta(s, "hostname"));
+	print_files(s);
 	time_line("started", start);
 	if (end) {
 		time_line("ended", end);

@@ -4,6 +4,7 @@
  * print a table of per-function statistics every --interval and at the end
  * (cumulative since attach), detach.  Nothing per call leaves the kernel.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include "cmon.h"
 #include "agg/hist.h"
+#include "agg/hist_arg.h"
 #include "agg/profiler.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -47,6 +49,7 @@ struct profile_run {
 	unsigned reports;
 	double t_start;
 	struct strbuf sb; /* escaping CSV and JSON strings */
+	struct hist_arg hist; /* --hist: its register, width and sign */
 };
 
 /* ---------------------------------------------------------------- collecting */
@@ -240,11 +243,16 @@ static void text_hist(struct profile_run *r, const struct prof_row *row)
 	put_name(r->ses.out, func_name(r, row->func_id), 0);
 	if (o->per_pid)
 		fprintf(r->ses.out, " (pid %u)", row->pid);
+	fprintf(r->ses.out, ": %s%s", o->hist_arg < HIST_ARG_RET && isdigit(*o->hist) ? "arg" : "",
+		o->hist);
+	if (r->hist.typed)
+		fprintf(r->ses.out, " (%s)", r->hist.type);
 	if (o->hist_linear)
-		fprintf(r->ses.out, ": arg%d, linear from %lld by %lld\n", o->hist_arg,
-			(long long)o->lin_min, (long long)o->lin_step);
+		fprintf(r->ses.out, ", linear from %lld by %lld\n", (long long)o->lin_min,
+			(long long)o->lin_step);
 	else
-		fprintf(r->ses.out, ": arg%d, log2 (as unsigned)\n", o->hist_arg);
+		fprintf(r->ses.out, ", log2%s\n", r->hist.is_signed ? " (negative values out of range)"
+			: r->hist.typed ? "" : " (as unsigned)");
 	for (int k = first; k >= 0 && k <= last; k++) {
 		char lo[24], hi[24];
 		int bar;
@@ -447,8 +455,16 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 		else
 			fprintf(r->ses.out, ",\"rss_growth_bytes\":%lld", (long long)row->rss_growth);
 		if (o->hist_arg >= 0) {
-			fprintf(r->ses.out, ",\"arg_hist\":{\"arg\":%d,\"scale\":\"%s\",\"buckets\":",
-				o->hist_arg, o->hist_linear ? "linear" : "log2");
+			if (o->hist_arg < HIST_ARG_RET)
+				fprintf(r->ses.out, ",\"arg_hist\":{\"arg\":%d", o->hist_arg);
+			else
+				fputs(",\"arg_hist\":{\"arg\":null", r->ses.out);
+			fputs(",\"value\":", r->ses.out);
+			put_escaped(r, o->hist, true);
+			fputs(",\"type\":", r->ses.out);
+			put_escaped(r, r->hist.typed ? r->hist.type : "raw", true);
+			fprintf(r->ses.out, ",\"scale\":\"%s\",\"buckets\":",
+				o->hist_linear ? "linear" : "log2");
 			put_hist(r, row, true);
 			fprintf(r->ses.out, ",\"out_of_range\":%llu}",
 				(unsigned long long)arg_out_of_range(o, row));
@@ -542,6 +558,15 @@ static int setup(struct profile_run *r)
 
 	if (!r->opts.raw_latency)
 		r->calib = probe_calib__host();
+
+	if (r->opts.hist) {
+		err = hist_arg__resolve(r->set, r->opts.hist, "--hist", &r->hist);
+		if (err)
+			return err;
+		r->opts.hist_arg = r->hist.reg;
+		po.hist_bytes = r->hist.bytes;
+		po.hist_signed = r->hist.is_signed;
+	}
 	po.per_pid = r->opts.per_pid;
 	po.hist_arg = r->opts.hist_arg;
 	po.linear = r->opts.hist_linear;

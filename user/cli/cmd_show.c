@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * cmd_show.c: `cmon show RUN FUNC N`: one recorded call, every argument by
- * name with its type and value, the return value, timing, memory, and the
- * first bytes of each captured buffer.
+ * name with its type and value, the return value, timing, memory, and each
+ * captured buffer (numbers, text, or the first bytes as hex).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/store_cli.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 
 /* Bytes of each buffer shown as hex and text. */
 #define SHOW_BYTES 64
@@ -41,10 +43,15 @@ static void mem_line(const char *label, uint64_t entry, uint64_t exit)
 	       a, b, (int64_t)(exit - entry));
 }
 
-static void print_blob(const struct cmon_blob *b)
+/* Numbers as numbers with their dtype, text as text, hex only for raw
+ * bytes. */
+static int print_blob(const struct cmon_blob *b, const struct cmon_capture_info *cap)
 {
+	const char *kind = store_cli__blob_kind(b, cap ? cap->kind : NULL);
 	size_t n = b->len < SHOW_BYTES ? b->len : SHOW_BYTES;
 	const unsigned char *d = b->data;
+	struct strbuf sb = {};
+	bool cut = false;
 
 	printf("  ");
 	store_cli__put_safe(stdout, b->name);
@@ -53,10 +60,22 @@ static void print_blob(const struct cmon_blob *b)
 	printf(" [");
 	for (unsigned i = 0; i < b->ndim; i++)
 		printf("%s%" PRIu64, i ? ", " : "", b->shape[i]);
+	if (strcmp(kind, "bytes")) {
+		if (store_cli__blob_json(b, kind, SHOW_BYTES, &sb, &cut))
+			return -ENOMEM;
+		printf("] = ");
+		if (cut && sb.len && sb.buf[sb.len - 1] == ']')
+			sb.buf[--sb.len] = '\0';
+		store_cli__put_safe(stdout, sb.buf);
+		printf("%s%s\n", cut ? (sb.buf[0] == '[' ? ", ...]" : " ...") : "",
+		       b->truncated ? "  (truncated)" : "");
+		strbuf__release(&sb);
+		return 0;
+	}
 	printf("]  %zu byte%s%s\n", b->len, b->len == 1 ? "" : "s",
 	       b->truncated ? " (truncated)" : "");
 	if (!n)
-		return;
+		return 0;
 	printf("    hex  ");
 	for (size_t i = 0; i < n; i++)
 		printf("%02x%s", d[i], i + 1 < n ? " " : "");
@@ -64,10 +83,12 @@ static void print_blob(const struct cmon_blob *b)
 	for (size_t i = 0; i < n; i++)
 		putchar(d[i] >= 0x20 && d[i] < 0x7f ? d[i] : '.');
 	printf("%s\n", b->len > n ? " ..." : "");
+	return 0;
 }
 
-static void print_call(const struct cmon_call *c, uint64_t total)
+static int print_call(const struct cmon_call *c, const struct cmon_function *f)
 {
+	uint64_t total = f->calls;
 	char t[64];
 
 	store_cli__put_safe(stdout, c->func);
@@ -112,7 +133,9 @@ static void print_call(const struct cmon_call *c, uint64_t total)
 	mem_line("vms", c->vms_entry, c->vms_exit);
 	printf("blobs      %zu\n", c->n_blobs);
 	for (size_t i = 0; i < c->n_blobs; i++)
-		print_blob(&c->blobs[i]);
+		if (print_blob(&c->blobs[i], store_cli__capture(f, c->blobs[i].name)))
+			return -ENOMEM;
+	return 0;
 }
 
 int cmd_show(int argc, char **argv)
@@ -154,8 +177,7 @@ int cmd_show(int argc, char **argv)
 		rc = CMON_EXIT_ERROR;
 		goto cleanup;
 	}
-	print_call(call, f->calls);
-	if (fflush(stdout))
+	if (print_call(call, f) || fflush(stdout))
 		rc = CMON_EXIT_ERROR;
 cleanup:
 	cmon_call_free(call);

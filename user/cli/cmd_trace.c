@@ -19,7 +19,7 @@
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
-#include "elf/symtab.h"
+#include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
 #include "output/writer.h"
 
@@ -71,9 +71,12 @@ static int store_call(struct trace_run *r, const struct call_record *cr,
 		.vms_entry = cr->vms_entry,
 		.vms_exit = or_none(has_exit, cr->vms_exit),
 	};
+	const struct plan_layout *l = typer__layout(r->typer, func_id);
 	char raw_args[256], raw_ret[32];
 
-	if (cr->typed) {
+	/* A function without DWARF has a typed view only for its captures: its
+	 * arguments are still the registers. */
+	if (cr->typed && l && l->typed) {
 		sc.args_json = cr->typed->args;
 		sc.ret_json = cr->status == CALL_OK ? cr->typed->retval : NULL;
 	} else {
@@ -159,7 +162,7 @@ static int open_store(struct trace_run *r)
 	const char *outdir = r->opts.output ? r->opts.output : "cmon-capture";
 	char host[256] = "";
 	char *cmdline = join_args(r->argc + 1, r->argv - 1); /* from "cmon" */
-	struct symtab *exe_syms = NULL;
+	char *build_id, exe[32];
 	const char *target = r->ses.launch_path ? r->ses.launch_path
 			     : r->opts.binary ? r->opts.binary
 					      : r->set->objects[r->set->targets[0].objects[0]].path;
@@ -172,15 +175,36 @@ static int open_store(struct trace_run *r)
 	int err;
 
 	gethostname(host, sizeof(host) - 1);
-	/* The build-id says later which build the calls came from. */
-	exe_syms = symtab__open(r->set->objects[r->set->targets[0].objects[0]].attach_path);
-	meta.build_id = exe_syms ? symtab__build_id(exe_syms) : NULL;
+	/* The build-id says later which build the calls came from (read from
+	 * the notes: a stripped executable has one too). */
+	if (r->opts.n_pids)
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)r->opts.pids[0]);
+	build_id = debuginfo__build_id(r->ses.launch_path ? r->ses.launch_path
+				       : r->opts.binary ? r->opts.binary
+				       : r->opts.n_pids ? exe
+				       : r->set->objects[r->set->targets[0].objects[0]].attach_path);
+	meta.build_id = build_id;
 	err = store_writer__create(outdir, &meta, &r->store);
-	symtab__free(exe_syms);
+	free(build_id);
 	free(cmdline);
 	if (err) {
 		log_error("cannot create the capture store %s: %s", outdir, strerror(-err));
 		return err;
+	}
+	for (size_t i = 0; i < r->set->n_objects && !err; i++) {
+		bool traced = false;
+
+		for (size_t k = 0; k < r->set->n_funcs && !traced; k++)
+			traced = r->set->funcs[k].object == i;
+		if (!traced)
+			continue;
+		build_id = debuginfo__build_id(r->set->objects[i].attach_path);
+		err = store_writer__add_file(r->store, r->set->objects[i].path, build_id);
+		free(build_id);
+	}
+	if (err) {
+		log_error("capture store: %s", store_writer__errmsg(r->store));
+		return -EIO;
 	}
 	r->store_funcs = calloc(r->set->n_funcs ? r->set->n_funcs : 1, sizeof(*r->store_funcs));
 	if (!r->store_funcs)
@@ -191,8 +215,7 @@ static int open_store(struct trace_run *r)
 		char *sig = NULL;
 		int64_t id;
 
-		if (l && l->typed)
-			sig = typer__signature_json(r->typer, (uint32_t)i);
+		sig = typer__signature_json(r->typer, (uint32_t)i);
 		id = store_writer__add_function(r->store, f->name, r->set->objects[f->object].module,
 						sig, l && l->typed);
 		free(sig);
@@ -228,6 +251,10 @@ static uint64_t report(struct trace_run *r)
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
 				"values)\n", (unsigned long long)lost_captures);
+	if (typer__unavailable(r->typer))
+		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
+				"a uprobe cannot read)\n",
+			(unsigned long long)typer__unavailable(r->typer));
 	fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls", "written", "lost");
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;

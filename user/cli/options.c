@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "agg/hist.h"
+#include "agg/hist_arg.h"
 #include "core/log.h"
 #include "options.h"
 #include "cmon.h"
@@ -86,7 +87,8 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n"
 		      "      --exclude PATTERN   leave out what PATTERN matches (or --func '!PATTERN')\n"
 		      "      --per-pid           one row per function and process\n"
-		      "      --hist ARG          distribution of argument ARG (0..5 or arg0..arg5), log2\n"
+		      "      --hist ARG          distribution of argument ARG (0..5, arg0..arg5, a\n"
+		      "                          parameter name, or ret), at its C type; log2\n"
 		      "      --hist-linear MIN,MAX,STEP\n"
 		      "                          linear buckets for --hist instead (at most 65)\n"
 		      "      --no-mem            do not measure RSS growth (cheaper)\n"
@@ -395,11 +397,14 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			o->per_pid = true;
 			break;
 		case OPT_HIST:
-			if (parse_hist_arg(optarg, &o->hist_arg)) {
-				log_error("%s: invalid --hist '%s' (an argument: 0..5 or arg0..arg5)",
-					  name, optarg);
+			if (!hist_arg__valid(optarg)) {
+				log_error("%s: invalid --hist '%s' (an argument: 0..5, arg0..arg5, a "
+					  "parameter name, or ret)", name, optarg);
 				return -EINVAL;
 			}
+			o->hist = optarg;
+			o->hist_arg = parse_hist_arg(optarg, &o->hist_arg) ? HIST_ARG_BY_NAME
+									  : o->hist_arg;
 			break;
 		case OPT_HIST_LINEAR:
 			err = parse_hist_linear(optarg, o);

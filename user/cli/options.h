@@ -38,7 +38,8 @@ struct cmd_opts {
 	/* profile only */
 	double interval_s;    /* --interval: report every so often; 0: at the end only */
 	bool per_pid;         /* --per-pid */
-	int hist_arg;         /* --hist: argument 0..5; -1 (set by the parser): none */
+	int hist_arg;         /* --hist: argument 0..5, HIST_ARG_BY_NAME; -1 (set by the parser): none */
+	const char *hist;     /* --hist as given: "1", "arg1", "len", "ret" (hist_arg.h resolves it) */
 	bool hist_linear;     /* --hist-linear MIN,MAX,STEP */
 	int64_t lin_min, lin_max, lin_step;
 	unsigned lin_buckets; /* ceil((MAX - MIN) / STEP), <= HIST_ARG_NBUCKETS */

@@ -8,6 +8,10 @@
 #include "cli/commands.h"
 #include "cli/store_cli.h"
 #include "core/log.h"
+#include "core/strbuf.h"
+#include "dwarf/ctype.h"
+#include "dwarf/render.h"
+#include "output/writer.h"
 
 int store_cli__open(const char *path, struct cmon_store **s)
 {
@@ -86,14 +90,11 @@ char *store_cli__signature(const struct cmon_function *f)
 	fprintf(m, "%.*s(", (int)nl, f->name);
 	for (size_t i = 0; i < f->n_params; i++) {
 		const struct cmon_param *p = &f->params[i];
-		size_t tl = strlen(p->type);
+		/* valid C: "char *buf", "const double (*mat)[2]", "int v[4]" */
+		char *decl = *p->type ? ctype__declare(p->type, p->name) : NULL;
 
-		/* "char *buf", not "char * buf" */
-		if (tl)
-			fprintf(m, "%s%s%s%s", i ? ", " : "", p->type,
-				p->type[tl - 1] == '*' ? "" : " ", p->name);
-		else
-			fprintf(m, "%s%s", i ? ", " : "", p->name);
+		fprintf(m, "%s%s", i ? ", " : "", decl ? decl : p->name);
+		free(decl);
 	}
 	fputc(')', m);
 	if (fclose(m)) {
@@ -124,4 +125,132 @@ char *store_cli__lookup_name(const struct cmon_function *fs, size_t n, size_t i)
 		if (j != i && !strcmp(fs[j].name, fs[i].name))
 			return asprintf(&s, "%s:%s", fs[i].module, fs[i].name) < 0 ? NULL : s;
 	return strdup(fs[i].name);
+}
+
+const char *store_cli__blob_kind(const struct cmon_blob *b, const char *kind)
+{
+	if (kind && (!strcmp(kind, "str") || !strcmp(kind, "array") || !strcmp(kind, "bytes")))
+		return kind;
+	if (!strcmp(b->dtype, "|S1"))
+		return "str";
+	if (strcmp(b->dtype, "|u1") && cmon_dtype_numeric(b->dtype))
+		return "array";
+	return "bytes";
+}
+
+/* One element of a little-endian numeric dtype as JSON; false when the
+ * dtype is not one read here (complex, half, long double). */
+static bool element_json(const char *dtype, const unsigned char *p, struct strbuf *out, int *err)
+{
+	char kind = dtype[1], buf[RENDER_NUM_LEN];
+	size_t size = cmon_dtype_size(dtype);
+	uint64_t u = 0;
+
+	if (dtype[0] != '<' && dtype[0] != '|')
+		return false;
+	if (kind == 'f' && size == 8) {
+		double d;
+
+		memcpy(&d, p, 8);
+		render__double_json(d, buf);
+	} else if (kind == 'f' && size == 4) {
+		float f;
+
+		memcpy(&f, p, 4);
+		render__float_json(f, buf);
+	} else if ((kind == 'i' || kind == 'u' || kind == 'b') && size >= 1 && size <= 8 &&
+		   !(size & (size - 1))) {
+		memcpy(&u, p, size); /* x86-64: little-endian */
+		if (kind == 'b')
+			snprintf(buf, sizeof(buf), "%s", u ? "true" : "false");
+		else if (kind == 'u')
+			snprintf(buf, sizeof(buf), "%" PRIu64, u);
+		else if (size < 8 && (u >> (size * 8 - 1)) & 1)
+			snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)(u | ~0ull << (size * 8)));
+		else
+			snprintf(buf, sizeof(buf), "%" PRId64, (int64_t)u);
+	} else {
+		return false;
+	}
+	*err = strbuf__puts(out, buf);
+	return true;
+}
+
+int store_cli__blob_json(const struct cmon_blob *b, const char *kind, size_t max,
+			 struct strbuf *out, bool *cut)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *d = b->data;
+	size_t item = cmon_dtype_size(b->dtype), n, start = out->len;
+	uint64_t stride[8];
+	bool nest;
+	int err = 0;
+
+	kind = store_cli__blob_kind(b, kind);
+	*cut = false;
+	if (!strcmp(kind, "array") && item) {
+		n = b->len / item;
+		if (max && n > max) {
+			n = max;
+			*cut = true;
+		}
+		/* Nested by shape ([[1, 2], [3, 4]]) when all of it is there. */
+		nest = b->ndim > 1 && b->ndim <= 8 && !*cut && !b->truncated;
+		for (unsigned k = b->ndim; nest && k-- > 1;) {
+			stride[k] = (k + 1 < b->ndim ? stride[k + 1] : 1) * b->shape[k];
+			nest = b->shape[k] && stride[k] <= n;
+		}
+		if (nest && stride[1] * b->shape[0] != n)
+			nest = false;
+		err = strbuf__putc(out, '[');
+		for (size_t i = 0; i < n && !err; i++) {
+			if (i)
+				err = strbuf__puts(out, ", ");
+			for (unsigned k = 1; nest && k < b->ndim && !err; k++)
+				if (i % stride[k] == 0)
+					err = strbuf__putc(out, '[');
+			if (!err && !element_json(b->dtype, d + i * item, out, &err))
+				goto bytes; /* a dtype not read here: its bytes */
+			for (unsigned k = 1; nest && k < b->ndim && !err; k++)
+				if ((i + 1) % stride[k] == 0)
+					err = strbuf__putc(out, ']');
+		}
+		return err ?: strbuf__putc(out, ']');
+	}
+	if (!strcmp(kind, "str")) {
+		char *s;
+
+		n = max && b->len > max ? max : b->len;
+		*cut = n < b->len;
+		/* up to the first NUL, as C reads it */
+		s = strndup((const char *)d, n);
+		if (!s)
+			return -ENOMEM;
+		err = json_escape(out, s);
+		free(s);
+		return err;
+	}
+bytes:
+	if (out->buf) { /* from an array in a dtype not read here: restart */
+		out->len = start;
+		out->buf[start] = '\0';
+	}
+	n = max && b->len > max ? max : b->len;
+	*cut = n < b->len;
+	err = strbuf__putc(out, '"');
+	for (size_t i = 0; i < n && !err; i++) {
+		char two[2] = { hex[d[i] >> 4], hex[d[i] & 15] };
+
+		err = strbuf__putn(out, two, 2);
+	}
+	return err ?: strbuf__putc(out, '"');
+}
+
+const struct cmon_capture_info *store_cli__capture(const struct cmon_function *f,
+						   const char *name)
+{
+	for (size_t i = 0; i < f->n_captures; i++)
+		if (!strcmp(f->captures[i].name, name))
+			return &f->captures[i];
+	return NULL;
 }

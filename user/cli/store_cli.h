@@ -6,6 +6,7 @@
 #ifndef CMON_STORE_CLI_H
 #define CMON_STORE_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,24 @@ char *store_cli__signature(const struct cmon_function *f);
 /* The name to look function I of FS[N] up by: MODULE:NAME when its name
  * alone is not unique in the store.  malloc'ed; NULL on ENOMEM. */
 char *store_cli__lookup_name(const struct cmon_function *fs, size_t n, size_t i);
+
+/* How a blob reads: "str" (text: |S1), "array" (numbers: a numeric dtype
+ * other than |u1), or "bytes" (|u1 and anything else).  KIND, the capture's
+ * own kind from the signature (NULL or "": none), wins when given. */
+const char *store_cli__blob_kind(const struct cmon_blob *b, const char *kind);
+
+/* Blob B read as KIND (store_cli__blob_kind) as JSON text appended to OUT:
+ * a string, an array of numbers by dtype ("[1, -2, 3]"; nested by shape,
+ * "[[1, 2], [3, 4]]", when all of it is there), or a hex string.
+ * MAX > 0 keeps the first MAX elements (bytes, characters) and sets *CUT
+ * when more were left out.  0 or -ENOMEM. */
+struct strbuf;
+int store_cli__blob_json(const struct cmon_blob *b, const char *kind, size_t max,
+			 struct strbuf *out, bool *cut);
+
+/* The capture of F named NAME, or NULL. */
+const struct cmon_capture_info *store_cli__capture(const struct cmon_function *f,
+						   const char *name);
 
 /* Parse a decimal uint64 (the whole string); 0 or -EINVAL. */
 int store_cli__parse_u64(const char *s, uint64_t *v);

@@ -118,6 +118,57 @@ const char *ctype__dtype(const struct ctype *t, char *buf, size_t len)
 	return buf;
 }
 
+/* Where the identifier goes in abstract declarator TYPE: before the first
+ * ')' that closes a declarator group "(*", before the first '[' or
+ * parameter list '(' after the base type, or at the end. */
+static size_t declarator_hole(const char *type)
+{
+	int angle = 0;
+
+	for (size_t i = 0; type[i]; i++) {
+		char c = type[i];
+
+		if (c == '<')
+			angle++;
+		else if (c == '>' && angle)
+			angle--;
+		if (angle || c == '<' || c == '>')
+			continue;
+		if (c == '(') {
+			size_t j = i + 1;
+
+			while (type[j] == ' ')
+				j++;
+			if (type[j] == '*' || type[j] == '&' || type[j] == '^')
+				continue; /* a group: the hole is inside */
+			return i;
+		}
+		if (c == ')' || c == '[')
+			return i;
+	}
+	return strlen(type);
+}
+
+char *ctype__declare(const char *type, const char *name)
+{
+	size_t hole = declarator_hole(type), tl = strlen(type), nl = strlen(name);
+	char before = hole ? type[hole - 1] : ' ';
+	/* "int n", "char *s", "int v[4]" (the space before '[' is there) */
+	bool space = hole && before != ' ' && before != '*' && before != '&' && before != '(' &&
+		     before != '^';
+	size_t cut = hole;
+	char *out = malloc(tl + nl + 2);
+
+	if (!out)
+		return NULL;
+	memcpy(out, type, cut);
+	if (space)
+		out[cut++] = ' ';
+	memcpy(out + cut, name, nl);
+	memcpy(out + cut + nl, type + hole, tl - hole + 1);
+	return out;
+}
+
 const char *ctype__enum_name(const struct ctype *t, int64_t value)
 {
 	if (!t || t->kind != CTYPE_ENUM)

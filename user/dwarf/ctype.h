@@ -94,6 +94,14 @@ bool ctype__is_numeric(const struct ctype *t);
  * bytes with the NUL; returns BUF. */
 const char *ctype__dtype(const struct ctype *t, char *buf, size_t len);
 
+/* A declaration in C syntax: NAME put where the abstract declarator TYPE
+ * (a display name as DWARF types get them) leaves room for it:
+ * ("const double (*)[2]", "mat") -> "const double (*mat)[2]",
+ * ("int [4]", "v") -> "int v[4]", ("char *", "s") -> "char *s",
+ * ("void (*)(int)", "cb") -> "void (*cb)(int)", ("int", "n") -> "int n".
+ * Template arguments (<...>) are skipped.  malloc'd; NULL on ENOMEM. */
+char *ctype__declare(const char *type, const char *name);
+
 /* Enumerator name of VALUE, or NULL. */
 const char *ctype__enum_name(const struct ctype *t, int64_t value);
 

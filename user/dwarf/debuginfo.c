@@ -1985,3 +1985,62 @@ int debuginfo__func_addr(struct debuginfo *di, const char *name, uint64_t *addr)
 	*addr = f.addr;
 	return 0;
 }
+
+char *debuginfo__build_id(const char *path)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *id;
+	char *out = NULL;
+	Elf *elf = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	n = elf && elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, (const void **)&id) : -1;
+	if (n > 0 && (out = malloc(2 * (size_t)n + 1))) {
+		for (ssize_t i = 0; i < n; i++) {
+			out[2 * i] = hex[id[i] >> 4];
+			out[2 * i + 1] = hex[id[i] & 15];
+		}
+		out[2 * n] = '\0';
+	}
+	elf_end(elf);
+	close(fd);
+	return out;
+}
+
+int debuginfo__body_start(struct debuginfo *di, uint64_t func_addr, uint64_t *pc,
+			  uint8_t *slot_reg, int64_t *slot_off)
+{
+	Dwarf_Addr lo, hi, best = UINT64_MAX;
+	Dwarf_Die func, cu;
+	Dwarf_Lines *lines;
+	size_t n;
+	uint8_t reg;
+	int64_t off;
+
+	if (di->kind != DEBUGINFO_DWARF || find_subprogram(di, func_addr, &func) ||
+	    dwarf_lowpc(&func, &lo) || dwarf_highpc(&func, &hi) ||
+	    !dwarf_diecu(&func, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &n))
+		return -ENOENT;
+	/* The function's second line-table row: where its body begins, the
+	 * prologue having stored the parameters in their frame slots. */
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Addr a;
+
+		if (dwarf_lineaddr(dwarf_onesrcline(lines, i), &a) == 0 && a > lo && a < hi &&
+		    a < best)
+			best = a;
+	}
+	if (best == UINT64_MAX || cfa_at(di, best, &reg, &off) ||
+	    (reg != DREG_RSP && reg != DREG_RBP) || off < 8 || off - 8 > UINT16_MAX)
+		return -ENOENT;
+	*pc = best;
+	*slot_reg = reg;
+	*slot_off = off - 8; /* the return address sits just below the CFA */
+	return 0;
+}

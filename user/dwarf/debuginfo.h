@@ -166,6 +166,21 @@ const char *debuginfo__describe(const struct debuginfo *di);
 int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t probe_addr,
 			 struct func_sig **out);
 
+/* The GNU build-id of the ELF file PATH as lowercase hex (malloc'd), read
+ * from its notes whether or not it has symbols or DWARF; NULL when it has
+ * none or cannot be read. */
+char *debuginfo__build_id(const char *path);
+
+/*
+ * Where the body of the function at FUNC_ADDR begins (its second line-table
+ * row: gcc -O0 has stored every parameter in its frame slot by then), and
+ * where its return-address slot is there: register SLOT_REG (DREG_RSP or
+ * DREG_RBP) + SLOT_OFF, from the CFI.  0, or -ENOENT when DWARF or CFI do
+ * not say (no line rows inside the function, a CFA on another register).
+ */
+int debuginfo__body_start(struct debuginfo *di, uint64_t func_addr, uint64_t *pc,
+			  uint8_t *slot_reg, int64_t *slot_off);
+
 /* Address of the (first) DWARF subprogram named NAME with code: 0, -ENOENT,
  * -ENODATA.  For tests and listings; probes use symbol addresses. */
 int debuginfo__func_addr(struct debuginfo *di, const char *name, uint64_t *addr);

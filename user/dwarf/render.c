@@ -208,40 +208,47 @@ static void put_intlike(struct rctx *r, const struct ctype *t, unsigned __int128
 	}
 }
 
-static void put_double(struct rctx *r, double d)
+void render__double_json(double d, char buf[RENDER_NUM_LEN])
 {
-	char buf[40];
-
-	if (isnan(d)) {
-		put(r, "\"NaN\"");
-		return;
-	}
-	if (isinf(d)) {
-		put(r, d < 0 ? "\"-Infinity\"" : "\"Infinity\"");
+	if (isnan(d) || isinf(d)) {
+		snprintf(buf, RENDER_NUM_LEN, "%s",
+			 isnan(d) ? "\"NaN\"" : d < 0 ? "\"-Infinity\"" : "\"Infinity\"");
 		return;
 	}
 	/* the shortest form that reads back as the same double */
 	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		snprintf(buf, RENDER_NUM_LEN, "%.*g", prec, d);
 		if (strtod(buf, NULL) == d)
 			break;
 	}
+}
+
+void render__float_json(float f, char buf[RENDER_NUM_LEN])
+{
+	if (isnan(f) || isinf(f)) {
+		render__double_json((double)f, buf);
+		return;
+	}
+	for (int prec = 1; prec <= 9; prec++) {
+		snprintf(buf, RENDER_NUM_LEN, "%.*g", prec, (double)f);
+		if (strtof(buf, NULL) == f)
+			break;
+	}
+}
+
+static void put_double(struct rctx *r, double d)
+{
+	char buf[RENDER_NUM_LEN];
+
+	render__double_json(d, buf);
 	put(r, buf);
 }
 
 static void put_float(struct rctx *r, float f)
 {
-	char buf[40];
+	char buf[RENDER_NUM_LEN];
 
-	if (isnan(f) || isinf(f)) {
-		put_double(r, (double)f);
-		return;
-	}
-	for (int prec = 1; prec <= 9; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, (double)f);
-		if (strtof(buf, NULL) == f)
-			break;
-	}
+	render__float_json(f, buf);
 	put(r, buf);
 }
 
@@ -299,6 +306,8 @@ static void put_marker(struct rctx *r, uint8_t why, const struct ctype *t)
 {
 	char buf[64];
 
+	if ((why >= W_ST0 && why < W_ST0 + 8) || (why >= W_XMM0 && why < W_XMM0 + 16))
+		r->o->n_unavailable++;
 	if (why >= W_ST0 && why < W_ST0 + 8) {
 		snprintf(buf, sizeof(buf), "\"<unavailable: long double in st%u>\"", why - W_ST0);
 		put(r, buf);
@@ -920,6 +929,10 @@ static void render_capture(struct rctx *r, const struct plan_capture *pc)
 
 		add_blob(r, pc->name, pc->kind == CAPTURE_ARRAY ? pc->elem : NULL, shape, 1, it->data,
 			 (size_t)bytes, truncated);
+		/* A string is characters, not bytes: readers show it as text. */
+		if (!r->err && pc->kind == CAPTURE_STR)
+			snprintf(r->o->blobs[r->o->n_blobs - 1].dtype,
+				 sizeof(r->o->blobs[0].dtype), "|S1");
 	}
 out:
 	path_pop(r, saved);
@@ -937,7 +950,7 @@ static void out_clear(struct render_out *o)
 	strbuf__reset(&o->cellbuf);
 	strbuf__reset(&o->blobbuf);
 	strbuf__reset(&o->path);
-	o->n_truncated = o->n_faults = 0;
+	o->n_truncated = o->n_faults = o->n_unavailable = 0;
 	o->n_cells = 0;
 	o->n_blobs = 0;
 }

@@ -102,6 +102,7 @@ struct render_out {
 	struct strbuf truncated;   /* a JSON array of paths, [] when none */
 	struct strbuf faults;      /* a JSON array of paths, [] when none */
 	size_t n_truncated, n_faults;
+	size_t n_unavailable;      /* values in SSE or x87 registers (unreadable) */
 	const char **cells;        /* [n_cells]: each parameter's JSON value text */
 	size_t n_cells;
 	struct render_blob *blobs;
@@ -114,6 +115,12 @@ struct render_out {
 
 /* Render call C by layout L into OUT (cleared first).  0 or -ENOMEM. */
 int render__call(const struct plan_layout *l, const struct render_call *c, struct render_out *out);
+
+/* A double / float as JSON: the shortest text that reads back exactly;
+ * NaN and infinities as the strings "NaN", "Infinity", "-Infinity". */
+#define RENDER_NUM_LEN 40
+void render__double_json(double d, char buf[RENDER_NUM_LEN]);
+void render__float_json(float f, char buf[RENDER_NUM_LEN]);
 void render_out__release(struct render_out *out); /* NULL fine */
 
 #endif

@@ -36,6 +36,7 @@ struct typer {
 	size_t n_specs;
 	struct pending *buckets[PENDING_BUCKETS];
 	struct render_out out;
+	uint64_t unavailable;       /* values rendered <unavailable: ... in xmm/st> */
 	struct call_typed view;
 	struct render_item items[2][CMON_MAX_FETCH];
 };
@@ -125,6 +126,67 @@ static int plan_one(struct typer *t, size_t i, const struct func_sig *sig,
 	return 0;
 }
 
+/* A parameter the ABI left in an SSE register because its frame slot was
+ * not written yet at the probe (gcc -O0 floats). */
+static bool float_in_slot_later(const struct func_sig *sig)
+{
+	for (size_t i = 0; i < sig->n_params; i++) {
+		const struct dloc *l = &sig->params[i].loc;
+
+		for (unsigned k = 0; l->source == DLOC_SRC_ABI && k < l->n; k++)
+			if (l->p[k].kind == DLOC_XMM)
+				return true;
+	}
+	return false;
+}
+
+/* Every parameter readable from DWARF's own location (none in an SSE
+ * register or unknown). */
+static bool all_readable(const struct func_sig *sig)
+{
+	for (size_t i = 0; i < sig->n_params; i++) {
+		const struct dloc *l = &sig->params[i].loc;
+
+		for (unsigned k = 0; k < l->n; k++)
+			if (l->p[k].kind == DLOC_XMM || l->p[k].kind == DLOC_X87 ||
+			    l->p[k].kind == DLOC_NONE)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The signature of F at its entry probe; when a float parameter is only
+ * readable once the prologue has stored it (-O0), move the entry probe to
+ * where the body begins, with the return-address slot the CFI gives there
+ * (so returns still pair), and read every parameter there.
+ */
+static void signature_of(struct debuginfo *di, struct probe_func *f, struct func_sig **out)
+{
+	struct func_sig *sig = NULL, *later = NULL;
+	uint64_t pc;
+	uint8_t reg;
+	int64_t off;
+
+	*out = NULL;
+	if (debuginfo__signature(di, f->addr, f->addr + f->entry.skip, &sig))
+		return;
+	if (float_in_slot_later(sig) && !debuginfo__body_start(di, f->addr, &pc, &reg, &off) &&
+	    pc - f->addr < f->size && !debuginfo__signature(di, f->addr, pc, &later) &&
+	    all_readable(later)) {
+		func_sig__free(sig);
+		sig = later;
+		f->body_skip = (uint32_t)(pc - f->addr);
+		f->slot_reg = reg;
+		f->slot_off = (uint16_t)off;
+		log_info("%s: entry probe past the prologue (+%u), where its float parameters "
+			 "are stored", f->name, f->body_skip);
+	} else {
+		func_sig__free(later);
+	}
+	*out = sig;
+}
+
 static struct debuginfo *open_debuginfo(const struct probe_object *obj)
 {
 	struct debuginfo_opts o = {};
@@ -139,7 +201,7 @@ static struct debuginfo *open_debuginfo(const struct probe_object *obj)
 	return debuginfo__open_opts(obj->attach_path, &o);
 }
 
-int typer__new(const struct probe_set *set, const struct typer_opts *opts, struct typer **out)
+int typer__new(struct probe_set *set, const struct typer_opts *opts, struct typer **out)
 {
 	struct debuginfo **dis = NULL;
 	struct plan_opts po;
@@ -178,13 +240,13 @@ int typer__new(const struct probe_set *set, const struct typer_opts *opts, struc
 		t->n_specs++;
 	}
 	for (size_t i = 0; i < set->n_funcs; i++) {
-		const struct probe_func *f = &set->funcs[i];
+		struct probe_func *f = &set->funcs[i];
 		struct func_sig *sig = NULL;
 
 		if (!opts->raw && !dis[f->object])
 			dis[f->object] = open_debuginfo(&set->objects[f->object]);
 		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)
-			debuginfo__signature(dis[f->object], f->addr, f->addr + f->entry.skip, &sig);
+			signature_of(dis[f->object], f, &sig);
 		err = plan_one(t, i, sig, &po, took);
 		func_sig__free(sig);
 		if (err) {
@@ -245,8 +307,19 @@ char *typer__signature_json(const struct typer *t, uint32_t func_id)
 	struct strbuf sb = {};
 	int err;
 
-	if (!l || !l->typed)
+	if (func_id >= t->set->n_funcs)
 		return NULL;
+	if (!l || !l->typed) {
+		/* No DWARF: the six argument registers and rax, as trace shows
+		 * them (signed 64-bit). */
+		err = strbuf__puts(&sb, "{\"params\":[");
+		for (int i = 0; i < CMON_MAX_ARGS && !err; i++)
+			err = strbuf__printf(&sb, "%s{\"name\":\"arg%d\",\"type\":\"long\","
+					     "\"kind\":\"raw\"}", i ? "," : "", i);
+		if (!err)
+			err = strbuf__puts(&sb, "],\"ret\":\"long\"");
+		goto captures;
+	}
 	err = strbuf__puts(&sb, "{\"params\":[");
 	for (size_t i = 0; i < l->n_params && !err; i++) {
 		const struct plan_value *v = &l->values[i];
@@ -272,6 +345,21 @@ char *typer__signature_json(const struct typer *t, uint32_t func_id)
 		err = put_str(&sb, l->ret_value >= 0 && l->values[l->ret_value].type
 					   ? l->values[l->ret_value].type->name
 					   : "void");
+captures:
+	/* The --capture values of each call are blobs of these names. */
+	for (size_t i = 0; l && i < l->n_captures && !err; i++) {
+		static const char *const kinds[] = { [CAPTURE_BUF] = "bytes",
+						     [CAPTURE_ARRAY] = "array",
+						     [CAPTURE_STR] = "str" };
+
+		err = strbuf__puts(&sb, i ? ",{\"name\":" : ",\"captures\":[{\"name\":");
+		if (!err)
+			err = put_str(&sb, l->captures[i].name);
+		if (!err)
+			err = strbuf__printf(&sb, ",\"kind\":\"%s\"}", kinds[l->captures[i].kind]);
+		if (!err && i + 1 == l->n_captures)
+			err = strbuf__puts(&sb, "]");
+	}
 	if (!err)
 		err = strbuf__puts(&sb, "}");
 	if (err) {
@@ -390,6 +478,7 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 	}
 	free(entry);
 	free(exit);
+	t->unavailable += t->out.n_unavailable;
 	memset(v, 0, sizeof(*v));
 	v->args = t->out.args.buf ? t->out.args.buf : "{}";
 	v->retval = t->out.ret.buf ? t->out.ret.buf : "null";
@@ -403,6 +492,11 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 	if (render)
 		*render = &t->out;
 	return v;
+}
+
+uint64_t typer__unavailable(const struct typer *t)
+{
+	return t ? t->unavailable : 0;
 }
 
 void typer__free(struct typer *t)

@@ -28,9 +28,11 @@ struct typer_opts {
 
 struct typer;
 
-/* Plan every function of SET.  Returns 0, or a negative errno after one
+/* Plan every function of SET.  A function whose float parameters gcc -O0
+ * stores in the prologue gets its entry probe moved past it (SET's
+ * body_skip, slot_reg, slot_off).  Returns 0, or a negative errno after one
  * error line (a malformed --capture, one no function can take). */
-int typer__new(const struct probe_set *set, const struct typer_opts *opts, struct typer **out);
+int typer__new(struct probe_set *set, const struct typer_opts *opts, struct typer **out);
 void typer__free(struct typer *t); /* NULL fine */
 
 /* The fetch plans, 2 per function (tracer_opts.plans), or NULL when no
@@ -48,8 +50,9 @@ const char *const *typer__columns(const struct typer *t, size_t *n);
 const struct plan_layout *typer__layout(const struct typer *t, uint32_t func_id);
 
 /* The signature of a typed function as JSON for the capture store:
- * {"params":[{"name","type","kind"}...],"ret":"type"}; malloc'd, NULL for
- * a raw function (or without memory). */
+ * {"params":[{"name","type","kind"}...],"ret":"type"}; malloc'd, NULL
+ * without memory.  A raw function (no DWARF) has arg0..arg5 of type "long",
+ * kind "raw", returning "long". */
 char *typer__signature_json(const struct typer *t, uint32_t func_id);
 
 /* Keep a capture record until its call record comes. */
@@ -60,5 +63,9 @@ int typer__capture(struct typer *t, const struct cmon_capture_rec *rec);
  * the capture store). */
 const struct call_typed *typer__render(struct typer *t, const struct cmon_call_rec *rec,
 				       const struct render_out **render);
+
+/* Values rendered so far as "<unavailable: ...>" because they were in an
+ * SSE or x87 register, which a uprobe cannot read (floats at -O2). */
+uint64_t typer__unavailable(const struct typer *t);
 
 #endif

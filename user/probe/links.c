@@ -136,10 +136,13 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	for (size_t i = 0; i < s->n_funcs && !err; i++) {
 		const struct probe_func *f = &s->funcs[i];
 		uint64_t at = f->file_offset + f->entry.skip;
+		uint64_t slot = (uint64_t)f->slot_off << CMON_COOKIE_SLOT_OFF_SHIFT |
+				(f->slot_reg == 6 ? CMON_COOKIE_SLOT_RBP : 0);
 
 		if (f->object != obj_idx)
 			continue;
-		err = probe_list__add(&entry, at, cookie_of(i, 0) |
+		err = probe_list__add(&entry, f->body_skip ? f->file_offset + f->body_skip : at,
+				      cookie_of(i, 0) | (f->body_skip ? slot : 0) |
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0));
 		if (err || o->entry_only)
 			continue;

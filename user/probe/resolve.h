@@ -50,6 +50,13 @@ struct probe_func {
 	 * and no tail jump (noreturn).  It gets no exit probe in any mode: a
 	 * uretprobe would overwrite what sits where a return address would. */
 	bool never_returns;
+	/* Set by typer.c when typed arguments are read where the prologue
+	 * stored them (-O0 floats): the entry probe goes BODY_SKIP bytes past
+	 * the start (a uretprobe stays at entry.skip), where the return-address
+	 * slot is register SLOT_REG (DWARF: 7 rsp, 6 rbp) + SLOT_OFF.  0: not. */
+	uint32_t body_skip;
+	uint8_t slot_reg;
+	uint16_t slot_off;
 };
 
 /* Where links go: one process (pid 0: every process mapping the objects). */

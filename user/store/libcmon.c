@@ -618,6 +618,7 @@ static int parse_signature(struct cmon_store *s, struct cmon_function *f)
 {
 	json_t *root, *params;
 	struct cmon_param *ps;
+	struct cmon_capture_info *cs;
 	bool oom = false;
 	size_t n;
 
@@ -645,6 +646,21 @@ static int parse_signature(struct cmon_store *s, struct cmon_function *f)
 		f->n_params++;
 	}
 	f->params = ps;
+	params = json_object_get(root, "captures");
+	n = json_is_array(params) ? json_array_size(params) : 0;
+	cs = n ? arena_zalloc(&s->arena, n * sizeof(*cs)) : NULL;
+	if (n && !cs)
+		oom = true;
+	for (size_t i = 0; cs && i < n; i++) {
+		json_t *c = json_array_get(params, i);
+
+		if (!json_is_object(c) || !json_is_string(json_object_get(c, "name")))
+			continue;
+		cs[f->n_captures].name = json_str(&s->arena, c, "name", &oom);
+		cs[f->n_captures].kind = json_str(&s->arena, c, "kind", &oom);
+		f->n_captures++;
+	}
+	f->captures = cs;
 	json_decref(root);
 	return oom ? nomem(s) : 0;
 }

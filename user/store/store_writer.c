@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <jansson.h>
 #include <sqlite3.h>
 #include "store/store_fs.h"
 #include "store/store_writer.h"
@@ -63,6 +64,7 @@ struct store_writer {
 	size_t n_dirty;
 	uint64_t calls, since_clock;
 	uint64_t last_commit_ns; /* CLOCK_MONOTONIC */
+	json_t *files;       /* store_writer__add_file's list */
 	bool in_txn;
 	int failed;          /* sticky negative errno */
 	char errmsg[256];
@@ -379,6 +381,7 @@ static void writer_free(struct store_writer *w)
 {
 	finalize_all(w);
 	sqlite3_close_v2(w->db);
+	json_decref(w->files);
 	free(w->dirty);
 	free(w->procs);
 	free(w->next_n);
@@ -453,6 +456,29 @@ int store_writer__set_meta(struct store_writer *w, const char *key, const char *
 	if (w->failed)
 		return w->failed;
 	return put_meta(w, key, value);
+}
+
+int store_writer__add_file(struct store_writer *w, const char *path, const char *build_id)
+{
+	json_t *f;
+	char *text;
+	int err;
+
+	if (!path)
+		return -EINVAL;
+	if (w->failed)
+		return w->failed;
+	if (!w->files && !(w->files = json_array()))
+		return -ENOMEM;
+	f = json_pack("{s:s, s:s?}", "path", path, "build_id", build_id);
+	if (!f || json_array_append_new(w->files, f))
+		return -ENOMEM;
+	text = json_dumps(w->files, JSON_COMPACT);
+	if (!text)
+		return -ENOMEM;
+	err = put_meta(w, "files", text);
+	free(text);
+	return err;
 }
 
 int64_t store_writer__add_function(struct store_writer *w, const char *name, const char *module,

@@ -8,7 +8,8 @@
  *   meta(key TEXT PRIMARY KEY, value TEXT)
  *       format_version, cmon_version, command_line, target_path, build_id,
  *       start_time_ns, end_time_ns (written by close: absent after a crash),
- *       last_commit_ns, hostname, and whatever store_writer__set_meta adds
+ *       last_commit_ns, hostname, files (store_writer__add_file), and
+ *       whatever store_writer__set_meta adds
  *   functions(id INTEGER PRIMARY KEY, name, module, signature, typed)
  *   calls(id INTEGER PRIMARY KEY, func_id, n, pid, tid, ts_ns, latency_ns,
  *         status, ret, args, rss_entry, rss_exit, vms_entry, vms_exit)
@@ -97,14 +98,21 @@ const char *store_writer__errmsg(const struct store_writer *w);
 /* Record (or replace) a meta key.  0 or -errno. */
 int store_writer__set_meta(struct store_writer *w, const char *key, const char *value);
 
+/* Record a file the traced functions live in, with its GNU build-id (hex;
+ * NULL: none): meta key "files", a JSON array of {"path", "build_id"}.
+ * 0 or -errno. */
+int store_writer__add_file(struct store_writer *w, const char *path, const char *build_id);
+
 /*
  * Declare a traced function; returns its id (> 0) or a negative errno.
  * SIGNATURE_JSON describes its parameters, in order, and its return type:
  *   {"params": [{"name": "buf", "type": "const char *", "kind": "string"}, ...],
- *    "ret": "int"}
+ *    "ret": "int", "captures": [{"name": "sql", "kind": "str"}, ...]}
  * (a bare array of params is accepted too; "kind" is a free-form hint such
- * as "int", "uint", "float", "pointer", "string", "buffer", "raw").  TYPED
- * says the arguments come from DWARF rather than raw registers.
+ * as "int", "uint", "float", "pointer", "string", "buffer", "raw"; a
+ * capture's kind is "str", "bytes" or "array": each call holds it as the
+ * blob of that name).  TYPED says the arguments come from DWARF rather
+ * than raw registers.
  */
 int64_t store_writer__add_function(struct store_writer *w, const char *name, const char *module,
 				   const char *signature_json, bool typed);
