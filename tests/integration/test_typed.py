@@ -156,7 +156,10 @@ def test_typed_csv():
         # --func order (chars and paint share "c"; eight's c is the same column).
         names = ["c", "nul", "hi", "t", "f", "col", "mix", "s", "none", "a", "b", "d", "e",
                  "g", "h"]
-        eq(rows[0], COLUMNS + names, "%s CSV header" % binary)
+        # Prefixed: eight's "c" or a parameter named "pid" cannot be taken
+        # for a fixed column; the typed return value last.
+        eq(rows[0], COLUMNS + ["args." + n for n in names] + ["retval"],
+           "%s CSV header" % binary)
         for fields in rows[1:]:
             eq(len(fields), len(rows[0]), "%s CSV fields in %r" % (binary, fields))
         recs = {}
@@ -174,10 +177,13 @@ def test_typed_csv():
                       "g": "-7", "h": "4886718345"},
         }
         for func, cells in want.items():
-            got = {k: recs[func][k] for k in names if recs[func][k] != ""}
+            got = {k: recs[func]["args." + k] for k in names if recs[func]["args." + k] != ""}
             eq(got, cells, "%s CSV cells of %s" % (binary, func))
         eq(recs["paint"]["arg1"], "6", "raw arg1 column of paint")
         eq(recs["eight"]["ret"], "4886718335", "raw ret column of eight")
+        eq({f: recs[f]["retval"] for f in recs},
+           {"chars": "98", "paint": "26", "greet": "10", "eight": "4886718335"},
+           "%s typed return column" % binary)
 
 
 def test_typed_text():
@@ -297,3 +303,23 @@ def test_typed_double_and_stack():
            "%s eight's stack arguments" % binary)
         eq(recs["big_byval"]["args"]["b"]["last"], -99, "%s struct on the stack" % binary)
         check(re.match(r"^\d+$", str(recs["eight"]["latency_ns"])), "latency")
+
+
+def test_void_has_no_return():
+    """move_pt returns void: no value in text, CSV or JSON (rax holds
+    whatever was left there), while the call itself is ok."""
+    for binary in BUILDS:
+        text, _ = trace_typed(binary, ["move_pt", "paint"], fmt="json")
+        recs = {r["func"]: r for r in json_records(text)}
+        m = recs["move_pt"]
+        eq((m["status"], m["ret"], m["retval"], m["args"]["dx"]), ("ok", None, None, 3),
+           "%s JSON move_pt (status, ret, retval, dx)" % binary)
+        eq((recs["paint"]["ret"], recs["paint"]["retval"]), (26, 26), "%s JSON paint" % binary)
+        text, _ = trace_typed(binary, ["move_pt"], fmt="csv")
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        rec = dict(zip(rows[0], rows[1]))
+        eq((rec["status"], rec["ret"], rec["retval"], rec["args.dx"]), ("ok", "", "", "3"),
+           "%s CSV move_pt (status, ret, retval, args.dx)" % binary)
+        text, _ = trace_typed(binary, ["move_pt"], fmt="text")
+        line = text.splitlines()[1].split()
+        eq(line[4:6], ["move_pt", "void"], "%s text: RET of move_pt" % binary)

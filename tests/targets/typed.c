@@ -193,6 +193,13 @@ NOINLINE struct pt make_pt(long x, long y)
 	return p;
 }
 
+/* void: no return value in any format (rax holds whatever was left). */
+NOINLINE void move_pt(struct pt *p, long dx)
+{
+	BARRIER();
+	p->x += dx;
+}
+
 static const char *const color_names[] = { "red", "green", "blue" };
 
 NOINLINE const char *color_name(enum color c)
@@ -253,6 +260,9 @@ static int run_all(void)
 	p = make_pt(21, -41);
 	total += p.x + p.y;
 	total += (long)strlen(color_name(GREEN));
+	p.x = 1;
+	move_pt(&p, 3);
+	total += p.x - 4; /* 0: the output stays as it was */
 	sink = total;
 	printf("all total=%ld d=%g\n", total, d);
 	return 0;

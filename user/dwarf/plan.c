@@ -682,6 +682,7 @@ int plan__build(const struct func_sig *sig, const struct plan_opts *opts,
 	b.l = l;
 
 	has_ret = sig && sig->ret_type && sig->ret_type->kind != CTYPE_VOID;
+	l->returns_void = sig && !has_ret;
 	l->n_params = sig ? sig->n_params : 0;
 	l->n_values = l->n_params + (has_ret ? 1 : 0);
 	l->values = calloc(l->n_values ? l->n_values : 1, sizeof(*l->values));

@@ -159,6 +159,7 @@ struct plan_layout {
 	size_t n_values;
 	size_t n_params;             /* values[0 .. n_params) are the parameters */
 	int ret_value;               /* index of the return value, -1: void or raw */
+	bool returns_void;           /* DWARF says void: no return value at all */
 	struct plan_deref *derefs;
 	size_t n_derefs;
 	struct plan_capture *captures;

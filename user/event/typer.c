@@ -489,6 +489,7 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 	v->cells = t->out.cells;
 	v->columns = tf->columns;
 	v->n_cells = t->out.n_cells < tf->layout->n_params ? t->out.n_cells : tf->layout->n_params;
+	v->returns_void = tf->layout->returns_void;
 	if (render)
 		*render = &t->out;
 	return v;

@@ -95,7 +95,7 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 		p = wr_i64(p, rec->args[i]);
 		*p++ = ',';
 	}
-	if (rec->status == CALL_OK)
+	if (call_record__has_ret(rec))
 		p = wr_i64(p, rec->ret);
 	*p++ = ',';
 	if (has_exit)

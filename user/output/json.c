@@ -122,7 +122,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	p = WR_LIT(p, ",\"arg5\":");
 	p = wr_i64(p, rec->args[5]);
 	p = WR_LIT(p, ",\"ret\":");
-	if (rec->status == CALL_OK)
+	if (call_record__has_ret(rec))
 		p = wr_i64(p, rec->ret);
 	else
 		p = WR_LIT(p, "null");

@@ -17,3 +17,8 @@ const char *call_status__name(enum call_status s)
 	}
 	return "unknown";
 }
+
+bool call_record__has_ret(const struct call_record *rec)
+{
+	return rec->status == CALL_OK && !(rec->typed && rec->typed->returns_void);
+}

@@ -21,6 +21,11 @@ enum call_status {
 /* "ok", "noreturn", "entry", "tailcall", "never-returns" */
 const char *call_status__name(enum call_status s);
 
+struct call_record;
+/* The call returned a value to show: it returned (CALL_OK) and DWARF does
+ * not say it is void (a void function's rax is whatever was left there). */
+bool call_record__has_ret(const struct call_record *rec);
+
 /* What DWARF (and --capture) made of a call; values are JSON text. */
 struct call_typed {
 	const char *args;      /* {"name":value,...} */
@@ -32,6 +37,7 @@ struct call_typed {
 	const char *const *cells; /* [n_cells] each parameter's value, JSON text */
 	const size_t *columns;    /* [n_cells] the extra CSV column of each cell */
 	size_t n_cells;
+	bool returns_void;        /* no return value: ret is not shown */
 };
 
 struct call_record {

@@ -256,6 +256,10 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 
 	switch (rec->status) {
 	case CALL_OK:
+		if (rec->typed && rec->typed->returns_void) {
+			q = WR_LIT(tmp, "void");
+			break;
+		}
 		/* The typed return value when DWARF gives one that fits. */
 		if (rec->typed && rec->typed->retval && strcmp(rec->typed->retval, "null") &&
 		    strlen(rec->typed->retval) < sizeof(tmp)) {

@@ -5,6 +5,8 @@
  * name=value pairs in text.  Values arrive as JSON text, already escaped.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "writer_impl.h"
 
@@ -17,16 +19,26 @@ static void chop(struct strbuf *sb, const char *tail)
 		sb->len -= n;
 }
 
+/* Typed columns are "args.NAME" (as JSON nests them under "args"), then
+ * "retval": a parameter named pid, ret or status cannot be taken for the
+ * fixed column of that name. */
 int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size_t n)
 {
 	int err = 0;
 
 	chop(sb, "\r\n");
 	for (size_t i = 0; i < n && !err; i++) {
+		char *col = NULL;
+
+		if (asprintf(&col, "args.%s", names[i]) < 0)
+			return -ENOMEM;
 		err = strbuf__puts(sb, ",");
 		if (!err)
-			err = csv_escape(sb, names[i]);
+			err = csv_escape(sb, col);
+		free(col);
 	}
+	if (!err)
+		err = strbuf__puts(sb, ",retval");
 	return err ? err : strbuf__puts(sb, "\r\n");
 }
 
@@ -46,6 +58,10 @@ int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n
 		if (!err && v)
 			err = csv_escape(sb, v);
 	}
+	if (!err)
+		err = strbuf__puts(sb, ",");
+	if (!err && t && call_record__has_ret(rec) && t->retval && strcmp(t->retval, "null"))
+		err = csv_escape(sb, t->retval);
 	return err ? err : strbuf__puts(sb, "\r\n");
 }
 
