@@ -1,5 +1,6 @@
 """Tracing never changes the program: every function of a program, _start
 included, traced in every return mode (tests/targets/argc.c)."""
+import json
 import os
 
 from cmonlib import CMON, check, cmon, eq, only, run, target, tmpfile, trace
@@ -187,3 +188,20 @@ def test_binary_replaced_on_disk_is_said():
     eq(len(said), 1, "said once: %r" % bg.stderr)
     from cmonlib import parse_csv, read_text
     eq([r["arg0"] for r in parse_csv(read_text(out))], [2], "the old file's call recorded")
+
+
+def test_two_names_one_address():
+    """Widget::Widget(int) is _ZN6WidgetC1Ei and _ZN6WidgetC2Ei at one
+    address: naming both (or either) is one probe and every call once; it
+    failed with "cannot be probed safely (see the warning above)"."""
+    want = [("Widget::Widget(int)", '{"this":{"v":0},"x":21}'),
+            ("Widget::Widget(int)", '{"this":{"v":0},"x":5}')]
+    for funcs in (["_ZN6WidgetC1Ei", "_ZN6WidgetC2Ei"], ["_ZN6WidgetC2Ei"],
+                  ["Widget::Widget(int)", "_ZN6WidgetC1Ei"]):
+        res = trace(funcs, launch=[target("ctor")], fmt="json")
+        eq(res.code, 0, "%r: exit status (%s)" % (funcs, res.stderr.strip()))
+        eq(res.stdout, "ctor 42 10\n", "%r: program output" % funcs)
+        recs = [json.loads(l) for l in res.text.splitlines()]
+        eq([(r["func"], json.dumps(r["args"], separators=(",", ":"))) for r in recs], want,
+           "%r: records" % funcs)
+        check("1 function" in res.stderr, "%r: one probe: %r" % (funcs, res.stderr))

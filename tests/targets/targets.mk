@@ -132,3 +132,13 @@ $(TARGET_DIR)/typed_nodwarf: tests/targets/typed.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -g,$(TYPED_CFLAGS)) -O2 $< -o $@
+
+# Widget::Widget(int) as _ZN6WidgetC1Ei and _ZN6WidgetC2Ei at one address
+# (test_safety.py).
+TARGETS += $(TARGET_DIR)/ctor
+targets: $(TARGET_DIR)/ctor
+
+$(TARGET_DIR)/ctor: tests/targets/ctor.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O2 $< -o $@

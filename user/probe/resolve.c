@@ -415,9 +415,11 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 	struct probe_func *pf;
 	int err = 0;
 
+	/* Already probed under another name at this address (a C++
+	 * constructor's C1 and C2, a libc alias): covered, one probe. */
 	for (size_t i = 0; i < s->n_funcs; i++)
 		if (s->funcs[i].object == obj_idx && s->funcs[i].addr == f->addr)
-			return 0;
+			return 1;
 	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
 	if (!s->funcs)
 		return -ENOMEM;
