@@ -83,6 +83,26 @@ def test_agent_reload_keeps_counting():
         eq(proc_status_field(a.pid, "CapPrm"), KEPT_CAPS, "permitted capabilities")
         eq(proc_status_field(a.pid, "CapBnd"), KEPT_CAPS, "bounding set")
         eq(proc_status_field(a.pid, "NoNewPrivs"), "1", "no_new_privs")
+        # Capabilities are per thread: the threads that read clients' bytes
+        # (started before the drop) hold nothing at all and run as nobody;
+        # no thread holds more than the kept five.  Before, the HTTP
+        # thread kept every capability of root.
+        threads = {}
+        for tid in os.listdir("/proc/%d/task" % a.pid):
+            with open("/proc/%d/task/%s/status" % (a.pid, tid)) as f:
+                st = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+            threads.setdefault(st["Name"], []).append(st)
+        for name in ("cmon-http", "cmon-watchdog"):
+            eq(len(threads.get(name, [])), 1, "one %s thread in %r" % (name, sorted(threads)))
+            st = threads[name][0]
+            eq((st["Uid"].split(), st["Gid"].split(), st["Groups"].strip(), st["CapEff"],
+                st["CapPrm"], st["NoNewPrivs"]),
+               (["65534"] * 4, ["65534"] * 4, "", "0" * 16, "0" * 16, "1"),
+               "%s: uid, gid, groups, capabilities" % name)
+        for name, sts in threads.items():
+            for st in sts:
+                check(int(st["CapEff"], 16) & ~int(KEPT_CAPS, 16) == 0,
+                      "thread %s holds capabilities %s" % (name, st["CapEff"]))
 
         # Edit: add an argument histogram, drop the latency probe; the
         # counter goes on from 1000.  Written as JSON this time.

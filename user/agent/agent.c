@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -51,6 +52,14 @@ struct agent {
 	bool privs_dropped;
 	char privs[160];
 	char addr[64]; /* where the HTTP server listens */
+	/* /proc is read by the main thread for --status (the HTTP thread runs
+	 * as nobody and cannot read other users' maps): the HTTP thread bumps
+	 * scan_wanted and writes scan_fd, the main thread scans and publishes
+	 * scanned with scan_done = the request it served, under LOCK. */
+	int scan_fd;
+	uint64_t scan_wanted, scan_done;
+	struct mappers scanned;
+	pthread_cond_t scan_cond;
 };
 
 static uint64_t mono_ms(void)
@@ -480,17 +489,59 @@ static void status_files(struct mbuf *out, const struct agent_probe *p, const st
 	mbuf__puts(out, "]");
 }
 
+/* The main thread's side of a --status scan: /proc read with its
+ * privileges, outside the lock (it takes a while on a busy machine). */
+static void serve_scan(struct agent *a)
+{
+	struct mappers m = {};
+	uint64_t v, wanted;
+
+	while (read(a->scan_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		;
+	pthread_mutex_lock(&a->lock);
+	wanted = a->scan_wanted;
+	pthread_mutex_unlock(&a->lock);
+	mappers__scan(&m); /* -ENOMEM: what it found */
+	pthread_mutex_lock(&a->lock);
+	mappers__clear(&a->scanned);
+	a->scanned = m;
+	a->scan_done = wanted;
+	pthread_cond_broadcast(&a->scan_cond);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Under LOCK: a fresh scan from the main thread, waited for up to 5 s (it
+ * may be applying a spec); past that the last one. */
+static void wait_scan(struct agent *a)
+{
+	uint64_t one = 1, want = ++a->scan_wanted;
+	struct timespec until;
+
+	if (write(a->scan_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	while (a->scan_done < want)
+		if (pthread_cond_timedwait(&a->scan_cond, &a->lock, &until))
+			break;
+}
+
 int agent__render_status(struct agent *a, struct mbuf *out)
 {
 	struct series_table t = {};
-	struct mappers m = {};
+	struct mappers own = {};
+	const struct mappers *m = &own;
 	double now = wall_s();
 	uint64_t now_ms = mono_ms();
 
-	/* /proc first, without the lock: it takes a while on a busy machine. */
-	if (mappers__scan(&m))
+	/* The HTTP thread of a privileged agent reads /proc itself. */
+	if (a->opts.keep_privileges && mappers__scan(&own))
 		out->err = -ENOMEM;
 	pthread_mutex_lock(&a->lock);
+	if (!a->opts.keep_privileges) {
+		wait_scan(a);
+		m = &a->scanned;
+	}
 	probe_pool__next_read(a->pool);
 	mbuf__printf(out, "{\"agent\": {\"pid\": %d, \"listen\": ", (int)getpid());
 	json_str(out, a->addr[0] ? a->addr : NULL);
@@ -543,12 +594,12 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 			     (unsigned long long)tot.functions, (unsigned long long)tot.probes,
 			     (unsigned long long)tot.hits, (unsigned long long)tot.lost,
 			     (unsigned long long)p->reattached, (unsigned long long)tot.records);
-		status_files(out, p, &m);
+		status_files(out, p, m);
 		mbuf__puts(out, "}");
 	}
 	mbuf__puts(out, a->n_probes ? "\n ]}\n" : "]}\n");
 	pthread_mutex_unlock(&a->lock);
-	mappers__clear(&m);
+	mappers__clear(&own);
 	return out->err;
 }
 
@@ -661,6 +712,13 @@ struct agent *agent__new(const struct agent_opts *opts)
 		a->opts.listen = AGENT_DEFAULT_LISTEN;
 	a->inotify_fd = a->sig_fd = a->stats_fd = -1;
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->scan_cond, NULL);
+	a->scan_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (a->scan_fd < 0) {
+		err = -errno;
+		log_error("eventfd: %s", strerror(errno));
+		goto fail;
+	}
 	a->started_at = wall_s();
 	raise_fd_limit();
 	a->pool = probe_pool__new();
@@ -699,7 +757,7 @@ struct agent *agent__new(const struct agent_opts *opts)
 	/* The probes' own cost, subtracted from every latency histogram:
 	 * measured once, now, while every privilege is held. */
 	probe_calib__host();
-	a->http = agent_http__start(a->opts.listen, on_http, a);
+	a->http = agent_http__start(a->opts.listen, on_http, a, !a->opts.keep_privileges);
 	if (!a->http) {
 		err = -errno;
 		goto fail;
@@ -774,8 +832,9 @@ int agent__run(struct agent *a)
 	log_info("ready: serving http://%s/metrics (%zu probe%s)", a->addr,
 		 a->n_probes, a->n_probes == 1 ? "" : "s");
 	while (!stop) {
-		struct pollfd pfd[2] = { { .fd = a->sig_fd, .events = POLLIN },
-					 { .fd = a->inotify_fd, .events = POLLIN } };
+		struct pollfd pfd[3] = { { .fd = a->sig_fd, .events = POLLIN },
+					 { .fd = a->inotify_fd, .events = POLLIN },
+					 { .fd = a->scan_fd, .events = POLLIN } };
 		uint64_t now = mono_ms(), wake = next_tick;
 		int timeout, n;
 
@@ -795,7 +854,7 @@ int agent__run(struct agent *a)
 		else if (has_log_probe(a) && now + DRAIN_MS < wake)
 			wake = now + DRAIN_MS;
 		timeout = wake > now ? (int)(wake - now) : 0;
-		n = poll(pfd, 2, timeout);
+		n = poll(pfd, 3, timeout);
 		if (n < 0 && errno != EINTR) {
 			err = -errno;
 			log_error("poll: %s", strerror(errno));
@@ -815,6 +874,8 @@ int agent__run(struct agent *a)
 				}
 			}
 		}
+		if (n > 0 && (pfd[2].revents & POLLIN))
+			serve_scan(a);
 		if (n > 0 && (pfd[1].revents & POLLIN) && spec_event(a))
 			reload_at = mono_ms() + RELOAD_DEBOUNCE_MS; /* let the writer finish */
 		if (stop)
@@ -880,6 +941,10 @@ void agent__free(struct agent *a)
 		close(a->sig_fd);
 	if (a->inotify_fd >= 0)
 		close(a->inotify_fd);
+	if (a->scan_fd >= 0)
+		close(a->scan_fd);
+	mappers__clear(&a->scanned);
+	pthread_cond_destroy(&a->scan_cond);
 	free(a->spec_dir);
 	free(a->spec_base);
 	free(a->spec_text);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "agent/http.h"
+#include "agent/privs.h"
 #include "core/log.h"
 
 #define HEADER_S 5.0      /* request line and headers, from connect or the line */
@@ -60,6 +61,7 @@ struct agent_http {
 	pthread_cond_t wake;
 	pthread_t watchdog;
 	bool have_watchdog, stopping;
+	bool unprivileged;
 	struct conn *oldest, *newest;
 	unsigned live;            /* not evicted */
 	uint64_t evictions, timeouts;
@@ -107,6 +109,24 @@ static struct conn *oldest_waiting(struct agent_http *h, const struct sockaddr *
 }
 
 /* A new connection from ADDR: make room, or refuse it. */
+/* libmicrohttpd starts its thread itself: the first call on it drops its
+ * privileges, before any client byte is parsed there.  0: dropped (or not
+ * asked to), -errno: refuse. */
+static int drop_this_thread(const struct agent_http *h, const char *name)
+{
+	static __thread int done; /* 1 dropped, -errno failed */
+
+	if (!h->unprivileged)
+		return 0;
+	if (!done) {
+		int err = agent_privs__drop_thread();
+
+		done = err ? err : 1;
+		pthread_setname_np(pthread_self(), name);
+	}
+	return done < 0 ? done : 0;
+}
+
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
 {
 	struct agent_http *h = cls;
@@ -115,6 +135,8 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 	struct conn *victim;
 
 	(void)len;
+	if (drop_this_thread(h, "cmon-http"))
+		return MHD_NO;
 	pthread_mutex_lock(&h->lock);
 	for (struct conn *c = h->oldest; c; c = c->next)
 		if (!c->evicted && same_host((struct sockaddr *)&c->addr, addr))
@@ -234,6 +256,8 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 static void *watchdog(void *arg)
 {
 	struct agent_http *h = arg;
+
+	drop_this_thread(h, "cmon-watchdog"); /* it reads no client byte */
 
 	pthread_mutex_lock(&h->lock);
 	while (!h->stopping) {
@@ -386,7 +410,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return reply(c, (unsigned)status, text, len, type);
 }
 
-struct agent_http *agent_http__start(const char *listen_addr, agent_http_fn fn, void *ctx)
+struct agent_http *agent_http__start(const char *listen_addr, agent_http_fn fn, void *ctx,
+				     bool unprivileged)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -420,6 +445,7 @@ struct agent_http *agent_http__start(const char *listen_addr, agent_http_fn fn, 
 	}
 	h->fn = fn;
 	h->ctx = ctx;
+	h->unprivileged = unprivileged;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
 	agent_http__format_addr((struct sockaddr *)&ss, h->addr, sizeof(h->addr));

@@ -29,9 +29,13 @@ int agent_http__is_loopback(const struct sockaddr *sa);
 
 struct agent_http;
 
-/* Bind LISTEN and serve.  NULL and errno (EADDRINUSE, EACCES, EINVAL ...),
- * after one error line. */
-struct agent_http *agent_http__start(const char *listen, agent_http_fn fn, void *ctx);
+/* Bind LISTEN and serve.  UNPRIVILEGED: the server's threads give up their
+ * uid and every capability (agent_privs__drop_thread) before they read a
+ * byte from a client, named "cmon-http" and "cmon-watchdog"; a thread that
+ * cannot drop refuses every connection.  NULL and errno (EADDRINUSE,
+ * EACCES, EINVAL ...), after one error line. */
+struct agent_http *agent_http__start(const char *listen, agent_http_fn fn, void *ctx,
+				     bool unprivileged);
 
 /* The bound address ("127.0.0.1:40123" for a port 0 request). */
 const char *agent_http__address(const struct agent_http *h);

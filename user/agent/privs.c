@@ -97,6 +97,22 @@ int agent_privs__drop(void)
 	return err;
 }
 
+#define NOBODY 65534
+
+int agent_privs__drop_thread(void)
+{
+	if (syscall(SYS_setgroups, 0, NULL) ||
+	    syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) ||
+	    syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY))
+		return -errno;
+	/* Leaving uid 0 cleared the permitted and effective sets (no
+	 * SECBIT_KEEP_CAPS); the ambient and bounding sets go too. */
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	return 0;
+}
+
 void agent_privs__describe(char *buf, size_t len)
 {
 	struct __user_cap_data_struct d[2];

@@ -29,6 +29,17 @@ uint64_t agent_privs__keep_mask(void);
  * reduced without CAP_SETPCAP; the other sets are reduced anyway). */
 int agent_privs__drop(void);
 
+/*
+ * The calling thread only (raw syscalls: Linux credentials are per thread,
+ * glibc's wrappers would change every thread) becomes uid/gid 65534
+ * (nobody) with no supplementary groups, no capability in any set and
+ * no_new_privs.  For the threads that talk to the network (the HTTP server
+ * and its watchdog): they read maps through fds already open and need
+ * nothing else.  The process-wide drop above cannot reach them: capabilities
+ * are per thread and they are started before it.  0 or -errno.
+ */
+int agent_privs__drop_thread(void);
+
 /* The kept capabilities that are effective now: "cap_bpf,cap_perfmon,...". */
 void agent_privs__describe(char *buf, size_t len);
 
