@@ -9,11 +9,9 @@
  * of columns, JSON of arguments, shapes of blobs).  Nothing is assumed to
  * be NUL-terminated or of the type the schema says.
  *
- * Argument values are kept as the exact JSON text of the store: a small
- * validating scanner splits the arguments object into name -> value text,
- * since a JSON library would round 64-bit integers (jansson refuses those
- * above INT64_MAX) or reformat floats.  Signatures, which hold only names
- * and types, are parsed with jansson.
+ * Argument values are kept as the exact JSON text of the store (jscan.c
+ * splits the arguments object into name -> value text).  Signatures, which
+ * hold only names and types, are parsed with jansson.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,70 +25,14 @@
 #include <jansson.h>
 #include <sqlite3.h>
 #include "../../include/cmon/cmon.h"
+#include "arena.h"
+#include "jscan.h"
 
 #define ERR_MAX 1024
-#define JSON_MAX_DEPTH 256
 
-/* ---------------------------------------------------------------- arena */
-
-/* Everything of a call (or of a store's lists) lives in one arena, freed at
- * once: no per-string ownership to track on error paths. */
-struct arena {
-	struct arena *next;
-	size_t used, cap;
-	_Alignas(16) char data[];
-};
-
-static void *arena_alloc(struct arena **a, size_t n)
+static bool is_digit(char c)
 {
-	size_t off;
-
-	n = (n + 15) & ~(size_t)15;
-	if (!*a || (*a)->cap - (*a)->used < n) {
-		size_t cap = n > 8192 - sizeof(struct arena) ? n : 8192 - sizeof(struct arena);
-		struct arena *c = malloc(sizeof(*c) + cap);
-
-		if (!c)
-			return NULL;
-		c->next = *a;
-		c->used = 0;
-		c->cap = cap;
-		*a = c;
-	}
-	off = (*a)->used;
-	(*a)->used += n;
-	return (*a)->data + off;
-}
-
-static void *arena_zalloc(struct arena **a, size_t n)
-{
-	void *p = arena_alloc(a, n);
-
-	if (p)
-		memset(p, 0, n);
-	return p;
-}
-
-static char *arena_strndup(struct arena **a, const char *s, size_t n)
-{
-	char *p = arena_alloc(a, n + 1);
-
-	if (p) {
-		if (n)
-			memcpy(p, s, n);
-		p[n] = '\0';
-	}
-	return p;
-}
-
-static void arena_free(struct arena *a)
-{
-	while (a) {
-		struct arena *next = a->next;
-
-		free(a);
-		a = next;
-	}
+	return c >= '0' && c <= '9';
 }
 
 /* ---------------------------------------------------------------- store */
@@ -221,7 +163,7 @@ static const char *col_text(struct arena **a, sqlite3_stmt *st, int i, const cha
 	}
 	/* Text with a NUL inside is cut there: the API's strings are C strings. */
 	{
-		const char *s = arena_strndup(a, (const char *)t, strnlen((const char *)t, (size_t)n));
+		const char *s = arena__strndup(a, (const char *)t, strnlen((const char *)t, (size_t)n));
 
 		if (!s)
 			*oom = true;
@@ -348,8 +290,8 @@ static int load_meta(struct cmon_store *s)
 			continue;
 		if (s->n_meta == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
-			const char **nk = arena_alloc(&s->arena, ncap * sizeof(*nk));
-			const char **nv = arena_alloc(&s->arena, ncap * sizeof(*nv));
+			const char **nk = arena__alloc(&s->arena, ncap * sizeof(*nk));
+			const char **nv = arena__alloc(&s->arena, ncap * sizeof(*nv));
 
 			if (!nk || !nv) {
 				err = nomem(s);
@@ -550,7 +492,7 @@ void cmon_store_close(struct cmon_store *s)
 	sqlite3_finalize(s->st_blobs);
 	sqlite3_finalize(s->st_call);
 	sqlite3_close_v2(s->db);
-	arena_free(s->arena);
+	arena__free(s->arena);
 	free(s->funcs);
 	free(s->func_list);
 	free(s->procs);
@@ -606,7 +548,7 @@ static const char *json_str(struct arena **a, json_t *obj, const char *key, bool
 	if (!json_is_string(v))
 		return "";
 	s = json_string_value(v);
-	copy = arena_strndup(a, s, strlen(s));
+	copy = arena__strndup(a, s, strlen(s));
 	if (!copy)
 		*oom = true;
 	return copy ? copy : "";
@@ -632,7 +574,7 @@ static int parse_signature(struct cmon_store *s, struct cmon_function *f)
 	if (json_is_object(root))
 		f->ret_type = json_str(&s->arena, root, "ret", &oom);
 	n = json_is_array(params) ? json_array_size(params) : 0;
-	ps = n ? arena_zalloc(&s->arena, n * sizeof(*ps)) : NULL;
+	ps = n ? arena__zalloc(&s->arena, n * sizeof(*ps)) : NULL;
 	if (n && !ps)
 		oom = true;
 	for (size_t i = 0; ps && i < n; i++) {
@@ -648,7 +590,7 @@ static int parse_signature(struct cmon_store *s, struct cmon_function *f)
 	f->params = ps;
 	params = json_object_get(root, "captures");
 	n = json_is_array(params) ? json_array_size(params) : 0;
-	cs = n ? arena_zalloc(&s->arena, n * sizeof(*cs)) : NULL;
+	cs = n ? arena__zalloc(&s->arena, n * sizeof(*cs)) : NULL;
 	if (n && !cs)
 		oom = true;
 	for (size_t i = 0; cs && i < n; i++) {
@@ -883,309 +825,6 @@ static const char *comm_of(struct cmon_store *s, uint32_t pid)
 	return "";
 }
 
-/* ------------------------------------------------------------ JSON scan */
-
-/*
- * A strict RFC 8259 scanner: each function takes [P, E) and returns the end
- * of what it recognized, or NULL.  Nothing is decoded except object keys.
- */
-static const char *js_ws(const char *p, const char *e)
-{
-	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static const char *js_string(const char *p, const char *e)
-{
-	if (p >= e || *p != '"')
-		return NULL;
-	for (p++; p < e; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c == '"')
-			return p + 1;
-		if (c < 0x20)
-			return NULL;
-		if (c != '\\')
-			continue;
-		if (++p >= e)
-			return NULL;
-		switch (*p) {
-		case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-			break;
-		case 'u':
-			if (e - p < 5)
-				return NULL;
-			for (int i = 1; i <= 4; i++)
-				if (hexval(p[i]) < 0)
-					return NULL;
-			p += 4;
-			break;
-		default:
-			return NULL;
-		}
-	}
-	return NULL;
-}
-
-static const char *js_number(const char *p, const char *e)
-{
-	if (p < e && *p == '-')
-		p++;
-	if (p >= e)
-		return NULL;
-	if (*p == '0') {
-		p++;
-	} else if (*p >= '1' && *p <= '9') {
-		while (p < e && is_digit(*p))
-			p++;
-	} else {
-		return NULL;
-	}
-	if (p < e && *p == '.') {
-		if (++p >= e || !is_digit(*p))
-			return NULL;
-		while (p < e && is_digit(*p))
-			p++;
-	}
-	if (p < e && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < e && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= e || !is_digit(*p))
-			return NULL;
-		while (p < e && is_digit(*p))
-			p++;
-	}
-	return p;
-}
-
-static const char *js_lit(const char *p, const char *e, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return (size_t)(e - p) >= n && !memcmp(p, lit, n) ? p + n : NULL;
-}
-
-static const char *js_value(const char *p, const char *e, int depth)
-{
-	if (depth > JSON_MAX_DEPTH || p >= e)
-		return NULL;
-	switch (*p) {
-	case '"':
-		return js_string(p, e);
-	case 't':
-		return js_lit(p, e, "true");
-	case 'f':
-		return js_lit(p, e, "false");
-	case 'n':
-		return js_lit(p, e, "null");
-	case '{':
-		p = js_ws(p + 1, e);
-		if (p < e && *p == '}')
-			return p + 1;
-		for (;;) {
-			p = js_string(p, e);
-			if (!p)
-				return NULL;
-			p = js_ws(p, e);
-			if (p >= e || *p != ':')
-				return NULL;
-			p = js_value(js_ws(p + 1, e), e, depth + 1);
-			if (!p)
-				return NULL;
-			p = js_ws(p, e);
-			if (p < e && *p == '}')
-				return p + 1;
-			if (p >= e || *p != ',')
-				return NULL;
-			p = js_ws(p + 1, e);
-		}
-	case '[':
-		p = js_ws(p + 1, e);
-		if (p < e && *p == ']')
-			return p + 1;
-		for (;;) {
-			p = js_value(p, e, depth + 1);
-			if (!p)
-				return NULL;
-			p = js_ws(p, e);
-			if (p < e && *p == ']')
-				return p + 1;
-			if (p >= e || *p != ',')
-				return NULL;
-			p = js_ws(p + 1, e);
-		}
-	default:
-		return js_number(p, e);
-	}
-}
-
-/* A whole text that is exactly one JSON value (surrounding space allowed). */
-static bool js_valid(const char *s, size_t n)
-{
-	const char *e = s + n, *p = js_value(js_ws(s, e), e, 0);
-
-	return p && js_ws(p, e) == e;
-}
-
-static char *put_utf8(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		*o++ = (char)cp;
-	} else if (cp < 0x800) {
-		*o++ = (char)(0xc0 | cp >> 6);
-		*o++ = (char)(0x80 | (cp & 0x3f));
-	} else if (cp < 0x10000) {
-		*o++ = (char)(0xe0 | cp >> 12);
-		*o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-		*o++ = (char)(0x80 | (cp & 0x3f));
-	} else {
-		*o++ = (char)(0xf0 | cp >> 18);
-		*o++ = (char)(0x80 | ((cp >> 12) & 0x3f));
-		*o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-		*o++ = (char)(0x80 | (cp & 0x3f));
-	}
-	return o;
-}
-
-static unsigned hex4(const char *p)
-{
-	return (unsigned)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
-}
-
-/* Decode the JSON string [P, E) (quotes included, already validated) into
- * the arena.  \u0000 and lone surrogates become U+FFFD: names are C
- * strings. */
-static char *js_decode(struct arena **a, const char *p, const char *e)
-{
-	/* Every escape is at least as long as its UTF-8 output. */
-	char *out = arena_alloc(a, (size_t)(e - p) + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (p++, e--; p < e; p++) {
-		unsigned cp;
-
-		if (*p != '\\') {
-			*o++ = *p;
-			continue;
-		}
-		p++;
-		switch (*p) {
-		case 'b': *o++ = '\b'; break;
-		case 'f': *o++ = '\f'; break;
-		case 'n': *o++ = '\n'; break;
-		case 'r': *o++ = '\r'; break;
-		case 't': *o++ = '\t'; break;
-		case 'u':
-			cp = hex4(p + 1);
-			p += 4;
-			if (cp >= 0xd800 && cp < 0xdc00 && e - p >= 7 && p[1] == '\\' && p[2] == 'u') {
-				unsigned lo = hex4(p + 3);
-
-				if (lo >= 0xdc00 && lo < 0xe000) {
-					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-					p += 6;
-				}
-			}
-			if (cp == 0 || (cp >= 0xd800 && cp < 0xe000))
-				cp = 0xfffd;
-			o = put_utf8(o, cp);
-			break;
-		default:
-			*o++ = *p; /* " \ / */
-			break;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-struct member {
-	const char *key;
-	const char *v, *ve; /* value text */
-	bool used;
-};
-
-/* Split the object text [P, E) into members.  Returns the count, or -1 if
- * it is not one valid JSON object, -2 out of memory. */
-static long js_members(struct arena **a, const char *p, const char *e, struct member **out)
-{
-	struct member *m = NULL;
-	long n = 0, cap = 0;
-
-	p = js_ws(p, e);
-	if (p >= e || *p != '{')
-		return -1;
-	p = js_ws(p + 1, e);
-	if (p < e && *p == '}') {
-		p = js_ws(p + 1, e);
-		goto done;
-	}
-	for (;;) {
-		const char *ks = p, *ke = js_string(p, e), *vs, *ve;
-
-		if (!ke)
-			return -1;
-		p = js_ws(ke, e);
-		if (p >= e || *p != ':')
-			return -1;
-		vs = js_ws(p + 1, e);
-		ve = js_value(vs, e, 1);
-		if (!ve)
-			return -1;
-		if (n == cap) {
-			long ncap = cap ? cap * 2 : 8;
-			struct member *nm = arena_alloc(a, (size_t)ncap * sizeof(*nm));
-
-			if (!nm)
-				return -2;
-			if (n)
-				memcpy(nm, m, (size_t)n * sizeof(*nm));
-			m = nm;
-			cap = ncap;
-		}
-		m[n].key = js_decode(a, ks, ke);
-		if (!m[n].key)
-			return -2;
-		m[n].v = vs;
-		m[n].ve = ve;
-		m[n].used = false;
-		n++;
-		p = js_ws(ve, e);
-		if (p < e && *p == '}') {
-			p = js_ws(p + 1, e);
-			break;
-		}
-		if (p >= e || *p != ',')
-			return -1;
-		p = js_ws(p + 1, e);
-	}
-done:
-	if (p != e)
-		return -1;
-	*out = m;
-	return n;
-}
-
 /* ---------------------------------------------------------------- calls */
 
 /* "[d0, d1, ...]" of non-negative integers; at most 32 dims. */
@@ -1195,10 +834,10 @@ static int parse_shape(struct arena **a, const char *s, size_t n, struct cmon_bl
 	uint64_t dims[32];
 	unsigned nd = 0;
 
-	p = js_ws(p, e);
+	p = jscan__ws(p, e);
 	if (p >= e || *p != '[')
 		return -1;
-	p = js_ws(p + 1, e);
+	p = jscan__ws(p + 1, e);
 	if (p < e && *p == ']') {
 		p++;
 	} else {
@@ -1213,21 +852,21 @@ static int parse_shape(struct arena **a, const char *s, size_t n, struct cmon_bl
 				v = v * 10 + (uint64_t)(*p++ - '0');
 			}
 			dims[nd++] = v;
-			p = js_ws(p, e);
+			p = jscan__ws(p, e);
 			if (p < e && *p == ']') {
 				p++;
 				break;
 			}
 			if (p >= e || *p != ',')
 				return -1;
-			p = js_ws(p + 1, e);
+			p = jscan__ws(p + 1, e);
 		}
 	}
-	if (js_ws(p, e) != e)
+	if (jscan__ws(p, e) != e)
 		return -1;
 	b->ndim = nd;
 	if (nd) {
-		uint64_t *sh = arena_alloc(a, nd * sizeof(*sh));
+		uint64_t *sh = arena__alloc(a, nd * sizeof(*sh));
 
 		if (!sh)
 			return -2;
@@ -1255,7 +894,7 @@ static int load_blobs(struct cmon_store *s, struct arena **a, struct cmon_call *
 
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 4;
-			struct cmon_blob *nb = arena_alloc(a, ncap * sizeof(*nb));
+			struct cmon_blob *nb = arena__alloc(a, ncap * sizeof(*nb));
 
 			if (!nb) {
 				err = nomem(s);
@@ -1290,7 +929,7 @@ static int load_blobs(struct cmon_store *s, struct arena **a, struct cmon_call *
 			goto cleanup;
 		}
 		if (len > 0) {
-			void *copy = arena_alloc(a, (size_t)len);
+			void *copy = arena__alloc(a, (size_t)len);
 
 			if (!copy) {
 				err = nomem(s);
@@ -1319,9 +958,9 @@ static int build_args(struct cmon_store *s, struct arena **a, struct cmon_call *
 		      const struct cmon_function *f, const char *what)
 {
 	const char *args = c->args_json, *e = args + strlen(args);
-	struct member *m = NULL;
+	struct jscan_member *m = NULL;
 	struct cmon_arg *out;
-	long nm = js_members(a, args, e, &m);
+	long nm = jscan__members(a, args, e, &m);
 	size_t k = 0;
 
 	if (nm == -2)
@@ -1330,7 +969,7 @@ static int build_args(struct cmon_store *s, struct arena **a, struct cmon_call *
 		return set_err(s, CMON_ERR_CORRUPT,
 			       "%s: store is corrupted (%s: arguments are not a JSON object)", s->path,
 			       what);
-	out = arena_zalloc(a, (f->n_params + (size_t)nm + 1) * sizeof(*out));
+	out = arena__zalloc(a, (f->n_params + (size_t)nm + 1) * sizeof(*out));
 	if (!out)
 		return nomem(s);
 	for (size_t i = 0; i < f->n_params; i++) {
@@ -1342,7 +981,7 @@ static int build_args(struct cmon_store *s, struct arena **a, struct cmon_call *
 		for (long j = 0; j < nm; j++)
 			if (!m[j].used && !strcmp(m[j].key, p->name)) {
 				m[j].used = true;
-				out[k].value = arena_strndup(a, m[j].v, (size_t)(m[j].ve - m[j].v));
+				out[k].value = arena__strndup(a, m[j].v, (size_t)(m[j].ve - m[j].v));
 				if (!out[k].value)
 					return nomem(s);
 				break;
@@ -1355,7 +994,7 @@ static int build_args(struct cmon_store *s, struct arena **a, struct cmon_call *
 		out[k].name = m[j].key;
 		out[k].type = "";
 		out[k].kind = "";
-		out[k].value = arena_strndup(a, m[j].v, (size_t)(m[j].ve - m[j].v));
+		out[k].value = arena__strndup(a, m[j].v, (size_t)(m[j].ve - m[j].v));
 		if (!out[k].value)
 			return nomem(s);
 		k++;
@@ -1377,7 +1016,7 @@ static int build_call(struct cmon_store *s, const struct func_entry *fe, sqlite3
 	int64_t id;
 	int err;
 
-	c = arena_zalloc(&a, sizeof(*c));
+	c = arena__zalloc(&a, sizeof(*c));
 	if (!c)
 		return nomem(s);
 	c->internal_ = NULL;
@@ -1402,7 +1041,7 @@ static int build_call(struct cmon_store *s, const struct func_entry *fe, sqlite3
 		err = nomem(s);
 		goto cleanup;
 	}
-	if (c->ret && !js_valid(c->ret, strlen(c->ret))) {
+	if (c->ret && !jscan__valid(c->ret, strlen(c->ret))) {
 		err = set_err(s, CMON_ERR_CORRUPT,
 			      "%s: store is corrupted (%s: return value is not JSON)", s->path, what);
 		goto cleanup;
@@ -1419,7 +1058,7 @@ static int build_call(struct cmon_store *s, const struct func_entry *fe, sqlite3
 	*out = c;
 	return 0;
 cleanup:
-	arena_free(a);
+	arena__free(a);
 	return err;
 }
 
@@ -1460,7 +1099,7 @@ int cmon_store_call(struct cmon_store *s, const char *func, uint64_t n, struct c
 void cmon_call_free(struct cmon_call *c)
 {
 	if (c)
-		arena_free(c->internal_);
+		arena__free(c->internal_);
 }
 
 int cmon_call_blob(const struct cmon_call *c, const char *name, const struct cmon_blob **out)
