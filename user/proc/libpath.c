@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <gelf.h>
-#include <libelf.h>
 #include "core/file.h"
+#include "core/strv.h"
+#include "elf/dynamic.h"
 #include "core/log.h"
 #include "proc/libpath.h"
 
@@ -72,34 +72,9 @@ static int join_path(const char *dir, const char *name, char **out)
 	return 0;
 }
 
-static int strv_push(char ***v, size_t *n, const char *s)
-{
-	char **nv, *copy = strdup(s);
-
-	if (!copy)
-		return -ENOMEM;
-	nv = realloc(*v, (*n + 1) * sizeof(**v));
-	if (!nv) {
-		free(copy);
-		return -ENOMEM;
-	}
-	nv[(*n)++] = copy;
-	*v = nv;
-	return 0;
-}
-
-static void strv_free(char **v, size_t n)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void libpath__free(char **paths, size_t count)
 {
-	strv_free(paths, count);
+	strv__free(paths, count);
 }
 
 /* ---- executables ---- */
@@ -159,192 +134,6 @@ int libpath__find_exe(const char *cmd, char **path)
 			break;
 	}
 	return eacces ? -EACCES : -ENOENT;
-}
-
-/* ---- ELF ---- */
-
-/* The dynamic-loading facts of one x86-64 ELF file. */
-struct elf_info {
-	dev_t dev;
-	ino_t ino;
-	char *interp;  /* PT_INTERP */
-	char *soname;  /* DT_SONAME */
-	char *rpath;   /* DT_RPATH, NULL when absent */
-	char *runpath; /* DT_RUNPATH, NULL when absent */
-	char **needed;
-	size_t n_needed;
-	bool nodeflib; /* DF_1_NODEFLIB: no cache, no default directories */
-};
-
-static void elf_info__clear(struct elf_info *info)
-{
-	free(info->interp);
-	free(info->soname);
-	free(info->rpath);
-	free(info->runpath);
-	strv_free(info->needed, info->n_needed);
-	memset(info, 0, sizeof(*info));
-}
-
-/* File offset of virtual address VADDR, from the PT_LOAD segments. */
-static int vaddr_to_offset(Elf *elf, size_t phnum, uint64_t vaddr, uint64_t *off)
-{
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
-			*off = ph.p_offset + (vaddr - ph.p_vaddr);
-			return 0;
-		}
-	}
-	return -ENOEXEC;
-}
-
-static const char *strtab_at(Elf_Data *strtab, uint64_t off)
-{
-	const char *base = strtab->d_buf;
-
-	if (off >= strtab->d_size || !memchr(base + off, '\0', strtab->d_size - off))
-		return NULL;
-	return base + off;
-}
-
-/* Read the dynamic section through the program headers: section headers
- * may be stripped, the loader never looks at them. */
-static int read_dynamic(Elf *elf, size_t phnum, const GElf_Phdr *dyn_ph,
-			struct elf_info *info)
-{
-	uint64_t strtab_addr = 0, strsz = 0, strtab_off;
-	Elf_Data *dyn, *strtab;
-	size_t ndyn;
-	int err;
-
-	dyn = elf_getdata_rawchunk(elf, (int64_t)dyn_ph->p_offset, dyn_ph->p_filesz, ELF_T_DYN);
-	if (!dyn)
-		return -ENOEXEC;
-	ndyn = dyn->d_size / sizeof(Elf64_Dyn);
-	for (size_t i = 0; i < ndyn; i++) {
-		GElf_Dyn d;
-
-		if (!gelf_getdyn(dyn, (int)i, &d) || d.d_tag == DT_NULL)
-			break;
-		if (d.d_tag == DT_STRTAB)
-			strtab_addr = d.d_un.d_ptr;
-		else if (d.d_tag == DT_STRSZ)
-			strsz = d.d_un.d_val;
-		else if (d.d_tag == DT_FLAGS_1 && (d.d_un.d_val & DF_1_NODEFLIB))
-			info->nodeflib = true;
-	}
-	if (!strtab_addr || !strsz)
-		return 0; /* nothing named */
-	if (vaddr_to_offset(elf, phnum, strtab_addr, &strtab_off))
-		return -ENOEXEC;
-	strtab = elf_getdata_rawchunk(elf, (int64_t)strtab_off, strsz, ELF_T_BYTE);
-	if (!strtab)
-		return -ENOEXEC;
-
-	for (size_t i = 0; i < ndyn; i++) {
-		const char *s;
-		char **slot = NULL;
-		GElf_Dyn d;
-
-		if (!gelf_getdyn(dyn, (int)i, &d) || d.d_tag == DT_NULL)
-			break;
-		if (d.d_tag != DT_NEEDED && d.d_tag != DT_SONAME && d.d_tag != DT_RPATH &&
-		    d.d_tag != DT_RUNPATH)
-			continue;
-		s = strtab_at(strtab, d.d_un.d_val);
-		if (!s)
-			return -ENOEXEC;
-		if (d.d_tag == DT_NEEDED) {
-			err = strv_push(&info->needed, &info->n_needed, s);
-			if (err)
-				return err;
-			continue;
-		}
-		slot = d.d_tag == DT_SONAME ? &info->soname :
-		       d.d_tag == DT_RPATH ? &info->rpath : &info->runpath;
-		if (*slot)
-			continue; /* the first one counts */
-		*slot = strdup(s);
-		if (!*slot)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Load INFO from PATH.  -ENOEXEC for anything the x86-64 loader would
- * pass over (not ELF, not 64-bit, another machine), -errno if unopenable. */
-static int elf_info__load(const char *path, struct elf_info *info)
-{
-	GElf_Phdr dyn_ph = { 0 };
-	bool has_dyn = false;
-	Elf *elf = NULL;
-	GElf_Ehdr ehdr;
-	struct stat st;
-	size_t phnum;
-	int fd, err = 0;
-
-	memset(info, 0, sizeof(*info));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	info->dev = st.st_dev;
-	info->ino = st.st_ino;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
-	    !gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64 ||
-	    elf_getphdrnum(elf, &phnum)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph)) {
-			err = -ENOEXEC;
-			goto cleanup;
-		}
-		if (ph.p_type == PT_DYNAMIC && !has_dyn) {
-			dyn_ph = ph;
-			has_dyn = true;
-		} else if (ph.p_type == PT_INTERP && !info->interp) {
-			Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
-							   ph.p_filesz, ELF_T_BYTE);
-
-			if (!d || !d->d_size) {
-				err = -ENOEXEC;
-				goto cleanup;
-			}
-			info->interp = strndup(d->d_buf, d->d_size);
-			if (!info->interp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-		}
-	}
-	if (has_dyn)
-		err = read_dynamic(elf, phnum, &dyn_ph, info);
-
-cleanup:
-	if (err)
-		elf_info__clear(info);
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return err;
 }
 
 /* ---- /etc/ld.so.cache ---- */
@@ -512,7 +301,7 @@ int libpath__cache_lookup(const char *cache_file, const char *name, char **path)
 struct lp_obj {
 	char *path;   /* absolute */
 	char *origin; /* what $ORIGIN stands for, NULL if unknown */
-	struct elf_info info;
+	struct elf_dynamic info;
 	char **names; /* names it answers to: the ones asked for, its soname */
 	size_t n_names;
 	ssize_t loader; /* the object whose DT_NEEDED brought it in, -1 */
@@ -533,8 +322,8 @@ static void lp_obj__clear(struct lp_obj *o)
 {
 	free(o->path);
 	free(o->origin);
-	elf_info__clear(&o->info);
-	strv_free(o->names, o->n_names);
+	elf_dynamic__clear(&o->info);
+	strv__free(o->names, o->n_names);
 }
 
 static void lp_map__release(struct lp_map *m)
@@ -618,9 +407,9 @@ static int expand_dst(const char *in, const char *origin, size_t lib_idx, char *
 }
 
 /* Accept PATH if it is an x86-64 ELF the loader would take. */
-static int try_candidate(const char *path, char **found, struct elf_info *info)
+static int try_candidate(const char *path, char **found, struct elf_dynamic *info)
 {
-	int err = elf_info__load(path, info);
+	int err = elf_dynamic__load(path, info);
 
 	if (err) {
 		if (err == -ENOEXEC)
@@ -629,7 +418,7 @@ static int try_candidate(const char *path, char **found, struct elf_info *info)
 	}
 	err = make_absolute(path, found);
 	if (err)
-		elf_info__clear(info);
+		elf_dynamic__clear(info);
 	return err;
 }
 
@@ -642,7 +431,7 @@ static int candidate_result(int err)
 /* Look for NAME in each directory of the list DIRS (separated by any of
  * SEPS), $ORIGIN being ORIGIN.  0 when found, -ENOENT when not. */
 static int try_dirs(const char *dirs, const char *seps, const char *origin, const char *name,
-		    char **found, struct elf_info *info)
+		    char **found, struct elf_dynamic *info)
 {
 	const char *p = dirs;
 
@@ -680,7 +469,7 @@ static int try_dirs(const char *dirs, const char *seps, const char *origin, cons
 	}
 }
 
-static int try_cache(struct lp_map *m, const char *name, char **found, struct elf_info *info)
+static int try_cache(struct lp_map *m, const char *name, char **found, struct elf_dynamic *info)
 {
 	const char *path;
 
@@ -704,7 +493,7 @@ static int try_cache(struct lp_map *m, const char *name, char **found, struct el
  * DT_RUNPATH), LD_LIBRARY_PATH, LOADER's DT_RUNPATH, the cache, the
  * default directories. */
 static int lp_search(struct lp_map *m, ssize_t loader, const char *name, char **found,
-		     struct elf_info *info)
+		     struct elf_dynamic *info)
 {
 	const struct lp_obj *lo = loader >= 0 ? &m->objs[loader] : NULL;
 	const char *llp;
@@ -763,7 +552,7 @@ static char *dirname_of(const char *path)
 }
 
 /* Append an object; takes PATH and INFO.  Returns its index or -ENOMEM. */
-static ssize_t lp_map__add(struct lp_map *m, char *path, struct elf_info *info,
+static ssize_t lp_map__add(struct lp_map *m, char *path, struct elf_dynamic *info,
 			   ssize_t loader)
 {
 	struct lp_obj *objs = realloc(m->objs, (m->n + 1) * sizeof(*objs));
@@ -771,7 +560,7 @@ static ssize_t lp_map__add(struct lp_map *m, char *path, struct elf_info *info,
 
 	if (!objs) {
 		free(path);
-		elf_info__clear(info);
+		elf_dynamic__clear(info);
 		return -ENOMEM;
 	}
 	m->objs = objs;
@@ -783,7 +572,7 @@ static ssize_t lp_map__add(struct lp_map *m, char *path, struct elf_info *info,
 	o->loader = loader;
 	o->origin = dirname_of(path);
 	m->n++;
-	if (!o->origin || (o->info.soname && strv_push(&o->names, &o->n_names, o->info.soname)))
+	if (!o->origin || (o->info.soname && strv__push(&o->names, &o->n_names, o->info.soname)))
 		return -ENOMEM;
 	return (ssize_t)(m->n - 1);
 }
@@ -817,7 +606,7 @@ static ssize_t lp_map__by_name(const struct lp_map *m, const char *name)
 	return -1;
 }
 
-static ssize_t lp_map__by_file(const struct lp_map *m, const struct elf_info *info)
+static ssize_t lp_map__by_file(const struct lp_map *m, const struct elf_dynamic *info)
 {
 	for (size_t i = 0; i < m->n; i++)
 		if (m->objs[i].info.dev == info->dev && m->objs[i].info.ino == info->ino)
@@ -829,7 +618,7 @@ static ssize_t lp_map__by_file(const struct lp_map *m, const struct elf_info *in
  * that name or from that file is reused, as the loader does. */
 static int lp_map__need(struct lp_map *m, size_t loader, const char *name)
 {
-	struct elf_info info;
+	struct elf_dynamic info;
 	char *found = NULL;
 	ssize_t idx;
 	int err;
@@ -847,14 +636,14 @@ static int lp_map__need(struct lp_map *m, size_t loader, const char *name)
 	idx = lp_map__by_file(m, &info);
 	if (idx >= 0) {
 		free(found);
-		elf_info__clear(&info);
-		err = strv_push(&m->objs[idx].names, &m->objs[idx].n_names, name);
+		elf_dynamic__clear(&info);
+		err = strv__push(&m->objs[idx].names, &m->objs[idx].n_names, name);
 		return err ? err : lp_map__list(m, (size_t)idx);
 	}
 	idx = lp_map__add(m, found, &info, (ssize_t)loader);
 	if (idx < 0)
 		return (int)idx;
-	err = strv_push(&m->objs[idx].names, &m->objs[idx].n_names, name);
+	err = strv__push(&m->objs[idx].names, &m->objs[idx].n_names, name);
 	return err ? err : lp_map__list(m, (size_t)idx);
 }
 
@@ -862,17 +651,17 @@ static int lp_map__need(struct lp_map *m, size_t loader, const char *name)
  * loader takes it from /proc/self/exe. */
 static int lp_map__add_exe(struct lp_map *m, const char *exe)
 {
-	struct elf_info info;
+	struct elf_dynamic info;
 	char *path = NULL, *real;
 	ssize_t idx;
 	int err;
 
-	err = elf_info__load(exe, &info);
+	err = elf_dynamic__load(exe, &info);
 	if (err)
 		return err;
 	err = make_absolute(exe, &path);
 	if (err) {
-		elf_info__clear(&info);
+		elf_dynamic__clear(&info);
 		return err;
 	}
 	idx = lp_map__add(m, path, &info, -1);
@@ -910,7 +699,7 @@ int libpath__needed_closure(const char *exe, char ***paths, size_t *count)
 	 * PT_INTERP name and soname; it takes its place in the order when a
 	 * library needs it, else at the end. */
 	if (m.objs[0].info.interp) {
-		struct elf_info info;
+		struct elf_dynamic info;
 		char *path = NULL;
 		const char *ip = m.objs[0].info.interp;
 
@@ -928,7 +717,7 @@ int libpath__needed_closure(const char *exe, char ***paths, size_t *count)
 			}
 		} else {
 			free(path);
-			elf_info__clear(&info);
+			elf_dynamic__clear(&info);
 		}
 		err = 0;
 	}
@@ -951,7 +740,7 @@ int libpath__needed_closure(const char *exe, char ***paths, size_t *count)
 	}
 
 	for (size_t i = 0; i < m.n_order; i++) {
-		err = strv_push(&out, &n_out, m.objs[m.order[i]].path);
+		err = strv__push(&out, &n_out, m.objs[m.order[i]].path);
 		if (err)
 			goto cleanup;
 	}
@@ -960,7 +749,7 @@ int libpath__needed_closure(const char *exe, char ***paths, size_t *count)
 	out = NULL;
 
 cleanup:
-	strv_free(out, n_out);
+	strv__free(out, n_out);
 	lp_map__release(&m);
 	return err;
 }
@@ -968,7 +757,7 @@ cleanup:
 int libpath__find_library(const char *exe, const char *name, char **path)
 {
 	struct lp_map m = { 0 };
-	struct elf_info info = { 0 };
+	struct elf_dynamic info = { 0 };
 	int err;
 
 	if (!name || !*name || !path)
@@ -982,7 +771,7 @@ int libpath__find_library(const char *exe, const char *name, char **path)
 	err = lp_search(&m, exe ? 0 : -1, name, path, &info);
 
 cleanup:
-	elf_info__clear(&info);
+	elf_dynamic__clear(&info);
 	lp_map__release(&m);
 	return err;
 }
