@@ -34,7 +34,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/skel/%.skel.h,$(BPF_SRCS))
 
-AGENT_SRCS := $(filter-out user/agent/main.c,$(sort $(wildcard user/agent/*.c))) user/cli/cmd_agent.c
+AGENT_SRCS := $(filter-out user/agent/main.c,$(sort $(wildcard user/agent/*.c)))
 USER_SRCS := $(filter-out $(AGENT_SRCS),$(shell find user -name '*.c' ! -name main.c | sort))
 USER_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(USER_SRCS))
 MAIN_OBJ := $(OUT)/obj/user/main.o

@@ -5,7 +5,7 @@
  * binary keeps a trace's memory small.  `cmon agent ...` execs this.
  */
 #include <malloc.h>
-#include "cli/commands.h"
+#include "agent/cli.h"
 #include "core/log.h"
 
 int main(int argc, char **argv)
@@ -13,5 +13,5 @@ int main(int argc, char **argv)
 	log_route_libbpf();
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	argv[0] = "agent";
-	return cmd_agent(argc, argv);
+	return agent_cli__main(argc, argv);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * cmd_agent.c: `cmon agent`: run probes from a spec file and serve their
+ * cli.c: `cmon agent` (the cmon-agent executable's command line): run probes from a spec file and serve their
  * metrics to Prometheus; `--status` asks a running agent; `--check`
  * validates a spec.
  *
@@ -16,7 +16,8 @@
 #include "agent/agent.h"
 #include "agent/client.h"
 #include "agent/spec.h"
-#include "cli/commands.h"
+#include "agent/cli.h"
+#include "core/exit.h"
 #include "core/log.h"
 #include "core/privilege.h"
 
@@ -148,7 +149,7 @@ static int check_spec(const char *path)
 	return bad ? CMON_EXIT_ERROR : CMON_EXIT_OK;
 }
 
-int cmd_agent(int argc, char **argv)
+int agent_cli__main(int argc, char **argv)
 {
 	struct agent_cli o = {};
 	struct agent_opts ao = {};

@@ -1,0 +1,11 @@
+/*
+ * cli.h: `cmon agent ARGS` (cmon execs cmon-agent, whose main calls this):
+ * the agent's options, --status, --check, and the agent itself.  Exit
+ * status as the command's (see cli.c).
+ */
+#ifndef CMON_AGENT_CLI_H
+#define CMON_AGENT_CLI_H
+
+int agent_cli__main(int argc, char **argv);
+
+#endif
