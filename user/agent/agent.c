@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "output/writer.h"
 #include "probe/resolve.h"
+#include "core/clock.h"
 
 #define TICK_MS 1000
 #define DRAIN_MS 100
@@ -61,22 +62,6 @@ struct agent {
 	struct mappers scanned;
 	pthread_cond_t scan_cond;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---------------------------------------------------------------- applying */
 
@@ -156,7 +141,7 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 	a->attach_errors += failed;
 	/* Counted with the swap: whoever sees the new probes sees the count. */
 	a->reloads_ok++;
-	a->last_reload_ok_at = wall_s();
+	a->last_reload_ok_at = clock__wall_s();
 	free(a->last_reload_error);
 	a->last_reload_error = NULL;
 	next = NULL;
@@ -531,8 +516,8 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 	struct series_table t = {};
 	struct mappers own = {};
 	const struct mappers *m = &own;
-	double now = wall_s();
-	uint64_t now_ms = mono_ms();
+	double now = clock__wall_s();
+	uint64_t now_ms = clock__mono_ms();
 
 	/* The HTTP thread of a privileged agent reads /proc itself. */
 	if (a->opts.keep_privileges && mappers__scan(&own))
@@ -719,7 +704,7 @@ struct agent *agent__new(const struct agent_opts *opts)
 		log_error("eventfd: %s", strerror(errno));
 		goto fail;
 	}
-	a->started_at = wall_s();
+	a->started_at = clock__wall_s();
 	raise_fd_limit();
 	a->pool = probe_pool__new();
 	if (!a->pool) {
@@ -825,7 +810,7 @@ static bool has_log_probe(struct agent *a)
 
 int agent__run(struct agent *a)
 {
-	uint64_t next_tick = mono_ms() + TICK_MS, reload_at = 0;
+	uint64_t next_tick = clock__mono_ms() + TICK_MS, reload_at = 0;
 	bool stop = false, drain_more = false;
 	int err = 0;
 
@@ -835,7 +820,7 @@ int agent__run(struct agent *a)
 		struct pollfd pfd[3] = { { .fd = a->sig_fd, .events = POLLIN },
 					 { .fd = a->inotify_fd, .events = POLLIN },
 					 { .fd = a->scan_fd, .events = POLLIN } };
-		uint64_t now = mono_ms(), wake = next_tick;
+		uint64_t now = clock__mono_ms(), wake = next_tick;
 		int timeout, n;
 
 		if (reload_at && reload_at < wake)
@@ -877,10 +862,10 @@ int agent__run(struct agent *a)
 		if (n > 0 && (pfd[2].revents & POLLIN))
 			serve_scan(a);
 		if (n > 0 && (pfd[1].revents & POLLIN) && spec_event(a))
-			reload_at = mono_ms() + RELOAD_DEBOUNCE_MS; /* let the writer finish */
+			reload_at = clock__mono_ms() + RELOAD_DEBOUNCE_MS; /* let the writer finish */
 		if (stop)
 			break;
-		now = mono_ms();
+		now = clock__mono_ms();
 		if (reload_at && now >= reload_at) {
 			reload_at = 0;
 			reload(a, false);

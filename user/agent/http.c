@@ -31,6 +31,7 @@
 #include "agent/http.h"
 #include "agent/privs.h"
 #include "core/log.h"
+#include "core/clock.h"
 
 #define HEADER_S 5.0      /* request line and headers, from connect or the line */
 #define RESPONSE_S 30.0   /* the answer taken by the client */
@@ -66,14 +67,6 @@ struct agent_http {
 	unsigned live;            /* not evicted */
 	uint64_t evictions, timeouts;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static bool same_host(const struct sockaddr *a, const struct sockaddr *b)
 {
@@ -184,7 +177,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 								: sizeof(struct sockaddr_in));
 		c->phase = CONN_WAITING;
-		c->deadline = now_s() + HEADER_S;
+		c->deadline = clock__mono_s() + HEADER_S;
 		pthread_mutex_lock(&h->lock);
 		c->prev = h->newest;
 		if (h->newest)
@@ -232,7 +225,7 @@ static void set_phase(struct agent_http *h, struct MHD_Connection *mc, enum conn
 		return;
 	pthread_mutex_lock(&h->lock);
 	c->phase = phase;
-	c->deadline = now_s() + within;
+	c->deadline = clock__mono_s() + within;
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -262,7 +255,7 @@ static void *watchdog(void *arg)
 	pthread_mutex_lock(&h->lock);
 	while (!h->stopping) {
 		struct timespec ts;
-		double now = now_s();
+		double now = clock__mono_s();
 
 		for (struct conn *c = h->oldest; c; c = c->next) {
 			if (!c->evicted && c->deadline < now) {

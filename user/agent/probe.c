@@ -25,6 +25,7 @@
 #include "probe/calib.h"
 #include "probe/resolve.h"
 #include "probe/setunion.h"
+#include "core/clock.h"
 
 #define ERRCAP_MAX (64u << 10)
 
@@ -122,31 +123,6 @@ static char *errcap_end(struct errcap *c, const char *probe)
 	return last;
 }
 
-/* ---------------------------------------------------------------- time */
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void lock(pthread_mutex_t *m)
 {
@@ -388,7 +364,7 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
 	/* A drain has a time budget: a busy function must not keep the main
 	 * loop from signals, reloads and lifespans. */
-	if (++g->drained % 64 == 0 && mono_ns() >= g->drain_deadline_ns) {
+	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {
 		g->drain_cut = true;
 		return -1;
 	}
@@ -839,8 +815,8 @@ static void share_swap_in(struct probe_share *sh, uint32_t **ids)
 		p->state = PROBE_APPLIED;
 		free(p->error);
 		p->error = NULL;
-		p->applied_at = wall_s();
-		p->expires_ms = p->spec->lifespan_ms ? mono_ms() + p->spec->lifespan_ms : 0;
+		p->applied_at = clock__wall_s();
+		p->expires_ms = p->spec->lifespan_ms ? clock__mono_ms() + p->spec->lifespan_ms : 0;
 	}
 }
 
@@ -1012,8 +988,8 @@ int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
 		p->state = PROBE_APPLIED;
 		free(p->error);
 		p->error = NULL;
-		p->applied_at = wall_s();
-		p->expires_ms = s->lifespan_ms ? mono_ms() + s->lifespan_ms : 0;
+		p->applied_at = clock__wall_s();
+		p->expires_ms = s->lifespan_ms ? clock__mono_ms() + s->lifespan_ms : 0;
 	}
 	unlock(m);
 	if (err)
@@ -1116,7 +1092,7 @@ void agent_probe__expire(struct agent_probe *p)
 	}
 	p->gen = NULL;
 	p->state = PROBE_EXPIRED;
-	p->expired_at = wall_s();
+	p->expired_at = clock__wall_s();
 	p->expires_ms = 0;
 	if (p->log)
 		logsink__flush(p->log);
@@ -1183,7 +1159,7 @@ int agent_probe__drain(struct agent_probe *p, bool *more)
 		return 0;
 	g->drained = 0;
 	g->drain_cut = false;
-	g->drain_deadline_ns = mono_ns() + DRAIN_BUDGET_NS;
+	g->drain_deadline_ns = clock__mono_ns() + DRAIN_BUDGET_NS;
 	n = tracer__drain(g->tracer);
 	if (p->log)
 		logsink__flush(p->log);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/clock.h"
 #include "cmon.h"
 #include "agg/hist.h"
 #include "agg/hist_arg.h"
@@ -478,7 +479,7 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 /* Read the kernel's aggregates and print one report.  0 or -errno. */
 static int report(struct profile_run *r, bool final)
 {
-	double elapsed = session__now() - r->t_start;
+	double elapsed = clock__mono_s() - r->t_start;
 	int err;
 
 	r->n_rows = 0;
@@ -611,7 +612,7 @@ int cmd_profile(int argc, char **argv)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
 			profiler__probe_count(r.prof), (double)profiler__attach_ns(r.prof) / 1e6,
 			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s");
-	r.t_start = session__now();
+	r.t_start = clock__mono_s();
 	if (r.ses.launched) {
 		err = launch__release(&r.ses.launch);
 		if (err) {
@@ -629,7 +630,7 @@ int cmd_profile(int argc, char **argv)
 
 		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
-		now = session__now();
+		now = clock__mono_s();
 		if (deadline && now >= deadline)
 			break;
 		if (next_report && now >= next_report) {
@@ -664,7 +665,7 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (!r.opts.quiet) {
 		fprintf(stderr, "cmon: %llu calls counted in %.1f s, %llu lost\n",
-			(unsigned long long)calls, session__now() - r.t_start, (unsigned long long)lost);
+			(unsigned long long)calls, clock__mono_s() - r.t_start, (unsigned long long)lost);
 		struct profiler_losses why;
 		char buf[512];
 

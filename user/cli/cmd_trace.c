@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/clock.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
@@ -408,7 +409,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		goto cleanup;
 
 	if (r.opts.duration_s > 0)
-		deadline = session__now() + r.opts.duration_s;
+		deadline = clock__mono_s() + r.opts.duration_s;
 	while (!session_stop_signal && !r.max_reached && !r.write_err) {
 		int n = tracer__poll(r.tracer, r.opts.poll_ms);
 
@@ -423,7 +424,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		session__flush_live(&r.ses);
 		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
-		if (deadline && session__now() >= deadline)
+		if (deadline && clock__mono_s() >= deadline)
 			break;
 	}
 

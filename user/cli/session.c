@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include "core/clock.h"
 #include "cli/commands.h"
 #include "core/log.h"
 #include "output/stream.h"
@@ -218,13 +219,6 @@ void session__install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-double session__now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int session__exit_status(int err, uint64_t lost, bool have_status, int status)
 {

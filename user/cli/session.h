@@ -69,7 +69,6 @@ void session__wait(struct session *s, double timeout_s);
  * output is a write error). */
 void session__install_signals(void);
 
-double session__now(void); /* CLOCK_MONOTONIC seconds */
 
 /* The one place the exit status of trace, capture and profile is decided:
  * 1 on error; the launched program's status when it failed (128+N for

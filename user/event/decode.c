@@ -3,15 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/clock.h"
 #include "decode.h"
 
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int decoder__init(struct decoder *d, const struct probe_set *set, const struct probe_calib *calib)
 {
@@ -28,9 +22,9 @@ int decoder__init(struct decoder *d, const struct probe_set *set, const struct p
 	}
 	/* Take the offset from the tightest of a few readings. */
 	for (int i = 0; i < 5; i++) {
-		int64_t m0 = clock_ns(CLOCK_MONOTONIC);
-		int64_t r = clock_ns(CLOCK_REALTIME);
-		int64_t m1 = clock_ns(CLOCK_MONOTONIC);
+		int64_t m0 = (int64_t)clock__ns(CLOCK_MONOTONIC);
+		int64_t r = (int64_t)clock__ns(CLOCK_REALTIME);
+		int64_t m1 = (int64_t)clock__ns(CLOCK_MONOTONIC);
 
 		if (m1 - m0 < best) {
 			best = m1 - m0;

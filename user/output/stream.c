@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "core/strbuf.h"
 #include "stream.h"
+#include "core/clock.h"
 
 struct reader {
 	int fd;
@@ -163,18 +164,10 @@ static ssize_t stream_write(void *cookie, const char *buf, size_t n)
 	return (ssize_t)n; /* the records are "written" whoever reads them */
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int stream_close(void *cookie)
 {
 	struct stream *s = cookie;
-	double end = now_s() + 1.0;
+	double end = clock__mono_s() + 1.0;
 
 	accept_readers(s);
 	/* The tail: readers get a second to take what is kept for them. */
@@ -186,7 +179,7 @@ static int stream_close(void *cookie)
 		for (size_t i = 0; i < s->n && np < 64; i++)
 			if (s->readers[i].backlog.len > s->readers[i].off)
 				pf[np++] = (struct pollfd){ .fd = s->readers[i].fd, .events = POLLOUT };
-		if (!np || now_s() >= end)
+		if (!np || clock__mono_s() >= end)
 			break;
 		poll(pf, np, 50);
 	}

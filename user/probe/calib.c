@@ -13,6 +13,7 @@
 #include "probe/attach.h"
 #include "calib.skel.h"
 #include "probe/calib.h"
+#include "core/clock.h"
 
 /*
  * The calibration functions: empty, each starting with an instruction of
@@ -97,14 +98,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 typedef long (*calib_fn_t)(long, long);
 
 /* Call every slot's function N times, round-robin, so that a passing
@@ -122,11 +115,11 @@ static void call_all(int n, uint64_t per_call[CALIB_FNS])
 	}
 	for (int s = CMON_CALIB_SLOTS; s < CALIB_FNS; s++) {
 		calib_fn_t volatile fn = (calib_fn_t)(void *)calib_fn[s];
-		uint64_t t0 = now_ns();
+		uint64_t t0 = clock__mono_ns();
 
 		for (int i = 0; i < n; i++)
 			fn(i, 1);
-		per_call[s] = (now_ns() - t0) / (uint64_t)n;
+		per_call[s] = (clock__mono_ns() - t0) / (uint64_t)n;
 	}
 }
 

@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "probe/attach.h"
 #include "links.h"
+#include "core/clock.h"
 
 struct probe_links {
 	int *fds;                /* uprobe_multi links */
@@ -60,14 +61,6 @@ static int attach_perf(struct probe_links *t, struct bpf_program *prog, const ch
 		}
 	}
 	return 0;
-}
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 static int keep_link(struct probe_links *t, int fd)
@@ -212,7 +205,7 @@ cleanup:
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
 			struct probe_links **out)
 {
-	unsigned long long start = now_ns();
+	unsigned long long start = clock__mono_ns();
 	struct probe_links *l;
 	int err = 0;
 
@@ -230,7 +223,7 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 		probe_links__free(l);
 		return err;
 	}
-	l->attach_ns = now_ns() - start;
+	l->attach_ns = clock__mono_ns() - start;
 	*out = l;
 	return 0;
 }

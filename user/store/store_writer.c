@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 #include "store/store_fs.h"
 #include "store/store_writer.h"
+#include "core/clock.h"
 
 #ifndef CMON_VERSION
 #define CMON_VERSION "0.1.0"
@@ -69,22 +70,6 @@ struct store_writer {
 	int failed;          /* sticky negative errno */
 	char errmsg[256];
 };
-
-static uint64_t now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int sqlite_errno(int rc)
 {
@@ -290,7 +275,7 @@ static int open_db(struct store_writer *w, const struct store_meta *meta)
 {
 	char host[256] = "";
 	const char *hostname = meta ? meta->hostname : NULL;
-	uint64_t start = meta && meta->start_time_ns ? meta->start_time_ns : now_real();
+	uint64_t start = meta && meta->start_time_ns ? meta->start_time_ns : clock__wall_ns();
 	char *dbpath;
 	int rc, err;
 
@@ -413,7 +398,7 @@ int store_writer__create(const char *outdir, const struct store_meta *meta,
 	err = open_db(w, meta);
 	if (err)
 		goto cleanup;
-	w->last_commit_ns = now_mono();
+	w->last_commit_ns = clock__mono_ns();
 	*out = w;
 	w = NULL;
 cleanup:
@@ -599,7 +584,7 @@ int store_writer__commit(struct store_writer *w)
 		return w->failed;
 	err = procs_flush(w);
 	if (!err)
-		err = put_meta_u64(w, "last_commit_ns", now_real());
+		err = put_meta_u64(w, "last_commit_ns", clock__wall_ns());
 	if (!err && w->in_txn) {
 		err = step_reset(w, w->st_commit);
 		if (!err)
@@ -610,14 +595,14 @@ int store_writer__commit(struct store_writer *w)
 		if (!err)
 			w->in_txn = true;
 	}
-	w->last_commit_ns = now_mono();
+	w->last_commit_ns = clock__mono_ns();
 	return err;
 }
 
 int store_writer__maybe_commit(struct store_writer *w, uint64_t now_ns)
 {
 	if (!now_ns)
-		now_ns = now_mono();
+		now_ns = clock__mono_ns();
 	if (now_ns - w->last_commit_ns < COMMIT_INTERVAL_NS)
 		return w->failed;
 	return store_writer__commit(w);
@@ -633,9 +618,9 @@ int store_writer__close(struct store_writer *w, uint64_t end_time_ns)
 	if (!err) {
 		err = procs_flush(w);
 		if (!err)
-			err = put_meta_u64(w, "end_time_ns", end_time_ns ? end_time_ns : now_real());
+			err = put_meta_u64(w, "end_time_ns", end_time_ns ? end_time_ns : clock__wall_ns());
 		if (!err)
-			err = put_meta_u64(w, "last_commit_ns", now_real());
+			err = put_meta_u64(w, "last_commit_ns", clock__wall_ns());
 		if (!err && w->in_txn)
 			err = step_reset(w, w->st_commit);
 		w->in_txn = false;
