@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "agg/hist_arg.h"
@@ -152,6 +154,76 @@ static void test_rejections(void **state)
 		if (parse_words(kind, cases[i], &o) != -EINVAL)
 			fail_msg("case %zu was accepted", i);
 		cmd_opts__free(&o);
+	}
+}
+
+/* One table: an option another command takes is refused by name (these
+ * were accepted and ignored), and every row a command takes is in its
+ * usage. */
+static void test_option_not_for_this_command(void **state)
+{
+	static char *cases[][MAX_ARGS] = {
+		{ "list", "--duration", "5", "f", "--", "/bin/true", NULL },
+		{ "list", "-q", "f", "--", "/bin/true", NULL },
+		{ "capture", "-F", "csv", "-f", "f", "--", "/bin/true", NULL },
+		{ "capture", "--per-pid", "-f", "f", "--", "/bin/true", NULL },
+		{ "trace", "--hist", "1", "-f", "f", "--", "/bin/true", NULL },
+		{ "trace", "--chrome", "-f", "f", "--", "/bin/true", NULL },
+		{ "profile", "--capture", "a=arg0:str", "-f", "f", "--", "/bin/true", NULL },
+		{ "profile", "--max-events", "5", "-f", "f", "--", "/bin/true", NULL },
+	};
+	static const struct {
+		const char *name;
+		enum cmd_kind kind;
+	} kinds[] = { { "list", CMD_LIST }, { "capture", CMD_CAPTURE }, { "trace", CMD_TRACE },
+		      { "profile", CMD_PROFILE } };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum cmd_kind kind = CMD_TRACE;
+		struct cmd_opts o;
+
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			if (!strcmp(kinds[k].name, cases[i][0]))
+				kind = kinds[k].kind;
+		if (parse_words(kind, cases[i], &o) != -EINVAL)
+			fail_msg("case %zu (%s %s) was accepted", i, cases[i][0], cases[i][1]);
+		cmd_opts__free(&o);
+	}
+}
+
+static void test_usage_lists_every_option(void **state)
+{
+	static const struct {
+		enum cmd_kind kind;
+		unsigned bit;
+	} kinds[] = { { CMD_TRACE, OC_TRACE }, { CMD_CAPTURE, OC_CAPTURE },
+		      { CMD_PROFILE, OC_PROFILE }, { CMD_LIST, OC_LIST } };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		cmd_opts__usage(kinds[k].kind, f);
+		fclose(f);
+		for (size_t i = 0; i < cmon_opt_n_rows; i++) {
+			const struct opt_row *r = &cmon_opt_rows[i];
+			unsigned cmds = 0;
+			char want[64];
+
+			if (!r->name)
+				continue;
+			for (size_t j = 0; j < cmon_opt_n_rows; j++) /* a name's rows */
+				if (cmon_opt_rows[j].name && !strcmp(cmon_opt_rows[j].name, r->name))
+					cmds |= cmon_opt_rows[j].cmds;
+			snprintf(want, sizeof(want), "--%s ", r->name);
+			if (!!strstr(text, want) != !!(cmds & kinds[k].bit))
+				fail_msg("usage %zu and %s disagree", k, want);
+		}
+		free(text);
 	}
 }
 
@@ -306,6 +378,8 @@ int main(void)
 		cmocka_unit_test(test_return_probe_choices),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_option_not_for_this_command),
+		cmocka_unit_test(test_usage_lists_every_option),
 		cmocka_unit_test(test_profile_options),
 		cmocka_unit_test(test_profile_defaults),
 		cmocka_unit_test(test_profile_hist_args),

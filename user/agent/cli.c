@@ -18,6 +18,7 @@
 #include "agent/spec.h"
 #include "agent/cli.h"
 #include "core/exit.h"
+#include "core/optable.h"
 #include "core/log.h"
 #include "core/privilege.h"
 
@@ -29,8 +30,24 @@ struct agent_cli {
 	bool quiet;
 };
 
+enum { AGENT_OPT_STATUS = 0x100, AGENT_OPT_CHECK, AGENT_OPT_KEEP_PRIVILEGES };
+
+static const struct opt_row agent_opt_rows[] = {
+	{ "spec", 's', "FILE", 1, "the probe spec (see README: `cmon agent`)" },
+	{ "listen", 'l', "ADDR", 1, "HOST:PORT, [IPv6]:PORT or PORT (loopback)" },
+	{ "status", AGENT_OPT_STATUS, NULL, 1, "print the state of each probe of a running agent" },
+	{ "check", AGENT_OPT_CHECK, NULL, 1, "validate FILE and print its probes' errors" },
+	{ "keep-privileges", AGENT_OPT_KEEP_PRIVILEGES, NULL, 1,
+	  "do not drop capabilities after the first apply" },
+	{ "verbose", 'v', NULL, 1, "debug diagnostics (libbpf's too)" },
+	{ "quiet", 'q', NULL, 1, "only warnings and errors" },
+	{ "help", 'h', NULL, 1, "this help" },
+};
+
 static void usage(FILE *out)
 {
+	struct optable t;
+
 	fprintf(out,
 		"usage: cmon agent --spec FILE [--listen ADDR] [-v|-q]\n"
 		"       cmon agent --status [--listen ADDR]\n"
@@ -40,38 +57,25 @@ static void usage(FILE *out)
 		"Prometheus text format on http://ADDR/metrics (default %s).\n"
 		"The file is watched: probes added, changed or removed are applied as it\n"
 		"changes (SIGHUP: reload now).  SIGTERM or SIGINT: detach everything, exit.\n"
-		"\n"
-		"  --spec FILE         the probe spec (see README: `cmon agent`)\n"
-		"  --listen ADDR       HOST:PORT, [IPv6]:PORT or PORT (loopback)\n"
-		"  --status            print the state of each probe of a running agent\n"
-		"  --check             validate FILE and print its probes' errors\n"
-		"  --keep-privileges   do not drop capabilities after the first apply\n"
-		"  -v, --verbose       debug diagnostics (libbpf's too)\n"
-		"  -q, --quiet         only warnings and errors\n"
-		"  -h, --help          this text\n",
+		"\noptions:\n",
 		AGENT_DEFAULT_LISTEN);
+	if (!optable__init(&t, agent_opt_rows, sizeof(agent_opt_rows) / sizeof(agent_opt_rows[0]),
+			   1, "agent", false))
+		optable__usage(&t, out);
 }
 
 /* Parse ARGV (ARGV[0]: "agent") into O; never exits.  0 or -EINVAL after
  * one error line. */
 static int parse_args(int argc, char **argv, struct agent_cli *o)
 {
-	static const struct option longs[] = {
-		{ "spec", required_argument, NULL, 's' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "status", no_argument, NULL, 'S' },
-		{ "check", no_argument, NULL, 'C' },
-		{ "keep-privileges", no_argument, NULL, 'K' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
+	struct optable t;
+	const char *optarg;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:l:vqh", longs, NULL)) != -1) {
+	if (optable__init(&t, agent_opt_rows, sizeof(agent_opt_rows) / sizeof(agent_opt_rows[0]),
+			  1, "agent", false))
+		return -E2BIG;
+	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {
 		switch (c) {
 		case 's':
 			o->spec = optarg;
@@ -79,13 +83,13 @@ static int parse_args(int argc, char **argv, struct agent_cli *o)
 		case 'l':
 			o->listen = optarg;
 			break;
-		case 'S':
+		case AGENT_OPT_STATUS:
 			o->status = true;
 			break;
-		case 'C':
+		case AGENT_OPT_CHECK:
 			o->check = true;
 			break;
-		case 'K':
+		case AGENT_OPT_KEEP_PRIVILEGES:
 			o->keep_privileges = true;
 			break;
 		case 'v':
@@ -97,11 +101,7 @@ static int parse_args(int argc, char **argv, struct agent_cli *o)
 		case 'h':
 			o->help = true;
 			return 0;
-		case ':':
-			log_error("option %s needs a value", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			log_error("unknown option %s (see `cmon agent --help`)", argv[optind - 1]);
+		default: /* -2: said */
 			return -EINVAL;
 		}
 	}

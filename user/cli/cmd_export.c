@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cli/options.h"
 #include "cli/commands.h"
 #include "cli/export_view.h"
 #include "cli/store_cli.h"
@@ -616,16 +617,15 @@ static void usage(FILE *f)
 		"usage: cmon export RUN --per-call OUTDIR\n"
 		"       cmon export RUN -F csv|json [-o OUTDIR]\n"
 		"       cmon export RUN -F chrome|tree|folded [-o FILE]   (--chrome: -F chrome)\n\n"
-		"  --per-call OUTDIR  OUTDIR/<func>/<n>/args.json, arg_<name>.bin and, for\n"
-		"                     numeric buffers, arg_<name>.npy (numpy.load)\n"
-		"  -F, --format FMT   one table per function: <func>.csv or <func>.jsonl\n"
-		"  -o, --output DIR   where the tables go (default RUN-csv or RUN-json)\n"
-		"  -F chrome          Chrome Trace Event JSON (Perfetto, chrome://tracing)\n"
-		"  -F tree            calls nested per thread in entry order, as uftrace replay\n"
-		"  -F folded          stacks weighted by self time (flamegraph.pl, speedscope)\n"
-		"                     these three go to -o FILE, or stdout\n\n"
-		"OUTDIR is never overwritten: OUTDIR-1, OUTDIR-2, ... are made instead.\n"
-		"OUTDIR/index.json maps file names back to function names.\n");
+		"  --per-call: OUTDIR/<func>/<n>/args.json, arg_<name>.bin and, for numeric\n"
+		"  buffers, arg_<name>.npy (numpy.load).  -F csv|json: one table per function,\n"
+		"  <func>.csv or <func>.jsonl, in -o DIR (default RUN-csv or RUN-json).\n"
+		"  -F chrome: Chrome Trace Event JSON (Perfetto, chrome://tracing); -F tree:\n"
+		"  calls nested per thread in entry order, as uftrace replay; -F folded: stacks\n"
+		"  weighted by self time (flamegraph.pl, speedscope); these three go to -o FILE,\n"
+		"  or stdout.  OUTDIR is never overwritten: OUTDIR-1, OUTDIR-2, ... are made\n"
+		"  instead; OUTDIR/index.json maps file names back to function names.\n\n");
+	cmon_opts__usage(OC_EXPORT, f);
 }
 
 /* RUN-csv / RUN-json next to the store folder. */
@@ -661,14 +661,6 @@ static char *default_outdir(const char *run, enum export_mode mode)
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "per-call", required_argument, NULL, 'P' },
-		{ "format", required_argument, NULL, 'F' },
-		{ "chrome", no_argument, NULL, 'C' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct export_ctx x = { .rootfd = -1 };
 	const struct cmon_function *fs;
 	const char **entries = NULL;
@@ -678,13 +670,15 @@ int cmd_export(int argc, char **argv)
 	bool o_given = false;
 	enum out_format view_fmt = OUT_CHROME;
 	size_t nf = 0;
+	struct optable t;
+	const char *optarg;
 	int c, rc = CMON_EXIT_OK, err;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:o:h", opts, NULL)) != -1) {
+	if (cmon_opts__begin(&t, OC_EXPORT, "export", false))
+		return CMON_EXIT_ERROR;
+	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {
 		switch (c) {
-		case 'P':
+		case OPT_PER_CALL:
 			if (x.mode != EXPORT_NONE)
 				goto one_mode;
 			x.mode = EXPORT_PER_CALL;
@@ -705,7 +699,7 @@ int cmd_export(int argc, char **argv)
 				return CMON_EXIT_USAGE;
 			}
 			break;
-		case 'C':
+		case OPT_CHROME:
 			if (x.mode != EXPORT_NONE)
 				goto one_mode;
 			x.mode = EXPORT_VIEW;
@@ -718,12 +712,7 @@ int cmd_export(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return CMON_EXIT_OK;
-		case ':':
-			log_error("export: option '%s' needs a value", argv[optind - 1]);
-			return CMON_EXIT_USAGE;
-		default:
-			log_error("export: unknown option '%s' (see cmon export --help)",
-				  argv[optind - 1]);
+		default: /* -2: said */
 			return CMON_EXIT_USAGE;
 		}
 	}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "cli/options.h"
 #include "cli/commands.h"
 #include "cli/runs.h"
 #include "cli/store_cli.h"
@@ -203,23 +204,11 @@ static int print_processes(struct cmon_store *s)
 
 int cmd_ls(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cmon_store *s = NULL;
-	int c, rc;
+	int rc = cmon_opts__help_only(OC_LS, "ls", argc, argv, usage);
 
-	optind = 0; /* a fresh getopt scan */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return CMON_EXIT_OK;
-		}
-		log_error("ls: unknown option '%s' (see cmon ls --help)", argv[optind - 1]);
-		return CMON_EXIT_USAGE;
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 1) {
 		log_error("ls: expected one store folder (usage: cmon ls RUN)");
 		return CMON_EXIT_USAGE;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "cli/options.h"
 #include "cli/commands.h"
 #include "core/log.h"
 #include "report/report.h"
@@ -22,43 +23,35 @@ static void usage(FILE *f)
 		"latency over time, latency distribution, calls per second, RSS/VMS over time\n"
 		"with the calls that grew it; profile percentiles; significant digits of\n"
 		"`cmon stats`.  A SOURCE is a capture store, a trace CSV or JSON Lines\n"
-		"(cmon trace -F csv|json), a profile CSV or JSON Lines, or cmon stats -F json.\n");
+		"(cmon trace -F csv|json), a profile CSV or JSON Lines, or cmon stats -F json.\n\n");
+	cmon_opts__usage(OC_REPORT, f);
 }
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *output = NULL, *title = "cmon report";
 	struct report r;
 	json_t *model = NULL;
 	char err[512];
 	FILE *out = NULL;
+	struct optable t;
+	const char *optarg;
 	int c, fd, rc = CMON_EXIT_OK, e;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	if (cmon_opts__begin(&t, OC_REPORT, "report", false))
+		return CMON_EXIT_ERROR;
+	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
 			break;
-		case 'T':
+		case OPT_TITLE:
 			title = optarg;
 			break;
 		case 'h':
 			usage(stdout);
 			return CMON_EXIT_OK;
-		case ':':
-			log_error("report: option '%s' needs a value", argv[optind - 1]);
-			return CMON_EXIT_USAGE;
-		default:
-			log_error("report: unknown option '%s' (see cmon report --help)",
-				  argv[optind - 1]);
+		default: /* -2: said */
 			return CMON_EXIT_USAGE;
 		}
 	}

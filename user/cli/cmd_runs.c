@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cli/options.h"
 #include "cli/commands.h"
 #include "cli/runs.h"
 #include "cli/store_cli.h"
@@ -198,27 +199,21 @@ static const char *check_store(const char *path, int *dfd)
 	return NULL;
 }
 
+static void rm_usage(FILE *f)
+{
+	fprintf(f, "usage: cmon rm RUN...\n\nRemove capture stores.  Anything that is not one "
+		   "(another folder, a file,\na symlink, a store folder holding other files) is "
+		   "refused, and then nothing\nis removed.\n");
+}
+
 int cmd_rm(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int *fds, c, rc = CMON_EXIT_OK;
+	int *fds, rc = cmon_opts__help_only(OC_RM, "rm", argc, argv, rm_usage);
 	size_t n;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			printf("usage: cmon rm RUN...\n\nRemove capture stores.  Anything that is not "
-			       "one (another folder, a file,\na symlink, a store folder holding other "
-			       "files) is refused, and then nothing\nis removed.\n");
-			return CMON_EXIT_OK;
-		}
-		log_error("rm: unknown option '%s' (see cmon rm --help)", argv[optind - 1]);
-		return CMON_EXIT_USAGE;
-	}
+	if (rc >= 0)
+		return rc;
+	rc = CMON_EXIT_OK;
 	if (argc - optind < 1) {
 		log_error("rm: give the stores to remove (usage: cmon rm RUN...)");
 		return CMON_EXIT_USAGE;

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include "cli/options.h"
 #include "cli/commands.h"
 #include "cli/store_cli.h"
 #include "core/log.h"
@@ -140,26 +141,14 @@ static int print_call(const struct cmon_call *c, const struct cmon_function *f)
 
 int cmd_show(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const struct cmon_function *f;
 	struct cmon_store *s = NULL;
 	struct cmon_call *call = NULL;
 	uint64_t n;
-	int c, rc;
+	int rc = cmon_opts__help_only(OC_SHOW, "show", argc, argv, usage);
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return CMON_EXIT_OK;
-		}
-		log_error("show: unknown option '%s' (see cmon show --help)", argv[optind - 1]);
-		return CMON_EXIT_USAGE;
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 3) {
 		log_error("show: expected RUN FUNC N (usage: cmon show RUN FUNC N)");
 		return CMON_EXIT_USAGE;

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli/options.h"
 #include "agg/runstats.h"
 #include "cli/commands.h"
 #include "cli/store_cli.h"
@@ -522,7 +523,8 @@ static void usage(FILE *f)
 		"ordinal when runs have several processes): runs, mean, standard deviation,\n"
 		"min, max and significant digits, -log10(std/|mean|) capped at the type's\n"
 		"precision, \"all\" when every run has the same value.  Functions or call\n"
-		"counts that differ between runs are reported as mismatches.\n");
+		"counts that differ between runs are reported as mismatches.\n\n");
+	cmon_opts__usage(OC_STATS, f);
 }
 
 /* Every function of run RUN, checked across the runs the first time its
@@ -559,23 +561,19 @@ static int read_run(struct stats *st, size_t run, struct cmon_store *s, struct c
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'F' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct stats st = {};
 	struct cmon_store **stores = NULL;
 	struct strbuf tmp = {};
 	enum stats_fmt fmt = STATS_TEXT;
 	const char *output = NULL;
 	FILE *out = stdout;
+	struct optable t;
+	const char *optarg;
 	int c, rc = CMON_EXIT_OK, err = 0;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:o:h", opts, NULL)) != -1) {
+	if (cmon_opts__begin(&t, OC_STATS, "stats", false))
+		return CMON_EXIT_ERROR;
+	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {
 		switch (c) {
 		case 'F':
 			if (!strcmp(optarg, "text")) {
@@ -595,12 +593,7 @@ int cmd_stats(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return CMON_EXIT_OK;
-		case ':':
-			log_error("stats: option '%s' needs a value", argv[optind - 1]);
-			return CMON_EXIT_USAGE;
-		default:
-			log_error("stats: unknown option '%s' (see cmon stats --help)",
-				  argv[optind - 1]);
+		default: /* -2: said */
 			return CMON_EXIT_USAGE;
 		}
 	}

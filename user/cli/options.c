@@ -8,66 +8,149 @@
 #include "agg/hist.h"
 #include "agg/hist_arg.h"
 #include "core/log.h"
+#include "cli/commands.h"
+#include "core/optable.h"
 #include "options.h"
 #include "cmon.h"
 
-enum {
-	OPT_BINARY = 0x100,
-	OPT_NO_RETURN,
-	OPT_DURATION,
-	OPT_MAX_EVENTS,
-	OPT_RETURN_PROBE,
-	OPT_RINGBUF,
-	OPT_POLL_MS,
-	OPT_INTERVAL,
-	OPT_PER_PID,
-	OPT_HIST,
-	OPT_HIST_LINEAR,
-	OPT_NO_MEM,
-	OPT_CAPTURE,
-	OPT_STRLEN,
-	OPT_DEREF,
-	OPT_CAPTURE_MAX,
-	OPT_RAW,
-	OPT_NO_FAULT_IN,
-	OPT_RAW_LATENCY,
-	OPT_EXCLUDE,
-};
 
-static const struct option long_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "func", required_argument, NULL, 'f' },
-	{ "binary", required_argument, NULL, OPT_BINARY },
-	{ "format", required_argument, NULL, 'F' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "no-return", no_argument, NULL, OPT_NO_RETURN },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "max-events", required_argument, NULL, OPT_MAX_EVENTS },
-	{ "return-probe", required_argument, NULL, OPT_RETURN_PROBE },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-	{ "poll-ms", required_argument, NULL, OPT_POLL_MS },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "per-pid", no_argument, NULL, OPT_PER_PID },
-	{ "hist", required_argument, NULL, OPT_HIST },
-	{ "hist-linear", required_argument, NULL, OPT_HIST_LINEAR },
-	{ "no-mem", no_argument, NULL, OPT_NO_MEM },
-	{ "capture", required_argument, NULL, OPT_CAPTURE },
-	{ "strlen", required_argument, NULL, OPT_STRLEN },
-	{ "deref", required_argument, NULL, OPT_DEREF },
-	{ "capture-max", required_argument, NULL, OPT_CAPTURE_MAX },
-	{ "raw", no_argument, NULL, OPT_RAW },
-	{ "no-fault-in", no_argument, NULL, OPT_NO_FAULT_IN },
-	{ "raw-latency", no_argument, NULL, OPT_RAW_LATENCY },
-	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+#define T OC_TRACE
+#define C OC_CAPTURE
+#define P OC_PROFILE
+#define L OC_LIST
+#define TC (OC_TRACE | OC_CAPTURE)
+#define TCP (OC_TRACE | OC_CAPTURE | OC_PROFILE)
+#define TCPL (OC_TRACE | OC_CAPTURE | OC_PROFILE | OC_LIST)
+
+/* Every option of every cmon command, in the order the usage shows them. */
+const struct opt_row cmon_opt_rows[] = {
+	{ "pid", 'p', "PID", TCPL, "this process, all its threads (repeatable)" },
+	{ "binary", OPT_BINARY, "PATH", TCPL, "every process running PATH, now and later" },
+	{ NULL, 0, NULL, TCP, "  -- CMD [ARGS...]        launch CMD, from its first instruction" },
+	{ "func", 'f', "PATTERN", TCPL,
+	  "name, glob, OBJECT:name, C++ ns::Class::method (repeatable)" },
+	{ "exclude", OPT_EXCLUDE, "PATTERN", TCPL,
+	  "leave out what PATTERN matches (or --func '!PATTERN')" },
+	{ "per-pid", OPT_PER_PID, NULL, P, "one row per function and process" },
+	{ "hist", OPT_HIST, "ARG", P,
+	  "distribution of argument ARG (0..5, arg0..arg5, a\n"
+	  "parameter name, or ret), at its C type; log2" },
+	{ "hist-linear", OPT_HIST_LINEAR, "MIN,MAX,STEP", P,
+	  "linear buckets for --hist instead (at most 65)" },
+	{ "no-mem", OPT_NO_MEM, NULL, P, "do not measure RSS growth (cheaper)" },
+	{ "raw-latency", OPT_RAW_LATENCY, NULL, P,
+	  "latencies with the probe's own cost in them (not\nsubtracted)" },
+	{ "interval", OPT_INTERVAL, "SECONDS", P,
+	  "print the table every SECONDS (cumulative), and at the end" },
+	{ "format", 'F', "FMT", T,
+	  "text (default), csv, json (JSON Lines), chrome (Perfetto),\n"
+	  "tree (nested per thread), folded (flame graphs)" },
+	{ "format", 'F', "FMT", P,
+	  "text (default), csv, json (JSON Lines, one object per\nfunction per report)" },
+	{ "output", 'o', "FILE", T,
+	  "write records to FILE instead of stdout; unix:PATH\n"
+	  "serves them live on a unix socket (JSON Lines)" },
+	{ "output", 'o', "DIR", C, "the store's folder (never overwritten)" },
+	{ "output", 'o', "FILE", P, "write the reports to FILE instead of stdout" },
+	{ NULL, 0, NULL, TC, "typed arguments (from DWARF when the program has it):" },
+	{ "capture", OPT_CAPTURE, "NAME=EXPR", TC,
+	  "what DWARF cannot know (repeatable): NAME=PTR:LEN (bytes,\n"
+	  "length from argument LEN), NAME=PTR[COUNT] (an array of\n"
+	  "PTR's pointee type), NAME=PTR:str; PTR, LEN, COUNT are\n"
+	  "parameter names or arg0..arg5" },
+	{ "strlen", OPT_STRLEN, "N", TC, "bytes of a char * string (default 256)" },
+	{ "deref", OPT_DEREF, "N", TC, "struct pointers followed (default 1)" },
+	{ "capture-max", OPT_CAPTURE_MAX, "BYTES", TC, "bytes of one --capture (default 65536)" },
+	{ "raw", OPT_RAW, NULL, TC, "no DWARF: the six argument registers only" },
+	{ "no-fault-in", OPT_NO_FAULT_IN, NULL, TC,
+	  "plain reads (cheaper): a page not resident reads as a fault" },
+	{ NULL, 0, NULL, TC, "other options:" },
+	{ "no-return", OPT_NO_RETURN, NULL, TC, "record entries only (cheaper)" },
+	{ "raw-latency", OPT_RAW_LATENCY, NULL, TC,
+	  "latency_ns with the probe's own cost in it (not subtracted)" },
+	{ "return-probe", OPT_RETURN_PROBE, "HOW", TC | L,
+	  "auto (default), uretprobe, insn (probes on ret\n"
+	  "instructions: safe for C++ exceptions and Go)" },
+	{ "return-probe", OPT_RETURN_PROBE, "HOW", P, "auto (default), uretprobe, insn" },
+	{ "duration", OPT_DURATION, "SECONDS", TCP, "stop after this long" },
+	{ "max-events", OPT_MAX_EVENTS, "N", TC, "stop after N records" },
+	{ "ringbuf-size", OPT_RINGBUF, "MB", TC, "ring buffer size (default 4, 16 with captures)" },
+	{ "poll-ms", OPT_POLL_MS, "MS", TC, "how often the buffer is drained (default 10)" },
+	{ "quiet", 'q', NULL, TCP, "no summary on stderr" },
+	{ "verbose", 'v', NULL, TCPL, "more diagnostics (-vv: libbpf's too)" },
+	/* The store and view commands. */
+	{ "per-call", OPT_PER_CALL, "OUTDIR", OC_EXPORT,
+	  "one folder per call: its arguments (JSON) and arrays (.npy)" },
+	{ "format", 'F', "FMT", OC_EXPORT,
+	  "csv or json: one table per function; chrome, tree or\nfolded: the calls as that view" },
+	{ "chrome", OPT_CHROME, NULL, OC_EXPORT, "the same as -F chrome" },
+	{ "output", 'o', "PATH", OC_EXPORT,
+	  "where -F writes (default: next to the store)" },
+	{ "format", 'F', "FMT", OC_STATS, "text (default), csv, json" },
+	{ "output", 'o', "FILE", OC_STATS, "write to FILE instead of stdout" },
+	{ "output", 'o', "FILE.html", OC_REPORT, "the page to write (required)" },
+	{ "title", OPT_TITLE, "TEXT", OC_REPORT, "the page's title (default \"cmon report\")" },
+	{ "help", 'h', NULL, ~0u, "this help" },
 };
+const size_t cmon_opt_n_rows = sizeof(cmon_opt_rows) / sizeof(cmon_opt_rows[0]);
+
+#undef T
+#undef C
+#undef P
+#undef L
+#undef TC
+#undef TCP
+#undef TCPL
+
+int cmon_opts__begin(struct optable *t, unsigned cmd, const char *name, bool keep_order)
+{
+	int err = optable__init(t, cmon_opt_rows, cmon_opt_n_rows, cmd, name, keep_order);
+
+	if (err)
+		log_error("%s: the option table is too large (%s)", name, strerror(-err));
+	return err;
+}
+
+void cmon_opts__usage(unsigned cmd, FILE *out)
+{
+	struct optable t;
+
+	if (optable__init(&t, cmon_opt_rows, cmon_opt_n_rows, cmd, "", false))
+		return;
+	fputs("options:\n", out);
+	optable__usage(&t, out);
+}
+
+int cmon_opts__help_only(unsigned cmd, const char *name, int argc, char **argv,
+			 void (*usage)(FILE *out))
+{
+	struct optable t;
+	const char *arg;
+	int c;
+
+	if (cmon_opts__begin(&t, cmd, name, false))
+		return CMON_EXIT_ERROR;
+	while ((c = optable__next(&t, argc, argv, &arg)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return CMON_EXIT_OK;
+		}
+		return CMON_EXIT_USAGE; /* -2: said */
+	}
+	return -1;
+}
+
+static unsigned cmd_bit(enum cmd_kind kind)
+{
+	return kind == CMD_LIST ? OC_LIST : kind == CMD_PROFILE ? OC_PROFILE
+					  : kind == CMD_CAPTURE ? OC_CAPTURE : OC_TRACE;
+}
 
 void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 {
-	if (kind == CMD_LIST) {
+	struct optable t;
+
+	if (kind == CMD_LIST)
 		fputs("usage: cmon list (-p PID | --binary PATH) PATTERN...\n"
 		      "       cmon list PATTERN... -- CMD [ARGS...]\n"
 		      "  What can be probed: each matching function, its file offset, where the\n"
@@ -75,39 +158,12 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  is observed.  PATTERN as for `cmon trace --func` (--func PATTERN works\n"
 		      "  too); with a program, patterns come before \"--\".\n",
 		      out);
-		return;
-	}
-	if (kind == CMD_PROFILE) {
+	else if (kind == CMD_PROFILE)
 		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
 		      "  Per function: calls, total/min/mean/max latency, p50 p90 p99 p99.9 (log-linear\n"
-		      "  buckets, within 1.6 %), RSS growth summed over calls; aggregated in the kernel.\n"
-		      "  -p, --pid PID           profile this process, all its threads (repeatable)\n"
-		      "      --binary PATH       every process running PATH, now and later\n"
-		      "  -- CMD [ARGS...]        launch CMD, profiled from its first instruction\n"
-		      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n"
-		      "      --exclude PATTERN   leave out what PATTERN matches (or --func '!PATTERN')\n"
-		      "      --per-pid           one row per function and process\n"
-		      "      --hist ARG          distribution of argument ARG (0..5, arg0..arg5, a\n"
-		      "                          parameter name, or ret), at its C type; log2\n"
-		      "      --hist-linear MIN,MAX,STEP\n"
-		      "                          linear buckets for --hist instead (at most 65)\n"
-		      "      --no-mem            do not measure RSS growth (cheaper)\n"
-		      "      --raw-latency       latencies with the probe's own cost in them (not\n"
-		      "                          subtracted)\n"
-		      "      --interval SECONDS  print the table every SECONDS (cumulative), and at the end\n"
-		      "  -F, --format FMT        text (default), csv, json (JSON Lines, one object per\n"
-		      "                          function per report)\n"
-		      "  -o, --output FILE       write the reports to FILE instead of stdout\n"
-		      "      --return-probe HOW  auto (default), uretprobe, insn\n"
-		      "      --duration SECONDS  stop after this long\n"
-		      "  -q, --quiet             no summary on stderr\n"
-		      "  -v, --verbose           more diagnostics (-vv: libbpf's too)\n"
-		      "exit status: 0 ok, 1 error, 2 usage, 3 calls were lost; when launching, the\n"
-		      "program's own status (128+N if killed by signal N)\n",
+		      "  buckets, within 1.6 %), RSS growth summed over calls; aggregated in the kernel.\n",
 		      out);
-		return;
-	}
-	if (kind == CMD_CAPTURE)
+	else if (kind == CMD_CAPTURE)
 		fputs("usage: cmon capture (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
 		      "                    [--capture NAME=EXPR]... [-o DIR]\n"
 		      "  Keep every call's inputs (typed from DWARF), return value, latency and\n"
@@ -117,44 +173,13 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	else
 		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n",
 		      out);
-	fputs("  -p, --pid PID           trace this process, all its threads (repeatable)\n"
-	      "      --binary PATH       every process running PATH, now and later\n"
-	      "  -- CMD [ARGS...]        launch CMD, traced from its first instruction\n"
-	      "  -f, --func PATTERN      name, glob, OBJECT:name, C++ ns::Class::method (repeatable)\n"
-	      "      --exclude PATTERN   leave out what PATTERN matches (or --func '!PATTERN')\n",
-	      out);
-	if (kind == CMD_CAPTURE)
-		fputs("  -o, --output DIR        the store's folder (never overwritten)\n", out);
-	else
-		fputs("  -F, --format FMT        text (default), csv, json (JSON Lines), chrome (Perfetto),\n"
-		      "                          tree (nested per thread), folded (flame graphs)\n"
-		      "  -o, --output FILE       write records to FILE instead of stdout; unix:PATH\n"
-		      "                          serves them live on a unix socket (JSON Lines)\n",
-		      out);
-	fputs("typed arguments (from DWARF when the program has it):\n"
-	      "      --capture NAME=EXPR what DWARF cannot know (repeatable): NAME=PTR:LEN (bytes,\n"
-	      "                          length from argument LEN), NAME=PTR[COUNT] (an array of\n"
-	      "                          PTR's pointee type), NAME=PTR:str; PTR, LEN, COUNT are\n"
-	      "                          parameter names or arg0..arg5\n"
-	      "      --strlen N          bytes of a char * string (default 256)\n"
-	      "      --deref N           struct pointers followed (default 1)\n"
-	      "      --capture-max BYTES bytes of one --capture (default 65536)\n"
-	      "      --raw               no DWARF: the six argument registers only\n"
-	      "      --no-fault-in       plain reads (cheaper): a page not resident reads as a fault\n"
-	      "other options:\n"
-	      "      --no-return         record entries only (cheaper)\n"
-	      "      --raw-latency       latency_ns with the probe's own cost in it (not subtracted)\n"
-	      "      --return-probe HOW  auto (default), uretprobe, insn (probes on ret\n"
-	      "                          instructions: safe for C++ exceptions and Go)\n"
-	      "      --duration SECONDS  stop after this long\n"
-	      "      --max-events N      stop after N records\n"
-	      "      --ringbuf-size MB   ring buffer size (default 4, 16 with captures)\n"
-	      "      --poll-ms MS        how often the buffer is drained (default 10)\n"
-	      "  -q, --quiet             no summary on stderr\n"
-	      "  -v, --verbose           more diagnostics (-vv: libbpf's too)\n"
-	      "exit status: 0 ok, 1 error, 2 usage, 3 events were lost; when launching,\n"
-	      "the program's own status (128+N if killed by signal N)\n",
-	      out);
+	if (optable__init(&t, cmon_opt_rows, cmon_opt_n_rows, cmd_bit(kind), "", false))
+		return;
+	optable__usage(&t, out);
+	if (kind != CMD_LIST)
+		fprintf(out, "exit status: 0 ok, 1 error, 2 usage, 3 %s were lost; when launching, the\n"
+			"program's own status (128+N if killed by signal N)\n",
+			kind == CMD_PROFILE ? "calls" : "events");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -227,40 +252,6 @@ static int parse_hist_linear(const char *s, struct cmd_opts *o)
 	return 0;
 }
 
-static bool option_applies(enum cmd_kind kind, int c)
-{
-	switch (c) {
-	case OPT_INTERVAL:
-	case OPT_PER_PID:
-	case OPT_HIST:
-	case OPT_HIST_LINEAR:
-	case OPT_NO_MEM:
-		return kind == CMD_PROFILE;
-	case OPT_CAPTURE:
-	case OPT_STRLEN:
-	case OPT_DEREF:
-	case OPT_CAPTURE_MAX:
-	case OPT_RAW:
-	case OPT_NO_FAULT_IN:
-		return kind == CMD_TRACE || kind == CMD_CAPTURE;
-	case OPT_NO_RETURN:
-	case OPT_MAX_EVENTS:
-	case OPT_RINGBUF:
-	case OPT_POLL_MS:
-		return kind != CMD_PROFILE;
-	default:
-		return true;
-	}
-}
-
-static const char *long_name(int c)
-{
-	for (const struct option *o = long_opts; o->name; o++)
-		if (o->val == c)
-			return o->name;
-	return "?";
-}
-
 static int push_ptr(void *arrp, size_t *n, size_t elem, const void *val)
 {
 	void **arr = arrp;
@@ -281,18 +272,19 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			   : kind == CMD_CAPTURE ? "capture"
 						 : "trace";
 	bool format_given = false;
+	struct optable t;
+	const char *optarg;
 	uint64_t v;
 	int c, err = 0;
 
 	o->poll_ms = 10;
 	o->hist_arg = -1;
-	optind = 0; /* full reset: the parser may run more than once */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+p:f:F:o:vqh", long_opts, NULL)) != -1) {
-		if (!option_applies(kind, c)) {
-			log_error("%s: option '--%s' is not for this command", name, long_name(c));
+	err = cmon_opts__begin(&t, cmd_bit(kind), name, true);
+	if (err)
+		return err;
+	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {
+		if (c == -2)
 			return -EINVAL;
-		}
 		switch (c) {
 		case 'p': {
 			pid_t pid;
@@ -462,15 +454,15 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case 'h':
 			o->help = true;
 			return 0;
-		case ':':
-			log_error("%s: option '%s' needs a value", name, argv[optind - 1]);
-			return -EINVAL;
 		default:
-			log_error("%s: unknown option '%s'", name, argv[optind - 1]);
-			return -EINVAL;
+			log_error("%s: option '--%s' is not for this command", name,
+				  optable__name(&t, c));
+			err = -EINVAL;
+			break;
 		}
 		if (err) {
-			log_error("out of memory");
+			if (err == -ENOMEM)
+				log_error("out of memory");
 			return err;
 		}
 	}

@@ -10,8 +10,67 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "core/optable.h"
 #include "output/writer.h"
 #include "probe/resolve.h"
+
+/* The commands, as the option table's bits. */
+enum opt_cmd {
+	OC_TRACE = 1u << 0,
+	OC_CAPTURE = 1u << 1,
+	OC_PROFILE = 1u << 2,
+	OC_LIST = 1u << 3,
+	OC_EXPORT = 1u << 4,
+	OC_LS = 1u << 5,
+	OC_SHOW = 1u << 6,
+	OC_STATS = 1u << 7,
+	OC_REPORT = 1u << 8,
+	OC_RM = 1u << 9,
+};
+
+/* Keys of the options without a short letter. */
+enum opt_key {
+	OPT_BINARY = 0x100,
+	OPT_NO_RETURN,
+	OPT_DURATION,
+	OPT_MAX_EVENTS,
+	OPT_RETURN_PROBE,
+	OPT_RINGBUF,
+	OPT_POLL_MS,
+	OPT_INTERVAL,
+	OPT_PER_PID,
+	OPT_HIST,
+	OPT_HIST_LINEAR,
+	OPT_NO_MEM,
+	OPT_CAPTURE,
+	OPT_STRLEN,
+	OPT_DEREF,
+	OPT_CAPTURE_MAX,
+	OPT_RAW,
+	OPT_NO_FAULT_IN,
+	OPT_RAW_LATENCY,
+	OPT_EXCLUDE,
+	OPT_PER_CALL,
+	OPT_CHROME,
+	OPT_TITLE,
+};
+
+/* Every option of every cmon command (options.c). */
+extern const struct opt_row cmon_opt_rows[];
+extern const size_t cmon_opt_n_rows;
+
+/* Start parsing ARGV for command CMD (one OC_ bit) named NAME: an
+ * optable over cmon_opt_rows.  0, or -errno after one error line. */
+int cmon_opts__begin(struct optable *t, unsigned cmd, const char *name, bool keep_order);
+
+/* "options:" and the option lines of command CMD. */
+void cmon_opts__usage(unsigned cmd, FILE *out);
+
+/* A command whose only option is --help: -1 to go on with the operands
+ * from optind, else the exit status (0 after USAGE on stdout, 2 after one
+ * error line). */
+int cmon_opts__help_only(unsigned cmd, const char *name, int argc, char **argv,
+			 void (*usage)(FILE *out));
 
 struct cmd_opts {
 	pid_t *pids;          /* -p, repeatable */
