@@ -5,6 +5,7 @@
  * cli/commands.h).
  */
 #include <malloc.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "core/log.h"
+#include "probe/attach.h"
 
 
 static int cmd_help(int argc, char **argv);
@@ -83,6 +85,9 @@ int main(int argc, char **argv)
 	 * starting up: serve them from mmap so freeing them returns the
 	 * memory, and a long trace keeps a small footprint. */
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
+	/* The environment is read here, not by the modules below. */
+	if (getenv("CMON_NO_UPROBE_MULTI"))
+		uprobe_multi__disable();
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return CMON_EXIT_USAGE;

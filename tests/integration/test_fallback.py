@@ -18,8 +18,10 @@ def with_fallback(fn):
 def test_fallback_recursion_values():
     before = bpf_snapshot()
     res = with_fallback(lambda: trace(["fact", "outer", "middle", "leaf"],
-                                      launch=[target(), "recurse"]))
+                                      launch=[target(), "recurse"], extra=["-v"]))
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    check("attaching perf-event uprobes" in res.stderr,
+          "the fallback was taken: %r" % res.stderr[-500:])
     eq(res.stdout, RECURSE_OUT, "program output")
     fact = only(res.rows, "fact")
     eq([(r["arg0"], r["ret"], r["depth"]) for r in fact],

@@ -5,13 +5,17 @@
  * binary keeps a trace's memory small.  `cmon agent ...` execs this.
  */
 #include <malloc.h>
+#include <stdlib.h>
 #include "agent/cli.h"
 #include "core/log.h"
+#include "probe/attach.h"
 
 int main(int argc, char **argv)
 {
 	log_route_libbpf();
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
+	if (getenv("CMON_NO_UPROBE_MULTI"))
+		uprobe_multi__disable();
 	argv[0] = "agent";
 	return agent_cli__main(argc, argv);
 }

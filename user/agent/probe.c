@@ -27,7 +27,6 @@
 #include "probe/setunion.h"
 #include "core/clock.h"
 
-#define ERRCAP_MAX (64u << 10)
 
 /* Kernel per-pid slots per function, as a multiple of the labelled ones:
  * room for processes that exited but whose counts the map still holds. */
@@ -52,75 +51,47 @@ const char *probe_state__name(enum probe_state s)
 /* ---------------------------------------------------------------- errors */
 
 /*
- * The resolver and the loaders report a problem as a log line on stderr,
- * and only an errno to the caller.  The agent needs the line itself (the
- * probe's state carries it), so stderr goes to a memory file for the
- * duration of an attach; the lines are then passed on, prefixed with the
- * probe's name.  Only the main thread logs: the HTTP thread never does.
+ * The resolver and the loaders report a problem through log_* and return
+ * an errno.  The agent needs the message itself (the probe's state carries
+ * it): around an attach, this thread's messages go to a sink that keeps
+ * the last error and passes the rest on, named with the probe.
  */
 struct errcap {
-	int saved, mem;
+	const char *probe;
+	char *last; /* the last error, malloc'd */
 };
 
-static void errcap_begin(struct errcap *c)
+static void errcap_line(void *ctx, enum log_level level, const char *text)
 {
-	fflush(stderr);
-	c->saved = -1;
-	c->mem = memfd_create("cmon-errors", MFD_CLOEXEC);
-	if (c->mem < 0)
+	struct errcap *c = ctx;
+
+	if (level == LOG_ERROR) {
+		/* The one before is passed on: only the last is the probe's. */
+		if (c->last)
+			fprintf(stderr, "cmon: probe %s: %s\n", c->probe, c->last);
+		free(c->last);
+		c->last = strdup(text);
 		return;
-	c->saved = dup(STDERR_FILENO);
-	if (c->saved < 0 || dup2(c->mem, STDERR_FILENO) < 0) {
-		if (c->saved >= 0)
-			close(c->saved);
-		close(c->mem);
-		c->saved = c->mem = -1;
 	}
+	if (!strncmp(text, "libbpf: ", 8))
+		fprintf(stderr, "%s\n", text);
+	else
+		fprintf(stderr, "cmon: probe %s: %s%s\n", c->probe,
+			level == LOG_WARN ? "warning: " : "", text);
 }
 
-/* Restore stderr, pass the captured lines on, and return the last error
- * line without its "cmon: " (malloc'd), or NULL. */
-static char *errcap_end(struct errcap *c, const char *probe)
+static void errcap_begin(struct errcap *c, const char *probe)
 {
-	char *buf = NULL, *line, *save = NULL, *last = NULL;
-	ssize_t n;
-	off_t size;
+	c->probe = probe;
+	c->last = NULL;
+	log_set_sink(errcap_line, c);
+}
 
-	if (c->mem < 0)
-		return NULL;
-	fflush(stderr);
-	dup2(c->saved, STDERR_FILENO);
-	close(c->saved);
-	size = lseek(c->mem, 0, SEEK_END);
-	if (size > 0) {
-		if (size > (off_t)ERRCAP_MAX)
-			size = ERRCAP_MAX;
-		buf = calloc(1, (size_t)size + 1);
-		n = buf ? pread(c->mem, buf, (size_t)size, 0) : -1;
-		if (n < 0) {
-			free(buf);
-			buf = NULL;
-		}
-	}
-	close(c->mem);
-	if (!buf)
-		return NULL;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, "cmon: ", 6) && strncmp(line + 6, "warning: ", 9))
-			last = line;
-	/* strtok_r left NULs between the lines: walk them again.  The error
-	 * itself is reported by the caller, with the probe's state. */
-	for (line = buf; line < buf + size; line += strlen(line) + 1) {
-		if (!*line || line == last)
-			continue;
-		if (!strncmp(line, "cmon: ", 6))
-			fprintf(stderr, "cmon: probe %s: %s\n", probe, line + 6);
-		else
-			fprintf(stderr, "%s\n", line);
-	}
-	last = last ? strdup(last + 6) : NULL;
-	free(buf);
-	return last;
+/* Messages to stderr again; the last error (malloc'd), or NULL. */
+static char *errcap_end(struct errcap *c)
+{
+	log_set_sink(NULL, NULL);
+	return c->last;
 }
 
 
@@ -413,7 +384,7 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	}
 	g->ident = ident_of(s->target);
 
-	errcap_begin(&cap);
+	errcap_begin(&cap, s->id);
 	ro.binary = s->target;
 	ro.patterns = g->patterns;
 	ro.n_patterns = g->n_patterns;
@@ -481,7 +452,7 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (!err && (!g->ids || !g->share_key))
 			err = -ENOMEM;
 	}
-	*msg = errcap_end(&cap, s->id);
+	*msg = errcap_end(&cap);
 	if (!err) {
 		free(*msg);
 		*msg = NULL;
@@ -770,7 +741,7 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 	free(sets);
 	if (err)
 		return err;
-	errcap_begin(&cap);
+	errcap_begin(&cap, sh->members[0]->spec->id);
 	*prof = profiler__new(*set, &sh->opts);
 	if (!*prof) {
 		err = -errno;
@@ -778,7 +749,7 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 	}
 	if (!err)
 		err = profiler__attach(*prof);
-	*msg = errcap_end(&cap, sh->members[0]->spec->id);
+	*msg = errcap_end(&cap);
 	if (!err) {
 		free(*msg);
 		*msg = NULL;

@@ -17,6 +17,17 @@ void log_msg(enum log_level level, const char *fmt, ...)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
+/*
+ * Where the calling thread's messages go: FN(CTX, level, text without
+ * "cmon: " or a newline) instead of stderr, until log_set_sink(NULL, NULL).
+ * Per thread: modules report through log_* and the caller decides how a
+ * message is shown (the agent keeps a probe's error with its state).
+ * Messages above the level are dropped first; libbpf's come as LOG_INFO
+ * and LOG_DEBUG prefixed "libbpf: ".
+ */
+typedef void (*log_sink_fn)(void *ctx, enum log_level level, const char *text);
+void log_set_sink(log_sink_fn fn, void *ctx);
+
 /* Route libbpf's own messages through log_msg (warnings at -v, debug at -vv). */
 void log_route_libbpf(void);
 

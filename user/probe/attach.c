@@ -66,9 +66,15 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 	return fd;
 }
 
+static int cached = -1; /* uprobe_multi__supported's answer; -1 not asked yet */
+
+void uprobe_multi__disable(void)
+{
+	cached = 0;
+}
+
 bool uprobe_multi__supported(void)
 {
-	static int cached = -1;
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
@@ -86,10 +92,6 @@ bool uprobe_multi__supported(void)
 
 	if (cached >= 0)
 		return cached;
-	if (getenv("CMON_NO_UPROBE_MULTI")) {
-		cached = 0; /* tests exercise the perf-event fallback */
-		return false;
-	}
 	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &opts);
 	if (prog_fd < 0) {
 		cached = 0;

@@ -28,7 +28,12 @@
 int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 			 const uint64_t *cookies, size_t cnt, pid_t pid, bool retprobe);
 
-/* Does this kernel have uprobe_multi links (Linux >= 6.6)? */
+/* Does this kernel have uprobe_multi links (Linux >= 6.6)?  False after
+ * uprobe_multi__disable(). */
 bool uprobe_multi__supported(void);
+
+/* Use perf-event uprobes even where uprobe_multi works (the command line's
+ * CMON_NO_UPROBE_MULTI=1: tests exercise the fallback).  Before any attach. */
+void uprobe_multi__disable(void);
 
 #endif

@@ -161,6 +161,12 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		      { &uret, o->exit_prog, true },
 		      { &insn, o->exit_prog, false } };
 	bool multi = uprobe_multi__supported();
+	static bool said;
+
+	if (!multi && !said) {
+		said = true;
+		log_info("attaching perf-event uprobes, one per address (no uprobe_multi links)");
+	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		if (!links[i].l->n)
 			continue;

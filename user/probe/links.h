@@ -24,7 +24,7 @@ struct probe_links_opts {
  * Before loading: make PROG attachable the way this kernel allows, as a
  * uprobe_multi program (Linux >= 6.6), or else as an ordinary perf-event
  * uprobe, one link per address (slower to attach and much slower to
- * detach, ~110 ms each).  CMON_NO_UPROBE_MULTI=1 in the environment forces
+ * detach, ~110 ms each).  CMON_NO_UPROBE_MULTI=1 in cmon's environment (read by main, uprobe_multi__disable) forces
  * the fallback (for tests).
  */
 void probe_links__prepare(struct bpf_program *prog);
