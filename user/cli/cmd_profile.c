@@ -613,13 +613,11 @@ int cmd_profile(int argc, char **argv)
 			profiler__probe_count(r.prof), (double)profiler__attach_ns(r.prof) / 1e6,
 			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s");
 	r.t_start = clock__mono_s();
-	if (r.ses.launched) {
-		err = launch__release(&r.ses.launch);
-		if (err) {
-			log_error("cannot run %s: %s", r.ses.launch_path, strerror(-err));
-			goto cleanup;
-		}
-	}
+	err = session__start_output(&r.ses);
+	if (!err)
+		err = session__release(&r.ses);
+	if (err)
+		goto cleanup;
 
 	if (r.opts.duration_s > 0)
 		deadline = r.t_start + r.opts.duration_s;

@@ -404,7 +404,9 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 				"from DWARF)\n",
 			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6,
 			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s", typer__typed_count(r.typer));
-	err = session__release(&r.ses);
+	err = session__start_output(&r.ses);
+	if (!err)
+		err = session__release(&r.ses);
 	if (err)
 		goto cleanup;
 

@@ -62,12 +62,18 @@ int session__open_output(struct session *s, size_t bufsize)
 		s->out_live = true;
 		return 0;
 	} else {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		struct stat st;
+
+		/* Not truncated yet: a run that fails before it starts leaves a
+		 * file that was there as it was (session__start_output). */
+		s->out_created = stat(path, &st) != 0;
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			err = -errno;
 			log_error("cannot write %s: %s", path, strerror(-err));
 			return err;
 		}
+		s->out_path = path;
 		s->out = fdopen(fd, "w");
 		if (!s->out) {
 			close(fd);
@@ -80,9 +86,28 @@ int session__open_output(struct session *s, size_t bufsize)
 	return 0;
 }
 
+int session__start_output(struct session *s)
+{
+	struct stat st;
+
+	if (s->out_started || !s->out_path)
+		return 0;
+	s->out_started = true;
+	/* Only a regular file is emptied (not a FIFO, a tty or /dev/null). */
+	if (!fstat(fileno(s->out), &st) && S_ISREG(st.st_mode) && ftruncate(fileno(s->out), 0)) {
+		int err = -errno;
+
+		log_error("cannot write %s: %s", s->out_path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 void session__flush_live(struct session *s)
 {
-	if (s->out_live)
+	/* One write per drain at most, only when records were written: the
+	 * stdio buffer still groups the records of one drain. */
+	if (s->out)
 		fflush(s->out);
 }
 
@@ -243,6 +268,8 @@ void session__cleanup(struct session *s)
 		fclose(s->out);
 	else if (s->out)
 		fflush(s->out);
+	if (s->out_path && s->out_created && !s->out_started)
+		unlink(s->out_path); /* a run that never started: no empty file */
 	for (size_t i = 0; s->patterns && i < s->opts->n_funcs; i++)
 		funcpattern__clear(&s->patterns[i]);
 	free(s->patterns);

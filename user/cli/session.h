@@ -21,7 +21,12 @@ struct session {
 	struct funcpattern *patterns; /* one per opts->funcs */
 	FILE *out;                    /* -o FILE or stdout */
 	bool out_owned;
-	bool out_live;                /* -o unix:PATH: flushed after every drain */
+	bool out_live;                /* -o unix:PATH: served to readers */
+	/* -o FILE: opened without truncating; emptied when the run starts
+	 * (session__start_output), removed at cleanup if it never did and cmon
+	 * created it, so a failed run leaves no empty file behind. */
+	const char *out_path;
+	bool out_created, out_started;
 	char *launch_path;            /* -- CMD: the resolved executable */
 	struct launch launch;
 	bool launched;
@@ -45,8 +50,12 @@ void session__init(struct session *s, const struct cmd_opts *opts);
 int session__parse_patterns(struct session *s);
 int session__open_output(struct session *s, size_t bufsize);
 
-/* A live output (-o unix:PATH) gets what was written so far: call after each
- * drain of the ring buffer. */
+/* The probes are attached: the output file is emptied (it was opened
+ * without truncation).  0 or -errno after one error line. */
+int session__start_output(struct session *s);
+
+/* Records reach the output as they are drained (a terminal, a pipe, a
+ * file read with tail -f, a unix-socket reader): call after each drain. */
 void session__flush_live(struct session *s);
 /* -- CMD: start it paused before exec (nothing to do otherwise). */
 int session__start_program(struct session *s);
