@@ -275,3 +275,22 @@ def test_floats_at_O2_unavailable_and_counted():
     recs, err = _trace_json("typed_O2", ["scale"])
     eq([r["args"] for r in recs], [{"x": "<unavailable: float in xmm0>", "n": 3}], "scale args")
     check("cmon: values unavailable: 2 (" in err, "summary counts x and the return: %r" % err)
+
+
+def test_capture_errors_one_line():
+    """A malformed --capture is one error line and exit 2 (usage), before
+    anything is attached (it was two contradicting lines and exit 1); a
+    name no traced function has is one line and exit 1 (bad input)."""
+    for spec, needle, status in [("x", "expected NAME=PTR:LEN", 2),
+                                 ("x=", "expected an argument name after '='", 2),
+                                 ("=arg0:str", "bad name ''", 2),
+                                 ("x=arg0:", "bad count ''", 2),
+                                 ("x=arg0[", "expected NAME=PTR[COUNT]", 2),
+                                 ("x=nosuch:str", "no traced function has the arguments", 1)]:
+        for cmd in ("trace", "capture"):
+            code, out, err = cmon([cmd, "--capture", spec, "--func", "add", "--",
+                                   target("calls"), "calls"])
+            lines = [l for l in err.splitlines() if l]
+            eq(len(lines), 1, "%s --capture %s: one error line: %r" % (cmd, spec, lines))
+            check(needle in lines[0], "%r in %r" % (needle, lines[0]))
+            eq(code, status, "%s --capture %s: exit status" % (cmd, spec))

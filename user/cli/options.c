@@ -8,6 +8,7 @@
 #include "agg/hist.h"
 #include "agg/hist_arg.h"
 #include "core/log.h"
+#include "dwarf/plan.h"
 #include "cli/commands.h"
 #include "core/optable.h"
 #include "options.h"
@@ -409,9 +410,19 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case OPT_NO_MEM:
 			o->no_mem = true;
 			break;
-		case OPT_CAPTURE:
-			err = push_ptr(&o->captures, &o->n_captures, sizeof(char *), &optarg);
+		case OPT_CAPTURE: {
+			struct capture_spec spec;
+
+			/* Malformed is a usage error, said once (capture_spec__parse's
+			 * line); names are checked against the functions later. */
+			err = capture_spec__parse(optarg, &spec);
+			capture_spec__clear(&spec);
+			if (err == -EINVAL)
+				return err;
+			if (!err)
+				err = push_ptr(&o->captures, &o->n_captures, sizeof(char *), &optarg);
 			break;
+		}
 		case OPT_STRLEN:
 			if (parse_u64(optarg, &v) || v == 0 || v > CMON_ITEM_MAX - 1) {
 				log_error("%s: invalid --strlen '%s' (1..%u)", name, optarg,

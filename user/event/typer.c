@@ -231,12 +231,10 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 	if (opts->capture_max)
 		po.capture_max = opts->capture_max;
 	for (size_t k = 0; k < opts->n_captures; k++) {
+		/* The syntax was checked with the options: only ENOMEM here. */
 		err = capture_spec__parse(opts->captures[k], &t->specs[k]);
-		if (err) {
-			log_error("invalid --capture '%s' (NAME=PTR:LEN, NAME=PTR[COUNT], NAME=PTR:str)",
-				  opts->captures[k]);
+		if (err)
 			goto cleanup;
-		}
 		t->n_specs++;
 	}
 	for (size_t i = 0; i < set->n_funcs; i++) {
