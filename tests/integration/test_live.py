@@ -82,3 +82,47 @@ def test_failed_run_leaves_no_file():
                          target("sleeper"), "count", "1"])
     eq(code, 1, "profile exit status (%s)" % err)
     eq(read_text(path), "keep\n", "an existing file after a failed run")
+
+
+def _summary(err):
+    got = {}
+    for line in err.splitlines():
+        for key in ("events written", "events not written"):
+            if line.startswith("cmon: %s: " % key):
+                got[key] = int(line.split(": ")[2].split()[0])
+        words = line.split()
+        if len(words) == 5 and words[1] == "add":
+            got["calls"] = int(words[2])
+    return got
+
+
+def test_full_disk_counts_what_was_written():
+    """A 64 KiB filesystem fills up mid-trace: the summary's 'written' is the
+    number of whole records in the file (it counted records handed to a
+    buffer that never reached the disk), the rest are 'not written', and
+    the exit status is 1."""
+    import tempfile
+    mnt = tempfile.mkdtemp(dir=os.path.dirname(tmpfile("x")))
+    subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt])
+    try:
+        path = os.path.join(mnt, "out.csv")
+        code, _, err = cmon(["trace", "-F", "csv", "-o", path, "--func", "add", "--",
+                             target(), "loop", "5000"])
+        eq(code, 1, "exit status (%s)" % err)
+        check("No space left on device" in err, err)
+        with open(path, "rb") as f:
+            data = f.read()
+        whole = data.count(b"\r\n") - 1  # the header
+        s = _summary(err)
+        check(whole > 100, "records in the file: %d" % whole)
+        eq(s["events written"], whole, "written = whole records in the file")
+        eq(s["events written"] + s["events not written"], s["calls"],
+           "every call written or counted as not written: %r" % s)
+    finally:
+        subprocess.call(["umount", mnt])
+    code, _, err = cmon(["trace", "-F", "csv", "-o", "/dev/full", "--func", "add", "--",
+                         target(), "loop", "1000"])
+    eq(code, 1, "/dev/full: exit status")
+    s = _summary(err)
+    eq(s["events written"], 0, "/dev/full: nothing written: %r" % s)
+    eq(s["events not written"], s["calls"], "/dev/full: every call not written")

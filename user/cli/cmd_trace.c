@@ -22,6 +22,7 @@
 #include "event/typer.h"
 #include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
+#include "output/ledger.h"
 #include "output/writer.h"
 
 struct trace_run {
@@ -37,8 +38,8 @@ struct trace_run {
 	struct tracer *tracer;
 	struct writer *writer;
 	struct decoder decoder;
-	uint64_t written;
-	uint64_t *written_per_func;
+	uint64_t handed;           /* records given to the writer or the store */
+	struct out_ledger ledger;  /* which of them reached the output */
 	bool max_reached;
 	int write_err;
 };
@@ -118,8 +119,12 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	struct call_record cr;
 	int err;
 
-	if (r->max_reached || r->write_err)
+	if (r->max_reached)
 		return -1;
+	if (r->write_err) {
+		out_ledger__refuse(&r->ledger); /* drained, never written: counted */
+		return 0;
+	}
 	/* The ring buffer is shared with the kernel: work on a copy whose
 	 * strings are known to end. */
 	memcpy(&copy, rec, sizeof(copy));
@@ -130,15 +135,37 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	err = r->store ? store_call(r, &cr, ro, copy.func_id) : writer__write(r->writer, &cr);
 	if (err) {
 		r->write_err = err;
-		return -1;
+		out_ledger__refuse(&r->ledger);
+		return 0;
 	}
-	r->written++;
-	r->written_per_func[copy.func_id]++;
-	if (r->opts.max_events && r->written >= r->opts.max_events) {
+	out_ledger__add(&r->ledger, copy.func_id, r->writer ? writer__bytes(r->writer) : 0);
+	r->handed++;
+	if (r->opts.max_events && r->handed >= r->opts.max_events) {
 		r->max_reached = true;
 		return -1;
 	}
 	return 0;
+}
+
+/* After each drain: the output gets what was written (a terminal, a pipe,
+ * a file, unix-socket readers), and the ledger learns what reached it. */
+static void settle_output(struct trace_run *r, bool final)
+{
+	uint64_t on_disk = 0;
+	int err = r->write_err;
+
+	/* A view (tree, folded, chrome) may hold records until the end. */
+	if (!final && r->writer && writer__bytes(r->writer) == UINT64_MAX) {
+		if (r->ses.out)
+			fflush(r->ses.out);
+		return;
+	}
+	if (r->writer) {
+		err = writer__flush(r->writer, &on_disk);
+		if (err && !r->write_err)
+			r->write_err = err;
+	}
+	out_ledger__settle(&r->ledger, err, on_disk);
 }
 
 static char *join_args(int argc, char **argv)
@@ -247,7 +274,10 @@ static uint64_t report(struct trace_run *r)
 	}
 	if (r->opts.quiet)
 		return lost + lost_captures;
-	fprintf(stderr, "cmon: events written: %llu\n", (unsigned long long)r->written);
+	fprintf(stderr, "cmon: events written: %llu\n", (unsigned long long)r->ledger.written);
+	if (r->ledger.unwritten)
+		fprintf(stderr, "cmon: events not written: %llu (the output failed: %s)\n",
+			(unsigned long long)r->ledger.unwritten, strerror(-r->write_err));
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
@@ -265,7 +295,7 @@ static uint64_t report(struct trace_run *r)
 			continue;
 		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem;
 		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
-			(unsigned long long)st.calls, (unsigned long long)r->written_per_func[i],
+			(unsigned long long)st.calls, (unsigned long long)r->ledger.written_per_func[i],
 			(unsigned long long)l);
 		if (st.lost_depth)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
@@ -302,7 +332,7 @@ static void cleanup_run(struct trace_run *r)
 	writer__free(r->writer);
 	session__cleanup(&r->ses);
 	probe_set__free(r->set);
-	free(r->written_per_func);
+	out_ledger__free(&r->ledger);
 	cmd_opts__free(&r->opts);
 }
 
@@ -362,7 +392,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	r.written_per_func = calloc(r.set->n_funcs, sizeof(*r.written_per_func));
+	err = out_ledger__init(&r.ledger, r.set->n_funcs);
 	if (kind != CMD_CAPTURE) {
 		size_t n_cols;
 		const char *const *cols = typer__columns(r.typer, &n_cols);
@@ -371,7 +401,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		if (r.writer)
 			writer__set_columns(r.writer, cols, n_cols);
 	}
-	if (!r.written_per_func || (kind != CMD_CAPTURE && !r.writer)) {
+	if (err || (kind != CMD_CAPTURE && !r.writer)) {
 		err = -ENOMEM;
 		log_error("out of memory");
 		goto cleanup;
@@ -423,7 +453,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		}
 		if (r.store && store_writer__maybe_commit(r.store, 0) < 0 && !r.write_err)
 			r.write_err = -EIO;
-		session__flush_live(&r.ses);
+		settle_output(&r, false);
 		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
 		if (deadline && clock__mono_s() >= deadline)
@@ -442,8 +472,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	tracer__drain(r.tracer);
 	if (!r.write_err && r.writer)
 		r.write_err = writer__finish(r.writer);
-	if (!r.write_err && r.ses.out && fflush(r.ses.out))
-		r.write_err = -errno;
+	settle_output(&r, true);
 	if (r.store) {
 		struct timespec now;
 

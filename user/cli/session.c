@@ -103,13 +103,6 @@ int session__start_output(struct session *s)
 	return 0;
 }
 
-void session__flush_live(struct session *s)
-{
-	/* One write per drain at most, only when records were written: the
-	 * stdio buffer still groups the records of one drain. */
-	if (s->out)
-		fflush(s->out);
-}
 
 int session__start_program(struct session *s)
 {

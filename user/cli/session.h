@@ -54,9 +54,6 @@ int session__open_output(struct session *s, size_t bufsize);
  * without truncation).  0 or -errno after one error line. */
 int session__start_output(struct session *s);
 
-/* Records reach the output as they are drained (a terminal, a pipe, a
- * file read with tail -f, a unix-socket reader): call after each drain. */
-void session__flush_live(struct session *s);
 /* -- CMD: start it paused before exec (nothing to do otherwise). */
 int session__start_program(struct session *s);
 int session__open_pidfds(struct session *s);

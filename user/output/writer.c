@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "core/log.h"
 #include "view.h"
 #include "writer_impl.h"
@@ -20,6 +22,7 @@ struct writer {
 	const char *const *columns; /* extra CSV columns: typed parameter names */
 	size_t n_columns;
 	struct view *view; /* chrome, tree, folded: they see the whole run */
+	uint64_t bytes;    /* handed to stdio, header included */
 };
 
 int out_format__parse(const char *name, enum out_format *fmt)
@@ -97,6 +100,7 @@ static int flush_line(struct writer *w)
 
 	w->line.len = 0;
 	errno = 0;
+	w->bytes += n;
 	if (fwrite(w->line.buf, 1, n, w->out) != n || ferror(w->out)) {
 		w->err = errno > 0 ? -errno : -EIO;
 		log_debug("output write failed: %s", strerror(-w->err));
@@ -142,6 +146,31 @@ int writer__write(struct writer *w, const struct call_record *rec)
 		return err; /* the header is retried with the next record */
 	w->header_done = true;
 	return flush_line(w);
+}
+
+uint64_t writer__bytes(const struct writer *w)
+{
+	return w->view ? UINT64_MAX : w->bytes;
+}
+
+int writer__flush(struct writer *w, uint64_t *on_disk)
+{
+	struct stat st;
+	off_t pos;
+
+	*on_disk = 0;
+	if (!w->err) {
+		errno = 0;
+		if (!fflush(w->out) && !ferror(w->out))
+			return 0;
+		w->err = errno > 0 ? -errno : -EIO;
+	}
+	/* A regular file's offset is what write(2) took (it was emptied at
+	 * the start): the records that end before it are there whole. */
+	if (!fstat(fileno(w->out), &st) && S_ISREG(st.st_mode) &&
+	    (pos = lseek(fileno(w->out), 0, SEEK_CUR)) > 0)
+		*on_disk = (uint64_t)pos;
+	return w->err;
 }
 
 void writer__set_replay(struct writer *w)

@@ -50,6 +50,14 @@ int writer__set_columns(struct writer *w, const char *const *names, size_t n);
  * they come instead of waiting for each outermost call to end. */
 void writer__set_replay(struct writer *w);
 int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
+
+/* Bytes handed to the stream so far (records' ends are counted against
+ * it); UINT64_MAX for a view, whose output is not one row per record. */
+uint64_t writer__bytes(const struct writer *w);
+
+/* Flush the stream: 0, or -errno with *ON_DISK the bytes a regular file
+ * holds (0 otherwise).  After an error the stream is not written again. */
+int writer__flush(struct writer *w, uint64_t *on_disk);
 void writer__free(struct writer *w);  /* NULL fine */
 
 int csv_escape(struct strbuf *sb, const char *s);  /* appends; 0 or -ENOMEM */
