@@ -126,3 +126,80 @@ def test_full_disk_counts_what_was_written():
     s = _summary(err)
     eq(s["events written"], 0, "/dev/full: nothing written: %r" % s)
     eq(s["events not written"], s["calls"], "/dev/full: every call not written")
+
+
+def _waiting(n, env):
+    """`calls --wait loop N`: blocked until a line on stdin, then N add()s."""
+    from cmonlib import target as tg
+    p = subprocess.Popen([tg(), "--wait", "loop", str(n)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, **env))
+    line = p.stdout.readline().decode()
+    check(line.startswith("ready "), "target did not print ready: %r" % line)
+    return p
+
+
+def test_one_file_per_process():
+    """-o 'out.%p.r%r.csv': one file per process, named by its pid and its
+    rank from the environment (PMI_RANK, RANK...), each with exactly that
+    process's records; '%%' is a '%'; an unknown field is a usage error."""
+    from cmonlib import Background, parse_csv
+    a = _waiting(3, {"PMI_RANK": "7"})
+    b = _waiting(5, {"RANK": "2", "OMPI_COMM_WORLD_RANK": "4"})
+    tmpl = os.path.join(os.path.dirname(tmpfile("x")), "out.%p.r%r.100%%.csv")
+    bg = Background(["trace", "-F", "csv", "-o", tmpl, "--func", "add", "-p", str(a.pid),
+                     "-p", str(b.pid)])
+    try:
+        bg.wait_attached()
+        for p in (a, b):
+            p.stdin.write(b"\n")
+            p.stdin.flush()
+            p.communicate(timeout=30)
+        eq(bg.wait(30), 0, "exit status (%s)" % bg.stderr)
+    finally:
+        bg.kill()
+        for p in (a, b):
+            if p.poll() is None:
+                p.kill()
+    check("events written: 8 (2 files, one per process)" in bg.stderr, bg.stderr)
+    # OMPI_COMM_WORLD_RANK is believed before RANK.
+    for p, n, rank in ((a, 3, "7"), (b, 5, "4")):
+        path = tmpl.replace("%p", str(p.pid)).replace("%r", rank).replace("%%", "%")
+        rows = parse_csv(read_text(path))
+        eq([(r["pid"], r["func"], r["arg0"]) for r in rows],
+           [(p.pid, "add", i) for i in range(n)], "records in %s" % path)
+    code, _, err = cmon(["trace", "-o", "out.%q", "--func", "add", "-p", "1"])
+    eq(code, 2, "an unknown field: usage error (%s)" % err)
+    check("'%q' at 5 is not a field" in err, err)
+
+
+def test_one_store_per_process():
+    """cmon capture -o 'run.%p.r%r': one store per process, each with that
+    process's calls only."""
+    from cmonlib import Background
+    a = _waiting(3, {"SLURM_PROCID": "5"})
+    b = _waiting(4, {})
+    tmpl = os.path.join(os.path.dirname(tmpfile("x")), "run.%p.r%r")
+    bg = Background(["capture", "-o", tmpl, "--func", "add", "-p", str(a.pid), "-p",
+                     str(b.pid)])
+    try:
+        bg.wait_attached()
+        for p in (a, b):
+            p.stdin.write(b"\n")
+            p.stdin.flush()
+            p.communicate(timeout=30)
+        eq(bg.wait(30), 0, "exit status (%s)" % bg.stderr)
+    finally:
+        bg.kill()
+        for p in (a, b):
+            if p.poll() is None:
+                p.kill()
+    for p, n, rank in ((a, 3, "5"), (b, 4, "norank")):
+        store = tmpl.replace("%p", str(p.pid)).replace("%r", rank)
+        check("cmon: capturing to %s\n" % store in bg.stderr, bg.stderr)
+        code, out, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
+        eq(code, 0, "export of %s (%s)" % (store, err))
+        rows = [json.loads(l) for l in read_text(os.path.join(store + "-json", "add.jsonl"))
+                .splitlines()]
+        eq([(r["pid"], r["a"]) for r in rows], [(p.pid, i) for i in range(n)],
+           "calls in %s" % store)

@@ -23,23 +23,33 @@
 #include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
 #include "output/ledger.h"
+#include "output/outpath.h"
+#include "output/router.h"
 #include "output/writer.h"
 
 struct trace_run {
 	enum cmd_kind kind;  /* CMD_TRACE or CMD_CAPTURE */
 	struct cmd_opts opts;
 	struct typer *typer;
-	struct store_writer *store;
-	int64_t *store_funcs; /* store function id of each func_id */
+	/* capture: one store, or one per process (-o 'run.%p'), made at the
+	 * process's first record. */
+	struct capture_store {
+		pid_t pid; /* 0: the only one */
+		struct store_writer *store;
+		int64_t *funcs; /* store function id of each func_id */
+	} *stores;
+	size_t n_stores;
+	bool store_per_process;
+	struct rank_book ranks; /* -p PIDs' and the launched program's %r */
 	int argc;
 	char **argv;
 	struct session ses;  /* patterns, output, processes */
 	struct probe_set *set;
 	struct tracer *tracer;
-	struct writer *writer;
+	struct out_router *router; /* trace: where records go, what reached it */
 	struct decoder decoder;
-	uint64_t handed;           /* records given to the writer or the store */
-	struct out_ledger ledger;  /* which of them reached the output */
+	uint64_t handed;           /* records given to the router or the store */
+	struct out_ledger ledger;  /* capture: the calls the store took */
 	bool max_reached;
 	int write_err;
 };
@@ -54,14 +64,14 @@ static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size
 static uint64_t or_none(bool have, uint64_t v) { return have ? v : STORE_NONE; }
 
 /* One call into the capture store, with its typed values and buffers. */
-static int store_call(struct trace_run *r, const struct call_record *cr,
-		      const struct render_out *ro, uint32_t func_id)
+static int store_call(struct trace_run *r, struct capture_store *cs,
+		      const struct call_record *cr, const struct render_out *ro, uint32_t func_id)
 {
 	struct store_blob blobs[64];
 	uint64_t shapes[64][RENDER_MAX_DIMS];
 	bool has_exit = cr->status == CALL_OK || cr->status == CALL_TAILCALL;
 	struct store_call sc = {
-		.func_id = r->store_funcs[func_id],
+		.func_id = cs->funcs[func_id],
 		.pid = cr->pid,
 		.tid = cr->tid,
 		.comm = cr->comm,
@@ -108,8 +118,10 @@ static int store_call(struct trace_run *r, const struct call_record *cr,
 		sc.n_blobs++;
 	}
 	sc.blobs = blobs;
-	return store_writer__add_call(r->store, &sc) < 0 ? -EIO : 0;
+	return store_writer__add_call(cs->store, &sc) < 0 ? -EIO : 0;
 }
+
+static struct capture_store *store_of(struct trace_run *r, pid_t pid, int *err);
 
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
@@ -122,7 +134,11 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	if (r->max_reached)
 		return -1;
 	if (r->write_err) {
-		out_ledger__refuse(&r->ledger); /* drained, never written: counted */
+		/* Drained, never written: counted. */
+		if (r->router)
+			out_router__refuse(r->router);
+		else
+			out_ledger__refuse(&r->ledger);
 		return 0;
 	}
 	/* The ring buffer is shared with the kernel: work on a copy whose
@@ -132,13 +148,22 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	if (decoder__decode(&r->decoder, &copy, &cr))
 		return 0;
 	cr.typed = typer__render(r->typer, &copy, &ro);
-	err = r->store ? store_call(r, &cr, ro, copy.func_id) : writer__write(r->writer, &cr);
+	if (r->kind == CMD_CAPTURE) {
+		struct capture_store *cs = store_of(r, (pid_t)cr.pid, &err);
+
+		if (cs)
+			err = store_call(r, cs, &cr, ro, copy.func_id);
+		if (err)
+			out_ledger__refuse(&r->ledger);
+		else
+			out_ledger__add(&r->ledger, copy.func_id, 0);
+	} else {
+		err = out_router__write(r->router, &cr, copy.func_id);
+	}
 	if (err) {
 		r->write_err = err;
-		out_ledger__refuse(&r->ledger);
 		return 0;
 	}
-	out_ledger__add(&r->ledger, copy.func_id, r->writer ? writer__bytes(r->writer) : 0);
 	r->handed++;
 	if (r->opts.max_events && r->handed >= r->opts.max_events) {
 		r->max_reached = true;
@@ -151,21 +176,29 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
  * a file, unix-socket readers), and the ledger learns what reached it. */
 static void settle_output(struct trace_run *r, bool final)
 {
-	uint64_t on_disk = 0;
-	int err = r->write_err;
+	int err;
 
-	/* A view (tree, folded, chrome) may hold records until the end. */
-	if (!final && r->writer && writer__bytes(r->writer) == UINT64_MAX) {
-		if (r->ses.out)
-			fflush(r->ses.out);
+	if (!r->router) {
+		out_ledger__settle(&r->ledger, r->write_err, 0);
 		return;
 	}
-	if (r->writer) {
-		err = writer__flush(r->writer, &on_disk);
-		if (err && !r->write_err)
-			r->write_err = err;
-	}
-	out_ledger__settle(&r->ledger, err, on_disk);
+	err = out_router__settle(r->router, final);
+	if (err && !r->write_err)
+		r->write_err = err;
+}
+
+/* Records that reached the output: of function FUNC, or all (SIZE_MAX). */
+static uint64_t written(const struct trace_run *r, size_t func)
+{
+	if (r->router)
+		return func == SIZE_MAX ? out_router__written(r->router)
+					: out_router__written_func(r->router, func);
+	return func == SIZE_MAX ? r->ledger.written : r->ledger.written_per_func[func];
+}
+
+static uint64_t unwritten(const struct trace_run *r)
+{
+	return r->router ? out_router__unwritten(r->router) : r->ledger.unwritten;
 }
 
 static char *join_args(int argc, char **argv)
@@ -184,10 +217,10 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-/* cmon capture: the store, its functions and what makes it trustworthy. */
-static int open_store(struct trace_run *r)
+/* cmon capture: a store in OUTDIR, its functions and what makes it
+ * trustworthy, into CS. */
+static int open_store(struct trace_run *r, const char *outdir, struct capture_store *cs)
 {
-	const char *outdir = r->opts.output ? r->opts.output : "cmon-capture";
 	char host[256] = "";
 	char *cmdline = join_args(r->argc + 1, r->argv - 1); /* from "cmon" */
 	char *build_id, exe[32];
@@ -212,7 +245,7 @@ static int open_store(struct trace_run *r)
 				       : r->opts.n_pids ? exe
 				       : r->set->objects[r->set->targets[0].objects[0]].attach_path);
 	meta.build_id = build_id;
-	err = store_writer__create(outdir, &meta, &r->store);
+	err = store_writer__create(outdir, &meta, &cs->store);
 	free(build_id);
 	free(cmdline);
 	if (err) {
@@ -227,15 +260,15 @@ static int open_store(struct trace_run *r)
 		if (!traced)
 			continue;
 		build_id = debuginfo__build_id(r->set->objects[i].attach_path);
-		err = store_writer__add_file(r->store, r->set->objects[i].path, build_id);
+		err = store_writer__add_file(cs->store, r->set->objects[i].path, build_id);
 		free(build_id);
 	}
 	if (err) {
-		log_error("capture store: %s", store_writer__errmsg(r->store));
+		log_error("capture store: %s", store_writer__errmsg(cs->store));
 		return -EIO;
 	}
-	r->store_funcs = calloc(r->set->n_funcs ? r->set->n_funcs : 1, sizeof(*r->store_funcs));
-	if (!r->store_funcs)
+	cs->funcs = calloc(r->set->n_funcs ? r->set->n_funcs : 1, sizeof(*cs->funcs));
+	if (!cs->funcs)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		const struct probe_func *f = &r->set->funcs[i];
@@ -244,18 +277,65 @@ static int open_store(struct trace_run *r)
 		int64_t id;
 
 		sig = typer__signature_json(r->typer, (uint32_t)i);
-		id = store_writer__add_function(r->store, f->name, r->set->objects[f->object].module,
+		id = store_writer__add_function(cs->store, f->name, r->set->objects[f->object].module,
 						sig, l && l->typed);
 		free(sig);
 		if (id < 0) {
-			log_error("capture store: %s", store_writer__errmsg(r->store));
+			log_error("capture store: %s", store_writer__errmsg(cs->store));
 			return -EIO;
 		}
-		r->store_funcs[i] = id;
+		cs->funcs[i] = id;
 	}
 	if (!r->opts.quiet)
-		fprintf(stderr, "cmon: capturing to %s\n", store_writer__path(r->store));
+		fprintf(stderr, "cmon: capturing to %s\n", store_writer__path(cs->store));
 	return 0;
+}
+
+/* The store of process PID (per process: made at its first record). */
+static struct capture_store *store_of(struct trace_run *r, pid_t pid, int *err)
+{
+	struct capture_store *v;
+	char rank[32], *path = NULL;
+
+	*err = 0;
+	if (!r->store_per_process)
+		return &r->stores[0];
+	for (size_t i = 0; i < r->n_stores; i++)
+		if (r->stores[i].pid == pid)
+			return &r->stores[i];
+	v = realloc(r->stores, (r->n_stores + 1) * sizeof(*v));
+	if (!v) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	r->stores = v;
+	v = &r->stores[r->n_stores];
+	memset(v, 0, sizeof(*v));
+	v->pid = pid;
+	rank_book__rank(&r->ranks, pid, rank, sizeof(rank));
+	*err = out_path__expand(r->opts.output, pid, rank, &path);
+	if (!*err)
+		*err = open_store(r, path, v);
+	free(path);
+	r->n_stores++; /* closed and freed with the others, made or not */
+	return *err ? NULL : v;
+}
+
+static int close_stores(struct trace_run *r, uint64_t end_ns)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->n_stores; i++) {
+		if (r->stores[i].store && store_writer__close(r->stores[i].store, end_ns) && !err)
+			err = -EIO;
+		r->stores[i].store = NULL;
+		free(r->stores[i].funcs);
+		r->stores[i].funcs = NULL;
+	}
+	free(r->stores);
+	r->stores = NULL;
+	r->n_stores = 0;
+	return err;
 }
 
 /* Calls whose record was not written, and calls written without their
@@ -274,10 +354,14 @@ static uint64_t report(struct trace_run *r)
 	}
 	if (r->opts.quiet)
 		return lost + lost_captures;
-	fprintf(stderr, "cmon: events written: %llu\n", (unsigned long long)r->ledger.written);
-	if (r->ledger.unwritten)
+	fprintf(stderr, "cmon: events written: %llu", (unsigned long long)written(r, SIZE_MAX));
+	if (r->router && out_router__files(r->router))
+		fprintf(stderr, " (%zu file%s, one per process)", out_router__files(r->router),
+			out_router__files(r->router) == 1 ? "" : "s");
+	fputc('\n', stderr);
+	if (unwritten(r))
 		fprintf(stderr, "cmon: events not written: %llu (the output failed: %s)\n",
-			(unsigned long long)r->ledger.unwritten, strerror(-r->write_err));
+			(unsigned long long)unwritten(r), strerror(-r->write_err));
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
@@ -295,7 +379,7 @@ static uint64_t report(struct trace_run *r)
 			continue;
 		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem;
 		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
-			(unsigned long long)st.calls, (unsigned long long)r->ledger.written_per_func[i],
+			(unsigned long long)st.calls, (unsigned long long)written(r, i),
 			(unsigned long long)l);
 		if (st.lost_depth)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
@@ -325,11 +409,10 @@ static void cleanup_run(struct trace_run *r)
 {
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
-	if (r->store)
-		store_writer__close(r->store, 0);
-	free(r->store_funcs);
+	close_stores(r, 0);
+	rank_book__free(&r->ranks);
 	typer__free(r->typer);
-	writer__free(r->writer);
+	out_router__free(r->router);
 	session__cleanup(&r->ses);
 	probe_set__free(r->set);
 	out_ledger__free(&r->ledger);
@@ -388,20 +471,36 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		goto cleanup;
 	malloc_trim(0); /* DWARF parsing is over: give its memory back */
 	if (kind == CMD_CAPTURE) {
-		err = open_store(&r);
-		if (err)
-			goto cleanup;
+		r.store_per_process = r.opts.output && out_path__per_process(r.opts.output);
+		if (!r.store_per_process) {
+			r.stores = calloc(1, sizeof(*r.stores));
+			err = r.stores ? open_store(&r, r.opts.output ? r.opts.output : "cmon-capture",
+						   &r.stores[0])
+				       : -ENOMEM;
+			r.n_stores = r.stores ? 1 : 0;
+			if (err)
+				goto cleanup;
+		}
 	}
 	err = out_ledger__init(&r.ledger, r.set->n_funcs);
 	if (kind != CMD_CAPTURE) {
-		size_t n_cols;
-		const char *const *cols = typer__columns(r.typer, &n_cols);
+		struct out_router_opts oo = { .fmt = r.opts.format, .n_funcs = r.set->n_funcs };
 
-		r.writer = writer__new(r.opts.format, r.ses.out);
-		if (r.writer)
-			writer__set_columns(r.writer, cols, n_cols);
+		oo.columns = typer__columns(r.typer, &oo.n_columns);
+		r.router = r.ses.out ? out_router__single(r.ses.out, &oo)
+				     : out_router__per_process(r.opts.output, &oo);
 	}
-	if (err || (kind != CMD_CAPTURE && !r.writer)) {
+	for (size_t i = 0; i < r.opts.n_pids; i++) {
+		if (r.router)
+			out_router__note_process(r.router, r.opts.pids[i]);
+		if (r.store_per_process)
+			rank_book__note(&r.ranks, r.opts.pids[i]);
+	}
+	if (r.router && r.ses.launched)
+		out_router__note_process(r.router, r.ses.launch.pid);
+	if (r.store_per_process && r.ses.launched)
+		rank_book__note(&r.ranks, r.ses.launch.pid);
+	if (err || (kind != CMD_CAPTURE && !r.router)) {
 		err = -ENOMEM;
 		log_error("out of memory");
 		goto cleanup;
@@ -451,8 +550,10 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 			err = n;
 			break;
 		}
-		if (r.store && store_writer__maybe_commit(r.store, 0) < 0 && !r.write_err)
-			r.write_err = -EIO;
+		for (size_t i = 0; i < r.n_stores; i++)
+			if (r.stores[i].store && store_writer__maybe_commit(r.stores[i].store, 0) < 0 &&
+			    !r.write_err)
+				r.write_err = -EIO;
 		settle_output(&r, false);
 		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
@@ -470,18 +571,9 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		tracer__flush_pending(r.tracer, r.ses.launch.pid);
 	tracer__detach(r.tracer);
 	tracer__drain(r.tracer);
-	if (!r.write_err && r.writer)
-		r.write_err = writer__finish(r.writer);
 	settle_output(&r, true);
-	if (r.store) {
-		struct timespec now;
-
-		clock_gettime(CLOCK_REALTIME, &now);
-		if (store_writer__close(r.store, (uint64_t)now.tv_sec * 1000000000ull +
-							 (uint64_t)now.tv_nsec) && !r.write_err)
-			r.write_err = -EIO;
-		r.store = NULL;
-	}
+	if (close_stores(&r, clock__wall_ns()) && !r.write_err)
+		r.write_err = -EIO;
 	if (r.write_err) {
 		log_error("cannot write output: %s", strerror(-r.write_err));
 		err = r.write_err;

@@ -9,6 +9,7 @@
 #include "agg/hist_arg.h"
 #include "core/log.h"
 #include "dwarf/plan.h"
+#include "output/outpath.h"
 #include "cli/commands.h"
 #include "core/optable.h"
 #include "options.h"
@@ -330,9 +331,18 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 				return -EINVAL;
 			}
 			break;
-		case 'o':
+		case 'o': {
+			size_t at;
+
+			if (strncmp(optarg, "unix:", 5) && out_path__check(optarg, &at)) {
+				log_error("%s: -o '%s': '%%%c' at %zu is not a field (%%p pid, %%r "
+					  "rank, %%%% a %%)", name, optarg, optarg[at + 1] ? optarg[at + 1] : ' ',
+					  at + 1);
+				return -EINVAL;
+			}
 			o->output = optarg;
 			break;
+		}
 		case OPT_NO_RETURN:
 			o->no_return = true;
 			break;

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "core/clock.h"
+#include "output/outpath.h"
 #include "cli/commands.h"
 #include "core/log.h"
 #include "output/stream.h"
@@ -48,7 +49,18 @@ int session__open_output(struct session *s, size_t bufsize)
 	const char *path = s->opts->output;
 	int fd, err;
 
-	if (!path || !strcmp(path, "-")) {
+	/* "%%" alone: one file, its name with a '%'. */
+	if (path && strchr(path, '%') && !out_path__per_process(path) &&
+	    strncmp(path, "unix:", 5)) {
+		free(s->out_name);
+		if (out_path__expand(path, 0, "", &s->out_name))
+			return -ENOMEM;
+		path = s->out_name;
+	}
+	if (path && out_path__per_process(path)) {
+		s->out = NULL; /* one file per process, made at its first record */
+		return 0;
+	} else if (!path || !strcmp(path, "-")) {
 		s->out = stdout;
 	} else if (!strncmp(path, "unix:", 5)) {
 		/* Served live (stream.h): buffered, sent after each drain. */
@@ -266,6 +278,7 @@ void session__cleanup(struct session *s)
 	for (size_t i = 0; s->patterns && i < s->opts->n_funcs; i++)
 		funcpattern__clear(&s->patterns[i]);
 	free(s->patterns);
+	free(s->out_name);
 	for (size_t i = 0; s->pidfds && i < s->opts->n_pids; i++)
 		if (s->pidfds[i] >= 0)
 			close(s->pidfds[i]);

@@ -26,6 +26,7 @@ struct session {
 	 * (session__start_output), removed at cleanup if it never did and cmon
 	 * created it, so a failed run leaves no empty file behind. */
 	const char *out_path;
+	char *out_name;               /* -o with "%%": the name it stands for */
 	bool out_created, out_started;
 	char *launch_path;            /* -- CMD: the resolved executable */
 	struct launch launch;
