@@ -48,12 +48,17 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 .DELETE_ON_ERROR:
 .PHONY: all deps test unit integration demo bench clean targets
 
-all: $(OUT)/cmon $(OUT)/cmon-agent
+all: $(OUT)/cmon $(OUT)/cmon-agent $(OUT)/libcmon.a
 
 deps:
 	$(Q)./tools/install-deps.sh build
 
-$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
+# Before the first compiler run: the missing packages by name.
+$(OUT)/.deps-checked: tools/install-deps.sh
+	$(Q)./tools/install-deps.sh check
+	$(Q)mkdir -p $(@D) && touch $@
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | $(OUT)/.deps-checked
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

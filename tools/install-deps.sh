@@ -1,8 +1,17 @@
 #!/bin/sh
 # Install the Debian packages cmon builds, tests and benchmarks with, when
 # any is missing.  Called by `make deps` (and so by `make demo`/`make test`).
+# `check`: install nothing, name the missing build packages (plain `make`
+# runs it first, so a fresh machine hears what to install, not a compiler
+# error about bpf/bpf_helpers.h).
 set -eu
 group=${1:-build}
+check=
+if [ "$group" = check ]; then
+	check=1
+	group=build
+	command -v dpkg-query >/dev/null 2>&1 || exit 0 # not Debian: cannot tell
+fi
 pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
 zlib1g-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
 libcurl4-openssl-dev libsqlite3-dev libjansson-dev"
@@ -23,6 +32,10 @@ for p in $pkgs; do
 		missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
+if [ -n "$check" ]; then
+	echo "cmon: missing build packages:$missing; \`make deps\` installs them (as root)" >&2
+	exit 1
+fi
 echo "installing:$missing" >&2
 if [ "$(id -u)" != 0 ]; then
 	echo "cmon: missing packages:$missing (run as root, or apt-get install them)" >&2

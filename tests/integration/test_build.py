@@ -1,0 +1,36 @@
+"""The build as a new user meets it: plain `make` builds build/libcmon.a
+as the README says, and on a machine missing a build package it names the
+package and `make deps` instead of failing in the compiler (it said
+"bpf/bpf_helpers.h not found")."""
+import os
+import subprocess
+
+from cmonlib import check, eq, tmpfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def test_make_builds_libcmon():
+    out = os.path.dirname(tmpfile("x"))
+    p = subprocess.run(["make", "-n", "OUT=" + out], cwd=ROOT, capture_output=True, text=True)
+    eq(p.returncode, 0, "make -n (%s)" % p.stderr)
+    check("%s/libcmon.a" % out in p.stdout, "plain make builds libcmon.a")
+
+
+def test_make_names_missing_packages():
+    bindir = os.path.join(os.path.dirname(tmpfile("x")), "fakebin")
+    os.makedirs(bindir, exist_ok=True)
+    # dpkg-query as on a machine without libbpf-dev and clang.
+    with open(os.path.join(bindir, "dpkg-query"), "w") as f:
+        f.write('#!/bin/sh\nfor a; do p=$a; done\n'
+                'case "$p" in libbpf-dev|clang) exit 1;; esac\n'
+                'printf "install ok installed"\n')
+    os.chmod(os.path.join(bindir, "dpkg-query"), 0o755)
+    out = os.path.join(os.path.dirname(tmpfile("x")), "fresh")
+    p = subprocess.run(["make", "OUT=" + out], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, PATH=bindir + ":" + os.environ["PATH"]))
+    check(p.returncode != 0, "make succeeded without libbpf-dev")
+    lines = [l for l in p.stderr.splitlines() if l.startswith("cmon:")]
+    eq(lines, ["cmon: missing build packages: clang libbpf-dev; `make deps` installs them "
+               "(as root)"], "the message")
+    check(not os.path.exists(os.path.join(out, "bpf")), "nothing compiled")
