@@ -48,6 +48,33 @@ enum cmon_call_flags {
 	CMON_CALL_ENTRY_ONLY = 1u << 2, /* --no-return: nothing after the entry */
 	CMON_CALL_TAILCALL = 1u << 3,   /* left by a tail jump: ret is unknown */
 	CMON_CALL_NEVER_RETURNS = 1u << 4, /* with ENTRY_ONLY: the function never returns */
+	CMON_CALL_USDT = 1u << 5,          /* with ENTRY_ONLY: a static probe fired */
+};
+
+/*
+ * USDT probes (<sys/sdt.h>): each site's arguments as its note spells
+ * them, read by cmon_usdt into the record's args (the first
+ * CMON_MAX_ARGS).  REG_OFF is an offset into struct pt_regs.
+ */
+enum cmon_usdt_arg_kind {
+	CMON_USDT_REG = 0,   /* the register */
+	CMON_USDT_MEM = 1,   /* SIZE bytes at register + VALUE */
+	CMON_USDT_CONST = 2, /* VALUE */
+};
+
+struct cmon_usdt_arg {
+	__s64 value;
+	__u16 reg_off;
+	__u8 kind;
+	__u8 size;      /* 1, 2, 4, 8 */
+	__u8 is_signed;
+	__u8 pad[3];
+};
+
+struct cmon_usdt_spec {
+	__u32 n_args;
+	__u32 pad;
+	struct cmon_usdt_arg args[CMON_MAX_ARGS];
 };
 
 /* One traced call, written once: at its return, when it is abandoned, or at

@@ -148,6 +148,81 @@ static long tail_step(__u64 i, void *data)
 	return 0;
 }
 
+/* USDT sites: their argument specs, by func_id (sized by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cmon_usdt_spec);
+} usdt_specs SEC(".maps");
+
+static __always_inline __u64 usdt_arg(struct pt_regs *ctx, const struct cmon_usdt_arg *a)
+{
+	__u64 v = 0, reg = 0;
+	__u32 shift;
+
+	if (a->kind == CMON_USDT_CONST)
+		return (__u64)a->value;
+	if (a->reg_off > sizeof(struct pt_regs) - 8)
+		return 0;
+	bpf_probe_read_kernel(&reg, sizeof(reg), (void *)ctx + (a->reg_off & 0xff8));
+	if (a->kind == CMON_USDT_MEM) {
+		__u32 n = a->size;
+
+		if (n > 8)
+			n = 8;
+		if (n == 0)
+			n = 1;
+		if (bpf_probe_read_user(&v, n, (void *)(reg + a->value)))
+			v = 0;
+	} else {
+		v = reg;
+	}
+	/* The argument's own width and sign: -1 in a 4-byte int is -1. */
+	shift = a->size >= 1 && a->size < 8 ? 64 - 8 * a->size : 0;
+	if (shift)
+		v = a->is_signed ? (__u64)((__s64)(v << shift) >> shift) : (v << shift) >> shift;
+	return v;
+}
+
+/* A USDT site fired: one entry-only record, its arguments as the note says. */
+SEC("uprobe")
+int BPF_KPROBE(cmon_usdt)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	struct cmon_func_stats *st = stats_of(func_id);
+	struct cmon_usdt_spec *spec = bpf_map_lookup_elem(&usdt_specs, &func_id);
+	struct mm_struct *mm = task->mm;
+	struct cmon_call_rec *rec;
+
+	if (!spec || !exe_wanted(task))
+		return 0;
+	if (st)
+		st->calls++;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		if (st)
+			st->lost_ringbuf++;
+		return 0;
+	}
+	fill_identity(rec, task);
+	rec->flags = CMON_CALL_ENTRY_ONLY | CMON_CALL_USDT;
+	rec->func_id = func_id;
+	rec->depth = 0;
+	rec->ts_entry_ns = bpf_ktime_get_ns();
+	rec->ts_exit_ns = 0;
+	for (int i = 0; i < CMON_MAX_ARGS; i++)
+		rec->args[i] = (__u32)i < spec->n_args ? usdt_arg(ctx, &spec->args[i]) : 0;
+	rec->ret = 0;
+	rec->rss_entry = mm ? mm_rss_bytes(mm) : 0;
+	rec->vms_entry = mm ? mm_vms_bytes(mm) : 0;
+	rec->rss_exit = 0;
+	rec->vms_exit = 0;
+	submit(rec);
+	return 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(cmon_entry)
 {

@@ -23,8 +23,9 @@ bench) # bcc compiles against kernel headers: without the running kernel's,
 		! ls -d /usr/src/linux-headers-*-amd64 >/dev/null 2>&1; then
 		pkgs="$pkgs linux-headers-amd64"
 	fi ;;
-test) # chromium: test_report.py renders the HTML report headless
-	pkgs="$pkgs prometheus python3-numpy chromium" ;;
+test) # chromium: test_report.py renders the HTML report headless; USDT:
+	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11" ;;
 esac
 missing=
 for p in $pkgs; do

@@ -142,3 +142,12 @@ $(TARGET_DIR)/ctor: tests/targets/ctor.cpp
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -g -O2 $< -o $@
+
+# USDT probes, one guarded by a semaphore (test_usdt.py); systemtap-sdt-dev.
+TARGETS += $(TARGET_DIR)/usdt
+targets: $(TARGET_DIR)/usdt
+
+$(TARGET_DIR)/usdt: tests/targets/usdt.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -I/usr/include/$(shell $(CC) -dumpmachine) $< -o $@

@@ -26,12 +26,19 @@ static unsigned hit_ns(const struct probe_calib *c, enum probe_cost cost)
 
 static void print_set(const struct probe_set *s, const struct probe_calib *c)
 {
-	printf("%-40s %-20s %18s %10s %6s  %-24s %-11s %8s  %s\n", "FUNCTION", "MODULE",
-	       "ADDRESS", "OFFSET", "PROBE", "INSTRUCTION", "COST", "NS/HIT", "RETURN");
+	size_t n_usdt = 0;
+
+	for (size_t i = 0; i < s->n_funcs; i++)
+		n_usdt += s->funcs[i].usdt;
+	if (n_usdt < s->n_funcs)
+		printf("%-40s %-20s %18s %10s %6s  %-24s %-11s %8s  %s\n", "FUNCTION", "MODULE",
+		       "ADDRESS", "OFFSET", "PROBE", "INSTRUCTION", "COST", "NS/HIT", "RETURN");
 	for (size_t i = 0; i < s->n_funcs; i++) {
 		const struct probe_func *f = &s->funcs[i];
 		char ret[64];
 
+		if (f->usdt)
+			continue; /* listed after the functions */
 		if (f->never_returns)
 			snprintf(ret, sizeof(ret), "never-returns (no exit probe)");
 		else if (f->ret_mode == RETURN_INSN)
@@ -44,10 +51,27 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 		       (unsigned long long)f->file_offset, f->entry.skip, f->entry.insn,
 		       probe_cost__name(f->entry.cost), hit_ns(c, f->entry.cost), ret);
 	}
+	for (size_t i = 0, first = 1; i < s->n_funcs; i++) {
+		const struct probe_func *f = &s->funcs[i];
+
+		if (!f->usdt)
+			continue;
+		if (first)
+			printf("%s%-40s %-20s %18s %10s %10s  %s\n", n_usdt < s->n_funcs ? "\n" : "",
+			       "USDT PROBE", "MODULE", "ADDRESS",
+			       "OFFSET", "SEMAPHORE", "ARGUMENTS (SIZE@WHERE, negative: signed)");
+		first = 0;
+		printf("%-40s %-20s %#18llx %#10llx %#10llx  %s\n", f->name,
+		       s->objects[f->object].module, (unsigned long long)f->addr,
+		       (unsigned long long)f->file_offset, (unsigned long long)f->sema_offset,
+		       f->usdt_args && *f->usdt_args ? f->usdt_args : "-");
+	}
 	/* Cost in words: where a per-call cost begins to show. */
-	printf("\n%zu function%s.  A single-stepped probe costs %s%u ns per call%s: at 10,000 "
-	       "calls/s per thread that is %.1f%% of a core.\n",
-	       s->n_funcs, s->n_funcs == 1 ? "" : "s", c->valid ? "" : "~",
+	if (n_usdt)
+		printf("\n%zu USDT probe%s.", n_usdt, n_usdt == 1 ? "" : "s");
+	printf("%s%zu function%s.  A single-stepped probe costs %s%u ns per call%s: at 10,000 "
+	       "calls/s per thread that is %.1f%% of a core.\n", n_usdt ? "  " : "\n",
+	       s->n_funcs - n_usdt, s->n_funcs - n_usdt == 1 ? "" : "s", c->valid ? "" : "~",
 	       hit_ns(c, PROBE_COST_SINGLESTEP), c->valid ? " on this host" : "",
 	       hit_ns(c, PROBE_COST_SINGLESTEP) * 10000.0 / 1e9 * 100.0);
 }
@@ -71,7 +95,7 @@ int cmd_list(int argc, char **argv)
 		goto cleanup;
 	}
 	log_set_level(o.verbose >= 2 ? LOG_DEBUG : o.verbose ? LOG_INFO : LOG_WARN);
-	pats = calloc(o.n_funcs, sizeof(*pats));
+	pats = calloc(o.n_funcs ? o.n_funcs : 1, sizeof(*pats));
 	if (!pats) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -96,6 +120,8 @@ int cmd_list(int argc, char **argv)
 	ro.launch_exe = exe;
 	ro.patterns = pats;
 	ro.n_patterns = o.n_funcs;
+	ro.usdts = o.usdts;
+	ro.n_usdts = o.n_usdts;
 	ro.ret_choice = o.ret_choice;
 	ro.list_only = true;
 	err = probe_set__resolve(&ro, &set);

@@ -37,6 +37,8 @@ static enum call_status status_of(const char *s)
 		return CALL_TAILCALL;
 	if (!strcmp(s, "never-returns"))
 		return CALL_NEVER_RETURNS;
+	if (!strcmp(s, "usdt"))
+		return CALL_USDT;
 	return CALL_NORETURN;
 }
 

@@ -33,6 +33,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "name, glob, OBJECT:name, C++ ns::Class::method (repeatable)" },
 	{ "exclude", OPT_EXCLUDE, "PATTERN", TCPL,
 	  "leave out what PATTERN matches (or --func '!PATTERN')" },
+	{ "usdt", OPT_USDT, "SPEC", TC | L,
+	  "USDT probes [FILE:]PROVIDER:NAME, globs (repeatable): one\n"
+	  "record each time one fires, its arguments as its note says" },
 	{ "per-pid", OPT_PER_PID, NULL, P, "one row per function and process" },
 	{ "hist", OPT_HIST, "ARG", P,
 	  "distribution of argument ARG (0..5, arg0..arg5, a\n"
@@ -302,6 +305,16 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case 'f':
 			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
 			break;
+		case OPT_USDT:
+			/* [FILE:]PROVIDER:NAME, no empty part (NAME alone: any provider) */
+			if (!*optarg || *optarg == ':' || optarg[strlen(optarg) - 1] == ':' ||
+			    strstr(optarg, "::")) {
+				log_error("%s: --usdt '%s': expected [FILE:]PROVIDER:NAME", name,
+					  optarg);
+				return -EINVAL;
+			}
+			err = push_ptr(&o->usdts, &o->n_usdts, sizeof(char *), &optarg);
+			break;
 		case OPT_EXCLUDE: {
 			/* the same as --func '!PATTERN' */
 			char *neg = NULL;
@@ -502,7 +515,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		o->cmd_argc = argc - optind;
 	}
 
-	if (!o->n_funcs) {
+	if (!o->n_funcs && !o->n_usdts) {
 		if (kind == CMD_LIST && o->cmd)
 			log_error("list: no PATTERN given (patterns come before the program: "
 				  "cmon list PATTERN... -- CMD [ARGS...])");
@@ -530,6 +543,7 @@ void cmd_opts__free(struct cmd_opts *o)
 {
 	free(o->pids);
 	free(o->funcs);
+	free(o->usdts);
 	for (size_t i = 0; i < o->n_owned; i++)
 		free(o->owned[i]);
 	free(o->owned);

@@ -53,6 +53,7 @@ enum opt_key {
 	OPT_PER_CALL,
 	OPT_CHROME,
 	OPT_TITLE,
+	OPT_USDT,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -80,6 +81,8 @@ struct cmd_opts {
 	int cmd_argc;
 	const char **funcs;   /* --func, repeatable (and positional patterns for list) */
 	size_t n_funcs;
+	const char **usdts;   /* --usdt [FILE:]PROVIDER:NAME, repeatable */
+	size_t n_usdts;
 	char **owned;         /* strings made while parsing (--exclude's "!PATTERN") */
 	size_t n_owned;
 	enum out_format format;

@@ -160,6 +160,8 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
 	ro->launch_pid = s->launched ? s->launch.pid : 0;
 	ro->patterns = s->patterns;
 	ro->n_patterns = s->opts->n_funcs;
+	ro->usdts = s->opts->usdts;
+	ro->n_usdts = s->opts->n_usdts;
 }
 
 int session__release(struct session *s)

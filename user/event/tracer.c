@@ -137,6 +137,7 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_sleepable = opts->plans && opts->sleepable;
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
+	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
 	if (opts->plans && opts->sleepable) {
 		/* Sleepable programs may fault in argument pages that are not
 		 * resident, where a plain read would come back empty. */
@@ -145,7 +146,23 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	}
 	probe_links__prepare(t->skel->progs.cmon_entry);
 	probe_links__prepare(t->skel->progs.cmon_exit);
+	probe_links__prepare(t->skel->progs.cmon_usdt);
 	return trace_bpf__load(t->skel);
+}
+
+/* Each USDT site's argument specs, by func_id. */
+static int load_usdt_specs(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.usdt_specs);
+
+	for (size_t i = 0; i < t->set->n_funcs; i++) {
+		__u32 key = (__u32)i;
+
+		if (t->set->funcs[i].usdt &&
+		    bpf_map_update_elem(fd, &key, &t->set->funcs[i].usdt_spec, BPF_ANY))
+			return -errno;
+	}
+	return 0;
 }
 
 struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts *opts)
@@ -189,6 +206,9 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		if (err)
 			goto fail;
 	}
+	err = load_usdt_specs(t);
+	if (err)
+		goto fail;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_ringbuf, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -206,6 +226,7 @@ int tracer__attach(struct tracer *t)
 	struct probe_links_opts lo = {
 		.entry_prog = t->skel->progs.cmon_entry,
 		.exit_prog = t->skel->progs.cmon_exit,
+		.usdt_prog = t->skel->progs.cmon_usdt,
 		.entry_only = t->opts.entry_only,
 	};
 	int err;

@@ -241,6 +241,8 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 		struct probe_func *f = &set->funcs[i];
 		struct func_sig *sig = NULL;
 
+		if (f->usdt)
+			continue; /* a probe site, not a function: its note types it */
 		if (!opts->raw && !dis[f->object])
 			dis[f->object] = open_debuginfo(&set->objects[f->object]);
 		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)

@@ -14,6 +14,8 @@ const char *call_status__name(enum call_status s)
 		return "tailcall";
 	case CALL_NEVER_RETURNS:
 		return "never-returns";
+	case CALL_USDT:
+		return "usdt";
 	}
 	return "unknown";
 }

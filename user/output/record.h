@@ -16,6 +16,7 @@ enum call_status {
 	CALL_TAILCALL,    /* left by a tail jump: latency set, ret unknown */
 	CALL_NEVER_RETURNS, /* a function with no normal return (_start, no ret):
 			     * written at entry, it has no exit probe */
+	CALL_USDT,        /* a USDT probe fired: args as its note says, no return */
 };
 
 /* "ok", "noreturn", "entry", "tailcall", "never-returns" */

@@ -73,6 +73,24 @@ void uprobe_multi__disable(void)
 	cached = 0;
 }
 
+int uprobe_multi__attach_ref(int prog_fd, const char *path, const uint64_t *offsets,
+			     const uint64_t *ref_ctrs, const uint64_t *cookies, size_t cnt,
+			     pid_t pid)
+{
+	struct link_create_uprobe_multi a = {
+		.prog_fd = (uint32_t)prog_fd,
+		.attach_type = CMON_BPF_TRACE_UPROBE_MULTI,
+		.path = (uint64_t)(uintptr_t)path,
+		.offsets = (uint64_t)(uintptr_t)offsets,
+		.ref_ctr_offsets = (uint64_t)(uintptr_t)ref_ctrs,
+		.cookies = (uint64_t)(uintptr_t)cookies,
+		.cnt = (uint32_t)cnt,
+		.pid = (uint32_t)pid,
+	};
+
+	return cnt ? link_create(&a) : -EINVAL;
+}
+
 bool uprobe_multi__supported(void)
 {
 	struct bpf_insn insns[] = {

@@ -28,6 +28,13 @@
 int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 			 const uint64_t *cookies, size_t cnt, pid_t pid, bool retprobe);
 
+/* The same with a reference counter per probe (REF_CTRS: file offsets of
+ * USDT semaphores, 0: none): the kernel raises each while a probe is
+ * attached and lowers it at detach, also when cmon dies. */
+int uprobe_multi__attach_ref(int prog_fd, const char *path, const uint64_t *offsets,
+			     const uint64_t *ref_ctrs, const uint64_t *cookies, size_t cnt,
+			     pid_t pid);
+
 /* Does this kernel have uprobe_multi links (Linux >= 6.6)?  False after
  * uprobe_multi__disable(). */
 bool uprobe_multi__supported(void);

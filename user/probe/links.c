@@ -43,11 +43,12 @@ static int keep_perf(struct probe_links *t, struct bpf_link *link)
 
 /* Kernels without uprobe_multi: one perf-event uprobe per address. */
 static int attach_perf(struct probe_links *t, struct bpf_program *prog, const char *path,
-		       const uint64_t *offsets, const uint64_t *cookies, size_t cnt, pid_t pid,
-		       bool retprobe)
+		       const uint64_t *offsets, const uint64_t *cookies, const uint64_t *ref_ctrs,
+		       size_t cnt, pid_t pid, bool retprobe)
 {
 	for (size_t i = 0; i < cnt; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i], .retprobe = retprobe);
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i], .retprobe = retprobe,
+			    .ref_ctr_offset = ref_ctrs ? (size_t)ref_ctrs[i] : 0);
 		struct bpf_link *link;
 		int err;
 
@@ -80,16 +81,16 @@ static int keep_link(struct probe_links *t, int fd)
 
 /* Growable parallel arrays of offsets and cookies for one link. */
 struct probe_list {
-	uint64_t *offsets, *cookies;
+	uint64_t *offsets, *cookies, *ref_ctrs; /* ref_ctrs: USDT semaphores */
 	size_t n, cap;
 };
 
-static int probe_list__add(struct probe_list *l, uint64_t offset, uint64_t cookie)
+static int probe_list__add_ref(struct probe_list *l, uint64_t offset, uint64_t cookie,
+			       uint64_t ref_ctr)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 64;
-		uint64_t *o = realloc(l->offsets, cap * sizeof(*o));
-		uint64_t *c;
+		uint64_t *o = realloc(l->offsets, cap * sizeof(*o)), *c, *r;
 
 		if (!o)
 			return -ENOMEM;
@@ -98,18 +99,29 @@ static int probe_list__add(struct probe_list *l, uint64_t offset, uint64_t cooki
 		if (!c)
 			return -ENOMEM;
 		l->cookies = c;
+		r = realloc(l->ref_ctrs, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		l->ref_ctrs = r;
 		l->cap = cap;
 	}
 	l->offsets[l->n] = offset;
 	l->cookies[l->n] = cookie;
+	l->ref_ctrs[l->n] = ref_ctr;
 	l->n++;
 	return 0;
+}
+
+static int probe_list__add(struct probe_list *l, uint64_t offset, uint64_t cookie)
+{
+	return probe_list__add_ref(l, offset, cookie, 0);
 }
 
 static void probe_list__free(struct probe_list *l)
 {
 	free(l->offsets);
 	free(l->cookies);
+	free(l->ref_ctrs);
 }
 
 static uint64_t cookie_of(size_t func_id, enum cmon_exit_kind kind)
@@ -123,7 +135,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx)
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
-	struct probe_list entry = {}, uret = {}, insn = {};
+	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {};
 	int err = 0, fd;
 
 	for (size_t i = 0; i < s->n_funcs && !err; i++) {
@@ -134,6 +146,11 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 
 		if (f->object != obj_idx)
 			continue;
+		if (f->usdt) {
+			err = probe_list__add_ref(&usdt, f->file_offset, cookie_of(i, 0),
+						  f->sema_offset);
+			continue;
+		}
 		err = probe_list__add(&entry, f->body_skip ? f->file_offset + f->body_skip : at,
 				      cookie_of(i, 0) | (f->body_skip ? slot : 0) |
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0));
@@ -148,7 +165,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			err = probe_list__add(&insn, f->file_offset + f->exits.tail_offs[k],
 					      cookie_of(i, CMON_EXIT_TAIL_JMP));
 	}
-	if (err || !entry.n)
+	if (err || (!entry.n && !usdt.n))
 		goto cleanup;
 
 	/* Entries first: where an entry and an exit share an address (a
@@ -159,7 +176,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		bool ret;
 	} links[] = { { &entry, o->entry_prog, false },
 		      { &uret, o->exit_prog, true },
-		      { &insn, o->exit_prog, false } };
+		      { &insn, o->exit_prog, false },
+		      { &usdt, o->usdt_prog, false } };
 	bool multi = uprobe_multi__supported();
 	static bool said;
 
@@ -170,13 +188,24 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		if (!links[i].l->n)
 			continue;
-		if (multi)
+		if (!links[i].prog) {
+			log_error("USDT probes are not supported by this command");
+			err = -EOPNOTSUPP;
+			goto cleanup;
+		}
+		if (multi && links[i].l == &usdt)
+			fd = uprobe_multi__attach_ref(bpf_program__fd(links[i].prog),
+						      obj->attach_path, links[i].l->offsets,
+						      links[i].l->ref_ctrs, links[i].l->cookies,
+						      links[i].l->n, pid);
+		else if (multi)
 			fd = uprobe_multi__attach(bpf_program__fd(links[i].prog), obj->attach_path,
 						  links[i].l->offsets, links[i].l->cookies,
 						  links[i].l->n, pid, links[i].ret);
 		else
 			fd = attach_perf(t, links[i].prog, obj->attach_path, links[i].l->offsets,
-					 links[i].l->cookies, links[i].l->n, pid, links[i].ret);
+					 links[i].l->cookies, links[i].l->ref_ctrs, links[i].l->n, pid,
+					 links[i].ret);
 		if (fd < 0) {
 			err = fd;
 			if (err == -ESRCH)
@@ -205,6 +234,7 @@ cleanup:
 	probe_list__free(&entry);
 	probe_list__free(&uret);
 	probe_list__free(&insn);
+	probe_list__free(&usdt);
 	return err;
 }
 

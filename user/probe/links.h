@@ -17,6 +17,7 @@ struct bpf_program;
 struct probe_links_opts {
 	struct bpf_program *entry_prog;
 	struct bpf_program *exit_prog; /* ignored when entry_only */
+	struct bpf_program *usdt_prog; /* USDT sites (probe_func.usdt); NULL: none */
 	bool entry_only;
 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fnmatch.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "core/log.h"
 #include "dwarf/inlined.h"
 #include "elf/elfcheck.h"
+#include "elf/usdt.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
 #include "resolve.h"
@@ -612,6 +614,117 @@ cleanup:
 	return err;
 }
 
+/* A USDT site as a probe: entry-only, its arguments from the note. */
+static int add_usdt(struct builder *b, size_t obj_idx, const struct usdt_probe *u)
+{
+	struct probe_set *s = b->set;
+	struct probe_func *pf;
+
+	for (size_t i = 0; i < s->n_funcs; i++)
+		if (s->funcs[i].object == obj_idx && s->funcs[i].usdt &&
+		    s->funcs[i].file_offset == u->file_offset)
+			return 0; /* named by two patterns */
+	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
+	if (!s->funcs)
+		return -ENOMEM;
+	pf = &s->funcs[s->n_funcs];
+	memset(pf, 0, sizeof(*pf));
+	pf->object = obj_idx;
+	pf->addr = u->addr;
+	pf->file_offset = u->file_offset;
+	pf->ret_mode = RETURN_NONE;
+	pf->usdt = true;
+	pf->sema_offset = u->sema_offset;
+	pf->usdt_spec.n_args = (uint32_t)(u->n_args < CMON_MAX_ARGS ? u->n_args : CMON_MAX_ARGS);
+	for (uint32_t k = 0; k < pf->usdt_spec.n_args; k++) {
+		struct cmon_usdt_arg *a = &pf->usdt_spec.args[k];
+
+		a->kind = u->args[k].kind == USDT_ARG_REG   ? CMON_USDT_REG
+			  : u->args[k].kind == USDT_ARG_MEM ? CMON_USDT_MEM
+							    : CMON_USDT_CONST;
+		a->reg_off = (uint16_t)u->args[k].reg;
+		a->value = u->args[k].value;
+		a->size = u->args[k].size;
+		a->is_signed = u->args[k].is_signed;
+	}
+	if (asprintf(&pf->name, "%s:%s", u->provider, u->name) < 0) {
+		pf->name = NULL;
+		return -ENOMEM;
+	}
+	pf->usdt_args = strdup(u->args_text);
+	if (!pf->usdt_args)
+		return -ENOMEM;
+	s->n_funcs++;
+	return 1;
+}
+
+/* --usdt [FILE:]PROVIDER:NAME: the SDT notes of every object of the
+ * targets (the executable and its libraries). */
+static int resolve_usdt(struct builder *b, const char *spec)
+{
+	char *copy = strdup(spec), *name, *prov, *file = NULL;
+	struct funcpattern fp = {};
+	size_t matched = 0, unreadable = 0;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	name = strrchr(copy, ':');
+	if (name && (name == copy || !name[1])) {
+		log_error("--usdt '%s': expected [FILE:]PROVIDER:NAME", spec);
+		free(copy);
+		return -EINVAL;
+	}
+	if (!name) { /* NAME alone: any provider */
+		name = copy;
+		prov = "*";
+	} else {
+		*name++ = 0;
+		prov = strrchr(copy, ':');
+		if (prov) {
+			*prov++ = 0;
+			file = copy;
+		} else {
+			prov = copy;
+		}
+	}
+	fp.object = file;
+	for (size_t oi = 0; oi < b->set->n_objects && !err; oi++) {
+		struct usdt_probe *u = NULL;
+		size_t n = 0;
+
+		if (!funcpattern__match_object(&fp, b->set->objects[oi].path))
+			continue;
+		if (usdt__read(b->set->objects[oi].attach_path, &u, &n)) {
+			unreadable++;
+			continue;
+		}
+		for (size_t k = 0; k < n && !err; k++) {
+			if (fnmatch(prov, u[k].provider, 0) || fnmatch(name, u[k].name, 0))
+				continue;
+			if (u[k].n_args < 0 || !u[k].file_offset) {
+				log_warn("USDT %s:%s in %s: argument spec '%s' cannot be read; "
+					 "left out", u[k].provider, u[k].name,
+					 b->set->objects[oi].path, u[k].args_text);
+				continue;
+			}
+			err = add_usdt(b, oi, &u[k]);
+			if (err > 0) {
+				matched++;
+				err = 0;
+			}
+		}
+		usdt__free(u, n);
+	}
+	if (!err && !matched) {
+		log_error("no USDT probe matches '%s' in %zu object%s", spec,
+			  b->set->n_objects, b->set->n_objects == 1 ? "" : "s");
+		err = -ENOENT;
+	}
+	free(copy);
+	return err;
+}
+
 int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 {
 	struct builder b = { .o = o };
@@ -623,7 +736,7 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 
 		for (size_t i = 0; i < o->n_patterns; i++)
 			positive += !o->patterns[i].exclude;
-		if (o->n_patterns && !positive) {
+		if (o->n_patterns && !positive && !o->n_usdts) {
 			log_error("only exclusions given: name what to trace too (--func PATTERN)");
 			return -EINVAL;
 		}
@@ -644,6 +757,8 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 	for (size_t i = 0; i < o->n_patterns && !err; i++)
 		if (!o->patterns[i].exclude)
 			err = resolve_pattern(&b, &o->patterns[i]);
+	for (size_t i = 0; i < o->n_usdts && !err; i++)
+		err = resolve_usdt(&b, o->usdts[i]);
 	/* Planning is over: what the run needs was copied out.  Symbol tables
 	 * and the disassembler would only weigh on a long trace's memory. */
 	insn__release();
@@ -684,6 +799,7 @@ void probe_set__free(struct probe_set *set)
 		return;
 	for (size_t i = 0; i < set->n_funcs; i++) {
 		free(set->funcs[i].name);
+		free(set->funcs[i].usdt_args);
 		exit_plan__clear(&set->funcs[i].exits);
 	}
 	for (size_t i = 0; i < set->n_objects; i++) {

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "cmon.h"
 #include <sys/types.h>
 #include "elf/funcpattern.h"
 #include "elf/symtab.h"
@@ -50,6 +51,12 @@ struct probe_func {
 	 * and no tail jump (noreturn).  It gets no exit probe in any mode: a
 	 * uretprobe would overwrite what sits where a return address would. */
 	bool never_returns;
+	/* A USDT site (--usdt): entry-only, attached with the USDT program, its
+	 * arguments read as the note's specs say; SEMA_OFFSET its semaphore. */
+	bool usdt;
+	struct cmon_usdt_spec usdt_spec;
+	uint64_t sema_offset;
+	char *usdt_args; /* the note's spec text, for cmon list */
 	/* Set by typer.c when typed arguments are read where the prologue
 	 * stored them (-O0 floats): the entry probe goes BODY_SKIP bytes past
 	 * the start (a uretprobe stays at entry.skip), where the return-address
@@ -85,6 +92,8 @@ struct resolve_opts {
 	pid_t launch_pid;       /* the launched child, paused before exec */
 	const struct funcpattern *patterns;
 	size_t n_patterns;
+	const char *const *usdts; /* --usdt [FILE:]PROVIDER:NAME, globs */
+	size_t n_usdts;
 	enum return_choice ret_choice;
 	bool list_only;         /* cmon list: keep unprobeable functions, never fail on them */
 };

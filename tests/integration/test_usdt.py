@@ -1,0 +1,75 @@
+"""USDT probes (--usdt [FILE:]PROVIDER:NAME): one record per firing with
+the arguments its note specifies (registers, memory, signs and widths),
+semaphores raised through the kernel's reference counter while attached
+and back to 0 after (tests/targets/usdt.c), and the probes of Debian's
+/usr/bin/python3.11 itself (gc__start, guarded by a semaphore)."""
+import subprocess
+
+from cmonlib import CMON, check, cmon, eq, parse_csv, read_text, target, tmpfile, trace
+
+
+def test_usdt_args_and_semaphore_launched():
+    res = trace([], launch=[target("usdt"), "4"], extra=["--usdt", "demo:*"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    # The semaphore is up while cmon is attached: the guarded probe fires.
+    eq(res.stdout, "guarded=4\n", "program output under cmon")
+    got = [(r["func"], r["arg0"], r["arg1"], r["arg2"], r["status"], r["ret"], r["depth"])
+           for r in res.rows]
+    want = []
+    for i in range(4):
+        want.append(("demo:tick", i, -5 - i, 1234567890123 + i, "usdt", None, None))
+        want.append(("demo:guarded", 100 + i, 0, 0, "usdt", None, None))
+    eq(got, want, "records (func, arg0..2, status, ret, depth)")
+    check("demo:tick" in res.stderr and "demo:guarded" in res.stderr, res.stderr)
+
+
+def test_usdt_semaphore_lowered_after_detach():
+    """-p: the semaphore is raised only while cmon runs, by the kernel: after
+    cmon exits the process sees 0 and its guarded probe stays quiet."""
+    p = subprocess.Popen([target("usdt"), "--wait", "3"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline().split()[1])
+        code, _, err = cmon(["trace", "-p", str(pid), "--usdt", "usdt:demo:guarded",
+                             "--duration", "0.5"])
+        eq(code, 0, "cmon exit status (%s)" % err)
+        p.stdin.write("\n")
+        p.stdin.flush()
+        eq(p.stdout.readline(), "guarded=0\n", "nothing traces: the guard is off")
+        eq(p.stdout.readline(), "ready\n", "second stop")
+        p.stdin.write("\n")
+        p.stdin.flush()
+        eq(p.stdout.readline(), "semaphore=0\n", "the semaphore after cmon exited")
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_usdt_list_and_errors():
+    code, out, err = cmon(["list", "--usdt", "demo:*", "--", target("usdt")])
+    eq(code, 0, "list exit status (%s)" % err)
+    rows = {l.split()[0]: l.split() for l in out.splitlines() if l.startswith("demo:")}
+    eq(sorted(rows), ["demo:guarded", "demo:tick"], "probes listed")
+    eq(rows["demo:tick"][-3:], ["-4@%eax", "-4@%ecx", "-8@%rdx"], "tick's argument specs")
+    check(rows["demo:guarded"][4] != "0", "guarded has a semaphore: %r" % rows["demo:guarded"])
+    code, _, err = cmon(["trace", "--usdt", "demo:nosuch", "--", target("usdt")])
+    eq(code, 1, "no match: exit 1")
+    eq(err.strip().splitlines(), ["cmon: no USDT probe matches 'demo:nosuch' in 3 objects"],
+       "one error line")
+    code, _, err = cmon(["trace", "--usdt", "demo:", "--", target("usdt")])
+    eq(code, 2, "malformed: a usage error (%s)" % err)
+    check("expected [FILE:]PROVIDER:NAME" in err, err)
+
+
+def test_usdt_python_gc_start():
+    """python:gc__start is guarded by a semaphore in CPython 3.11: it fires
+    only because cmon raised it; gc.collect(1) five times gives five
+    records with generation 1."""
+    script = "import gc; gc.disable(); [gc.collect(1) for _ in range(5)]; print('ok')"
+    res = trace([], launch=["/usr/bin/python3.11", "-c", script],
+                extra=["--usdt", "python:gc__start"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, "ok\n", "program output")
+    eq([r["arg0"] for r in res.rows if r["arg0"] == 1], [1] * 5, "gc__start(1) records")
+    check(all(r["func"] == "python:gc__start" and r["status"] == "usdt" for r in res.rows),
+          "only gc__start records")
