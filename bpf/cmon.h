@@ -30,6 +30,10 @@
 /* On an entry cookie: the function never returns normally (_start, no ret
  * instruction): it has no exit probe, and its record is written at entry. */
 #define CMON_COOKIE_NEVER_RETURNS (1ULL << 57)
+/* On an entry cookie (--focus): a focus function, and one probed for the
+ * focus only (not named by --func: no record of its own). */
+#define CMON_COOKIE_FOCUS (1ULL << 58)
+#define CMON_COOKIE_QUIET (1ULL << 59)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */
@@ -105,6 +109,7 @@ struct cmon_func_stats {
 	__u64 lost_depth;   /* entry not recorded: CMON_STACK_DEPTH pending calls */
 	__u64 lost_nomem;   /* entry not recorded: no per-thread storage */
 	__u64 lost_capture; /* capture record not written: ring buffer full */
+	__u64 outside_focus; /* --focus: entered outside every focus function */
 };
 
 /*

@@ -21,12 +21,17 @@ struct frame {
 	__u64 rss;
 	__u64 vms;
 	__u32 func_id;
-	__u32 tail_called; /* left through a tail call: returns with its callee */
+	__u32 flags; /* FRAME_* */
 };
+
+#define FRAME_TAIL_CALLED 1u /* left through a tail call: returns with its callee */
+#define FRAME_FOCUS 2u       /* a --focus function's frame */
+#define FRAME_QUIET 4u       /* pushed for pairing only: no record */
 
 struct shadow_stack {
 	__u32 depth;
-	__u32 pad;
+	__u32 focus; /* --focus: pending focus frames (low 16 bits), the
+		      * outermost one's depth (high 16 bits) */
 	struct frame frames[CMON_STACK_DEPTH];
 };
 
@@ -65,7 +70,7 @@ static __always_inline bool shadow_stack_is_tail_call(struct task_struct *task,
 	if (!trampoline || bpf_probe_read_user(&now, sizeof(now), (void *)slot) ||
 	    now != trampoline)
 		return false;
-	fr->tail_called = 1;
+	fr->flags |= FRAME_TAIL_CALLED;
 	return true;
 }
 
@@ -122,6 +127,8 @@ static long unwind_step(__u64 i, void *data)
 	if (!frame_dead(fr, c->slot, c->inclusive))
 		return 1;
 	shadow_stack_on_dead(c->task, fr, top - 1);
+	if ((fr->flags & FRAME_FOCUS) && (ss->focus & 0xffff))
+		ss->focus--;
 	ss->depth = top - 1;
 	return 0;
 }
@@ -170,7 +177,16 @@ static __always_inline struct frame *shadow_stack_top(struct shadow_stack *ss, _
 	return fr->slot == slot ? fr : NULL;
 }
 
-static __always_inline void shadow_stack_pop(struct shadow_stack *ss) { ss->depth--; }
+static __always_inline void shadow_stack_pop(struct shadow_stack *ss)
+{
+	__u32 top = ss->depth;
+
+	if (top == 0 || top > CMON_STACK_DEPTH)
+		return;
+	if ((ss->frames[(top - 1) & SHADOW_STACK_MASK].flags & FRAME_FOCUS) && (ss->focus & 0xffff))
+		ss->focus--;
+	ss->depth = top - 1;
+}
 
 /* TASK is going away: whatever it still had pending never returned. */
 static __always_inline void shadow_stack_release(struct task_struct *task)

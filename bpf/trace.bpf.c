@@ -29,6 +29,8 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool targ_entry_only = false; /* --no-return */
+const volatile bool targ_focus = false;      /* --focus: record inside focus functions only */
+const volatile __s32 targ_max_depth = -1;    /* --max-depth below the focus; -1: any */
 const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
 #define CMON_WAKEUP_CHECK_EVERY 64 /* records per CPU; a power of two */
 
@@ -100,6 +102,8 @@ static __always_inline void emit_frame(struct task_struct *task, struct frame *f
 	struct cmon_call_rec *rec;
 	struct cmon_func_stats *st;
 
+	if (fr->flags & FRAME_QUIET)
+		return; /* probed for --focus only, or deeper than --max-depth */
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		st = stats_of(fr->func_id);
@@ -141,7 +145,7 @@ static long tail_step(__u64 i, void *data)
 	struct tail_ctx *c = data;
 	struct frame *fr = shadow_stack_top(c->ss, c->slot);
 
-	if (!fr || !fr->tail_called)
+	if (!fr || !(fr->flags & FRAME_TAIL_CALLED))
 		return 1;
 	emit_frame(c->task, fr, c->ss->depth - 1, c->flags, c->ret, c->ts, c->rss, c->vms);
 	shadow_stack_pop(c->ss);
@@ -231,13 +235,38 @@ int BPF_KPROBE(cmon_entry)
 	__u32 func_id = cookie & CMON_COOKIE_FUNC_MASK;
 	struct cmon_func_stats *st = stats_of(func_id);
 	struct mm_struct *mm = task->mm;
-	struct shadow_stack *ss;
+	struct shadow_stack *ss = NULL;
 	struct frame *fr;
 	__u64 slot = entry_slot(ctx, cookie);
+	__u32 fflags = 0;
 
 	if (!exe_wanted(task))
 		return 0;
-	if (st)
+	if (targ_focus) {
+		/* Inside a focus function (any depth, recursion counted), or
+		 * entering one; else nothing happens here. */
+		__u32 rel;
+
+		ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!ss) {
+			if (st)
+				st->lost_nomem++;
+			return 0;
+		}
+		shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
+		if (!(cookie & CMON_COOKIE_FOCUS) && !(ss->focus & 0xffff)) {
+			if (st && !(cookie & CMON_COOKIE_QUIET))
+				st->outside_focus++;
+			return 0;
+		}
+		rel = ss->focus & 0xffff ? ss->depth - (ss->focus >> 16) : 0;
+		if ((cookie & CMON_COOKIE_QUIET) ||
+		    (targ_max_depth >= 0 && rel > (__u32)targ_max_depth))
+			fflags |= FRAME_QUIET;
+		if (cookie & CMON_COOKIE_FOCUS)
+			fflags |= FRAME_FOCUS;
+	}
+	if (st && !(fflags & FRAME_QUIET))
 		st->calls++;
 
 	/* --no-return, or a function without a return to wait for (a frame
@@ -246,6 +275,8 @@ int BPF_KPROBE(cmon_entry)
 		struct cmon_call_rec *rec;
 		__u64 ts = 0;
 
+		if (fflags & FRAME_QUIET)
+			return 0;
 		if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &ts) < 0 && st)
 			st->lost_capture++;
 		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
@@ -277,14 +308,18 @@ int BPF_KPROBE(cmon_entry)
 		return 0;
 	}
 
-	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ss) {
-		if (st)
-			st->lost_nomem++;
-		return 0;
+	if (!targ_focus) {
+		ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!ss) {
+			if (st)
+				st->lost_nomem++;
+			return 0;
+		}
+		/* A tail call keeps its caller's frame: both return together. */
+		shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
 	}
-	/* A tail call keeps its caller's frame: both return together. */
-	shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
+	if (!ss)
+		return 0;
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
 		if (st)
@@ -293,7 +328,12 @@ int BPF_KPROBE(cmon_entry)
 	}
 	fr->slot = slot;
 	fr->func_id = func_id;
-	fr->tail_called = 0;
+	fr->flags = fflags;
+	if (fflags & FRAME_FOCUS) {
+		if (!(ss->focus & 0xffff))
+			ss->focus = ss->depth << 16; /* the outermost: depths count from it */
+		ss->focus++;
+	}
 	fr->args[0] = PT_REGS_PARM1(ctx);
 	fr->args[1] = PT_REGS_PARM2(ctx);
 	fr->args[2] = PT_REGS_PARM3(ctx);
@@ -356,7 +396,7 @@ int BPF_KPROBE(cmon_exit)
 	/* Callers that tail-called into this frame return with it, with its
 	 * value (the kernel's chained uretprobes that follow find no frame). */
 	fr = shadow_stack_top(ss, slot);
-	if (fr && fr->tail_called) {
+	if (fr && (fr->flags & FRAME_TAIL_CALLED)) {
 		struct tail_ctx c = { .task = task, .ss = ss, .slot = slot, .ret = ret,
 				      .ts = ts, .rss = rss, .vms = vms, .flags = flags };
 

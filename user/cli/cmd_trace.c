@@ -375,7 +375,8 @@ static uint64_t report(struct trace_run *r)
 		struct cmon_func_stats st;
 		uint64_t l;
 
-		if (tracer__func_stats(r->tracer, (unsigned)i, &st))
+		/* Probed for --focus alone: not a function the user traces. */
+		if (r->set->funcs[i].quiet || tracer__func_stats(r->tracer, (unsigned)i, &st))
 			continue;
 		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem;
 		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
@@ -384,6 +385,9 @@ static uint64_t report(struct trace_run *r)
 		if (st.lost_depth)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
 				(unsigned long long)st.lost_depth, CMON_STACK_DEPTH);
+		if (r->opts.n_focus)
+			fprintf(stderr, "  (%llu outside --focus)",
+				(unsigned long long)st.outside_focus);
 		fputc('\n', stderr);
 	}
 	return lost + lost_captures;
@@ -518,6 +522,8 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	to.ctx = &r;
 	to.plans = typer__plans(r.typer);
 	to.sleepable = !r.opts.no_fault_in;
+	to.focus = r.opts.n_focus > 0;
+	to.max_depth = r.opts.max_depth;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;

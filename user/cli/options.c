@@ -33,6 +33,11 @@ const struct opt_row cmon_opt_rows[] = {
 	  "name, glob, OBJECT:name, C++ ns::Class::method (repeatable)" },
 	{ "exclude", OPT_EXCLUDE, "PATTERN", TCPL,
 	  "leave out what PATTERN matches (or --func '!PATTERN')" },
+	{ "focus", OPT_FOCUS, "PATTERN", TC,
+	  "record only while the thread is inside a function PATTERN\n"
+	  "matches (any depth, recursion counted; repeatable)" },
+	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
+	  "with --focus: calls at most N levels below the focus function" },
 	{ "usdt", OPT_USDT, "SPEC", TC | L,
 	  "USDT probes [FILE:]PROVIDER:NAME, globs (repeatable): one\n"
 	  "record each time one fires, its arguments as its note says" },
@@ -284,6 +289,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 
 	o->poll_ms = 10;
 	o->hist_arg = -1;
+	o->max_depth = -1;
 	err = cmon_opts__begin(&t, cmd_bit(kind), name, true);
 	if (err)
 		return err;
@@ -304,6 +310,16 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		}
 		case 'f':
 			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
+			break;
+		case OPT_FOCUS:
+			err = push_ptr(&o->focus, &o->n_focus, sizeof(char *), &optarg);
+			break;
+		case OPT_MAX_DEPTH:
+			if (parse_u64(optarg, &v) || v > 1000) {
+				log_error("%s: invalid --max-depth '%s' (0..1000)", name, optarg);
+				return -EINVAL;
+			}
+			o->max_depth = (int)v;
 			break;
 		case OPT_USDT:
 			/* [FILE:]PROVIDER:NAME, no empty part (NAME alone: any provider) */
@@ -525,6 +541,15 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			log_error("%s: no function given (--func PATTERN)", name);
 		return -EINVAL;
 	}
+	if (o->max_depth >= 0 && !o->n_focus) {
+		log_error("%s: --max-depth counts below a --focus function: give --focus", name);
+		return -EINVAL;
+	}
+	if (o->n_focus && o->no_return) {
+		log_error("%s: --focus needs returns to know when a thread leaves the focus: "
+			  "no --no-return", name);
+		return -EINVAL;
+	}
 	if (o->hist_linear && o->hist_arg < 0) {
 		log_error("%s: --hist-linear needs --hist ARG", name);
 		return -EINVAL;
@@ -544,6 +569,7 @@ void cmd_opts__free(struct cmd_opts *o)
 	free(o->pids);
 	free(o->funcs);
 	free(o->usdts);
+	free(o->focus);
 	for (size_t i = 0; i < o->n_owned; i++)
 		free(o->owned[i]);
 	free(o->owned);

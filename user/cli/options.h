@@ -54,6 +54,8 @@ enum opt_key {
 	OPT_CHROME,
 	OPT_TITLE,
 	OPT_USDT,
+	OPT_FOCUS,
+	OPT_MAX_DEPTH,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -83,6 +85,9 @@ struct cmd_opts {
 	size_t n_funcs;
 	const char **usdts;   /* --usdt [FILE:]PROVIDER:NAME, repeatable */
 	size_t n_usdts;
+	const char **focus;   /* --focus PATTERN, repeatable */
+	size_t n_focus;
+	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */
 	char **owned;         /* strings made while parsing (--exclude's "!PATTERN") */
 	size_t n_owned;
 	enum out_format format;

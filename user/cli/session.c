@@ -41,6 +41,15 @@ int session__parse_patterns(struct session *s)
 			return -EINVAL;
 		}
 	}
+	s->focus = calloc(s->opts->n_focus ? s->opts->n_focus : 1, sizeof(*s->focus));
+	if (!s->focus)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->opts->n_focus; i++) {
+		if (funcpattern__parse(s->opts->focus[i], &s->focus[i]) || s->focus[i].exclude) {
+			log_error("invalid --focus pattern '%s'", s->opts->focus[i]);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -162,6 +171,8 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
 	ro->n_patterns = s->opts->n_funcs;
 	ro->usdts = s->opts->usdts;
 	ro->n_usdts = s->opts->n_usdts;
+	ro->focus = s->focus;
+	ro->n_focus = s->opts->n_focus;
 }
 
 int session__release(struct session *s)
@@ -280,6 +291,9 @@ void session__cleanup(struct session *s)
 	for (size_t i = 0; s->patterns && i < s->opts->n_funcs; i++)
 		funcpattern__clear(&s->patterns[i]);
 	free(s->patterns);
+	for (size_t i = 0; s->focus && i < s->opts->n_focus; i++)
+		funcpattern__clear(&s->focus[i]);
+	free(s->focus);
 	free(s->out_name);
 	for (size_t i = 0; s->pidfds && i < s->opts->n_pids; i++)
 		if (s->pidfds[i] >= 0)

@@ -19,6 +19,7 @@
 struct session {
 	const struct cmd_opts *opts;
 	struct funcpattern *patterns; /* one per opts->funcs */
+	struct funcpattern *focus;    /* one per opts->focus */
 	FILE *out;                    /* -o FILE or stdout */
 	bool out_owned;
 	bool out_live;                /* -o unix:PATH: served to readers */

@@ -29,7 +29,7 @@
 /* Mirrors struct shadow_stack in trace.bpf.c (read back at the end). */
 struct frame_view {
 	uint64_t slot, ts, args[CMON_MAX_ARGS], rss, vms;
-	uint32_t func_id, tail_called;
+	uint32_t func_id, flags;
 };
 struct stack_view {
 	uint32_t depth, pad;
@@ -121,6 +121,8 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	t->skel->rodata->targ_mem_cast = mem_cast;
 	t->skel->rodata->targ_entry_only = opts->entry_only;
+	t->skel->rodata->targ_focus = opts->focus;
+	t->skel->rodata->targ_max_depth = opts->max_depth;
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be
 	 * scheduled before the buffer fills (two threads calling flat out
@@ -369,6 +371,7 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		out->lost_depth += per_cpu[c].lost_depth;
 		out->lost_nomem += per_cpu[c].lost_nomem;
 		out->lost_capture += per_cpu[c].lost_capture;
+		out->outside_focus += per_cpu[c].outside_focus;
 	}
 cleanup:
 	free(per_cpu);

@@ -36,6 +36,8 @@ struct tracer_opts {
 	 * at_return; NULL: no captures.  Copied into the kernel at load. */
 	const struct cmon_fetch_plan *plans;
 	bool sleepable;        /* fault in pages that are not resident */
+	bool focus;            /* --focus given (probe_func.focus marks them) */
+	int max_depth;         /* --max-depth below the focus; -1: any */
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */

@@ -72,6 +72,7 @@ struct builder {
 	struct probe_set *set;
 	size_t cap_objects, cap_funcs, cap_targets;
 	const struct resolve_opts *o;
+	bool focus_mode; /* resolving --focus patterns: matches become focus */
 };
 
 /* The object with this (dev, ino), added when new; its index or -errno. */
@@ -419,9 +420,12 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 
 	/* Already probed under another name at this address (a C++
 	 * constructor's C1 and C2, a libc alias): covered, one probe. */
-	for (size_t i = 0; i < s->n_funcs; i++)
-		if (s->funcs[i].object == obj_idx && s->funcs[i].addr == f->addr)
+	for (size_t i = 0; i < s->n_funcs; i++) {
+		if (s->funcs[i].object == obj_idx && s->funcs[i].addr == f->addr) {
+			s->funcs[i].focus |= b->focus_mode;
 			return 1;
+		}
+	}
 	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
 	if (!s->funcs)
 		return -ENOMEM;
@@ -437,6 +441,8 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 	pf->name = display_name(f);
 	if (!pf->name)
 		return -ENOMEM;
+	/* Named by --focus only: probed to know when the thread is inside. */
+	pf->focus = pf->quiet = b->focus_mode;
 	s->n_funcs++;
 	return 1;
 }
@@ -759,6 +765,10 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 			err = resolve_pattern(&b, &o->patterns[i]);
 	for (size_t i = 0; i < o->n_usdts && !err; i++)
 		err = resolve_usdt(&b, o->usdts[i]);
+	b.focus_mode = true;
+	for (size_t i = 0; i < o->n_focus && !err; i++)
+		err = resolve_pattern(&b, &o->focus[i]);
+	b.focus_mode = false;
 	/* Planning is over: what the run needs was copied out.  Symbol tables
 	 * and the disassembler would only weigh on a long trace's memory. */
 	insn__release();

@@ -54,6 +54,9 @@ struct probe_func {
 	/* A USDT site (--usdt): entry-only, attached with the USDT program, its
 	 * arguments read as the note's specs say; SEMA_OFFSET its semaphore. */
 	bool usdt;
+	/* --focus: a focus function (records only while a thread is inside
+	 * one); QUIET: probed for that alone (no --func named it). */
+	bool focus, quiet;
 	struct cmon_usdt_spec usdt_spec;
 	uint64_t sema_offset;
 	char *usdt_args; /* the note's spec text, for cmon list */
@@ -94,6 +97,8 @@ struct resolve_opts {
 	size_t n_patterns;
 	const char *const *usdts; /* --usdt [FILE:]PROVIDER:NAME, globs */
 	size_t n_usdts;
+	const struct funcpattern *focus; /* --focus: calls recorded only inside these */
+	size_t n_focus;
 	enum return_choice ret_choice;
 	bool list_only;         /* cmon list: keep unprobeable functions, never fail on them */
 };
