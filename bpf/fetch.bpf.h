@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * fetch.bpf.h: run a function's fetch plan (cmon.h) and write what it reads
+ * fetch.bpf.h: run a function's fetch plan (cmon_abi.h) and write what it reads
  * as one capture record, sized to what the plan can read, straight into the
  * ring buffer through a dynptr: no per-CPU scratch buffer, so the program
  * may sleep.  Loaded sleepable (targ_sleepable), it faults in pages that are
@@ -9,7 +9,7 @@
 #ifndef CMON_FETCH_BPF_H
 #define CMON_FETCH_BPF_H
 
-#include "cmon.h"
+#include "cmon_abi.h"
 
 const volatile bool targ_capture = false;   /* any function has a plan */
 const volatile bool targ_sleepable = false; /* programs loaded sleepable */

@@ -13,7 +13,7 @@
 #ifndef CMON_MEM_BPF_H
 #define CMON_MEM_BPF_H
 
-#include "cmon.h"
+#include "cmon_abi.h"
 
 #define CMON_NR_MM_COUNTERS 4
 

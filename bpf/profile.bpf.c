@@ -19,7 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "profile.h"
 #include "mem.bpf.h"
 #include "shadow_stack.bpf.h"
@@ -140,7 +140,7 @@ static __always_inline void count_unslotted(__u32 func_id)
 }
 
 /* A frame the stack moved past: its call never returned. */
-static void shadow_stack_on_dead(struct task_struct *task, struct frame *fr, __u32 depth)
+static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr, __u32 depth)
 {
 	__u32 cause;
 	struct cmon_prof_value *v = value_of(fr->func_id, task->tgid, true, &cause);
@@ -203,8 +203,8 @@ int BPF_KPROBE(cmon_prof_entry)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 slot = PT_REGS_SP(ctx);
 	struct cmon_prof_value *v;
-	struct shadow_stack *ss;
-	struct frame *fr;
+	struct cmon_shadow_stack *ss;
+	struct cmon_frame *fr;
 	__u32 cause;
 
 	if (!wanted(task))
@@ -229,7 +229,9 @@ int BPF_KPROBE(cmon_prof_entry)
 		count_loss(CMON_LOSS_TASK_MEM);
 		return 0;
 	}
-	shadow_stack_unwind(task, ss, slot, true);
+	/* A tail call keeps its caller's frame: both return together (as in
+	 * trace; the caller was counted as never returning). */
+	shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
 		v->lost++;
@@ -238,6 +240,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	}
 	fr->slot = slot;
 	fr->func_id = func_id;
+	fr->flags = 0;
 	if (targ_mem) {
 		struct mm_struct *mm = task->mm;
 
@@ -249,16 +252,67 @@ int BPF_KPROBE(cmon_prof_entry)
 	return 0;
 }
 
+/* FR returned at TS (exit of KIND, registers CTX): count it. */
+static __always_inline void count_return(struct task_struct *task, struct cmon_frame *fr,
+					 __u64 ts, __u32 kind, struct pt_regs *ctx)
+{
+	struct cmon_prof_value *v;
+	__u32 b, cause;
+	__u64 lat;
+
+	v = value_of(fr->func_id, task->tgid, false, &cause);
+	if (!v)
+		return;
+	lat = ts - fr->ts;
+	if (!v->returns || lat < v->lat_min_ns)
+		v->lat_min_ns = lat;
+	if (lat > v->lat_max_ns)
+		v->lat_max_ns = lat;
+	v->returns++;
+	v->lat_sum_ns += lat;
+	if (targ_hist_arg == CMON_HIST_RET && kind != CMON_EXIT_TAIL_JMP)
+		count_arg(v, ctx);
+	b = hist_lat_bucket(lat);
+	if (b < HIST_NBUCKETS)
+		v->lat_hist[b]++;
+	if (targ_mem) {
+		struct mm_struct *mm = task->mm;
+
+		if (mm)
+			v->rss_growth += (__s64)(mm_rss_bytes(mm) - fr->rss);
+	}
+}
+
+/* Callers that tail-called into a returning frame return with it. */
+struct prof_tail_ctx {
+	struct task_struct *task;
+	struct cmon_shadow_stack *ss;
+	struct pt_regs *regs;
+	__u64 slot, ts;
+	__u32 kind;
+};
+
+static long prof_tail_step(__u64 i, void *data)
+{
+	struct prof_tail_ctx *c = data;
+	struct cmon_frame *fr = shadow_stack_top(c->ss, c->slot);
+
+	if (!fr || !(fr->flags & CMON_FRAME_TAIL_CALLED))
+		return 1;
+	count_return(c->task, fr, c->ts, c->kind, c->regs);
+	shadow_stack_pop(c->ss);
+	return 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(cmon_prof_exit)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct cmon_prof_value *v;
-	struct shadow_stack *ss;
-	struct frame *fr;
-	__u32 kind, b, cause;
-	__u64 slot, lat;
+	struct cmon_shadow_stack *ss;
+	struct cmon_frame *fr;
+	__u64 slot;
+	__u32 kind;
 
 	if (targ_exit_kinds == EXIT_KIND_ALL_URET)
 		kind = CMON_EXIT_URETPROBE;
@@ -275,28 +329,15 @@ int BPF_KPROBE(cmon_prof_exit)
 	fr = shadow_stack_top(ss, slot);
 	if (!fr)
 		return 0;
-	v = value_of(fr->func_id, task->tgid, false, &cause);
-	if (v) {
-		lat = ts - fr->ts;
-		if (!v->returns || lat < v->lat_min_ns)
-			v->lat_min_ns = lat;
-		if (lat > v->lat_max_ns)
-			v->lat_max_ns = lat;
-		v->returns++;
-		v->lat_sum_ns += lat;
-		if (targ_hist_arg == CMON_HIST_RET && kind != CMON_EXIT_TAIL_JMP)
-			count_arg(v, ctx);
-		b = hist_lat_bucket(lat);
-		if (b < HIST_NBUCKETS)
-			v->lat_hist[b]++;
-		if (targ_mem) {
-			struct mm_struct *mm = task->mm;
-
-			if (mm)
-				v->rss_growth += (__s64)(mm_rss_bytes(mm) - fr->rss);
-		}
-	}
+	count_return(task, fr, ts, kind, ctx);
 	shadow_stack_pop(ss);
+	fr = shadow_stack_top(ss, slot);
+	if (fr && (fr->flags & CMON_FRAME_TAIL_CALLED)) {
+		struct prof_tail_ctx c = { .task = task, .ss = ss, .regs = ctx, .slot = slot,
+					   .ts = ts, .kind = kind };
+
+		bpf_loop(CMON_STACK_DEPTH, prof_tail_step, &c, 0);
+	}
 	return 0;
 }
 

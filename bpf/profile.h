@@ -7,7 +7,7 @@
 #ifndef CMON_PROFILE_H
 #define CMON_PROFILE_H
 
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "hist_buckets.h"
 
 /* targ_hist_arg for the return value (rax, at the return). */

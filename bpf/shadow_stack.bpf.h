@@ -12,35 +12,14 @@
 #ifndef CMON_SHADOW_STACK_BPF_H
 #define CMON_SHADOW_STACK_BPF_H
 
-#include "cmon.h"
-
-struct frame {
-	__u64 slot; /* address of the return-address slot: the frame's identity */
-	__u64 ts;
-	__u64 args[CMON_MAX_ARGS];
-	__u64 rss;
-	__u64 vms;
-	__u32 func_id;
-	__u32 flags; /* FRAME_* */
-};
-
-#define FRAME_TAIL_CALLED 1u /* left through a tail call: returns with its callee */
-#define FRAME_FOCUS 2u       /* a --focus function's frame */
-#define FRAME_QUIET 4u       /* pushed for pairing only: no record */
-
-struct shadow_stack {
-	__u32 depth;
-	__u32 focus; /* --focus: pending focus frames (low 16 bits), the
-		      * outermost one's depth (high 16 bits) */
-	struct frame frames[CMON_STACK_DEPTH];
-};
+#include "cmon_abi.h"
 
 /* Task-local: no thread table to fill, freed with the task. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct shadow_stack);
+	__type(value, struct cmon_shadow_stack);
 } stacks SEC(".maps");
 
 #define SHADOW_STACK_MASK (CMON_STACK_DEPTH - 1)
@@ -55,10 +34,10 @@ struct {
  * Returns true (and marks the top frame) for a tail call.
  */
 static __always_inline bool shadow_stack_is_tail_call(struct task_struct *task,
-						      struct shadow_stack *ss, __u64 slot)
+						      struct cmon_shadow_stack *ss, __u64 slot)
 {
 	__u32 top = ss->depth;
-	struct frame *fr;
+	struct cmon_frame *fr;
 	__u64 now = 0, trampoline;
 
 	if (top == 0 || top > CMON_STACK_DEPTH)
@@ -70,7 +49,7 @@ static __always_inline bool shadow_stack_is_tail_call(struct task_struct *task,
 	if (!trampoline || bpf_probe_read_user(&now, sizeof(now), (void *)slot) ||
 	    now != trampoline)
 		return false;
-	fr->flags |= FRAME_TAIL_CALLED;
+	fr->flags |= CMON_FRAME_TAIL_CALLED;
 	return true;
 }
 
@@ -99,16 +78,16 @@ static __always_inline __u64 exit_slot(__u64 sp, __u32 kind)
  * What happens to a frame whose call never returned: each program that
  * includes this header defines it (trace writes a record, profile counts).
  */
-static void shadow_stack_on_dead(struct task_struct *task, struct frame *fr, __u32 depth);
+static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr, __u32 depth);
 
 struct unwind_ctx {
 	struct task_struct *task;
-	struct shadow_stack *ss;
+	struct cmon_shadow_stack *ss;
 	__u64 slot;
 	__u32 inclusive;
 };
 
-static __always_inline bool frame_dead(const struct frame *fr, __u64 slot, bool inclusive)
+static __always_inline bool frame_dead(const struct cmon_frame *fr, __u64 slot, bool inclusive)
 {
 	return fr->slot < slot || (inclusive && fr->slot == slot);
 }
@@ -117,9 +96,9 @@ static __always_inline bool frame_dead(const struct frame *fr, __u64 slot, bool 
 static long unwind_step(__u64 i, void *data)
 {
 	struct unwind_ctx *c = data;
-	struct shadow_stack *ss = c->ss;
+	struct cmon_shadow_stack *ss = c->ss;
 	__u32 top = ss->depth;
-	struct frame *fr;
+	struct cmon_frame *fr;
 
 	if (top == 0 || top > CMON_STACK_DEPTH)
 		return 1;
@@ -127,7 +106,7 @@ static long unwind_step(__u64 i, void *data)
 	if (!frame_dead(fr, c->slot, c->inclusive))
 		return 1;
 	shadow_stack_on_dead(c->task, fr, top - 1);
-	if ((fr->flags & FRAME_FOCUS) && (ss->focus & 0xffff))
+	if ((fr->flags & CMON_FRAME_FOCUS) && (ss->focus & 0xffff))
 		ss->focus--;
 	ss->depth = top - 1;
 	return 0;
@@ -139,7 +118,7 @@ static long unwind_step(__u64 i, void *data)
  * none: checked inline; the loop is a bpf_loop so the verifier checks its
  * body once instead of CMON_STACK_DEPTH times.
  */
-static __always_inline void shadow_stack_unwind(struct task_struct *task, struct shadow_stack *ss,
+static __always_inline void shadow_stack_unwind(struct task_struct *task, struct cmon_shadow_stack *ss,
 						__u64 slot, bool inclusive)
 {
 	struct unwind_ctx c = { .task = task, .ss = ss, .slot = slot, .inclusive = inclusive };
@@ -153,7 +132,7 @@ static __always_inline void shadow_stack_unwind(struct task_struct *task, struct
 
 /* The next free frame, or NULL when CMON_STACK_DEPTH calls are pending.
  * The caller fills it and then calls shadow_stack_commit. */
-static __always_inline struct frame *shadow_stack_reserve(struct shadow_stack *ss)
+static __always_inline struct cmon_frame *shadow_stack_reserve(struct cmon_shadow_stack *ss)
 {
 	__u32 top = ss->depth;
 
@@ -162,14 +141,14 @@ static __always_inline struct frame *shadow_stack_reserve(struct shadow_stack *s
 	return &ss->frames[top & SHADOW_STACK_MASK];
 }
 
-static __always_inline void shadow_stack_commit(struct shadow_stack *ss) { ss->depth++; }
+static __always_inline void shadow_stack_commit(struct cmon_shadow_stack *ss) { ss->depth++; }
 
 /* The top frame when it is SLOT's, else NULL (its entry was not recorded:
  * the call began before attach, or the stack was full). */
-static __always_inline struct frame *shadow_stack_top(struct shadow_stack *ss, __u64 slot)
+static __always_inline struct cmon_frame *shadow_stack_top(struct cmon_shadow_stack *ss, __u64 slot)
 {
 	__u32 top = ss->depth;
-	struct frame *fr;
+	struct cmon_frame *fr;
 
 	if (top == 0 || top > CMON_STACK_DEPTH)
 		return NULL;
@@ -177,13 +156,13 @@ static __always_inline struct frame *shadow_stack_top(struct shadow_stack *ss, _
 	return fr->slot == slot ? fr : NULL;
 }
 
-static __always_inline void shadow_stack_pop(struct shadow_stack *ss)
+static __always_inline void shadow_stack_pop(struct cmon_shadow_stack *ss)
 {
 	__u32 top = ss->depth;
 
 	if (top == 0 || top > CMON_STACK_DEPTH)
 		return;
-	if ((ss->frames[(top - 1) & SHADOW_STACK_MASK].flags & FRAME_FOCUS) && (ss->focus & 0xffff))
+	if ((ss->frames[(top - 1) & SHADOW_STACK_MASK].flags & CMON_FRAME_FOCUS) && (ss->focus & 0xffff))
 		ss->focus--;
 	ss->depth = top - 1;
 }
@@ -191,7 +170,7 @@ static __always_inline void shadow_stack_pop(struct shadow_stack *ss)
 /* TASK is going away: whatever it still had pending never returned. */
 static __always_inline void shadow_stack_release(struct task_struct *task)
 {
-	struct shadow_stack *ss = bpf_task_storage_get(&stacks, task, 0, 0);
+	struct cmon_shadow_stack *ss = bpf_task_storage_get(&stacks, task, 0, 0);
 
 	if (!ss)
 		return;

@@ -16,7 +16,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "mem.bpf.h"
 #include "shadow_stack.bpf.h"
 #include "exe_filter.bpf.h"
@@ -95,14 +95,14 @@ static __always_inline void fill_identity(struct cmon_call_rec *rec, struct task
 }
 
 /* Write FR as a record; EXIT_REGS is NULL for a frame that never returned. */
-static __always_inline void emit_frame(struct task_struct *task, struct frame *fr,
+static __always_inline void emit_frame(struct task_struct *task, struct cmon_frame *fr,
 				       __u32 depth, __u32 flags, __u64 ret,
 				       __u64 ts_exit, __u64 rss_exit, __u64 vms_exit)
 {
 	struct cmon_call_rec *rec;
 	struct cmon_func_stats *st;
 
-	if (fr->flags & FRAME_QUIET)
+	if (fr->flags & CMON_FRAME_QUIET)
 		return; /* probed for --focus only, or deeper than --max-depth */
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
@@ -127,7 +127,7 @@ static __always_inline void emit_frame(struct task_struct *task, struct frame *f
 }
 
 /* A frame the stack moved past: its call never returned. */
-static void shadow_stack_on_dead(struct task_struct *task, struct frame *fr, __u32 depth)
+static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr, __u32 depth)
 {
 	emit_frame(task, fr, depth, CMON_CALL_NORETURN, 0, 0, 0, 0);
 }
@@ -135,7 +135,7 @@ static void shadow_stack_on_dead(struct task_struct *task, struct frame *fr, __u
 /* Callers that tail-called into a returning frame return with it. */
 struct tail_ctx {
 	struct task_struct *task;
-	struct shadow_stack *ss;
+	struct cmon_shadow_stack *ss;
 	__u64 slot, ret, ts, rss, vms;
 	__u32 flags;
 };
@@ -143,9 +143,9 @@ struct tail_ctx {
 static long tail_step(__u64 i, void *data)
 {
 	struct tail_ctx *c = data;
-	struct frame *fr = shadow_stack_top(c->ss, c->slot);
+	struct cmon_frame *fr = shadow_stack_top(c->ss, c->slot);
 
-	if (!fr || !(fr->flags & FRAME_TAIL_CALLED))
+	if (!fr || !(fr->flags & CMON_FRAME_TAIL_CALLED))
 		return 1;
 	emit_frame(c->task, fr, c->ss->depth - 1, c->flags, c->ret, c->ts, c->rss, c->vms);
 	shadow_stack_pop(c->ss);
@@ -235,8 +235,8 @@ int BPF_KPROBE(cmon_entry)
 	__u32 func_id = cookie & CMON_COOKIE_FUNC_MASK;
 	struct cmon_func_stats *st = stats_of(func_id);
 	struct mm_struct *mm = task->mm;
-	struct shadow_stack *ss = NULL;
-	struct frame *fr;
+	struct cmon_shadow_stack *ss = NULL;
+	struct cmon_frame *fr;
 	__u64 slot = entry_slot(ctx, cookie);
 	__u32 fflags = 0;
 
@@ -262,11 +262,11 @@ int BPF_KPROBE(cmon_entry)
 		rel = ss->focus & 0xffff ? ss->depth - (ss->focus >> 16) : 0;
 		if ((cookie & CMON_COOKIE_QUIET) ||
 		    (targ_max_depth >= 0 && rel > (__u32)targ_max_depth))
-			fflags |= FRAME_QUIET;
+			fflags |= CMON_FRAME_QUIET;
 		if (cookie & CMON_COOKIE_FOCUS)
-			fflags |= FRAME_FOCUS;
+			fflags |= CMON_FRAME_FOCUS;
 	}
-	if (st && !(fflags & FRAME_QUIET))
+	if (st && !(fflags & CMON_FRAME_QUIET))
 		st->calls++;
 
 	/* --no-return, or a function without a return to wait for (a frame
@@ -275,7 +275,7 @@ int BPF_KPROBE(cmon_entry)
 		struct cmon_call_rec *rec;
 		__u64 ts = 0;
 
-		if (fflags & FRAME_QUIET)
+		if (fflags & CMON_FRAME_QUIET)
 			return 0;
 		if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &ts) < 0 && st)
 			st->lost_capture++;
@@ -329,7 +329,7 @@ int BPF_KPROBE(cmon_entry)
 	fr->slot = slot;
 	fr->func_id = func_id;
 	fr->flags = fflags;
-	if (fflags & FRAME_FOCUS) {
+	if (fflags & CMON_FRAME_FOCUS) {
 		if (!(ss->focus & 0xffff))
 			ss->focus = ss->depth << 16; /* the outermost: depths count from it */
 		ss->focus++;
@@ -360,8 +360,8 @@ int BPF_KPROBE(cmon_exit)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 kind = cookie >> CMON_COOKIE_KIND_SHIFT;
 	struct mm_struct *mm = task->mm;
-	struct shadow_stack *ss;
-	struct frame *fr;
+	struct cmon_shadow_stack *ss;
+	struct cmon_frame *fr;
 	__u64 slot = PT_REGS_SP(ctx);
 	__u32 flags = CMON_CALL_RETURNED;
 	__u64 ret = 0, rss, vms;
@@ -396,7 +396,7 @@ int BPF_KPROBE(cmon_exit)
 	/* Callers that tail-called into this frame return with it, with its
 	 * value (the kernel's chained uretprobes that follow find no frame). */
 	fr = shadow_stack_top(ss, slot);
-	if (fr && (fr->flags & FRAME_TAIL_CALLED)) {
+	if (fr && (fr->flags & CMON_FRAME_TAIL_CALLED)) {
 		struct tail_ctx c = { .task = task, .ss = ss, .slot = slot, .ret = ret,
 				      .ts = ts, .rss = rss, .vms = vms, .flags = flags };
 

@@ -396,6 +396,21 @@ def test_profile_noreturn_longjmp_and_recursion():
     check_latency_order(r)
 
 
+def test_profile_tail_call_pairs_like_trace():
+    """tail_caller(4) tail-calls tail_target(5): in every return mode both
+    returned once (the caller through its callee's return); with
+    uretprobes the caller was counted as never returning."""
+    for mode in ("auto", "uretprobe", "insn"):
+        code, out, err, text = profile(["tail_caller", "tail_target"],
+                                       launch=[target(), "tail"],
+                                       extra=["--return-probe", mode])
+        eq((code, out), (0, "tail=15\n"), "%s: exit status and output (%s)" % (mode, err))
+        fin = by_func(final_rows(parse_profile_json(text)))
+        for f in ("tail_caller", "tail_target"):
+            eq((fin[f]["calls"], fin[f]["returns"], fin[f]["noreturn"]), (1, 1, 0),
+               "%s: %s calls, returns, noreturn" % (mode, f))
+
+
 def test_profile_cxx_exceptions():
     """Returns observed on ret instructions (C++): exceptions unwinding
     through a call make it noreturn, and the program survives."""

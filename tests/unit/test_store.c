@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <sqlite3.h>
-#include "../../include/cmon/cmon.h"
+#include <cmon/cmon.h>
 #include "store/store_npy.h"
 #include "store/store_writer.h"
 

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "../../include/cmon/cmon.h"
+#include <cmon/cmon.h>
 #include "store/store_writer.h"
 
 #define CHUNK 100000

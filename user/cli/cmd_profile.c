@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/clock.h"
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "agg/hist.h"
 #include "agg/hist_arg.h"
 #include "agg/profiler.h"

@@ -6,7 +6,7 @@
 #define CMON_EXPORT_VIEW_H
 
 #include <stdio.h>
-#include "../../include/cmon/cmon.h"
+#include <cmon/cmon.h>
 #include "output/writer.h"
 
 /* Every call of S, written to OUT as FMT (OUT_CHROME, OUT_TREE, OUT_FOLDED).

@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "core/optable.h"
 #include "options.h"
-#include "cmon.h"
+#include "cmon_abi.h"
 
 
 #define T OC_TRACE

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "../../include/cmon/cmon.h"
+#include <cmon/cmon.h>
 
 /* Open PATH; on failure print one error line and return CMON_EXIT_ERROR. */
 int store_cli__open(const char *path, struct cmon_store **s);

@@ -57,7 +57,7 @@
 #include <stdint.h>
 #include "dwarf/ctype.h"
 
-/* DWARF x86-64 register numbers (as in bpf/cmon.h). */
+/* DWARF x86-64 register numbers (as in bpf/cmon_abi.h). */
 enum dwarf_reg {
 	DREG_RAX = 0, DREG_RDX = 1, DREG_RCX = 2, DREG_RBX = 3,
 	DREG_RSI = 4, DREG_RDI = 5, DREG_RBP = 6, DREG_RSP = 7,

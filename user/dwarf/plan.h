@@ -1,6 +1,6 @@
 /*
  * plan.h: from a function signature (and --capture specs) to the two
- * fetch programs the BPF side runs (bpf/cmon.h: struct cmon_fetch_plan, at
+ * fetch programs the BPF side runs (bpf/cmon_abi.h: struct cmon_fetch_plan, at
  * the entry and at the return) and the layout the renderer reads their
  * results with.
  *
@@ -39,7 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "dwarf/ctype.h"
 #include "dwarf/debuginfo.h"
 

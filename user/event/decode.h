@@ -8,7 +8,7 @@
 #define CMON_DECODE_H
 
 #include <stdint.h>
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "output/record.h"
 #include "probe/calib.h"
 #include "probe/resolve.h"

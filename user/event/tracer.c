@@ -26,15 +26,6 @@
 #define PIDFD_THREAD O_EXCL
 #endif
 
-/* Mirrors struct shadow_stack in trace.bpf.c (read back at the end). */
-struct frame_view {
-	uint64_t slot, ts, args[CMON_MAX_ARGS], rss, vms;
-	uint32_t func_id, flags;
-};
-struct stack_view {
-	uint32_t depth, pad;
-	struct frame_view frames[CMON_STACK_DEPTH];
-};
 
 /* Records one poll hands over at most, so a producer that never pauses
  * (a storm, or a program that reacts to cmon's own output) cannot keep the
@@ -281,7 +272,7 @@ int tracer__drain(struct tracer *t)
 	return ring_buffer__consume(t->rb);
 }
 
-static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct stack_view *sv)
+static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shadow_stack *sv)
 {
 	int map_fd = bpf_map__fd(t->skel->maps.stacks);
 	int pidfd, err;
@@ -294,7 +285,7 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct stack_vie
 	if (err)
 		return 0;
 	for (uint32_t d = sv->depth < CMON_STACK_DEPTH ? sv->depth : CMON_STACK_DEPTH; d > 0; d--) {
-		const struct frame_view *fr = &sv->frames[d - 1];
+		const struct cmon_frame *fr = &sv->frames[d - 1];
 		struct cmon_call_rec rec = {
 			.type = CMON_REC_CALL,
 			.flags = CMON_CALL_NORETURN,
@@ -324,7 +315,7 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct stack_vie
 
 int tracer__flush_pending(struct tracer *t, pid_t pid)
 {
-	struct stack_view *sv;
+	struct cmon_shadow_stack *sv;
 	char path[64];
 	struct dirent *de;
 	DIR *dir;

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "probe/resolve.h"
 
 struct tracer;

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "dwarf/plan.h"
 #include "dwarf/render.h"
 #include "output/record.h"

@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "cmon.h"
+#include "cmon_abi.h"
 #include "core/log.h"
 #include "probe/attach.h"
 #include "links.h"

@@ -2,7 +2,7 @@
  * links.h: attach a probe set's entry and exit programs, one uprobe_multi
  * link per (process, file, kind), and detach them all at once.  Shared by
  * every subcommand: trace, profile and the agent attach the same way, with
- * their own BPF programs behind the same cookie layout (cmon.h).
+ * their own BPF programs behind the same cookie layout (cmon_abi.h).
  */
 #ifndef CMON_LINKS_H
 #define CMON_LINKS_H

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cmon.h"
+#include "cmon_abi.h"
 #include <sys/types.h>
 #include "elf/funcpattern.h"
 #include "elf/symtab.h"

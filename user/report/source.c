@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "../../include/cmon/cmon.h"
+#include <cmon/cmon.h>
 #include "report.h"
 
 void report__init(struct report *r)

@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <sqlite3.h>
-#include "../../include/cmon/cmon.h"
+#include <cmon/cmon.h>
 #include "arena.h"
 #include "jscan.h"
 

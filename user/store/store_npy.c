@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include "../../include/cmon/cmon.h"
+#include <cmon/cmon.h>
 #include "store/store_npy.h"
 
 int store_npy__header(const char *dtype, unsigned ndim, const uint64_t *shape, char *buf,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * cmon.h: the records and limits the BPF programs and user space share.
+ * cmon_abi.h: the records, structures and limits the BPF programs and user
+ * space share (the one ABI between them; sizes checked below).
  *
  * Fixed-width types only (no long, no pointers) so both sides agree on the
  * layout; every ring-buffer record starts with a type tag; fields are ordered
@@ -101,6 +102,31 @@ struct cmon_call_rec {
 	char comm[CMON_COMM_LEN]; /* process (thread-group leader) name */
 };
 
+/*
+ * A thread's pending traced calls (task storage of trace and profile; user
+ * space reads a live thread's at the end to report its calls still open).
+ */
+struct cmon_frame {
+	__u64 slot; /* address of the return-address slot: the frame's identity */
+	__u64 ts;
+	__u64 args[CMON_MAX_ARGS];
+	__u64 rss;
+	__u64 vms;
+	__u32 func_id;
+	__u32 flags; /* CMON_FRAME_* */
+};
+
+#define CMON_FRAME_TAIL_CALLED 1u /* left through a tail call: returns with its callee */
+#define CMON_FRAME_FOCUS 2u       /* a --focus function's frame */
+#define CMON_FRAME_QUIET 4u       /* pushed for pairing only: no record */
+
+struct cmon_shadow_stack {
+	__u32 depth;
+	__u32 focus; /* --focus: pending focus frames (low 16 bits), the
+		      * outermost one's depth (high 16 bits) */
+	struct cmon_frame frames[CMON_STACK_DEPTH];
+};
+
 /* Per-function counters, one slot per function in a per-CPU array: the hot
  * path never touches a shared cache line. */
 struct cmon_func_stats {
@@ -189,5 +215,14 @@ struct cmon_capture_item {
 	__u32 len;
 	__u32 flags; /* enum cmon_item_flags */
 };
+
+/* The layout both sides compile: a change here is a change of the ABI. */
+_Static_assert(sizeof(struct cmon_call_rec) == 144, "cmon_call_rec layout");
+_Static_assert(sizeof(struct cmon_func_stats) == 48, "cmon_func_stats layout");
+_Static_assert(sizeof(struct cmon_frame) == 88, "cmon_frame layout");
+_Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 88 * CMON_STACK_DEPTH,
+	       "cmon_shadow_stack layout");
+_Static_assert(sizeof(struct cmon_usdt_arg) == 16, "cmon_usdt_arg layout");
+_Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
 
 #endif /* CMON_H */
