@@ -463,16 +463,16 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			break;
 		}
 		case OPT_STRLEN:
-			if (parse_u64(optarg, &v) || v == 0 || v > CMON_ITEM_MAX - 1) {
+			if (parse_u64(optarg, &v) || v == 0 || v > PLAN_MAX_STRLEN) {
 				log_error("%s: invalid --strlen '%s' (1..%u)", name, optarg,
-					  CMON_ITEM_MAX - 1);
+					  PLAN_MAX_STRLEN);
 				return -EINVAL;
 			}
 			o->strlen = (uint32_t)v;
 			break;
 		case OPT_DEREF:
-			if (parse_u64(optarg, &v) || v > 8) {
-				log_error("%s: invalid --deref '%s' (0..8)", name, optarg);
+			if (parse_u64(optarg, &v) || v > PLAN_MAX_DEREF) {
+				log_error("%s: invalid --deref '%s' (0..%u)", name, optarg, PLAN_MAX_DEREF);
 				return -EINVAL;
 			}
 			o->deref = (unsigned)v;

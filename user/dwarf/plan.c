@@ -622,16 +622,17 @@ void plan_layout__free(struct plan_layout *l)
 
 static int check_opts(const struct plan_opts *o)
 {
-	if (!o->strlen || o->strlen > CMON_ITEM_MAX) {
-		log_error("--strlen %u: must be 1..%u", o->strlen, CMON_ITEM_MAX);
+	/* The command line checked these; a caller that did not learns why. */
+	if (!o->strlen || o->strlen > PLAN_MAX_STRLEN) {
+		log_error("string length %u out of range (1..%u)", o->strlen, PLAN_MAX_STRLEN);
 		return -EINVAL;
 	}
 	if (!o->capture_max || o->capture_max > CMON_ITEM_MAX) {
-		log_error("--capture-max %u: must be 1..%u", o->capture_max, CMON_ITEM_MAX);
+		log_error("capture size %u out of range (1..%u)", o->capture_max, CMON_ITEM_MAX);
 		return -EINVAL;
 	}
 	if (o->deref > PLAN_MAX_DEREF) {
-		log_error("--deref %u: must be 0..%u", o->deref, PLAN_MAX_DEREF);
+		log_error("pointer depth %u out of range (0..%u)", o->deref, PLAN_MAX_DEREF);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < o->n_captures; i++)

@@ -69,6 +69,8 @@ void capture_spec__clear(struct capture_spec *c); /* frees the strings; NULL fin
 /* ---- options ---- */
 
 #define PLAN_DEFAULT_STRLEN 256u
+/* A string reads one byte past its length to tell a cut one: the largest. */
+#define PLAN_MAX_STRLEN (CMON_ITEM_MAX - 1)
 #define PLAN_DEFAULT_DEREF 1u
 #define PLAN_DEFAULT_CAPTURE_MAX (64u << 10)
 #define PLAN_MAX_DEREF 8u
