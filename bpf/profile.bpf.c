@@ -195,6 +195,27 @@ static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs 
 		v->arg_overflow++;
 }
 
+/* A USDT site fired: counted (no return, no latency). */
+SEC("uprobe")
+int BPF_KPROBE(cmon_prof_usdt)
+{
+	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct cmon_prof_value *v;
+	__u32 cause;
+
+	if (!wanted(task))
+		return 0;
+	v = value_of(func_id, task->tgid, true, &cause);
+	if (!v) {
+		count_unslotted(func_id);
+		count_loss(cause);
+		return 0;
+	}
+	v->calls++;
+	return 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(cmon_prof_entry)
 {

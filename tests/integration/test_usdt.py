@@ -73,3 +73,37 @@ def test_usdt_python_gc_start():
     eq([r["arg0"] for r in res.rows if r["arg0"] == 1], [1] * 5, "gc__start(1) records")
     check(all(r["func"] == "python:gc__start" and r["status"] == "usdt" for r in res.rows),
           "only gc__start records")
+
+
+def test_usdt_profile_counts():
+    """cmon profile --usdt counts each site's firings (no latency: no return)."""
+    import json
+    path = tmpfile("usdt-profile.json")
+    code, out, err = cmon(["profile", "-F", "json", "-o", path, "--usdt", "demo:*", "--",
+                           target("usdt"), "6"])
+    eq((code, out), (0, "guarded=6\n"), "exit status and output (%s)" % err)
+    fin = {r["func"]: r for r in (json.loads(l) for l in read_text(path).splitlines())
+           if r["final"]}
+    eq({f: (r["calls"], r["returns"], r["p50_ns"]) for f, r in fin.items()},
+       {"demo:tick": (6, 0, None), "demo:guarded": (6, 0, None)}, "counts per site")
+
+
+def test_usdt_agent_count():
+    """The agent's `usdt:` key: a count probe on a USDT site."""
+    import os
+    import shutil
+    from agentlib import Agent, run_target, value, write_spec
+    app = tmpfile("usdt-app")
+    shutil.copy(target("usdt"), app)
+    os.chmod(app, 0o755)
+    spec = tmpfile("usdt.yaml")
+    write_spec(spec, [{"name": "ticks", "target": app, "usdt": "demo:tick",
+                       "instrument": "count"}])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"ticks": "applied"})
+        eq(run_target(app, 7), "guarded=0\n", "target output (only tick is attached)")
+        eq(value(a.metrics(), "cmon_ticks_calls_total", probe="ticks", function="demo:tick"), 7,
+           "demo:tick fired 7 times")
+    finally:
+        a.stop()

@@ -361,7 +361,7 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	if (!g)
 		return -ENOMEM;
 	g->owner = p;
-	g->patterns = calloc(s->n_funcs, sizeof(*g->patterns));
+	g->patterns = calloc(s->n_funcs ? s->n_funcs : 1, sizeof(*g->patterns));
 	if (!g->patterns) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -388,6 +388,8 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	ro.binary = s->target;
 	ro.patterns = g->patterns;
 	ro.n_patterns = g->n_patterns;
+	ro.usdts = (const char *const *)s->usdts;
+	ro.n_usdts = s->n_usdts;
 	/* Counting and argument histograms need entries only: a return probe
 	 * would cost every call a uretprobe for nothing. */
 	ro.ret_choice = s->instrument == INSTR_LATENCY || s->instrument == INSTR_LOG ||

@@ -257,34 +257,36 @@ struct pstate {
 	bool have_arg, have_log, have_max_pids, have_metric;
 };
 
-static int parse_funcs(struct pstate *st, yaml_node_t *n)
+/* KEY: a pattern or a list of patterns, into *LIST (*N of them). */
+static int parse_patterns(struct pstate *st, yaml_node_t *n, const char *key, char ***list,
+			  size_t *nl)
 {
 	struct probe_spec *p = st->p;
 	yaml_node_item_t *it;
 	size_t count;
 
 	if (n->type == YAML_SCALAR_NODE) {
-		p->funcs = calloc(1, sizeof(*p->funcs));
-		if (!p->funcs)
+		*list = calloc(1, sizeof(**list));
+		if (!*list)
 			return -ENOMEM;
-		p->n_funcs = 1;
-		return get_string(p, n, "func", &p->funcs[0]);
+		*nl = 1;
+		return get_string(p, n, key, &(*list)[0]);
 	}
 	if (n->type != YAML_SEQUENCE_NODE)
-		return probe_fail(p, n, "'func' must be a pattern or a list of patterns");
+		return probe_fail(p, n, "'%s' must be a pattern or a list of patterns", key);
 	count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (!count)
-		return probe_fail(p, n, "'func' is an empty list");
-	p->funcs = calloc(count, sizeof(*p->funcs));
-	if (!p->funcs)
+		return probe_fail(p, n, "'%s' is an empty list", key);
+	*list = calloc(count, sizeof(**list));
+	if (!*list)
 		return -ENOMEM;
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-		int err = get_string(p, yaml_document_get_node(st->doc, *it), "func",
-				     &p->funcs[p->n_funcs]);
+		int err = get_string(p, yaml_document_get_node(st->doc, *it), key,
+				     &(*list)[*nl]);
 
 		if (err)
 			return err;
-		p->n_funcs++;
+		(*nl)++;
 	}
 	return 0;
 }
@@ -417,7 +419,9 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 		return err;
 	}
 	if (!strcmp(key, "func"))
-		return parse_funcs(st, v);
+		return parse_patterns(st, v, "func", &p->funcs, &p->n_funcs);
+	if (!strcmp(key, "usdt"))
+		return parse_patterns(st, v, "usdt", &p->usdts, &p->n_usdts);
 	if (!strcmp(key, "instrument")) {
 		const char *s = scalar(v);
 
@@ -499,8 +503,8 @@ static int validate(struct pstate *st, yaml_node_t *n)
 				  p->name);
 	if (p->target[0] != '/')
 		return probe_fail(p, n, "'target' must be an absolute path, not '%s'", p->target);
-	if (!p->n_funcs)
-		return probe_fail(p, n, "probe '%s' needs a 'func' pattern", p->name);
+	if (!p->n_funcs && !p->n_usdts)
+		return probe_fail(p, n, "probe '%s' needs a 'func' (or 'usdt') pattern", p->name);
 	if (p->instrument == INSTR_ARG && !st->have_arg)
 		return probe_fail(p, n, "instrument arg needs 'arg' (0..5, ret or a parameter name)");
 	if (p->instrument != INSTR_ARG && st->have_arg)
@@ -804,6 +808,9 @@ static void probe_spec__clear(struct probe_spec *p)
 	for (size_t i = 0; i < p->n_funcs; i++)
 		free(p->funcs[i]);
 	free(p->funcs);
+	for (size_t i = 0; i < p->n_usdts; i++)
+		free(p->usdts[i]);
+	free(p->usdts);
 	free(p->metric);
 	for (size_t i = 0; i < p->n_labels; i++) {
 		free(p->labels[i].name);
@@ -842,7 +849,8 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 {
 	if (!str_eq(a->name, b->name) || !str_eq(a->id, b->id) || !str_eq(a->target, b->target) ||
 	    !str_eq(a->process, b->process) || a->pid != b->pid || !str_eq(a->cgroup, b->cgroup) ||
-	    a->n_funcs != b->n_funcs || a->instrument != b->instrument || a->arg != b->arg ||
+	    a->n_funcs != b->n_funcs || a->n_usdts != b->n_usdts ||
+	    a->instrument != b->instrument || a->arg != b->arg ||
 	    !str_eq(a->arg_name, b->arg_name) ||
 	    !str_eq(a->metric, b->metric) || a->n_labels != b->n_labels ||
 	    a->per_pid != b->per_pid || a->max_pids != b->max_pids ||
@@ -853,6 +861,9 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 		return false;
 	for (size_t i = 0; i < a->n_funcs; i++)
 		if (!str_eq(a->funcs[i], b->funcs[i]))
+			return false;
+	for (size_t i = 0; i < a->n_usdts; i++)
+		if (!str_eq(a->usdts[i], b->usdts[i]))
 			return false;
 	for (size_t i = 0; i < a->n_labels; i++)
 		if (!str_eq(a->labels[i].name, b->labels[i].name) ||
@@ -880,6 +891,8 @@ struct probe_spec *probe_spec__dup(const struct probe_spec *s)
 	*d = *s;
 	d->funcs = NULL;
 	d->n_funcs = 0;
+	d->usdts = NULL;
+	d->n_usdts = 0;
 	d->labels = NULL;
 	d->n_labels = 0;
 	err |= dup_str(s->name, &d->name);
@@ -897,6 +910,13 @@ struct probe_spec *probe_spec__dup(const struct probe_spec *s)
 			err = -ENOMEM;
 		for (size_t i = 0; !err && i < s->n_funcs; i++, d->n_funcs++)
 			err = dup_str(s->funcs[i], &d->funcs[i]);
+	}
+	if (!err && s->n_usdts) {
+		d->usdts = calloc(s->n_usdts, sizeof(*d->usdts));
+		if (!d->usdts)
+			err = -ENOMEM;
+		for (size_t i = 0; !err && i < s->n_usdts; i++, d->n_usdts++)
+			err = dup_str(s->usdts[i], &d->usdts[i]);
 	}
 	if (!err && s->n_labels) {
 		d->labels = calloc(s->n_labels, sizeof(*d->labels));

@@ -67,6 +67,8 @@ struct probe_spec {
 	char *cgroup;  /* cgroup v2 directory, NULL: any */
 	char **funcs;
 	size_t n_funcs;
+	char **usdts;       /* usdt: [FILE:]PROVIDER:NAME patterns */
+	size_t n_usdts;
 	enum probe_instrument instrument;
 	int arg;            /* INSTR_ARG: 0..5, else -1 */
 	char *arg_name;     /* INSTR_ARG: "ret" or a parameter name instead; NULL */

@@ -106,6 +106,7 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
 	probe_links__prepare(p->skel->progs.cmon_prof_entry);
 	probe_links__prepare(p->skel->progs.cmon_prof_exit);
+	probe_links__prepare(p->skel->progs.cmon_prof_usdt);
 	return profile_bpf__load(p->skel);
 }
 
@@ -166,6 +167,7 @@ int profiler__attach(struct profiler *p)
 	struct probe_links_opts lo = {
 		.entry_prog = p->skel->progs.cmon_prof_entry,
 		.exit_prog = p->skel->progs.cmon_prof_exit,
+		.usdt_prog = p->skel->progs.cmon_prof_usdt,
 	};
 	int err;
 

@@ -38,7 +38,7 @@ const struct opt_row cmon_opt_rows[] = {
 	  "matches (any depth, recursion counted; repeatable)" },
 	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
 	  "with --focus: calls at most N levels below the focus function" },
-	{ "usdt", OPT_USDT, "SPEC", TC | L,
+	{ "usdt", OPT_USDT, "SPEC", TCP | L,
 	  "USDT probes [FILE:]PROVIDER:NAME, globs (repeatable): one\n"
 	  "record each time one fires, its arguments as its note says" },
 	{ "per-pid", OPT_PER_PID, NULL, P, "one row per function and process" },

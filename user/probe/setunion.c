@@ -22,13 +22,16 @@ static int copy_func(const struct probe_func *f, size_t object, struct probe_fun
 	*out = *f;
 	out->object = object;
 	out->name = strdup(f->name);
+	out->usdt_args = f->usdt_args ? strdup(f->usdt_args) : NULL;
 	out->exits.ret_offs = out->exits.tail_offs = NULL;
-	if (!out->name ||
+	if (!out->name || (f->usdt_args && !out->usdt_args) ||
 	    copy_u32s(f->exits.ret_offs, f->exits.n_ret, &out->exits.ret_offs) ||
 	    copy_u32s(f->exits.tail_offs, f->exits.n_tail, &out->exits.tail_offs)) {
 		free(out->name);
+		free(out->usdt_args);
 		exit_plan__clear(&out->exits);
 		out->name = NULL;
+		out->usdt_args = NULL;
 		return -ENOMEM;
 	}
 	return 0;
