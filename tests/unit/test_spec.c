@@ -176,7 +176,7 @@ static const struct {
 	{ "  - {name: b, target: bin/app, func: f, instrument: count}\n", "b",
 	  "line 3: 'target' must be an absolute path, not 'bin/app'" },
 	{ "  - {name: b, target: /a, instrument: count}\n", "b",
-	  "line 3: probe 'b' needs a 'func' pattern" },
+	  "line 3: probe 'b' needs a 'func' (or 'usdt') pattern" },
 	{ "  - {name: b, target: /a, func: f, instrument: histogram}\n", "b",
 	  "line 3: 'instrument' must be count, latency, arg or log" },
 	{ "  - {name: b, target: /a, func: f, instrument: arg}\n", "b",
