@@ -24,6 +24,7 @@
 #include "mem.bpf.h"
 #include "shadow_stack.bpf.h"
 #include "exe_filter.bpf.h"
+#include "lifecycle.bpf.h"
 
 /* libbpf 1.1 stops at the fifth argument register. */
 #ifndef PT_REGS_PARM6
@@ -162,7 +163,7 @@ static __always_inline bool wanted(struct task_struct *task)
 		if (comm[0] != targ_comm_lo || comm[1] != targ_comm_hi)
 			return false;
 	}
-	return exe_wanted(task);
+	return exe_wanted(task) && launch_wanted(task);
 }
 
 static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs *ctx)

@@ -47,6 +47,7 @@ struct {
 } func_stats SEC(".maps");
 
 #include "fetch.bpf.h"
+#include "lifecycle.bpf.h"
 
 static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
 {
@@ -200,7 +201,7 @@ int BPF_KPROBE(cmon_usdt)
 	struct mm_struct *mm = task->mm;
 	struct cmon_call_rec *rec;
 
-	if (!spec || !exe_wanted(task))
+	if (!spec || !exe_wanted(task) || !launch_wanted(task))
 		return 0;
 	if (st)
 		st->calls++;
@@ -240,7 +241,7 @@ int BPF_KPROBE(cmon_entry)
 	__u64 slot = entry_slot(ctx, cookie);
 	__u32 fflags = 0;
 
-	if (!exe_wanted(task))
+	if (!exe_wanted(task) || !launch_wanted(task))
 		return 0;
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or

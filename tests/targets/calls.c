@@ -59,6 +59,21 @@ NOINLINE int jumper(int x)
 
 NOINLINE int work(int thread, int i) { BARRIER(); return thread * 1000 + i; }
 
+/* A thread (not the main one) that execs: the kernel makes it the leader,
+ * with the process's pid, under the new program's name. */
+NOINLINE int exec_from_thread(int x)
+{
+	BARRIER();
+	execl("/bin/echo", "echo", "exec-from-thread", (char *)NULL);
+	return x;
+}
+
+static void *exec_thread(void *arg)
+{
+	exec_from_thread((int)(long)arg);
+	return NULL;
+}
+
 static int per_thread;
 static void *thread_main(void *arg)
 {
@@ -150,6 +165,15 @@ static int run(int argc, char **argv)
 	if (!strcmp(s, "exit")) {
 		add(5, 5);
 		exit_inside(argc > 1 ? atoi(argv[1]) : 7);
+	}
+	if (!strcmp(s, "thread_exec")) {
+		pthread_t th;
+
+		printf("main\n");
+		fflush(stdout);
+		pthread_create(&th, NULL, exec_thread, (void *)5L);
+		pthread_join(th, NULL);
+		return 1; /* not reached: the thread's exec replaces the process */
 	}
 	if (!strcmp(s, "loop")) {
 		long n = argc > 1 ? atol(argv[1]) : 1000000;

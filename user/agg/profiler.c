@@ -28,6 +28,7 @@ struct profiler {
 	const struct probe_set *set;
 	struct profiler_opts opts;
 	struct bpf_link *exit_link; /* thread-exit tracepoint */
+	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
 	struct probe_links *links;
 	int ncpus;
 	bool sparse;                    /* values in the hash, pid 0 */
@@ -68,6 +69,7 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	if (!p->skel)
 		return -errno;
 	p->skel->rodata->targ_nr_cpus = (__u32)p->ncpus;
+	p->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
 	p->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	p->skel->rodata->targ_per_pid = opts->per_pid;
 	p->skel->rodata->targ_sparse = p->sparse;
@@ -177,7 +179,10 @@ int profiler__attach(struct profiler *p)
 		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
 		return err;
 	}
-	err = probe_links__attach(p->set, &lo, &p->links);
+	err = lifecycle__attach(p->skel->progs.cmon_exec_begin, p->skel->progs.cmon_launch_exec,
+				p->set->launch_pid, p->exec_links);
+	if (!err)
+		err = probe_links__attach(p->set, &lo, &p->links);
 	if (err)
 		profiler__detach(p);
 	return err;
@@ -414,6 +419,7 @@ void profiler__detach(struct profiler *p)
 	p->links = NULL;
 	bpf_link__destroy(p->exit_link);
 	p->exit_link = NULL;
+	lifecycle__detach(p->exec_links);
 }
 
 void profiler__free(struct profiler *p)

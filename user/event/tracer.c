@@ -37,6 +37,7 @@ struct tracer {
 	const struct probe_set *set;
 	struct ring_buffer *rb;
 	struct bpf_link *exit_link; /* thread-exit tracepoint */
+	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
 	struct probe_links *links;
 	int ncpus;
 	struct tracer_opts opts;
@@ -112,6 +113,7 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	t->skel->rodata->targ_mem_cast = mem_cast;
 	t->skel->rodata->targ_entry_only = opts->entry_only;
+	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
 	t->skel->rodata->targ_focus = opts->focus;
 	t->skel->rodata->targ_max_depth = opts->max_depth;
 	/* Wake the consumer only past an eighth full: it polls on a timer
@@ -230,7 +232,10 @@ int tracer__attach(struct tracer *t)
 		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
 		return err;
 	}
-	err = probe_links__attach(t->set, &lo, &t->links);
+	err = lifecycle__attach(t->skel->progs.cmon_exec_begin, t->skel->progs.cmon_launch_exec,
+				t->set->launch_pid, t->exec_links);
+	if (!err)
+		err = probe_links__attach(t->set, &lo, &t->links);
 	if (err) {
 		tracer__detach(t);
 		return err;
@@ -380,6 +385,7 @@ void tracer__detach(struct tracer *t)
 	tracer__detach_probes(t);
 	bpf_link__destroy(t->exit_link);
 	t->exit_link = NULL;
+	lifecycle__detach(t->exec_links);
 }
 
 void tracer__free(struct tracer *t)

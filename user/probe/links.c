@@ -240,6 +240,38 @@ cleanup:
 	return err;
 }
 
+int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch_exec,
+		      pid_t launch_pid, struct bpf_link *links[2])
+{
+	links[0] = bpf_program__attach(exec_begin);
+	if (!links[0]) {
+		int err = -errno;
+
+		log_error("cannot attach the exec probe: %s", strerror(-err));
+		return err;
+	}
+	links[1] = NULL;
+	if (launch_pid) {
+		links[1] = bpf_program__attach(launch_exec);
+		if (!links[1]) {
+			int err = -errno;
+
+			log_error("cannot attach the exec tracepoint: %s", strerror(-err));
+			lifecycle__detach(links);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void lifecycle__detach(struct bpf_link *links[2])
+{
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+}
+
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
 			struct probe_links **out)
 {

@@ -38,6 +38,14 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 size_t probe_links__probe_count(const struct probe_links *l); /* addresses x processes */
 unsigned long long probe_links__attach_ns(const struct probe_links *l);
 
+/* The process-lifecycle programs of lifecycle.bpf.h: EXEC_BEGIN always
+ * (pending calls of a thread that execs are let go with its identity),
+ * LAUNCH_EXEC when a program is launched (LAUNCH_PID: traced from its
+ * exec).  0 or -errno after one error line; LINKS[2] for lifecycle__detach. */
+int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch_exec,
+		      pid_t launch_pid, struct bpf_link *links[2]);
+void lifecycle__detach(struct bpf_link *links[2]);
+
 /* Detach (close every link) and free.  NULL is fine. */
 void probe_links__free(struct probe_links *l);
 

@@ -85,6 +85,7 @@ struct probe_set {
 	size_t n_targets;
 	bool binary_mode; /* --binary: pid 0 targets */
 	uint64_t exe_dev, exe_ino; /* --binary: the program whose processes count */
+	pid_t launch_pid; /* -- CMD: the child, traced from its exec (lifecycle.bpf.h) */
 };
 
 struct resolve_opts {
