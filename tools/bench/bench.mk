@@ -34,7 +34,14 @@ BENCH_LDFLAGS_nop5 := -no-pie
 
 .PHONY: bench-tools
 
-bench-tools: $(BENCH_TARGETS) $(BENCH_DIR)/uprobe-floor $(BENCH_DIR)/peakrss
+bench-tools: $(BENCH_TARGETS) $(BENCH_DIR)/uprobe-floor $(BENCH_DIR)/peakrss \
+	$(BENCH_DIR)/usdt_target
+
+# A USDT site in a timed loop (bench_probes.sh); <sys/sdt.h> from
+# systemtap-sdt-dev.
+$(BENCH_DIR)/usdt_target: $(BENCH_SRC)/usdt_target.c $(BENCH_SRC)/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(BENCH_TCFLAGS) -I/usr/include/$(shell $(CC) -dumpmachine) $< -o $@
 
 $(BENCH_DIR)/target_%.o: $(BENCH_SRC)/target.c $(BENCH_SRC)/bench.mk
 	@mkdir -p $(@D)
