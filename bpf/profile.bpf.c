@@ -196,24 +196,31 @@ static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs 
 		v->arg_overflow++;
 }
 
-/* A USDT site fired: counted (no return, no latency). */
-SEC("uprobe")
-int BPF_KPROBE(cmon_prof_usdt)
+/* An entry of FUNC_ID in a process that counts: its counters, the call
+ * counted; NULL when it does not count, or with the loss counted. */
+static __always_inline struct cmon_prof_value *count_call(struct task_struct *task,
+							  __u32 func_id)
 {
-	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct cmon_prof_value *v;
 	__u32 cause;
 
 	if (!wanted(task))
-		return 0;
+		return NULL;
 	v = value_of(func_id, task->tgid, true, &cause);
 	if (!v) {
 		count_unslotted(func_id);
 		count_loss(cause);
-		return 0;
+		return NULL;
 	}
 	v->calls++;
+	return v;
+}
+
+/* A USDT site fired: counted (no return, no latency). */
+SEC("uprobe")
+int BPF_KPROBE(cmon_prof_usdt)
+{
+	count_call(bpf_get_current_task_btf(), bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK);
 	return 0;
 }
 
@@ -227,17 +234,10 @@ int BPF_KPROBE(cmon_prof_entry)
 	struct cmon_prof_value *v;
 	struct cmon_shadow_stack *ss;
 	struct cmon_frame *fr;
-	__u32 cause;
 
-	if (!wanted(task))
+	v = count_call(task, func_id);
+	if (!v)
 		return 0;
-	v = value_of(func_id, task->tgid, true, &cause);
-	if (!v) {
-		count_unslotted(func_id);
-		count_loss(cause);
-		return 0;
-	}
-	v->calls++;
 	if (targ_hist_arg >= 0 && targ_hist_arg != CMON_HIST_RET)
 		count_arg(v, ctx);
 	if (cookie & CMON_COOKIE_NEVER_RETURNS) {

@@ -190,6 +190,36 @@ static __always_inline __u64 usdt_arg(struct pt_regs *ctx, const struct cmon_usd
 	return v;
 }
 
+/* A record written at entry (--no-return, never-returns, USDT): reserved
+ * and filled but for its args, which the caller sets before submit().
+ * NULL when the buffer is full (counted).  TS 0: now. */
+static __always_inline struct cmon_call_rec *entry_record(struct task_struct *task,
+							  __u32 func_id,
+							  struct cmon_func_stats *st,
+							  __u32 flags, __u64 ts)
+{
+	struct mm_struct *mm = task->mm;
+	struct cmon_call_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+
+	if (!rec) {
+		if (st)
+			st->lost_ringbuf++;
+		return NULL;
+	}
+	fill_identity(rec, task);
+	rec->flags = flags;
+	rec->func_id = func_id;
+	rec->depth = 0;
+	rec->ts_entry_ns = ts ? ts : bpf_ktime_get_ns();
+	rec->ts_exit_ns = 0;
+	rec->ret = 0;
+	rec->rss_entry = mm ? mm_rss_bytes(mm) : 0;
+	rec->vms_entry = mm ? mm_vms_bytes(mm) : 0;
+	rec->rss_exit = 0;
+	rec->vms_exit = 0;
+	return rec;
+}
+
 /* A USDT site fired: one entry-only record, its arguments as the note says. */
 SEC("uprobe")
 int BPF_KPROBE(cmon_usdt)
@@ -198,32 +228,17 @@ int BPF_KPROBE(cmon_usdt)
 	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
 	struct cmon_func_stats *st = stats_of(func_id);
 	struct cmon_usdt_spec *spec = bpf_map_lookup_elem(&usdt_specs, &func_id);
-	struct mm_struct *mm = task->mm;
 	struct cmon_call_rec *rec;
 
 	if (!spec || !exe_wanted(task) || !launch_wanted(task))
 		return 0;
 	if (st)
 		st->calls++;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
-	if (!rec) {
-		if (st)
-			st->lost_ringbuf++;
+	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY | CMON_CALL_USDT, 0);
+	if (!rec)
 		return 0;
-	}
-	fill_identity(rec, task);
-	rec->flags = CMON_CALL_ENTRY_ONLY | CMON_CALL_USDT;
-	rec->func_id = func_id;
-	rec->depth = 0;
-	rec->ts_entry_ns = bpf_ktime_get_ns();
-	rec->ts_exit_ns = 0;
 	for (int i = 0; i < CMON_MAX_ARGS; i++)
 		rec->args[i] = (__u32)i < spec->n_args ? usdt_arg(ctx, &spec->args[i]) : 0;
-	rec->ret = 0;
-	rec->rss_entry = mm ? mm_rss_bytes(mm) : 0;
-	rec->vms_entry = mm ? mm_vms_bytes(mm) : 0;
-	rec->rss_exit = 0;
-	rec->vms_exit = 0;
 	submit(rec);
 	return 0;
 }
@@ -280,31 +295,16 @@ int BPF_KPROBE(cmon_entry)
 			return 0;
 		if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &ts) < 0 && st)
 			st->lost_capture++;
-		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
-
-		if (!rec) {
-			if (st)
-				st->lost_ringbuf++;
+		rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
+				   (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0), ts);
+		if (!rec)
 			return 0;
-		}
-		fill_identity(rec, task);
-		rec->flags = CMON_CALL_ENTRY_ONLY |
-			     (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0);
-		rec->func_id = func_id;
-		rec->depth = 0;
-		rec->ts_entry_ns = ts ? ts : bpf_ktime_get_ns();
-		rec->ts_exit_ns = 0;
 		rec->args[0] = PT_REGS_PARM1(ctx);
 		rec->args[1] = PT_REGS_PARM2(ctx);
 		rec->args[2] = PT_REGS_PARM3(ctx);
 		rec->args[3] = PT_REGS_PARM4(ctx);
 		rec->args[4] = PT_REGS_PARM5(ctx);
 		rec->args[5] = PT_REGS_PARM6(ctx);
-		rec->ret = 0;
-		rec->rss_entry = mm ? mm_rss_bytes(mm) : 0;
-		rec->vms_entry = mm ? mm_vms_bytes(mm) : 0;
-		rec->rss_exit = 0;
-		rec->vms_exit = 0;
 		submit(rec);
 		return 0;
 	}

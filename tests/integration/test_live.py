@@ -139,16 +139,11 @@ def _waiting(n, env):
     return p
 
 
-def test_one_file_per_process():
-    """-o 'out.%p.r%r.csv': one file per process, named by its pid and its
-    rank from the environment (PMI_RANK, RANK...), each with exactly that
-    process's records; '%%' is a '%'; an unknown field is a usage error."""
-    from cmonlib import Background, parse_csv
-    a = _waiting(3, {"PMI_RANK": "7"})
-    b = _waiting(5, {"RANK": "2", "OMPI_COMM_WORLD_RANK": "4"})
-    tmpl = os.path.join(os.path.dirname(tmpfile("x")), "out.%p.r%r.100%%.csv")
-    bg = Background(["trace", "-F", "csv", "-o", tmpl, "--func", "add", "-p", str(a.pid),
-                     "-p", str(b.pid)])
+def _run_both(args, a, b):
+    """cmon ARGS -p A -p B in the background, attached before both run,
+    finished after: the Background, its exit status checked."""
+    from cmonlib import Background
+    bg = Background(args + ["-p", str(a.pid), "-p", str(b.pid)])
     try:
         bg.wait_attached()
         for p in (a, b):
@@ -161,6 +156,18 @@ def test_one_file_per_process():
         for p in (a, b):
             if p.poll() is None:
                 p.kill()
+    return bg
+
+
+def test_one_file_per_process():
+    """-o 'out.%p.r%r.csv': one file per process, named by its pid and its
+    rank from the environment (PMI_RANK, RANK...), each with exactly that
+    process's records; '%%' is a '%'; an unknown field is a usage error."""
+    from cmonlib import parse_csv
+    a = _waiting(3, {"PMI_RANK": "7"})
+    b = _waiting(5, {"RANK": "2", "OMPI_COMM_WORLD_RANK": "4"})
+    tmpl = os.path.join(os.path.dirname(tmpfile("x")), "out.%p.r%r.100%%.csv")
+    bg = _run_both(["trace", "-F", "csv", "-o", tmpl, "--func", "add"], a, b)
     check("events written: 8 (2 files, one per process)" in bg.stderr, bg.stderr)
     # OMPI_COMM_WORLD_RANK is believed before RANK.
     for p, n, rank in ((a, 3, "7"), (b, 5, "4")):
@@ -176,24 +183,10 @@ def test_one_file_per_process():
 def test_one_store_per_process():
     """cmon capture -o 'run.%p.r%r': one store per process, each with that
     process's calls only."""
-    from cmonlib import Background
     a = _waiting(3, {"SLURM_PROCID": "5"})
     b = _waiting(4, {})
     tmpl = os.path.join(os.path.dirname(tmpfile("x")), "run.%p.r%r")
-    bg = Background(["capture", "-o", tmpl, "--func", "add", "-p", str(a.pid), "-p",
-                     str(b.pid)])
-    try:
-        bg.wait_attached()
-        for p in (a, b):
-            p.stdin.write(b"\n")
-            p.stdin.flush()
-            p.communicate(timeout=30)
-        eq(bg.wait(30), 0, "exit status (%s)" % bg.stderr)
-    finally:
-        bg.kill()
-        for p in (a, b):
-            if p.poll() is None:
-                p.kill()
+    bg = _run_both(["capture", "-o", tmpl, "--func", "add"], a, b)
     for p, n, rank in ((a, 3, "5"), (b, 4, "norank")):
         store = tmpl.replace("%p", str(p.pid)).replace("%r", rank)
         check("cmon: capturing to %s\n" % store in bg.stderr, bg.stderr)
