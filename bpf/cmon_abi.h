@@ -45,6 +45,24 @@ enum cmon_exit_kind {
 enum cmon_record_type {
 	CMON_REC_CALL = 1,
 	CMON_REC_CAPTURE = 2,
+	CMON_REC_STACK = 3,
+};
+
+/*
+ * --stack: a call's user stack at its entry, written before its record and
+ * paired with it by (tid, ts_entry_ns).  IPS[0] is the function, IPS[1] the
+ * return address ([sp] at entry: the frame-pointer walk would skip the
+ * caller, whose frame is not made yet), then the frame-pointer chain.
+ */
+#define CMON_STACK_MAX 32
+
+struct cmon_stack_rec {
+	__u32 type; /* CMON_REC_STACK */
+	__u32 n;    /* IPS used */
+	__u32 tid;
+	__u32 pid;
+	__u64 ts_entry_ns;
+	__u64 ips[CMON_STACK_MAX];
 };
 
 enum cmon_call_flags {
@@ -224,5 +242,6 @@ _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 88 * CMON_STACK_DEPTH,
 	       "cmon_shadow_stack layout");
 _Static_assert(sizeof(struct cmon_usdt_arg) == 16, "cmon_usdt_arg layout");
 _Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
+_Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 #endif /* CMON_H */

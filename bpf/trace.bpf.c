@@ -30,6 +30,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool targ_entry_only = false; /* --no-return */
 const volatile bool targ_focus = false;      /* --focus: record inside focus functions only */
+const volatile bool targ_stack = false;      /* --stack: each call's user stack */
 const volatile __s32 targ_max_depth = -1;    /* --max-depth below the focus; -1: any */
 const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
 #define CMON_WAKEUP_CHECK_EVERY 64 /* records per CPU; a power of two */
@@ -220,6 +221,34 @@ static __always_inline struct cmon_call_rec *entry_record(struct task_struct *ta
 	return rec;
 }
 
+/* --stack: the user stack at this entry, tagged (tid, TS) for its record. */
+static __always_inline void emit_stack(struct pt_regs *ctx, __u64 slot, __u64 ts,
+				       struct cmon_func_stats *st)
+{
+	struct cmon_stack_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	long n;
+
+	if (!rec) {
+		if (st)
+			st->lost_capture++;
+		return;
+	}
+	rec->type = CMON_REC_STACK;
+	rec->tid = (__u32)bpf_get_current_pid_tgid();
+	rec->pid = bpf_get_current_pid_tgid() >> 32;
+	rec->ts_entry_ns = ts;
+	rec->ips[0] = PT_REGS_IP(ctx);
+	/* The frame-pointer chain from [1]: its first entry (the ip again) is
+	 * replaced by the return address the walk would miss. */
+	n = bpf_get_stack(ctx, &rec->ips[1], (CMON_STACK_MAX - 1) * sizeof(__u64),
+			  BPF_F_USER_STACK);
+	n = n > 0 ? n / 8 : 1;
+	if (bpf_probe_read_user(&rec->ips[1], sizeof(__u64), (void *)slot))
+		rec->ips[1] = 0;
+	rec->n = (__u32)(n + 1 > CMON_STACK_MAX ? CMON_STACK_MAX : n + 1);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+}
+
 /* A USDT site fired: one entry-only record, its arguments as the note says. */
 SEC("uprobe")
 int BPF_KPROBE(cmon_usdt)
@@ -305,6 +334,8 @@ int BPF_KPROBE(cmon_entry)
 		rec->args[3] = PT_REGS_PARM4(ctx);
 		rec->args[4] = PT_REGS_PARM5(ctx);
 		rec->args[5] = PT_REGS_PARM6(ctx);
+		if (targ_stack)
+			emit_stack(ctx, slot, rec->ts_entry_ns, st);
 		submit(rec);
 		return 0;
 	}
@@ -349,6 +380,8 @@ int BPF_KPROBE(cmon_entry)
 		st->lost_capture++;
 	if (!fr->ts)
 		fr->ts = bpf_ktime_get_ns();
+	if (targ_stack && !(fflags & CMON_FRAME_QUIET))
+		emit_stack(ctx, slot, fr->ts, st);
 	shadow_stack_commit(ss);
 	return 0;
 }

@@ -151,3 +151,12 @@ $(TARGET_DIR)/usdt: tests/targets/usdt.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -I/usr/include/$(shell $(CC) -dumpmachine) $< -o $@
+
+# calls.c with frame pointers: --stack walks them (test_stack.py).
+TARGETS += $(TARGET_DIR)/calls_fp
+targets: $(TARGET_DIR)/calls_fp
+
+$(TARGET_DIR)/calls_fp: tests/targets/calls.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -no-pie -fcf-protection=none $< -o $@

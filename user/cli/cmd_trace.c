@@ -22,6 +22,7 @@
 #include "event/typer.h"
 #include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
+#include "event/stacks.h"
 #include "output/ledger.h"
 #include "output/outpath.h"
 #include "output/router.h"
@@ -41,6 +42,8 @@ struct trace_run {
 	size_t n_stores;
 	bool store_per_process;
 	struct rank_book ranks; /* -p PIDs' and the launched program's %r */
+	struct stack_book *stacks; /* --stack */
+	struct strbuf stack_text;
 	int argc;
 	char **argv;
 	struct session ses;  /* patterns, output, processes */
@@ -123,6 +126,12 @@ static int store_call(struct trace_run *r, struct capture_store *cs,
 
 static struct capture_store *store_of(struct trace_run *r, pid_t pid, int *err);
 
+static int on_stack(void *ctx, const struct cmon_stack_rec *rec)
+{
+	stack_book__add(((struct trace_run *)ctx)->stacks, rec);
+	return 0;
+}
+
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct trace_run *r = ctx;
@@ -148,6 +157,13 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	if (decoder__decode(&r->decoder, &copy, &cr))
 		return 0;
 	cr.typed = typer__render(r->typer, &copy, &ro);
+	cr.stack = NULL;
+	if (r->stacks) {
+		r->stack_text.len = 0;
+		if (!stack_book__take(r->stacks, (pid_t)copy.pid, copy.tid, copy.ts_entry_ns,
+				      &r->stack_text))
+			cr.stack = r->stack_text.buf;
+	}
 	if (r->kind == CMD_CAPTURE) {
 		struct capture_store *cs = store_of(r, (pid_t)cr.pid, &err);
 
@@ -359,6 +375,9 @@ static uint64_t report(struct trace_run *r)
 		fprintf(stderr, " (%zu file%s, one per process)", out_router__files(r->router),
 			out_router__files(r->router) == 1 ? "" : "s");
 	fputc('\n', stderr);
+	if (r->stacks && stack_book__dropped(r->stacks))
+		fprintf(stderr, "cmon: stacks dropped: %llu (calls written without their stack)\n",
+			(unsigned long long)stack_book__dropped(r->stacks));
 	if (unwritten(r))
 		fprintf(stderr, "cmon: events not written: %llu (the output failed: %s)\n",
 			(unsigned long long)unwritten(r), strerror(-r->write_err));
@@ -415,6 +434,8 @@ static void cleanup_run(struct trace_run *r)
 	tracer__free(r->tracer);
 	close_stores(r, 0);
 	rank_book__free(&r->ranks);
+	stack_book__free(r->stacks);
+	strbuf__release(&r->stack_text);
 	typer__free(r->typer);
 	out_router__free(r->router);
 	session__cleanup(&r->ses);
@@ -523,6 +544,18 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	to.plans = typer__plans(r.typer);
 	to.sleepable = !r.opts.no_fault_in;
 	to.focus = r.opts.n_focus > 0;
+	if (r.opts.stack) {
+		r.stacks = stack_book__new();
+		if (!r.stacks) {
+			err = -ENOMEM;
+			log_error("out of memory");
+			goto cleanup;
+		}
+		to.on_stack = on_stack;
+		for (size_t i = 0; i < r.set->n_objects; i++)
+			stack_book__fixed_object(r.stacks, r.set->objects[i].attach_path,
+						 r.set->objects[i].module);
+	}
 	to.max_depth = r.opts.max_depth;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {

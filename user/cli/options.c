@@ -38,6 +38,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "matches (any depth, recursion counted; repeatable)" },
 	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
 	  "with --focus: calls at most N levels below the focus function" },
+	{ "stack", OPT_STACK, NULL, T,
+	  "each call's user stack (frame pointers), symbolized, in\n"
+	  "text and JSON" },
 	{ "usdt", OPT_USDT, "SPEC", TCP | L,
 	  "USDT probes [FILE:]PROVIDER:NAME, globs (repeatable): one\n"
 	  "record each time one fires, its arguments as its note says" },
@@ -310,6 +313,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		}
 		case 'f':
 			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
+			break;
+		case OPT_STACK:
+			o->stack = true;
 			break;
 		case OPT_FOCUS:
 			err = push_ptr(&o->focus, &o->n_focus, sizeof(char *), &optarg);

@@ -56,6 +56,7 @@ enum opt_key {
 	OPT_USDT,
 	OPT_FOCUS,
 	OPT_MAX_DEPTH,
+	OPT_STACK,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -88,6 +89,7 @@ struct cmd_opts {
 	const char **focus;   /* --focus PATTERN, repeatable */
 	size_t n_focus;
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */
+	bool stack;           /* --stack: each call's user stack */
 	char **owned;         /* strings made while parsing (--exclude's "!PATTERN") */
 	size_t n_owned;
 	enum out_format format;

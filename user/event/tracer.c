@@ -71,6 +71,8 @@ static int handle(struct tracer *t, void *data, size_t size)
 			return 0;
 		return t->opts.on_capture(t->opts.ctx, cap, size);
 	}
+	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
+		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
 	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
 		return 0;
 	return t->opts.on_record(t->opts.ctx, data);
@@ -115,6 +117,7 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_entry_only = opts->entry_only;
 	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
 	t->skel->rodata->targ_focus = opts->focus;
+	t->skel->rodata->targ_stack = opts->on_stack != NULL;
 	t->skel->rodata->targ_max_depth = opts->max_depth;
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be

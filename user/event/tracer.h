@@ -25,6 +25,8 @@ typedef int (*tracer_record_fn)(void *ctx, const struct cmon_call_rec *rec);
 /* Called for every capture record (what a call's arguments point to);
  * it comes before the call record it belongs to (same tid, ts_entry_ns). */
 typedef int (*tracer_capture_fn)(void *ctx, const struct cmon_capture_rec *rec, size_t size);
+/* --stack: a call's user stack, before its record (cmon_abi.h). */
+typedef int (*tracer_stack_fn)(void *ctx, const struct cmon_stack_rec *rec);
 
 struct tracer_opts {
 	bool entry_only;       /* --no-return */
@@ -37,6 +39,7 @@ struct tracer_opts {
 	const struct cmon_fetch_plan *plans;
 	bool sleepable;        /* fault in pages that are not resident */
 	bool focus;            /* --focus given (probe_func.focus marks them) */
+	tracer_stack_fn on_stack; /* non-NULL: --stack */
 	int max_depth;         /* --max-depth below the focus; -1: any */
 };
 

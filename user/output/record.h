@@ -54,6 +54,8 @@ struct call_record {
 	uint64_t rss_entry, rss_exit, vms_entry, vms_exit; /* bytes; *_exit as latency */
 	enum call_status status;
 	const struct call_typed *typed; /* NULL: raw mode (no DWARF) */
+	const char *stack;     /* --stack: frames, innermost first, each ending in
+				* '\n'; NULL: not asked or not kept */
 };
 
 #endif

@@ -126,3 +126,44 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 	}
 	return err ? err : strbuf__puts(sb, "\n");
 }
+
+/* --stack: "stack": ["func+0x1f (module)", ...] at the row's end. */
+int writer__json_stack(struct strbuf *sb, const char *frames)
+{
+	int err;
+
+	chop(sb, "}\n");
+	err = strbuf__puts(sb, ",\"stack\":[");
+	for (const char *p = frames; !err && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (p != frames)
+			err = strbuf__putc(sb, ',');
+		if (!err)
+			err = strbuf__reserve(sb, WR_JSON_MAX(n));
+		if (!err)
+			sb->len = (size_t)(writer__json_put(sb->buf + sb->len, p, n) - sb->buf);
+		p += n + (nl != NULL);
+	}
+	return err ? err : strbuf__puts(sb, "]}\n");
+}
+
+/* --stack in the table: one indented "at FRAME" line a frame under the row. */
+int writer__text_stack(struct strbuf *sb, const char *frames)
+{
+	int err = 0;
+
+	for (const char *p = frames; !err && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		err = strbuf__puts(sb, "    at ");
+		if (!err)
+			err = strbuf__putn(sb, p, n);
+		if (!err)
+			err = strbuf__putc(sb, '\n');
+		p += n + (nl != NULL);
+	}
+	return err;
+}

@@ -132,6 +132,8 @@ int writer__write(struct writer *w, const struct call_record *rec)
 		err = writer__json_row(&w->line, rec);
 		if (!err && rec->typed)
 			err = writer__json_typed(&w->line, rec);
+		if (!err && rec->stack)
+			err = writer__json_stack(&w->line, rec->stack);
 		break;
 	default: {
 		size_t args_at = 0;
@@ -139,6 +141,8 @@ int writer__write(struct writer *w, const struct call_record *rec)
 		err = writer__text_row(&w->line, &w->clock, rec, &args_at);
 		if (!err && rec->typed)
 			err = writer__text_typed(&w->line, args_at, rec);
+		if (!err && rec->stack)
+			err = writer__text_stack(&w->line, rec->stack);
 		break;
 	}
 	}

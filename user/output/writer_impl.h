@@ -141,6 +141,9 @@ int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n
 int writer__json_typed(struct strbuf *sb, const struct call_record *rec);
 /* ARGS_START: where the row's raw-argument text begins. */
 int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_record *rec);
+/* --stack: FRAMES (one a line) as a JSON "stack" array, or "at" lines. */
+int writer__json_stack(struct strbuf *sb, const char *frames);
+int writer__text_stack(struct strbuf *sb, const char *frames);
 int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
 		     size_t *args_at);
 

@@ -1,0 +1,35 @@
+"""--stack: each call's user stack, symbolized (tests/targets/calls.c:
+outer -> middle -> leaf; calls_fp is built with frame pointers)."""
+import json
+
+from cmonlib import check, eq, target, trace
+
+
+def test_stack_names_the_callers():
+    res = trace(["leaf"], launch=[target("calls_fp"), "recurse"], fmt="json", extra=["--stack"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    recs = [json.loads(l) for l in res.text.splitlines()]
+    eq(len(recs), 1, "records")
+    names = [f.split("+")[0] for f in recs[0]["stack"]]
+    eq(names[:5], ["leaf", "middle", "outer", "run", "main"], "innermost first: %r"
+       % recs[0]["stack"])
+    check(recs[0]["stack"][0] == "leaf+0x0 (calls_fp)", "the function itself, at its entry")
+    check(all("(calls_fp)" in f for f in recs[0]["stack"][:5]), "module named")
+    res = trace(["leaf"], launch=[target("calls_fp"), "recurse"], fmt="text", extra=["--stack"])
+    lines = res.text.splitlines()
+    check("    at leaf+0x0 (calls_fp)" in lines, "text: the function's frame: %r" % lines)
+    check(any(l.startswith("    at middle+") and l.endswith("(calls_fp)") for l in lines),
+          "text: 'at' lines under the row: %r" % lines)
+
+
+def test_stack_without_frame_pointers_says_so():
+    """calls is built without frame pointers: the caller (from the return
+    address) is known, the rest is said to be unknown."""
+    res = trace(["leaf"], launch=[target("calls"), "recurse"], fmt="json", extra=["--stack"])
+    recs = [json.loads(l) for l in res.text.splitlines()]
+    st = recs[0]["stack"]
+    eq([f.split("+")[0] for f in st[:2]], ["leaf", "middle"], "the function and its caller")
+    eq(st[-1], "(callers above unknown: no frame pointers)", "said plainly: %r" % st)
+    check("stack" not in json.loads(trace(["leaf"], launch=[target("calls"), "recurse"],
+                                          fmt="json").text.splitlines()[0]),
+          "no stack without --stack")

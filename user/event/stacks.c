@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stacks.c: see stacks.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elf/symtab.h"
+#include "event/stacks.h"
+#include "proc/procmaps.h"
+
+#define SLOTS 16384 /* pending stacks, direct-mapped by (tid, ts) */
+
+struct proc_cache {
+	pid_t pid;
+	struct proc_object *objs; /* NULL: could not be read */
+	size_t n;
+};
+
+struct sym_cache {
+	char *path;
+	struct symtab *st; /* NULL: no symbols */
+};
+
+struct stack_book {
+	struct cmon_stack_rec *slots; /* ts_entry_ns 0: empty */
+	uint64_t dropped;
+	struct proc_cache *procs;
+	size_t n_procs;
+	struct sym_cache *syms;
+	size_t n_syms;
+	struct proc_object *fixed; /* non-PIE executables: start 0, any process */
+	size_t n_fixed;
+};
+
+void stack_book__fixed_object(struct stack_book *b, const char *path, const char *module)
+{
+	struct proc_object *v = realloc(b->fixed, (b->n_fixed + 1) * sizeof(*v));
+
+	if (!v)
+		return;
+	b->fixed = v;
+	memset(&v[b->n_fixed], 0, sizeof(*v));
+	v[b->n_fixed].open_path = strdup(path);
+	v[b->n_fixed].path = strdup(module);
+	if (v[b->n_fixed].open_path && v[b->n_fixed].path)
+		b->n_fixed++;
+	else {
+		free(v[b->n_fixed].open_path);
+		free(v[b->n_fixed].path);
+	}
+}
+
+struct stack_book *stack_book__new(void)
+{
+	struct stack_book *b = calloc(1, sizeof(*b));
+
+	if (b && !(b->slots = calloc(SLOTS, sizeof(*b->slots)))) {
+		free(b);
+		b = NULL;
+	}
+	return b;
+}
+
+static struct proc_cache *proc_of(struct stack_book *b, pid_t pid);
+
+static size_t slot_of(uint32_t tid, uint64_t ts)
+{
+	uint64_t h = (ts ^ ((uint64_t)tid << 32) ^ tid) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 50) & (SLOTS - 1);
+}
+
+void stack_book__add(struct stack_book *b, const struct cmon_stack_rec *rec)
+{
+	struct cmon_stack_rec *s = &b->slots[slot_of(rec->tid, rec->ts_entry_ns)];
+
+	if (s->ts_entry_ns)
+		b->dropped++;
+	/* The mappings while the process surely runs (it made this call). */
+	if (rec->pid)
+		proc_of(b, (pid_t)rec->pid);
+	*s = *rec;
+	if (s->n > CMON_STACK_MAX)
+		s->n = CMON_STACK_MAX;
+}
+
+static struct proc_cache *proc_of(struct stack_book *b, pid_t pid)
+{
+	struct proc_cache *v;
+
+	for (size_t i = 0; i < b->n_procs; i++)
+		if (b->procs[i].pid == pid)
+			return &b->procs[i];
+	v = realloc(b->procs, (b->n_procs + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	b->procs = v;
+	v = &b->procs[b->n_procs++];
+	v->pid = pid;
+	if (proc_objects__read(pid, &v->objs, &v->n)) {
+		v->objs = NULL;
+		v->n = 0;
+	}
+	return v;
+}
+
+void stack_book__note_process(struct stack_book *b, pid_t pid)
+{
+	proc_of(b, pid);
+}
+
+static struct symtab *symtab_of(struct stack_book *b, const struct proc_object *o)
+{
+	struct sym_cache *v;
+
+	for (size_t i = 0; i < b->n_syms; i++)
+		if (!strcmp(b->syms[i].path, o->open_path))
+			return b->syms[i].st;
+	v = realloc(b->syms, (b->n_syms + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	b->syms = v;
+	v = &b->syms[b->n_syms];
+	v->path = strdup(o->open_path);
+	if (!v->path)
+		return NULL;
+	v->st = symtab__open(o->open_path);
+	b->n_syms++;
+	return v->st;
+}
+
+/* One frame: "func+0x1f (module)", "0x... (module)" or "0x...". */
+static int frame_text(struct stack_book *b, struct proc_cache *pc, uint64_t ip, char *buf,
+		      size_t len)
+{
+	const struct proc_object *best = NULL;
+	const struct symtab_func *f = NULL;
+	const char *mod;
+	struct symtab *st;
+	uint64_t addr;
+
+	for (size_t i = 0; pc && i < pc->n; i++)
+		if (pc->objs[i].start <= ip && (!best || pc->objs[i].start > best->start))
+			best = &pc->objs[i];
+	/* The mappings are gone: a non-PIE executable's symbols still say. */
+	for (size_t i = 0; !best && (!pc || !pc->n) && i < b->n_fixed; i++) {
+		st = symtab_of(b, &b->fixed[i]);
+		if (st && !symtab__is_dyn(st) && (f = symtab__find_addr(st, ip)))
+			return snprintf(buf, len, "%s+0x%" PRIx64 " (%s)",
+					f->demangled ? f->demangled : f->name, ip - f->addr,
+					b->fixed[i].path);
+	}
+	if (!best)
+		return snprintf(buf, len, "0x%" PRIx64, ip);
+	mod = strrchr(best->path, '/');
+	mod = mod ? mod + 1 : best->path;
+	st = symtab_of(b, best);
+	/* A PIE or library is mapped at its lowest address; an executable
+	 * at its link addresses. */
+	addr = st && symtab__is_dyn(st) ? ip - best->start : ip;
+	if (st)
+		f = symtab__find_addr(st, addr);
+	if (!f)
+		return snprintf(buf, len, "0x%" PRIx64 " (%s)", ip, mod);
+	return snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", f->demangled ? f->demangled : f->name,
+			addr - f->addr, mod);
+}
+
+int stack_book__take(struct stack_book *b, pid_t pid, uint32_t tid, uint64_t ts,
+		     struct strbuf *out)
+{
+	struct cmon_stack_rec *s = &b->slots[slot_of(tid, ts)];
+	struct proc_cache *pc;
+	int err;
+
+	if (!s->ts_entry_ns || s->ts_entry_ns != ts || s->tid != tid)
+		return -ENOENT;
+	uint32_t printed = 0;
+
+	pc = proc_of(b, pid);
+	err = 0;
+	for (uint32_t i = 0; i < s->n && !err; i++, printed++) {
+		char frame[512];
+
+		if (!s->ips[i])
+			break; /* the end of the chain (or an unreadable return address) */
+		frame_text(b, pc, s->ips[i], frame, sizeof(frame));
+		err = strbuf__puts(out, frame);
+		if (!err)
+			err = strbuf__putc(out, '\n');
+	}
+	/* The walk found no frame pointer past the caller: say so. */
+	if (!err && printed <= 2)
+		err = strbuf__puts(out, "(callers above unknown: no frame pointers)\n");
+	if (!err)
+		err = strbuf__putc(out, 0);
+	s->ts_entry_ns = 0;
+	return err;
+}
+
+uint64_t stack_book__dropped(const struct stack_book *b)
+{
+	return b->dropped;
+}
+
+void stack_book__free(struct stack_book *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n_procs; i++)
+		proc_objects__free(b->procs[i].objs, b->procs[i].n);
+	for (size_t i = 0; i < b->n_syms; i++) {
+		free(b->syms[i].path);
+		symtab__free(b->syms[i].st);
+	}
+	proc_objects__free(b->fixed, b->n_fixed);
+	free(b->procs);
+	free(b->syms);
+	free(b->slots);
+	free(b);
+}

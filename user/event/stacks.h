@@ -1,0 +1,42 @@
+/*
+ * stacks.h: --stack.  Each call's user stack arrives (CMON_REC_STACK) before
+ * its record; the book keeps it until the record comes, then renders it
+ * symbolized: "func+0x1f (module)" from the process's mappings (read once
+ * per process, early for -p and launched programs, so they symbolize after
+ * the process is gone) and each object's ELF symbols.
+ */
+#ifndef CMON_EVENT_STACKS_H
+#define CMON_EVENT_STACKS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "cmon_abi.h"
+#include "core/strbuf.h"
+
+struct stack_book;
+
+struct stack_book *stack_book__new(void); /* NULL: out of memory */
+void stack_book__free(struct stack_book *b);
+
+/* Keep REC until its call's record comes (an older stack in the same slot
+ * is dropped and counted). */
+void stack_book__add(struct stack_book *b, const struct cmon_stack_rec *rec);
+
+/* An executable linked at fixed addresses (not PIE) among the traced
+ * objects, at PATH (opened there) named MODULE: its frames symbolize even
+ * when the process is gone before its mappings were read. */
+void stack_book__fixed_object(struct stack_book *b, const char *path, const char *module);
+
+/* Read PID's mappings now (it may be gone when its records are drained). */
+void stack_book__note_process(struct stack_book *b, pid_t pid);
+
+/* The stack of the call (PID, TID, TS), innermost first, one frame a line
+ * ("func+0x1f (module)\n"), NUL-terminated, appended to OUT, and
+ * forgotten.  0, -ENOENT (none kept), -ENOMEM. */
+int stack_book__take(struct stack_book *b, pid_t pid, uint32_t tid, uint64_t ts,
+		     struct strbuf *out);
+
+/* Stacks dropped before their call's record came. */
+uint64_t stack_book__dropped(const struct stack_book *b);
+
+#endif
