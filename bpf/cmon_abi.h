@@ -72,6 +72,7 @@ enum cmon_call_flags {
 	CMON_CALL_TAILCALL = 1u << 3,   /* left by a tail jump: ret is unknown */
 	CMON_CALL_NEVER_RETURNS = 1u << 4, /* with ENTRY_ONLY: the function never returns */
 	CMON_CALL_USDT = 1u << 5,          /* with ENTRY_ONLY: a static probe fired */
+	CMON_CALL_LINE = 1u << 6,          /* with ENTRY_ONLY: a source line ran */
 };
 
 /*
@@ -94,9 +95,14 @@ struct cmon_usdt_arg {
 	__u8 pad[3];
 };
 
+enum cmon_site_kind {
+	CMON_SITE_USDT = 0, /* a USDT probe */
+	CMON_SITE_LINE = 1, /* a source line (--line): no arguments */
+};
+
 struct cmon_usdt_spec {
 	__u32 n_args;
-	__u32 pad;
+	__u32 kind; /* enum cmon_site_kind */
 	struct cmon_usdt_arg args[CMON_MAX_ARGS];
 };
 

@@ -263,7 +263,8 @@ int BPF_KPROBE(cmon_usdt)
 		return 0;
 	if (st)
 		st->calls++;
-	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY | CMON_CALL_USDT, 0);
+	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
+			   (spec->kind == CMON_SITE_LINE ? CMON_CALL_LINE : CMON_CALL_USDT), 0);
 	if (!rec)
 		return 0;
 	for (int i = 0; i < CMON_MAX_ARGS; i++)

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "dwarf/debuginfo.h"
+#include "dwarf/lines.h"
 #include "cli/options.h"
 #include "core/log.h"
 #include "probe/calib.h"
@@ -76,6 +78,44 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 	       hit_ns(c, PROBE_COST_SINGLESTEP) * 10000.0 / 1e9 * 100.0);
 }
 
+/* --lines: each function's lines of code, where --line FILE:LINE can go. */
+static void print_lines(const struct probe_set *s)
+{
+	struct debuginfo *di = NULL;
+	size_t di_obj = SIZE_MAX;
+
+	printf("%-40s %-32s %18s\n", "FUNCTION", "LINE", "ADDRESS");
+	for (size_t i = 0; i < s->n_funcs; i++) {
+		const struct probe_func *f = &s->funcs[i];
+		struct line_row *rows = NULL;
+		const char *file = NULL, *base;
+		size_t n = 0;
+
+		if (f->usdt)
+			continue;
+		if (f->object != di_obj) {
+			debuginfo__free(di);
+			di = debuginfo__open(s->objects[f->object].attach_path);
+			di_obj = f->object;
+		}
+		if (!di || lines__in_range(di, f->addr, f->addr + (f->size ? f->size : 1), &rows,
+					   &n, &file)) {
+			printf("%-40s %-32s %18s\n", f->name, "(no line table)", "-");
+			continue;
+		}
+		base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+		for (size_t k = 0; k < n; k++) {
+			char where[300];
+
+			snprintf(where, sizeof(where), "%s:%u", base, rows[k].line);
+			printf("%-40s %-32s %#18llx\n", k ? "" : f->name, where,
+			       (unsigned long long)rows[k].addr);
+		}
+		free(rows);
+	}
+	debuginfo__free(di);
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct cmd_opts o = {};
@@ -128,9 +168,12 @@ int cmd_list(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	/* Without privilege (or BPF) the typical figures are shown. */
-	if (probe_calib__measure(&calib))
+	if (!o.list_lines && probe_calib__measure(&calib))
 		log_info("cannot measure the probes' cost here: typical figures shown");
-	print_set(set, &calib);
+	if (o.list_lines)
+		print_lines(set);
+	else
+		print_set(set, &calib);
 cleanup:
 	probe_set__free(set);
 	for (size_t i = 0; pats && i < o.n_funcs; i++)

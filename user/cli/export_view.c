@@ -39,6 +39,8 @@ static enum call_status status_of(const char *s)
 		return CALL_NEVER_RETURNS;
 	if (!strcmp(s, "usdt"))
 		return CALL_USDT;
+	if (!strcmp(s, "line"))
+		return CALL_LINE;
 	return CALL_NORETURN;
 }
 

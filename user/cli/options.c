@@ -38,6 +38,11 @@ const struct opt_row cmon_opt_rows[] = {
 	  "matches (any depth, recursion counted; repeatable)" },
 	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
 	  "with --focus: calls at most N levels below the focus function" },
+	{ "line", OPT_LINE, "FILE:LINE", TCP,
+	  "a record each time source line LINE of FILE runs (DWARF\n"
+	  "line table; FILE a basename or path suffix; repeatable)" },
+	{ "lines", OPT_LIST_LINES, NULL, L,
+	  "each matching function's lines of code (for --line)" },
 	{ "stack", OPT_STACK, NULL, T,
 	  "each call's user stack (frame pointers), symbolized, in\n"
 	  "text and JSON" },
@@ -314,6 +319,21 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case 'f':
 			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
 			break;
+		case OPT_LIST_LINES:
+			o->list_lines = true;
+			break;
+		case OPT_LINE: {
+			const char *colon = strrchr(optarg, ':');
+
+			if (!colon || colon == optarg || !colon[1] ||
+			    strspn(colon + 1, "0123456789") != strlen(colon + 1) || !atoi(colon + 1)) {
+				log_error("%s: --line '%s': expected FILE:LINE (a line number from 1)",
+					  name, optarg);
+				return -EINVAL;
+			}
+			err = push_ptr(&o->lines, &o->n_lines, sizeof(char *), &optarg);
+			break;
+		}
 		case OPT_STACK:
 			o->stack = true;
 			break;
@@ -537,7 +557,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		o->cmd_argc = argc - optind;
 	}
 
-	if (!o->n_funcs && !o->n_usdts) {
+	if (!o->n_funcs && !o->n_usdts && !o->n_lines) {
 		if (kind == CMD_LIST && o->cmd)
 			log_error("list: no PATTERN given (patterns come before the program: "
 				  "cmon list PATTERN... -- CMD [ARGS...])");
@@ -576,6 +596,7 @@ void cmd_opts__free(struct cmd_opts *o)
 	free(o->funcs);
 	free(o->usdts);
 	free(o->focus);
+	free(o->lines);
 	for (size_t i = 0; i < o->n_owned; i++)
 		free(o->owned[i]);
 	free(o->owned);

@@ -57,6 +57,8 @@ enum opt_key {
 	OPT_FOCUS,
 	OPT_MAX_DEPTH,
 	OPT_STACK,
+	OPT_LINE,
+	OPT_LIST_LINES,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -90,6 +92,9 @@ struct cmd_opts {
 	size_t n_focus;
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */
 	bool stack;           /* --stack: each call's user stack */
+	const char **lines;   /* --line FILE:LINE, repeatable */
+	size_t n_lines;
+	bool list_lines;      /* cmon list --lines: the lines of code of each function */
 	char **owned;         /* strings made while parsing (--exclude's "!PATTERN") */
 	size_t n_owned;
 	enum out_format format;

@@ -171,6 +171,8 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
 	ro->n_patterns = s->opts->n_funcs;
 	ro->usdts = s->opts->usdts;
 	ro->n_usdts = s->opts->n_usdts;
+	ro->lines = s->opts->lines;
+	ro->n_lines = s->opts->n_lines;
 	ro->focus = s->focus;
 	ro->n_focus = s->opts->n_focus;
 }

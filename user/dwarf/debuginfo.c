@@ -343,6 +343,11 @@ void debuginfo__free(struct debuginfo *di)
 	free(di);
 }
 
+struct Dwarf *debuginfo__dwarf(struct debuginfo *di)
+{
+	return di ? di->dwarf : NULL;
+}
+
 enum debuginfo_kind debuginfo__kind(const struct debuginfo *di)
 {
 	return di->kind;

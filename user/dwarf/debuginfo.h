@@ -148,6 +148,10 @@ struct debuginfo *debuginfo__open_opts(const char *path, const struct debuginfo_
 void debuginfo__free(struct debuginfo *di); /* NULL fine; signatures stay valid */
 
 enum debuginfo_kind debuginfo__kind(const struct debuginfo *di);
+
+/* The libdw handle (NULL without DWARF): for dwarf/lines.c. */
+struct Dwarf;
+struct Dwarf *debuginfo__dwarf(struct debuginfo *di);
 /* The file the DWARF was read from (PATH or the separate debug file), or
  * NULL without DWARF. */
 const char *debuginfo__dwarf_path(const struct debuginfo *di);

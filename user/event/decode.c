@@ -44,6 +44,8 @@ static enum call_status status_of(uint32_t flags)
 {
 	if (flags & CMON_CALL_USDT)
 		return CALL_USDT;
+	if (flags & CMON_CALL_LINE)
+		return CALL_LINE;
 	if (flags & CMON_CALL_NEVER_RETURNS)
 		return CALL_NEVER_RETURNS;
 	if (flags & CMON_CALL_ENTRY_ONLY)
@@ -71,7 +73,7 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->module = d->set->objects[f->object].module;
 	out->status = status_of(in->flags);
 	out->depth = out->status == CALL_ENTRY_ONLY || out->status == CALL_NEVER_RETURNS ||
-		     out->status == CALL_USDT ? -1 : (int)in->depth;
+		     out->status == CALL_USDT || out->status == CALL_LINE ? -1 : (int)in->depth;
 	for (int i = 0; i < CMON_MAX_ARGS; i++)
 		out->args[i] = (int64_t)in->args[i];
 	out->ret = (int64_t)in->ret;

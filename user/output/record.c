@@ -16,6 +16,8 @@ const char *call_status__name(enum call_status s)
 		return "never-returns";
 	case CALL_USDT:
 		return "usdt";
+	case CALL_LINE:
+		return "line";
 	}
 	return "unknown";
 }

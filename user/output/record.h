@@ -17,6 +17,7 @@ enum call_status {
 	CALL_NEVER_RETURNS, /* a function with no normal return (_start, no ret):
 			     * written at entry, it has no exit probe */
 	CALL_USDT,        /* a USDT probe fired: args as its note says, no return */
+	CALL_LINE,        /* a source line ran (--line): no args, no return */
 };
 
 /* "ok", "noreturn", "entry", "tailcall", "never-returns" */

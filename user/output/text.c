@@ -295,7 +295,7 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 
 	if (args_at)
 		*args_at = (size_t)(p - sb->buf);
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 6 && rec->status != CALL_LINE; i++) { /* a line has none */
 		if (i)
 			*p++ = ' ';
 		p = value(p, rec->args[i]);

@@ -11,6 +11,8 @@
 #include "dwarf/inlined.h"
 #include "elf/elfcheck.h"
 #include "elf/usdt.h"
+#include "dwarf/debuginfo.h"
+#include "dwarf/lines.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
 #include "resolve.h"
@@ -665,6 +667,109 @@ static int add_usdt(struct builder *b, size_t obj_idx, const struct usdt_probe *
 	return 1;
 }
 
+/* A source line's address as a site probe: named "FILE:LINE (function)". */
+static int add_line_site(struct builder *b, size_t oi, uint64_t addr, const char *base,
+			 unsigned line)
+{
+	struct probe_set *s = b->set;
+	const struct probe_object *obj = &s->objects[oi];
+	const struct symtab_func *f = obj->symtab ? symtab__find_addr(obj->symtab, addr) : NULL;
+	struct probe_func *pf;
+
+	if (!f) {
+		log_warn("%s:%u at %#llx in %s: in no function symbol; left out", base, line,
+			 (unsigned long long)addr, obj->path);
+		return 0;
+	}
+	for (size_t i = 0; i < s->n_funcs; i++)
+		if (s->funcs[i].object == oi && s->funcs[i].usdt && s->funcs[i].addr == addr)
+			return 1; /* named twice */
+	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
+	if (!s->funcs)
+		return -ENOMEM;
+	pf = &s->funcs[s->n_funcs];
+	memset(pf, 0, sizeof(*pf));
+	pf->object = oi;
+	pf->addr = addr;
+	pf->file_offset = f->file_offset + (addr - f->addr);
+	pf->ret_mode = RETURN_NONE;
+	pf->usdt = true; /* a site: the site program, no return */
+	pf->usdt_spec.kind = CMON_SITE_LINE;
+	if (asprintf(&pf->name, "%s:%u (%s)", base, line, f->demangled ? f->demangled : f->name) < 0) {
+		pf->name = NULL;
+		return -ENOMEM;
+	}
+	s->n_funcs++;
+	return 1;
+}
+
+/* --line FILE:LINE: every is_stmt address of the line (inlined copies too),
+ * in every object of the targets that has DWARF for FILE. */
+static int resolve_line(struct builder *b, const char *spec)
+{
+	const char *colon = strrchr(spec, ':'), *base;
+	char *file, *end;
+	unsigned long line;
+	size_t sites = 0;
+	unsigned below = 0, above = 0;
+	bool file_seen = false;
+	int err = 0;
+
+	line = colon ? strtoul(colon + 1, &end, 10) : 0;
+	if (!colon || colon == spec || !line || *end) {
+		log_error("--line '%s': expected FILE:LINE", spec);
+		return -EINVAL;
+	}
+	file = strndup(spec, (size_t)(colon - spec));
+	if (!file)
+		return -ENOMEM;
+	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	for (size_t oi = 0; oi < b->set->n_objects && !err; oi++) {
+		struct debuginfo *di = debuginfo__open(b->set->objects[oi].attach_path);
+		uint64_t *addrs = NULL;
+		size_t n = 0;
+		unsigned lo = 0, hi = 0;
+		int e = di ? lines__addrs(di, file, (unsigned)line, &addrs, &n, &lo, &hi) : -ENODATA;
+
+		if (e == -ENOMEM)
+			err = e;
+		if (e == 0 || e == -ENOENT)
+			file_seen = true;
+		if (e == -ENOENT) {
+			if (lo > below)
+				below = lo;
+			if (hi && (!above || hi < above))
+				above = hi;
+		}
+		for (size_t k = 0; k < n && !err; k++) {
+			int r = add_line_site(b, oi, addrs[k], base, (unsigned)line);
+
+			if (r < 0)
+				err = r;
+			else
+				sites += (size_t)r;
+		}
+		free(addrs);
+		debuginfo__free(di);
+	}
+	if (!err && !file_seen) {
+		log_error("--line %s: no DWARF line table names %s", spec, file);
+		err = -ENOENT;
+	} else if (!err && !sites) {
+		if (below && above)
+			log_error("--line %s: no code at line %lu; the nearest lines with code "
+				  "are %u and %u", spec, line, below, above);
+		else if (below || above)
+			log_error("--line %s: no code at line %lu; the nearest line with code "
+				  "is %u", spec, line, below ? below : above);
+		else
+			log_error("--line %s: no code at line %lu", spec, line);
+		err = -ENOENT;
+	}
+	free(file);
+	return err;
+}
+
 /* --usdt [FILE:]PROVIDER:NAME: the SDT notes of every object of the
  * targets (the executable and its libraries). */
 static int resolve_usdt(struct builder *b, const char *spec)
@@ -743,7 +848,7 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 
 		for (size_t i = 0; i < o->n_patterns; i++)
 			positive += !o->patterns[i].exclude;
-		if (o->n_patterns && !positive && !o->n_usdts) {
+		if (o->n_patterns && !positive && !o->n_usdts && !o->n_lines) {
 			log_error("only exclusions given: name what to trace too (--func PATTERN)");
 			return -EINVAL;
 		}
@@ -766,6 +871,8 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 			err = resolve_pattern(&b, &o->patterns[i]);
 	for (size_t i = 0; i < o->n_usdts && !err; i++)
 		err = resolve_usdt(&b, o->usdts[i]);
+	for (size_t i = 0; i < o->n_lines && !err; i++)
+		err = resolve_line(&b, o->lines[i]);
 	b.focus_mode = true;
 	for (size_t i = 0; i < o->n_focus && !err; i++)
 		err = resolve_pattern(&b, &o->focus[i]);

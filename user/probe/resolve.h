@@ -100,6 +100,8 @@ struct resolve_opts {
 	size_t n_usdts;
 	const struct funcpattern *focus; /* --focus: calls recorded only inside these */
 	size_t n_focus;
+	const char *const *lines; /* --line FILE:LINE */
+	size_t n_lines;
 	enum return_choice ret_choice;
 	bool list_only;         /* cmon list: keep unprobeable functions, never fail on them */
 };

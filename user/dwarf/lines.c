@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* lines.c: see lines.h. */
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dwarf/lines.h"
+
+int lines__file_matches(const char *path, const char *file)
+{
+	size_t lp = strlen(path), lf = strlen(file);
+
+	if (!lf || lf > lp || strcmp(path + lp - lf, file))
+		return 0;
+	return lp == lf || path[lp - lf - 1] == '/';
+}
+
+static int push(uint64_t **v, size_t *n, size_t *cap, uint64_t a)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i] == a)
+			return 0;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		uint64_t *p = realloc(*v, c * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = a;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int lines__addrs(struct debuginfo *di, const char *file, unsigned line, uint64_t **addrs,
+		 size_t *n, unsigned *below, unsigned *above)
+{
+	Dwarf *dw = (Dwarf *)debuginfo__dwarf(di);
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+	bool file_seen = false;
+	int err = 0;
+
+	*addrs = NULL;
+	*n = 0;
+	*below = *above = 0;
+	if (!dw)
+		return -ENODATA;
+	while (!err && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t nl;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &nl) == 0) {
+			for (size_t i = 0; i < nl && !err; i++) {
+				Dwarf_Line *l = dwarf_onesrcline(lines, i);
+				const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+				bool stmt = false, end = false;
+				Dwarf_Addr a;
+				int ln;
+
+				if (!src || !lines__file_matches(src, file) || dwarf_lineno(l, &ln) ||
+				    dwarf_lineaddr(l, &a))
+					continue;
+				file_seen = true;
+				if ((dwarf_lineendsequence(l, &end) == 0 && end) ||
+				    dwarf_linebeginstatement(l, &stmt) || !stmt)
+					continue;
+				if ((unsigned)ln == line)
+					err = push(addrs, n, &cap, a);
+				else if ((unsigned)ln < line && (unsigned)ln > *below)
+					*below = (unsigned)ln;
+				else if ((unsigned)ln > line && (!*above || (unsigned)ln < *above))
+					*above = (unsigned)ln;
+			}
+		}
+		off = next;
+	}
+	if (err) {
+		free(*addrs);
+		*addrs = NULL;
+		*n = 0;
+		return err;
+	}
+	if (!file_seen)
+		return -ESRCH;
+	if (!*n)
+		return -ENOENT;
+	qsort(*addrs, *n, sizeof(**addrs), cmp_u64);
+	return 0;
+}
+
+int lines__in_range(struct debuginfo *di, uint64_t low, uint64_t high, struct line_row **rows,
+		    size_t *n, const char **file)
+{
+	Dwarf *dw = (Dwarf *)debuginfo__dwarf(di);
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t nl, cap = 0;
+
+	*rows = NULL;
+	*n = 0;
+	*file = NULL;
+	if (!dw)
+		return -ENODATA;
+	if (!dwarf_addrdie(dw, low, &cu) || dwarf_getsrclines(&cu, &lines, &nl) != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < nl; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		bool stmt = false, end = false, seen = false;
+		Dwarf_Addr a;
+		int ln;
+
+		if (!l || dwarf_lineaddr(l, &a) || a < low || a >= high || dwarf_lineno(l, &ln) ||
+		    (dwarf_lineendsequence(l, &end) == 0 && end) ||
+		    dwarf_linebeginstatement(l, &stmt) || !stmt)
+			continue;
+		for (size_t k = 0; k < *n && !seen; k++)
+			seen = (*rows)[k].line == (unsigned)ln;
+		if (seen)
+			continue;
+		if (*n == cap) {
+			size_t c = cap ? cap * 2 : 16;
+			struct line_row *p = realloc(*rows, c * sizeof(*p));
+
+			if (!p) {
+				free(*rows);
+				*rows = NULL;
+				*n = 0;
+				return -ENOMEM;
+			}
+			*rows = p;
+			cap = c;
+		}
+		(*rows)[*n].line = (unsigned)ln;
+		(*rows)[*n].addr = a;
+		(*n)++;
+		if (!*file)
+			*file = dwarf_linesrc(l, NULL, NULL);
+	}
+	for (size_t i = 1; i < *n; i++) /* line order (insertion sort: short lists) */
+		for (size_t k = i; k > 0 && (*rows)[k - 1].line > (*rows)[k].line; k--) {
+			struct line_row t = (*rows)[k];
+
+			(*rows)[k] = (*rows)[k - 1];
+			(*rows)[k - 1] = t;
+		}
+	return *n ? 0 : -ENOENT;
+}
