@@ -7,6 +7,7 @@
 #  2. --focus: cmon trace --func bench_fn on target_fp with a focus function
 #     the loop never enters (the cost of being outside the focus), next to
 #     the uprobe+uretprobe floor and to plain cmon trace.
+#  3. --line on bench_fn's body line, next to an empty uprobe.
 #
 # A measurement, not a test.  Exits non-zero only when something could not run.
 #   OUT=build ./tools/bench/bench_probes.sh     (root; tools/bench.sh calls it)
@@ -49,6 +50,10 @@ one() { # config -> appends ns/call to NS[config]
 		>"$out" 2>&1 ;;
 	fp_focus_out) "$CMON" trace -q --func "$FUNC" --focus 'libc.so.6:abort' -F csv \
 		-o "$tmp/f.csv" -- "$B/target_fp" "$N" 1 >"$out" 2>&1 ;;
+	fp_floor1) "$B/uprobe-floor" "$B/target_fp" "$FUNC" -- "$B/target_fp" "$N" 1 \
+		>"$out" 2>&1 ;;
+	fp_line) "$CMON" trace -q --line "target.c:$LINE" -F csv -o "$tmp/l.csv" -- \
+		"$B/target_fp" "$N" 1 >"$out" 2>&1 ;;
 	esac
 	v=$(sed -n 's/^ns_per_call=\([0-9.]*\) .*/\1/p' "$out" | tail -n 1)
 	if [ -z "$v" ]; then
@@ -59,7 +64,9 @@ one() { # config -> appends ns/call to NS[config]
 	NS[$cfg]="${NS[$cfg]:-} $v"
 }
 
-CFGS="usdt_untraced usdt_cmon usdt_profile fp_floor fp_cmon fp_focus_out"
+# bench_fn's body line (volatile long sum = a + b): a --line site.
+LINE=$(grep -n 'volatile long sum' tools/bench/target.c | cut -d: -f1)
+CFGS="usdt_untraced usdt_cmon usdt_profile fp_floor fp_cmon fp_focus_out fp_floor1 fp_line"
 [ $HAVE_BT = 1 ] && CFGS="$CFGS usdt_bt"
 for ((r = 1; r <= RUNS; r++)); do
 	echo "bench_probes: run $r/$RUNS" >&2
@@ -101,6 +108,20 @@ for c in fp_floor fp_cmon fp_focus_out; do
 	fp_focus_out) l="cmon trace --focus (outside it: nothing written)" ;;
 	esac
 	[ -n "$v" ] && echo "| $l | $(fmt_ns "$v") | $(ratio "$v" "$fl") |"
+done
+echo
+echo "### A source line (\`--line target.c:$LINE\`, inside \`bench_fn\` on target_fp)"
+echo
+echo "| configuration | ns/call | × empty uprobe |"
+echo "|---|---:|---:|"
+f1=$(med fp_floor1)
+for c in fp_floor1 fp_line; do
+	v=$(med "$c")
+	case $c in
+	fp_floor1) l="empty uprobe on bench_fn's entry (the floor)" ;;
+	fp_line) l="cmon trace --line, CSV to a file" ;;
+	esac
+	[ -n "$v" ] && echo "| $l | $(fmt_ns "$v") | $(ratio "$v" "$f1") |"
 done
 echo
 exit $FAILED
