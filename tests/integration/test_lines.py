@@ -1,33 +1,47 @@
 """--line FILE:LINE: one record each time a source line runs, from the
-DWARF line table, at -O0 and -O2 (tests/targets/lines.c: line 18 runs
-once per walk() call); the nearest lines with code when a line has none;
-cmon list --lines."""
+DWARF line table, at -O0 and -O2 (tests/targets/lines.c: the "once per
+walk" line runs once per walk() call); the nearest lines with code when a
+line has none; cmon list --lines; --lines FUNC: every line of a function
+with the time and RSS change until the thread's next line (the memset of
+8 MiB shows +8 MiB)."""
+import json
+import os
+
 from cmonlib import check, cmon, eq, target, trace
+
+SRC = os.path.join(os.path.dirname(__file__), "..", "targets", "lines.c")
+
+
+def line_of(text):
+    with open(SRC) as f:
+        for n, l in enumerate(f, 1):
+            if text in l:
+                return n
+    raise AssertionError("no %r in lines.c" % text)
 
 
 def test_line_runs_counted_exactly():
+    line = line_of("marker: once per walk")
     for binary in ("lines", "lines_O2"):
-        res = trace([], launch=[target(binary), "5"], extra=["--line", "lines.c:18"])
+        res = trace([], launch=[target(binary), "5"], extra=["--line", "lines.c:%d" % line])
         eq(res.code, 0, "%s: exit status (%s)" % (binary, res.stderr))
         eq(res.stdout, "total=30\n", "%s: program output" % binary)
         eq([(r["func"], r["status"], r["module"], r["ret"], r["latency_ns"]) for r in res.rows],
-           [("lines.c:18 (walk)", "line", binary, None, None)] * 5,
-           "%s: one record each time line 18 ran" % binary)
+           [("lines.c:%d (walk)" % line, "line", binary, None, None)] * 5,
+           "%s: one record each time the line ran" % binary)
         check(all(r["rss_entry"] > 0 for r in res.rows), "RSS at the line")
         # A path suffix names the same file.
         res = trace([], launch=[target(binary), "3"],
-                    extra=["--line", "targets/lines.c:18"])
+                    extra=["--line", "targets/lines.c:%d" % line])
         eq(len(res.rows), 3, "%s: path suffix" % binary)
 
 
 def test_line_errors_name_nearest_code():
     code, _, err = cmon(["trace", "--line", "lines.c:2", "--", target("lines"), "1"])
     eq(code, 1, "no code at a comment line")
-    eq(err.strip().splitlines(), ["cmon: --line lines.c:2: no code at line 2; the nearest line "
-                                  "with code is 15"], "one line naming the nearest")
-    code, _, err = cmon(["trace", "--line", "lines.c:21", "--", target("lines"), "1"])
-    eq(err.strip(), "cmon: --line lines.c:21: no code at line 21; the nearest lines with code "
-       "are 20 and 23", "between two functions")
+    walk = line_of("NOINLINE long walk")
+    eq(err.strip(), "cmon: --line lines.c:2: no code at line 2; the nearest line with code "
+       "is %d" % (walk + 1), "one line naming the nearest")
     code, _, err = cmon(["trace", "--line", "nosuch.c:3", "--", target("lines"), "1"])
     eq((code, err.strip()), (1, "cmon: --line nosuch.c:3: no DWARF line table names nosuch.c"),
        "unknown file")
@@ -40,6 +54,29 @@ def test_line_errors_name_nearest_code():
 def test_list_lines():
     code, out, err = cmon(["list", "--lines", "walk", "--", target("lines")])
     eq(code, 0, "exit status (%s)" % err)
+    w = line_of("NOINLINE long walk")
     got = [l.split()[-2] for l in out.splitlines()[1:]]
-    eq(got, ["lines.c:15", "lines.c:16", "lines.c:18", "lines.c:19", "lines.c:20"],
+    eq(got, ["lines.c:%d" % n for n in (w + 1, w + 2, w + 4, w + 5, w + 6)],
        "walk's lines of code at -O0")
+
+
+def test_lines_of_a_function_time_and_memory():
+    touch = line_of("marker: touches")
+    res = trace([], launch=[target("lines"), "grow"], fmt="json",
+                extra=["--lines", "grow_lines"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, "grow=8388608\n", "program output")
+    recs = [json.loads(l) for l in res.text.splitlines()]
+    lines = [r for r in recs if r["status"] == "line"]
+    check(all(r["func"].endswith("(grow_lines)") for r in lines), "lines of grow_lines only")
+    touched = [r for r in lines if r["func"] == "lines.c:%d (grow_lines)" % touch]
+    eq(len(touched), 1, "the memset line ran once")
+    grew = touched[0]["rss_exit"] - touched[0]["rss_entry"]
+    check(8 << 20 <= grew < (8 << 20) + (256 << 10), "the memset line grew RSS by 8 MiB: %d"
+          % grew)
+    check(all(r["latency_ns"] is not None for r in lines), "every line timed (the function's "
+          "return closes the last)")
+    order = [int(r["func"].split(":")[1].split()[0]) for r in lines]
+    eq(order, sorted(order), "lines in the order they ran")
+    fn = [r for r in recs if r["func"] == "grow_lines"]
+    eq([(r["status"], r["ret"]) for r in fn], [("ok", 8388608)], "the function's own record")

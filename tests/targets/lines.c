@@ -1,11 +1,14 @@
 /*
- * lines.c: source lines the --line tests know (test_lines.py).  Built at
- * -O0 and -O2 (lines, lines_O2).
+ * lines.c: source lines the --line and --lines tests know (test_lines.py
+ * finds them by their marker comments).  Built at -O0 and -O2 (lines,
+ * lines_O2).
  *
- *   lines N      walk(i) for i < N: line 18 runs N times
+ *   lines N      walk(i) for i < N: the "once per walk" line runs N times
+ *   lines grow   grow_lines(8): the "touches" line touches 8 MiB
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NOINLINE __attribute__((noinline, used))
 
@@ -15,17 +18,33 @@ NOINLINE long walk(long i)
 {
 	long sq = i * i;
 
-	total += sq;  /* line 18: runs once per walk() */
+	total += sq; /* marker: once per walk */
 	return sq + 1;
+}
+
+NOINLINE long grow_lines(long mb)
+{
+	size_t len = (size_t)mb << 20;
+	char *p = malloc(len);
+
+	if (!p)
+		return -1;
+	memset(p, 1, len); /* marker: touches */
+	total += p[len - 1];
+	return (long)len;
 }
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 5;
+	long n;
 
+	if (argc > 1 && !strcmp(argv[1], "grow")) {
+		printf("grow=%ld\n", grow_lines(8));
+		return 0;
+	}
+	n = argc > 1 ? atol(argv[1]) : 5;
 	for (long i = 0; i < n; i++)
 		walk(i);
-
 	printf("total=%ld\n", total);
 	return 0;
 }

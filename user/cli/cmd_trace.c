@@ -44,6 +44,18 @@ struct trace_run {
 	struct rank_book ranks; /* -p PIDs' and the launched program's %r */
 	struct stack_book *stacks; /* --stack */
 	struct strbuf stack_text;
+	/* --lines FUNC: each thread's last line record, written when the
+	 * thread's next line event (or FUNC's return) says how long the line
+	 * took and what RSS did meanwhile. */
+	bool lines_mode;
+	struct held_line {
+		uint32_t tid, func_id;
+		bool used;
+		uint64_t ts_raw;
+		char comm[CMON_COMM_LEN];
+		struct call_record rec;
+	} *held;
+	size_t n_held;
 	int argc;
 	char **argv;
 	struct session ses;  /* patterns, output, processes */
@@ -132,6 +144,103 @@ static int on_stack(void *ctx, const struct cmon_stack_rec *rec)
 	return 0;
 }
 
+/* CR of FUNC_ID to the output (or the store); counted for --max-events.
+ * 0, -1 to stop (the maximum), after a write error 0 with it noted. */
+static int emit(struct trace_run *r, const struct call_record *cr, const struct render_out *ro,
+		uint32_t func_id)
+{
+	int err = 0;
+
+	if (r->kind == CMD_CAPTURE) {
+		struct capture_store *cs = store_of(r, (pid_t)cr->pid, &err);
+
+		if (cs)
+			err = store_call(r, cs, cr, ro, func_id);
+		if (err)
+			out_ledger__refuse(&r->ledger);
+		else
+			out_ledger__add(&r->ledger, func_id, 0);
+	} else {
+		err = out_router__write(r->router, cr, func_id);
+	}
+	if (err) {
+		r->write_err = err;
+		return 0;
+	}
+	r->handed++;
+	if (r->opts.max_events && r->handed >= r->opts.max_events) {
+		r->max_reached = true;
+		return -1;
+	}
+	return 0;
+}
+
+static struct held_line *held_of(struct trace_run *r, uint32_t tid)
+{
+	struct held_line *v;
+
+	for (size_t i = 0; i < r->n_held; i++)
+		if (r->held[i].tid == tid)
+			return &r->held[i];
+	v = realloc(r->held, (r->n_held + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	r->held = v;
+	memset(&v[r->n_held], 0, sizeof(*v));
+	v[r->n_held].tid = tid;
+	return &v[r->n_held++];
+}
+
+/* --lines: a record of a line site or of its function, on thread TID.
+ * Writes the thread's held line, timed by this event when it is a line or
+ * FUNC's return; holds a line.  1: held (not to be written now), 0: write
+ * CR as usual, -1: stop. */
+static int lines_event(struct trace_run *r, const struct probe_func *f,
+		       const struct cmon_call_rec *raw, struct call_record *cr)
+{
+	struct held_line *h = held_of(r, raw->tid);
+
+	if (!h)
+		return 0; /* out of memory: written as it comes */
+	if (h->used) {
+		bool returned = cr->status == CALL_OK || cr->status == CALL_TAILCALL;
+
+		if (f->in_lines || returned) {
+			uint64_t end = f->in_lines ? raw->ts_entry_ns : raw->ts_exit_ns;
+
+			h->rec.latency_ns = end > h->ts_raw ? end - h->ts_raw : 0;
+			h->rec.rss_exit = f->in_lines ? raw->rss_entry : raw->rss_exit;
+			h->rec.vms_exit = f->in_lines ? raw->vms_entry : raw->vms_exit;
+			h->rec.line_timed = true;
+		}
+		h->used = false;
+		if (emit(r, &h->rec, NULL, h->func_id) < 0)
+			return -1;
+	}
+	if (!f->in_lines)
+		return 0;
+	h->used = true;
+	h->rec = *cr;
+	memcpy(h->comm, raw->comm, sizeof(h->comm));
+	h->rec.comm = h->comm;
+	h->rec.typed = NULL;
+	h->rec.stack = NULL;
+	h->ts_raw = raw->ts_entry_ns;
+	h->func_id = raw->func_id;
+	return 1;
+}
+
+/* The end: lines still held are written untimed. */
+static void flush_held_lines(struct trace_run *r)
+{
+	for (size_t i = 0; i < r->n_held; i++) {
+		if (r->held[i].used && !r->write_err) {
+			r->held[i].used = false;
+			emit(r, &r->held[i].rec, NULL, r->held[i].func_id);
+		}
+	}
+}
+
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct trace_run *r = ctx;
@@ -158,34 +267,23 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 		return 0;
 	cr.typed = typer__render(r->typer, &copy, &ro);
 	cr.stack = NULL;
+	cr.line_timed = false;
 	if (r->stacks) {
 		r->stack_text.len = 0;
 		if (!stack_book__take(r->stacks, (pid_t)copy.pid, copy.tid, copy.ts_entry_ns,
 				      &r->stack_text))
 			cr.stack = r->stack_text.buf;
 	}
-	if (r->kind == CMD_CAPTURE) {
-		struct capture_store *cs = store_of(r, (pid_t)cr.pid, &err);
+	if (r->lines_mode) {
+		const struct probe_func *f = &r->set->funcs[copy.func_id];
 
-		if (cs)
-			err = store_call(r, cs, &cr, ro, copy.func_id);
-		if (err)
-			out_ledger__refuse(&r->ledger);
-		else
-			out_ledger__add(&r->ledger, copy.func_id, 0);
-	} else {
-		err = out_router__write(r->router, &cr, copy.func_id);
+		if (f->in_lines || f->lines_owner) {
+			err = lines_event(r, f, &copy, &cr);
+			if (err)
+				return err > 0 ? 0 : -1;
+		}
 	}
-	if (err) {
-		r->write_err = err;
-		return 0;
-	}
-	r->handed++;
-	if (r->opts.max_events && r->handed >= r->opts.max_events) {
-		r->max_reached = true;
-		return -1;
-	}
-	return 0;
+	return emit(r, &cr, ro, copy.func_id);
 }
 
 /* After each drain: the output gets what was written (a terminal, a pipe,
@@ -435,6 +533,7 @@ static void cleanup_run(struct trace_run *r)
 	close_stores(r, 0);
 	rank_book__free(&r->ranks);
 	stack_book__free(r->stacks);
+	free(r->held);
 	strbuf__release(&r->stack_text);
 	typer__free(r->typer);
 	out_router__free(r->router);
@@ -544,6 +643,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	to.plans = typer__plans(r.typer);
 	to.sleepable = !r.opts.no_fault_in;
 	to.focus = r.opts.n_focus > 0;
+	r.lines_mode = r.opts.n_lines_of > 0;
 	if (r.opts.stack) {
 		r.stacks = stack_book__new();
 		if (!r.stacks) {
@@ -610,6 +710,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		tracer__flush_pending(r.tracer, r.ses.launch.pid);
 	tracer__detach(r.tracer);
 	tracer__drain(r.tracer);
+	flush_held_lines(&r);
 	settle_output(&r, true);
 	if (close_stores(&r, clock__wall_ns()) && !r.write_err)
 		r.write_err = -EIO;

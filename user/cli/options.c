@@ -41,8 +41,11 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "line", OPT_LINE, "FILE:LINE", TCP,
 	  "a record each time source line LINE of FILE runs (DWARF\n"
 	  "line table; FILE a basename or path suffix; repeatable)" },
-	{ "lines", OPT_LIST_LINES, NULL, L,
-	  "each matching function's lines of code (for --line)" },
+	{ "lines", OPT_LINES_OF, "FUNC", L,
+	  "FUNC's lines of code, where a --line can go (repeatable)" },
+	{ "lines", OPT_LINES_OF, "FUNC", T,
+	  "every line FUNC runs, each with the time and the RSS change\n"
+	  "until the thread's next line (or FUNC's return); repeatable" },
 	{ "stack", OPT_STACK, NULL, T,
 	  "each call's user stack (frame pointers), symbolized, in\n"
 	  "text and JSON" },
@@ -319,8 +322,13 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case 'f':
 			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
 			break;
-		case OPT_LIST_LINES:
-			o->list_lines = true;
+		case OPT_LINES_OF:
+			if (kind == CMD_LIST) { /* list: FUNC's lines of code */
+				o->list_lines = true;
+				err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
+			} else {
+				err = push_ptr(&o->lines_of, &o->n_lines_of, sizeof(char *), &optarg);
+			}
 			break;
 		case OPT_LINE: {
 			const char *colon = strrchr(optarg, ':');
@@ -557,7 +565,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		o->cmd_argc = argc - optind;
 	}
 
-	if (!o->n_funcs && !o->n_usdts && !o->n_lines) {
+	if (!o->n_funcs && !o->n_usdts && !o->n_lines && !o->n_lines_of) {
 		if (kind == CMD_LIST && o->cmd)
 			log_error("list: no PATTERN given (patterns come before the program: "
 				  "cmon list PATTERN... -- CMD [ARGS...])");
@@ -597,6 +605,7 @@ void cmd_opts__free(struct cmd_opts *o)
 	free(o->usdts);
 	free(o->focus);
 	free(o->lines);
+	free(o->lines_of);
 	for (size_t i = 0; i < o->n_owned; i++)
 		free(o->owned[i]);
 	free(o->owned);

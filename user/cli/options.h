@@ -58,7 +58,7 @@ enum opt_key {
 	OPT_MAX_DEPTH,
 	OPT_STACK,
 	OPT_LINE,
-	OPT_LIST_LINES,
+	OPT_LINES_OF,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -95,6 +95,8 @@ struct cmd_opts {
 	const char **lines;   /* --line FILE:LINE, repeatable */
 	size_t n_lines;
 	bool list_lines;      /* cmon list --lines: the lines of code of each function */
+	const char **lines_of; /* trace --lines FUNC, repeatable */
+	size_t n_lines_of;
 	char **owned;         /* strings made while parsing (--exclude's "!PATTERN") */
 	size_t n_owned;
 	enum out_format format;

@@ -41,6 +41,16 @@ int session__parse_patterns(struct session *s)
 			return -EINVAL;
 		}
 	}
+	s->lines_of = calloc(s->opts->n_lines_of ? s->opts->n_lines_of : 1, sizeof(*s->lines_of));
+	if (!s->lines_of)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->opts->n_lines_of; i++) {
+		if (funcpattern__parse(s->opts->lines_of[i], &s->lines_of[i]) ||
+		    s->lines_of[i].exclude) {
+			log_error("invalid --lines pattern '%s'", s->opts->lines_of[i]);
+			return -EINVAL;
+		}
+	}
 	s->focus = calloc(s->opts->n_focus ? s->opts->n_focus : 1, sizeof(*s->focus));
 	if (!s->focus)
 		return -ENOMEM;
@@ -173,6 +183,8 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
 	ro->n_usdts = s->opts->n_usdts;
 	ro->lines = s->opts->lines;
 	ro->n_lines = s->opts->n_lines;
+	ro->lines_of = s->lines_of;
+	ro->n_lines_of = s->opts->n_lines_of;
 	ro->focus = s->focus;
 	ro->n_focus = s->opts->n_focus;
 }
@@ -296,6 +308,9 @@ void session__cleanup(struct session *s)
 	for (size_t i = 0; s->focus && i < s->opts->n_focus; i++)
 		funcpattern__clear(&s->focus[i]);
 	free(s->focus);
+	for (size_t i = 0; s->lines_of && i < s->opts->n_lines_of; i++)
+		funcpattern__clear(&s->lines_of[i]);
+	free(s->lines_of);
 	free(s->out_name);
 	for (size_t i = 0; s->pidfds && i < s->opts->n_pids; i++)
 		if (s->pidfds[i] >= 0)

@@ -20,6 +20,7 @@ struct session {
 	const struct cmd_opts *opts;
 	struct funcpattern *patterns; /* one per opts->funcs */
 	struct funcpattern *focus;    /* one per opts->focus */
+	struct funcpattern *lines_of; /* one per opts->lines_of */
 	FILE *out;                    /* -o FILE or stdout */
 	bool out_owned;
 	bool out_live;                /* -o unix:PATH: served to readers */

@@ -68,7 +68,7 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 	const char *mod = wr_str(rec->module);
 	const char *status = call_status__name(rec->status);
 	size_t lc = strlen(comm), lf = strlen(func), lm = strlen(mod);
-	bool has_exit = wr_has_exit(rec->status);
+	bool has_exit = wr_has_exit(rec);
 	char *p;
 	int err;
 

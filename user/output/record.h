@@ -55,6 +55,8 @@ struct call_record {
 	uint64_t rss_entry, rss_exit, vms_entry, vms_exit; /* bytes; *_exit as latency */
 	enum call_status status;
 	const struct call_typed *typed; /* NULL: raw mode (no DWARF) */
+	bool line_timed;       /* CALL_LINE of --lines: latency_ns is the time until the
+				* thread's next line event, rss_exit the RSS then */
 	const char *stack;     /* --stack: frames, innermost first, each ending in
 				* '\n'; NULL: not asked or not kept */
 };

@@ -283,7 +283,7 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 	}
 	p = cell(p, tmp, (size_t)(q - tmp), RET_W, true);
 
-	if (wr_has_exit(rec->status)) {
+	if (wr_has_exit(rec)) {
 		q = duration(tmp, rec->latency_ns);
 		p = cell(p, tmp, (size_t)(q - tmp), LAT_W, true);
 		q = bytes_delta(tmp, (int64_t)(rec->rss_exit - rec->rss_entry));

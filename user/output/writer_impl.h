@@ -153,10 +153,12 @@ static inline const char *wr_str(const char *s)
 	return s ? s : "";
 }
 
-/* Exit-time values (latency, *_exit) exist only for returned calls. */
-static inline bool wr_has_exit(enum call_status s)
+/* Exit-time values (latency, *_exit) exist for returned calls, and for a
+ * --lines line once the thread's next line event closed it. */
+static inline bool wr_has_exit(const struct call_record *rec)
 {
-	return s == CALL_OK || s == CALL_TAILCALL;
+	return rec->status == CALL_OK || rec->status == CALL_TAILCALL ||
+	       (rec->status == CALL_LINE && rec->line_timed);
 }
 
 #endif

@@ -669,7 +669,7 @@ static int add_usdt(struct builder *b, size_t obj_idx, const struct usdt_probe *
 
 /* A source line's address as a site probe: named "FILE:LINE (function)". */
 static int add_line_site(struct builder *b, size_t oi, uint64_t addr, const char *base,
-			 unsigned line)
+			 unsigned line, bool in_lines)
 {
 	struct probe_set *s = b->set;
 	const struct probe_object *obj = &s->objects[oi];
@@ -695,6 +695,7 @@ static int add_line_site(struct builder *b, size_t oi, uint64_t addr, const char
 	pf->ret_mode = RETURN_NONE;
 	pf->usdt = true; /* a site: the site program, no return */
 	pf->usdt_spec.kind = CMON_SITE_LINE;
+	pf->in_lines = in_lines;
 	if (asprintf(&pf->name, "%s:%u (%s)", base, line, f->demangled ? f->demangled : f->name) < 0) {
 		pf->name = NULL;
 		return -ENOMEM;
@@ -742,7 +743,7 @@ static int resolve_line(struct builder *b, const char *spec)
 				above = hi;
 		}
 		for (size_t k = 0; k < n && !err; k++) {
-			int r = add_line_site(b, oi, addrs[k], base, (unsigned)line);
+			int r = add_line_site(b, oi, addrs[k], base, (unsigned)line, false);
 
 			if (r < 0)
 				err = r;
@@ -767,6 +768,56 @@ static int resolve_line(struct builder *b, const char *spec)
 		err = -ENOENT;
 	}
 	free(file);
+	return err;
+}
+
+/* --lines FUNC: FUNC traced (its return closes its last line) and each of
+ * its lines of code a site. */
+static int resolve_lines_of(struct builder *b, const struct funcpattern *p)
+{
+	size_t before = b->set->n_funcs, after;
+	int err = resolve_pattern(b, p);
+
+	/* The functions this pattern added (one named by --func too is left
+	 * to its records only). */
+	after = b->set->n_funcs;
+	for (size_t i = before; i < after && !err; i++) {
+		struct probe_func *f = &b->set->funcs[i];
+		struct debuginfo *di;
+		struct line_row *rows = NULL;
+		const char *file = NULL, *base;
+		size_t n = 0;
+
+		if (f->usdt || f->lines_owner)
+			continue;
+		f->lines_owner = true;
+		di = debuginfo__open(b->set->objects[f->object].attach_path);
+		if (!di || lines__in_range(di, f->addr, f->addr + (f->size ? f->size : 1), &rows,
+					   &n, &file)) {
+			log_error("--lines %s: %s has no DWARF line table", p->func, f->name);
+			debuginfo__free(di);
+			return -ENOENT;
+		}
+		base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+		for (size_t k = 0; k < n && !err; k++) {
+			uint64_t *addrs = NULL;
+			size_t na = 0;
+			unsigned lo, hi;
+			/* Every address of the line inside this function. */
+			int e = lines__addrs(di, file, rows[k].line, &addrs, &na, &lo, &hi);
+
+			for (size_t a = 0; !e && a < na && !err; a++) {
+				if (addrs[a] < f->addr || addrs[a] >= f->addr + (f->size ? f->size : 1))
+					continue;
+				err = add_line_site(b, f->object, addrs[a], base, rows[k].line, true);
+				err = err < 0 ? err : 0;
+				f = &b->set->funcs[i]; /* the array may have moved */
+			}
+			free(addrs);
+		}
+		free(rows);
+		debuginfo__free(di);
+	}
 	return err;
 }
 
@@ -848,7 +899,7 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 
 		for (size_t i = 0; i < o->n_patterns; i++)
 			positive += !o->patterns[i].exclude;
-		if (o->n_patterns && !positive && !o->n_usdts && !o->n_lines) {
+		if (o->n_patterns && !positive && !o->n_usdts && !o->n_lines && !o->n_lines_of) {
 			log_error("only exclusions given: name what to trace too (--func PATTERN)");
 			return -EINVAL;
 		}
@@ -873,6 +924,8 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		err = resolve_usdt(&b, o->usdts[i]);
 	for (size_t i = 0; i < o->n_lines && !err; i++)
 		err = resolve_line(&b, o->lines[i]);
+	for (size_t i = 0; i < o->n_lines_of && !err; i++)
+		err = resolve_lines_of(&b, &o->lines_of[i]);
 	b.focus_mode = true;
 	for (size_t i = 0; i < o->n_focus && !err; i++)
 		err = resolve_pattern(&b, &o->focus[i]);

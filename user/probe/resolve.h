@@ -57,6 +57,9 @@ struct probe_func {
 	/* --focus: a focus function (records only while a thread is inside
 	 * one); QUIET: probed for that alone (no --func named it). */
 	bool focus, quiet;
+	/* --lines FUNC: LINES_OWNER for FUNC itself (its return closes its last
+	 * line), IN_LINES for each of its line sites. */
+	bool lines_owner, in_lines;
 	struct cmon_usdt_spec usdt_spec;
 	uint64_t sema_offset;
 	char *usdt_args; /* the note's spec text, for cmon list */
@@ -102,6 +105,8 @@ struct resolve_opts {
 	size_t n_focus;
 	const char *const *lines; /* --line FILE:LINE */
 	size_t n_lines;
+	const struct funcpattern *lines_of; /* --lines FUNC: every line of these */
+	size_t n_lines_of;
 	enum return_choice ret_choice;
 	bool list_only;         /* cmon list: keep unprobeable functions, never fail on them */
 };
