@@ -10,7 +10,7 @@
 
 #define CSV_HEADER \
 	"ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret," \
-	"latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module\r\n"
+	"latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module"
 
 /* Bytes that force quoting anywhere in a field. */
 static const bool csv_special[256] = {
@@ -114,7 +114,7 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 	p = wr_mem(p, status, strlen(status));
 	*p++ = ',';
 	p = writer__csv_put(p, mod, lm);
-	p = WR_LIT(p, "\r\n");
+	/* No line end: typed columns may follow; the writer ends the row. */
 	sb->len = (size_t)(p - sb->buf);
 	return 0;
 }

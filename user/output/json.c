@@ -149,7 +149,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	p = wr_mem(p, status, strlen(status));
 	p = WR_LIT(p, "\",\"module\":");
 	p = writer__json_put(p, mod, lm);
-	p = WR_LIT(p, "}\n");
+	/* Open: typed keys and the stack may follow; the writer closes it. */
 	sb->len = (size_t)(p - sb->buf);
 	return 0;
 }

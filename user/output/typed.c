@@ -1,23 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * typed.c: the typed parts of a record (DWARF names and values), appended
- * to a row the format's own writer has built: extra CSV columns, JSON keys,
- * name=value pairs in text.  Values arrive as JSON text, already escaped.
+ * to a row the format's own writer has opened (the writer ends it): extra
+ * CSV columns, JSON keys, name=value pairs in text.  Values arrive as JSON
+ * text, already escaped.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "writer_impl.h"
-
-/* Drop the row's line end (and for JSON its closing brace). */
-static void chop(struct strbuf *sb, const char *tail)
-{
-	size_t n = strlen(tail);
-
-	if (sb->len >= n && !memcmp(sb->buf + sb->len - n, tail, n))
-		sb->len -= n;
-}
 
 /* Typed columns are "args.NAME" (as JSON nests them under "args"), then
  * "retval": a parameter named pid, ret or status cannot be taken for the
@@ -26,7 +18,6 @@ int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size
 {
 	int err = 0;
 
-	chop(sb, "\r\n");
 	for (size_t i = 0; i < n && !err; i++) {
 		char *col = NULL;
 
@@ -39,7 +30,7 @@ int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size
 	}
 	if (!err)
 		err = strbuf__puts(sb, ",retval");
-	return err ? err : strbuf__puts(sb, "\r\n");
+	return err;
 }
 
 int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n_columns)
@@ -47,7 +38,6 @@ int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n
 	const struct call_typed *t = rec->typed;
 	int err = 0;
 
-	chop(sb, "\r\n");
 	for (size_t col = 0; col < n_columns && !err; col++) {
 		const char *v = NULL;
 
@@ -62,7 +52,7 @@ int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n
 		err = strbuf__puts(sb, ",");
 	if (!err && t && call_record__has_ret(rec) && t->retval && strcmp(t->retval, "null"))
 		err = csv_escape(sb, t->retval);
-	return err ? err : strbuf__puts(sb, "\r\n");
+	return err;
 }
 
 int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
@@ -72,7 +62,6 @@ int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
 
 	if (!t)
 		return 0;
-	chop(sb, "}\n");
 	err = strbuf__puts(sb, ",\"args\":");
 	if (!err)
 		err = strbuf__puts(sb, t->args ? t->args : "{}");
@@ -95,7 +84,7 @@ int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
 		if (!err)
 			err = strbuf__puts(sb, t->faults);
 	}
-	return err ? err : strbuf__puts(sb, "}\n");
+	return err;
 }
 
 /* Text: the raw registers at the row's end give way to name=value.  Values
@@ -132,7 +121,6 @@ int writer__json_stack(struct strbuf *sb, const char *frames)
 {
 	int err;
 
-	chop(sb, "}\n");
 	err = strbuf__puts(sb, ",\"stack\":[");
 	for (const char *p = frames; !err && *p;) {
 		const char *nl = strchr(p, '\n');
@@ -146,7 +134,7 @@ int writer__json_stack(struct strbuf *sb, const char *frames)
 			sb->len = (size_t)(writer__json_put(sb->buf + sb->len, p, n) - sb->buf);
 		p += n + (nl != NULL);
 	}
-	return err ? err : strbuf__puts(sb, "]}\n");
+	return err ? err : strbuf__putc(sb, ']');
 }
 
 /* --stack in the table: one indented "at FRAME" line a frame under the row. */

@@ -80,7 +80,7 @@ static int put_header(struct writer *w)
 	err = writer__csv_header(&w->line);
 	if (!err && w->n_columns)
 		err = writer__csv_header_columns(&w->line, w->columns, w->n_columns);
-	return err;
+	return err ? err : strbuf__puts(&w->line, "\r\n");
 }
 
 int writer__set_columns(struct writer *w, const char *const *names, size_t n)
@@ -124,9 +124,12 @@ int writer__write(struct writer *w, const struct call_record *rec)
 	}
 	switch (w->fmt) {
 	case OUT_CSV:
+		/* Each part appends; the row ends here. */
 		err = writer__csv_row(&w->line, rec);
 		if (!err && w->n_columns)
 			err = writer__csv_typed(&w->line, rec, w->n_columns);
+		if (!err)
+			err = strbuf__puts(&w->line, "\r\n");
 		break;
 	case OUT_JSON:
 		err = writer__json_row(&w->line, rec);
@@ -134,6 +137,8 @@ int writer__write(struct writer *w, const struct call_record *rec)
 			err = writer__json_typed(&w->line, rec);
 		if (!err && rec->stack)
 			err = writer__json_stack(&w->line, rec->stack);
+		if (!err)
+			err = strbuf__puts(&w->line, "}\n");
 		break;
 	default: {
 		size_t args_at = 0;
