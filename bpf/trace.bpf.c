@@ -221,6 +221,24 @@ static __always_inline struct cmon_call_rec *entry_record(struct task_struct *ta
 	return rec;
 }
 
+/* The thread's shadow stack for an entry at SLOT, frames the stack moved
+ * past let go (a tail call keeps its caller's frame: both return
+ * together).  NULL when it cannot be had (counted). */
+static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct *task, __u64 slot,
+							     struct cmon_func_stats *st)
+{
+	struct cmon_shadow_stack *ss;
+
+	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ss) {
+		if (st)
+			st->lost_nomem++;
+		return NULL;
+	}
+	shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
+	return ss;
+}
+
 /* --stack: the user stack at this entry, tagged (tid, TS) for its record. */
 static __always_inline void emit_stack(struct pt_regs *ctx, __u64 slot, __u64 ts,
 				       struct cmon_func_stats *st)
@@ -293,13 +311,9 @@ int BPF_KPROBE(cmon_entry)
 		 * entering one; else nothing happens here. */
 		__u32 rel;
 
-		ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!ss) {
-			if (st)
-				st->lost_nomem++;
+		ss = entry_stack(task, slot, st);
+		if (!ss)
 			return 0;
-		}
-		shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
 		if (!(cookie & CMON_COOKIE_FOCUS) && !(ss->focus & 0xffff)) {
 			if (st && !(cookie & CMON_COOKIE_QUIET))
 				st->outside_focus++;
@@ -341,16 +355,8 @@ int BPF_KPROBE(cmon_entry)
 		return 0;
 	}
 
-	if (!targ_focus) {
-		ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!ss) {
-			if (st)
-				st->lost_nomem++;
-			return 0;
-		}
-		/* A tail call keeps its caller's frame: both return together. */
-		shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
-	}
+	if (!targ_focus)
+		ss = entry_stack(task, slot, st);
 	if (!ss)
 		return 0;
 	fr = shadow_stack_reserve(ss);

@@ -414,6 +414,25 @@ no_exits:
 }
 
 /* Add F of object OBJ_IDX unless the same address is already traced. */
+/* A new, zeroed function of object OBJ_IDX at ADDR (file offset OFF),
+ * not yet counted in n_funcs; NULL when out of memory. */
+static struct probe_func *new_func(struct builder *b, size_t obj_idx, uint64_t addr,
+				   uint64_t off)
+{
+	struct probe_set *s = b->set;
+	struct probe_func *pf;
+
+	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
+	if (!s->funcs)
+		return NULL;
+	pf = &s->funcs[s->n_funcs];
+	memset(pf, 0, sizeof(*pf));
+	pf->object = obj_idx;
+	pf->addr = addr;
+	pf->file_offset = off;
+	return pf;
+}
+
 static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func *f,
 		    enum return_mode mode)
 {
@@ -429,15 +448,10 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 			return 1;
 		}
 	}
-	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
-	if (!s->funcs)
+	pf = new_func(b, obj_idx, f->addr, f->file_offset);
+	if (!pf)
 		return -ENOMEM;
-	pf = &s->funcs[s->n_funcs];
-	memset(pf, 0, sizeof(*pf));
-	pf->object = obj_idx;
-	pf->addr = f->addr;
 	pf->size = f->size;
-	pf->file_offset = f->file_offset;
 	err = plan_func(pf, &s->objects[obj_idx], f, mode, b->o->list_only);
 	if (err)
 		return err < 0 ? err : 0;
@@ -633,14 +647,9 @@ static int add_usdt(struct builder *b, size_t obj_idx, const struct usdt_probe *
 		if (s->funcs[i].object == obj_idx && s->funcs[i].usdt &&
 		    s->funcs[i].file_offset == u->file_offset)
 			return 0; /* named by two patterns */
-	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
-	if (!s->funcs)
+	pf = new_func(b, obj_idx, u->addr, u->file_offset);
+	if (!pf)
 		return -ENOMEM;
-	pf = &s->funcs[s->n_funcs];
-	memset(pf, 0, sizeof(*pf));
-	pf->object = obj_idx;
-	pf->addr = u->addr;
-	pf->file_offset = u->file_offset;
 	pf->ret_mode = RETURN_NONE;
 	pf->usdt = true;
 	pf->sema_offset = u->sema_offset;
@@ -684,14 +693,9 @@ static int add_line_site(struct builder *b, size_t oi, uint64_t addr, const char
 	for (size_t i = 0; i < s->n_funcs; i++)
 		if (s->funcs[i].object == oi && s->funcs[i].usdt && s->funcs[i].addr == addr)
 			return 1; /* named twice */
-	s->funcs = grow(s->funcs, s->n_funcs, &b->cap_funcs, sizeof(*s->funcs));
-	if (!s->funcs)
+	pf = new_func(b, oi, addr, f->file_offset + (addr - f->addr));
+	if (!pf)
 		return -ENOMEM;
-	pf = &s->funcs[s->n_funcs];
-	memset(pf, 0, sizeof(*pf));
-	pf->object = oi;
-	pf->addr = addr;
-	pf->file_offset = f->file_offset + (addr - f->addr);
 	pf->ret_mode = RETURN_NONE;
 	pf->usdt = true; /* a site: the site program, no return */
 	pf->usdt_spec.kind = CMON_SITE_LINE;
