@@ -23,8 +23,7 @@
 #include "profile.h"
 #include "mem.bpf.h"
 #include "shadow_stack.bpf.h"
-#include "exe_filter.bpf.h"
-#include "lifecycle.bpf.h"
+#include "filter.bpf.h"
 
 /* libbpf 1.1 stops at the fifth argument register. */
 #ifndef PT_REGS_PARM6
@@ -44,12 +43,6 @@ const volatile __u32 targ_hist_signed = 0;
 const volatile bool targ_linear = false;
 const volatile __u64 targ_lin_min = 0;   /* signed, as two's complement */
 const volatile __u64 targ_lin_step = 1;
-/* Filters (0 / empty: any): the agent scopes system-wide probes with them. */
-const volatile __u32 targ_filter_pid = 0;
-const volatile bool targ_filter_comm = false;
-const volatile __u64 targ_comm_lo = 0; /* the comm, NUL-padded to 16 bytes */
-const volatile __u64 targ_comm_hi = 0;
-const volatile __u64 targ_filter_cgroup = 0;
 /* How exits see the return-address slot when every function of the set
  * returns the same way: the cookie need not be read on the hot path. */
 enum { EXIT_KIND_COOKIE = 0, EXIT_KIND_ALL_URET = 1, EXIT_KIND_ALL_INSN = 2 };
@@ -152,18 +145,7 @@ static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr
 
 static __always_inline bool wanted(struct task_struct *task)
 {
-	if (targ_filter_pid && (__u32)task->tgid != targ_filter_pid)
-		return false;
-	if (targ_filter_cgroup && bpf_get_current_cgroup_id() != targ_filter_cgroup)
-		return false;
-	if (targ_filter_comm) {
-		__u64 comm[2] = {};
-
-		BPF_CORE_READ_INTO(&comm, task, group_leader, comm);
-		if (comm[0] != targ_comm_lo || comm[1] != targ_comm_hi)
-			return false;
-	}
-	return exe_wanted(task) && launch_wanted(task);
+	return task_wanted(task);
 }
 
 static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs *ctx)

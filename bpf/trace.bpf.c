@@ -48,7 +48,7 @@ struct {
 } func_stats SEC(".maps");
 
 #include "fetch.bpf.h"
-#include "lifecycle.bpf.h"
+#include "filter.bpf.h"
 
 static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
 {
@@ -277,7 +277,7 @@ int BPF_KPROBE(cmon_usdt)
 	struct cmon_usdt_spec *spec = bpf_map_lookup_elem(&usdt_specs, &func_id);
 	struct cmon_call_rec *rec;
 
-	if (!spec || !exe_wanted(task) || !launch_wanted(task))
+	if (!spec || !task_wanted(task))
 		return 0;
 	if (st)
 		st->calls++;
@@ -304,7 +304,7 @@ int BPF_KPROBE(cmon_entry)
 	__u64 slot = entry_slot(ctx, cookie);
 	__u32 fflags = 0;
 
-	if (!exe_wanted(task) || !launch_wanted(task))
+	if (!task_wanted(task))
 		return 0;
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or

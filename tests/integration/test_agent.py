@@ -231,18 +231,20 @@ def test_agent_filters():
          "process": "calls", "log": {"path": log}},
         {"name": "log_other", "target": app, "func": "add", "instrument": "log",
          "process": "someone_else", "log": {"path": log + ".other"}},
+        # The log filters in the kernel too (it was refused a cgroup).
         {"name": "log_cg", "target": app, "func": "add", "instrument": "log", "cgroup": cg,
          "log": {"path": log + ".cg"}},
+        {"name": "log_pid", "target": app, "func": "add", "instrument": "log", "pid": 1,
+         "log": {"path": log + ".pid"}},
     ])
     a = Agent(spec).wait_ready()
     try:
-        st = a.wait_probes({"mine": "applied", "theirs": "applied", "in_cg": "applied",
-                            "log_mine": "applied", "log_other": "applied", "log_cg": "error"})
-        check(st["log_cg"]["error"].endswith("instrument log cannot filter by cgroup (its "
-                                             "records do not carry one): use process or pid"),
-              "log_cg error: %r" % st["log_cg"]["error"])
+        a.wait_probes({"mine": "applied", "theirs": "applied", "in_cg": "applied",
+                       "log_mine": "applied", "log_other": "applied", "log_cg": "applied",
+                       "log_pid": "applied"})
         loop(app, 40)
         a.wait_metric("cmon_agent_log_records_total", 40, probe="log_mine")
+        a.wait_metric("cmon_agent_log_records_total", 40, probe="log_cg")
         m = a.metrics()
         eq(value(m, "cmon_mine_calls_total", probe="mine"), 40, "comm filter: matching")
         eq(value(m, "cmon_theirs_calls_total", probe="theirs"), 0, "comm filter: not matching")
@@ -252,6 +254,8 @@ def test_agent_filters():
         eq(a.stop(), 0, "agent exit status")
     eq(len(parse_json_lines(read_text(log))), 40, "records of the comm-filtered log")
     eq(read_text(log + ".other"), "", "records of another comm")
+    eq(len(parse_json_lines(read_text(log + ".cg"))), 40, "records of the cgroup-filtered log")
+    eq(read_text(log + ".pid"), "", "records of another pid")
 
 
 def test_agent_lifespan_expiry():

@@ -196,9 +196,6 @@ static const struct {
 	{ "  - {name: b, target: /a, func: f, instrument: log, log: {path: /l}, metric: m}\n", "b",
 	  "line 3: instrument log writes records, not a metric: 'metric', 'labels' and "
 	  "'per_pid' do not apply" },
-	{ "  - {name: b, target: /a, func: f, instrument: log, log: {path: /l}, cgroup: /c}\n", "b",
-	  "line 3: instrument log cannot filter by cgroup (its records do not carry one): use "
-	  "process or pid" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, log: {path: /l}}\n", "b",
 	  "line 3: 'log' is only for instrument log" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, lifespan: 10}\n", "b",

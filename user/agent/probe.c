@@ -306,17 +306,6 @@ static int cgroup_id(const char *path, uint64_t *id)
 	return 0;
 }
 
-/* Instrument log: the tracer has no filters of its own, so pid and comm are
- * checked on the records (a cgroup cannot be: the spec refuses it). */
-static bool record_wanted(struct probe_gen *g, const struct cmon_call_rec *rec)
-{
-	const struct probe_spec *s = g->owner->spec;
-
-	if (s->pid && rec->pid != (uint32_t)s->pid)
-		return false;
-	return !s->process || !strcmp(rec->comm, s->process);
-}
-
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct probe_gen *g = ctx;
@@ -327,8 +316,6 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	/* The ring buffer is shared with the kernel: work on a copy. */
 	memcpy(&copy, rec, sizeof(copy));
 	copy.comm[CMON_COMM_LEN - 1] = 0;
-	if (!record_wanted(g, &copy))
-		return 0;
 	if (decoder__decode(&g->decoder, &copy, &cr))
 		return 0;
 	if (!p->log || logsink__write(p->log, &cr))
@@ -407,6 +394,11 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	if (!err && s->instrument == INSTR_LOG) {
 		to.on_record = on_record;
 		to.ctx = g;
+		/* pid, process and cgroup decided in the kernel, as for metrics. */
+		to.filter_pid = s->pid;
+		if (s->process)
+			snprintf(to.filter_comm, sizeof(to.filter_comm), "%s", s->process);
+		to.filter_cgroup = cg;
 		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
 		g->tracer = tracer__new(g->set, &to);
 		if (!g->tracer) {

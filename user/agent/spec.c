@@ -513,9 +513,6 @@ static int validate(struct pstate *st, yaml_node_t *n)
 		return probe_fail(p, n, "instrument log needs 'log: {path: ...}'");
 	if (p->instrument != INSTR_LOG && st->have_log)
 		return probe_fail(p, n, "'log' is only for instrument log");
-	if (p->instrument == INSTR_LOG && p->cgroup)
-		return probe_fail(p, n, "instrument log cannot filter by cgroup (its records do "
-				  "not carry one): use process or pid");
 	if (p->instrument == INSTR_LOG && (p->per_pid || st->have_metric || p->n_labels))
 		return probe_fail(p, n, "instrument log writes records, not a metric: "
 				  "'metric', 'labels' and 'per_pid' do not apply");

@@ -82,15 +82,9 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	p->skel->rodata->targ_lin_min = (__u64)opts->lin_min;
 	p->skel->rodata->targ_lin_step = opts->linear ? (__u64)opts->lin_step : 1;
 	p->skel->rodata->targ_filter_pid = opts->filter_pid > 0 ? (__u32)opts->filter_pid : 0;
-	if (opts->filter_comm[0]) {
-		char comm[16] = {};
-
-		/* NUL-padded, as the kernel keeps task->comm. */
-		memcpy(comm, opts->filter_comm, strnlen(opts->filter_comm, sizeof(comm) - 1));
-		p->skel->rodata->targ_filter_comm = true;
-		memcpy((void *)&p->skel->rodata->targ_comm_lo, comm, 8);
-		memcpy((void *)&p->skel->rodata->targ_comm_hi, comm + 8, 8);
-	}
+	p->skel->rodata->targ_filter_comm =
+		probe_filter__comm(opts->filter_comm, (uint64_t *)&p->skel->rodata->targ_comm_lo,
+				   (uint64_t *)&p->skel->rodata->targ_comm_hi);
 	p->skel->rodata->targ_filter_cgroup = opts->filter_cgroup;
 	p->skel->rodata->targ_exit_kinds = exit_kinds(set);
 	/* The kernel's dev_t is MAJOR << 20 | MINOR, not glibc's encoding. */

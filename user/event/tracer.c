@@ -118,6 +118,11 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
 	t->skel->rodata->targ_focus = opts->focus;
 	t->skel->rodata->targ_stack = opts->on_stack != NULL;
+	t->skel->rodata->targ_filter_pid = opts->filter_pid > 0 ? (__u32)opts->filter_pid : 0;
+	t->skel->rodata->targ_filter_comm =
+		probe_filter__comm(opts->filter_comm, (uint64_t *)&t->skel->rodata->targ_comm_lo,
+				   (uint64_t *)&t->skel->rodata->targ_comm_hi);
+	t->skel->rodata->targ_filter_cgroup = opts->filter_cgroup;
 	t->skel->rodata->targ_max_depth = opts->max_depth;
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be

@@ -40,6 +40,10 @@ struct tracer_opts {
 	bool sleepable;        /* fault in pages that are not resident */
 	bool focus;            /* --focus given (probe_func.focus marks them) */
 	tracer_stack_fn on_stack; /* non-NULL: --stack */
+	/* Only these processes (0 / empty: any), decided in the kernel. */
+	pid_t filter_pid;
+	char filter_comm[16];
+	uint64_t filter_cgroup;
 	int max_depth;         /* --max-depth below the focus; -1: any */
 };
 

@@ -240,6 +240,18 @@ cleanup:
 	return err;
 }
 
+bool probe_filter__comm(const char *comm, uint64_t *lo, uint64_t *hi)
+{
+	char buf[16] = {};
+
+	if (!comm || !comm[0])
+		return false;
+	memcpy(buf, comm, strnlen(comm, sizeof(buf) - 1));
+	memcpy(lo, buf, 8);
+	memcpy(hi, buf + 8, 8);
+	return true;
+}
+
 int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch_exec,
 		      pid_t launch_pid, struct bpf_link *links[2])
 {

@@ -46,6 +46,11 @@ int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch
 		      pid_t launch_pid, struct bpf_link *links[2]);
 void lifecycle__detach(struct bpf_link *links[2]);
 
+/* The process-name filter of filter.bpf.h: COMM NUL-padded to 16 bytes, as
+ * the kernel keeps task->comm, in two words.  False for an empty COMM (no
+ * filter). */
+bool probe_filter__comm(const char *comm, uint64_t *lo, uint64_t *hi);
+
 /* Detach (close every link) and free.  NULL is fine. */
 void probe_links__free(struct probe_links *l);
 

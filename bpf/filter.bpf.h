@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * filter.bpf.h: which processes count, decided in the kernel before
+ * anything is recorded or aggregated (trace and profile alike): a pid, a
+ * process name, a cgroup v2 (0 / empty: any), the --binary executable
+ * (exe_filter.bpf.h) and the launched program from its exec
+ * (lifecycle.bpf.h).  The agent scopes system-wide probes with them.
+ */
+#ifndef CMON_FILTER_BPF_H
+#define CMON_FILTER_BPF_H
+
+#include "exe_filter.bpf.h"
+#include "lifecycle.bpf.h"
+
+const volatile __u32 targ_filter_pid = 0;
+const volatile bool targ_filter_comm = false;
+const volatile __u64 targ_comm_lo = 0; /* the comm, NUL-padded to 16 bytes */
+const volatile __u64 targ_comm_hi = 0;
+const volatile __u64 targ_filter_cgroup = 0;
+
+static __always_inline bool task_wanted(struct task_struct *task)
+{
+	if (targ_filter_pid && (__u32)task->tgid != targ_filter_pid)
+		return false;
+	if (targ_filter_cgroup && bpf_get_current_cgroup_id() != targ_filter_cgroup)
+		return false;
+	if (targ_filter_comm) {
+		__u64 comm[2] = {};
+
+		BPF_CORE_READ_INTO(&comm, task, group_leader, comm);
+		if (comm[0] != targ_comm_lo || comm[1] != targ_comm_hi)
+			return false;
+	}
+	return exe_wanted(task) && launch_wanted(task);
+}
+
+#endif
