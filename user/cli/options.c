@@ -69,9 +69,12 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "format", 'F', "FMT", P,
 	  "text (default), csv, json (JSON Lines, one object per\nfunction per report)" },
 	{ "output", 'o', "FILE", T,
-	  "write records to FILE instead of stdout; unix:PATH\n"
-	  "serves them live on a unix socket (JSON Lines)" },
-	{ "output", 'o', "DIR", C, "the store's folder (never overwritten)" },
+	  "write records to FILE instead of stdout; %p / %r in FILE:\n"
+	  "one file per process (pid / rank); unix:PATH serves them\n"
+	  "live on a unix socket (JSON Lines)" },
+	{ "output", 'o', "DIR", C,
+	  "the store's folder (never overwritten); %p / %r in DIR: one\n"
+	  "store per process (pid / rank)" },
 	{ "output", 'o', "FILE", P, "write the reports to FILE instead of stdout" },
 	{ NULL, 0, NULL, TC, "typed arguments (from DWARF when the program has it):" },
 	{ "capture", OPT_CAPTURE, "NAME=EXPR", TC,
