@@ -4,6 +4,7 @@ class at start and subtracted (tests/targets/busy.c: a ~5 us busy function
 behind a single-stepped, an emulated, a CET (endbr64; push) and a 5-byte-nop
 entry point)."""
 import json
+import re
 import statistics
 
 from cmonlib import check, cmon, parse_csv, run, target, tmpfile, trace, read_text
@@ -103,9 +104,10 @@ def list_ns_per_hit():
     for line in lines[1:]:
         if not line.strip():
             break
-        w = line.split()
-        # NS/HIT is the column after COST: the first of the last two words.
-        res[w[0]] = int(w[-2])
+        # Columns are separated by 2+ spaces (INSTRUCTION and RETURN hold
+        # single ones); NS/HIT is the eighth.
+        w = re.split(r"\s{2,}", line.strip())
+        res[w[0]] = int(w[7])
     return res
 
 

@@ -26,7 +26,7 @@ def list_rows(args):
         fields["FUNCTION"], fields["MODULE"] = w[0], w[1]
         fields["ADDRESS"], fields["OFFSET"], fields["PROBE"] = w[2], w[3], w[4]
         fields["INSTRUCTION"], fields["COST"] = w[5], w[6]
-        fields["NS/HIT"], fields["RETURN"] = w[7], " ".join(w[8:])
+        fields["NS/HIT"], fields["RET NS"], fields["RETURN"] = w[7], w[8], " ".join(w[9:])
         res[fields["FUNCTION"]] = fields
     return res
 
@@ -205,3 +205,42 @@ def test_tail_call():
           % c[0]["status"])
     if c[0]["status"] == "ok":
         eq(c[0]["ret"], 15, "tail_caller ret (auto)")
+
+
+def test_c_program_mapping_cxx_runtime_keeps_uretprobes():
+    """A C program that maps libstdc++ through a dependency (redis through
+    jemalloc): no exception can pass through its own C frames, so its
+    returns are uretprobes (a single-stepped ret costs ~10x more); libc,
+    built with exception tables, is observed on its ret instructions."""
+    exe = target("calls_cxxrt")
+    rows = list_rows(["add", "negate", "libc.so.6:qsort", "--", exe])
+    eq(rows["add"]["RETURN"], "uretprobe", "add's return")
+    eq(rows["negate"]["RETURN"], "uretprobe", "negate's return")
+    check(rows["qsort"]["RETURN"].startswith("ret-insn"), "qsort's return %r" % rows["qsort"]["RETURN"])
+    # What a return costs, measured here: a uretprobe well under a
+    # single-stepped ret.
+    check(0 < int(rows["add"]["RET NS"]) * 3 < int(rows["qsort"]["RET NS"]),
+          "return costs: uretprobe %s ns, ret-insn %s ns" % (rows["add"]["RET NS"], rows["qsort"]["RET NS"]))
+    res = trace(["add", "six", "negate"], launch=[exe, "calls"])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, CALLS_OUT, "program output")
+    eq([(r["func"], r["ret"], r["status"]) for r in res.rows],
+       [("add", 5, "ok"), ("add", 2**32 - 3, "ok"), ("six", 91, "ok"),
+        ("negate", -1234567890123, "ok")], "records (func, ret, status)")
+
+
+def test_cxx_exception_through_libc_qsort():
+    """A comparator's exception unwinds through libc's qsort: the program
+    is unchanged (a uretprobe on qsort would abort it), the calls the
+    exception went through are noreturn, the others pair."""
+    exe = target("cxx_qsort")
+    code, out, err = run([exe])
+    eq((code, out), (0, "ra=0 a=1,3,5,9 rb=-1\n"), "untraced run")
+    res = trace(["sort_upto", "by_value", "libc.so.6:qsort"], launch=[exe])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, out, "program output")
+    top = [(r["arg2"], r["ret"], r["status"]) for r in res.rows if r["func"].startswith("sort_upto")]
+    eq(top, [(10, 0, "ok"), (6, 2**32 - 1, "ok")], "sort_upto (lim, ret, status)")
+    cmp = [r for r in res.rows if r["func"] == "by_value"]
+    eq([r["status"] for r in cmp].count("noreturn"), 1, "the comparator that threw")
+    eq(res.summary()["lost"], 0, "events lost")

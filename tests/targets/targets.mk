@@ -174,3 +174,19 @@ $(TARGET_DIR)/lines_O2: tests/targets/lines.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -fcf-protection=none $< -o $@
+
+# A C program that maps the C++ runtime through a dependency (as redis does
+# through jemalloc), and a C++ exception unwinding through libc's qsort:
+# where returns may be uretprobes and where they must not.
+TARGETS += $(TARGET_DIR)/calls_cxxrt $(TARGET_DIR)/cxx_qsort
+targets: $(TARGET_DIR)/calls_cxxrt $(TARGET_DIR)/cxx_qsort
+
+$(TARGET_DIR)/calls_cxxrt: tests/targets/calls.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@ -Wl,--no-as-needed -lstdc++
+
+$(TARGET_DIR)/cxx_qsort: tests/targets/cxx_qsort.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@

@@ -26,6 +26,20 @@ static unsigned hit_ns(const struct probe_calib *c, enum probe_cost cost)
 	return probe_cost__typical_ns(cost);
 }
 
+/* What a call pays for F's return probe, as text ("-": none). */
+static const char *ret_ns(const struct probe_calib *c, const struct probe_func *f, char *buf,
+			  size_t len)
+{
+	int m = f->ret_mode == RETURN_URETPROBE ? 0 : f->ret_mode == RETURN_INSN ? 1 : -1;
+
+	if (m < 0 || f->never_returns)
+		return "-";
+	if (!c->valid)
+		return m ? "~2600" : "~300"; /* typical single-step / uretprobe */
+	snprintf(buf, len, "%llu", (unsigned long long)c->ret_ns[m]);
+	return buf;
+}
+
 static void print_set(const struct probe_set *s, const struct probe_calib *c)
 {
 	size_t n_usdt = 0;
@@ -33,11 +47,12 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 	for (size_t i = 0; i < s->n_funcs; i++)
 		n_usdt += s->funcs[i].usdt;
 	if (n_usdt < s->n_funcs)
-		printf("%-40s %-20s %18s %10s %6s  %-24s %-11s %8s  %s\n", "FUNCTION", "MODULE",
-		       "ADDRESS", "OFFSET", "PROBE", "INSTRUCTION", "COST", "NS/HIT", "RETURN");
+		printf("%-40s %-20s %18s %10s %6s  %-24s %-11s %8s  %8s  %s\n", "FUNCTION",
+		       "MODULE", "ADDRESS", "OFFSET", "PROBE", "INSTRUCTION", "COST", "NS/HIT",
+		       "RET NS", "RETURN");
 	for (size_t i = 0; i < s->n_funcs; i++) {
 		const struct probe_func *f = &s->funcs[i];
-		char ret[64];
+		char ret[64], ret_cost[24];
 
 		if (f->usdt)
 			continue; /* listed after the functions */
@@ -48,10 +63,11 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 				 f->exits.n_tail);
 		else
 			snprintf(ret, sizeof(ret), "%s", return_mode__name(f->ret_mode));
-		printf("%-40s %-20s %#18llx %#10llx    +%-2u  %-24s %-11s %8u  %s\n", f->name,
+		printf("%-40s %-20s %#18llx %#10llx    +%-2u  %-24s %-11s %8u  %8s  %s\n", f->name,
 		       s->objects[f->object].module, (unsigned long long)f->addr,
 		       (unsigned long long)f->file_offset, f->entry.skip, f->entry.insn,
-		       probe_cost__name(f->entry.cost), hit_ns(c, f->entry.cost), ret);
+		       probe_cost__name(f->entry.cost), hit_ns(c, f->entry.cost),
+		       ret_ns(c, f, ret_cost, sizeof(ret_cost)), ret);
 	}
 	for (size_t i = 0, first = 1; i < s->n_funcs; i++) {
 		const struct probe_func *f = &s->funcs[i];

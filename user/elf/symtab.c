@@ -494,6 +494,8 @@ static int collect(struct symtab *st, Elf *elf)
 		sname = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
 		if (sname && (!strcmp(sname, ".gopclntab") || !strcmp(sname, ".go.buildinfo")))
 			st->rt_flags |= SYMTAB_RT_GO;
+		if (sname && !strcmp(sname, ".gcc_except_table"))
+			st->rt_flags |= SYMTAB_EH_TABLES;
 		if (sh.sh_type == SHT_GNU_verdef)
 			err = read_verdef(st, elf, scn, &sh, &vs);
 		else if (sh.sh_type == SHT_GNU_verneed)

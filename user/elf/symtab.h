@@ -32,7 +32,12 @@ enum symtab_runtime_flags {
 	SYMTAB_RT_CXX_EH = 1u << 0,  /* C++ exceptions: __cxa_throw / __gxx_personality_v0 */
 	SYMTAB_RT_RUST = 1u << 1,    /* Rust panics: rust_eh_personality, rust_panic */
 	SYMTAB_RT_GO = 1u << 2,      /* Go: .gopclntab / .go.buildinfo, moving stacks */
+	/* Not a runtime: the object was built with exception support
+	 * (.gcc_except_table: C++, or C with -fexceptions as glibc is, for
+	 * qsort's callbacks), so an exception can pass through its frames. */
+	SYMTAB_EH_TABLES = 1u << 3,
 };
+#define SYMTAB_RT_UNWINDERS (SYMTAB_RT_CXX_EH | SYMTAB_RT_RUST | SYMTAB_RT_GO)
 
 /*
  * Open PATH and read its function symbols from .symtab and .dynsym (merged,

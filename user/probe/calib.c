@@ -121,6 +121,17 @@ static void call_all(int n, uint64_t per_call[CALIB_FNS])
 			fn(i, 1);
 		per_call[s] = (clock__mono_ns() - t0) / (uint64_t)n;
 	}
+	/* The emulated class with each return mechanism, timed the same way:
+	 * less the entry-only figure, what a return costs (`cmon list`). */
+	for (int m = 0; m < 2; m++) {
+		int s = PROBE_COST_EMULATED * 2 + m;
+		calib_fn_t volatile fn = (calib_fn_t)(void *)calib_fn[s];
+		uint64_t t0 = clock__mono_ns();
+
+		for (int i = 0; i < n; i++)
+			fn(i, 1);
+		per_call[s] = (clock__mono_ns() - t0) / (uint64_t)n;
+	}
 }
 
 struct calib_links {
@@ -180,7 +191,8 @@ int probe_calib__measure(struct probe_calib *out)
 		insn_off[CMON_CALIB_CLASSES];
 	uint64_t entry_ck[CALIB_FNS], uret_ck[CMON_CALIB_CLASSES],
 		insn_ck[CMON_CALIB_CLASSES];
-	__u64 ns[CMON_CALIB_SLOTS][CALIB_ROUNDS], call_ns[CMON_CALIB_CLASSES][CALIB_ROUNDS];
+	__u64 ns[CMON_CALIB_SLOTS][CALIB_ROUNDS], call_ns[CMON_CALIB_CLASSES][CALIB_ROUNDS],
+		ret_ns[2][CALIB_ROUNDS];
 	uint64_t per_call[CALIB_FNS];
 	int fds[3] = { -1, -1, -1 };
 	struct calib_bpf *skel = NULL;
@@ -237,6 +249,12 @@ int probe_calib__measure(struct probe_calib *out)
 		call_all(CALIB_CALLS, per_call);
 		for (int k = 0; k < CMON_CALIB_CLASSES; k++)
 			call_ns[k][round] = per_call[CMON_CALIB_SLOTS + k];
+		for (int m = 0; m < 2; m++) {
+			uint64_t both = per_call[PROBE_COST_EMULATED * 2 + m],
+				 entry = per_call[CMON_CALIB_SLOTS + PROBE_COST_EMULATED];
+
+			ret_ns[m][round] = both > entry ? both - entry : 0;
+		}
 		for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
 			uint32_t n = skel->bss->n_samples[s];
 
@@ -259,6 +277,10 @@ int probe_calib__measure(struct probe_calib *out)
 	for (int k = 0; k < CMON_CALIB_CLASSES; k++) {
 		qsort(call_ns[k], CALIB_ROUNDS, sizeof(call_ns[k][0]), cmp_u64);
 		out->call_ns[k] = call_ns[k][CALIB_ROUNDS / 2];
+	}
+	for (int m = 0; m < 2; m++) {
+		qsort(ret_ns[m], CALIB_ROUNDS, sizeof(ret_ns[m][0]), cmp_u64);
+		out->ret_ns[m] = ret_ns[m][CALIB_ROUNDS / 2];
 	}
 	out->valid = true;
 cleanup:

@@ -29,6 +29,9 @@ struct probe_calib {
 	/* ns a call pays for an entry probe (a near-empty program), as its
 	 * caller sees it, by [enum probe_cost]: `cmon list`. */
 	uint64_t call_ns[CMON_CALIB_CLASSES];
+	/* ns a call pays for its return probe, by [0 uretprobe, 1 ret
+	 * instruction (single-stepped: the kernel cannot emulate a ret)]. */
+	uint64_t ret_ns[2];
 };
 
 /* Measure (about 2 ms, and 2 x 256 single-steps).  Returns 0, or a negative

@@ -333,12 +333,36 @@ static int check_named_file(const struct probe_object *obj)
 	return err;
 }
 
-static bool runtime_unwinds(const struct probe_set *s, const struct probe_target *t)
+static bool runtime_unwinds(const struct probe_set *s, const struct probe_target *t,
+			    unsigned which)
 {
-	for (size_t i = 0; i < t->n_objects; i++)
-		if (s->objects[t->objects[i]].runtime)
+	for (size_t i = 0; t && i < t->n_objects; i++)
+		if (s->objects[t->objects[i]].runtime & which)
 			return true;
 	return false;
+}
+
+/*
+ * Can an unwinder walk through the frames of OBJ's functions in T?  Only
+ * where T runs a runtime that unwinds (C++ exceptions, Rust panics, Go's
+ * stack moves) and OBJ is built for it: C++ or Rust code, or C built with
+ * exception tables (glibc, whose qsort may call a throwing comparator).
+ * Plain C (a daemon that maps libstdc++ through a dependency, as redis
+ * does through jemalloc) gives an exception no way through: throwing
+ * through C frames built without -fexceptions is not supported by the
+ * compilers, so its returns can be uretprobes, 10x cheaper than a
+ * single-stepped ret.  Go moves whole stacks: every function of a Go
+ * process is observed on its ret instructions.
+ */
+static bool unwinder_passes(const struct builder *b, const struct probe_target *t,
+			    size_t obj_idx)
+{
+	if (!runtime_unwinds(b->set, t, SYMTAB_RT_UNWINDERS))
+		return false;
+	if (runtime_unwinds(b->set, t, SYMTAB_RT_GO))
+		return true;
+	return b->set->objects[obj_idx].runtime &
+	       (SYMTAB_RT_CXX_EH | SYMTAB_RT_RUST | SYMTAB_EH_TABLES);
 }
 
 /* Shown as a person names it: demangled, without a Rust legacy hash
@@ -464,7 +488,8 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 	return 1;
 }
 
-static enum return_mode mode_for(const struct builder *b, const struct probe_target *t)
+static enum return_mode mode_for(const struct builder *b, const struct probe_target *t,
+				 size_t obj_idx)
 {
 	switch (b->o->ret_choice) {
 	case RETURN_OFF:
@@ -474,7 +499,7 @@ static enum return_mode mode_for(const struct builder *b, const struct probe_tar
 	case RETURN_FORCE_INSN:
 		return RETURN_INSN;
 	default:
-		return runtime_unwinds(b->set, t) ? RETURN_INSN : RETURN_URETPROBE;
+		return unwinder_passes(b, t, obj_idx) ? RETURN_INSN : RETURN_URETPROBE;
 	}
 }
 
@@ -622,7 +647,7 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 			for (size_t k = 0; k < s->targets[ti].n_objects; k++)
 				if (s->targets[ti].objects[k] == m[i].obj)
 					t = &s->targets[ti];
-		err = add_func(b, m[i].obj, m[i].f, mode_for(b, t));
+		err = add_func(b, m[i].obj, m[i].f, mode_for(b, t, m[i].obj));
 		if (err < 0)
 			goto cleanup;
 		added += (size_t)err;
