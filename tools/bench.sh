@@ -26,7 +26,8 @@
 # detach perf-event uprobes one by one, ~100 ms each),
 # BENCH_ATTACH_BPFTRACE_1000=1 (bpftrace on 1,000 functions too: about two
 # minutes a run).  BENCH_SECTIONS (default "trace profile capture latency
-# probes attach") picks the sections to run (probes: USDT sites and --focus).  Under 15 minutes on 2 CPUs with the
+# probes redis attach") picks the sections to run (probes: USDT sites and
+# --focus; redis: redis-server's CPU per request under cmon and bpftrace).  Under 15 minutes on 2 CPUs with the
 # defaults, where single-stepping costs ~10 us.
 set -u
 # shellcheck source=tools/bench/lib.sh
@@ -38,7 +39,7 @@ N=${BENCH_CALLS:-1000000}
 N_SLOW=${BENCH_CALLS_SLOW:-100000}
 RUNS=${BENCH_RUNS:-5}
 THREADS=${BENCH_THREADS:-4}
-SECTIONS=${BENCH_SECTIONS:-trace profile capture latency probes attach}
+SECTIONS=${BENCH_SECTIONS:-trace profile capture latency probes redis attach}
 PROFILE_RUNS=${BENCH_PROFILE_RUNS:-$RUNS}
 CAPTURE_RUNS=${BENCH_CAPTURE_RUNS:-$RUNS}
 ATTACH_RUNS=${BENCH_ATTACH_RUNS:-3}
@@ -54,7 +55,7 @@ for v in "$N" "$N_SLOW" "$RUNS" "$THREADS" "$PROFILE_RUNS" "$CAPTURE_RUNS" "$ATT
 done
 case $ATTACH_SLOW_RUNS in '' | *[!0-9]*) die "BENCH_ATTACH_SLOW_RUNS must be an integer" ;; esac
 for s in $SECTIONS; do
-	case $s in trace | profile | capture | latency | probes | attach) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
+	case $s in trace | profile | capture | latency | probes | redis | attach) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
 done
 section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -297,6 +298,7 @@ finish() {
 		BENCH_RUNS="$RUNS" BENCH_RESULTS="$RESULTS"
 	section probes && run_section "Probes past a function's edge" tools/bench/bench_probes.sh \
 		BENCH_CALLS="$N" BENCH_RUNS="$RUNS"
+	section redis && run_section "redis-server" tools/bench/bench_redis.sh BENCH_RUNS="$RUNS"
 	section attach && run_section "Attach and detach time" tools/bench/bench_attach.sh \
 		BENCH_ATTACH_RUNS="$ATTACH_RUNS" BENCH_ATTACH_SLOW_RUNS="$ATTACH_SLOW_RUNS"
 	goals_table

@@ -18,7 +18,7 @@ libcurl4-openssl-dev libsqlite3-dev libjansson-dev"
 case "$group" in
 bench) # bcc compiles against kernel headers: without the running kernel's,
 	# bench_profile.sh builds a tree from Debian's linux-headers-amd64
-	pkgs="$pkgs bpftrace bpfcc-tools libbpf-tools"
+	pkgs="$pkgs bpftrace bpfcc-tools libbpf-tools redis-server redis-tools"
 	if [ ! -e "/lib/modules/$(uname -r)/build" ] && [ "$(dpkg --print-architecture)" = amd64 ] &&
 		! ls -d /usr/src/linux-headers-*-amd64 >/dev/null 2>&1; then
 		pkgs="$pkgs linux-headers-amd64"
