@@ -144,6 +144,32 @@ struct cmon_frame {
 #define CMON_FRAME_FOCUS 2u       /* a --focus function's frame */
 #define CMON_FRAME_QUIET 4u       /* pushed for pairing only: no record */
 
+/*
+ * Coroutine stacks (shadow_stack.bpf.h): the regions a process made
+ * stacks in (makecontext's uc_stack, make_fcontext's sp - size), learnt
+ * where they are made; a call whose return slot lies in one pairs on that
+ * stack's own shadow stack, whichever thread runs it.
+ */
+#define CMON_MAX_STACK_REGIONS 64
+enum cmon_stack_maker {
+	CMON_STACK_MAKER_UCONTEXT = 0, /* makecontext(ucontext_t *ucp, ...) */
+	CMON_STACK_MAKER_FCONTEXT = 1, /* make_fcontext(void *sp, size_t size, fn) */
+};
+
+struct cmon_stack_regions {
+	__u32 n;    /* regions in use */
+	__u32 next; /* the one to replace when full (oldest) */
+	struct {
+		__u64 lo, hi;
+	} r[CMON_MAX_STACK_REGIONS];
+};
+
+struct cmon_stack_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 lo; /* the region's low end */
+};
+
 struct cmon_shadow_stack {
 	__u32 depth;
 	__u32 focus; /* --focus: pending focus frames (low 16 bits), the
@@ -247,6 +273,9 @@ _Static_assert(sizeof(struct cmon_frame) == 88, "cmon_frame layout");
 _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 88 * CMON_STACK_DEPTH,
 	       "cmon_shadow_stack layout");
 _Static_assert(sizeof(struct cmon_usdt_arg) == 16, "cmon_usdt_arg layout");
+_Static_assert(sizeof(struct cmon_stack_regions) == 8 + 16 * CMON_MAX_STACK_REGIONS,
+	       "cmon_stack_regions layout");
+_Static_assert(sizeof(struct cmon_stack_key) == 16, "cmon_stack_key layout");
 _Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 

@@ -227,7 +227,7 @@ int BPF_KPROBE(cmon_prof_entry)
 		return 0;
 	}
 
-	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ss = shadow_stack_get(task, slot, true);
 	if (!ss) {
 		v->lost++;
 		count_loss(CMON_LOSS_TASK_MEM);
@@ -326,7 +326,7 @@ int BPF_KPROBE(cmon_prof_exit)
 		kind = bpf_get_attach_cookie(ctx) >> CMON_COOKIE_KIND_SHIFT;
 	slot = exit_slot(PT_REGS_SP(ctx), kind);
 
-	ss = bpf_task_storage_get(&stacks, task, 0, 0);
+	ss = shadow_stack_get(task, slot, false);
 	if (!ss)
 		return 0; /* a call that began before we attached */
 	shadow_stack_unwind(task, ss, slot, false);
@@ -342,6 +342,7 @@ int BPF_KPROBE(cmon_prof_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, prof_tail_step, &c, 0);
 	}
+	shadow_stack_put(task, slot, ss);
 	return 0;
 }
 

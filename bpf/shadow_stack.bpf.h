@@ -8,6 +8,15 @@
  * The stack grows down: a live caller's slot is always above its callees',
  * so a frame at or below a new entry's slot, or below a return's slot, was
  * abandoned (longjmp, exception) and is popped as such.
+ *
+ * That order holds on one stack.  A process that switches stacks
+ * (ucontext or boost.context coroutines: targ_stack_switch) has frames on
+ * several; each coroutine stack gets a shadow stack of its own, keyed by
+ * its region, so a call pairs on the stack it runs on (frames belong to a
+ * stack, not to a thread: a coroutine may be resumed by another thread).
+ * The regions are learnt where the stacks are made (cmon_stack_made, on
+ * makecontext / make_fcontext); a frame outside every region is on the
+ * thread's own stack.
  */
 #ifndef CMON_SHADOW_STACK_BPF_H
 #define CMON_SHADOW_STACK_BPF_H
@@ -23,6 +32,160 @@ struct {
 } stacks SEC(".maps");
 
 #define SHADOW_STACK_MASK (CMON_STACK_DEPTH - 1)
+
+const volatile bool targ_stack_switch = false;
+
+/* Per process: the coroutine stacks' regions (sized by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cmon_stack_regions);
+} stack_regions SEC(".maps");
+
+/* Per coroutine stack: its pending calls (sized by user space; an entry
+ * is let go when its last pending call returns). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct cmon_stack_key);
+	__type(value, struct cmon_shadow_stack);
+} coro_stacks SEC(".maps");
+
+/* Zeroed values to create the two above from (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cmon_shadow_stack);
+} empty_stack SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cmon_stack_regions);
+} empty_regions SEC(".maps");
+
+/* The low end of the coroutine stack region holding ADDR in process
+ * TGID, or 0: the thread's own stack. */
+static __always_inline __u64 stack_region_of(__u32 tgid, __u64 addr)
+{
+	struct cmon_stack_regions *rs = bpf_map_lookup_elem(&stack_regions, &tgid);
+	__u32 n;
+
+	if (!rs)
+		return 0;
+	n = rs->n;
+	for (__u32 i = 0; i < CMON_MAX_STACK_REGIONS; i++) {
+		if (i >= n)
+			break;
+		if (rs->r[i].lo <= addr && addr < rs->r[i].hi)
+			return rs->r[i].lo;
+	}
+	return 0;
+}
+
+/*
+ * The shadow stack a frame whose return slot is SLOT belongs to: the
+ * thread's own (task storage), or a coroutine stack's.  CREATE: make it
+ * when missing.  NULL when there is none (or no memory for it).
+ */
+static __always_inline struct cmon_shadow_stack *shadow_stack_get(struct task_struct *task,
+								   __u64 slot, bool create)
+{
+	if (targ_stack_switch) {
+		struct cmon_stack_key k = { .tgid = (__u32)task->tgid };
+		struct cmon_shadow_stack *ss;
+		__u32 zero = 0;
+		void *empty;
+
+		k.lo = stack_region_of(k.tgid, slot);
+		if (k.lo) {
+			ss = bpf_map_lookup_elem(&coro_stacks, &k);
+			if (ss || !create)
+				return ss;
+			empty = bpf_map_lookup_elem(&empty_stack, &zero);
+			if (!empty)
+				return NULL;
+			bpf_map_update_elem(&coro_stacks, &k, empty, BPF_NOEXIST);
+			return bpf_map_lookup_elem(&coro_stacks, &k);
+		}
+	}
+	return bpf_task_storage_get(&stacks, task, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* After a return: a coroutine stack with nothing pending is let go. */
+static __always_inline void shadow_stack_put(struct task_struct *task, __u64 slot,
+					     struct cmon_shadow_stack *ss)
+{
+	struct cmon_stack_key k = { .tgid = (__u32)task->tgid };
+
+	if (!targ_stack_switch || ss->depth)
+		return;
+	k.lo = stack_region_of(k.tgid, slot);
+	if (k.lo)
+		bpf_map_delete_elem(&coro_stacks, &k);
+}
+
+/* A coroutine's stack is being made: remember its region (the cookie
+ * says how the maker takes it, enum cmon_stack_maker). */
+SEC("uprobe")
+int BPF_KPROBE(cmon_stack_made)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, n;
+	struct cmon_stack_regions *rs;
+	__u64 lo, hi, size = 0;
+	void *empty;
+
+	if (bpf_get_attach_cookie(ctx) == CMON_STACK_MAKER_FCONTEXT) {
+		hi = PT_REGS_PARM1(ctx); /* the top: stacks grow down */
+		size = PT_REGS_PARM2(ctx);
+		lo = hi - size;
+	} else {
+		__u64 ucp = PT_REGS_PARM1(ctx);
+
+		/* glibc x86-64 ucontext_t: uc_stack.ss_sp at 16, ss_size at 32 */
+		if (bpf_probe_read_user(&lo, sizeof(lo), (void *)(ucp + 16)) ||
+		    bpf_probe_read_user(&size, sizeof(size), (void *)(ucp + 32)))
+			return 0;
+		hi = lo + size;
+	}
+	if (!lo || !size || hi <= lo)
+		return 0;
+	rs = bpf_map_lookup_elem(&stack_regions, &tgid);
+	if (!rs) {
+		empty = bpf_map_lookup_elem(&empty_regions, &zero);
+		if (!empty)
+			return 0;
+		bpf_map_update_elem(&stack_regions, &tgid, empty, BPF_NOEXIST);
+		rs = bpf_map_lookup_elem(&stack_regions, &tgid);
+		if (!rs)
+			return 0;
+	}
+	n = rs->n;
+	for (__u32 i = 0; i < CMON_MAX_STACK_REGIONS; i++) {
+		if (i >= n)
+			break;
+		if (rs->r[i].lo == lo) {
+			rs->r[i].hi = hi; /* the same stack made again */
+			return 0;
+		}
+	}
+	if (n < CMON_MAX_STACK_REGIONS) {
+		rs->r[n & (CMON_MAX_STACK_REGIONS - 1)].lo = lo;
+		rs->r[n & (CMON_MAX_STACK_REGIONS - 1)].hi = hi;
+		rs->n = n + 1;
+	} else {
+		n = rs->next & (CMON_MAX_STACK_REGIONS - 1);
+		rs->r[n].lo = lo;
+		rs->r[n].hi = hi;
+		rs->next = (n + 1) & (CMON_MAX_STACK_REGIONS - 1);
+	}
+	return 0;
+}
 
 /*
  * An entry at the top frame's own slot is either a tail call made by that

@@ -229,7 +229,7 @@ static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct 
 {
 	struct cmon_shadow_stack *ss;
 
-	ss = bpf_task_storage_get(&stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ss = shadow_stack_get(task, slot, true);
 	if (!ss) {
 		if (st)
 			st->lost_nomem++;
@@ -407,10 +407,10 @@ int BPF_KPROBE(cmon_exit)
 	__u32 flags = CMON_CALL_RETURNED;
 	__u64 ret = 0, rss, vms;
 
-	ss = bpf_task_storage_get(&stacks, task, 0, 0);
+	slot = exit_slot(slot, kind);
+	ss = shadow_stack_get(task, slot, false);
 	if (!ss)
 		return 0; /* a call that began before we attached */
-	slot = exit_slot(slot, kind);
 	shadow_stack_unwind(task, ss, slot, false);
 	fr = shadow_stack_top(ss, slot);
 	if (!fr)
@@ -443,6 +443,7 @@ int BPF_KPROBE(cmon_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, tail_step, &c, 0);
 	}
+	shadow_stack_put(task, slot, ss);
 	return 0;
 }
 

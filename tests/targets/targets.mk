@@ -190,3 +190,12 @@ $(TARGET_DIR)/cxx_qsort: tests/targets/cxx_qsort.cpp
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
+
+# A ucontext generator (issue 14: programs that switch stacks).
+TARGETS += $(TARGET_DIR)/coro
+targets: $(TARGET_DIR)/coro
+
+$(TARGET_DIR)/coro: tests/targets/coro.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@

@@ -103,6 +103,9 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	probe_links__prepare(p->skel->progs.cmon_prof_entry);
 	probe_links__prepare(p->skel->progs.cmon_prof_exit);
 	probe_links__prepare(p->skel->progs.cmon_prof_usdt);
+	p->skel->rodata->targ_stack_switch = p->set->stack_switch;
+	probe_links__prepare_stacks(p->skel->maps.stack_regions, p->skel->maps.coro_stacks,
+				    p->skel->progs.cmon_stack_made, p->set);
 	return profile_bpf__load(p->skel);
 }
 
@@ -164,6 +167,7 @@ int profiler__attach(struct profiler *p)
 		.entry_prog = p->skel->progs.cmon_prof_entry,
 		.exit_prog = p->skel->progs.cmon_prof_exit,
 		.usdt_prog = p->skel->progs.cmon_prof_usdt,
+		.stack_made_prog = p->skel->progs.cmon_stack_made,
 	};
 	int err;
 

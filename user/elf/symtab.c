@@ -151,6 +151,17 @@ static unsigned runtime_flags_of(const char *name)
 	return 0;
 }
 
+/* A program that switches stacks: it calls swapcontext/setcontext (libc
+ * defines them: only an import counts) or boost.context's jump_fcontext. */
+static bool switches_stacks(const char *name, bool undefined)
+{
+	if (name[0] != 's' && name[0] != 'j' && name[0] != 'o')
+		return false;
+	if (undefined && (name_is(name, "swapcontext") || name_is(name, "setcontext")))
+		return true;
+	return name_is(name, "jump_fcontext") || name_is(name, "ontop_fcontext");
+}
+
 /*
  * Version names by versym index, from .gnu.version_d (defined symbols) and
  * .gnu.version_r (imports; only read so an odd file cannot leave a defined
@@ -271,6 +282,8 @@ static int read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh
 		if (!name || !name[0])
 			continue;
 		st->rt_flags |= runtime_flags_of(name);
+		if (switches_stacks(name, sym.st_shndx == SHN_UNDEF))
+			st->rt_flags |= SYMTAB_RT_STACKS;
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;

@@ -36,6 +36,9 @@ enum symtab_runtime_flags {
 	 * (.gcc_except_table: C++, or C with -fexceptions as glibc is, for
 	 * qsort's callbacks), so an exception can pass through its frames. */
 	SYMTAB_EH_TABLES = 1u << 3,
+	/* The object switches stacks: it imports swapcontext/setcontext
+	 * (ucontext coroutines) or has boost.context's jump_fcontext. */
+	SYMTAB_RT_STACKS = 1u << 4,
 };
 #define SYMTAB_RT_UNWINDERS (SYMTAB_RT_CXX_EH | SYMTAB_RT_RUST | SYMTAB_RT_GO)
 

@@ -150,6 +150,9 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	probe_links__prepare(t->skel->progs.cmon_entry);
 	probe_links__prepare(t->skel->progs.cmon_exit);
 	probe_links__prepare(t->skel->progs.cmon_usdt);
+	t->skel->rodata->targ_stack_switch = set->stack_switch;
+	probe_links__prepare_stacks(t->skel->maps.stack_regions, t->skel->maps.coro_stacks,
+				    t->skel->progs.cmon_stack_made, set);
 	return trace_bpf__load(t->skel);
 }
 
@@ -230,6 +233,7 @@ int tracer__attach(struct tracer *t)
 		.entry_prog = t->skel->progs.cmon_entry,
 		.exit_prog = t->skel->progs.cmon_exit,
 		.usdt_prog = t->skel->progs.cmon_usdt,
+		.stack_made_prog = t->skel->progs.cmon_stack_made,
 		.entry_only = t->opts.entry_only,
 	};
 	int err;

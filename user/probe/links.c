@@ -26,6 +26,18 @@ void probe_links__prepare(struct bpf_program *prog)
 		bpf_program__set_expected_attach_type(prog, CMON_BPF_TRACE_UPROBE_MULTI);
 }
 
+void probe_links__prepare_stacks(struct bpf_map *regions, struct bpf_map *coro_stacks,
+				 struct bpf_program *stack_made, const struct probe_set *set)
+{
+	/* Processes with coroutines, and coroutine stacks with calls pending
+	 * (allocated as used: ~11 KiB each). */
+	bpf_map__set_max_entries(regions, set->stack_switch ? 1024 : 1);
+	bpf_map__set_max_entries(coro_stacks, set->stack_switch ? 4096 : 1);
+	bpf_program__set_autoload(stack_made, set->stack_switch);
+	if (set->stack_switch)
+		probe_links__prepare(stack_made);
+}
+
 static int keep_perf(struct probe_links *t, struct bpf_link *link)
 {
 	if (t->n_perf == t->cap_perf) {
@@ -135,7 +147,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx)
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
-	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {};
+	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {};
 	int err = 0, fd;
 
 	for (size_t i = 0; i < s->n_funcs && !err; i++) {
@@ -167,7 +179,12 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			err = probe_list__add(&insn, f->file_offset + f->exits.tail_offs[k],
 					      cookie_of(i, CMON_EXIT_TAIL_JMP));
 	}
-	if (err || (!entry.n && !usdt.n))
+	/* Where the target makes coroutine stacks (libc's makecontext: an
+	 * object of the target, traced functions or not). */
+	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog &&
+			   k < obj->n_stack_makers; k++)
+		err = probe_list__add(&made, obj->stack_maker_off[k], obj->stack_maker_kind[k]);
+	if (err || (!entry.n && !usdt.n && !made.n))
 		goto cleanup;
 
 	/* Entries first: where an entry and an exit share an address (a
@@ -179,7 +196,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	} links[] = { { &entry, o->entry_prog, false },
 		      { &uret, o->exit_prog, true },
 		      { &insn, o->exit_prog, false },
-		      { &usdt, o->usdt_prog, false } };
+		      { &usdt, o->usdt_prog, false },
+		      { &made, o->stack_made_prog, false } };
 	bool multi = uprobe_multi__supported();
 	static bool said;
 
@@ -237,6 +255,7 @@ cleanup:
 	probe_list__free(&uret);
 	probe_list__free(&insn);
 	probe_list__free(&usdt);
+	probe_list__free(&made);
 	return err;
 }
 

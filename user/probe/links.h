@@ -18,6 +18,9 @@ struct probe_links_opts {
 	struct bpf_program *entry_prog;
 	struct bpf_program *exit_prog; /* ignored when entry_only */
 	struct bpf_program *usdt_prog; /* USDT sites (probe_func.usdt); NULL: none */
+	/* shadow_stack.bpf.h's cmon_stack_made, on the objects' stack makers
+	 * when set->stack_switch. */
+	struct bpf_program *stack_made_prog;
 	bool entry_only;
 };
 
@@ -32,6 +35,14 @@ void probe_links__prepare(struct bpf_program *prog);
 
 /* Attach every probe of SET.  On failure nothing stays attached and one
  * error line has been printed.  Returns 0 and the links, or -errno. */
+/*
+ * Before loading a program set that includes shadow_stack.bpf.h: size its
+ * coroutine-stack maps and load cmon_stack_made only where SET switches
+ * stacks (else they hold one unused entry each).
+ */
+void probe_links__prepare_stacks(struct bpf_map *regions, struct bpf_map *coro_stacks,
+				 struct bpf_program *stack_made, const struct probe_set *set);
+
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
 			struct probe_links **out);
 

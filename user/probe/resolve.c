@@ -78,6 +78,26 @@ struct builder {
 };
 
 /* The object with this (dev, ino), added when new; its index or -errno. */
+/* Where this object makes a coroutine's stack: makecontext(ucp, ...) and
+ * boost.context's make_fcontext(sp, size, fn).  Their stacks are learnt
+ * there, so calls made on them pair on their own stack (shadow_stack.bpf.h). */
+static void find_stack_makers(struct probe_object *obj)
+{
+	size_t n;
+	const struct symtab_func *f = symtab__funcs(obj->symtab, &n);
+
+	for (size_t i = 0; i < n && obj->n_stack_makers < 2; i++) {
+		int kind = !strcmp(f[i].name, "makecontext")	 ? CMON_STACK_MAKER_UCONTEXT
+			   : !strcmp(f[i].name, "make_fcontext") ? CMON_STACK_MAKER_FCONTEXT
+								  : -1;
+
+		if (kind < 0 || f[i].ifunc || !f[i].file_offset || !f[i].dynamic)
+			continue;
+		obj->stack_maker_off[obj->n_stack_makers] = f[i].file_offset;
+		obj->stack_maker_kind[obj->n_stack_makers++] = (uint8_t)kind;
+	}
+}
+
 static long add_object(struct builder *b, const char *path, const char *attach_path,
 		       uint64_t dev, uint64_t ino)
 {
@@ -105,6 +125,8 @@ static long add_object(struct builder *b, const char *path, const char *attach_p
 		log_debug("%s: no symbols (%s)", path, strerror(errno));
 	else
 		obj->runtime = symtab__runtime_flags(obj->symtab);
+	if (obj->symtab)
+		find_stack_makers(obj);
 	return (long)s->n_objects++;
 }
 
@@ -352,11 +374,16 @@ static bool runtime_unwinds(const struct probe_set *s, const struct probe_target
  * through C frames built without -fexceptions is not supported by the
  * compilers, so its returns can be uretprobes, 10x cheaper than a
  * single-stepped ret.  Go moves whole stacks: every function of a Go
- * process is observed on its ret instructions.
+ * process is observed on its ret instructions.  So is every function of
+ * a process that switches stacks (ucontext, boost.context): the kernel
+ * lets a pending uretprobe go when the stack pointer moves above it, as a
+ * coroutine's stack may, and the call's return would then crash.
  */
 static bool unwinder_passes(const struct builder *b, const struct probe_target *t,
 			    size_t obj_idx)
 {
+	if (runtime_unwinds(b->set, t, SYMTAB_RT_STACKS))
+		return true; /* the kernel drops a uretprobe the stack moves above */
 	if (!runtime_unwinds(b->set, t, SYMTAB_RT_UNWINDERS))
 		return false;
 	if (runtime_unwinds(b->set, t, SYMTAB_RT_GO))
@@ -973,6 +1000,9 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		probe_set__free(b.set);
 		return err;
 	}
+	for (size_t i = 0; i < b.set->n_targets; i++)
+		if (runtime_unwinds(b.set, &b.set->targets[i], SYMTAB_RT_STACKS))
+			b.set->stack_switch = true;
 	*out = b.set;
 	return 0;
 }

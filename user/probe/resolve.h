@@ -36,6 +36,10 @@ struct probe_object {
 	uint64_t dev, ino;
 	struct symtab *symtab; /* during resolution only (NULL after, or without symbols) */
 	unsigned runtime;      /* enum symtab_runtime_flags */
+	/* Where a coroutine's stack is made (makecontext, make_fcontext):
+	 * file offsets and CMON_STACK_MAKER_* kinds. */
+	uint64_t stack_maker_off[2];
+	uint8_t stack_maker_kind[2], n_stack_makers;
 };
 
 /* A traced function; its index in probe_set.funcs is its func_id. */
@@ -87,6 +91,9 @@ struct probe_set {
 	struct probe_target *targets;
 	size_t n_targets;
 	bool binary_mode; /* --binary: pid 0 targets */
+	/* A target switches stacks (ucontext, boost.context): frames pair
+	 * per stack, whose regions are learnt where they are made. */
+	bool stack_switch;
 	uint64_t exe_dev, exe_ino; /* --binary: the program whose processes count */
 	pid_t launch_pid; /* -- CMD: the child, traced from its exec (lifecycle.bpf.h) */
 };
