@@ -23,6 +23,7 @@
  * the return was observed (it decides where the return-address slot is). */
 #define CMON_COOKIE_FUNC_MASK 0xffffffffULL
 #define CMON_COOKIE_KIND_SHIFT 32
+#define CMON_COOKIE_KIND_MASK 0xff /* bits 32-39: enum cmon_exit_kind */
 /* Entry probes past the prologue (-O0 float parameters read from their
  * frame slots): the return-address slot is rsp, or rbp with
  * CMON_COOKIE_SLOT_RBP, plus this 16-bit offset.  0: the entry's sp. */
@@ -35,6 +36,9 @@
  * focus only (not named by --func: no record of its own). */
 #define CMON_COOKIE_FOCUS (1ULL << 58)
 #define CMON_COOKIE_QUIET (1ULL << 59)
+/* On entry and exit cookies: a Go function (ABIInternal): arguments and
+ * results in rax, rbx, rcx, rdi, rsi, r8.., frames kept per goroutine. */
+#define CMON_COOKIE_GO (1ULL << 60)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */
@@ -138,6 +142,10 @@ struct cmon_frame {
 	__u64 vms;
 	__u32 func_id;
 	__u32 flags; /* CMON_FRAME_* */
+	/* The thread that made the call: a goroutine or a coroutine may
+	 * return on another (its record and captures name this one). */
+	__u32 tid;
+	__u32 pad;
 };
 
 #define CMON_FRAME_TAIL_CALLED 1u /* left through a tail call: returns with its callee */
@@ -269,8 +277,8 @@ struct cmon_capture_item {
 /* The layout both sides compile: a change here is a change of the ABI. */
 _Static_assert(sizeof(struct cmon_call_rec) == 144, "cmon_call_rec layout");
 _Static_assert(sizeof(struct cmon_func_stats) == 48, "cmon_func_stats layout");
-_Static_assert(sizeof(struct cmon_frame) == 88, "cmon_frame layout");
-_Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 88 * CMON_STACK_DEPTH,
+_Static_assert(sizeof(struct cmon_frame) == 96, "cmon_frame layout");
+_Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 96 * CMON_STACK_DEPTH,
 	       "cmon_shadow_stack layout");
 _Static_assert(sizeof(struct cmon_usdt_arg) == 16, "cmon_usdt_arg layout");
 _Static_assert(sizeof(struct cmon_stack_regions) == 8 + 16 * CMON_MAX_STACK_REGIONS,

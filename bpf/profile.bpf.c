@@ -214,9 +214,20 @@ int BPF_KPROBE(cmon_prof_entry)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 slot = PT_REGS_SP(ctx);
 	struct cmon_prof_value *v;
-	struct cmon_shadow_stack *ss;
+	struct cmon_shadow_stack *ss = NULL;
 	struct cmon_frame *fr;
+	bool go = cookie & CMON_COOKIE_GO;
 
+	if (go && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
+		/* Per goroutine (shadow_stack.bpf.h); a function restarted
+		 * after its stack grew is no new call: looked at first. */
+		slot = go_slot(ctx, slot);
+		if (!slot || !wanted(task))
+			return 0;
+		ss = keyed_stack_get((__u32)task->tgid, go_g(ctx), true);
+		if (ss && go_restarted(ss, slot, func_id))
+			return 0;
+	}
 	v = count_call(task, func_id);
 	if (!v)
 		return 0;
@@ -227,7 +238,8 @@ int BPF_KPROBE(cmon_prof_entry)
 		return 0;
 	}
 
-	ss = shadow_stack_get(task, slot, true);
+	if (!go)
+		ss = shadow_stack_get(task, slot, true);
 	if (!ss) {
 		v->lost++;
 		count_loss(CMON_LOSS_TASK_MEM);
@@ -235,7 +247,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	}
 	/* A tail call keeps its caller's frame: both return together (as in
 	 * trace; the caller was counted as never returning). */
-	shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
+	shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
 		v->lost++;
@@ -315,18 +327,23 @@ int BPF_KPROBE(cmon_prof_exit)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct cmon_shadow_stack *ss;
 	struct cmon_frame *fr;
-	__u64 slot;
+	__u64 slot, cookie = bpf_get_attach_cookie(ctx);
 	__u32 kind;
+	bool go = cookie & CMON_COOKIE_GO;
 
 	if (targ_exit_kinds == EXIT_KIND_ALL_URET)
 		kind = CMON_EXIT_URETPROBE;
 	else if (targ_exit_kinds == EXIT_KIND_ALL_INSN)
 		kind = CMON_EXIT_RET_INSN; /* ret and tail jump: both at sp */
 	else
-		kind = bpf_get_attach_cookie(ctx) >> CMON_COOKIE_KIND_SHIFT;
+		kind = (cookie >> CMON_COOKIE_KIND_SHIFT) & CMON_COOKIE_KIND_MASK;
 	slot = exit_slot(PT_REGS_SP(ctx), kind);
-
-	ss = shadow_stack_get(task, slot, false);
+	if (go) {
+		slot = go_slot(ctx, slot);
+		ss = slot ? keyed_stack_get((__u32)task->tgid, go_g(ctx), false) : NULL;
+	} else {
+		ss = shadow_stack_get(task, slot, false);
+	}
 	if (!ss)
 		return 0; /* a call that began before we attached */
 	shadow_stack_unwind(task, ss, slot, false);
@@ -342,7 +359,10 @@ int BPF_KPROBE(cmon_prof_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, prof_tail_step, &c, 0);
 	}
-	shadow_stack_put(task, slot, ss);
+	if (go)
+		go_stack_put(task, ctx, ss);
+	else
+		shadow_stack_put(task, slot, ss);
 	return 0;
 }
 

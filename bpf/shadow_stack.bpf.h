@@ -93,26 +93,32 @@ static __always_inline __u64 stack_region_of(__u32 tgid, __u64 addr)
  * thread's own (task storage), or a coroutine stack's.  CREATE: make it
  * when missing.  NULL when there is none (or no memory for it).
  */
+/* The shadow stack of the stack keyed ID (a region's low end, a
+ * goroutine's g) in process TGID; CREATE: make it when missing. */
+static __always_inline struct cmon_shadow_stack *keyed_stack_get(__u32 tgid, __u64 id, bool create)
+{
+	struct cmon_stack_key k = { .tgid = tgid, .lo = id };
+	struct cmon_shadow_stack *ss = bpf_map_lookup_elem(&coro_stacks, &k);
+	__u32 zero = 0;
+	void *empty;
+
+	if (ss || !create)
+		return ss;
+	empty = bpf_map_lookup_elem(&empty_stack, &zero);
+	if (!empty)
+		return NULL;
+	bpf_map_update_elem(&coro_stacks, &k, empty, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&coro_stacks, &k);
+}
+
 static __always_inline struct cmon_shadow_stack *shadow_stack_get(struct task_struct *task,
 								   __u64 slot, bool create)
 {
 	if (targ_stack_switch) {
-		struct cmon_stack_key k = { .tgid = (__u32)task->tgid };
-		struct cmon_shadow_stack *ss;
-		__u32 zero = 0;
-		void *empty;
+		__u64 lo = stack_region_of((__u32)task->tgid, slot);
 
-		k.lo = stack_region_of(k.tgid, slot);
-		if (k.lo) {
-			ss = bpf_map_lookup_elem(&coro_stacks, &k);
-			if (ss || !create)
-				return ss;
-			empty = bpf_map_lookup_elem(&empty_stack, &zero);
-			if (!empty)
-				return NULL;
-			bpf_map_update_elem(&coro_stacks, &k, empty, BPF_NOEXIST);
-			return bpf_map_lookup_elem(&coro_stacks, &k);
-		}
+		if (lo)
+			return keyed_stack_get((__u32)task->tgid, lo, create);
 	}
 	return bpf_task_storage_get(&stacks, task, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
@@ -127,6 +133,52 @@ static __always_inline void shadow_stack_put(struct task_struct *task, __u64 slo
 		return;
 	k.lo = stack_region_of(k.tgid, slot);
 	if (k.lo)
+		bpf_map_delete_elem(&coro_stacks, &k);
+}
+
+/*
+ * Go (functions under ABIInternal, cookie CMON_COOKIE_GO): frames belong
+ * to the goroutine, whose g is in r14, not to the thread it runs on; and a
+ * goroutine's stack is copied elsewhere when it grows, so a frame's slot
+ * is measured from its stack's top (g.stack.hi, at g + 8), which the copy
+ * keeps: slot' = CMON_GO_SLOT_TOP - (hi - slot) orders like an address.
+ * 0 when g cannot be read.
+ */
+#define CMON_GO_SLOT_TOP (1ULL << 62)
+
+static __always_inline __u64 go_g(struct pt_regs *ctx) { return ctx->r14; }
+
+static __always_inline __u64 go_slot(struct pt_regs *ctx, __u64 slot)
+{
+	__u64 hi = 0, g = go_g(ctx);
+
+	if (!g || bpf_probe_read_user(&hi, sizeof(hi), (void *)(g + 8)) || hi < slot ||
+	    hi - slot >= CMON_GO_SLOT_TOP)
+		return 0;
+	return CMON_GO_SLOT_TOP - (hi - slot);
+}
+
+/* An entry of FUNC_ID at the top frame's own (goroutine) slot: the stack
+ * was too small, morestack grew it and restarted the function: the same
+ * call, not a new one. */
+static __always_inline bool go_restarted(struct cmon_shadow_stack *ss, __u64 slot, __u32 func_id)
+{
+	__u32 top = ss->depth;
+	struct cmon_frame *fr;
+
+	if (top == 0 || top > CMON_STACK_DEPTH)
+		return false;
+	fr = &ss->frames[(top - 1) & SHADOW_STACK_MASK];
+	return fr->slot == slot && fr->func_id == func_id;
+}
+
+/* After a return: a goroutine with nothing pending is let go. */
+static __always_inline void go_stack_put(struct task_struct *task, struct pt_regs *ctx,
+					 struct cmon_shadow_stack *ss)
+{
+	struct cmon_stack_key k = { .tgid = (__u32)task->tgid, .lo = go_g(ctx) };
+
+	if (!ss->depth)
 		bpf_map_delete_elem(&coro_stacks, &k);
 }
 

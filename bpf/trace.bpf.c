@@ -114,6 +114,8 @@ static __always_inline void emit_frame(struct task_struct *task, struct cmon_fra
 		return;
 	}
 	fill_identity(rec, task);
+	if (fr->tid)
+		rec->tid = fr->tid; /* the caller's thread, not the returner's */
 	rec->flags = flags;
 	rec->func_id = fr->func_id;
 	rec->depth = depth;
@@ -221,22 +223,55 @@ static __always_inline struct cmon_call_rec *entry_record(struct task_struct *ta
 	return rec;
 }
 
-/* The thread's shadow stack for an entry at SLOT, frames the stack moved
- * past let go (a tail call keeps its caller's frame: both return
- * together).  NULL when it cannot be had (counted). */
-static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct *task, __u64 slot,
-							     struct cmon_func_stats *st)
+/* The shadow stack for an entry of FUNC_ID at SLOT (the thread's, a
+ * coroutine's, a goroutine's with GO), frames the stack moved past let go
+ * (a tail call keeps its caller's frame: both return together).  NULL
+ * when it cannot be had (counted), or when a Go function was restarted
+ * after its stack grew (*RESTART: the call is already pending). */
+static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct *task,
+							     struct pt_regs *ctx, __u64 slot,
+							     bool go, __u32 func_id,
+							     struct cmon_func_stats *st,
+							     bool *restart)
 {
 	struct cmon_shadow_stack *ss;
 
-	ss = shadow_stack_get(task, slot, true);
+	ss = go ? keyed_stack_get((__u32)task->tgid, go_g(ctx), true)
+		: shadow_stack_get(task, slot, true);
 	if (!ss) {
 		if (st)
 			st->lost_nomem++;
 		return NULL;
 	}
-	shadow_stack_unwind(task, ss, slot, !shadow_stack_is_tail_call(task, ss, slot));
+	if (go && go_restarted(ss, slot, func_id)) {
+		*restart = true;
+		return NULL;
+	}
+	/* (A Go slot is not an address: Go tail calls are seen on their jumps.) */
+	shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
 	return ss;
+}
+
+/* The integer arguments: the C ABI's registers, or Go's (ABIInternal). */
+#define PICK_REG(c_reg, go_reg, mask)                                            \
+	({                                                                       \
+		__u64 __c = ctx->c_reg, __g = ctx->go_reg;                       \
+		barrier_var(__c);                                                \
+		barrier_var(__g);                                                \
+		(__g & (mask)) | (__c & ~(mask));                                \
+	})
+
+/* Branch-free, as entry_slot: a computed context offset is refused. */
+static __always_inline void read_args(struct pt_regs *ctx, bool go, __u64 *args)
+{
+	__u64 mask = -(__u64)go;
+
+	args[0] = PICK_REG(di, ax, mask);
+	args[1] = PICK_REG(si, bx, mask);
+	args[2] = PICK_REG(dx, cx, mask);
+	args[3] = PICK_REG(cx, di, mask);
+	args[4] = PICK_REG(r8, si, mask);
+	args[5] = PICK_REG(r9, r8, mask);
 }
 
 /* --stack: the user stack at this entry, tagged (tid, TS) for its record. */
@@ -301,17 +336,30 @@ int BPF_KPROBE(cmon_entry)
 	struct mm_struct *mm = task->mm;
 	struct cmon_shadow_stack *ss = NULL;
 	struct cmon_frame *fr;
-	__u64 slot = entry_slot(ctx, cookie);
+	__u64 at = entry_slot(ctx, cookie), slot = at; /* AT: the slot's address */
+	bool go = cookie & CMON_COOKIE_GO, restart = false;
 	__u32 fflags = 0;
 
 	if (!task_wanted(task))
 		return 0;
+	if (go) {
+		slot = go_slot(ctx, at);
+		if (!slot)
+			return 0;
+		/* Before anything is counted: a restart is no new call. */
+		if (!targ_entry_only && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
+			ss = entry_stack(task, ctx, slot, go, func_id, st, &restart);
+			if (!ss)
+				return 0;
+		}
+	}
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or
 		 * entering one; else nothing happens here. */
 		__u32 rel;
 
-		ss = entry_stack(task, slot, st);
+		if (!ss)
+			ss = entry_stack(task, ctx, slot, go, func_id, st, &restart);
 		if (!ss)
 			return 0;
 		if (!(cookie & CMON_COOKIE_FOCUS) && !(ss->focus & 0xffff)) {
@@ -337,26 +385,21 @@ int BPF_KPROBE(cmon_entry)
 
 		if (fflags & CMON_FRAME_QUIET)
 			return 0;
-		if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &ts) < 0 && st)
+		if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts) < 0 && st)
 			st->lost_capture++;
 		rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
 				   (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0), ts);
 		if (!rec)
 			return 0;
-		rec->args[0] = PT_REGS_PARM1(ctx);
-		rec->args[1] = PT_REGS_PARM2(ctx);
-		rec->args[2] = PT_REGS_PARM3(ctx);
-		rec->args[3] = PT_REGS_PARM4(ctx);
-		rec->args[4] = PT_REGS_PARM5(ctx);
-		rec->args[5] = PT_REGS_PARM6(ctx);
+		read_args(ctx, go, rec->args);
 		if (targ_stack)
-			emit_stack(ctx, slot, rec->ts_entry_ns, st);
+			emit_stack(ctx, at, rec->ts_entry_ns, st);
 		submit(rec);
 		return 0;
 	}
 
-	if (!targ_focus)
-		ss = entry_stack(task, slot, st);
+	if (!ss)
+		ss = entry_stack(task, ctx, slot, go, func_id, st, &restart);
 	if (!ss)
 		return 0;
 	fr = shadow_stack_reserve(ss);
@@ -368,27 +411,23 @@ int BPF_KPROBE(cmon_entry)
 	fr->slot = slot;
 	fr->func_id = func_id;
 	fr->flags = fflags;
+	fr->tid = (__u32)bpf_get_current_pid_tgid();
 	if (fflags & CMON_FRAME_FOCUS) {
 		if (!(ss->focus & 0xffff))
 			ss->focus = ss->depth << 16; /* the outermost: depths count from it */
 		ss->focus++;
 	}
-	fr->args[0] = PT_REGS_PARM1(ctx);
-	fr->args[1] = PT_REGS_PARM2(ctx);
-	fr->args[2] = PT_REGS_PARM3(ctx);
-	fr->args[3] = PT_REGS_PARM4(ctx);
-	fr->args[4] = PT_REGS_PARM5(ctx);
-	fr->args[5] = PT_REGS_PARM6(ctx);
+	read_args(ctx, go, fr->args);
 	fr->rss = mm ? mm_rss_bytes(mm) : 0;
 	fr->vms = mm ? mm_vms_bytes(mm) : 0;
 	/* Time last, so the memory reads are not counted as the call's. */
 	fr->ts = 0;
-	if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &fr->ts) < 0 && st)
+	if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &fr->ts) < 0 && st)
 		st->lost_capture++;
 	if (!fr->ts)
 		fr->ts = bpf_ktime_get_ns();
 	if (targ_stack && !(fflags & CMON_FRAME_QUIET))
-		emit_stack(ctx, slot, fr->ts, st);
+		emit_stack(ctx, at, fr->ts, st);
 	shadow_stack_commit(ss);
 	return 0;
 }
@@ -399,16 +438,21 @@ int BPF_KPROBE(cmon_exit)
 	__u64 ts = bpf_ktime_get_ns();
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 kind = cookie >> CMON_COOKIE_KIND_SHIFT;
+	__u32 kind = (cookie >> CMON_COOKIE_KIND_SHIFT) & CMON_COOKIE_KIND_MASK;
 	struct mm_struct *mm = task->mm;
 	struct cmon_shadow_stack *ss;
 	struct cmon_frame *fr;
-	__u64 slot = PT_REGS_SP(ctx);
+	__u64 at = exit_slot(PT_REGS_SP(ctx), kind), slot = at;
 	__u32 flags = CMON_CALL_RETURNED;
 	__u64 ret = 0, rss, vms;
+	bool go = cookie & CMON_COOKIE_GO;
 
-	slot = exit_slot(slot, kind);
-	ss = shadow_stack_get(task, slot, false);
+	if (go) {
+		slot = go_slot(ctx, at);
+		ss = slot ? keyed_stack_get((__u32)task->tgid, go_g(ctx), false) : NULL;
+	} else {
+		ss = shadow_stack_get(task, slot, false);
+	}
 	if (!ss)
 		return 0; /* a call that began before we attached */
 	shadow_stack_unwind(task, ss, slot, false);
@@ -422,7 +466,7 @@ int BPF_KPROBE(cmon_exit)
 		if (targ_capture) {
 			__u64 tag;
 
-			if (run_fetch_plan(ctx, fr->func_id, 1, slot, fr->ts, &tag) < 0) {
+			if (run_fetch_plan(ctx, fr->func_id, 1, at, fr->ts, &tag) < 0) {
 				struct cmon_func_stats *st = stats_of(fr->func_id);
 
 				if (st)
@@ -443,7 +487,10 @@ int BPF_KPROBE(cmon_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, tail_step, &c, 0);
 	}
-	shadow_stack_put(task, slot, ss);
+	if (go)
+		go_stack_put(task, ctx, ss);
+	else
+		shadow_stack_put(task, slot, ss);
 	return 0;
 }
 

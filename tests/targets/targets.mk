@@ -199,3 +199,14 @@ $(TARGET_DIR)/coro: tests/targets/coro.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@
+
+# A Go program (issue 14): goroutines whose stacks grow.  Go's build cache
+# and module path are kept under $(OUT), not in $HOME.
+TARGETS += $(TARGET_DIR)/gowork
+targets: $(TARGET_DIR)/gowork
+
+$(TARGET_DIR)/gowork: tests/targets/gowork.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \
+		go build -o $@ $<

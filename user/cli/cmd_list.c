@@ -59,8 +59,8 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 		if (f->never_returns)
 			snprintf(ret, sizeof(ret), "never-returns (no exit probe)");
 		else if (f->ret_mode == RETURN_INSN)
-			snprintf(ret, sizeof(ret), "ret-insn (%zu ret, %zu tail)", f->exits.n_ret,
-				 f->exits.n_tail);
+			snprintf(ret, sizeof(ret), "ret-insn (%zu ret, %zu tail%s)", f->exits.n_ret,
+				 f->exits.n_tail, f->go ? "; Go: its stack moves" : "");
 		else
 			snprintf(ret, sizeof(ret), "%s", return_mode__name(f->ret_mode));
 		printf("%-40s %-20s %#18llx %#10llx    +%-2u  %-24s %-11s %8u  %8s  %s\n", f->name,

@@ -49,6 +49,16 @@ bool ctype__is_string(const struct ctype *t)
 	return t && t->kind == CTYPE_POINTER && t->target && t->target->kind == CTYPE_CHAR;
 }
 
+bool ctype__is_go_string(const struct ctype *t)
+{
+	t = ctype__concrete(t);
+	return t && t->kind == CTYPE_STRUCT && t->name &&
+	       (!strcmp(t->name, "string") || !strcmp(t->name, "struct string")) &&
+	       t->n_members == 2 && t->members[0].name && !strcmp(t->members[0].name, "str") &&
+	       t->members[0].offset == 0 && ctype__concrete(t->members[0].type)->kind == CTYPE_POINTER &&
+	       t->members[1].name && !strcmp(t->members[1].name, "len") && t->members[1].offset == 8;
+}
+
 bool ctype__is_struct_ptr(const struct ctype *t)
 {
 	const struct ctype *p;

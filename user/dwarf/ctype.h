@@ -82,6 +82,10 @@ const struct ctype *ctype__concrete(const struct ctype *t);
 /* A C string: pointer to plain char (any qualifiers). */
 bool ctype__is_string(const struct ctype *t);
 
+/* Go's string header (DWARF: struct string { *uint8 str; int len }):
+ * shown as the text it points to, LEN bytes of it. */
+bool ctype__is_go_string(const struct ctype *t);
+
 /* Pointer to a complete struct or union: what --deref follows. */
 bool ctype__is_struct_ptr(const struct ctype *t);
 

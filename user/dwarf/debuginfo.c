@@ -1456,6 +1456,95 @@ static void abi_params(const struct ctype *const *types, size_t n, bool hidden, 
 	}
 }
 
+/*
+ * Go's register ABI (ABIInternal, Go 1.17+ on amd64): each value is split
+ * into its scalar parts (a string is a pointer and a length, a slice
+ * three words, an interface two), the parts take the next integer
+ * registers (rax, rbx, rcx, rdi, rsi, r8-r11) or float registers (x0-x14)
+ * in order; a value whose parts do not all fit goes to the stack whole,
+ * and the registers it would have used stay free.  Results are assigned
+ * the same way from rax again.
+ */
+static const uint8_t go_int_regs[9] = { DREG_RAX, DREG_RBX, DREG_RCX, DREG_RDI, DREG_RSI,
+					DREG_R8,  DREG_R9,  DREG_R10, DREG_R11 };
+
+static bool go_assign(const struct ctype *t, struct dloc *l, int *ni, int *nf, int depth)
+{
+	t = ctype__concrete(t);
+	if (!t || depth > 8)
+		return false;
+	switch (t->kind) {
+	case CTYPE_VOID:
+		return true;
+	case CTYPE_STRUCT: {
+		uint32_t at = 0;
+
+		for (size_t i = 0; i < t->n_members; i++) {
+			const struct ctype_member *m = &t->members[i];
+
+			if (m->bit_size)
+				return false;
+			if (m->offset > at) /* padding: no register holds it */
+				piece_add(l, DLOC_CONST, 0, m->offset - at, 0);
+			if (!go_assign(m->type, l, ni, nf, depth + 1))
+				return false;
+			at = m->offset + ctype__concrete(m->type)->size;
+		}
+		if (t->size > at)
+			piece_add(l, DLOC_CONST, 0, t->size - at, 0);
+		return true;
+	}
+	case CTYPE_ARRAY:
+		if (!t->count)
+			return true;
+		return t->count == 1 && go_assign(t->target, l, ni, nf, depth + 1);
+	case CTYPE_FLOAT:
+		if (*nf + (t->is_complex ? 2 : 1) > 15)
+			return false;
+		for (int k = 0; k < (t->is_complex ? 2 : 1); k++)
+			piece_add(l, DLOC_XMM, (uint8_t)(DREG_XMM0 + (*nf)++),
+				  t->is_complex ? t->size / 2 : t->size, 0);
+		return true;
+	case CTYPE_UNION:
+		return false;
+	default: /* integers, bool, pointers, maps, channels, funcs */
+		if (*ni >= 9 || t->size > 8)
+			return false;
+		piece_add(l, DLOC_REG, go_int_regs[(*ni)++], t->size, 0);
+		return true;
+	}
+}
+
+/* Go ABI locations of N values (TYPES) into LOCS; their stack area from
+ * sp + BASE; returns the stack bytes used. */
+static uint32_t go_abi(const struct ctype *const *types, size_t n, int64_t base, struct dloc *locs)
+{
+	int ni = 0, nf = 0;
+	uint32_t stack = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ctype *t = ctype__concrete(types[i]);
+		struct dloc *l = &locs[i];
+		int ni0 = ni, nf0 = nf;
+		uint32_t al;
+
+		memset(l, 0, sizeof(*l));
+		l->source = DLOC_SRC_ABI;
+		if (go_assign(t, l, &ni, &nf, 0) && l->n <= DLOC_MAX_PIECES - 1)
+			continue;
+		ni = ni0;
+		nf = nf0;
+		memset(l, 0, sizeof(*l));
+		l->source = DLOC_SRC_ABI;
+		al = calc_align(t, 0);
+		al = al > 8 ? 8 : al ? al : 1;
+		stack = (stack + al - 1) / al * al;
+		piece_add(l, DLOC_MEM, DREG_RSP, t->size, base + (int64_t)stack);
+		stack += t->size;
+	}
+	return (stack + 7) / 8 * 8;
+}
+
 /* ------------------------------------------------------------------ */
 /* DWARF locations                                                     */
 
@@ -1843,28 +1932,53 @@ void func_sig__free(struct func_sig *sig)
 	free(sig);
 }
 
+/* Go marks its results as output parameters (`~r0`, or their names). */
+static bool is_result(Dwarf_Die *param)
+{
+	Dwarf_Attribute a;
+	bool flag = false;
+
+	return dwarf_attr(param, DW_AT_variable_parameter, &a) && dwarf_formflag(&a, &flag) == 0 &&
+	       flag;
+}
+
 /* The parameter DIEs of FUNC (or of its abstract origin when the concrete
- * instance lists none). */
-static size_t collect_params(Dwarf_Die *func, Dwarf_Die *params, size_t max, bool *variadic)
+ * instance lists none); with GO, its results apart, in RESULTS (*N_RESULTS). */
+static size_t collect_params(Dwarf_Die *func, Dwarf_Die *params, size_t max, bool *variadic,
+			     bool go, Dwarf_Die *results, size_t *n_results)
 {
 	Dwarf_Die child, origin;
 	Dwarf_Attribute a;
 	size_t n = 0;
 
 	*variadic = false;
+	*n_results = 0;
 	if (dwarf_child(func, &child) == 0) {
 		do {
 			int tag = dwarf_tag(&child);
 
-			if (tag == DW_TAG_formal_parameter && n < max)
+			if (tag == DW_TAG_formal_parameter && go && is_result(&child)) {
+				if (*n_results < max)
+					results[(*n_results)++] = child;
+			} else if (tag == DW_TAG_formal_parameter && n < max) {
 				params[n++] = child;
-			else if (tag == DW_TAG_unspecified_parameters)
+			} else if (tag == DW_TAG_unspecified_parameters) {
 				*variadic = true;
+			}
 		} while (dwarf_siblingof(&child, &child) == 0);
 	}
-	if (!n && dwarf_attr(func, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin))
-		return collect_params(&origin, params, max, variadic);
+	if (!n && !*n_results && dwarf_attr(func, DW_AT_abstract_origin, &a) &&
+	    dwarf_formref_die(&a, &origin))
+		return collect_params(&origin, params, max, variadic, go, results, n_results);
 	return n;
+}
+
+/* FUNC is Go code (its compile unit says so). */
+static bool is_go(Dwarf_Die *func)
+{
+	Dwarf_Die cu;
+
+	return dwarf_diecu(func, &cu, NULL, NULL) && dwarf_srclang(&cu) == DW_LANG_Go;
 }
 
 #define MAX_PARAMS 64
@@ -1872,13 +1986,13 @@ static size_t collect_params(Dwarf_Die *func, Dwarf_Die *params, size_t max, boo
 int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t probe_addr,
 			 struct func_sig **out)
 {
-	Dwarf_Die func, t, *pdies = NULL;
+	Dwarf_Die func, t, *pdies = NULL, *rdies = NULL;
 	const struct ctype **types = NULL;
 	struct dloc *abi = NULL;
 	struct func_sig *sig = NULL;
 	struct loc_ctx lc;
 	const char *name;
-	size_t n;
+	size_t n, n_results;
 	bool hidden;
 	int err = 0;
 
@@ -1889,8 +2003,9 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 	if (err)
 		return err;
 	pdies = calloc(MAX_PARAMS, sizeof(*pdies));
+	rdies = calloc(MAX_PARAMS, sizeof(*rdies));
 	sig = calloc(1, sizeof(*sig));
-	if (!pdies || !sig) {
+	if (!pdies || !rdies || !sig) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -1899,7 +2014,8 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 	sig->probe_addr = probe_addr;
 	name = dwarf_diename(&func);
 	sig->name = ctype_arena__strdup(di->arena, name ? name : "?");
-	n = collect_params(&func, pdies, MAX_PARAMS, &sig->variadic);
+	sig->go = is_go(&func);
+	n = collect_params(&func, pdies, MAX_PARAMS, &sig->variadic, sig->go, rdies, &n_results);
 	sig->params = calloc(n ? n : 1, sizeof(*sig->params));
 	types = calloc(n ? n : 1, sizeof(*types));
 	abi = calloc(n ? n : 1, sizeof(*abi));
@@ -1923,7 +2039,11 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 			goto cleanup;
 		}
 	}
-	sig->ret_type = type_of(di, die_type(&func, &t) ? &t : NULL, 0);
+	/* Go: the first result is the return value (the others are not shown). */
+	if (n_results)
+		sig->ret_type = type_of(di, die_type(&rdies[0], &t) ? &t : NULL, 0);
+	else
+		sig->ret_type = type_of(di, die_type(&func, &t) ? &t : NULL, 0);
 	if (!sig->ret_type) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -1932,8 +2052,16 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 	for (size_t i = 0; i < n; i++)
 		sig->params[i].type = types[i];
 
-	abi_return(sig->ret_type, &sig->ret_loc, &hidden);
-	abi_params(types, n, hidden, abi);
+	if (sig->go) {
+		/* Results on the stack follow the arguments' area: at the ret,
+		 * [sp] is the return address. */
+		uint32_t args_stack = go_abi(types, n, 8, abi);
+
+		go_abi(&sig->ret_type, 1, 8 + (int64_t)args_stack, &sig->ret_loc);
+	} else {
+		abi_return(sig->ret_type, &sig->ret_loc, &hidden);
+		abi_params(types, n, hidden, abi);
+	}
 	lc.di = di;
 	lc.func = &func;
 	lc.pc = probe_addr;
@@ -1948,6 +2076,7 @@ cleanup:
 	free(abi);
 	free(types);
 	free(pdies);
+	free(rdies);
 	return err;
 }
 

@@ -115,6 +115,9 @@ struct func_sig {
 	struct func_param *params;
 	size_t n_params;
 	bool variadic;             /* `...`: the unnamed arguments are not shown */
+	/* Go code: arguments and results in Go's registers (ABIInternal), the
+	 * first result as the return value. */
+	bool go;
 	const struct ctype *ret_type; /* CTYPE_VOID for void */
 	struct dloc ret_loc;       /* at the return */
 	struct ctype_arena *arena; /* one reference: types outlive the debuginfo */

@@ -8,7 +8,9 @@
 #include "dwarf/plan.h"
 
 /* Argument registers in order: the call record's args[] (DWARF numbers). */
-static const uint8_t arg_regs[6] = { DREG_RDI, DREG_RSI, DREG_RDX, DREG_RCX, DREG_R8, DREG_R9 };
+static const uint8_t c_arg_regs[6] = { DREG_RDI, DREG_RSI, DREG_RDX, DREG_RCX, DREG_R8, DREG_R9 };
+/* Go's first six (ABIInternal): what trace.bpf.c records as arg0..arg5. */
+static const uint8_t go_arg_regs[6] = { DREG_RAX, DREG_RBX, DREG_RCX, DREG_RDI, DREG_RSI, DREG_R8 };
 
 #define MAX_DEREFS 256        /* recorded derefs, planned or dropped */
 #define MAX_DEREF_ELEMS 64    /* array elements searched for pointers */
@@ -149,10 +151,16 @@ struct builder {
 	size_t cap_derefs;
 };
 
-static int arg_index(uint8_t reg)
+/* The register recorded as argI for this function. */
+static uint8_t arg_reg(const struct builder *b, int i)
+{
+	return (b->sig && b->sig->go ? go_arg_regs : c_arg_regs)[i];
+}
+
+static int arg_index(const struct builder *b, uint8_t reg)
 {
 	for (int i = 0; i < 6; i++)
-		if (arg_regs[i] == reg)
+		if (arg_reg(b, i) == reg)
 			return i;
 	return -1;
 }
@@ -212,9 +220,9 @@ static void plan_value_src(struct builder *b, struct plan_value *v, const struct
 		switch (p->kind) {
 		case DLOC_REG:
 			s->addend = p->off;
-			if (!v->at_return && arg_index(p->reg) >= 0) {
+			if (!v->at_return && arg_index(b, p->reg) >= 0) {
 				s->kind = PSRC_ARG;
-				s->index = (uint8_t)arg_index(p->reg);
+				s->index = (uint8_t)arg_index(b, p->reg);
 				break;
 			}
 			if (v->at_return && p->reg == DREG_RAX) {
@@ -317,7 +325,7 @@ static bool pointer_base(struct builder *b, int value, int parent, uint32_t off,
 			if (po)
 				return false;
 			f->base = CMON_BASE_REG;
-			f->reg = s->kind == PSRC_RET ? DREG_RAX : arg_regs[s->index];
+			f->reg = s->kind == PSRC_RET ? DREG_RAX : arg_reg(b, s->index);
 			f->off = s->addend;
 			f->deref = 0;
 			return true;
@@ -347,7 +355,7 @@ static bool pointer_base(struct builder *b, int value, int parent, uint32_t off,
 }
 
 static int add_deref(struct builder *b, int value, int parent, uint32_t off,
-		     const struct ctype *ptr, unsigned level, bool at_return)
+		     const struct ctype *ptr, unsigned level, bool at_return, bool text)
 {
 	struct plan_layout *l = b->l;
 	struct plan_deref *d;
@@ -365,7 +373,9 @@ static int add_deref(struct builder *b, int value, int parent, uint32_t off,
 		l->derefs = p;
 		b->cap_derefs = cap;
 	}
-	if (ctype__is_string(ptr)) {
+	if (text || ctype__is_string(ptr)) {
+		/* (A Go string's bytes end at its length, not at a NUL: user
+		 * space cuts them there.) */
 		fetch_init(&f, CMON_FETCH_STR);
 		f.size = b->o->strlen;
 	} else {
@@ -401,11 +411,14 @@ static int scan_pointers(struct builder *b, int value, int parent, const struct 
 	switch (t->kind) {
 	case CTYPE_POINTER:
 		if (ctype__is_string(t))
-			return add_deref(b, value, parent, off, t, level, at_return);
+			return add_deref(b, value, parent, off, t, level, at_return, true);
 		if (ctype__is_struct_ptr(t) && level <= b->o->deref)
-			return add_deref(b, value, parent, off, t, level, at_return);
+			return add_deref(b, value, parent, off, t, level, at_return, false);
 		return 0;
 	case CTYPE_STRUCT:
+		if (ctype__is_go_string(t))
+			return add_deref(b, value, parent, off, t->members[0].type, level, at_return,
+					 true);
 		for (size_t i = 0; i < t->n_members && !err; i++) {
 			const struct ctype_member *m = &t->members[i];
 
@@ -554,7 +567,7 @@ static int plan_capture(struct builder *b, const struct capture_spec *cs, struct
 		}
 	} else {
 		f.base = CMON_BASE_REG;
-		f.reg = arg_regs[raw];
+		f.reg = arg_reg(b, raw);
 	}
 
 	/* The count: a register the BPF side multiplies by elem_size. */
@@ -588,14 +601,14 @@ static int plan_capture(struct builder *b, const struct capture_spec *cs, struct
 				return -ENOTSUP;
 			}
 			f.len_reg = (int8_t)p->reg;
-			if (arg_index(p->reg) >= 0) {
+			if (arg_index(b, p->reg) >= 0) {
 				pc->len.kind = PSRC_ARG;
-				pc->len.index = (uint8_t)arg_index(p->reg);
+				pc->len.index = (uint8_t)arg_index(b, p->reg);
 				pc->len.size = lt->size > 8 ? 8 : lt->size;
 				pc->len_signed = lt->is_signed;
 			}
 		} else {
-			f.len_reg = (int8_t)arg_regs[lraw];
+			f.len_reg = (int8_t)arg_reg(b, lraw);
 			pc->len.kind = PSRC_ARG;
 			pc->len.index = (uint8_t)lraw;
 			pc->len.size = 8;

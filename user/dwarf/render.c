@@ -471,6 +471,32 @@ static void emit_pointer(struct rctx *r, const struct view *v, uint32_t off, con
 	free(why_buf);
 }
 
+/* A Go string: its LEN bytes, from the item its pointer was read into;
+ * false when they were not read (then shown as the header). */
+static bool emit_go_string(struct rctx *r, const struct view *v, uint32_t off)
+{
+	const struct render_item *it;
+	const struct plan_deref *d;
+	uint64_t len;
+	int di;
+
+	if (why_range(v, off, 16, NULL) != W_OK)
+		return false;
+	len = (uint64_t)load_le(v->data + off + 8, 8);
+	if (!len) {
+		put_str(r, "", 0);
+		return true;
+	}
+	d = find_deref(r, v, off, &di);
+	if (!d || d->status != PD_OK || !(it = item_at(r, d->at_return, d->item)) ||
+	    (it->flags & CMON_ITEM_FAULT))
+		return false;
+	put_str(r, it->data, len < it->len ? len : it->len);
+	if (len > it->len)
+		note_truncated(r);
+	return true;
+}
+
 static void emit_members(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
 			 const char *sep, int depth, bool *first)
 {
@@ -607,6 +633,8 @@ static void emit(struct rctx *r, const struct view *v, uint32_t off, const struc
 		return;
 	}
 	why = t->size ? why_range(v, off, t->size, &uniform) : W_OK;
+	if (ctype__is_go_string(t) && emit_go_string(r, v, off))
+		return;
 	switch (t->kind) {
 	case CTYPE_STRUCT:
 	case CTYPE_UNION:

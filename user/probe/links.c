@@ -29,10 +29,10 @@ void probe_links__prepare(struct bpf_program *prog)
 void probe_links__prepare_stacks(struct bpf_map *regions, struct bpf_map *coro_stacks,
 				 struct bpf_program *stack_made, const struct probe_set *set)
 {
-	/* Processes with coroutines, and coroutine stacks with calls pending
-	 * (allocated as used: ~11 KiB each). */
+	/* Processes with coroutines, and coroutine stacks or goroutines with
+	 * calls pending (allocated as used: ~11 KiB each). */
 	bpf_map__set_max_entries(regions, set->stack_switch ? 1024 : 1);
-	bpf_map__set_max_entries(coro_stacks, set->stack_switch ? 4096 : 1);
+	bpf_map__set_max_entries(coro_stacks, set->stack_switch || set->go ? 4096 : 1);
 	bpf_program__set_autoload(stack_made, set->stack_switch);
 	if (set->stack_switch)
 		probe_links__prepare(stack_made);
@@ -167,17 +167,20 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 				      cookie_of(i, 0) | (f->body_skip ? slot : 0) |
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
 				      (f->focus ? CMON_COOKIE_FOCUS : 0) |
-				      (f->quiet ? CMON_COOKIE_QUIET : 0));
+				      (f->quiet ? CMON_COOKIE_QUIET : 0) |
+				      (f->go ? CMON_COOKIE_GO : 0));
 		if (err || o->entry_only)
 			continue;
 		if (f->ret_mode == RETURN_URETPROBE)
 			err = probe_list__add(&uret, at, cookie_of(i, CMON_EXIT_URETPROBE));
 		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_ret && !err; k++)
 			err = probe_list__add(&insn, f->file_offset + f->exits.ret_offs[k],
-					      cookie_of(i, CMON_EXIT_RET_INSN));
+					      cookie_of(i, CMON_EXIT_RET_INSN) |
+					      (f->go ? CMON_COOKIE_GO : 0));
 		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_tail && !err; k++)
 			err = probe_list__add(&insn, f->file_offset + f->exits.tail_offs[k],
-					      cookie_of(i, CMON_EXIT_TAIL_JMP));
+					      cookie_of(i, CMON_EXIT_TAIL_JMP) |
+					      (f->go ? CMON_COOKIE_GO : 0));
 	}
 	/* Where the target makes coroutine stacks (libc's makecontext: an
 	 * object of the target, traced functions or not). */

@@ -511,6 +511,9 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 		return -ENOMEM;
 	/* Named by --focus only: probed to know when the thread is inside. */
 	pf->focus = pf->quiet = b->focus_mode;
+	/* Go's own functions are named package.func; the C functions of a
+	 * cgo program are not, and keep the C ABI. */
+	pf->go = (s->objects[obj_idx].runtime & SYMTAB_RT_GO) && strchr(f->name, '.');
 	s->n_funcs++;
 	return 1;
 }
@@ -1003,6 +1006,8 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 	for (size_t i = 0; i < b.set->n_targets; i++)
 		if (runtime_unwinds(b.set, &b.set->targets[i], SYMTAB_RT_STACKS))
 			b.set->stack_switch = true;
+	for (size_t i = 0; i < b.set->n_funcs; i++)
+		b.set->go |= b.set->funcs[i].go;
 	*out = b.set;
 	return 0;
 }

@@ -61,6 +61,9 @@ struct probe_func {
 	/* --focus: a focus function (records only while a thread is inside
 	 * one); QUIET: probed for that alone (no --func named it). */
 	bool focus, quiet;
+	/* A Go function (ABIInternal: arguments and results in rax, rbx, rcx,
+	 * rdi, rsi, r8..; frames kept per goroutine): CMON_COOKIE_GO. */
+	bool go;
 	/* --lines FUNC: LINES_OWNER for FUNC itself (its return closes its last
 	 * line), IN_LINES for each of its line sites. */
 	bool lines_owner, in_lines;
@@ -94,6 +97,7 @@ struct probe_set {
 	/* A target switches stacks (ucontext, boost.context): frames pair
 	 * per stack, whose regions are learnt where they are made. */
 	bool stack_switch;
+	bool go; /* some function is Go's: frames pair per goroutine */
 	uint64_t exe_dev, exe_ino; /* --binary: the program whose processes count */
 	pid_t launch_pid; /* -- CMD: the child, traced from its exec (lifecycle.bpf.h) */
 };
