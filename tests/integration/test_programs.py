@@ -244,3 +244,20 @@ def test_cxx_exception_through_libc_qsort():
     cmp = [r for r in res.rows if r["func"] == "by_value"]
     eq([r["status"] for r in cmp].count("noreturn"), 1, "the comparator that threw")
     eq(res.summary()["lost"], 0, "events lost")
+
+
+def test_cxx_forced_unwind_through_traced_frames():
+    """pthread_exit() unwinds (as a Rust panic does) through traced C++
+    frames and runs their destructors; a uretprobe there would stop the
+    unwinder and skip "guard 1 released".  The program is unchanged."""
+    exe = target("cxx_exit")
+    code, out, err = run([exe])
+    eq((code, out), (0, "guard 10 released\nguard 1 released\nguard 20 released\n"
+                        "guard 2 released\nworker 2 returned 3\ndone\n"), "untraced run")
+    res = trace(["worker", "leave"], launch=[exe])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, out, "program output")
+    eq(sorted((r["func"], r["arg0"], r["status"], r["ret"]) for r in res.rows),
+       [("leave(int)", 1, "noreturn", None), ("leave(int)", 2, "ok", 2),
+        ("worker(int)", 1, "noreturn", None), ("worker(int)", 2, "ok", 3)],
+       "records (func, id, status, ret)")

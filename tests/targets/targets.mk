@@ -210,3 +210,12 @@ $(TARGET_DIR)/gowork: tests/targets/gowork.go
 	$(Q)mkdir -p $(@D)
 	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \
 		go build -o $@ $<
+
+# pthread_exit's forced unwind through traced C++ frames.
+TARGETS += $(TARGET_DIR)/cxx_exit
+targets: $(TARGET_DIR)/cxx_exit
+
+$(TARGET_DIR)/cxx_exit: tests/targets/cxx_exit.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline -pthread $< -o $@
