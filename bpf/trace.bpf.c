@@ -31,6 +31,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool targ_entry_only = false; /* --no-return */
 const volatile bool targ_focus = false;      /* --focus: record inside focus functions only */
 const volatile bool targ_stack = false;      /* --stack: each call's user stack */
+const volatile bool targ_line_regs = false;  /* --locals: line records carry the arg registers */
 const volatile __s32 targ_max_depth = -1;    /* --max-depth below the focus; -1: any */
 const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
 #define CMON_WAKEUP_CHECK_EVERY 64 /* records per CPU; a power of two */
@@ -312,16 +313,31 @@ int BPF_KPROBE(cmon_usdt)
 	struct cmon_usdt_spec *spec = bpf_map_lookup_elem(&usdt_specs, &func_id);
 	struct cmon_call_rec *rec;
 
+	__u64 ts = 0;
+	int planned = 0;
+
 	if (!spec || !task_wanted(task))
 		return 0;
 	if (st)
 		st->calls++;
+	/* --locals: a line's variables, by the plan its scope gave */
+	if (targ_capture && spec->kind == CMON_SITE_LINE) {
+		planned = run_fetch_plan(ctx, func_id, 0, PT_REGS_SP(ctx), 0, &ts);
+		if (planned < 0 && st)
+			st->lost_capture++;
+	}
 	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
-			   (spec->kind == CMON_SITE_LINE ? CMON_CALL_LINE : CMON_CALL_USDT), 0);
+			   (spec->kind == CMON_SITE_LINE ? CMON_CALL_LINE : CMON_CALL_USDT), ts);
 	if (!rec)
 		return 0;
-	for (int i = 0; i < CMON_MAX_ARGS; i++)
-		rec->args[i] = (__u32)i < spec->n_args ? usdt_arg(ctx, &spec->args[i]) : 0;
+	if (planned >= 0 && targ_line_regs && spec->kind == CMON_SITE_LINE) {
+		/* the variables the plan finds in argument registers (an
+		 * empty plan: all of them are there) */
+		read_args(ctx, false, rec->args);
+	} else {
+		for (int i = 0; i < CMON_MAX_ARGS; i++)
+			rec->args[i] = (__u32)i < spec->n_args ? usdt_arg(ctx, &spec->args[i]) : 0;
+	}
 	submit(rec);
 	return 0;
 }

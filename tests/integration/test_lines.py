@@ -80,3 +80,22 @@ def test_lines_of_a_function_time_and_memory():
     eq(order, sorted(order), "lines in the order they ran")
     fn = [r for r in recs if r["func"] == "grow_lines"]
     eq([(r["status"], r["ret"]) for r in fn], [("ok", 8388608)], "the function's own record")
+
+
+def test_line_locals_typed_at_O0_and_O2():
+    """--locals: the variables in scope where the line runs, read there:
+    walk(i) at the "once per walk" line has i and sq = i * i; at -O2, i
+    (clobbered by then: only its entry value is known) is said to be
+    optimized out, sq is in a register."""
+    line = line_of("marker: once per walk")
+    for binary, want in (("lines", [{"i": i, "sq": i * i} for i in range(5)]),
+                         ("lines_O2", [{"i": "<unavailable: optimized out>", "sq": i * i}
+                                       for i in range(5)])):
+        res = trace([], launch=[target(binary), "5"], fmt="json",
+                    extra=["--line", "lines.c:%d" % line, "--locals"])
+        eq(res.code, 0, "%s: exit status (%s)" % (binary, res.stderr))
+        eq(res.stdout, "total=30\n", "%s: program output" % binary)
+        eq([dict(r["args"]) for r in res.rows], want, "%s: the locals at each run" % binary)
+    code, _, err = cmon(["trace", "--locals", "--func", "walk", "--", target("lines"), "1"])
+    eq((code, err), (2, "cmon: trace: --locals reads the variables where a --line runs: "
+                        "give --line\n"), "--locals without --line")

@@ -590,6 +590,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	ty.capture_max = r.opts.capture_max;
 	ty.captures = r.opts.captures;
 	ty.n_captures = r.opts.n_captures;
+	ty.locals = r.opts.locals;
 	err = typer__new(r.set, &ty, &r.typer);
 	if (err)
 		goto cleanup;
@@ -657,6 +658,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 						 r.set->objects[i].module);
 	}
 	to.max_depth = r.opts.max_depth;
+	to.line_regs = r.opts.locals;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;

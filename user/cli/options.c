@@ -41,6 +41,9 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "line", OPT_LINE, "FILE:LINE", TCP,
 	  "a record each time source line LINE of FILE runs (DWARF\n"
 	  "line table; FILE a basename or path suffix; repeatable)" },
+	{ "locals", OPT_LOCALS, NULL, T,
+	  "with --line: the variables and parameters in scope there,\n"
+	  "typed, read where the line runs (\"optimized out\" said)" },
 	{ "lines", OPT_LINES_OF, "FUNC", L,
 	  "FUNC's lines of code, where a --line can go (repeatable)" },
 	{ "lines", OPT_LINES_OF, "FUNC", T,
@@ -348,6 +351,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case OPT_STACK:
 			o->stack = true;
 			break;
+		case OPT_LOCALS:
+			o->locals = true;
+			break;
 		case OPT_FOCUS:
 			err = push_ptr(&o->focus, &o->n_focus, sizeof(char *), &optarg);
 			break;
@@ -576,6 +582,10 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			log_error("list: no PATTERN given");
 		else
 			log_error("%s: no function given (--func PATTERN)", name);
+		return -EINVAL;
+	}
+	if (o->locals && !o->n_lines) {
+		log_error("%s: --locals reads the variables where a --line runs: give --line", name);
 		return -EINVAL;
 	}
 	if (o->max_depth >= 0 && !o->n_focus) {

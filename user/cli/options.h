@@ -57,6 +57,7 @@ enum opt_key {
 	OPT_FOCUS,
 	OPT_MAX_DEPTH,
 	OPT_STACK,
+	OPT_LOCALS,
 	OPT_LINE,
 	OPT_LINES_OF,
 };
@@ -92,6 +93,7 @@ struct cmd_opts {
 	size_t n_focus;
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */
 	bool stack;           /* --stack: each call's user stack */
+	bool locals;          /* --locals: a --line record's variables in scope */
 	const char **lines;   /* --line FILE:LINE, repeatable */
 	size_t n_lines;
 	bool list_lines;      /* cmon list --lines: the lines of code of each function */

@@ -2080,6 +2080,129 @@ cleanup:
 	return err;
 }
 
+/*
+ * --locals: the variables and parameters in scope at PC, innermost first
+ * (an inner one hides an outer one of the same name), up to the function
+ * (or inlined function) the code at PC belongs to.
+ */
+#define MAX_LOCALS 64
+
+static const char *integrated_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+int debuginfo__locals(struct debuginfo *di, uint64_t pc, struct func_sig **out)
+{
+	Dwarf_Die cu, *scopes = NULL, *vars = NULL, t, func;
+	const struct ctype **types = NULL;
+	const char **names = NULL;
+	struct func_sig *sig = NULL;
+	struct loc_ctx lc;
+	size_t n = 0;
+	int n_scopes, err = 0, fi = -1;
+	Dwarf_Addr low = 0;
+
+	*out = NULL;
+	if (di->kind != DEBUGINFO_DWARF)
+		return -ENODATA;
+	if (!dwarf_addrdie(di->dwarf, pc, &cu))
+		return -ENOENT;
+	n_scopes = dwarf_getscopes(&cu, pc, &scopes);
+	if (n_scopes <= 0)
+		return -ENOENT;
+	/* The innermost function scope, and the subprogram whose frame it is in. */
+	for (int i = 0; i < n_scopes && fi < 0; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram ||
+		    dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			fi = i;
+	for (int i = 0; i < n_scopes; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			func = scopes[i];
+			break;
+		}
+		if (i == n_scopes - 1)
+			fi = -1;
+	}
+	vars = calloc(MAX_LOCALS, sizeof(*vars));
+	names = calloc(MAX_LOCALS, sizeof(*names));
+	types = calloc(MAX_LOCALS, sizeof(*types));
+	sig = calloc(1, sizeof(*sig));
+	if (fi < 0 || !vars || !names || !types || !sig) {
+		err = fi < 0 ? -ENOENT : -ENOMEM;
+		goto cleanup;
+	}
+	for (int i = 0; i <= fi; i++) {
+		Dwarf_Die child;
+
+		if (dwarf_child(&scopes[i], &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			const char *name = integrated_name(&child);
+			bool seen = false;
+
+			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) || !name ||
+			    n >= MAX_LOCALS)
+				continue;
+			for (size_t k = 0; k < n && !seen; k++)
+				seen = !strcmp(names[k], name);
+			if (!seen) {
+				names[n] = name;
+				vars[n++] = child;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	sig->arena = ctype_arena__get(di->arena);
+	sig->name = ctype_arena__strdup(di->arena, integrated_name(&scopes[fi]) ?
+						      integrated_name(&scopes[fi]) : "?");
+	dwarf_lowpc(&func, &low);
+	sig->addr = low;
+	sig->probe_addr = pc;
+	sig->params = calloc(n ? n : 1, sizeof(*sig->params));
+	if (!sig->name || !sig->params) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	sig->n_params = n;
+	for (size_t i = 0; i < n; i++) {
+		types[i] = type_of(di, die_type(&vars[i], &t) ? &t : NULL, 0);
+		sig->params[i].name = ctype_arena__strdup(di->arena, names[i]);
+		if (!types[i] || !sig->params[i].name) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	sig->ret_type = type_of(di, NULL, 0);
+	if (!sig->ret_type) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	finalize(di);
+	lc.di = di;
+	lc.func = &func;
+	lc.pc = pc;
+	for (size_t i = 0; i < n; i++) {
+		struct dloc none = { .source = DLOC_SRC_DWARF }; /* no location: optimized out */
+
+		sig->params[i].type = types[i];
+		param_loc(&lc, &vars[i], types[i], low, &none, &sig->params[i].loc);
+	}
+	*out = sig;
+	sig = NULL;
+cleanup:
+	if (err)
+		finalize(di);
+	func_sig__free(sig);
+	free(types);
+	free(names);
+	free(vars);
+	free(scopes);
+	return err;
+}
+
 struct find_name_arg {
 	const char *name;
 	uint64_t addr;

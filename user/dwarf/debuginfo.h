@@ -125,6 +125,7 @@ struct func_sig {
 
 void func_sig__free(struct func_sig *sig); /* NULL fine */
 
+
 enum debuginfo_kind {
 	DEBUGINFO_NONE = 0,      /* no DWARF found: raw mode */
 	DEBUGINFO_SYMBOLS_ONLY,  /* .gnu_debugdata only: symbols, no types: raw mode */
@@ -172,6 +173,15 @@ const char *debuginfo__describe(const struct debuginfo *di);
  */
 int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t probe_addr,
 			 struct func_sig **out);
+
+/*
+ * --locals: the variables and parameters visible at PC (a line's address),
+ * as a signature whose "parameters" are them, locations evaluated at PC
+ * (none: optimized out there).  The innermost function's scopes only (an
+ * inlined function's own, at an inlined copy).  0, -ENODATA (no DWARF),
+ * -ENOENT (no scope at PC), -ENOMEM.
+ */
+int debuginfo__locals(struct debuginfo *di, uint64_t pc, struct func_sig **out);
 
 /* The GNU build-id of the ELF file PATH as lowercase hex (malloc'd), read
  * from its notes whether or not it has symbols or DWARF; NULL when it has

@@ -118,6 +118,7 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
 	t->skel->rodata->targ_focus = opts->focus;
 	t->skel->rodata->targ_stack = opts->on_stack != NULL;
+	t->skel->rodata->targ_line_regs = opts->line_regs;
 	t->skel->rodata->targ_filter_pid = opts->filter_pid > 0 ? (__u32)opts->filter_pid : 0;
 	t->skel->rodata->targ_filter_comm =
 		probe_filter__comm(opts->filter_comm, (uint64_t *)&t->skel->rodata->targ_comm_lo,
@@ -146,6 +147,7 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 		 * resident, where a plain read would come back empty. */
 		bpf_program__set_flags(t->skel->progs.cmon_entry, BPF_F_SLEEPABLE);
 		bpf_program__set_flags(t->skel->progs.cmon_exit, BPF_F_SLEEPABLE);
+		bpf_program__set_flags(t->skel->progs.cmon_usdt, BPF_F_SLEEPABLE);
 	}
 	probe_links__prepare(t->skel->progs.cmon_entry);
 	probe_links__prepare(t->skel->progs.cmon_exit);

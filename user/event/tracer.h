@@ -39,6 +39,7 @@ struct tracer_opts {
 	const struct cmon_fetch_plan *plans;
 	bool sleepable;        /* fault in pages that are not resident */
 	bool focus;            /* --focus given (probe_func.focus marks them) */
+	bool line_regs;        /* --locals: line records carry the argument registers */
 	tracer_stack_fn on_stack; /* non-NULL: --stack */
 	/* Only these processes (0 / empty: any), decided in the kernel. */
 	pid_t filter_pid;

@@ -241,12 +241,18 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 		struct probe_func *f = &set->funcs[i];
 		struct func_sig *sig = NULL;
 
-		if (f->usdt)
+		bool line = f->usdt && f->usdt_spec.kind == CMON_SITE_LINE;
+
+		if (f->usdt && !(line && opts->locals))
 			continue; /* a probe site, not a function: its note types it */
 		if (!opts->raw && !dis[f->object])
 			dis[f->object] = open_debuginfo(&set->objects[f->object]);
-		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)
-			signature_of(dis[f->object], f, &sig);
+		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF) {
+			if (line)
+				debuginfo__locals(dis[f->object], f->addr, &sig);
+			else
+				signature_of(dis[f->object], f, &sig);
+		}
 		err = plan_one(t, i, sig, &po, took);
 		func_sig__free(sig);
 		if (err) {

@@ -24,6 +24,7 @@ struct typer_opts {
 	uint32_t capture_max;  /* --capture-max; 0: default */
 	const char *const *captures; /* --capture specs as given */
 	size_t n_captures;
+	bool locals;           /* --locals: --line sites read their variables in scope */
 };
 
 struct typer;
