@@ -229,6 +229,9 @@ enum cmon_fetch_base {
 	CMON_BASE_REG = 0,
 	CMON_BASE_SP = 1,
 	CMON_BASE_ITEM = 2,
+	/* At the return: the call's entry-time argument REG (0..5), kept in
+	 * its frame (--capture-at return: a pointer parameter read again). */
+	CMON_BASE_ENTRY_ARG = 3,
 };
 
 struct cmon_fetch {

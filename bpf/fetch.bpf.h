@@ -90,11 +90,14 @@ static __always_inline __u32 item_size(const __u64 *r, struct cmon_fetch *it, bo
  * record tagged with TAG, the call's entry time; at entry pass 0: the time
  * is taken after the reads (so a slow read does not count in the call's
  * latency) and returned in TS_OUT.  SLOT is the call's return-address slot,
- * the stack pointer at entry.  Returns 0, 1 when the function has no plan,
- * or -1 when the record could not be written (the caller counts it lost).
+ * the stack pointer at entry.  ENTRY_ARGS: at the return, the call's
+ * argument registers at its entry (NULL at entry).  Returns 0, 1 when the
+ * function has no plan, or -1 when the record could not be written (the
+ * caller counts it lost).
  */
 static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, __u32 at_return,
-					   __u64 sp, __u64 tag, __u64 *ts_out)
+					   __u64 sp, __u64 tag, __u64 *ts_out,
+					   const __u64 *entry_args)
 {
 	__u32 key = func_id * 2 + at_return, off, total = sizeof(struct cmon_capture_rec);
 	__u64 addrs[CMON_MAX_FETCH] = {};
@@ -144,6 +147,8 @@ static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, _
 			addr = r[it->reg & 15];
 		else if (it->base == CMON_BASE_SP)
 			addr = sp;
+		else if (it->base == CMON_BASE_ENTRY_ARG)
+			addr = entry_args && it->reg < CMON_MAX_ARGS ? entry_args[it->reg & 7] : 0;
 		else
 			addr = addrs[it->base_item & (CMON_MAX_FETCH - 1)];
 		addr += it->off;

@@ -322,7 +322,7 @@ int BPF_KPROBE(cmon_usdt)
 		st->calls++;
 	/* --locals: a line's variables, by the plan its scope gave */
 	if (targ_capture && spec->kind == CMON_SITE_LINE) {
-		planned = run_fetch_plan(ctx, func_id, 0, PT_REGS_SP(ctx), 0, &ts);
+		planned = run_fetch_plan(ctx, func_id, 0, PT_REGS_SP(ctx), 0, &ts, NULL);
 		if (planned < 0 && st)
 			st->lost_capture++;
 	}
@@ -401,7 +401,7 @@ int BPF_KPROBE(cmon_entry)
 
 		if (fflags & CMON_FRAME_QUIET)
 			return 0;
-		if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts) < 0 && st)
+		if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts, NULL) < 0 && st)
 			st->lost_capture++;
 		rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
 				   (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0), ts);
@@ -438,7 +438,7 @@ int BPF_KPROBE(cmon_entry)
 	fr->vms = mm ? mm_vms_bytes(mm) : 0;
 	/* Time last, so the memory reads are not counted as the call's. */
 	fr->ts = 0;
-	if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &fr->ts) < 0 && st)
+	if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &fr->ts, NULL) < 0 && st)
 		st->lost_capture++;
 	if (!fr->ts)
 		fr->ts = bpf_ktime_get_ns();
@@ -482,7 +482,7 @@ int BPF_KPROBE(cmon_exit)
 		if (targ_capture) {
 			__u64 tag;
 
-			if (run_fetch_plan(ctx, fr->func_id, 1, at, fr->ts, &tag) < 0) {
+			if (run_fetch_plan(ctx, fr->func_id, 1, at, fr->ts, &tag, fr->args) < 0) {
 				struct cmon_func_stats *st = stats_of(fr->func_id);
 
 				if (st)

@@ -219,3 +219,12 @@ $(TARGET_DIR)/cxx_exit: tests/targets/cxx_exit.cpp
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -g -O1 -fno-inline -pthread $< -o $@
+
+# Pointer parameters whose pointees a call changes (--capture-at).
+TARGETS += $(TARGET_DIR)/mutate
+targets: $(TARGET_DIR)/mutate
+
+$(TARGET_DIR)/mutate: tests/targets/mutate.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O1 -fno-inline -no-pie -fcf-protection=none $< -o $@

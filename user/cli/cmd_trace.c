@@ -591,6 +591,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	ty.captures = r.opts.captures;
 	ty.n_captures = r.opts.n_captures;
 	ty.locals = r.opts.locals;
+	ty.capture_at = r.opts.capture_at;
 	err = typer__new(r.set, &ty, &r.typer);
 	if (err)
 		goto cleanup;

@@ -86,6 +86,10 @@ const struct opt_row cmon_opt_rows[] = {
 	  "PTR's pointee type), NAME=PTR:str; PTR, LEN, COUNT are\n"
 	  "parameter names or arg0..arg5" },
 	{ "strlen", OPT_STRLEN, "N", TC, "bytes of a char * string (default 256)" },
+	{ "capture-at", OPT_CAPTURE_AT, "WHEN", TC,
+	  "entry (default), return or both: when what pointer\n"
+	  "parameters point to is read; both adds at_return and\n"
+	  "changed (\"a->balance\": [100, 110])" },
 	{ "deref", OPT_DEREF, "N", TC, "struct pointers followed (default 1)" },
 	{ "capture-max", OPT_CAPTURE_MAX, "BYTES", TC, "bytes of one --capture (default 65536)" },
 	{ "raw", OPT_RAW, NULL, TC, "no DWARF: the six argument registers only" },
@@ -505,6 +509,19 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 				err = push_ptr(&o->captures, &o->n_captures, sizeof(char *), &optarg);
 			break;
 		}
+		case OPT_CAPTURE_AT:
+			if (!strcmp(optarg, "entry")) {
+				o->capture_at = PLAN_AT_ENTRY;
+			} else if (!strcmp(optarg, "return")) {
+				o->capture_at = PLAN_AT_RETURN;
+			} else if (!strcmp(optarg, "both")) {
+				o->capture_at = PLAN_AT_BOTH;
+			} else {
+				log_error("%s: --capture-at '%s': expected entry, return or both", name,
+					  optarg);
+				return -EINVAL;
+			}
+			break;
 		case OPT_STRLEN:
 			if (parse_u64(optarg, &v) || v == 0 || v > PLAN_MAX_STRLEN) {
 				log_error("%s: invalid --strlen '%s' (1..%u)", name, optarg,

@@ -44,6 +44,7 @@ enum opt_key {
 	OPT_NO_MEM,
 	OPT_CAPTURE,
 	OPT_STRLEN,
+	OPT_CAPTURE_AT,
 	OPT_DEREF,
 	OPT_CAPTURE_MAX,
 	OPT_RAW,
@@ -94,6 +95,7 @@ struct cmd_opts {
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */
 	bool stack;           /* --stack: each call's user stack */
 	bool locals;          /* --locals: a --line record's variables in scope */
+	uint8_t capture_at;   /* --capture-at: enum plan_at */
 	const char **lines;   /* --line FILE:LINE, repeatable */
 	size_t n_lines;
 	bool list_lines;      /* cmon list --lines: the lines of code of each function */

@@ -321,6 +321,17 @@ static bool pointer_base(struct builder *b, int value, int parent, uint32_t off,
 			return false;
 		switch (s->kind) {
 		case PSRC_ARG:
+			if (s->at_return) {
+				/* the entry's value, kept with the call */
+				if (po)
+					return false;
+				f->base = CMON_BASE_ENTRY_ARG;
+				f->reg = s->index;
+				f->off = s->addend;
+				f->deref = 0;
+				return true;
+			}
+			/* fallthrough */
 		case PSRC_RET:
 			if (po)
 				return false;
@@ -627,6 +638,7 @@ void plan_layout__free(struct plan_layout *l)
 	if (!l)
 		return;
 	free(l->values);
+	free(l->again);
 	free(l->derefs);
 	free(l->captures);
 	ctype_arena__put(l->arena);
@@ -699,9 +711,12 @@ int plan__build(const struct func_sig *sig, const struct plan_opts *opts,
 	l->returns_void = sig && !has_ret;
 	l->n_params = sig ? sig->n_params : 0;
 	l->n_values = l->n_params + (has_ret ? 1 : 0);
-	l->values = calloc(l->n_values ? l->n_values : 1, sizeof(*l->values));
+	/* room for the parameters read again at the return (--capture-at) */
+	l->values = calloc(l->n_values + l->n_params + 1, sizeof(*l->values));
+	l->again = calloc(l->n_params + 1, sizeof(*l->again));
+	l->capture_at = opts->capture_at;
 	l->captures = calloc(opts->n_captures ? opts->n_captures : 1, sizeof(*l->captures));
-	if (!l->values || !l->captures) {
+	if (!l->values || !l->again || !l->captures) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -719,6 +734,24 @@ int plan__build(const struct func_sig *sig, const struct plan_opts *opts,
 		v->type = sig->ret_type;
 		v->at_return = true;
 		plan_value_src(&b, v, &sig->ret_loc);
+	}
+	/* --capture-at return|both: pointer parameters again at the return,
+	 * from their entry values (kept in the call's frame). */
+	for (size_t i = 0; i < l->n_params; i++) {
+		const struct plan_value *pv = &l->values[i];
+		const struct ctype *t = ctype__concrete(pv->type);
+		struct plan_value *v;
+
+		l->again[i] = -1;
+		if (opts->capture_at == PLAN_AT_ENTRY || !t ||
+		    !(ctype__is_string(t) || ctype__is_struct_ptr(t)) || pv->n_src != 1 ||
+		    pv->src[0].kind != PSRC_ARG)
+			continue;
+		v = &l->values[l->n_values];
+		*v = *pv;
+		v->at_return = true;
+		v->src[0].at_return = true;
+		l->again[i] = (int)l->n_values++;
 	}
 	/* Then what the user asked for by name. */
 	for (size_t i = 0; i < opts->n_captures; i++) {

@@ -81,6 +81,14 @@ struct plan_opts {
 	uint32_t capture_max;  /* --capture-max: bytes of one --capture, 1..CMON_ITEM_MAX */
 	const struct capture_spec *captures;
 	size_t n_captures;
+	uint8_t capture_at;    /* --capture-at: enum plan_at */
+};
+
+/* --capture-at: when what a pointer parameter points to is read. */
+enum plan_at {
+	PLAN_AT_ENTRY = 0, /* at the call (the default) */
+	PLAN_AT_RETURN,    /* again at the return: its final value is shown */
+	PLAN_AT_BOTH,      /* both: the values at entry, those at return, what changed */
 };
 
 void plan_opts__init(struct plan_opts *o); /* the defaults above, no captures */
@@ -109,7 +117,7 @@ struct plan_src {
 	uint8_t reason;    /* PSRC_NONE: enum plan_unavail */
 	uint8_t reg;       /* PU_XMM/PU_X87; PSRC_ITEM of a CMON_FETCH_REG item: its register */
 	uint8_t item_kind; /* PSRC_ITEM: CMON_FETCH_REG (8 bytes of a register) or _MEM */
-	bool at_return;    /* PSRC_ITEM: of the return plan */
+	bool at_return;    /* PSRC_ITEM: of the return plan; PSRC_ARG: read again at the return */
 	uint32_t size;     /* bytes of the value this source holds, in order */
 	int64_t addend;    /* PSRC_ARG/RET/REG item: register value + addend */
 	uint64_t value;    /* PSRC_CONST */
@@ -167,6 +175,10 @@ struct plan_layout {
 	struct plan_capture *captures;
 	size_t n_captures;
 	unsigned n_dropped;          /* items left out (derefs and values) */
+	/* --capture-at return|both: [n_params], the index in values of the
+	 * parameter's copy read at the return (its pointees then), or -1. */
+	int *again;
+	uint8_t capture_at;          /* enum plan_at */
 };
 
 /*

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dwarf/changed.h"
 #include "dwarf/dsb.h"
 #include "dwarf/render.h"
 
@@ -975,6 +976,9 @@ static void out_clear(struct render_out *o)
 	strbuf__reset(&o->captures);
 	strbuf__reset(&o->truncated);
 	strbuf__reset(&o->faults);
+	strbuf__reset(&o->at_return);
+	strbuf__reset(&o->changed);
+	o->n_changed = 0;
 	strbuf__reset(&o->cellbuf);
 	strbuf__reset(&o->blobbuf);
 	strbuf__reset(&o->path);
@@ -1007,15 +1011,18 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		o->cells = cells;
 		o->cap_cells = l->n_params;
 	}
-	/* parameters: each into ONE, then into args and its cell */
+	/* parameters: each into ONE, then into args and its cell; with
+	 * --capture-at return, a pointer's pointee as the return found it */
 	for (size_t i = 0; i < l->n_params && !err; i++) {
 		const char *name = l->values[i].name;
+		int vi = l->capture_at == PLAN_AT_RETURN && l->again && l->again[i] >= 0 &&
+				 c->has_ret ? l->again[i] : (int)i;
 
 		strbuf__reset(&one);
 		r.sb = &one;
 		path_pop(&r, 0);
 		path_push(&r, NULL, name);
-		err = r.err ?: render_value(&r, (int)i);
+		err = r.err ?: render_value(&r, vi);
 		if (!err && i)
 			err = strbuf__putc(&o->args, ',');
 		err = err ?: json_escape(&o->args, name);
@@ -1026,6 +1033,32 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		o->n_cells = i + 1;
 	}
 	err = err ?: strbuf__putc(&o->args, '}');
+	/* --capture-at both: the same pointers at the return, and the change */
+	if (!err && l->capture_at == PLAN_AT_BOTH && l->again && c->has_ret) {
+		size_t n = 0;
+
+		err = strbuf__putc(&o->at_return, '{') ?: strbuf__putc(&o->changed, '{');
+		for (size_t i = 0; i < l->n_params && !err; i++) {
+			const char *name = l->values[i].name;
+
+			if (l->again[i] < 0)
+				continue;
+			strbuf__reset(&one);
+			r.sb = &one;
+			path_pop(&r, 0);
+			path_push(&r, NULL, name);
+			err = r.err ?: render_value(&r, l->again[i]);
+			if (!err && n++)
+				err = strbuf__putc(&o->at_return, ',');
+			err = err ?: json_escape(&o->at_return, name);
+			err = err ?: strbuf__putc(&o->at_return, ':');
+			err = err ?: strbuf__putn(&o->at_return, one.buf ? one.buf : "", one.len);
+			err = err ?: changed__diff(&o->changed, &o->n_changed, name,
+						   o->cellbuf.buf + o->cell_offs[i],
+						   one.buf ? one.buf : "null");
+		}
+		err = err ?: strbuf__putc(&o->at_return, '}') ?: strbuf__putc(&o->changed, '}');
+	}
 	/* the return value */
 	if (!err) {
 		r.sb = &o->ret;
@@ -1076,6 +1109,8 @@ void render_out__release(struct render_out *o)
 	strbuf__release(&o->captures);
 	strbuf__release(&o->truncated);
 	strbuf__release(&o->faults);
+	strbuf__release(&o->at_return);
+	strbuf__release(&o->changed);
 	strbuf__release(&o->cellbuf);
 	strbuf__release(&o->blobbuf);
 	strbuf__release(&o->path);

@@ -101,6 +101,11 @@ struct render_out {
 	struct strbuf captures;    /* {"name":value,...}; {} without --capture */
 	struct strbuf truncated;   /* a JSON array of paths, [] when none */
 	struct strbuf faults;      /* a JSON array of paths, [] when none */
+	/* --capture-at both, a call that returned: the pointer parameters'
+	 * values read again at the return, {"name":value,...}, and the
+	 * leaves that differ, {"a->balance":[100,110],...}; empty otherwise */
+	struct strbuf at_return, changed;
+	size_t n_changed;
 	size_t n_truncated, n_faults;
 	size_t n_unavailable;      /* values in SSE or x87 registers (unreadable) */
 	const char **cells;        /* [n_cells]: each parameter's JSON value text */

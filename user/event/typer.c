@@ -230,6 +230,7 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 		po.deref = opts->deref;
 	if (opts->capture_max)
 		po.capture_max = opts->capture_max;
+	po.capture_at = opts->capture_at;
 	for (size_t k = 0; k < opts->n_captures; k++) {
 		/* The syntax was checked with the options: only ENOMEM here. */
 		err = capture_spec__parse(opts->captures[k], &t->specs[k]);
@@ -491,6 +492,8 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 	v->captures = tf->layout->n_captures && t->out.captures.buf ? t->out.captures.buf : NULL;
 	v->truncated = t->out.n_truncated ? t->out.truncated.buf : NULL;
 	v->faults = t->out.n_faults ? t->out.faults.buf : NULL;
+	v->at_return = t->out.at_return.len ? t->out.at_return.buf : NULL;
+	v->changed = t->out.changed.len ? t->out.changed.buf : NULL;
 	v->names = tf->names;
 	v->cells = t->out.cells;
 	v->columns = tf->columns;

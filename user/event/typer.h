@@ -25,6 +25,7 @@ struct typer_opts {
 	const char *const *captures; /* --capture specs as given */
 	size_t n_captures;
 	bool locals;           /* --locals: --line sites read their variables in scope */
+	uint8_t capture_at;    /* --capture-at: enum plan_at */
 };
 
 struct typer;

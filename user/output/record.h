@@ -35,6 +35,9 @@ struct call_typed {
 	const char *captures;  /* {"name":value,...}, NULL when there are none */
 	const char *truncated; /* JSON array of value paths cut short, NULL: none */
 	const char *faults;    /* JSON array of value paths not readable, NULL: none */
+	/* --capture-at both: {"name":value} at the return and the leaves that
+	 * differ {"a->balance":[100,110]}; NULL: not asked or no return */
+	const char *at_return, *changed;
 	const char *const *names; /* [n_cells] parameter names */
 	const char *const *cells; /* [n_cells] each parameter's value, JSON text */
 	const size_t *columns;    /* [n_cells] the extra CSV column of each cell */

@@ -84,6 +84,16 @@ int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
 		if (!err)
 			err = strbuf__puts(sb, t->faults);
 	}
+	if (!err && t->at_return) {
+		err = strbuf__puts(sb, ",\"at_return\":");
+		if (!err)
+			err = strbuf__puts(sb, t->at_return);
+	}
+	if (!err && t->changed) {
+		err = strbuf__puts(sb, ",\"changed\":");
+		if (!err)
+			err = strbuf__puts(sb, t->changed);
+	}
 	return err;
 }
 
@@ -112,6 +122,11 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 		err = strbuf__puts(sb, " captures=");
 		if (!err)
 			err = strbuf__puts(sb, t->captures);
+	}
+	if (!err && t->changed && strcmp(t->changed, "{}")) {
+		err = strbuf__puts(sb, " changed=");
+		if (!err)
+			err = strbuf__puts(sb, t->changed);
 	}
 	return err ? err : strbuf__puts(sb, "\n");
 }
