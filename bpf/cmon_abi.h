@@ -162,6 +162,15 @@ struct cmon_func_stats {
 	__u64 outside_focus; /* --focus: entered outside every focus function */
 };
 
+/* Following a program's children (follow.bpf.h): at most this many
+ * processes at once; a fork past it is not followed, and counted. */
+#define CMON_FOLLOW_MAX 8192
+
+struct cmon_follow_stats {
+	__u64 forks;      /* children followed */
+	__u64 unfollowed; /* children of followed processes not followed: map full */
+};
+
 /*
  * Captures: what a function's arguments point to (strings, buffers,
  * structs, arrays), read in the kernel at entry (and at return for the
@@ -243,6 +252,7 @@ struct cmon_capture_item {
 /* The layout both sides compile: a change here is a change of the ABI. */
 _Static_assert(sizeof(struct cmon_call_rec) == 144, "cmon_call_rec layout");
 _Static_assert(sizeof(struct cmon_func_stats) == 48, "cmon_func_stats layout");
+_Static_assert(sizeof(struct cmon_follow_stats) == 16, "cmon_follow_stats layout");
 _Static_assert(sizeof(struct cmon_frame) == 88, "cmon_frame layout");
 _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 88 * CMON_STACK_DEPTH,
 	       "cmon_shadow_stack layout");

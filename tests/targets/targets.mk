@@ -174,3 +174,12 @@ $(TARGET_DIR)/lines_O2: tests/targets/lines.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -fcf-protection=none $< -o $@
+
+# Processes that fork, daemonise and exec: `--follow` (test_forks.py).
+TARGETS += $(TARGET_DIR)/forks
+targets: $(TARGET_DIR)/forks
+
+$(TARGET_DIR)/forks: tests/targets/forks.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@

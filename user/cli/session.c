@@ -16,6 +16,7 @@
 #include "output/stream.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
+#include "probe/follow.h"
 #include "session.h"
 
 volatile sig_atomic_t session_stop_signal;
@@ -228,12 +229,17 @@ bool session__targets_gone(struct session *s, int *status, bool *have_status)
 	bool all = true;
 
 	check_binary(s);
+	if (s->follow) {
+		int n = follow__scan(s->follow);
+
+		s->followed_alive = n < 0 ? 1 : n; /* an error: keep going */
+	}
 	if (s->launched) {
-		if (launch__reap(&s->launch, status, 0)) {
+		if (!s->launch_reaped && launch__reap(&s->launch, status, 0)) {
 			*have_status = true;
-			return true;
+			s->launch_reaped = true;
 		}
-		return false;
+		return s->launch_reaped && (!s->follow || !s->followed_alive);
 	}
 	if (!s->opts->n_pids)
 		return false;
@@ -248,7 +254,7 @@ bool session__targets_gone(struct session *s, int *status, bool *have_status)
 			s->pid_gone[i] = poll(&p, 1, 0) > 0;
 		all = all && s->pid_gone[i];
 	}
-	return all;
+	return all && (!s->follow || !s->followed_alive);
 }
 
 void session__wait(struct session *s, double timeout_s)
@@ -257,7 +263,7 @@ void session__wait(struct session *s, double timeout_s)
 	nfds_t n = 0;
 	int ms = (int)(timeout_s * 1000) + 1;
 
-	if (s->launched && s->launch.pidfd >= 0)
+	if (s->launched && s->launch.pidfd >= 0 && !s->launch_reaped)
 		fds[n++] = (struct pollfd){ .fd = s->launch.pidfd, .events = POLLIN };
 	for (size_t i = 0; i < s->opts->n_pids && n < sizeof(fds) / sizeof(fds[0]); i++)
 		if (s->pidfds[i] >= 0 && !s->pid_gone[i])

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "core/log.h"
 #include "probe/attach.h"
+#include "probe/follow.h"
 #include "probe/links.h"
 #include "tracer.h"
 #include "trace.skel.h"
@@ -39,6 +40,9 @@ struct tracer {
 	struct bpf_link *exit_link; /* thread-exit tracepoint */
 	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
 	struct probe_links *links;
+	struct probe_links_opts lo;
+	struct bpf_link *fork_link; /* follow.bpf.h: children of followed processes */
+	struct follow *follow;      /* NULL: not following */
 	int ncpus;
 	struct tracer_opts opts;
 	int budget;       /* records this poll may still hand over; < 0: no bound */
@@ -116,6 +120,7 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_mem_cast = mem_cast;
 	t->skel->rodata->targ_entry_only = opts->entry_only;
 	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
+	t->skel->rodata->targ_follow = opts->follow;
 	t->skel->rodata->targ_focus = opts->focus;
 	t->skel->rodata->targ_stack = opts->on_stack != NULL;
 	t->skel->rodata->targ_filter_pid = opts->filter_pid > 0 ? (__u32)opts->filter_pid : 0;
@@ -226,13 +231,14 @@ fail:
 
 int tracer__attach(struct tracer *t)
 {
-	struct probe_links_opts lo = {
-		.entry_prog = t->skel->progs.cmon_entry,
-		.exit_prog = t->skel->progs.cmon_exit,
-		.usdt_prog = t->skel->progs.cmon_usdt,
-		.entry_only = t->opts.entry_only,
-	};
+	struct probe_links_opts *lo = &t->lo;
 	int err;
+
+	lo->entry_prog = t->skel->progs.cmon_entry;
+	lo->exit_prog = t->skel->progs.cmon_exit;
+	lo->usdt_prog = t->skel->progs.cmon_usdt;
+	lo->entry_only = t->opts.entry_only;
+	lo->follow = t->opts.follow;
 
 	t->exit_link = bpf_program__attach(t->skel->progs.cmon_thread_exit);
 	if (!t->exit_link) {
@@ -242,8 +248,13 @@ int tracer__attach(struct tracer *t)
 	}
 	err = lifecycle__attach(t->skel->progs.cmon_exec_begin, t->skel->progs.cmon_launch_exec,
 				t->set->launch_pid, t->exec_links);
+	if (!err && t->opts.follow)
+		err = follow__start(t->skel->progs.cmon_follow_fork,
+				    bpf_map__fd(t->skel->maps.followed),
+				    bpf_map__fd(t->skel->maps.follow_stats), t->set, lo,
+				    &t->fork_link, &t->follow);
 	if (!err)
-		err = probe_links__attach(t->set, &lo, &t->links);
+		err = probe_links__attach(t->set, lo, &t->links);
 	if (err) {
 		tracer__detach(t);
 		return err;
@@ -386,13 +397,18 @@ void tracer__detach_probes(struct tracer *t)
 {
 	probe_links__free(t->links);
 	t->links = NULL;
+	follow__detach(t->follow);
 }
+
+struct follow *tracer__follow(const struct tracer *t) { return t->follow; }
 
 void tracer__detach(struct tracer *t)
 {
 	tracer__detach_probes(t);
 	bpf_link__destroy(t->exit_link);
 	t->exit_link = NULL;
+	bpf_link__destroy(t->fork_link);
+	t->fork_link = NULL;
 	lifecycle__detach(t->exec_links);
 }
 
@@ -401,6 +417,7 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	tracer__detach(t);
+	follow__free(t->follow);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	free(t);

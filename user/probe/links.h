@@ -13,12 +13,16 @@
 
 struct probe_links;
 struct bpf_program;
+struct bpf_link;
 
 struct probe_links_opts {
 	struct bpf_program *entry_prog;
 	struct bpf_program *exit_prog; /* ignored when entry_only */
 	struct bpf_program *usdt_prog; /* USDT sites (probe_func.usdt); NULL: none */
 	bool entry_only;
+	/* Follow the targets' children (follow.h): each process target's
+	 * executable is attached once without a pid filter. */
+	bool follow;
 };
 
 /*
@@ -34,6 +38,13 @@ void probe_links__prepare(struct bpf_program *prog);
  * error line has been printed.  Returns 0 and the links, or -errno. */
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
 			struct probe_links **out);
+
+/* A followed child PID's own links: the process targets' objects but
+ * their executables (attached for every process already), each with a
+ * pid filter of PID.  0 and the links, or -errno (quiet: -ESRCH when the
+ * child is gone; the caller says what failed). */
+int probe_links__attach_child(const struct probe_set *set, const struct probe_links_opts *opts,
+			      pid_t pid, struct probe_links **out);
 
 size_t probe_links__probe_count(const struct probe_links *l); /* addresses x processes */
 unsigned long long probe_links__attach_ns(const struct probe_links *l);
