@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "core/log.h"
 #include "probe/attach.h"
+#include "probe/follow.h"
 #include "probe/links.h"
 #include "profile.h"
 #include "profiler.h"
@@ -30,6 +31,9 @@ struct profiler {
 	struct bpf_link *exit_link; /* thread-exit tracepoint */
 	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
 	struct probe_links *links;
+	struct probe_links_opts lo;
+	struct bpf_link *fork_link; /* follow.bpf.h: children of followed processes */
+	struct follow *follow;      /* NULL: not following */
 	int ncpus;
 	bool sparse;                    /* values in the hash, pid 0 */
 	struct cmon_prof_value *percpu; /* ncpus values: one lookup's result */
@@ -70,6 +74,7 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 		return -errno;
 	p->skel->rodata->targ_nr_cpus = (__u32)p->ncpus;
 	p->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
+	p->skel->rodata->targ_follow = opts->follow;
 	p->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	p->skel->rodata->targ_per_pid = opts->per_pid;
 	p->skel->rodata->targ_sparse = p->sparse;
@@ -160,12 +165,13 @@ fail:
 
 int profiler__attach(struct profiler *p)
 {
-	struct probe_links_opts lo = {
-		.entry_prog = p->skel->progs.cmon_prof_entry,
-		.exit_prog = p->skel->progs.cmon_prof_exit,
-		.usdt_prog = p->skel->progs.cmon_prof_usdt,
-	};
+	struct probe_links_opts *lo = &p->lo;
 	int err;
+
+	lo->entry_prog = p->skel->progs.cmon_prof_entry;
+	lo->exit_prog = p->skel->progs.cmon_prof_exit;
+	lo->usdt_prog = p->skel->progs.cmon_prof_usdt;
+	lo->follow = p->opts.follow;
 
 	p->exit_link = bpf_program__attach(p->skel->progs.cmon_prof_texit);
 	if (!p->exit_link) {
@@ -175,12 +181,19 @@ int profiler__attach(struct profiler *p)
 	}
 	err = lifecycle__attach(p->skel->progs.cmon_exec_begin, p->skel->progs.cmon_launch_exec,
 				p->set->launch_pid, p->exec_links);
+	if (!err && p->opts.follow)
+		err = follow__start(p->skel->progs.cmon_follow_fork,
+				    bpf_map__fd(p->skel->maps.followed),
+				    bpf_map__fd(p->skel->maps.follow_stats), p->set, lo,
+				    &p->fork_link, &p->follow);
 	if (!err)
-		err = probe_links__attach(p->set, &lo, &p->links);
+		err = probe_links__attach(p->set, lo, &p->links);
 	if (err)
 		profiler__detach(p);
 	return err;
 }
+
+struct follow *profiler__follow(const struct profiler *p) { return p->follow; }
 
 size_t profiler__probe_count(const struct profiler *p) { return probe_links__probe_count(p->links); }
 
@@ -411,8 +424,11 @@ void profiler__detach(struct profiler *p)
 		return;
 	probe_links__free(p->links);
 	p->links = NULL;
+	follow__detach(p->follow);
 	bpf_link__destroy(p->exit_link);
 	p->exit_link = NULL;
+	bpf_link__destroy(p->fork_link);
+	p->fork_link = NULL;
 	lifecycle__detach(p->exec_links);
 }
 
@@ -421,6 +437,7 @@ void profiler__free(struct profiler *p)
 	if (!p)
 		return;
 	profiler__detach(p);
+	follow__free(p->follow);
 	profile_bpf__destroy(p->skel);
 	free(p->unslotted);
 	free(p->percpu);

@@ -263,6 +263,10 @@ void session__wait(struct session *s, double timeout_s)
 	nfds_t n = 0;
 	int ms = (int)(timeout_s * 1000) + 1;
 
+	/* Following: a new child's library links wait for the next scan. */
+	if (s->follow && ms > 10)
+		ms = 10;
+
 	if (s->launched && s->launch.pidfd >= 0 && !s->launch_reaped)
 		fds[n++] = (struct pollfd){ .fd = s->launch.pidfd, .events = POLLIN };
 	for (size_t i = 0; i < s->opts->n_pids && n < sizeof(fds) / sizeof(fds[0]); i++)
