@@ -676,6 +676,11 @@ int cmd_profile(int argc, char **argv)
 				fprintf(stderr, "cmon: children not followed: %llu (more than %d "
 						"processes at once)\n", (unsigned long long)unfollowed,
 					CMON_FOLLOW_MAX);
+			if (follow__missed(r.ses.follow))
+				fprintf(stderr, "cmon: children gone before their library probes "
+						"were attached: %llu (their library calls are not "
+						"counted)\n",
+					(unsigned long long)follow__missed(r.ses.follow));
 		}
 		struct profiler_losses why;
 		char buf[512];

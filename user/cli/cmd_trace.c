@@ -540,6 +540,10 @@ static uint64_t report(struct trace_run *r)
 		if (failed)
 			fprintf(stderr, "cmon: children traced in their executable only: %llu (see "
 					"above)\n", (unsigned long long)failed);
+		if (follow__missed(r->ses.follow))
+			fprintf(stderr, "cmon: children gone before their library probes were "
+					"attached: %llu (their library calls are not recorded)\n",
+				(unsigned long long)follow__missed(r->ses.follow));
 		for (size_t i = 0; i < r->n_procs; i++)
 			fprintf(stderr, "cmon:   process %d (%s): %llu records\n", (int)r->procs[i].pid,
 				r->procs[i].comm, (unsigned long long)r->procs[i].records);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/clock.h"
 #include "core/log.h"
 #include "follow.h"
 
@@ -21,7 +23,78 @@ struct follow {
 	struct follow_proc *procs;
 	size_t n, cap;
 	uint64_t failed;
+	uint64_t children_seen; /* by a scan, alive: their links were attached */
+	bool own_links;         /* children need links of their own */
+	/* Detaching a link waits for the kernel's uprobe grace periods (~80
+	 * ms here): exited children's links are let go by this thread, so a
+	 * scan is never held up and a child forked meanwhile gets its links. */
+	pthread_t closer;
+	bool closer_running, closing_done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct probe_links **to_close;
+	size_t n_close, cap_close;
 };
+
+static void *closer_main(void *arg)
+{
+	struct follow *f = arg;
+
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		while (!f->n_close && !f->closing_done)
+			pthread_cond_wait(&f->cond, &f->lock);
+		if (!f->n_close)
+			break;
+		struct probe_links *l = f->to_close[--f->n_close];
+
+		pthread_mutex_unlock(&f->lock);
+		probe_links__free(l);
+		pthread_mutex_lock(&f->lock);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+/* Let L go in the closer thread (here when it cannot be had). */
+static void close_later(struct follow *f, struct probe_links *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (!f->closer_running && !pthread_create(&f->closer, NULL, closer_main, f))
+		f->closer_running = true;
+	if (f->closer_running && f->n_close == f->cap_close) {
+		size_t cap = f->cap_close ? f->cap_close * 2 : 16;
+		struct probe_links **v = realloc(f->to_close, cap * sizeof(*v));
+
+		if (v) {
+			f->to_close = v;
+			f->cap_close = cap;
+		}
+	}
+	if (f->closer_running && f->n_close < f->cap_close) {
+		f->to_close[f->n_close++] = l;
+		l = NULL;
+		pthread_cond_signal(&f->cond);
+	}
+	pthread_mutex_unlock(&f->lock);
+	probe_links__free(l);
+}
+
+/* Wait until every link handed to the closer is gone. */
+static void closer_stop(struct follow *f)
+{
+	if (!f->closer_running)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->closing_done = true;
+	pthread_cond_signal(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	pthread_join(f->closer, NULL);
+	f->closer_running = false;
+	f->closing_done = false;
+}
 
 int follow__new(int map_fd, int stats_fd, const struct probe_set *set,
 		const struct probe_links_opts *opts, struct follow **out)
@@ -35,6 +108,9 @@ int follow__new(int map_fd, int stats_fd, const struct probe_set *set,
 	f->stats_fd = stats_fd;
 	f->set = set;
 	f->opts = opts;
+	f->own_links = probe_links__child_has_own(set);
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
 	*out = f;
 	return 0;
 }
@@ -98,6 +174,7 @@ int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 int follow__scan(struct follow *f)
 {
 	__u32 key, next, *prev = NULL;
+	unsigned long long t0;
 	int alive = 0, err;
 
 	for (size_t i = 0; i < f->n; i++)
@@ -116,7 +193,15 @@ int follow__scan(struct follow *f)
 		if (!p)
 			return -ENOMEM;
 		p->seen = true;
+		f->children_seen++;
+		if (!f->own_links)
+			continue;
+		t0 = clock__mono_ns();
 		err = probe_links__attach_child(f->set, f->opts, (pid_t)next, &p->links);
+		log_info("child %u: its libraries' probes attached in %.2f ms", next,
+			 (double)(clock__mono_ns() - t0) / 1e6);
+		if (err == -ESRCH)
+			f->children_seen--; /* gone meanwhile: attached to nothing */
 		if (err && err != -ESRCH) {
 			f->failed++;
 			log_warn("child %u is traced in its executable only: its libraries' "
@@ -129,7 +214,7 @@ int follow__scan(struct follow *f)
 
 		if (!p->seen && !p->gone) {
 			p->gone = true;
-			probe_links__free(p->links);
+			close_later(f, p->links);
 			p->links = NULL;
 		}
 	}
@@ -138,6 +223,16 @@ int follow__scan(struct follow *f)
 
 size_t follow__count(const struct follow *f) { return f ? f->n : 0; }
 pid_t follow__pid(const struct follow *f, size_t i) { return f->procs[i].pid; }
+
+uint64_t follow__missed(const struct follow *f)
+{
+	uint64_t forks, unfollowed, failed;
+
+	if (!f || !f->own_links)
+		return 0;
+	follow__stats(f, &forks, &unfollowed, &failed);
+	return forks > f->children_seen ? forks - f->children_seen : 0;
+}
 
 void follow__stats(const struct follow *f, uint64_t *forks, uint64_t *unfollowed,
 		   uint64_t *failed)
@@ -154,18 +249,23 @@ void follow__stats(const struct follow *f, uint64_t *forks, uint64_t *unfollowed
 
 void follow__detach(struct follow *f)
 {
-	for (size_t i = 0; f && i < f->n; i++) {
-		probe_links__free(f->procs[i].links);
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n; i++) {
+		close_later(f, f->procs[i].links);
 		f->procs[i].links = NULL;
 	}
+	closer_stop(f);
 }
 
 void follow__free(struct follow *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < f->n; i++)
-		probe_links__free(f->procs[i].links);
+	follow__detach(f);
+	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->cond);
+	free(f->to_close);
 	free(f->procs);
 	free(f);
 }

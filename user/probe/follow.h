@@ -55,4 +55,9 @@ void follow__stats(const struct follow *f, uint64_t *forks, uint64_t *unfollowed
 void follow__detach(struct follow *f);
 void follow__free(struct follow *f); /* NULL is fine */
 
+/* Children that exited before a scan saw them, when children need links of
+ * their own: their calls in libraries were not recorded (their calls in
+ * the executable were). */
+uint64_t follow__missed(const struct follow *f);
+
 #endif

@@ -308,6 +308,17 @@ static bool seen_before(const struct probe_set *set, size_t ti, size_t obj)
 	return false;
 }
 
+bool probe_links__child_has_own(const struct probe_set *set)
+{
+	for (size_t i = 0; i < set->n_funcs; i++)
+		for (size_t ti = 0; ti < set->n_targets; ti++)
+			for (size_t k = 0; set->targets[ti].pid && k < set->targets[ti].n_objects; k++)
+				if (set->targets[ti].objects[k] == set->funcs[i].object &&
+				    !is_exe_object(set, set->funcs[i].object))
+					return true;
+	return false;
+}
+
 int probe_links__attach_child(const struct probe_set *set, const struct probe_links_opts *opts,
 			      pid_t pid, struct probe_links **out)
 {

@@ -45,6 +45,8 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
  * child is gone; the caller says what failed). */
 int probe_links__attach_child(const struct probe_set *set, const struct probe_links_opts *opts,
 			      pid_t pid, struct probe_links **out);
+/* Does a child need links of its own (probes outside the executables)? */
+bool probe_links__child_has_own(const struct probe_set *set);
 
 size_t probe_links__probe_count(const struct probe_links *l); /* addresses x processes */
 unsigned long long probe_links__attach_ns(const struct probe_links *l);
