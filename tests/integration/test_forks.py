@@ -166,3 +166,21 @@ def test_follow_usage():
     code, _, err = cmon(["trace", "--func", "f", "--binary", target("forks"), "--follow"])
     eq(code, 2, "--follow with --binary: usage error (%s)" % err)
     check("--follow is for -p PID or -- CMD" in err, err)
+
+
+def test_other_instance_not_recorded():
+    """While following, the executable's links have no pid filter: another
+    process running the same program traps too, is warned about, and none
+    of its calls is recorded (the kernel-side followed set filters it)."""
+    other = subprocess.Popen([target("sleeper"), "loop", "50", "20"], stdout=subprocess.PIPE)
+    try:
+        res = trace(["nap", "count_me"], launch=[target("sleeper"), "loop", "100", "5"])
+        eq(res.code, 0, "exit status (%s)" % res.stderr)
+        check("1 other process running %s traps on its probes too" % target("sleeper")
+              in res.stderr, res.stderr)
+        eq([(r["func"], r["arg0"]) for r in res.rows],
+           [("nap", 100000)] * 5 + [("count_me", 0)], "the launched program's calls only")
+        check(other.poll() is None, "the other instance ran throughout")
+    finally:
+        other.kill()
+        other.communicate()

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +153,34 @@ int follow__add_root(struct follow *f, pid_t pid)
 	return 0;
 }
 
+/* Processes other than the roots running OBJ: they trap on its probes too
+ * (links without a pid filter), at a probe's full cost, for nothing. */
+static size_t other_instances(const struct probe_set *set, const struct probe_object *obj)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = opendir("/proc");
+
+	while (d && (de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		char path[64];
+		struct stat st;
+		bool root = false;
+
+		if (pid <= 0)
+			continue;
+		for (size_t i = 0; i < set->n_targets && !root; i++)
+			root = set->targets[i].pid == pid;
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		if (!root && !stat(path, &st) && (uint64_t)st.st_dev == obj->dev &&
+		    (uint64_t)st.st_ino == obj->ino)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 		  const struct probe_set *set, const struct probe_links_opts *opts,
 		  struct bpf_link **fork_link, struct follow **out)
@@ -166,9 +197,28 @@ int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 	for (size_t i = 0; !err && i < set->n_targets; i++)
 		if (set->targets[i].pid > 0)
 			err = follow__add_root(*out, set->targets[i].pid);
-	if (err)
+	if (err) {
 		log_error("cannot follow the traced processes: %s", strerror(-err));
-	return err;
+		return err;
+	}
+	for (size_t i = 0; i < set->n_targets; i++) {
+		const struct probe_target *t = &set->targets[i];
+		size_t n;
+
+		bool said = false;
+
+		for (size_t k = 0; k < i; k++)
+			said = said || set->targets[k].exe_object == t->exe_object;
+		if (t->pid <= 0 || t->exe_object < 0 || said)
+			continue;
+		n = other_instances(set, &set->objects[t->exe_object]);
+		if (n)
+			log_warn("%zu other process%s running %s trap%s on its probes too while "
+				 "children are followed (not recorded; --no-follow avoids it)", n,
+				 n == 1 ? "" : "es", set->objects[t->exe_object].path,
+				 n == 1 ? "s" : "");
+	}
+	return 0;
 }
 
 int follow__scan(struct follow *f)
