@@ -58,12 +58,14 @@ int BPF_PROG(cmon_follow_fork, struct task_struct *parent, struct task_struct *c
 	return 0;
 }
 
-/* From the thread-exit programs: the last thread of a process is gone. */
-static __always_inline void follow_exit(struct task_struct *task, bool group_dead)
+/* From the thread-exit programs: the last thread of a process is gone.
+ * (do_exit counts the live threads down before this tracepoint; its
+ * group_dead argument is Linux 6.16+, the counter is everywhere.) */
+static __always_inline void follow_exit(struct task_struct *task)
 {
 	__u32 tgid = task->tgid;
 
-	if (targ_follow && group_dead)
+	if (targ_follow && !BPF_CORE_READ(task, signal, live.counter))
 		bpf_map_delete_elem(&followed, &tgid);
 }
 

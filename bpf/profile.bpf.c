@@ -347,9 +347,9 @@ int BPF_KPROBE(cmon_prof_exit)
 
 /* A thread is going away: whatever it still had pending never returned. */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(cmon_prof_texit, struct task_struct *task, bool group_dead)
+int BPF_PROG(cmon_prof_texit, struct task_struct *task)
 {
 	shadow_stack_release(task);
-	follow_exit(task, group_dead);
+	follow_exit(task);
 	return 0;
 }
