@@ -14,7 +14,6 @@
 
 struct follow_proc {
 	pid_t pid;
-	bool gone;
 	bool seen;               /* in the map at the last scan */
 	struct probe_links *links; /* a child's library links; NULL for a root */
 };
@@ -121,7 +120,7 @@ int follow__new(int map_fd, int stats_fd, const struct probe_set *set,
 static struct follow_proc *find(struct follow *f, pid_t pid)
 {
 	for (size_t i = 0; i < f->n; i++)
-		if (f->procs[i].pid == pid && !f->procs[i].gone)
+		if (f->procs[i].pid == pid)
 			return &f->procs[i];
 	return NULL;
 }
@@ -229,7 +228,9 @@ int follow__scan(struct follow *f)
 
 	for (size_t i = 0; i < f->n; i++)
 		f->procs[i].seen = false;
-	while (!bpf_map_get_next_key(f->map_fd, prev, &next)) {
+	/* A key deleted under the walk restarts it: bounded. */
+	for (int steps = 0; steps < 4 * CMON_FOLLOW_MAX &&
+			    !bpf_map_get_next_key(f->map_fd, prev, &next); steps++) {
 		struct follow_proc *p = find(f, (pid_t)next);
 
 		key = next;
@@ -259,14 +260,14 @@ int follow__scan(struct follow *f)
 		}
 	}
 	/* Gone from the map: the process exited; its links are let go. */
-	for (size_t i = 0; i < f->n; i++) {
+	for (size_t i = 0, k = 0, n = f->n; i < n; i++) {
 		struct follow_proc *p = &f->procs[i];
 
-		if (!p->seen && !p->gone) {
-			p->gone = true;
+		if (p->seen)
+			f->procs[k++] = *p;
+		else
 			close_later(f, p->links);
-			p->links = NULL;
-		}
+		f->n = k;
 	}
 	return alive;
 }

@@ -43,7 +43,8 @@ int follow__add_root(struct follow *f, pid_t pid);
  * (0: every one has exited) or -errno. */
 int follow__scan(struct follow *f);
 
-/* Processes followed so far, roots included (for flushing pending calls). */
+/* The followed processes alive at the last scan, roots included (for
+ * flushing their pending calls at the end). */
 size_t follow__count(const struct follow *f);
 pid_t follow__pid(const struct follow *f, size_t i);
 /* Children followed, children not followed (the map was full), children
