@@ -202,9 +202,8 @@ int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 	}
 	for (size_t i = 0; i < set->n_targets; i++) {
 		const struct probe_target *t = &set->targets[i];
-		size_t n;
-
 		bool said = false;
+		size_t n;
 
 		for (size_t k = 0; k < i; k++)
 			said = said || set->targets[k].exe_object == t->exe_object;
@@ -229,8 +228,9 @@ int follow__scan(struct follow *f)
 	for (size_t i = 0; i < f->n; i++)
 		f->procs[i].seen = false;
 	/* A key deleted under the walk restarts it: bounded. */
-	for (int steps = 0; steps < 4 * CMON_FOLLOW_MAX &&
-			    !bpf_map_get_next_key(f->map_fd, prev, &next); steps++) {
+	for (int steps = 0;
+	     steps < 4 * CMON_FOLLOW_MAX && !bpf_map_get_next_key(f->map_fd, prev, &next);
+	     steps++) {
 		struct follow_proc *p = find(f, (pid_t)next);
 
 		key = next;
