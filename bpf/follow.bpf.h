@@ -16,6 +16,7 @@
 #include "cmon_abi.h"
 
 const volatile bool targ_follow = false;
+const volatile bool targ_follow_wake = false; /* children need links of their own */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -30,6 +31,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct cmon_follow_stats);
 } follow_stats SEC(".maps");
+
+/* Wakes user space at each followed fork (when it has links to add). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} follow_events SEC(".maps");
 
 static __always_inline bool follow_wanted(struct task_struct *task)
 {
@@ -55,6 +62,16 @@ int BPF_PROG(cmon_follow_fork, struct task_struct *parent, struct task_struct *c
 	}
 	if (fs)
 		__sync_fetch_and_add(&fs->forks, 1);
+	if (targ_follow_wake) {
+		/* Full: the next poll finds the child in the map all the same. */
+		struct cmon_fork_rec *rec = bpf_ringbuf_reserve(&follow_events, sizeof(*rec), 0);
+
+		if (rec) {
+			rec->child = ctgid;
+			rec->parent = ptgid;
+			bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+		}
+	}
 	return 0;
 }
 

@@ -34,6 +34,7 @@ struct profiler {
 	struct probe_links_opts lo;
 	struct bpf_link *fork_link; /* follow.bpf.h: children of followed processes */
 	struct follow *follow;      /* NULL: not following */
+	struct ring_buffer *fork_rb; /* follow.bpf.h's wakeups */
 	int ncpus;
 	bool sparse;                    /* values in the hash, pid 0 */
 	struct cmon_prof_value *percpu; /* ncpus values: one lookup's result */
@@ -75,6 +76,7 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	p->skel->rodata->targ_nr_cpus = (__u32)p->ncpus;
 	p->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
 	p->skel->rodata->targ_follow = opts->follow;
+	p->skel->rodata->targ_follow_wake = opts->follow && probe_links__child_has_own(set);
 	p->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	p->skel->rodata->targ_per_pid = opts->per_pid;
 	p->skel->rodata->targ_sparse = p->sparse;
@@ -163,6 +165,26 @@ fail:
 	return NULL;
 }
 
+/* A followed process forked: nothing to do here but to have woken the wait. */
+static int on_fork(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int profiler__wake_fd(const struct profiler *p)
+{
+	return p->fork_rb ? ring_buffer__epoll_fd(p->fork_rb) : -1;
+}
+
+void profiler__woken(struct profiler *p)
+{
+	if (p->fork_rb)
+		ring_buffer__consume(p->fork_rb);
+}
+
 int profiler__attach(struct profiler *p)
 {
 	struct probe_links_opts *lo = &p->lo;
@@ -186,6 +208,13 @@ int profiler__attach(struct profiler *p)
 				    bpf_map__fd(p->skel->maps.followed),
 				    bpf_map__fd(p->skel->maps.follow_stats), p->set, lo,
 				    &p->fork_link, &p->follow);
+	if (!err && p->opts.follow) {
+		p->fork_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.follow_events), on_fork,
+					      NULL, NULL);
+		if (!p->fork_rb)
+			log_info("forks will not wake cmon: children's library links wait for "
+				 "the next tick");
+	}
 	if (!err)
 		err = probe_links__attach(p->set, lo, &p->links);
 	if (err)
@@ -438,6 +467,7 @@ void profiler__free(struct profiler *p)
 		return;
 	profiler__detach(p);
 	follow__free(p->follow);
+	ring_buffer__free(p->fork_rb);
 	profile_bpf__destroy(p->skel);
 	free(p->unslotted);
 	free(p->percpu);

@@ -89,6 +89,11 @@ const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t 
  * when kernel.bpf_stats_enabled is 1), for the agent's own metrics. */
 int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt);
 
+/* Following: a descriptor readable when a followed process forks (-1:
+ * none), and what to call once it was (it is readable until then). */
+int profiler__wake_fd(const struct profiler *p);
+void profiler__woken(struct profiler *p);
+
 /* The followed processes (profiler_opts.follow), or NULL. */
 struct follow *profiler__follow(const struct profiler *p);
 

@@ -610,6 +610,7 @@ int cmd_profile(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	r.ses.follow = profiler__follow(r.prof);
+	r.ses.wake_fd = profiler__wake_fd(r.prof);
 	session__install_signals();
 	if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
@@ -648,6 +649,7 @@ int cmd_profile(int argc, char **argv)
 		if (deadline && deadline < wake)
 			wake = deadline;
 		session__wait(&r.ses, wake - now);
+		profiler__woken(r.prof);
 	}
 
 	/* Detach first: the final report is a snapshot nothing changes. */

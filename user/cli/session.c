@@ -29,6 +29,7 @@ void session__init(struct session *s, const struct cmd_opts *opts)
 	s->opts = opts;
 	s->launch.pid = -1;
 	s->launch.go_fd = s->launch.err_fd = s->launch.pidfd = -1;
+	s->wake_fd = -1;
 }
 
 int session__parse_patterns(struct session *s)
@@ -267,6 +268,8 @@ void session__wait(struct session *s, double timeout_s)
 	if (s->follow && ms > 10)
 		ms = 10;
 
+	if (s->wake_fd >= 0)
+		fds[n++] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
 	if (s->launched && s->launch.pidfd >= 0 && !s->launch_reaped)
 		fds[n++] = (struct pollfd){ .fd = s->launch.pidfd, .events = POLLIN };
 	for (size_t i = 0; i < s->opts->n_pids && n < sizeof(fds) / sizeof(fds[0]); i++)

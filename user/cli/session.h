@@ -43,6 +43,7 @@ struct session {
 	struct follow *follow;
 	bool launch_reaped;
 	int followed_alive;           /* at the last session__targets_gone */
+	int wake_fd;                  /* readable at a followed fork; -1: none */
 };
 
 /* --binary: the probes cover the file with this inode (call after

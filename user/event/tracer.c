@@ -82,6 +82,15 @@ static int handle(struct tracer *t, void *data, size_t size)
 	return t->opts.on_record(t->opts.ctx, data);
 }
 
+/* A followed process forked: nothing to do here but to have woken the poll. */
+static int on_fork(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
 /* Copy the fetch plans into the kernel (after load: the map exists). */
 static int load_plans(struct tracer *t)
 {
@@ -121,6 +130,7 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_entry_only = opts->entry_only;
 	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
 	t->skel->rodata->targ_follow = opts->follow;
+	t->skel->rodata->targ_follow_wake = opts->follow && probe_links__child_has_own(set);
 	t->skel->rodata->targ_focus = opts->focus;
 	t->skel->rodata->targ_stack = opts->on_stack != NULL;
 	t->skel->rodata->targ_filter_pid = opts->filter_pid > 0 ? (__u32)opts->filter_pid : 0;
@@ -253,6 +263,11 @@ int tracer__attach(struct tracer *t)
 				    bpf_map__fd(t->skel->maps.followed),
 				    bpf_map__fd(t->skel->maps.follow_stats), t->set, lo,
 				    &t->fork_link, &t->follow);
+	/* A fork wakes the poll: the scan after it attaches the child's links. */
+	if (!err && t->opts.follow &&
+	    ring_buffer__add(t->rb, bpf_map__fd(t->skel->maps.follow_events), on_fork, t))
+		log_info("forks will not wake cmon: children's library links wait for the "
+			 "next poll");
 	if (!err)
 		err = probe_links__attach(t->set, lo, &t->links);
 	if (err) {
