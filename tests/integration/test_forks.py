@@ -28,10 +28,18 @@ def _calls(rows, func="f"):
 def test_fork_parent_and_child():
     """Both processes' calls, each with its own pid, exact; spawn() was in
     progress at fork(): the parent's return is its one record (the child
-    returns from a frame it inherited, not a call it made)."""
+    returns from a frame it inherited, not a call it made), whether returns
+    are seen by uretprobes (the kernel copies pending ones to the child) or
+    by probes on ret instructions."""
     eq(_untraced("fork"), FORK_OUT, "untraced output")
+    for how in ("uretprobe", "insn"):
+        _fork_parent_and_child(how)
+
+
+def _fork_parent_and_child(how):
     before = bpf_snapshot()
-    res = trace(["f", "spawn"], launch=[target("forks"), "fork"])
+    res = trace(["f", "spawn"], launch=[target("forks"), "fork"],
+                extra=["--return-probe", how])
     eq(res.code, 0, "exit status (%s)" % res.stderr)
     eq(res.stdout, FORK_OUT, "program output, byte-identical to untraced")
     spawns = [r for r in res.rows if r["func"] == "spawn"]
