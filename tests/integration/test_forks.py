@@ -192,3 +192,23 @@ def test_other_instance_not_recorded():
     finally:
         other.kill()
         other.communicate()
+
+
+def test_follow_running_daemon():
+    """-p PID --follow on a program that daemonises: the process given
+    exits first; cmon runs on until the daemon has exited too."""
+    t = WaitTarget(["daemon"], binary="forks")
+    bg = trace_bg(["f"], ["-p", str(t.pid), "--follow"])
+    try:
+        bg.wait_attached()
+        t.release()
+        code, out = t.finish()
+        eq((code, out), (0, "parent exits\ndaemon sum 1806\n"), "target status and output")
+        eq(bg.wait(30), 0, "cmon exit status (%s)" % bg.stderr)
+        rows = parse_csv(read_text(bg.out_path))
+        eq([r["arg0"] for r in rows], [300, 301, 302], "the daemon's calls")
+        check(rows[0]["pid"] != t.pid, "the daemon's own pid")
+        check("cmon: children followed: 2\n" in bg.stderr, bg.stderr)
+    finally:
+        bg.kill()
+        t.kill()
