@@ -212,3 +212,22 @@ def test_follow_running_daemon():
     finally:
         bg.kill()
         t.kill()
+
+
+def test_capture_store_per_child():
+    """cmon capture -o 'run.%p': a store for the parent and one for the child."""
+    tmpl = os.path.join(os.path.dirname(tmpfile("x")), "run.%p")
+    code, out, err = cmon(["capture", "-o", tmpl, "--func", "f", "--", target("forks"), "fork"])
+    eq(code, 0, "exit status (%s)" % err)
+    eq(out, FORK_OUT, "program output")
+    got = {}
+    for line in err.splitlines():
+        if line.startswith("cmon: capturing to "):
+            store = line.split(" to ", 1)[1]
+            code, _, e = cmon(["export", store, "-F", "json", "-o", store + "-json"])
+            eq(code, 0, "export of %s (%s)" % (store, e))
+            rows = [json.loads(l) for l in
+                    read_text(os.path.join(store + "-json", "f.jsonl")).splitlines()]
+            eq({r["pid"] for r in rows}, {int(store.rsplit(".", 1)[1])}, "pids in %s" % store)
+            got[len(rows)] = [r["i"] for r in rows]
+    eq(got, {5: [200, 201, 202, 203, 204], 3: [100, 101, 102]}, "calls per store")
