@@ -107,6 +107,8 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 				 opts->per_pid || p->sparse ? 1 : n_funcs);
 	bpf_map__set_max_entries(p->skel->maps.prof_pids, (__u32)entries);
 	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
+	if (!opts->follow) /* the map is preallocated: not for nothing (the agent loads many) */
+		bpf_map__set_max_entries(p->skel->maps.followed, 1);
 	probe_links__prepare(p->skel->progs.cmon_prof_entry);
 	probe_links__prepare(p->skel->progs.cmon_prof_exit);
 	probe_links__prepare(p->skel->progs.cmon_prof_usdt);

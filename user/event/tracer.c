@@ -156,6 +156,8 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
 	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
+	if (!opts->follow) /* the map is preallocated: not for nothing (the agent loads many) */
+		bpf_map__set_max_entries(t->skel->maps.followed, 1);
 	if (opts->plans && opts->sleepable) {
 		/* Sleepable programs may fault in argument pages that are not
 		 * resident, where a plain read would come back empty. */
