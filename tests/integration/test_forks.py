@@ -76,6 +76,7 @@ def test_daemon_traced_until_it_exits():
     eq([(r["arg0"], r["ret"], r["status"]) for r in res.rows],
        [(300 + i, 600 + 2 * i, "ok") for i in range(3)], "the daemon's calls")
     check("cmon: children followed: 2\n" in res.stderr, res.stderr)
+    check("forks exited; following the 1 process it left running" in res.stderr, res.stderr)
     eq(len({r["pid"] for r in res.rows}), 1, "one process")
 
 

@@ -239,6 +239,12 @@ bool session__targets_gone(struct session *s, int *status, bool *have_status)
 		if (!s->launch_reaped && launch__reap(&s->launch, status, 0)) {
 			*have_status = true;
 			s->launch_reaped = true;
+			if (s->follow && s->followed_alive && !s->opts->quiet)
+				fprintf(stderr, "cmon: %s exited; following the %d process%s it "
+						"left running (until %s, or a signal)\n",
+					s->launch_path, s->followed_alive,
+					s->followed_alive == 1 ? "" : "es",
+					s->followed_alive == 1 ? "it exits" : "they exit");
 		}
 		return s->launch_reaped && (!s->follow || !s->followed_alive);
 	}
