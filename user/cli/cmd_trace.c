@@ -78,6 +78,8 @@ struct trace_run {
 	size_t n_procs, cap_procs;
 };
 
+#define SUMMARY_PROCS 32 /* processes the summary names, in order of their first record */
+
 static void count_process(struct trace_run *r, const struct cmon_call_rec *rec)
 {
 	struct proc_count *p = NULL;
@@ -544,9 +546,11 @@ static uint64_t report(struct trace_run *r)
 			fprintf(stderr, "cmon: children gone before their library probes were "
 					"attached: %llu (their library calls are not recorded)\n",
 				(unsigned long long)follow__missed(r->ses.follow));
-		for (size_t i = 0; i < r->n_procs; i++)
+		for (size_t i = 0; i < r->n_procs && i < SUMMARY_PROCS; i++)
 			fprintf(stderr, "cmon:   process %d (%s): %llu records\n", (int)r->procs[i].pid,
 				r->procs[i].comm, (unsigned long long)r->procs[i].records);
+		if (r->n_procs > SUMMARY_PROCS)
+			fprintf(stderr, "cmon:   and %zu more processes\n", r->n_procs - SUMMARY_PROCS);
 	}
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "

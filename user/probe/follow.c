@@ -18,6 +18,8 @@ struct follow_proc {
 	struct probe_links *links; /* a child's library links; NULL for a root */
 };
 
+#define FOLLOW_CLOSERS 8
+
 struct follow {
 	int map_fd, stats_fd;
 	const struct probe_set *set;
@@ -28,10 +30,12 @@ struct follow {
 	uint64_t children_seen; /* by a scan, alive: their links were attached */
 	bool own_links;         /* children need links of their own */
 	/* Detaching a link waits for the kernel's uprobe grace periods (~80
-	 * ms here): exited children's links are let go by this thread, so a
-	 * scan is never held up and a child forked meanwhile gets its links. */
-	pthread_t closer;
-	bool closer_running, closing_done;
+	 * ms here): exited children's links are let go by these threads, so a
+	 * scan is never held up and a child forked meanwhile gets its links;
+	 * several at once share the grace periods. */
+	pthread_t closers[FOLLOW_CLOSERS];
+	size_t n_closers;
+	bool closing_done;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct probe_links **to_close;
@@ -58,15 +62,16 @@ static void *closer_main(void *arg)
 	return NULL;
 }
 
-/* Let L go in the closer thread (here when it cannot be had). */
+/* Let L go in a closer thread (here when none can be had). */
 static void close_later(struct follow *f, struct probe_links *l)
 {
 	if (!l)
 		return;
 	pthread_mutex_lock(&f->lock);
-	if (!f->closer_running && !pthread_create(&f->closer, NULL, closer_main, f))
-		f->closer_running = true;
-	if (f->closer_running && f->n_close == f->cap_close) {
+	while (f->n_closers < FOLLOW_CLOSERS &&
+	       !pthread_create(&f->closers[f->n_closers], NULL, closer_main, f))
+		f->n_closers++;
+	if (f->n_closers && f->n_close == f->cap_close) {
 		size_t cap = f->cap_close ? f->cap_close * 2 : 16;
 		struct probe_links **v = realloc(f->to_close, cap * sizeof(*v));
 
@@ -75,7 +80,7 @@ static void close_later(struct follow *f, struct probe_links *l)
 			f->cap_close = cap;
 		}
 	}
-	if (f->closer_running && f->n_close < f->cap_close) {
+	if (f->n_closers && f->n_close < f->cap_close) {
 		f->to_close[f->n_close++] = l;
 		l = NULL;
 		pthread_cond_signal(&f->cond);
@@ -87,14 +92,15 @@ static void close_later(struct follow *f, struct probe_links *l)
 /* Wait until every link handed to the closer is gone. */
 static void closer_stop(struct follow *f)
 {
-	if (!f->closer_running)
+	if (!f->n_closers)
 		return;
 	pthread_mutex_lock(&f->lock);
 	f->closing_done = true;
-	pthread_cond_signal(&f->cond);
+	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
-	pthread_join(f->closer, NULL);
-	f->closer_running = false;
+	for (size_t i = 0; i < f->n_closers; i++)
+		pthread_join(f->closers[i], NULL);
+	f->n_closers = 0;
 	f->closing_done = false;
 }
 
