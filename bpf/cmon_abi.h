@@ -196,6 +196,22 @@ struct cmon_func_stats {
 	__u64 outside_focus; /* --focus: entered outside every focus function */
 };
 
+/* Following a program's children (follow.bpf.h): at most this many
+ * processes at once; a fork past it is not followed, and counted. */
+#define CMON_FOLLOW_MAX 8192
+
+/* follow.bpf.h's wakeup: a followed process forked CHILD (user space
+ * attaches its library links at once instead of at the next poll). */
+struct cmon_fork_rec {
+	__u32 child;
+	__u32 parent;
+};
+
+struct cmon_follow_stats {
+	__u64 forks;      /* children followed */
+	__u64 unfollowed; /* children of followed processes not followed: map full */
+};
+
 /*
  * Captures: what a function's arguments point to (strings, buffers,
  * structs, arrays), read in the kernel at entry (and at return for the
@@ -280,6 +296,8 @@ struct cmon_capture_item {
 /* The layout both sides compile: a change here is a change of the ABI. */
 _Static_assert(sizeof(struct cmon_call_rec) == 144, "cmon_call_rec layout");
 _Static_assert(sizeof(struct cmon_func_stats) == 48, "cmon_func_stats layout");
+_Static_assert(sizeof(struct cmon_follow_stats) == 16, "cmon_follow_stats layout");
+_Static_assert(sizeof(struct cmon_fork_rec) == 8, "cmon_fork_rec layout");
 _Static_assert(sizeof(struct cmon_frame) == 96, "cmon_frame layout");
 _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 96 * CMON_STACK_DEPTH,
 	       "cmon_shadow_stack layout");

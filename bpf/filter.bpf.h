@@ -4,13 +4,15 @@
  * anything is recorded or aggregated (trace and profile alike): a pid, a
  * process name, a cgroup v2 (0 / empty: any), the --binary executable
  * (exe_filter.bpf.h) and the launched program from its exec
- * (lifecycle.bpf.h).  The agent scopes system-wide probes with them.
+ * (lifecycle.bpf.h), and while following children, the followed processes
+ * (follow.bpf.h).  The agent scopes system-wide probes with them.
  */
 #ifndef CMON_FILTER_BPF_H
 #define CMON_FILTER_BPF_H
 
 #include "exe_filter.bpf.h"
 #include "lifecycle.bpf.h"
+#include "follow.bpf.h"
 
 const volatile __u32 targ_filter_pid = 0;
 const volatile bool targ_filter_comm = false;
@@ -21,6 +23,8 @@ const volatile __u64 targ_filter_cgroup = 0;
 static __always_inline bool task_wanted(struct task_struct *task)
 {
 	if (targ_filter_pid && (__u32)task->tgid != targ_filter_pid)
+		return false;
+	if (!follow_wanted(task))
 		return false;
 	if (targ_filter_cgroup && bpf_get_current_cgroup_id() != targ_filter_cgroup)
 		return false;

@@ -371,5 +371,6 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_prof_texit, struct task_struct *task)
 {
 	shadow_stack_release(task);
+	follow_exit(task);
 	return 0;
 }

@@ -515,5 +515,6 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_thread_exit, struct task_struct *task)
 {
 	shadow_stack_release(task);
+	follow_exit(task);
 	return 0;
 }

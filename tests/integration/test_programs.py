@@ -100,14 +100,25 @@ def test_threads():
     eq(s["table"], {"work": (nthreads * per, nthreads * per, 0)}, "per-function table")
 
 
-def test_fork_child_not_traced():
-    res = trace(["add"], launch=[target(), "fork"])
+def test_fork_child():
+    """The child's add(100, 200) is followed by default (its own pid), not
+    with --no-follow (issue 14; test_forks.py has the rest)."""
+    res = trace(["add"], launch=[target(), "fork"], extra=["--no-follow"])
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
     eq(res.stdout, FORK_OUT, "program output")
     eq([(r["arg0"], r["arg1"], r["ret"], r["status"]) for r in res.rows],
        [(1, 2, 3, "ok"), (3, 4, 7, "ok")], "add records (parent only)")
     eq(len({r["pid"] for r in res.rows}), 1, "one pid")
     eq(res.rows[0]["pid"], res.rows[0]["tid"], "pid == tid")
+    res = trace(["add"], launch=[target(), "fork"])
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, FORK_OUT, "program output")
+    eq([(r["arg0"], r["arg1"], r["ret"], r["status"]) for r in res.rows],
+       [(1, 2, 3, "ok"), (100, 200, 300, "ok"), (3, 4, 7, "ok")], "add records")
+    parent, child = res.rows[0]["pid"], res.rows[1]["pid"]
+    check(child != parent, "the child's own pid")
+    eq([r["pid"] for r in res.rows], [parent, child, parent], "pids")
+    eq(res.rows[1]["tid"], child, "the child's tid")
 
 
 def test_cet_build():

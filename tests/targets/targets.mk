@@ -228,3 +228,12 @@ $(TARGET_DIR)/mutate: tests/targets/mutate.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O1 -fno-inline -no-pie -fcf-protection=none $< -o $@
+
+# Processes that fork, daemonise and exec: `--follow` (test_forks.py).
+TARGETS += $(TARGET_DIR)/forks
+targets: $(TARGET_DIR)/forks
+
+$(TARGET_DIR)/forks: tests/targets/forks.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@

@@ -60,6 +60,32 @@ static void test_trace_launch(void **state)
 	cmd_opts__free(&o);
 }
 
+/* Children are followed by default for a launched program only. */
+static void test_follow_defaults(void **state)
+{
+	char *launch[] = { "trace", "--func", "f", "--", "./app", NULL };
+	char *no[] = { "profile", "--func", "f", "--no-follow", "--", "./app", NULL };
+	char *pid[] = { "trace", "--func", "f", "-p", "42", NULL };
+	char *pid_follow[] = { "capture", "--func", "f", "-p", "42", "--follow", NULL };
+	char *binary[] = { "trace", "--func", "f", "--binary", "/bin/true", "--no-follow", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_TRACE, launch, &o), 0);
+	assert_int_equal(o.follow, 1);
+	cmd_opts__free(&o);
+	assert_int_equal(parse_words(CMD_PROFILE, no, &o), 0);
+	assert_int_equal(o.follow, 0);
+	cmd_opts__free(&o);
+	assert_int_equal(parse_words(CMD_TRACE, pid, &o), 0);
+	assert_int_equal(o.follow, 0);
+	cmd_opts__free(&o);
+	assert_int_equal(parse_words(CMD_CAPTURE, pid_follow, &o), 0);
+	assert_int_equal(o.follow, 1);
+	cmd_opts__free(&o);
+	assert_int_equal(parse_words(CMD_TRACE, binary, &o), -EINVAL);
+	cmd_opts__free(&o);
+}
+
 static void test_trace_launch_without_dashdash(void **state)
 {
 	char *argv[] = { "trace", "--func", "f", "./app", "-v", NULL };
@@ -375,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_trace_pid_and_funcs),
 		cmocka_unit_test(test_trace_launch),
+		cmocka_unit_test(test_follow_defaults),
 		cmocka_unit_test(test_trace_launch_without_dashdash),
 		cmocka_unit_test(test_list_patterns_then_command),
 		cmocka_unit_test(test_list_pid),

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "core/log.h"
 #include "probe/attach.h"
+#include "probe/follow.h"
 #include "probe/links.h"
 #include "profile.h"
 #include "profiler.h"
@@ -30,6 +31,10 @@ struct profiler {
 	struct bpf_link *exit_link; /* thread-exit tracepoint */
 	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
 	struct probe_links *links;
+	struct probe_links_opts lo;
+	struct bpf_link *fork_link; /* follow.bpf.h: children of followed processes */
+	struct follow *follow;      /* NULL: not following */
+	struct ring_buffer *fork_rb; /* follow.bpf.h's wakeups */
 	int ncpus;
 	bool sparse;                    /* values in the hash, pid 0 */
 	struct cmon_prof_value *percpu; /* ncpus values: one lookup's result */
@@ -70,6 +75,8 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 		return -errno;
 	p->skel->rodata->targ_nr_cpus = (__u32)p->ncpus;
 	p->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
+	p->skel->rodata->targ_follow = opts->follow;
+	p->skel->rodata->targ_follow_wake = opts->follow && probe_links__child_has_own(set);
 	p->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	p->skel->rodata->targ_per_pid = opts->per_pid;
 	p->skel->rodata->targ_sparse = p->sparse;
@@ -100,6 +107,8 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 				 opts->per_pid || p->sparse ? 1 : n_funcs);
 	bpf_map__set_max_entries(p->skel->maps.prof_pids, (__u32)entries);
 	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
+	if (!opts->follow) /* the map is preallocated: not for nothing (the agent loads many) */
+		bpf_map__set_max_entries(p->skel->maps.followed, 1);
 	probe_links__prepare(p->skel->progs.cmon_prof_entry);
 	probe_links__prepare(p->skel->progs.cmon_prof_exit);
 	probe_links__prepare(p->skel->progs.cmon_prof_usdt);
@@ -161,15 +170,36 @@ fail:
 	return NULL;
 }
 
+/* A followed process forked: nothing to do here but to have woken the wait. */
+static int on_fork(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int profiler__wake_fd(const struct profiler *p)
+{
+	return p->fork_rb ? ring_buffer__epoll_fd(p->fork_rb) : -1;
+}
+
+void profiler__woken(struct profiler *p)
+{
+	if (p->fork_rb)
+		ring_buffer__consume(p->fork_rb);
+}
+
 int profiler__attach(struct profiler *p)
 {
-	struct probe_links_opts lo = {
-		.entry_prog = p->skel->progs.cmon_prof_entry,
-		.exit_prog = p->skel->progs.cmon_prof_exit,
-		.usdt_prog = p->skel->progs.cmon_prof_usdt,
-		.stack_made_prog = p->skel->progs.cmon_stack_made,
-	};
+	struct probe_links_opts *lo = &p->lo;
 	int err;
+
+	lo->entry_prog = p->skel->progs.cmon_prof_entry;
+	lo->exit_prog = p->skel->progs.cmon_prof_exit;
+	lo->usdt_prog = p->skel->progs.cmon_prof_usdt;
+	lo->stack_made_prog = p->skel->progs.cmon_stack_made;
+	lo->follow = p->opts.follow;
 
 	p->exit_link = bpf_program__attach(p->skel->progs.cmon_prof_texit);
 	if (!p->exit_link) {
@@ -179,12 +209,26 @@ int profiler__attach(struct profiler *p)
 	}
 	err = lifecycle__attach(p->skel->progs.cmon_exec_begin, p->skel->progs.cmon_launch_exec,
 				p->set->launch_pid, p->exec_links);
+	if (!err && p->opts.follow)
+		err = follow__start(p->skel->progs.cmon_follow_fork,
+				    bpf_map__fd(p->skel->maps.followed),
+				    bpf_map__fd(p->skel->maps.follow_stats), p->set, lo,
+				    &p->fork_link, &p->follow);
+	if (!err && p->opts.follow) {
+		p->fork_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.follow_events), on_fork,
+					      NULL, NULL);
+		if (!p->fork_rb)
+			log_info("forks will not wake cmon: children's library links wait for "
+				 "the next tick");
+	}
 	if (!err)
-		err = probe_links__attach(p->set, &lo, &p->links);
+		err = probe_links__attach(p->set, lo, &p->links);
 	if (err)
 		profiler__detach(p);
 	return err;
 }
+
+struct follow *profiler__follow(const struct profiler *p) { return p->follow; }
 
 size_t profiler__probe_count(const struct profiler *p) { return probe_links__probe_count(p->links); }
 
@@ -415,8 +459,11 @@ void profiler__detach(struct profiler *p)
 		return;
 	probe_links__free(p->links);
 	p->links = NULL;
+	follow__detach(p->follow);
 	bpf_link__destroy(p->exit_link);
 	p->exit_link = NULL;
+	bpf_link__destroy(p->fork_link);
+	p->fork_link = NULL;
 	lifecycle__detach(p->exec_links);
 }
 
@@ -425,6 +472,8 @@ void profiler__free(struct profiler *p)
 	if (!p)
 		return;
 	profiler__detach(p);
+	follow__free(p->follow);
+	ring_buffer__free(p->fork_rb);
 	profile_bpf__destroy(p->skel);
 	free(p->unslotted);
 	free(p->percpu);

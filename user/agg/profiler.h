@@ -20,6 +20,7 @@
 #include "probe/resolve.h"
 
 struct profiler;
+struct follow;
 
 struct profiler_opts {
 	bool per_pid;        /* aggregate per (function, process) */
@@ -36,6 +37,7 @@ struct profiler_opts {
 	pid_t filter_pid;
 	char filter_comm[16];
 	uint64_t filter_cgroup;
+	bool follow;         /* children of the set's processes too (follow.h) */
 };
 
 struct func_profile {
@@ -86,6 +88,14 @@ const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t 
 /* BPF run time and run count of the profiler's programs (kernel stats,
  * when kernel.bpf_stats_enabled is 1), for the agent's own metrics. */
 int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt);
+
+/* Following: a descriptor readable when a followed process forks (-1:
+ * none), and what to call once it was (it is readable until then). */
+int profiler__wake_fd(const struct profiler *p);
+void profiler__woken(struct profiler *p);
+
+/* The followed processes (profiler_opts.follow), or NULL. */
+struct follow *profiler__follow(const struct profiler *p);
 
 void profiler__detach(struct profiler *p);
 void profiler__free(struct profiler *p); /* NULL fine */

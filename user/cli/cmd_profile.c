@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "probe/follow.h"
 #include "core/log.h"
 #include "core/privilege.h"
 #include "output/writer.h"
@@ -569,6 +570,7 @@ static int setup(struct profile_run *r)
 		po.hist_signed = r->hist.is_signed;
 	}
 	po.per_pid = r->opts.per_pid;
+	po.follow = r->opts.follow > 0;
 	po.hist_arg = r->opts.hist_arg;
 	po.linear = r->opts.hist_linear;
 	po.lin_min = r->opts.lin_min;
@@ -607,6 +609,8 @@ int cmd_profile(int argc, char **argv)
 	err = setup(&r);
 	if (err)
 		goto cleanup;
+	r.ses.follow = profiler__follow(r.prof);
+	r.ses.wake_fd = profiler__wake_fd(r.prof);
 	session__install_signals();
 	if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
@@ -645,6 +649,7 @@ int cmd_profile(int argc, char **argv)
 		if (deadline && deadline < wake)
 			wake = deadline;
 		session__wait(&r.ses, wake - now);
+		profiler__woken(r.prof);
 	}
 
 	/* Detach first: the final report is a snapshot nothing changes. */
@@ -664,6 +669,21 @@ int cmd_profile(int argc, char **argv)
 	if (!r.opts.quiet) {
 		fprintf(stderr, "cmon: %llu calls counted in %.1f s, %llu lost\n",
 			(unsigned long long)calls, clock__mono_s() - r.t_start, (unsigned long long)lost);
+		if (r.ses.follow) {
+			uint64_t forks, unfollowed, failed;
+
+			follow__stats(r.ses.follow, &forks, &unfollowed, &failed);
+			fprintf(stderr, "cmon: children followed: %llu\n", (unsigned long long)forks);
+			if (unfollowed)
+				fprintf(stderr, "cmon: children not followed: %llu (more than %d "
+						"processes at once)\n", (unsigned long long)unfollowed,
+					CMON_FOLLOW_MAX);
+			if (follow__missed(r.ses.follow))
+				fprintf(stderr, "cmon: children gone before their library probes "
+						"were attached: %llu (their library calls are not "
+						"counted)\n",
+					(unsigned long long)follow__missed(r.ses.follow));
+		}
 		struct profiler_losses why;
 		char buf[512];
 

@@ -27,6 +27,7 @@
 #include "output/outpath.h"
 #include "output/router.h"
 #include "output/writer.h"
+#include "probe/follow.h"
 
 struct trace_run {
 	enum cmd_kind kind;  /* CMD_TRACE or CMD_CAPTURE */
@@ -67,7 +68,56 @@ struct trace_run {
 	struct out_ledger ledger;  /* capture: the calls the store took */
 	bool max_reached;
 	int write_err;
+	/* Records received per process, for the summary when children are
+	 * followed (last used first: records come in runs). */
+	struct proc_count {
+		pid_t pid;
+		uint64_t records;
+		char comm[CMON_COMM_LEN];
+	} *procs;
+	size_t n_procs, cap_procs;
 };
+
+#define SUMMARY_PROCS 32 /* processes the summary names, in order of their first record */
+
+static void count_process(struct trace_run *r, const struct cmon_call_rec *rec)
+{
+	struct proc_count *p = NULL;
+
+	if (!r->ses.follow)
+		return;
+	if (r->n_procs && r->procs[r->n_procs - 1].pid == (pid_t)rec->pid)
+		p = &r->procs[r->n_procs - 1];
+	for (size_t i = 0; !p && i < r->n_procs; i++)
+		if (r->procs[i].pid == (pid_t)rec->pid)
+			p = &r->procs[i];
+	if (!p) {
+		if (r->n_procs == r->cap_procs) {
+			size_t cap = r->cap_procs ? r->cap_procs * 2 : 16;
+			struct proc_count *n = realloc(r->procs, cap * sizeof(*n));
+
+			if (!n)
+				return; /* the summary only: the record is written */
+			r->procs = n;
+			r->cap_procs = cap;
+		}
+		p = &r->procs[r->n_procs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = (pid_t)rec->pid;
+	}
+	p->records++;
+	memcpy(p->comm, rec->comm, sizeof(p->comm));
+	p->comm[CMON_COMM_LEN - 1] = 0;
+}
+
+/* A process given on the command line (its pending calls are flushed as such). */
+static bool is_root(const struct trace_run *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->opts.n_pids; i++)
+		if (r->opts.pids[i] == pid)
+			return true;
+	return r->ses.launched && pid == r->ses.launch.pid;
+}
 
 static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size)
 {
@@ -263,6 +313,7 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	 * strings are known to end. */
 	memcpy(&copy, rec, sizeof(copy));
 	copy.comm[CMON_COMM_LEN - 1] = 0;
+	count_process(r, &copy);
 	if (decoder__decode(&r->decoder, &copy, &cr))
 		return 0;
 	cr.typed = typer__render(r->typer, &copy, &ro);
@@ -480,6 +531,27 @@ static uint64_t report(struct trace_run *r)
 		fprintf(stderr, "cmon: events not written: %llu (the output failed: %s)\n",
 			(unsigned long long)unwritten(r), strerror(-r->write_err));
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
+	if (r->ses.follow) {
+		uint64_t forks, unfollowed, failed;
+
+		follow__stats(r->ses.follow, &forks, &unfollowed, &failed);
+		fprintf(stderr, "cmon: children followed: %llu\n", (unsigned long long)forks);
+		if (unfollowed)
+			fprintf(stderr, "cmon: children not followed: %llu (more than %d processes "
+					"at once)\n", (unsigned long long)unfollowed, CMON_FOLLOW_MAX);
+		if (failed)
+			fprintf(stderr, "cmon: children traced in their executable only: %llu (see "
+					"above)\n", (unsigned long long)failed);
+		if (follow__missed(r->ses.follow))
+			fprintf(stderr, "cmon: children gone before their library probes were "
+					"attached: %llu (their library calls are not recorded)\n",
+				(unsigned long long)follow__missed(r->ses.follow));
+		for (size_t i = 0; i < r->n_procs && i < SUMMARY_PROCS; i++)
+			fprintf(stderr, "cmon:   process %d (%s): %llu records\n", (int)r->procs[i].pid,
+				r->procs[i].comm, (unsigned long long)r->procs[i].records);
+		if (r->n_procs > SUMMARY_PROCS)
+			fprintf(stderr, "cmon:   and %zu more processes\n", r->n_procs - SUMMARY_PROCS);
+	}
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
 				"values)\n", (unsigned long long)lost_captures);
@@ -534,6 +606,7 @@ static void cleanup_run(struct trace_run *r)
 	rank_book__free(&r->ranks);
 	stack_book__free(r->stacks);
 	free(r->held);
+	free(r->procs);
 	strbuf__release(&r->stack_text);
 	typer__free(r->typer);
 	out_router__free(r->router);
@@ -660,6 +733,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	}
 	to.max_depth = r.opts.max_depth;
 	to.line_regs = r.opts.locals;
+	to.follow = r.opts.follow > 0;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
@@ -669,6 +743,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	err = tracer__attach(r.tracer);
 	if (err)
 		goto cleanup;
+	r.ses.follow = tracer__follow(r.tracer);
 	session__install_signals();
 	if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
@@ -711,6 +786,9 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		tracer__flush_pending(r.tracer, r.opts.pids[i]);
 	if (r.ses.launched && r.ses.launch.pid > 0)
 		tracer__flush_pending(r.tracer, r.ses.launch.pid);
+	for (size_t i = 0; i < follow__count(r.ses.follow); i++) /* children still running */
+		if (!is_root(&r, follow__pid(r.ses.follow, i)))
+			tracer__flush_pending(r.tracer, follow__pid(r.ses.follow, i));
 	tracer__detach(r.tracer);
 	tracer__drain(r.tracer);
 	flush_held_lines(&r);

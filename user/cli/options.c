@@ -29,6 +29,11 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "pid", 'p', "PID", TCPL, "this process, all its threads (repeatable)" },
 	{ "binary", OPT_BINARY, "PATH", TCPL, "every process running PATH, now and later" },
 	{ NULL, 0, NULL, TCP, "  -- CMD [ARGS...]        launch CMD, from its first instruction" },
+	{ "follow", OPT_FOLLOW, NULL, TCP,
+	  "with -p: the processes it forks from now on too (the\n"
+	  "default for -- CMD), each with its own pid" },
+	{ "no-follow", OPT_NO_FOLLOW, NULL, TCP,
+	  "with -- CMD: that process only, not its children" },
 	{ "func", 'f', "PATTERN", TCPL,
 	  "name, glob, OBJECT:name, C++ ns::Class::method (repeatable)" },
 	{ "exclude", OPT_EXCLUDE, "PATTERN", TCPL,
@@ -311,6 +316,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	o->poll_ms = 10;
 	o->hist_arg = -1;
 	o->max_depth = -1;
+	o->follow = -1;
 	err = cmon_opts__begin(&t, cmd_bit(kind), name, true);
 	if (err)
 		return err;
@@ -421,6 +427,12 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		}
 		case OPT_NO_RETURN:
 			o->no_return = true;
+			break;
+		case OPT_FOLLOW:
+			o->follow = 1;
+			break;
+		case OPT_NO_FOLLOW:
+			o->follow = 0;
 			break;
 		case OPT_DURATION: {
 			char *end;
@@ -625,6 +637,13 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		log_error("%s: give exactly one target: -p PID, --binary PATH or -- CMD", name);
 		return -EINVAL;
 	}
+	if (o->binary && o->follow >= 0) {
+		log_error("%s: --%s is for -p PID or -- CMD (--binary covers every process "
+			  "running PATH already)", name, o->follow ? "follow" : "no-follow");
+		return -EINVAL;
+	}
+	if (o->follow < 0)
+		o->follow = o->cmd != NULL;
 	return 0;
 }
 

@@ -32,6 +32,8 @@ enum opt_cmd {
 enum opt_key {
 	OPT_BINARY = 0x100,
 	OPT_NO_RETURN,
+	OPT_FOLLOW,
+	OPT_NO_FOLLOW,
 	OPT_DURATION,
 	OPT_MAX_EVENTS,
 	OPT_RETURN_PROBE,
@@ -106,6 +108,9 @@ struct cmd_opts {
 	enum out_format format;
 	const char *output;   /* -o; NULL: stdout */
 	bool no_return;
+	/* Children too (follow.h): by default for -- CMD (--no-follow: not),
+	 * with --follow for -p. */
+	int follow; /* -1 not said, 0 --no-follow, 1 --follow */
 	double duration_s;    /* 0: until stopped */
 	uint64_t max_events;  /* 0: no limit */
 	enum return_choice ret_choice;

@@ -16,6 +16,7 @@
 #include "output/stream.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
+#include "probe/follow.h"
 #include "session.h"
 
 volatile sig_atomic_t session_stop_signal;
@@ -28,6 +29,7 @@ void session__init(struct session *s, const struct cmd_opts *opts)
 	s->opts = opts;
 	s->launch.pid = -1;
 	s->launch.go_fd = s->launch.err_fd = s->launch.pidfd = -1;
+	s->wake_fd = -1;
 }
 
 int session__parse_patterns(struct session *s)
@@ -228,12 +230,23 @@ bool session__targets_gone(struct session *s, int *status, bool *have_status)
 	bool all = true;
 
 	check_binary(s);
+	if (s->follow) {
+		int n = follow__scan(s->follow);
+
+		s->followed_alive = n < 0 ? 1 : n; /* an error: keep going */
+	}
 	if (s->launched) {
-		if (launch__reap(&s->launch, status, 0)) {
+		if (!s->launch_reaped && launch__reap(&s->launch, status, 0)) {
 			*have_status = true;
-			return true;
+			s->launch_reaped = true;
+			if (s->follow && s->followed_alive && !s->opts->quiet)
+				fprintf(stderr, "cmon: %s exited; following the %d process%s it "
+						"left running (until %s, or a signal)\n",
+					s->launch_path, s->followed_alive,
+					s->followed_alive == 1 ? "" : "es",
+					s->followed_alive == 1 ? "it exits" : "they exit");
 		}
-		return false;
+		return s->launch_reaped && (!s->follow || !s->followed_alive);
 	}
 	if (!s->opts->n_pids)
 		return false;
@@ -248,7 +261,7 @@ bool session__targets_gone(struct session *s, int *status, bool *have_status)
 			s->pid_gone[i] = poll(&p, 1, 0) > 0;
 		all = all && s->pid_gone[i];
 	}
-	return all;
+	return all && (!s->follow || !s->followed_alive);
 }
 
 void session__wait(struct session *s, double timeout_s)
@@ -257,7 +270,13 @@ void session__wait(struct session *s, double timeout_s)
 	nfds_t n = 0;
 	int ms = (int)(timeout_s * 1000) + 1;
 
-	if (s->launched && s->launch.pidfd >= 0)
+	/* Following: a new child's library links wait for the next scan. */
+	if (s->follow && ms > 10)
+		ms = 10;
+
+	if (s->wake_fd >= 0)
+		fds[n++] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
+	if (s->launched && s->launch.pidfd >= 0 && !s->launch_reaped)
 		fds[n++] = (struct pollfd){ .fd = s->launch.pidfd, .events = POLLIN };
 	for (size_t i = 0; i < s->opts->n_pids && n < sizeof(fds) / sizeof(fds[0]); i++)
 		if (s->pidfds[i] >= 0 && !s->pid_gone[i])

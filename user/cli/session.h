@@ -37,6 +37,13 @@ struct session {
 	bool *pid_gone;
 	uint64_t binary_dev, binary_ino; /* --binary: the file the probes cover */
 	bool binary_moved;            /* said once: it was replaced or removed */
+	/* Following children (follow.h, set by the command once attached):
+	 * the run ends when every followed process has exited, the launched
+	 * program's status (reaped first: LAUNCH_REAPED) still the exit's. */
+	struct follow *follow;
+	bool launch_reaped;
+	int followed_alive;           /* at the last session__targets_gone */
+	int wake_fd;                  /* readable at a followed fork; -1: none */
 };
 
 /* --binary: the probes cover the file with this inode (call after
@@ -67,8 +74,9 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro);
 /* Let the launched program run (after attaching); 0 when none. */
 int session__release(struct session *s);
 
-/* Have all the processes ended?  (--binary: never.)  For a launched
- * program, *STATUS gets its wait status and *HAVE_STATUS is set. */
+/* Have all the processes ended, the followed children too?  (--binary:
+ * never.)  For a launched program, *STATUS gets its wait status and
+ * *HAVE_STATUS is set (once, when it is reaped). */
 bool session__targets_gone(struct session *s, int *status, bool *have_status);
 
 /* Sleep up to TIMEOUT_S, waking early when a process ends. */

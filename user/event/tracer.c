@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "core/log.h"
 #include "probe/attach.h"
+#include "probe/follow.h"
 #include "probe/links.h"
 #include "tracer.h"
 #include "trace.skel.h"
@@ -39,6 +40,9 @@ struct tracer {
 	struct bpf_link *exit_link; /* thread-exit tracepoint */
 	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
 	struct probe_links *links;
+	struct probe_links_opts lo;
+	struct bpf_link *fork_link; /* follow.bpf.h: children of followed processes */
+	struct follow *follow;      /* NULL: not following */
 	int ncpus;
 	struct tracer_opts opts;
 	int budget;       /* records this poll may still hand over; < 0: no bound */
@@ -76,6 +80,15 @@ static int handle(struct tracer *t, void *data, size_t size)
 	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
 		return 0;
 	return t->opts.on_record(t->opts.ctx, data);
+}
+
+/* A followed process forked: nothing to do here but to have woken the poll. */
+static int on_fork(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
 }
 
 /* Copy the fetch plans into the kernel (after load: the map exists). */
@@ -116,6 +129,8 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_mem_cast = mem_cast;
 	t->skel->rodata->targ_entry_only = opts->entry_only;
 	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
+	t->skel->rodata->targ_follow = opts->follow;
+	t->skel->rodata->targ_follow_wake = opts->follow && probe_links__child_has_own(set);
 	t->skel->rodata->targ_focus = opts->focus;
 	t->skel->rodata->targ_stack = opts->on_stack != NULL;
 	t->skel->rodata->targ_line_regs = opts->line_regs;
@@ -142,6 +157,8 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
 	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
+	if (!opts->follow) /* the map is preallocated: not for nothing (the agent loads many) */
+		bpf_map__set_max_entries(t->skel->maps.followed, 1);
 	if (opts->plans && opts->sleepable) {
 		/* Sleepable programs may fault in argument pages that are not
 		 * resident, where a plain read would come back empty. */
@@ -231,14 +248,15 @@ fail:
 
 int tracer__attach(struct tracer *t)
 {
-	struct probe_links_opts lo = {
-		.entry_prog = t->skel->progs.cmon_entry,
-		.exit_prog = t->skel->progs.cmon_exit,
-		.usdt_prog = t->skel->progs.cmon_usdt,
-		.stack_made_prog = t->skel->progs.cmon_stack_made,
-		.entry_only = t->opts.entry_only,
-	};
+	struct probe_links_opts *lo = &t->lo;
 	int err;
+
+	lo->entry_prog = t->skel->progs.cmon_entry;
+	lo->exit_prog = t->skel->progs.cmon_exit;
+	lo->usdt_prog = t->skel->progs.cmon_usdt;
+	lo->stack_made_prog = t->skel->progs.cmon_stack_made;
+	lo->entry_only = t->opts.entry_only;
+	lo->follow = t->opts.follow;
 
 	t->exit_link = bpf_program__attach(t->skel->progs.cmon_thread_exit);
 	if (!t->exit_link) {
@@ -248,8 +266,18 @@ int tracer__attach(struct tracer *t)
 	}
 	err = lifecycle__attach(t->skel->progs.cmon_exec_begin, t->skel->progs.cmon_launch_exec,
 				t->set->launch_pid, t->exec_links);
+	if (!err && t->opts.follow)
+		err = follow__start(t->skel->progs.cmon_follow_fork,
+				    bpf_map__fd(t->skel->maps.followed),
+				    bpf_map__fd(t->skel->maps.follow_stats), t->set, lo,
+				    &t->fork_link, &t->follow);
+	/* A fork wakes the poll: the scan after it attaches the child's links. */
+	if (!err && t->opts.follow &&
+	    ring_buffer__add(t->rb, bpf_map__fd(t->skel->maps.follow_events), on_fork, t))
+		log_info("forks will not wake cmon: children's library links wait for the "
+			 "next poll");
 	if (!err)
-		err = probe_links__attach(t->set, &lo, &t->links);
+		err = probe_links__attach(t->set, lo, &t->links);
 	if (err) {
 		tracer__detach(t);
 		return err;
@@ -392,13 +420,18 @@ void tracer__detach_probes(struct tracer *t)
 {
 	probe_links__free(t->links);
 	t->links = NULL;
+	follow__detach(t->follow);
 }
+
+struct follow *tracer__follow(const struct tracer *t) { return t->follow; }
 
 void tracer__detach(struct tracer *t)
 {
 	tracer__detach_probes(t);
 	bpf_link__destroy(t->exit_link);
 	t->exit_link = NULL;
+	bpf_link__destroy(t->fork_link);
+	t->fork_link = NULL;
 	lifecycle__detach(t->exec_links);
 }
 
@@ -407,6 +440,7 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	tracer__detach(t);
+	follow__free(t->follow);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	free(t);

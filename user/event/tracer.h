@@ -17,6 +17,7 @@
 #include "probe/resolve.h"
 
 struct tracer;
+struct follow;
 
 /* Called for every record, in ring-buffer order.  Return 0 to go on, or a
  * negative value to stop the current poll (the record counts as handled). */
@@ -46,6 +47,7 @@ struct tracer_opts {
 	char filter_comm[16];
 	uint64_t filter_cgroup;
 	int max_depth;         /* --max-depth below the focus; -1: any */
+	bool follow;           /* children of the set's processes too (follow.h) */
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */
@@ -79,6 +81,9 @@ void tracer__detach_probes(struct tracer *t);
  * tracer__detach_probes, or a pending call could also be reported when it
  * returns. */
 int tracer__flush_pending(struct tracer *t, pid_t pid);
+
+/* The followed processes (tracer_opts.follow), or NULL. */
+struct follow *tracer__follow(const struct tracer *t);
 
 /* Counters of function FUNC_ID summed over CPUs. */
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);

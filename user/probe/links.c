@@ -144,7 +144,7 @@ static uint64_t cookie_of(size_t func_id, enum cmon_exit_kind kind)
 /* The three links of one object in one process: entries, uretprobes, and
  * uprobes on return instructions. */
 static int attach_object(struct probe_links *t, const struct probe_set *s,
-			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx)
+			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx, bool child)
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
 	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {};
@@ -231,7 +231,9 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 					 links[i].ret);
 		if (fd < 0) {
 			err = fd;
-			if (err == -ESRCH)
+			if (err == -ESRCH && child)
+				; /* a followed child that is gone already */
+			else if (err == -ESRCH)
 				log_error("process %d exited while cmon was attaching", pid);
 			else if (err == -EOPNOTSUPP)
 				log_error("this kernel has no uprobe_multi links (Linux 6.6 or "
@@ -306,6 +308,65 @@ void lifecycle__detach(struct bpf_link *links[2])
 	}
 }
 
+/* Some process target's executable: while following, its links have no
+ * pid filter (a child's own mm is never seen by a filtered link) and the
+ * BPF side keeps only the followed processes (follow.bpf.h).  Only
+ * processes running that program trap on them. */
+static bool is_exe_object(const struct probe_set *set, size_t obj)
+{
+	for (size_t i = 0; i < set->n_targets; i++)
+		if (set->targets[i].pid && set->targets[i].exe_object == (long)obj)
+			return true;
+	return false;
+}
+
+/* OBJ is among the objects of a process target before TI. */
+static bool seen_before(const struct probe_set *set, size_t ti, size_t obj)
+{
+	for (size_t i = 0; i < ti; i++)
+		for (size_t k = 0; set->targets[i].pid && k < set->targets[i].n_objects; k++)
+			if (set->targets[i].objects[k] == obj)
+				return true;
+	return false;
+}
+
+bool probe_links__child_has_own(const struct probe_set *set)
+{
+	for (size_t i = 0; i < set->n_funcs; i++)
+		for (size_t ti = 0; ti < set->n_targets; ti++)
+			for (size_t k = 0; set->targets[ti].pid && k < set->targets[ti].n_objects; k++)
+				if (set->targets[ti].objects[k] == set->funcs[i].object &&
+				    !is_exe_object(set, set->funcs[i].object))
+					return true;
+	return false;
+}
+
+int probe_links__attach_child(const struct probe_set *set, const struct probe_links_opts *opts,
+			      pid_t pid, struct probe_links **out)
+{
+	struct probe_links *l;
+	int err = 0;
+
+	*out = NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
+		const struct probe_target *tg = &set->targets[ti];
+
+		for (size_t k = 0; tg->pid && k < tg->n_objects && !err; k++)
+			if (!is_exe_object(set, tg->objects[k]) &&
+			    !seen_before(set, ti, tg->objects[k]))
+				err = attach_object(l, set, opts, pid, tg->objects[k], true);
+	}
+	if (err) {
+		probe_links__free(l);
+		return err;
+	}
+	*out = l;
+	return 0;
+}
+
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
 			struct probe_links **out)
 {
@@ -320,8 +381,14 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
 		const struct probe_target *tg = &set->targets[ti];
 
-		for (size_t k = 0; k < tg->n_objects && !err; k++)
-			err = attach_object(l, set, opts, tg->pid, tg->objects[k]);
+		for (size_t k = 0; k < tg->n_objects && !err; k++) {
+			size_t obj = tg->objects[k];
+
+			if (!opts->follow || !tg->pid || !is_exe_object(set, obj))
+				err = attach_object(l, set, opts, tg->pid, obj, false);
+			else if (!seen_before(set, ti, obj)) /* once for every process */
+				err = attach_object(l, set, opts, 0, obj, false);
+		}
 	}
 	if (err) {
 		probe_links__free(l);

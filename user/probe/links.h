@@ -13,6 +13,8 @@
 
 struct probe_links;
 struct bpf_program;
+struct bpf_map;
+struct bpf_link;
 
 struct probe_links_opts {
 	struct bpf_program *entry_prog;
@@ -22,6 +24,9 @@ struct probe_links_opts {
 	 * when set->stack_switch. */
 	struct bpf_program *stack_made_prog;
 	bool entry_only;
+	/* Follow the targets' children (follow.h): each process target's
+	 * executable is attached once without a pid filter. */
+	bool follow;
 };
 
 /*
@@ -45,6 +50,15 @@ void probe_links__prepare_stacks(struct bpf_map *regions, struct bpf_map *coro_s
 
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
 			struct probe_links **out);
+
+/* A followed child PID's own links: the process targets' objects but
+ * their executables (attached for every process already), each with a
+ * pid filter of PID.  0 and the links, or -errno (quiet: -ESRCH when the
+ * child is gone; the caller says what failed). */
+int probe_links__attach_child(const struct probe_set *set, const struct probe_links_opts *opts,
+			      pid_t pid, struct probe_links **out);
+/* Does a child need links of its own (probes outside the executables)? */
+bool probe_links__child_has_own(const struct probe_set *set);
 
 size_t probe_links__probe_count(const struct probe_links *l); /* addresses x processes */
 unsigned long long probe_links__attach_ns(const struct probe_links *l);

@@ -137,7 +137,9 @@ static struct probe_target *add_target(struct builder *b, pid_t pid)
 	s->targets = grow(s->targets, s->n_targets, &b->cap_targets, sizeof(*s->targets));
 	if (!s->targets)
 		return NULL;
+	memset(&s->targets[s->n_targets], 0, sizeof(s->targets[s->n_targets]));
 	s->targets[s->n_targets].pid = pid;
+	s->targets[s->n_targets].exe_object = -1;
 	return &s->targets[s->n_targets++];
 }
 
@@ -172,6 +174,9 @@ static int add_file(struct builder *b, struct probe_target *t, const char *path)
 
 static int add_pid_target(struct builder *b, pid_t pid)
 {
+	struct stat exe_st;
+	char exe[32];
+	bool have_exe;
 	struct proc_object *objs = NULL;
 	struct probe_target *t;
 	size_t n = 0;
@@ -197,6 +202,8 @@ static int add_pid_target(struct builder *b, pid_t pid)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	have_exe = !stat(exe, &exe_st);
 	for (size_t i = 0; i < n; i++) {
 		long idx = add_object(b, objs[i].path, objs[i].open_path, objs[i].dev,
 				      objs[i].inode);
@@ -208,6 +215,9 @@ static int add_pid_target(struct builder *b, pid_t pid)
 		err = target_add_object(t, (size_t)idx);
 		if (err)
 			goto cleanup;
+		if (have_exe && objs[i].dev == (uint64_t)exe_st.st_dev &&
+		    objs[i].inode == (uint64_t)exe_st.st_ino)
+			t->exe_object = idx;
 	}
 cleanup:
 	proc_objects__free(objs, n);
@@ -296,6 +306,8 @@ static int add_launch_target(struct builder *b)
 			log_error("%s: %s", paths[i], strerror(-err));
 			goto cleanup;
 		}
+		if (!i) /* the closure starts with the program itself */
+			t->exe_object = (long)t->objects[t->n_objects - 1];
 	}
 	err = add_named_libraries(b, t, o->launch_exe);
 cleanup:

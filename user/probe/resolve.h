@@ -84,6 +84,10 @@ struct probe_target {
 	pid_t pid;
 	size_t *objects; /* indexes into probe_set.objects */
 	size_t n_objects;
+	/* The process's executable among OBJECTS (an index into
+	 * probe_set.objects), or -1 (not known, or --binary).  Following
+	 * children, its links go without a pid filter (links.h). */
+	long exe_object;
 };
 
 struct probe_set {

@@ -1,0 +1,234 @@
+"""Children (issue 14): a launched program is traced whole, the processes
+it forks included, each record with its own pid (--no-follow: the first
+process only); -p PID --follow does the same for a running one.  cmon ends
+when every followed process has exited.  tests/targets/forks.c: spawn()
+forks, the child calls f(200..204), the parent f(100..102) after waiting
+for it; a daemon (double fork + setsid) calls f(300..302) after its parent
+exited; a child calls f(7) then execs /bin/true; a thread execs inside g(5)."""
+import json
+import os
+import subprocess
+
+from cmonlib import (WaitTarget, assert_no_leak, bpf_snapshot, check, cmon, eq, parse_csv,
+                     read_text, run, target, tmpfile, trace, trace_bg)
+
+FORK_OUT = "child sum 2020\nparent sum 606\n"
+
+
+def _untraced(mode):
+    code, out, _ = run([target("forks"), mode])
+    eq(code, 0, "untraced forks %s" % mode)
+    return out
+
+
+def _calls(rows, func="f"):
+    return [(r["pid"], r["arg0"], r["ret"]) for r in rows if r["func"] == func]
+
+
+def test_fork_parent_and_child():
+    """Both processes' calls, each with its own pid, exact; spawn() was in
+    progress at fork(): the parent's return is its one record (the child
+    returns from a frame it inherited, not a call it made), whether returns
+    are seen by uretprobes (the kernel copies pending ones to the child) or
+    by probes on ret instructions."""
+    eq(_untraced("fork"), FORK_OUT, "untraced output")
+    for how in ("uretprobe", "insn"):
+        _fork_parent_and_child(how)
+
+
+def _fork_parent_and_child(how):
+    before = bpf_snapshot()
+    res = trace(["f", "spawn"], launch=[target("forks"), "fork"],
+                extra=["--return-probe", how])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, FORK_OUT, "program output, byte-identical to untraced")
+    spawns = [r for r in res.rows if r["func"] == "spawn"]
+    eq(len(spawns), 1, "spawn records: %r" % spawns)
+    parent, child = spawns[0]["pid"], spawns[0]["ret"]
+    eq(spawns[0]["status"], "ok", "spawn returned")
+    check(child > 0 and child != parent, "spawn returned the child's pid: %r" % spawns)
+    eq(_calls(res.rows), [(child, 200 + i, 2 * (200 + i)) for i in range(5)] +
+       [(parent, 100 + i, 2 * (100 + i)) for i in range(3)], "f per process, in order")
+    eq({r["tid"] for r in res.rows if r["pid"] == child}, {child}, "the child's tid")
+    eq(res.summary()["table"]["f"], (8, 8, 0), "f: calls, written, lost")
+    check("cmon: children followed: 1\n" in res.stderr, res.stderr)
+    check("cmon:   process %d (forks): 5 records\n" % child in res.stderr, res.stderr)
+    check("cmon:   process %d (forks): 4 records\n" % parent in res.stderr, res.stderr)
+    assert_no_leak(before)
+
+
+def test_no_follow():
+    res = trace(["f"], launch=[target("forks"), "fork"], extra=["--no-follow"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, FORK_OUT, "program output")
+    eq([(r["arg0"]) for r in res.rows], [100, 101, 102], "the parent's calls only")
+    check("children followed" not in res.stderr, res.stderr)
+
+
+def test_daemon_traced_until_it_exits():
+    """The launched program exits first; its grandchild (setsid) calls f
+    300 ms later: cmon waits for it, and ends with the program's status."""
+    out = _untraced("daemon")
+    eq(out, "parent exits\ndaemon sum 1806\n", "untraced output")
+    res = trace(["f"], launch=[target("forks"), "daemon"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, out, "program output")
+    eq([(r["arg0"], r["ret"], r["status"]) for r in res.rows],
+       [(300 + i, 600 + 2 * i, "ok") for i in range(3)], "the daemon's calls")
+    check("cmon: children followed: 2\n" in res.stderr, res.stderr)
+    check("forks exited; following the 1 process it left running" in res.stderr, res.stderr)
+    eq(len({r["pid"] for r in res.rows}), 1, "one process")
+
+
+def test_child_exec_not_misnamed():
+    """The child's f(7) carries its pid and its name (forks), not those of
+    /bin/true it execs; /bin/true is not traced (f is not in it)."""
+    res = trace(["f"], launch=[target("forks"), "exec"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, "child status 0\n", "program output")
+    rows = [(r["arg0"], r["comm"], r["status"]) for r in res.rows]
+    eq(rows, [(7, "forks", "ok"), (8, "forks", "ok")], "f in child, then parent")
+    check(res.rows[0]["pid"] != res.rows[1]["pid"], "two processes: %r" % res.rows)
+
+
+def test_thread_exec_pending_call():
+    """A second thread execs inside g: g never returns; its record has the
+    thread's own tid and the old program's name, taken before the exec."""
+    res = trace(["g"], launch=[target("forks"), "texec"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    check(res.stdout.startswith("thread "), res.stdout)
+    tid = int(res.stdout.split()[1])
+    eq([(r["func"], r["arg0"], r["tid"], r["comm"], r["status"]) for r in res.rows],
+       [("g", 5, tid, "forks", "noreturn")], "g's record")
+    check(res.rows[0]["pid"] != tid, "tid %d is not the process's pid" % tid)
+
+
+def test_child_library_calls():
+    """A library function (libc getppid): the child gets its own links
+    (attached when cmon sees it; it calls 200 ms after the fork)."""
+    res = trace(["libc.so.6:getppid"], launch=[target("forks"), "libc"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, "child 3\nparent 2\n", "program output")
+    pids = [r["pid"] for r in res.rows]
+    check(len(set(pids)) == 2, "two processes: %r" % pids)
+    child, parent = pids[0], pids[-1]
+    eq(pids, [child] * 3 + [parent] * 2, "getppid per process")
+    eq([r["ret"] for r in res.rows[:3]], [parent] * 3, "the child's getppid is the parent")
+
+
+def test_fork_one_file_per_process():
+    tmpl = os.path.join(os.path.dirname(tmpfile("x")), "forks.%p.csv")
+    code, out, err = cmon(["trace", "-F", "csv", "-o", tmpl, "--func", "f", "--",
+                           target("forks"), "fork"])
+    eq(code, 0, "exit status (%s)" % err)
+    eq(out, FORK_OUT, "program output")
+    check("events written: 8 (2 files, one per process)" in err, err)
+    files = sorted(f for f in os.listdir(os.path.dirname(tmpl)) if f.startswith("forks."))
+    eq(len(files), 2, "files: %r" % files)
+    got = {}
+    for name in files:
+        rows = parse_csv(read_text(os.path.join(os.path.dirname(tmpl), name)))
+        pid = int(name.split(".")[1])
+        eq({r["pid"] for r in rows}, {pid}, "%s holds its own process's records" % name)
+        got[len(rows)] = [r["arg0"] for r in rows]
+    eq(got, {5: [200, 201, 202, 203, 204], 3: [100, 101, 102]}, "records per file")
+
+
+def test_follow_running_process():
+    """-p PID --follow: the child forked after attaching is traced; cmon
+    ends by itself when both have exited.  Without --follow: the parent only."""
+    for follow, want in ((True, 8), (False, 3)):
+        t = WaitTarget(["fork"], binary="forks")
+        bg = trace_bg(["f"], ["-p", str(t.pid)], extra=["--follow"] if follow else [])
+        try:
+            bg.wait_attached()
+            t.release()
+            code, out = t.finish()
+            eq((code, out), (0, FORK_OUT), "target status and output")
+            eq(bg.wait(30), 0, "cmon exit status (%s)" % bg.stderr)
+            rows = parse_csv(read_text(bg.out_path))
+            eq(len(rows), want, "records (follow=%s)" % follow)
+            parent = [r["arg0"] for r in rows if r["pid"] == t.pid]
+            eq(parent, [100, 101, 102], "the parent's calls")
+            if follow:
+                child = [r for r in rows if r["pid"] != t.pid]
+                eq([r["arg0"] for r in child], [200 + i for i in range(5)], "the child's")
+        finally:
+            bg.kill()
+            t.kill()
+
+
+def test_profile_follows():
+    path = tmpfile("prof.json")
+    code, out, err = cmon(["profile", "-F", "json", "-o", path, "--per-pid", "--func", "f",
+                           "--", target("forks"), "fork"])
+    eq(code, 0, "exit status (%s)" % err)
+    eq(out, FORK_OUT, "program output")
+    rows = [json.loads(l) for l in read_text(path).splitlines()]
+    fin = [r for r in rows if r["final"]]
+    eq(sorted(r["calls"] for r in fin), [3, 5], "calls per process")
+    eq(len({r["pid"] for r in fin}), 2, "two processes")
+    check("cmon: children followed: 1\n" in err, err)
+
+
+def test_follow_usage():
+    code, _, err = cmon(["trace", "--func", "f", "--binary", target("forks"), "--follow"])
+    eq(code, 2, "--follow with --binary: usage error (%s)" % err)
+    check("--follow is for -p PID or -- CMD" in err, err)
+
+
+def test_other_instance_not_recorded():
+    """While following, the executable's links have no pid filter: another
+    process running the same program traps too, is warned about, and none
+    of its calls is recorded (the kernel-side followed set filters it)."""
+    other = subprocess.Popen([target("sleeper"), "loop", "50", "20"], stdout=subprocess.PIPE)
+    try:
+        res = trace(["nap", "count_me"], launch=[target("sleeper"), "loop", "100", "5"])
+        eq(res.code, 0, "exit status (%s)" % res.stderr)
+        check("1 other process running %s traps on its probes too" % target("sleeper")
+              in res.stderr, res.stderr)
+        eq([(r["func"], r["arg0"]) for r in res.rows],
+           [("nap", 100000)] * 5 + [("count_me", 0)], "the launched program's calls only")
+        check(other.poll() is None, "the other instance ran throughout")
+    finally:
+        other.kill()
+        other.communicate()
+
+
+def test_follow_running_daemon():
+    """-p PID --follow on a program that daemonises: the process given
+    exits first; cmon runs on until the daemon has exited too."""
+    t = WaitTarget(["daemon"], binary="forks")
+    bg = trace_bg(["f"], ["-p", str(t.pid), "--follow"])
+    try:
+        bg.wait_attached()
+        t.release()
+        code, out = t.finish()
+        eq((code, out), (0, "parent exits\ndaemon sum 1806\n"), "target status and output")
+        eq(bg.wait(30), 0, "cmon exit status (%s)" % bg.stderr)
+        rows = parse_csv(read_text(bg.out_path))
+        eq([r["arg0"] for r in rows], [300, 301, 302], "the daemon's calls")
+        check(rows[0]["pid"] != t.pid, "the daemon's own pid")
+        check("cmon: children followed: 2\n" in bg.stderr, bg.stderr)
+    finally:
+        bg.kill()
+        t.kill()
+
+
+def test_capture_store_per_child():
+    """cmon capture -o 'run.%p': a store for the parent and one for the child."""
+    tmpl = os.path.join(os.path.dirname(tmpfile("x")), "run.%p")
+    code, out, err = cmon(["capture", "-o", tmpl, "--func", "f", "--", target("forks"), "fork"])
+    eq(code, 0, "exit status (%s)" % err)
+    eq(out, FORK_OUT, "program output")
+    got = {}
+    for line in err.splitlines():
+        if line.startswith("cmon: capturing to "):
+            store = line.split(" to ", 1)[1]
+            code, _, e = cmon(["export", store, "-F", "json", "-o", store + "-json"])
+            eq(code, 0, "export of %s (%s)" % (store, e))
+            rows = [json.loads(l) for l in
+                    read_text(os.path.join(store + "-json", "f.jsonl")).splitlines()]
+            eq({r["pid"] for r in rows}, {int(store.rsplit(".", 1)[1])}, "pids in %s" % store)
+            got[len(rows)] = [r["i"] for r in rows]
+    eq(got, {5: [200, 201, 202, 203, 204], 3: [100, 101, 102]}, "calls per store")

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "core/clock.h"
+#include "core/log.h"
+#include "follow.h"
+
+struct follow_proc {
+	pid_t pid;
+	bool seen;               /* in the map at the last scan */
+	struct probe_links *links; /* a child's library links; NULL for a root */
+};
+
+#define FOLLOW_CLOSERS 8
+
+struct follow {
+	int map_fd, stats_fd;
+	const struct probe_set *set;
+	const struct probe_links_opts *opts;
+	struct follow_proc *procs;
+	size_t n, cap;
+	uint64_t failed;
+	uint64_t children_seen; /* by a scan, alive: their links were attached */
+	bool own_links;         /* children need links of their own */
+	/* Detaching a link waits for the kernel's uprobe grace periods (~80
+	 * ms here): exited children's links are let go by these threads, so a
+	 * scan is never held up and a child forked meanwhile gets its links;
+	 * several at once share the grace periods. */
+	pthread_t closers[FOLLOW_CLOSERS];
+	size_t n_closers;
+	bool closing_done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct probe_links **to_close;
+	size_t n_close, cap_close;
+};
+
+static void *closer_main(void *arg)
+{
+	struct follow *f = arg;
+
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		while (!f->n_close && !f->closing_done)
+			pthread_cond_wait(&f->cond, &f->lock);
+		if (!f->n_close)
+			break;
+		struct probe_links *l = f->to_close[--f->n_close];
+
+		pthread_mutex_unlock(&f->lock);
+		probe_links__free(l);
+		pthread_mutex_lock(&f->lock);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+/* Let L go in a closer thread (here when none can be had). */
+static void close_later(struct follow *f, struct probe_links *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&f->lock);
+	while (f->n_closers < FOLLOW_CLOSERS &&
+	       !pthread_create(&f->closers[f->n_closers], NULL, closer_main, f))
+		f->n_closers++;
+	if (f->n_closers && f->n_close == f->cap_close) {
+		size_t cap = f->cap_close ? f->cap_close * 2 : 16;
+		struct probe_links **v = realloc(f->to_close, cap * sizeof(*v));
+
+		if (v) {
+			f->to_close = v;
+			f->cap_close = cap;
+		}
+	}
+	if (f->n_closers && f->n_close < f->cap_close) {
+		f->to_close[f->n_close++] = l;
+		l = NULL;
+		pthread_cond_signal(&f->cond);
+	}
+	pthread_mutex_unlock(&f->lock);
+	probe_links__free(l);
+}
+
+/* Wait until every link handed to the closer is gone. */
+static void closer_stop(struct follow *f)
+{
+	if (!f->n_closers)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->closing_done = true;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	for (size_t i = 0; i < f->n_closers; i++)
+		pthread_join(f->closers[i], NULL);
+	f->n_closers = 0;
+	f->closing_done = false;
+}
+
+int follow__new(int map_fd, int stats_fd, const struct probe_set *set,
+		const struct probe_links_opts *opts, struct follow **out)
+{
+	struct follow *f = calloc(1, sizeof(*f));
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->map_fd = map_fd;
+	f->stats_fd = stats_fd;
+	f->set = set;
+	f->opts = opts;
+	f->own_links = probe_links__child_has_own(set);
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	*out = f;
+	return 0;
+}
+
+static struct follow_proc *find(struct follow *f, pid_t pid)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->procs[i].pid == pid)
+			return &f->procs[i];
+	return NULL;
+}
+
+static struct follow_proc *add(struct follow *f, pid_t pid)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		struct follow_proc *p = realloc(f->procs, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		f->procs = p;
+		f->cap = cap;
+	}
+	memset(&f->procs[f->n], 0, sizeof(f->procs[f->n]));
+	f->procs[f->n].pid = pid;
+	return &f->procs[f->n++];
+}
+
+int follow__add_root(struct follow *f, pid_t pid)
+{
+	__u32 key = (__u32)pid, parent = 0;
+
+	if (!add(f, pid))
+		return -ENOMEM;
+	if (bpf_map_update_elem(f->map_fd, &key, &parent, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* Processes other than the roots running OBJ: they trap on its probes too
+ * (links without a pid filter), at a probe's full cost, for nothing. */
+static size_t other_instances(const struct probe_set *set, const struct probe_object *obj)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = opendir("/proc");
+
+	while (d && (de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		char path[64];
+		struct stat st;
+		bool root = false;
+
+		if (pid <= 0)
+			continue;
+		for (size_t i = 0; i < set->n_targets && !root; i++)
+			root = set->targets[i].pid == pid;
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		if (!root && !stat(path, &st) && (uint64_t)st.st_dev == obj->dev &&
+		    (uint64_t)st.st_ino == obj->ino)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
+		  const struct probe_set *set, const struct probe_links_opts *opts,
+		  struct bpf_link **fork_link, struct follow **out)
+{
+	int err;
+
+	*fork_link = bpf_program__attach(fork_prog);
+	if (!*fork_link) {
+		err = -errno;
+		log_error("cannot attach the fork tracepoint: %s", strerror(-err));
+		return err;
+	}
+	err = follow__new(map_fd, stats_fd, set, opts, out);
+	for (size_t i = 0; !err && i < set->n_targets; i++)
+		if (set->targets[i].pid > 0)
+			err = follow__add_root(*out, set->targets[i].pid);
+	if (err) {
+		log_error("cannot follow the traced processes: %s", strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < set->n_targets; i++) {
+		const struct probe_target *t = &set->targets[i];
+		bool said = false;
+		size_t n;
+
+		for (size_t k = 0; k < i; k++)
+			said = said || set->targets[k].exe_object == t->exe_object;
+		if (t->pid <= 0 || t->exe_object < 0 || said)
+			continue;
+		n = other_instances(set, &set->objects[t->exe_object]);
+		if (n)
+			log_warn("%zu other process%s running %s trap%s on its probes too while "
+				 "children are followed (not recorded; --no-follow avoids it)", n,
+				 n == 1 ? "" : "es", set->objects[t->exe_object].path,
+				 n == 1 ? "s" : "");
+	}
+	return 0;
+}
+
+int follow__scan(struct follow *f)
+{
+	__u32 key, next, *prev = NULL;
+	unsigned long long t0;
+	int alive = 0, err;
+
+	for (size_t i = 0; i < f->n; i++)
+		f->procs[i].seen = false;
+	/* A key deleted under the walk restarts it: bounded. */
+	for (int steps = 0;
+	     steps < 4 * CMON_FOLLOW_MAX && !bpf_map_get_next_key(f->map_fd, prev, &next);
+	     steps++) {
+		struct follow_proc *p = find(f, (pid_t)next);
+
+		key = next;
+		prev = &key;
+		alive++;
+		if (p) {
+			p->seen = true;
+			continue;
+		}
+		p = add(f, (pid_t)next);
+		if (!p)
+			return -ENOMEM;
+		p->seen = true;
+		f->children_seen++;
+		if (!f->own_links)
+			continue;
+		t0 = clock__mono_ns();
+		err = probe_links__attach_child(f->set, f->opts, (pid_t)next, &p->links);
+		log_info("child %u: its libraries' probes attached in %.2f ms", next,
+			 (double)(clock__mono_ns() - t0) / 1e6);
+		if (err == -ESRCH)
+			f->children_seen--; /* gone meanwhile: attached to nothing */
+		if (err && err != -ESRCH) {
+			f->failed++;
+			log_warn("child %u is traced in its executable only: its libraries' "
+				 "probes could not be attached (%s)", next, strerror(-err));
+		}
+	}
+	/* Gone from the map: the process exited; its links are let go. */
+	for (size_t i = 0, k = 0, n = f->n; i < n; i++) {
+		struct follow_proc *p = &f->procs[i];
+
+		if (p->seen)
+			f->procs[k++] = *p;
+		else
+			close_later(f, p->links);
+		f->n = k;
+	}
+	return alive;
+}
+
+size_t follow__count(const struct follow *f) { return f ? f->n : 0; }
+pid_t follow__pid(const struct follow *f, size_t i) { return f->procs[i].pid; }
+
+uint64_t follow__missed(const struct follow *f)
+{
+	uint64_t forks, unfollowed, failed;
+
+	if (!f || !f->own_links)
+		return 0;
+	follow__stats(f, &forks, &unfollowed, &failed);
+	return forks > f->children_seen ? forks - f->children_seen : 0;
+}
+
+void follow__stats(const struct follow *f, uint64_t *forks, uint64_t *unfollowed,
+		   uint64_t *failed)
+{
+	struct cmon_follow_stats st = {};
+	__u32 zero = 0;
+
+	if (f)
+		bpf_map_lookup_elem(f->stats_fd, &zero, &st);
+	*forks = st.forks;
+	*unfollowed = st.unfollowed;
+	*failed = f ? f->failed : 0;
+}
+
+void follow__detach(struct follow *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n; i++) {
+		close_later(f, f->procs[i].links);
+		f->procs[i].links = NULL;
+	}
+	closer_stop(f);
+}
+
+void follow__free(struct follow *f)
+{
+	if (!f)
+		return;
+	follow__detach(f);
+	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->cond);
+	free(f->to_close);
+	free(f->procs);
+	free(f);
+}
