@@ -337,8 +337,8 @@ static void test_cxx_fixture(void **state)
 	assert_ptr_equal(find_one(st, "_ZN2ns6Widget4pokeEi"), poke);
 	assert_true(poke->size > 0);
 	assert_null(find_one(st, "main")->demangled);
-	/* It throws: imports __cxa_throw. */
-	assert_int_equal(symtab__runtime_flags(st), SYMTAB_RT_CXX_EH);
+	/* It throws: imports __cxa_throw; and it has exception tables. */
+	assert_int_equal(symtab__runtime_flags(st), SYMTAB_RT_CXX_EH | SYMTAB_EH_TABLES);
 	check_sorted_unique(st);
 	symtab__free(st);
 }

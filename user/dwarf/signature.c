@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * signature.c: a function's signature (parameters, return value, each
+ * value's location at the probe address) and the variables in scope at a
+ * pc (--locals).
+ */
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dwarf/dsb.h"
+#include "dwarf/debuginfo_impl.h"
+
+/* ------------------------------------------------------------------ */
+/* Signatures                                                          */
+
+static bool subprogram_at(Dwarf_Die *die, uint64_t addr)
+{
+	Dwarf_Addr a;
+
+	if (dwarf_tag(die) != DW_TAG_subprogram)
+		return false;
+	return (dwarf_entrypc(die, &a) == 0 && a == addr) || (dwarf_lowpc(die, &a) == 0 && a == addr);
+}
+
+struct find_addr_arg {
+	uint64_t addr;
+	Dwarf_Die die;
+	bool found;
+};
+
+static int find_addr_cb(Dwarf_Die *die, void *arg)
+{
+	struct find_addr_arg *f = arg;
+
+	if (!subprogram_at(die, f->addr))
+		return DWARF_CB_OK;
+	f->die = *die;
+	f->found = true;
+	return DWARF_CB_ABORT;
+}
+
+/* The subprogram of CU whose code starts at ADDR.  Not dwarf_getscopes():
+ * when code inlined from another function sits at ADDR, its scopes lead
+ * to that function's abstract definition, not to the function at ADDR. */
+static int find_in_cu(Dwarf_Die *cu, uint64_t addr, Dwarf_Die *out)
+{
+	struct find_addr_arg f = { .addr = addr };
+
+	dwarf_getfuncs(cu, find_addr_cb, &f, 0);
+	if (!f.found)
+		return -ENOENT;
+	*out = f.die;
+	return 0;
+}
+
+int sig__find_subprogram(struct debuginfo *di, uint64_t addr, Dwarf_Die *out)
+{
+	Dwarf_Die cu;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (dwarf_addrdie(di->dwarf, addr, &cu) && find_in_cu(&cu, addr, out) == 0)
+		return 0;
+	/* No (or incomplete) .debug_aranges: every CU. */
+	while (dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(di->dwarf, off + hsize, &cu) && dwarf_haspc(&cu, addr) > 0 &&
+		    find_in_cu(&cu, addr, out) == 0)
+			return 0;
+		off = next;
+	}
+	return -ENOENT;
+}
+
+void func_sig__free(struct func_sig *sig)
+{
+	if (!sig)
+		return;
+	free(sig->params);
+	ctype_arena__put(sig->arena);
+	free(sig);
+}
+
+/* Go marks its results as output parameters (`~r0`, or their names). */
+static bool is_result(Dwarf_Die *param)
+{
+	Dwarf_Attribute a;
+	bool flag = false;
+
+	return dwarf_attr(param, DW_AT_variable_parameter, &a) && dwarf_formflag(&a, &flag) == 0 &&
+	       flag;
+}
+
+/* The parameter DIEs of FUNC (or of its abstract origin when the concrete
+ * instance lists none); with GO, its results apart, in RESULTS (*N_RESULTS). */
+static size_t collect_params(Dwarf_Die *func, Dwarf_Die *params, size_t max, bool *variadic,
+			     bool go, Dwarf_Die *results, size_t *n_results)
+{
+	Dwarf_Die child, origin;
+	Dwarf_Attribute a;
+	size_t n = 0;
+
+	*variadic = false;
+	*n_results = 0;
+	if (dwarf_child(func, &child) == 0) {
+		do {
+			int tag = dwarf_tag(&child);
+
+			if (tag == DW_TAG_formal_parameter && go && is_result(&child)) {
+				if (*n_results < max)
+					results[(*n_results)++] = child;
+			} else if (tag == DW_TAG_formal_parameter && n < max) {
+				params[n++] = child;
+			} else if (tag == DW_TAG_unspecified_parameters) {
+				*variadic = true;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	if (!n && !*n_results && dwarf_attr(func, DW_AT_abstract_origin, &a) &&
+	    dwarf_formref_die(&a, &origin))
+		return collect_params(&origin, params, max, variadic, go, results, n_results);
+	return n;
+}
+
+/* FUNC is Go code (its compile unit says so). */
+static bool is_go(Dwarf_Die *func)
+{
+	Dwarf_Die cu;
+
+	return dwarf_diecu(func, &cu, NULL, NULL) && dwarf_srclang(&cu) == DW_LANG_Go;
+}
+
+#define MAX_PARAMS 64
+
+int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t probe_addr,
+			 struct func_sig **out)
+{
+	Dwarf_Die func, t, *pdies = NULL, *rdies = NULL;
+	const struct ctype **types = NULL;
+	struct dloc *abi = NULL;
+	struct func_sig *sig = NULL;
+	struct loc_ctx lc;
+	const char *name;
+	size_t n, n_results;
+	bool hidden;
+	int err = 0;
+
+	*out = NULL;
+	if (di->kind != DEBUGINFO_DWARF)
+		return -ENODATA;
+	err = sig__find_subprogram(di, func_addr, &func);
+	if (err)
+		return err;
+	pdies = calloc(MAX_PARAMS, sizeof(*pdies));
+	rdies = calloc(MAX_PARAMS, sizeof(*rdies));
+	sig = calloc(1, sizeof(*sig));
+	if (!pdies || !rdies || !sig) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	sig->arena = ctype_arena__get(di->arena);
+	sig->addr = func_addr;
+	sig->probe_addr = probe_addr;
+	name = dwarf_diename(&func);
+	sig->name = ctype_arena__strdup(di->arena, name ? name : "?");
+	sig->go = is_go(&func);
+	n = collect_params(&func, pdies, MAX_PARAMS, &sig->variadic, sig->go, rdies, &n_results);
+	sig->params = calloc(n ? n : 1, sizeof(*sig->params));
+	types = calloc(n ? n : 1, sizeof(*types));
+	abi = calloc(n ? n : 1, sizeof(*abi));
+	if (!sig->name || !sig->params || !types || !abi) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	sig->n_params = n;
+	for (size_t i = 0; i < n; i++) {
+		const char *pn = dwarf_diename(&pdies[i]);
+		char buf[32];
+
+		types[i] = dtype__of(di, dtype__die_type(&pdies[i], &t) ? &t : NULL, 0);
+		if (!pn) {
+			snprintf(buf, sizeof(buf), "param%zu", i);
+			pn = buf;
+		}
+		sig->params[i].name = ctype_arena__strdup(di->arena, pn);
+		if (!types[i] || !sig->params[i].name) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	/* Go: the first result is the return value (the others are not shown). */
+	if (n_results)
+		sig->ret_type = dtype__of(di, dtype__die_type(&rdies[0], &t) ? &t : NULL, 0);
+	else
+		sig->ret_type = dtype__of(di, dtype__die_type(&func, &t) ? &t : NULL, 0);
+	if (!sig->ret_type) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	dtype__finalize(di);
+	for (size_t i = 0; i < n; i++)
+		sig->params[i].type = types[i];
+
+	if (sig->go) {
+		/* Results on the stack follow the arguments' area: at the ret,
+		 * [sp] is the return address. */
+		uint32_t args_stack = abi__go(types, n, 8, abi);
+
+		abi__go(&sig->ret_type, 1, 8 + (int64_t)args_stack, &sig->ret_loc);
+	} else {
+		abi__sysv_return(sig->ret_type, &sig->ret_loc, &hidden);
+		abi__sysv_params(types, n, hidden, abi);
+	}
+	lc.di = di;
+	lc.func = &func;
+	lc.pc = probe_addr;
+	for (size_t i = 0; i < n; i++)
+		loc__param(&lc, &pdies[i], types[i], func_addr, &abi[i], &sig->params[i].loc);
+	*out = sig;
+	sig = NULL;
+cleanup:
+	if (err)
+		dtype__finalize(di); /* leave no half-built batch behind */
+	func_sig__free(sig);
+	free(abi);
+	free(types);
+	free(pdies);
+	free(rdies);
+	return err;
+}
+
+/*
+ * --locals: the variables and parameters in scope at PC, innermost first
+ * (an inner one hides an outer one of the same name), up to the function
+ * (or inlined function) the code at PC belongs to.
+ */
+#define MAX_LOCALS 64
+
+static const char *integrated_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(die, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+int debuginfo__locals(struct debuginfo *di, uint64_t pc, struct func_sig **out)
+{
+	Dwarf_Die cu, *scopes = NULL, *vars = NULL, t, func;
+	const struct ctype **types = NULL;
+	const char **names = NULL;
+	struct func_sig *sig = NULL;
+	struct loc_ctx lc;
+	size_t n = 0;
+	int n_scopes, err = 0, fi = -1;
+	Dwarf_Addr low = 0;
+
+	*out = NULL;
+	if (di->kind != DEBUGINFO_DWARF)
+		return -ENODATA;
+	if (!dwarf_addrdie(di->dwarf, pc, &cu))
+		return -ENOENT;
+	n_scopes = dwarf_getscopes(&cu, pc, &scopes);
+	if (n_scopes <= 0)
+		return -ENOENT;
+	/* The innermost function scope, and the subprogram whose frame it is in. */
+	for (int i = 0; i < n_scopes && fi < 0; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram ||
+		    dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			fi = i;
+	for (int i = 0; i < n_scopes; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			func = scopes[i];
+			break;
+		}
+		if (i == n_scopes - 1)
+			fi = -1;
+	}
+	vars = calloc(MAX_LOCALS, sizeof(*vars));
+	names = calloc(MAX_LOCALS, sizeof(*names));
+	types = calloc(MAX_LOCALS, sizeof(*types));
+	sig = calloc(1, sizeof(*sig));
+	if (fi < 0 || !vars || !names || !types || !sig) {
+		err = fi < 0 ? -ENOENT : -ENOMEM;
+		goto cleanup;
+	}
+	for (int i = 0; i <= fi; i++) {
+		Dwarf_Die child;
+
+		if (dwarf_child(&scopes[i], &child) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&child);
+			const char *name = integrated_name(&child);
+			bool seen = false;
+
+			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) || !name ||
+			    n >= MAX_LOCALS)
+				continue;
+			for (size_t k = 0; k < n && !seen; k++)
+				seen = !strcmp(names[k], name);
+			if (!seen) {
+				names[n] = name;
+				vars[n++] = child;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	sig->arena = ctype_arena__get(di->arena);
+	sig->name = ctype_arena__strdup(di->arena, integrated_name(&scopes[fi]) ?
+						      integrated_name(&scopes[fi]) : "?");
+	dwarf_lowpc(&func, &low);
+	sig->addr = low;
+	sig->probe_addr = pc;
+	sig->params = calloc(n ? n : 1, sizeof(*sig->params));
+	if (!sig->name || !sig->params) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	sig->n_params = n;
+	for (size_t i = 0; i < n; i++) {
+		types[i] = dtype__of(di, dtype__die_type(&vars[i], &t) ? &t : NULL, 0);
+		sig->params[i].name = ctype_arena__strdup(di->arena, names[i]);
+		if (!types[i] || !sig->params[i].name) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	sig->ret_type = dtype__of(di, NULL, 0);
+	if (!sig->ret_type) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	dtype__finalize(di);
+	lc.di = di;
+	lc.func = &func;
+	lc.pc = pc;
+	for (size_t i = 0; i < n; i++) {
+		struct dloc none = { .source = DLOC_SRC_DWARF }; /* no location: optimized out */
+
+		sig->params[i].type = types[i];
+		loc__param(&lc, &vars[i], types[i], low, &none, &sig->params[i].loc);
+	}
+	*out = sig;
+	sig = NULL;
+cleanup:
+	if (err)
+		dtype__finalize(di);
+	func_sig__free(sig);
+	free(types);
+	free(names);
+	free(vars);
+	free(scopes);
+	return err;
+}
+
