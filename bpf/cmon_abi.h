@@ -46,6 +46,45 @@ enum cmon_record_type {
 	CMON_REC_CALL = 1,
 	CMON_REC_CAPTURE = 2,
 	CMON_REC_STACK = 3,
+	CMON_REC_WATCH = 4,
+};
+
+/*
+ * --watch: one write to a watched address (a hardware watchpoint, a
+ * perf_event program).  IP is the address after the writing instruction
+ * (the debug trap comes after it); OLD is the value the watch last saw in
+ * this process (seeded at attach from /proc/PID/mem).
+ */
+#define CMON_MAX_WATCH 8 /* parsed; x86 has 4 debug registers per thread */
+
+struct cmon_watch_spec {
+	__u64 addr;
+	__u32 len; /* 1, 2, 4, 8 */
+	__u32 pad;
+};
+
+enum cmon_watch_flags {
+	CMON_WATCH_OLD_UNKNOWN = 1u << 0, /* no value seen before in this process */
+	CMON_WATCH_FAULT = 1u << 1,       /* the new value could not be read */
+};
+
+struct cmon_watch_key {
+	__u32 pid;
+	__u32 watch_id;
+};
+
+struct cmon_watch_rec {
+	__u32 type; /* CMON_REC_WATCH */
+	__u32 watch_id;
+	__u64 ts_ns;
+	__u64 ip;
+	__u64 old_val;
+	__u64 new_val;
+	__u32 pid;
+	__u32 tid;
+	__u32 flags; /* enum cmon_watch_flags */
+	__u32 pad;
+	char comm[CMON_COMM_LEN]; /* the writing thread's name */
 };
 
 /*
@@ -248,6 +287,8 @@ _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 88 * CMON_STACK_DEPTH,
 	       "cmon_shadow_stack layout");
 _Static_assert(sizeof(struct cmon_usdt_arg) == 16, "cmon_usdt_arg layout");
 _Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
+_Static_assert(sizeof(struct cmon_watch_rec) == 72, "cmon_watch_rec layout");
+_Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 #endif /* CMON_H */

@@ -33,6 +33,7 @@ const volatile bool targ_focus = false;      /* --focus: record inside focus fun
 const volatile bool targ_stack = false;      /* --stack: each call's user stack */
 const volatile __s32 targ_max_depth = -1;    /* --max-depth below the focus; -1: any */
 const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
+const volatile __u32 targ_break_count = 0;   /* cmon break: stop at the first N hits */
 #define CMON_WAKEUP_CHECK_EVERY 64 /* records per CPU; a power of two */
 
 struct {
@@ -267,6 +268,67 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 slot, __u64 ts
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
 
+/*
+ * cmon break: hits of the break functions so far (all processes), and
+ * those whose record did not fit (the process was then not stopped).
+ */
+__u64 break_hits = 0;
+__u64 break_lost = 0;
+
+#define CMON_SIGSTOP 19
+
+/*
+ * The hook for `cmon break --if EXPR`: a filter program, run before the
+ * hit is counted; a hit it refuses neither counts nor stops.  Today every
+ * hit passes.
+ */
+static __always_inline bool break_condition(struct pt_regs *ctx, __u32 func_id)
+{
+	return true;
+}
+
+/*
+ * cmon break: for the first targ_break_count hits, the arguments and the
+ * user stack to the ring buffer, then SIGSTOP to the whole process.  The
+ * signal is pending until the thread returns to user space, after the
+ * kernel has run (emulated or single-stepped) the probed first
+ * instruction.  User space resumes it (SIGCONT).
+ */
+static __always_inline int break_hit(struct pt_regs *ctx, struct task_struct *task,
+				     __u32 func_id, __u64 slot, struct cmon_func_stats *st)
+{
+	struct cmon_call_rec *rec;
+	__u64 ts = 0;
+
+	if (!break_condition(ctx, func_id))
+		return 0;
+	if (st)
+		st->calls++;
+	if (__sync_fetch_and_add(&break_hits, 1) >= targ_break_count)
+		return 0;
+	/* Captures, then the stack, then the record: the consumer reads
+	 * them in the order they were reserved. */
+	if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &ts) < 0 && st)
+		st->lost_capture++;
+	if (!ts)
+		ts = bpf_ktime_get_ns();
+	emit_stack(ctx, slot, ts, st);
+	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY, ts);
+	if (!rec) {
+		__sync_fetch_and_add(&break_lost, 1);
+		return 0;
+	}
+	rec->args[0] = PT_REGS_PARM1(ctx);
+	rec->args[1] = PT_REGS_PARM2(ctx);
+	rec->args[2] = PT_REGS_PARM3(ctx);
+	rec->args[3] = PT_REGS_PARM4(ctx);
+	rec->args[4] = PT_REGS_PARM5(ctx);
+	rec->args[5] = PT_REGS_PARM6(ctx);
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	bpf_send_signal(CMON_SIGSTOP);
+	return 0;
+}
+
 /* A USDT site fired: one entry-only record, its arguments as the note says. */
 SEC("uprobe")
 int BPF_KPROBE(cmon_usdt)
@@ -306,6 +368,8 @@ int BPF_KPROBE(cmon_entry)
 
 	if (!task_wanted(task))
 		return 0;
+	if (targ_break_count)
+		return break_hit(ctx, task, func_id, slot, st);
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or
 		 * entering one; else nothing happens here. */

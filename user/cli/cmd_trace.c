@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/clock.h"
+#include "cli/breakpoint.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
@@ -67,6 +68,9 @@ struct trace_run {
 	struct out_ledger ledger;  /* capture: the calls the store took */
 	bool max_reached;
 	int write_err;
+	/* break: the probe address of the last stack (its hit's), stops seen */
+	uint64_t break_probe_ip;
+	unsigned stops_seen;
 };
 
 static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size)
@@ -140,7 +144,11 @@ static struct capture_store *store_of(struct trace_run *r, pid_t pid, int *err);
 
 static int on_stack(void *ctx, const struct cmon_stack_rec *rec)
 {
-	stack_book__add(((struct trace_run *)ctx)->stacks, rec);
+	struct trace_run *r = ctx;
+
+	if (r->kind == CMD_BREAK)
+		r->break_probe_ip = rec->ips[0];
+	stack_book__add(r->stacks, rec);
 	return 0;
 }
 
@@ -241,6 +249,8 @@ static void flush_held_lines(struct trace_run *r)
 	}
 }
 
+static void settle_output(struct trace_run *r, bool final);
+
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct trace_run *r = ctx;
@@ -283,7 +293,15 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 				return err > 0 ? 0 : -1;
 		}
 	}
-	return emit(r, &cr, ro, copy.func_id);
+	err = emit(r, &cr, ro, copy.func_id);
+	if (r->kind == CMD_BREAK) {
+		/* The report is out before the wait: flush it. */
+		settle_output(r, false);
+		fflush(r->ses.out);
+		breakpoint__stopped((pid_t)copy.pid, copy.tid, r->set->funcs[copy.func_id].name,
+				    r->break_probe_ip, ++r->stops_seen);
+	}
+	return err;
 }
 
 /* After each drain: the output gets what was written (a terminal, a pipe,
@@ -466,6 +484,15 @@ static uint64_t report(struct trace_run *r)
 			lost_captures += st.lost_capture;
 		}
 	}
+	if (r->kind == CMD_BREAK) {
+		uint64_t hits, blost;
+
+		tracer__break_hits(r->tracer, &hits, &blost);
+		if (!r->opts.quiet)
+			fprintf(stderr, "cmon: hits: %llu, stops: %u%s\n", (unsigned long long)hits,
+				r->stops_seen, blost ? " (some hits not recorded: not stopped)" : "");
+		return 0;
+	}
 	if (r->opts.quiet)
 		return lost + lost_captures;
 	fprintf(stderr, "cmon: events written: %llu", (unsigned long long)written(r, SIZE_MAX));
@@ -543,7 +570,24 @@ static void cleanup_run(struct trace_run *r)
 	cmd_opts__free(&r->opts);
 }
 
-static int run(enum cmd_kind kind, int argc, char **argv)
+/* cmon break: stops the BPF program sent (hits recorded, up to --count). */
+static uint64_t break_stops(const struct trace_run *r)
+{
+	uint64_t hits = 0, lost = 0;
+
+	if (!r->tracer)
+		return 0;
+	tracer__break_hits(r->tracer, &hits, &lost);
+	hits = hits < r->opts.break_count ? hits : r->opts.break_count;
+	return hits > lost ? hits - lost : 0;
+}
+
+static pid_t break_pid(const struct trace_run *r)
+{
+	return r->ses.launched ? r->ses.launch.pid : r->opts.n_pids ? r->opts.pids[0] : 0;
+}
+
+int trace__run(enum cmd_kind kind, int argc, char **argv)
 {
 	struct trace_run r = { .kind = kind, .argc = argc, .argv = argv };
 	struct typer_opts ty = {};
@@ -565,12 +609,24 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		return CMON_EXIT_OK;
 	}
 	log_set_level(r.opts.verbose >= 2 ? LOG_DEBUG : r.opts.verbose ? LOG_INFO : LOG_WARN);
+	if (kind == CMD_BREAK) {
+		/* Each hit once, at entry, with its stack, as text on stderr
+		 * (the program's stdout stays its own). */
+		r.opts.no_return = true;
+		r.opts.stack = true;
+		r.opts.format = OUT_TEXT;
+		r.ses.out = stderr;
+		breakpoint__init(r.opts.resume_after_s, r.opts.quiet);
+		/* From before the first probe: a signal must find the resume
+		 * path, never kill cmon with the process stopped. */
+		session__install_signals();
+	}
 
 	err = privilege__check();
 	if (!err)
 		err = session__parse_patterns(&r.ses);
-	if (!err && kind != CMD_CAPTURE) /* the store is made once the functions are known */
-		err = session__open_output(&r.ses, 1 << 20);
+	if (!err && kind != CMD_CAPTURE && kind != CMD_BREAK)
+		err = session__open_output(&r.ses, 1 << 20); /* capture: once the functions are known */
 	if (!err)
 		err = session__start_program(&r.ses);
 	if (err)
@@ -657,6 +713,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 						 r.set->objects[i].module);
 	}
 	to.max_depth = r.opts.max_depth;
+	to.break_count = kind == CMD_BREAK ? r.opts.break_count : 0;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
@@ -710,6 +767,8 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		tracer__flush_pending(r.tracer, r.ses.launch.pid);
 	tracer__detach(r.tracer);
 	tracer__drain(r.tracer);
+	if (kind == CMD_BREAK)
+		breakpoint__finish(break_pid(&r), break_stops(&r));
 	flush_held_lines(&r);
 	settle_output(&r, true);
 	if (close_stores(&r, clock__wall_ns()) && !r.write_err)
@@ -727,9 +786,11 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	    !deadline && !r.max_reached)
 		have_status = launch__reap(&r.ses.launch, &status, 1);
 cleanup:
+	if (kind == CMD_BREAK)
+		breakpoint__finish(break_pid(&r), break_stops(&r)); /* every path */
 	cleanup_run(&r);
 	return session__exit_status(err, lost, have_status, status);
 }
 
-int cmd_trace(int argc, char **argv) { return run(CMD_TRACE, argc, argv); }
-int cmd_capture(int argc, char **argv) { return run(CMD_CAPTURE, argc, argv); }
+int cmd_trace(int argc, char **argv) { return trace__run(CMD_TRACE, argc, argv); }
+int cmd_capture(int argc, char **argv) { return trace__run(CMD_CAPTURE, argc, argv); }
