@@ -21,6 +21,7 @@
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
+#include "event/watcher.h"
 #include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
 #include "event/stacks.h"
@@ -71,6 +72,7 @@ struct trace_run {
 	/* break: the probe address of the last stack (its hit's), stops seen */
 	uint64_t break_probe_ip;
 	unsigned stops_seen;
+	struct watcher *watcher; /* --watch */
 };
 
 static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size)
@@ -555,6 +557,7 @@ static int calibrate(struct trace_run *r)
 
 static void cleanup_run(struct trace_run *r)
 {
+	watcher__free(r->watcher);
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
 	close_stores(r, 0);
@@ -568,6 +571,71 @@ static void cleanup_run(struct trace_run *r)
 	probe_set__free(r->set);
 	out_ledger__free(&r->ledger);
 	cmd_opts__free(&r->opts);
+}
+
+/* --watch on the one process (launched: stopped right after its exec, so
+ * its addresses are known before its first instruction), then let it go. */
+static int start_watch(struct trace_run *r, bool csv_header)
+{
+	struct watcher_opts wo = {
+		.pid = r->ses.launched ? r->ses.launch.pid : r->opts.pids[0],
+		.exprs = r->opts.watches,
+		.n_exprs = r->opts.n_watches,
+		.out = r->ses.out,
+		.fmt = r->opts.format,
+		.csv_header = csv_header,
+	};
+	int err;
+
+	err = watcher__new(&wo, &r->watcher);
+	if (!err)
+		err = watcher__attach(r->watcher);
+	if (!err)
+		err = session__continue(&r->ses);
+	if (!err && !r->opts.quiet)
+		fprintf(stderr, "cmon: watching %zu address%s in process %d\n", r->opts.n_watches,
+			r->opts.n_watches == 1 ? "" : "es", (int)wo.pid);
+	return err;
+}
+
+/* trace --watch without functions: the watchpoints alone. */
+static int watch_only(struct trace_run *r, int *status, bool *have_status, uint64_t *lost)
+{
+	double deadline = 0;
+	int err;
+
+	err = session__open_pidfds(&r->ses);
+	if (!err)
+		err = session__start_output(&r->ses);
+	if (!err)
+		err = session__release(&r->ses);
+	session__install_signals();
+	if (!err)
+		err = start_watch(r, true);
+	if (err)
+		return err;
+	if (r->opts.duration_s > 0)
+		deadline = clock__mono_s() + r->opts.duration_s;
+	while (!session_stop_signal) {
+		int n = watcher__poll(r->watcher, r->opts.poll_ms);
+
+		if (n < 0) {
+			log_error("cannot write output: %s", strerror(-n));
+			err = n;
+			break;
+		}
+		if (session__targets_gone(&r->ses, status, have_status))
+			break;
+		if (deadline && clock__mono_s() >= deadline)
+			break;
+	}
+	watcher__detach(r->watcher);
+	watcher__drain(r->watcher);
+	*lost = watcher__report(r->watcher, r->opts.quiet);
+	if (r->ses.launched && !*have_status && r->ses.launch.pid > 0 && !session_stop_signal &&
+	    !deadline)
+		*have_status = launch__reap(&r->ses.launch, status, 1);
+	return err;
 }
 
 /* cmon break: stops the BPF program sent (hits recorded, up to --count). */
@@ -631,6 +699,11 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		err = session__start_program(&r.ses);
 	if (err)
 		goto cleanup;
+	if (r.opts.n_watches && !r.opts.n_funcs && !r.opts.n_usdts && !r.opts.n_lines &&
+	    !r.opts.n_lines_of) {
+		err = watch_only(&r, &status, &have_status, &lost);
+		goto cleanup;
+	}
 
 	session__resolve_opts(&r.ses, &ro);
 	ro.ret_choice = r.opts.no_return ? RETURN_OFF : r.opts.ret_choice;
@@ -732,6 +805,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	err = session__start_output(&r.ses);
 	if (!err)
 		err = session__release(&r.ses);
+	if (!err && r.opts.n_watches)
+		err = start_watch(&r, false);
 	if (err)
 		goto cleanup;
 
@@ -739,6 +814,13 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		deadline = clock__mono_s() + r.opts.duration_s;
 	while (!session_stop_signal && !r.max_reached && !r.write_err) {
 		int n = tracer__poll(r.tracer, r.opts.poll_ms);
+
+		if (r.watcher && n >= 0) {
+			int m = watcher__poll(r.watcher, 0);
+
+			if (m < 0 && !r.write_err)
+				r.write_err = m;
+		}
 
 		/* A negative count from our own callback means stop, not failure. */
 		if (n < 0 && n != -EINTR && !r.max_reached && !r.write_err) {
@@ -761,6 +843,10 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	 * then report the calls still pending in threads that run on. */
 	tracer__detach_probes(r.tracer);
 	tracer__drain(r.tracer);
+	if (r.watcher) {
+		watcher__detach(r.watcher);
+		watcher__drain(r.watcher);
+	}
 	for (size_t i = 0; i < r.opts.n_pids; i++)
 		tracer__flush_pending(r.tracer, r.opts.pids[i]);
 	if (r.ses.launched && r.ses.launch.pid > 0)
@@ -778,6 +864,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		err = r.write_err;
 	}
 	lost = report(&r);
+	if (r.watcher)
+		lost += watcher__report(r.watcher, r.opts.quiet);
 	if (lost && !r.opts.quiet)
 		log_warn("%llu events were lost (see above); a larger --ringbuf-size or a "
 			 "shorter --poll-ms helps", (unsigned long long)lost);
