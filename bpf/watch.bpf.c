@@ -42,37 +42,25 @@ struct {
 __u64 watch_hits = 0;
 __u64 watch_lost = 0;
 
-SEC("perf_event")
-int cmon_watch(struct bpf_perf_event_data *ctx)
+/* One record of a write to watch ID (SPEC) in the current process. */
+static __always_inline void record(__u32 id, const struct cmon_watch_spec *spec, __u64 ip)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct cmon_watch_key key = { .pid = pid_tgid >> 32 };
-	struct cmon_watch_spec *spec = NULL;
+	struct cmon_watch_key key = { .pid = pid_tgid >> 32, .watch_id = id };
 	struct cmon_watch_rec *rec;
-	__u64 addr = ctx->addr, v = 0, *old;
-	__u32 len, i;
+	__u64 v = 0, *old;
+	__u32 len;
 
-	for (i = 0; i < CMON_MAX_WATCH && i < targ_n_watches; i++) {
-		__u32 k = i;
-
-		spec = bpf_map_lookup_elem(&watch_specs, &k);
-		if (spec && spec->addr == addr)
-			break;
-		spec = NULL;
-	}
-	if (!spec)
-		return 0;
-	key.watch_id = i;
 	__sync_fetch_and_add(&watch_hits, 1);
 	rec = bpf_ringbuf_reserve(&watch_events, sizeof(*rec), 0);
 	if (!rec) {
 		__sync_fetch_and_add(&watch_lost, 1);
-		return 0;
+		return;
 	}
 	rec->type = CMON_REC_WATCH;
-	rec->watch_id = i;
+	rec->watch_id = id;
 	rec->ts_ns = bpf_ktime_get_ns();
-	rec->ip = PT_REGS_IP(&ctx->regs);
+	rec->ip = ip;
 	rec->pid = key.pid;
 	rec->tid = (__u32)pid_tgid;
 	rec->flags = 0;
@@ -81,7 +69,7 @@ int cmon_watch(struct bpf_perf_event_data *ctx)
 	len = spec->len;
 	if (len > 8 || len == 0)
 		len = 8;
-	if (bpf_probe_read_user(&v, len, (void *)addr)) {
+	if (bpf_probe_read_user(&v, len, (void *)spec->addr)) {
 		rec->flags |= CMON_WATCH_FAULT;
 		v = 0;
 	}
@@ -96,5 +84,21 @@ int cmon_watch(struct bpf_perf_event_data *ctx)
 		bpf_map_update_elem(&watch_old, &key, &v, BPF_ANY);
 	}
 	bpf_ringbuf_submit(rec, 0);
+}
+
+/* Every watch at the address that fired (two watches of one address share
+ * one debug register). */
+SEC("perf_event")
+int cmon_watch(struct bpf_perf_event_data *ctx)
+{
+	__u64 ip = PT_REGS_IP(&ctx->regs);
+
+	for (__u32 i = 0; i < CMON_MAX_WATCH && i < targ_n_watches; i++) {
+		__u32 k = i;
+		struct cmon_watch_spec *spec = bpf_map_lookup_elem(&watch_specs, &k);
+
+		if (spec && spec->addr == ctx->addr)
+			record(i, spec, ip);
+	}
 	return 0;
 }

@@ -263,7 +263,24 @@ static bool have_fd_for(const pid_t *tids, size_t n, pid_t tid)
 	return false;
 }
 
-/* Events for thread TID, one per watch. */
+/* Watch I's event length: the longest of the watches at its address,
+ * 0 when an earlier one has the address (one event, one register). */
+static uint32_t event_len(const struct watcher *w, size_t i)
+{
+	uint32_t len = w->w[i].len;
+
+	for (size_t j = 0; j < w->n; j++) {
+		if (w->w[j].addr != w->w[i].addr)
+			continue;
+		if (j < i)
+			return 0;
+		if (w->w[j].len > len)
+			len = w->w[j].len;
+	}
+	return len;
+}
+
+/* Events for thread TID, one per watched address. */
 static int open_thread(struct watcher *w, pid_t tid)
 {
 	int prog = bpf_program__fd(w->skel->progs.cmon_watch);
@@ -274,7 +291,7 @@ static int open_thread(struct watcher *w, pid_t tid)
 			.size = sizeof(a),
 			.bp_type = HW_BREAKPOINT_W,
 			.bp_addr = w->w[i].addr,
-			.bp_len = w->w[i].len,
+			.bp_len = event_len(w, i),
 			.sample_period = 1,
 			.inherit = 1,    /* threads and children created later */
 			.disabled = 1,
@@ -283,6 +300,8 @@ static int open_thread(struct watcher *w, pid_t tid)
 		};
 		int fd, *v;
 
+		if (!a.bp_len)
+			continue; /* an earlier watch of this address has the event */
 		fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			int err = -errno;
