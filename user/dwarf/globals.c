@@ -35,6 +35,13 @@ static void type_of(Dwarf_Die *var, struct dwarf_global *g)
 			g->size = 8;
 		snprintf(g->type, sizeof(g->type), "pointer");
 		return;
+	case DW_TAG_array_type:
+		name = "array";
+		break;
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		name = name ? name : "struct";
+		break;
 	case DW_TAG_enumeration_type:
 		g->kind = GLOBAL_SIGNED;
 		break;
