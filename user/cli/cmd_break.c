@@ -84,8 +84,9 @@ static uint64_t thread_pc(pid_t pid, uint32_t tid)
 	return pc;
 }
 
-/* The cue: --resume-after, a line on stdin (or its end), or a stop signal. */
-static void wait_for_cue(void)
+/* The cue: --resume-after, a line on stdin (or its end), a stop signal,
+ * or the end of process PID (killed while stopped). */
+static void wait_for_cue(pid_t pid, uint32_t tid)
 {
 	double end = bp.resume_after_s >= 0 ? clock__mono_s() + bp.resume_after_s : 0;
 
@@ -94,6 +95,8 @@ static void wait_for_cue(void)
 		char c;
 		ssize_t n;
 
+		if (thread_state(pid, tid) == 0 || thread_state(pid, tid) == 'Z')
+			return;
 		if (bp.resume_after_s >= 0) {
 			double left = end - clock__mono_s();
 
@@ -151,7 +154,7 @@ int breakpoint__stopped(pid_t pid, uint32_t tid, const char *func, uint64_t prob
 				: isatty(STDIN_FILENO) ? "press Enter to resume (a debugger may attach now)"
 				: "resuming on a line of stdin (or its end)");
 	}
-	wait_for_cue();
+	wait_for_cue(pid, tid);
 	kill(pid, SIGCONT);
 	bp.stopped_pid = 0;
 	bp.resumed++;
