@@ -35,6 +35,10 @@
  * focus only (not named by --func: no record of its own). */
 #define CMON_COOKIE_FOCUS (1ULL << 58)
 #define CMON_COOKIE_QUIET (1ULL << 59)
+/* On an entry cookie: the probed instruction is `push %rbp` or endbr64,
+ * where the kernel's user unwinder (is_uprobe_at_func_entry, Linux 6.16+)
+ * itself puts the return address at [sp] after the ip (--stack). */
+#define CMON_COOKIE_AT_FUNC_ENTRY (1ULL << 60)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */

@@ -240,11 +240,14 @@ static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct 
 	return ss;
 }
 
-/* --stack: the user stack at this entry, tagged (tid, TS) for its record. */
-static __always_inline void emit_stack(struct pt_regs *ctx, __u64 slot, __u64 ts,
+/* --stack: the user stack at this entry, tagged (tid, TS) for its record.
+ * COOKIE says whether the kernel's unwinder may already hold the return
+ * address (CMON_COOKIE_AT_FUNC_ENTRY). */
+static __always_inline void emit_stack(struct pt_regs *ctx, __u64 cookie, __u64 slot, __u64 ts,
 				       struct cmon_func_stats *st)
 {
 	struct cmon_stack_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	__u64 ret = 0;
 	long n;
 
 	if (!rec) {
@@ -256,14 +259,25 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 slot, __u64 ts
 	rec->tid = (__u32)bpf_get_current_pid_tgid();
 	rec->pid = bpf_get_current_pid_tgid() >> 32;
 	rec->ts_entry_ns = ts;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)slot))
+		ret = 0;
+	/* On `push %rbp` / endbr64 a 6.16+ kernel walks from [sp] itself:
+	 * [ip, [sp], chain...] is the whole stack. */
+	if (cookie & CMON_COOKIE_AT_FUNC_ENTRY) {
+		n = bpf_get_stack(ctx, rec->ips, CMON_STACK_MAX * sizeof(__u64), BPF_F_USER_STACK);
+		if (n >= 16 && rec->ips[1] == ret) {
+			rec->n = (__u32)(n / 8 > CMON_STACK_MAX ? CMON_STACK_MAX : n / 8);
+			bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+			return;
+		}
+	}
 	rec->ips[0] = PT_REGS_IP(ctx);
 	/* The frame-pointer chain from [1]: its first entry (the ip again) is
 	 * replaced by the return address the walk would miss. */
 	n = bpf_get_stack(ctx, &rec->ips[1], (CMON_STACK_MAX - 1) * sizeof(__u64),
 			  BPF_F_USER_STACK);
 	n = n > 0 ? n / 8 : 1;
-	if (bpf_probe_read_user(&rec->ips[1], sizeof(__u64), (void *)slot))
-		rec->ips[1] = 0;
+	rec->ips[1] = ret;
 	rec->n = (__u32)(n + 1 > CMON_STACK_MAX ? CMON_STACK_MAX : n + 1);
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
@@ -295,7 +309,8 @@ static __always_inline bool break_condition(struct pt_regs *ctx, __u32 func_id)
  * instruction.  User space resumes it (SIGCONT).
  */
 static __always_inline int break_hit(struct pt_regs *ctx, struct task_struct *task,
-				     __u32 func_id, __u64 slot, struct cmon_func_stats *st)
+				     __u64 cookie, __u32 func_id, __u64 slot,
+				     struct cmon_func_stats *st)
 {
 	struct cmon_call_rec *rec;
 	__u64 ts = 0;
@@ -312,7 +327,7 @@ static __always_inline int break_hit(struct pt_regs *ctx, struct task_struct *ta
 		st->lost_capture++;
 	if (!ts)
 		ts = bpf_ktime_get_ns();
-	emit_stack(ctx, slot, ts, st);
+	emit_stack(ctx, cookie, slot, ts, st);
 	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY, ts);
 	if (!rec) {
 		__sync_fetch_and_add(&break_lost, 1);
@@ -369,7 +384,7 @@ int BPF_KPROBE(cmon_entry)
 	if (!task_wanted(task))
 		return 0;
 	if (targ_break_count)
-		return break_hit(ctx, task, func_id, slot, st);
+		return break_hit(ctx, task, cookie, func_id, slot, st);
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or
 		 * entering one; else nothing happens here. */
@@ -414,7 +429,7 @@ int BPF_KPROBE(cmon_entry)
 		rec->args[4] = PT_REGS_PARM5(ctx);
 		rec->args[5] = PT_REGS_PARM6(ctx);
 		if (targ_stack)
-			emit_stack(ctx, slot, rec->ts_entry_ns, st);
+			emit_stack(ctx, cookie, slot, rec->ts_entry_ns, st);
 		submit(rec);
 		return 0;
 	}
@@ -452,7 +467,7 @@ int BPF_KPROBE(cmon_entry)
 	if (!fr->ts)
 		fr->ts = bpf_ktime_get_ns();
 	if (targ_stack && !(fflags & CMON_FRAME_QUIET))
-		emit_stack(ctx, slot, fr->ts, st);
+		emit_stack(ctx, cookie, slot, fr->ts, st);
 	shadow_stack_commit(ss);
 	return 0;
 }
