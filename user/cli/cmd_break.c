@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli/breakpoint.h"
@@ -89,6 +90,10 @@ static uint64_t thread_pc(pid_t pid, uint32_t tid)
 static void wait_for_cue(pid_t pid, uint32_t tid)
 {
 	double end = bp.resume_after_s >= 0 ? clock__mono_s() + bp.resume_after_s : 0;
+
+	/* A terminal: only an Enter pressed after the stop counts. */
+	if (bp.resume_after_s < 0 && isatty(STDIN_FILENO))
+		tcflush(STDIN_FILENO, TCIFLUSH);
 
 	while (!session_stop_signal) {
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
