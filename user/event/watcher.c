@@ -114,7 +114,8 @@ static int resolve(struct watcher *w, struct watch *wa)
 	uint64_t addr, size, off = 0;
 	int err;
 
-	if (strchr(expr, ':')) {
+	/* ADDR:LEN starts with a digit (a name never does; "ns::x" is a name). */
+	if (expr[0] >= '0' && expr[0] <= '9' && strchr(expr, ':')) {
 		unsigned long long a, l;
 
 		errno = 0;
