@@ -17,10 +17,11 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 targ_n_watches = 0;
+const volatile __u64 targ_wakeup_bytes = 0; /* wake the consumer past this fill */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 4 << 20);
 } watch_events SEC(".maps");
 
 struct {
@@ -83,7 +84,10 @@ static __always_inline void record(__u32 id, const struct cmon_watch_spec *spec,
 		rec->flags |= CMON_WATCH_OLD_UNKNOWN;
 		bpf_map_update_elem(&watch_old, &key, &v, BPF_ANY);
 	}
-	bpf_ringbuf_submit(rec, 0);
+	/* The consumer polls on a timer: a wakeup per write would cost more
+	 * than the record, unless the buffer is filling up. */
+	bpf_ringbuf_submit(rec, bpf_ringbuf_query(&watch_events, BPF_RB_AVAIL_DATA) >
+					targ_wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 /* Every watch at the address that fired (two watches of one address share

@@ -42,7 +42,17 @@ struct obj_info {
 	struct debuginfo *di;
 };
 
+/* Where an IP is, kept: a loop writes from the same few instructions. */
+#define LOC_CACHE 256
+struct loc {
+	uint64_t ip; /* 0: empty */
+	const char *func, *file, *module;
+	uint64_t func_off;
+	unsigned line;
+};
+
 struct watcher {
+	struct loc locs[LOC_CACHE];
 	struct watcher_opts opts;
 	struct watch w[CMON_MAX_WATCH];
 	size_t n;
@@ -85,6 +95,7 @@ static int read_objects(struct watcher *w)
 	w->objs = NULL;
 	w->info = NULL;
 	w->n_objs = 0;
+	memset(w->locs, 0, sizeof(w->locs));
 	err = proc_objects__read(w->opts.pid, &w->objs, &w->n_objs);
 	if (err)
 		return err;
@@ -214,6 +225,7 @@ int watcher__new(const struct watcher_opts *opts, struct watcher **out)
 		goto load_fail;
 	}
 	w->skel->rodata->targ_n_watches = (__u32)w->n;
+	w->skel->rodata->targ_wakeup_bytes = bpf_map__max_entries(w->skel->maps.watch_events) / 8;
 	err = watch_bpf__load(w->skel);
 	if (err)
 		goto load_fail;
@@ -413,7 +425,7 @@ static void put_value(struct strbuf *sb, const struct watch *wa, uint64_t v, boo
 }
 
 /* Where IP (after the writing instruction) is: function, file, line. */
-static void locate(struct watcher *w, uint64_t ip, const char **func, uint64_t *func_off,
+static void locate_now(struct watcher *w, uint64_t ip, const char **func, uint64_t *func_off,
 		   const char **file, unsigned *line, const char **module)
 {
 	size_t best = SIZE_MAX;
@@ -448,6 +460,24 @@ static void locate(struct watcher *w, uint64_t ip, const char **func, uint64_t *
 		if (in->di)
 			dwarf_global__line(in->di, rel - 1, file, line);
 	}
+}
+
+static void locate(struct watcher *w, uint64_t ip, const char **func, uint64_t *func_off,
+		   const char **file, unsigned *line, const char **module)
+{
+	struct loc *l = &w->locs[(ip ^ ip >> 8) % LOC_CACHE];
+
+	if (l->ip != ip) {
+		/* Names point into symtabs and libdw, kept while the watcher
+		 * is: a reread of the mappings empties the cache. */
+		locate_now(w, ip, &l->func, &l->func_off, &l->file, &l->line, &l->module);
+		l->ip = ip;
+	}
+	*func = l->func;
+	*func_off = l->func_off;
+	*file = l->file;
+	*line = l->line;
+	*module = l->module;
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -567,6 +597,12 @@ int watcher__poll(struct watcher *w, int timeout_ms)
 	n = ring_buffer__poll(w->rb, timeout_ms);
 	if (n == -EINTR)
 		n = 0;
+	/* Records come without a wakeup: read whatever is there. */
+	if (n >= 0) {
+		int m = ring_buffer__consume(w->rb);
+
+		n = m < 0 ? m : n + m;
+	}
 	fflush(w->opts.out);
 	if (w->write_err)
 		return w->write_err;
