@@ -84,7 +84,7 @@ def test_break_launch_stops_prints_and_resumes():
         b.resume()
         code, out = b.finish()
         eq((code, out), (3, CALLS3_OUT), "the program's stdout and status, as untraced")
-        check("cmon: hits: 3, stops: 1" in b.stderr, b.stderr)
+        check("cmon: hits: 1, stops: 1" in b.stderr, "probes gone after the last stop: %s" % b.stderr)
     finally:
         b.kill()
 

@@ -300,6 +300,10 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 		/* The report is out before the wait: flush it. */
 		settle_output(r, false);
 		fflush(r->ses.out);
+		/* The last stop: the program resumes without probes, as it
+		 * runs untraced (later hits would only cost it time). */
+		if (r->stops_seen + 1 >= r->opts.break_count)
+			tracer__detach_probes(r->tracer);
 		breakpoint__stopped((pid_t)copy.pid, copy.tid, r->set->funcs[copy.func_id].name,
 				    r->break_probe_ip, ++r->stops_seen);
 	}

@@ -32,7 +32,7 @@ const struct opt_row cmon_opt_rows[] = {
 	{ NULL, 0, NULL, TCP | B, "  -- CMD [ARGS...]        launch CMD, from its first instruction" },
 	{ "func", 'f', "PATTERN", TCPL | B,
 	  "name, glob, OBJECT:name, C++ ns::Class::method (repeatable)" },
-	{ "count", OPT_COUNT, "N", B, "stop at the first N hits (default 1); later hits run through" },
+	{ "count", OPT_COUNT, "N", B, "stop at the first N hits (default 1); then the probes go" },
 	{ "resume-after", OPT_RESUME_AFTER, "SECONDS", B,
 	  "resume after SECONDS (default: on Enter; on a line or the\n"
 	  "end of stdin when it is not a terminal)" },
