@@ -654,8 +654,8 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	if (o->output && !strncmp(o->output, "unix:", 5) && !format_given)
 		o->format = OUT_JSON;
 	if (!!o->n_pids + !!o->binary + !!o->cmd != 1) {
-		log_error("%s: give exactly one target: -p PID, %s-- CMD", name,
-			  kind == CMD_BREAK ? "or " : "--binary PATH or ");
+		log_error("%s: give exactly one target: -p PID%s-- CMD", name,
+			  kind == CMD_BREAK ? " or " : ", --binary PATH or ");
 		return -EINVAL;
 	}
 	if ((o->n_watches || kind == CMD_BREAK) && (o->binary || o->n_pids > 1)) {
