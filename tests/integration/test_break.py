@@ -5,6 +5,7 @@ of stdin, after --resume-after, or on a signal; it is never left stopped
 "tick i" each time, then "sum S", and exits with 3)."""
 import os
 import re
+import resource
 import signal
 import subprocess
 import time
@@ -24,6 +25,10 @@ def _state(pid):
     return states
 
 
+def _no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 class Break:
     """`cmon break ARGS` in the background, stdin a pipe, stderr in a file."""
 
@@ -31,7 +36,8 @@ class Break:
         self.err_path = tmpfile("break-%d.err" % time.monotonic_ns())
         with open(self.err_path, "wb") as err:
             self.p = subprocess.Popen([CMON, "break"] + args, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=err)
+                                      stdout=subprocess.PIPE, stderr=err,
+                                      preexec_fn=_no_core)
 
     @property
     def stderr(self):
@@ -125,6 +131,22 @@ def test_break_sigterm_leaves_it_running():
         code, out = b.finish()
         eq(out, CALLS3_OUT, "the program went on to its end after cmon's SIGTERM")
         check("cmon: resumed process %d" % pid in b.stderr, b.stderr)
+    finally:
+        b.kill()
+        kill_quietly(pid)
+
+
+def test_break_crash_of_cmon_resumes():
+    """cmon dying of a fatal signal (SIGQUIT here, as a crash would) still
+    resumes the process it stopped."""
+    b = Break(["--func", "tick", "--", target("watch"), "calls", "3"])
+    try:
+        pid = b.stopped_pid(1)
+        eq(_state(pid), {"T"}, "stopped")
+        b.p.send_signal(signal.SIGQUIT)
+        code, out = b.finish()
+        eq(code, -signal.SIGQUIT, "cmon died of the signal")
+        eq(out, CALLS3_OUT, "the program went on to its end")
     finally:
         b.kill()
         kill_quietly(pid)

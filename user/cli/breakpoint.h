@@ -18,9 +18,12 @@
 int trace__run(enum cmd_kind kind, int argc, char **argv);
 
 /* Set up for a run: RESUME_AFTER_S < 0 waits for Enter (a line or the end
- * of stdin when it is not a terminal).  Installs the exit handler that
- * resumes a process still stopped. */
+ * of stdin when it is not a terminal).  Installs the exit handler and the
+ * crash handlers that resume a process still stopped. */
 void breakpoint__init(double resume_after_s, bool quiet);
+
+/* The process the probes may stop (once known): resumed if cmon crashes. */
+void breakpoint__target(pid_t pid);
 
 /*
  * Hit number HIT of FUNC on thread TID of PID was recorded and stopped the

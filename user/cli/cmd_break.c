@@ -26,6 +26,7 @@ static struct {
 	bool quiet;
 	bool stdin_eof;     /* no more cues: later stops resume at once */
 	pid_t stopped_pid;  /* a process stopped now, waiting for its cue; 0: none */
+	pid_t target_pid;   /* the process the probes may stop */
 	uint64_t resumed;   /* stops resumed */
 	bool exit_handler;
 } bp;
@@ -37,13 +38,32 @@ static void resume_at_exit(void)
 	bp.stopped_pid = 0;
 }
 
+/* cmon itself crashes (or is quit with SIGQUIT): resume what it may have
+ * stopped, then die as the signal says.  Async-signal-safe: kill, signal,
+ * raise. */
+static void on_fatal(int sig)
+{
+	if (bp.stopped_pid > 0)
+		kill(bp.stopped_pid, SIGCONT);
+	if (bp.target_pid > 0)
+		kill(bp.target_pid, SIGCONT); /* a stop whose record was not read yet */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 void breakpoint__init(double resume_after_s, bool quiet)
 {
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGQUIT };
+
 	bp.resume_after_s = resume_after_s;
 	bp.quiet = quiet;
 	if (!bp.exit_handler && !atexit(resume_at_exit))
 		bp.exit_handler = true;
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		signal(fatal[i], on_fatal);
 }
+
+void breakpoint__target(pid_t pid) { bp.target_pid = pid; }
 
 uint64_t breakpoint__resumed(void) { return bp.resumed; }
 

@@ -791,6 +791,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	}
 	to.max_depth = r.opts.max_depth;
 	to.break_count = kind == CMD_BREAK ? r.opts.break_count : 0;
+	if (kind == CMD_BREAK)
+		breakpoint__target(break_pid(&r));
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
