@@ -101,6 +101,18 @@ def test_watch_pid_addr_len_and_symbol_csv():
     check(all(r[5] == "0x%x" % addr for r in rows), rows)
 
 
+def test_watch_types_signed_pointer_char():
+    """Each global as its DWARF type says: an int's sign, a pointer in hex,
+    a char as its number."""
+    code, out, err, rows = _json(["--watch", "neg", "--watch", "ptr", "--watch", "letter"],
+                                 binary="watch_nopie", scenario="types")
+    eq((code, out), (0, "neg 7\n"), err)
+    got = [(r["watch"], r["old"], r["new"], r["len"]) for r in rows]
+    eq(got, [("neg", 0, -5, 4), ("ptr", "0x0", hex(_symbol("watch_nopie", "counter")), 8),
+             ("letter", ord("z"), ord("A"), 1), ("neg", -5, 7, 4)], "in write order")
+    check("cmon: watch neg" in err and "(int)" in err and "(pointer)" in err, err)
+
+
 def test_watch_with_func_json():
     code, out, err, rows = _json(["--watch", "counter", "--func", "writer"])
     eq(code, 0, "exit status (%s)" % err)

@@ -5,6 +5,8 @@
  *   watch [--wait] writes    counter = 10, 20, 30, 40 in main, then 50 from
  *                            a second thread (in writer()); each write's
  *                            line is marked W1..W5
+ *   watch [--wait] types     neg = -5, ptr = &counter, letter = 'A', then
+ *                            neg = 7 (each global's type shown its way)
  *   watch [--wait] calls N   tick(i, "tick") for i in 0..N-1, 1 ms apart
  *   watch [--wait] loop      tick() every 10 ms until killed
  *
@@ -22,6 +24,9 @@
 volatile long counter = 1;
 volatile unsigned short small_u16 = 7;
 long spare[2];
+volatile int neg;
+void *volatile ptr;
+volatile char letter = 'z';
 
 NOINLINE void *writer(void *arg)
 {
@@ -60,6 +65,14 @@ int main(int argc, char **argv)
 		if (pthread_create(&t, NULL, writer, NULL) || pthread_join(t, NULL))
 			return 2;
 		printf("counter %ld\n", counter);
+		return 0;
+	}
+	if (!strcmp(what, "types")) {
+		neg = -5;
+		ptr = (void *)&counter;
+		letter = 'A';
+		neg = 7;
+		printf("neg %d\n", neg);
 		return 0;
 	}
 	if (!strcmp(what, "calls")) {
