@@ -113,6 +113,28 @@ def test_watch_types_signed_pointer_char():
     check("cmon: watch neg" in err and "(int)" in err and "(pointer)" in err, err)
 
 
+def test_watch_pid_thread_made_before_attach():
+    """-p: a thread that exists at attach gets its own event."""
+    path = tmpfile("early.json")
+    t = WaitTarget(["early"], binary="watch")
+    eq(len(os.listdir("/proc/%d/task" % t.pid)), 2, "two threads at attach")
+    bg = Background(["trace", "-p", str(t.pid), "-F", "json", "-o", path, "--watch", "counter"])
+    try:
+        end = time.monotonic() + 15
+        while "cmon: watching 1 address" not in bg.stderr:
+            check(time.monotonic() < end and bg.p.poll() is None, bg.stderr)
+            time.sleep(0.02)
+        t.release()
+        eq(t.finish(), (0, "counter 60\n"), "the program ran as untraced")
+        eq(bg.wait(), 0, "cmon ends with the process (%s)" % bg.stderr)
+    finally:
+        bg.kill()
+        t.kill()
+    rows = [json.loads(l) for l in read_text(path).splitlines()]
+    eq([(r["old"], r["new"], r["func"], r["line"], r["tid"] != r["pid"]) for r in rows],
+       [(1, 60, "early_writer", _line("W6"), True)], "the early thread's write")
+
+
 def test_watch_with_func_json():
     code, out, err, rows = _json(["--watch", "counter", "--func", "writer"])
     eq(code, 0, "exit status (%s)" % err)

@@ -5,6 +5,8 @@
  *   watch [--wait] writes    counter = 10, 20, 30, 40 in main, then 50 from
  *                            a second thread (in writer()); each write's
  *                            line is marked W1..W5
+ *   watch [--wait] early     a thread made first (before "ready") writes
+ *                            counter = 60 (W6) once main says go
  *   watch [--wait] types     neg = -5, ptr = &counter, letter = 'A', then
  *                            neg = 7 (each global's type shown its way)
  *   watch [--wait] calls N   tick(i, "tick") for i in 0..N-1, 1 ms apart
@@ -35,6 +37,16 @@ NOINLINE void *writer(void *arg)
 	return arg;
 }
 
+static volatile int go;
+
+NOINLINE void *early_writer(void *arg)
+{
+	while (!go)
+		usleep(1000);
+	counter = 60; /* W6 */
+	return arg;
+}
+
 NOINLINE int tick(int i, const char *name)
 {
 	BARRIER();
@@ -48,7 +60,11 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 + wait ? argv[1 + wait] : "writes";
 	char line[16];
 
+	pthread_t early;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(what, "early") && pthread_create(&early, NULL, early_writer, NULL))
+		return 2;
 	if (wait) {
 		printf("ready %d\n", (int)getpid());
 		if (!fgets(line, sizeof(line), stdin))
@@ -64,6 +80,12 @@ int main(int argc, char **argv)
 		counter = 40; /* W4 */
 		if (pthread_create(&t, NULL, writer, NULL) || pthread_join(t, NULL))
 			return 2;
+		printf("counter %ld\n", counter);
+		return 0;
+	}
+	if (!strcmp(what, "early")) {
+		go = 1;
+		pthread_join(early, NULL);
 		printf("counter %ld\n", counter);
 		return 0;
 	}
