@@ -135,6 +135,18 @@ def test_watch_pid_thread_made_before_attach():
        [(1, 60, "early_writer", _line("W6"), True)], "the early thread's write")
 
 
+def test_watch_fork_and_exec():
+    """A forked child is watched (inherited event; its first old value is
+    unknown); once it execs, its addresses mean another program: not."""
+    code, out, err, rows = _json(["--watch", "counter"], scenario="forkexec")
+    eq((code, out), (0, "counter 50\ncounter 80\n"), err)
+    eq(len({r["pid"] for r in rows}), 2, "two processes: %r" % rows)
+    parent = rows[-1]["pid"]
+    eq([(r["old"], r["new"], r["func"], r["line"], r["pid"] == parent) for r in rows],
+       [(None, 70, "main", _line("W7"), False), (1, 80, "main", _line("W8"), True)],
+       "the child's write before its exec, the parent's; nothing of the exec'd program")
+
+
 def test_watch_with_func_json():
     code, out, err, rows = _json(["--watch", "counter", "--func", "writer"])
     eq(code, 0, "exit status (%s)" % err)

@@ -7,6 +7,8 @@
  *                            line is marked W1..W5
  *   watch [--wait] early     a thread made first (before "ready") writes
  *                            counter = 60 (W6) once main says go
+ *   watch [--wait] forkexec  a child writes counter = 70 (W7) and execs
+ *                            `watch writes`; the parent then writes 80 (W8)
  *   watch [--wait] types     neg = -5, ptr = &counter, letter = 'A', then
  *                            neg = 7 (each global's type shown its way)
  *   watch [--wait] calls N   tick(i, "tick") for i in 0..N-1, 1 ms apart
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #define NOINLINE __attribute__((noinline, noclone, used))
 #define BARRIER() __asm__ volatile("" ::: "memory")
@@ -86,6 +89,21 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "early")) {
 		go = 1;
 		pthread_join(early, NULL);
+		printf("counter %ld\n", counter);
+		return 0;
+	}
+	if (!strcmp(what, "forkexec")) {
+		pid_t child = fork();
+		int st = 0;
+
+		if (child == 0) {
+			counter = 70; /* W7 */
+			execl("/proc/self/exe", argv[0], "writes", (char *)NULL);
+			_exit(127);
+		}
+		if (child < 0 || waitpid(child, &st, 0) != child || st)
+			return 2;
+		counter = 80; /* W8 */
 		printf("counter %ld\n", counter);
 		return 0;
 	}

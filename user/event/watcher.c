@@ -307,6 +307,8 @@ static int open_thread(struct watcher *w, pid_t tid)
 			.bp_len = event_len(w, i),
 			.sample_period = 1,
 			.inherit = 1,    /* threads and children created later */
+			/* an exec'd program's addresses mean something else */
+			.remove_on_exec = 1,
 			.disabled = 1,
 			.exclude_kernel = 1,
 			.exclude_hv = 1,
