@@ -39,6 +39,10 @@
 /* On entry and exit cookies: a Go function (ABIInternal): arguments and
  * results in rax, rbx, rcx, rdi, rsi, r8.., frames kept per goroutine. */
 #define CMON_COOKIE_GO (1ULL << 60)
+/* On an entry cookie: the probed instruction is `push %rbp` or endbr64,
+ * where the kernel's user unwinder (is_uprobe_at_func_entry, Linux 6.16+)
+ * itself puts the return address at [sp] after the ip (--stack). */
+#define CMON_COOKIE_AT_FUNC_ENTRY (1ULL << 61)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */
@@ -50,6 +54,45 @@ enum cmon_record_type {
 	CMON_REC_CALL = 1,
 	CMON_REC_CAPTURE = 2,
 	CMON_REC_STACK = 3,
+	CMON_REC_WATCH = 4,
+};
+
+/*
+ * --watch: one write to a watched address (a hardware watchpoint, a
+ * perf_event program).  IP is the address after the writing instruction
+ * (the debug trap comes after it); OLD is the value the watch last saw in
+ * this process (seeded at attach from /proc/PID/mem).
+ */
+#define CMON_MAX_WATCH 8 /* parsed; x86 has 4 debug registers per thread */
+
+struct cmon_watch_spec {
+	__u64 addr;
+	__u32 len; /* 1, 2, 4, 8 */
+	__u32 pad;
+};
+
+enum cmon_watch_flags {
+	CMON_WATCH_OLD_UNKNOWN = 1u << 0, /* no value seen before in this process */
+	CMON_WATCH_FAULT = 1u << 1,       /* the new value could not be read */
+};
+
+struct cmon_watch_key {
+	__u32 pid;
+	__u32 watch_id;
+};
+
+struct cmon_watch_rec {
+	__u32 type; /* CMON_REC_WATCH */
+	__u32 watch_id;
+	__u64 ts_ns;
+	__u64 ip;
+	__u64 old_val;
+	__u64 new_val;
+	__u32 pid;
+	__u32 tid;
+	__u32 flags; /* enum cmon_watch_flags */
+	__u32 pad;
+	char comm[CMON_COMM_LEN]; /* the writing thread's name */
 };
 
 /*
@@ -306,6 +349,8 @@ _Static_assert(sizeof(struct cmon_stack_regions) == 8 + 16 * CMON_MAX_STACK_REGI
 	       "cmon_stack_regions layout");
 _Static_assert(sizeof(struct cmon_stack_key) == 16, "cmon_stack_key layout");
 _Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
+_Static_assert(sizeof(struct cmon_watch_rec) == 72, "cmon_watch_rec layout");
+_Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 #endif /* CMON_H */

@@ -34,6 +34,7 @@ const volatile bool targ_stack = false;      /* --stack: each call's user stack 
 const volatile bool targ_line_regs = false;  /* --locals: line records carry the arg registers */
 const volatile __s32 targ_max_depth = -1;    /* --max-depth below the focus; -1: any */
 const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
+const volatile __u32 targ_break_count = 0;   /* cmon break: stop at the first N hits */
 #define CMON_WAKEUP_CHECK_EVERY 64 /* records per CPU; a power of two */
 
 struct {
@@ -275,11 +276,14 @@ static __always_inline void read_args(struct pt_regs *ctx, bool go, __u64 *args)
 	args[5] = PICK_REG(r9, r8, mask);
 }
 
-/* --stack: the user stack at this entry, tagged (tid, TS) for its record. */
-static __always_inline void emit_stack(struct pt_regs *ctx, __u64 slot, __u64 ts,
+/* --stack: the user stack at this entry, tagged (tid, TS) for its record.
+ * COOKIE says whether the kernel's unwinder may already hold the return
+ * address (CMON_COOKIE_AT_FUNC_ENTRY). */
+static __always_inline void emit_stack(struct pt_regs *ctx, __u64 cookie, __u64 slot, __u64 ts,
 				       struct cmon_func_stats *st)
 {
 	struct cmon_stack_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	__u64 ret = 0;
 	long n;
 
 	if (!rec) {
@@ -291,16 +295,84 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 slot, __u64 ts
 	rec->tid = (__u32)bpf_get_current_pid_tgid();
 	rec->pid = bpf_get_current_pid_tgid() >> 32;
 	rec->ts_entry_ns = ts;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)slot))
+		ret = 0;
+	/* On `push %rbp` / endbr64 a 6.16+ kernel walks from [sp] itself:
+	 * [ip, [sp], chain...] is the whole stack. */
+	if (cookie & CMON_COOKIE_AT_FUNC_ENTRY) {
+		n = bpf_get_stack(ctx, rec->ips, CMON_STACK_MAX * sizeof(__u64), BPF_F_USER_STACK);
+		if (n >= 16 && rec->ips[1] == ret) {
+			rec->n = (__u32)(n / 8 > CMON_STACK_MAX ? CMON_STACK_MAX : n / 8);
+			bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+			return;
+		}
+	}
 	rec->ips[0] = PT_REGS_IP(ctx);
 	/* The frame-pointer chain from [1]: its first entry (the ip again) is
 	 * replaced by the return address the walk would miss. */
 	n = bpf_get_stack(ctx, &rec->ips[1], (CMON_STACK_MAX - 1) * sizeof(__u64),
 			  BPF_F_USER_STACK);
 	n = n > 0 ? n / 8 : 1;
-	if (bpf_probe_read_user(&rec->ips[1], sizeof(__u64), (void *)slot))
-		rec->ips[1] = 0;
+	rec->ips[1] = ret;
 	rec->n = (__u32)(n + 1 > CMON_STACK_MAX ? CMON_STACK_MAX : n + 1);
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * cmon break: hits of the break functions so far (all processes), and
+ * those whose record did not fit (the process was then not stopped).
+ */
+__u64 break_hits = 0;
+__u64 break_lost = 0;
+
+#define CMON_SIGSTOP 19
+
+/*
+ * The hook for `cmon break --if EXPR`: a filter program, run before the
+ * hit is counted; a hit it refuses neither counts nor stops.  Today every
+ * hit passes.
+ */
+static __always_inline bool break_condition(struct pt_regs *ctx, __u32 func_id)
+{
+	return true;
+}
+
+/*
+ * cmon break: for the first targ_break_count hits, the arguments and the
+ * user stack to the ring buffer, then SIGSTOP to the whole process.  The
+ * signal is pending until the thread returns to user space, after the
+ * kernel has run (emulated or single-stepped) the probed first
+ * instruction.  User space resumes it (SIGCONT).
+ */
+static __always_inline int break_hit(struct pt_regs *ctx, struct task_struct *task,
+				     __u64 cookie, __u32 func_id, __u64 slot,
+				     struct cmon_func_stats *st)
+{
+	struct cmon_call_rec *rec;
+	__u64 ts = 0;
+
+	if (!break_condition(ctx, func_id))
+		return 0;
+	if (st)
+		st->calls++;
+	if (__sync_fetch_and_add(&break_hits, 1) >= targ_break_count)
+		return 0;
+	/* Captures, then the stack, then the record: the consumer reads
+	 * them in the order they were reserved. */
+	if (targ_capture && run_fetch_plan(ctx, func_id, 0, slot, 0, &ts, NULL) < 0 && st)
+		st->lost_capture++;
+	if (!ts)
+		ts = bpf_ktime_get_ns();
+	emit_stack(ctx, cookie, slot, ts, st);
+	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY, ts);
+	if (!rec) {
+		__sync_fetch_and_add(&break_lost, 1);
+		return 0;
+	}
+	read_args(ctx, cookie & CMON_COOKIE_GO, rec->args);
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	bpf_send_signal(CMON_SIGSTOP);
+	return 0;
 }
 
 /* A USDT site fired: one entry-only record, its arguments as the note says. */
@@ -358,6 +430,8 @@ int BPF_KPROBE(cmon_entry)
 
 	if (!task_wanted(task))
 		return 0;
+	if (targ_break_count)
+		return break_hit(ctx, task, cookie, func_id, at, st);
 	if (go) {
 		slot = go_slot(ctx, at);
 		if (!slot)
@@ -409,7 +483,7 @@ int BPF_KPROBE(cmon_entry)
 			return 0;
 		read_args(ctx, go, rec->args);
 		if (targ_stack)
-			emit_stack(ctx, at, rec->ts_entry_ns, st);
+			emit_stack(ctx, cookie, at, rec->ts_entry_ns, st);
 		submit(rec);
 		return 0;
 	}
@@ -443,7 +517,7 @@ int BPF_KPROBE(cmon_entry)
 	if (!fr->ts)
 		fr->ts = bpf_ktime_get_ns();
 	if (targ_stack && !(fflags & CMON_FRAME_QUIET))
-		emit_stack(ctx, at, fr->ts, st);
+		emit_stack(ctx, cookie, at, fr->ts, st);
 	shadow_stack_commit(ss);
 	return 0;
 }

@@ -27,6 +27,7 @@ static const struct command {
 } commands[] = {
 	{ "trace", cmd_trace, "record every call: arguments, return, latency, memory" },
 	{ "capture", cmd_capture, "keep every call's inputs in a store (ls/show/export read it)" },
+	{ "break", cmd_break, "stop a process when a function is entered: arguments, stack, resume" },
 	{ "list", cmd_list, "what can be probed, where, and at what cost" },
 	{ "agent", cmd_agent_exec, "run probes from a spec file, serve Prometheus metrics" },
 	{ "profile", cmd_profile, "per-function call counts, latency percentiles, RSS growth" },

@@ -33,3 +33,14 @@ def test_stack_without_frame_pointers_says_so():
     check("stack" not in json.loads(trace(["leaf"], launch=[target("calls"), "recurse"],
                                           fmt="json").text.splitlines()[0]),
           "no stack without --stack")
+
+
+def test_stack_at_push_rbp_caller_once():
+    """middle starts with `push %rbp`, where this kernel's unwinder itself
+    adds the return address at [sp]: the caller is listed once."""
+    res = trace(["middle"], launch=[target("calls_fp"), "recurse"], fmt="json",
+                extra=["--stack"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    st = json.loads(res.text.splitlines()[0])["stack"]
+    eq([f.split("+")[0] for f in st[:4]], ["middle", "outer", "run", "main"],
+       "innermost first, each once: %r" % st)

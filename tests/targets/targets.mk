@@ -237,3 +237,18 @@ $(TARGET_DIR)/forks: tests/targets/forks.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@
+
+# Globals written at known lines, a function to stop in (test_watch.py,
+# test_break.py): PIE with frame pointers, and a fixed-address build.
+TARGETS += $(TARGET_DIR)/watch $(TARGET_DIR)/watch_nopie
+targets: $(TARGET_DIR)/watch $(TARGET_DIR)/watch_nopie
+
+$(TARGET_DIR)/watch: tests/targets/watch.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fPIE -pie -fno-omit-frame-pointer -fcf-protection=none $< -o $@
+
+$(TARGET_DIR)/watch_nopie: tests/targets/watch.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fno-omit-frame-pointer -fcf-protection=none $< -o $@

@@ -29,6 +29,8 @@
 
 #include "dwarf/ctype.h"
 #include "dwarf/debuginfo.h"
+#include "dwarf/globals.h"
+#include "elf/objsym.h"
 #include "dwarf/plan.h"
 #include "dwarf/render.h"
 
@@ -1547,9 +1549,44 @@ static void test_render_any_bytes(void **state)
 	render_out__release(&out);
 }
 
+/* --watch: globals by name (their type says how wide and how shown),
+ * agreeing with the ELF symbol; the line of an address. */
+static void test_globals(void **state)
+{
+	for (int i = 0; i < 2; i++) {
+		struct dwarf_global g;
+		uint64_t addr = 0, size = 0, fa;
+		const char *file = NULL;
+		unsigned line = 0;
+		bool dyn = false;
+
+		assert_int_equal(dwarf_global__find(dis[i], "sink", &g), 0);
+		assert_int_equal(g.size, 8);
+		assert_int_equal(g.kind, GLOBAL_SIGNED); /* volatile long */
+		assert_string_equal(g.type, "long int");
+		assert_int_equal(objsym__find(fixture(variants[i]), "sink", &addr, &size), 0);
+		assert_int_equal(g.addr, addr);
+		assert_int_equal(size, 8);
+		assert_int_equal(dwarf_global__find(dis[i], "dsink", &g), 0);
+		assert_int_equal(g.kind, GLOBAL_RAW); /* double: its bytes */
+		assert_int_equal(g.size, 8);
+		assert_int_equal(dwarf_global__find(dis[i], "nosuch", &g), -ENOENT);
+		assert_int_equal(objsym__find(fixture(variants[i]), "nosuch", &addr, &size),
+				 -ENOENT);
+		assert_int_equal(objsym__find(fixture(variants[i]), "main", &addr, &size),
+				 -ENOENT); /* a function is not a data symbol */
+		assert_int_equal(objsym__layout(fixture(variants[i]), &dyn, &addr), 0);
+		fa = func_addr(dis[i], "main");
+		assert_int_equal(dwarf_global__line(dis[i], fa, &file, &line), 0);
+		assert_non_null(strstr(file, "dwarf_fixture.c"));
+		assert_in_range(line, 166, 167); /* main's first row: its name or its { */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_globals),
 		cmocka_unit_test(test_open_kinds),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_no_function),

@@ -396,6 +396,61 @@ static void test_profile_rejections(void **state)
 	}
 }
 
+/* cmon break and trace --watch. */
+static void test_break_and_watch(void **state)
+{
+	char *brk[] = { "break", "--func", "tick", "--", "./app", NULL };
+	char *brk2[] = { "break", "-p", "7", "-f", "tick", "--count", "3", "--resume-after", "0.2",
+			 NULL };
+	char *watch[] = { "trace", "-p", "7", "--watch", "counter", "--watch", "0x1000:4", NULL };
+	static char *bad[][MAX_ARGS] = {
+		{ "break", "-f", "tick", NULL },                              /* no target */
+		{ "break", "-p", "1", NULL },                                 /* no --func */
+		{ "break", "-p", "1", "-p", "2", "-f", "tick", NULL },        /* one process */
+		{ "break", "--binary", "/bin/true", "-f", "tick", NULL },     /* not for break */
+		{ "break", "-p", "1", "-f", "tick", "--count", "0", NULL },
+		{ "break", "-p", "1", "-f", "tick", "--resume-after", "-1", NULL },
+		{ "break", "-p", "1", "-f", "tick", "--if", "x > 1", NULL },  /* not yet */
+		{ "break", "-p", "1", "-f", "tick", "-F", "json", NULL },     /* text only */
+		{ "trace", "--binary", "/bin/true", "--watch", "x", NULL },   /* one process */
+		{ "trace", "-p", "1", "-p", "2", "--watch", "x", NULL },
+		{ "trace", "-p", "1", "--watch", "x", "-F", "chrome", NULL },
+		{ "trace", "-p", "1", "--watch", "x", "-f", "f", "-F", "csv", NULL },
+		{ "trace", "-p", "1", "--watch", "x", "-o", "out.%p", NULL },
+		{ "profile", "-p", "1", "-f", "f", "--watch", "x", NULL },    /* trace only */
+		{ "trace", "-p", "1", "-f", "f", "--count", "2", NULL },      /* break only */
+	};
+	char *nine[] = { "trace", "-p", "1", "--watch", "a", "--watch", "b", "--watch", "c",
+			 "--watch", "d", "--watch", "e", "--watch", "f", "--watch", "g", "--watch",
+			 "h", "--watch", "i", NULL }; /* more than CMON_MAX_WATCH */
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_BREAK, brk, &o), 0);
+	assert_int_equal(o.break_count, 1);
+	assert_true(o.resume_after_s < 0); /* on Enter */
+	assert_string_equal(o.cmd[0], "./app");
+	cmd_opts__free(&o);
+	assert_int_equal(parse_words(CMD_BREAK, brk2, &o), 0);
+	assert_int_equal(o.break_count, 3);
+	assert_true(o.resume_after_s > 0.19 && o.resume_after_s < 0.21);
+	cmd_opts__free(&o);
+	assert_int_equal(parse_words(CMD_TRACE, watch, &o), 0); /* no --func needed */
+	assert_int_equal(o.n_watches, 2);
+	assert_string_equal(o.watches[1], "0x1000:4");
+	cmd_opts__free(&o);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		enum cmd_kind kind = !strcmp(bad[i][0], "break")     ? CMD_BREAK
+				     : !strcmp(bad[i][0], "profile") ? CMD_PROFILE
+								     : CMD_TRACE;
+
+		if (parse_words(kind, bad[i], &o) != -EINVAL)
+			fail_msg("case %zu was accepted", i);
+		cmd_opts__free(&o);
+	}
+	assert_int_equal(parse_words(CMD_TRACE, nine, &o), -EINVAL);
+	cmd_opts__free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_profile_defaults),
 		cmocka_unit_test(test_profile_hist_args),
 		cmocka_unit_test(test_profile_rejections),
+		cmocka_unit_test(test_break_and_watch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

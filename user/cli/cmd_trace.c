@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/clock.h"
+#include "cli/breakpoint.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
@@ -20,6 +21,7 @@
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
+#include "event/watcher.h"
 #include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
 #include "event/stacks.h"
@@ -76,6 +78,10 @@ struct trace_run {
 		char comm[CMON_COMM_LEN];
 	} *procs;
 	size_t n_procs, cap_procs;
+	/* break: the probe address of the last stack (its hit's), stops seen */
+	uint64_t break_probe_ip;
+	unsigned stops_seen;
+	struct watcher *watcher; /* --watch */
 };
 
 #define SUMMARY_PROCS 32 /* processes the summary names, in order of their first record */
@@ -190,7 +196,11 @@ static struct capture_store *store_of(struct trace_run *r, pid_t pid, int *err);
 
 static int on_stack(void *ctx, const struct cmon_stack_rec *rec)
 {
-	stack_book__add(((struct trace_run *)ctx)->stacks, rec);
+	struct trace_run *r = ctx;
+
+	if (r->kind == CMD_BREAK)
+		r->break_probe_ip = rec->ips[0];
+	stack_book__add(r->stacks, rec);
 	return 0;
 }
 
@@ -291,6 +301,8 @@ static void flush_held_lines(struct trace_run *r)
 	}
 }
 
+static void settle_output(struct trace_run *r, bool final);
+
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct trace_run *r = ctx;
@@ -334,7 +346,19 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 				return err > 0 ? 0 : -1;
 		}
 	}
-	return emit(r, &cr, ro, copy.func_id);
+	err = emit(r, &cr, ro, copy.func_id);
+	if (r->kind == CMD_BREAK) {
+		/* The report is out before the wait: flush it. */
+		settle_output(r, false);
+		fflush(r->ses.out);
+		/* The last stop: the program resumes without probes, as it
+		 * runs untraced (later hits would only cost it time). */
+		if (r->stops_seen + 1 >= r->opts.break_count)
+			tracer__detach_probes(r->tracer);
+		breakpoint__stopped((pid_t)copy.pid, copy.tid, r->set->funcs[copy.func_id].name,
+				    r->break_probe_ip, ++r->stops_seen);
+	}
+	return err;
 }
 
 /* After each drain: the output gets what was written (a terminal, a pipe,
@@ -517,6 +541,15 @@ static uint64_t report(struct trace_run *r)
 			lost_captures += st.lost_capture;
 		}
 	}
+	if (r->kind == CMD_BREAK) {
+		uint64_t hits, blost;
+
+		tracer__break_hits(r->tracer, &hits, &blost);
+		if (!r->opts.quiet)
+			fprintf(stderr, "cmon: hits: %llu, stops: %u%s\n", (unsigned long long)hits,
+				r->stops_seen, blost ? " (some hits not recorded: not stopped)" : "");
+		return 0;
+	}
 	if (r->opts.quiet)
 		return lost + lost_captures;
 	fprintf(stderr, "cmon: events written: %llu", (unsigned long long)written(r, SIZE_MAX));
@@ -600,6 +633,7 @@ static int calibrate(struct trace_run *r)
 
 static void cleanup_run(struct trace_run *r)
 {
+	watcher__free(r->watcher);
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
 	close_stores(r, 0);
@@ -616,7 +650,89 @@ static void cleanup_run(struct trace_run *r)
 	cmd_opts__free(&r->opts);
 }
 
-static int run(enum cmd_kind kind, int argc, char **argv)
+/* --watch on the one process (launched: stopped right after its exec, so
+ * its addresses are known before its first instruction), then let it go. */
+static int start_watch(struct trace_run *r, bool csv_header)
+{
+	struct watcher_opts wo = {
+		.pid = r->ses.launched ? r->ses.launch.pid : r->opts.pids[0],
+		.exprs = r->opts.watches,
+		.n_exprs = r->opts.n_watches,
+		.out = r->ses.out,
+		.fmt = r->opts.format,
+		.csv_header = csv_header,
+	};
+	int err;
+
+	err = watcher__new(&wo, &r->watcher);
+	if (!err)
+		err = watcher__attach(r->watcher);
+	if (!err)
+		err = session__continue(&r->ses);
+	if (!err && !r->opts.quiet)
+		fprintf(stderr, "cmon: watching %zu address%s in process %d\n", r->opts.n_watches,
+			r->opts.n_watches == 1 ? "" : "es", (int)wo.pid);
+	return err;
+}
+
+/* trace --watch without functions: the watchpoints alone. */
+static int watch_only(struct trace_run *r, int *status, bool *have_status, uint64_t *lost)
+{
+	double deadline = 0;
+	int err;
+
+	err = session__open_pidfds(&r->ses);
+	if (!err)
+		err = session__start_output(&r->ses);
+	if (!err)
+		err = session__release(&r->ses);
+	session__install_signals();
+	if (!err)
+		err = start_watch(r, true);
+	if (err)
+		return err;
+	if (r->opts.duration_s > 0)
+		deadline = clock__mono_s() + r->opts.duration_s;
+	while (!session_stop_signal) {
+		int n = watcher__poll(r->watcher, r->opts.poll_ms);
+
+		if (n < 0) {
+			log_error("cannot write output: %s", strerror(-n));
+			err = n;
+			break;
+		}
+		if (session__targets_gone(&r->ses, status, have_status))
+			break;
+		if (deadline && clock__mono_s() >= deadline)
+			break;
+	}
+	watcher__detach(r->watcher);
+	watcher__drain(r->watcher);
+	*lost = watcher__report(r->watcher, r->opts.quiet);
+	if (r->ses.launched && !*have_status && r->ses.launch.pid > 0 && !session_stop_signal &&
+	    !deadline)
+		*have_status = launch__reap(&r->ses.launch, status, 1);
+	return err;
+}
+
+/* cmon break: stops the BPF program sent (hits recorded, up to --count). */
+static uint64_t break_stops(const struct trace_run *r)
+{
+	uint64_t hits = 0, lost = 0;
+
+	if (!r->tracer)
+		return 0;
+	tracer__break_hits(r->tracer, &hits, &lost);
+	hits = hits < r->opts.break_count ? hits : r->opts.break_count;
+	return hits > lost ? hits - lost : 0;
+}
+
+static pid_t break_pid(const struct trace_run *r)
+{
+	return r->ses.launched ? r->ses.launch.pid : r->opts.n_pids ? r->opts.pids[0] : 0;
+}
+
+int trace__run(enum cmd_kind kind, int argc, char **argv)
 {
 	struct trace_run r = { .kind = kind, .argc = argc, .argv = argv };
 	struct typer_opts ty = {};
@@ -638,16 +754,33 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		return CMON_EXIT_OK;
 	}
 	log_set_level(r.opts.verbose >= 2 ? LOG_DEBUG : r.opts.verbose ? LOG_INFO : LOG_WARN);
+	if (kind == CMD_BREAK) {
+		/* Each hit once, at entry, with its stack, as text on stderr
+		 * (the program's stdout stays its own). */
+		r.opts.no_return = true;
+		r.opts.stack = true;
+		r.opts.format = OUT_TEXT;
+		r.ses.out = stderr;
+		breakpoint__init(r.opts.resume_after_s, r.opts.quiet);
+		/* From before the first probe: a signal must find the resume
+		 * path, never kill cmon with the process stopped. */
+		session__install_signals();
+	}
 
 	err = privilege__check();
 	if (!err)
 		err = session__parse_patterns(&r.ses);
-	if (!err && kind != CMD_CAPTURE) /* the store is made once the functions are known */
-		err = session__open_output(&r.ses, 1 << 20);
+	if (!err && kind != CMD_CAPTURE && kind != CMD_BREAK)
+		err = session__open_output(&r.ses, 1 << 20); /* capture: once the functions are known */
 	if (!err)
 		err = session__start_program(&r.ses);
 	if (err)
 		goto cleanup;
+	if (r.opts.n_watches && !r.opts.n_funcs && !r.opts.n_usdts && !r.opts.n_lines &&
+	    !r.opts.n_lines_of) {
+		err = watch_only(&r, &status, &have_status, &lost);
+		goto cleanup;
+	}
 
 	session__resolve_opts(&r.ses, &ro);
 	ro.ret_choice = r.opts.no_return ? RETURN_OFF : r.opts.ret_choice;
@@ -734,6 +867,9 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	to.max_depth = r.opts.max_depth;
 	to.line_regs = r.opts.locals;
 	to.follow = r.opts.follow > 0;
+	to.break_count = kind == CMD_BREAK ? r.opts.break_count : 0;
+	if (kind == CMD_BREAK)
+		breakpoint__target(break_pid(&r));
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
@@ -753,6 +889,8 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	err = session__start_output(&r.ses);
 	if (!err)
 		err = session__release(&r.ses);
+	if (!err && r.opts.n_watches)
+		err = start_watch(&r, false);
 	if (err)
 		goto cleanup;
 
@@ -760,6 +898,13 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		deadline = clock__mono_s() + r.opts.duration_s;
 	while (!session_stop_signal && !r.max_reached && !r.write_err) {
 		int n = tracer__poll(r.tracer, r.opts.poll_ms);
+
+		if (r.watcher && n >= 0) {
+			int m = watcher__poll(r.watcher, 0);
+
+			if (m < 0 && !r.write_err)
+				r.write_err = m;
+		}
 
 		/* A negative count from our own callback means stop, not failure. */
 		if (n < 0 && n != -EINTR && !r.max_reached && !r.write_err) {
@@ -782,6 +927,10 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	 * then report the calls still pending in threads that run on. */
 	tracer__detach_probes(r.tracer);
 	tracer__drain(r.tracer);
+	if (r.watcher) {
+		watcher__detach(r.watcher);
+		watcher__drain(r.watcher);
+	}
 	for (size_t i = 0; i < r.opts.n_pids; i++)
 		tracer__flush_pending(r.tracer, r.opts.pids[i]);
 	if (r.ses.launched && r.ses.launch.pid > 0)
@@ -791,6 +940,8 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 			tracer__flush_pending(r.tracer, follow__pid(r.ses.follow, i));
 	tracer__detach(r.tracer);
 	tracer__drain(r.tracer);
+	if (kind == CMD_BREAK)
+		breakpoint__finish(break_pid(&r), break_stops(&r));
 	flush_held_lines(&r);
 	settle_output(&r, true);
 	if (close_stores(&r, clock__wall_ns()) && !r.write_err)
@@ -800,6 +951,8 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		err = r.write_err;
 	}
 	lost = report(&r);
+	if (r.watcher)
+		lost += watcher__report(r.watcher, r.opts.quiet);
 	if (lost && !r.opts.quiet)
 		log_warn("%llu events were lost (see above); a larger --ringbuf-size or a "
 			 "shorter --poll-ms helps", (unsigned long long)lost);
@@ -808,9 +961,11 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	    !deadline && !r.max_reached)
 		have_status = launch__reap(&r.ses.launch, &status, 1);
 cleanup:
+	if (kind == CMD_BREAK)
+		breakpoint__finish(break_pid(&r), break_stops(&r)); /* every path */
 	cleanup_run(&r);
 	return session__exit_status(err, lost, have_status, status);
 }
 
-int cmd_trace(int argc, char **argv) { return run(CMD_TRACE, argc, argv); }
-int cmd_capture(int argc, char **argv) { return run(CMD_CAPTURE, argc, argv); }
+int cmd_trace(int argc, char **argv) { return trace__run(CMD_TRACE, argc, argv); }
+int cmd_capture(int argc, char **argv) { return trace__run(CMD_CAPTURE, argc, argv); }

@@ -26,6 +26,7 @@ enum opt_cmd {
 	OC_STATS = 1u << 7,
 	OC_REPORT = 1u << 8,
 	OC_RM = 1u << 9,
+	OC_BREAK = 1u << 10,
 };
 
 /* Keys of the options without a short letter. */
@@ -63,6 +64,10 @@ enum opt_key {
 	OPT_LOCALS,
 	OPT_LINE,
 	OPT_LINES_OF,
+	OPT_WATCH,
+	OPT_COUNT,
+	OPT_RESUME_AFTER,
+	OPT_IF,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -138,9 +143,17 @@ struct cmd_opts {
 	uint32_t capture_max;  /* --capture-max; 0: default 64 KiB */
 	bool raw;              /* --raw: no DWARF typing */
 	bool no_fault_in;      /* --no-fault-in: plain reads (not sleepable) */
+	/* trace --watch EXPR (repeatable): a global by DWARF name,
+	 * SYMBOL[+OFF] or ADDR:LEN, every write to it */
+	const char **watches;
+	size_t n_watches;
+	/* break only */
+	unsigned break_count;  /* --count N: stops (default 1) */
+	double resume_after_s; /* --resume-after S; < 0: on Enter / EOF of stdin */
+	const char *break_if;  /* --if EXPR (a filter: not yet) */
 };
 
-enum cmd_kind { CMD_TRACE, CMD_LIST, CMD_PROFILE, CMD_CAPTURE };
+enum cmd_kind { CMD_TRACE, CMD_LIST, CMD_PROFILE, CMD_CAPTURE, CMD_BREAK };
 
 /* Parse ARGV (ARGV[0] is the subcommand name).  Returns 0, or -EINVAL after
  * printing one error line.  O must be zeroed; free with cmd_opts__free. */

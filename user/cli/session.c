@@ -148,6 +148,7 @@ int session__start_program(struct session *s)
 		log_error("%s: %s", s->opts->cmd[0], strerror(-err));
 		return err;
 	}
+	s->launch.stop_at_exec = s->opts->n_watches > 0;
 	err = launch__start(s->launch_path, s->opts->cmd, &s->launch);
 	if (err) {
 		log_error("cannot start %s: %s", s->launch_path, strerror(-err));
@@ -200,6 +201,18 @@ int session__release(struct session *s)
 	err = launch__release(&s->launch);
 	if (err)
 		log_error("cannot run %s: %s", s->launch_path, strerror(-err));
+	return err;
+}
+
+int session__continue(struct session *s)
+{
+	int err;
+
+	if (!s->launched)
+		return 0;
+	err = launch__continue(&s->launch);
+	if (err)
+		log_error("cannot let %s go on: %s", s->launch_path, strerror(-err));
 	return err;
 }
 
@@ -311,7 +324,7 @@ int session__exit_status(int err, uint64_t lost, bool have_status, int status)
 
 void session__cleanup(struct session *s)
 {
-	if (s->launched && s->launch.go_fd >= 0)
+	if (s->launched && (s->launch.go_fd >= 0 || s->launch.stopped))
 		launch__abort(&s->launch); /* never released: do not run it untraced */
 	else if (s->launched)
 		launch__close(&s->launch);

@@ -71,8 +71,10 @@ int session__open_pidfds(struct session *s);
 /* The targets and patterns, as the resolver takes them. */
 void session__resolve_opts(const struct session *s, struct resolve_opts *ro);
 
-/* Let the launched program run (after attaching); 0 when none. */
+/* Let the launched program run (after attaching); 0 when none.  With
+ * --watch it stops again right after its exec: session__continue. */
 int session__release(struct session *s);
+int session__continue(struct session *s);
 
 /* Have all the processes ended, the followed children too?  (--binary:
  * never.)  For a launched program, *STATUS gets its wait status and

@@ -140,6 +140,7 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 				   (uint64_t *)&t->skel->rodata->targ_comm_hi);
 	t->skel->rodata->targ_filter_cgroup = opts->filter_cgroup;
 	t->skel->rodata->targ_max_depth = opts->max_depth;
+	t->skel->rodata->targ_break_count = opts->break_count;
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be
 	 * scheduled before the buffer fills (two threads calling flat out
@@ -414,6 +415,12 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 cleanup:
 	free(per_cpu);
 	return err;
+}
+
+void tracer__break_hits(const struct tracer *t, uint64_t *hits, uint64_t *lost)
+{
+	*hits = __atomic_load_n(&t->skel->bss->break_hits, __ATOMIC_RELAXED);
+	*lost = __atomic_load_n(&t->skel->bss->break_lost, __ATOMIC_RELAXED);
 }
 
 void tracer__detach_probes(struct tracer *t)

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "cmon_abi.h"
 #include "probe/resolve.h"
@@ -48,6 +49,10 @@ struct tracer_opts {
 	uint64_t filter_cgroup;
 	int max_depth;         /* --max-depth below the focus; -1: any */
 	bool follow;           /* children of the set's processes too (follow.h) */
+	/* cmon break: the first BREAK_COUNT hits of an entry probe are
+	 * recorded (with their stack) and stop their process (SIGSTOP from
+	 * BPF); later hits do nothing.  0: trace. */
+	unsigned break_count;
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */
@@ -87,6 +92,10 @@ struct follow *tracer__follow(const struct tracer *t);
 
 /* Counters of function FUNC_ID summed over CPUs. */
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);
+
+/* cmon break: hits so far (each up to break_count stopped its process),
+ * and those whose record did not fit (the process was not stopped). */
+void tracer__break_hits(const struct tracer *t, uint64_t *hits, uint64_t *lost);
 
 /* Detach everything now (also done by tracer__free). */
 void tracer__detach(struct tracer *t);

@@ -168,7 +168,10 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
 				      (f->focus ? CMON_COOKIE_FOCUS : 0) |
 				      (f->quiet ? CMON_COOKIE_QUIET : 0) |
-				      (f->go ? CMON_COOKIE_GO : 0));
+				      (f->go ? CMON_COOKIE_GO : 0) |
+				      (!f->body_skip && (!strcmp(f->entry.insn, "push rbp") ||
+							 !strcmp(f->entry.insn, "endbr64"))
+					       ? CMON_COOKIE_AT_FUNC_ENTRY : 0));
 		if (err || o->entry_only)
 			continue;
 		if (f->ret_mode == RETURN_URETPROBE)

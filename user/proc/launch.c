@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "launch.h"
@@ -38,6 +39,8 @@ int launch__start(const char *path, char *const argv[], struct launch *l)
 		if (read(go[0], &c, 1) != 1)
 			_exit(127); /* cmon went away before attaching */
 		close(go[0]);
+		if (l->stop_at_exec && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(127);
 		execv(path, argv);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)
@@ -82,6 +85,33 @@ int launch__release(struct launch *l)
 		l->pid = -1;
 		return -e;
 	}
+	if (l->stop_at_exec) {
+		int st = 0;
+		pid_t r;
+
+		/* The SIGTRAP stop after exec (ptrace stops report without
+		 * WUNTRACED). */
+		do
+			r = waitpid(l->pid, &st, 0);
+		while (r < 0 && errno == EINTR);
+		if (r != l->pid)
+			return -ECHILD;
+		if (!WIFSTOPPED(st)) {
+			l->pid = -1; /* it died during exec */
+			return -ECHILD;
+		}
+		l->stopped = true;
+	}
+	return 0;
+}
+
+int launch__continue(struct launch *l)
+{
+	if (!l->stopped)
+		return 0;
+	l->stopped = false;
+	if (ptrace(PTRACE_DETACH, l->pid, NULL, NULL))
+		return -errno;
 	return 0;
 }
 
@@ -103,6 +133,12 @@ int launch__reap(struct launch *l, int *status, int block)
 
 void launch__abort(struct launch *l)
 {
+	if (l->stopped && l->pid > 0) {
+		/* Held after exec and not to run: killed where it stands. */
+		kill(l->pid, SIGKILL);
+		ptrace(PTRACE_DETACH, l->pid, NULL, NULL);
+		l->stopped = false;
+	}
 	if (l->go_fd >= 0) {
 		/* Closing the pipe makes the waiting child exit by itself. */
 		close(l->go_fd);

@@ -9,6 +9,7 @@
 #ifndef CMON_LAUNCH_H
 #define CMON_LAUNCH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct launch {
@@ -16,6 +17,11 @@ struct launch {
 	int go_fd;    /* write end: one byte releases the child */
 	int err_fd;   /* read end: errno of a failed exec, EOF on success */
 	int pidfd;    /* readable when the child exits */
+	/* Set before launch__start: the child stops (ptrace) right after its
+	 * exec, its files mapped, until launch__continue (--watch needs the
+	 * executable's load address before the first instruction). */
+	bool stop_at_exec;
+	bool stopped;  /* held after exec now */
 };
 
 /* Fork a child that will execv(PATH, ARGV).  Returns 0 or a negative errno. */
@@ -24,6 +30,9 @@ int launch__start(const char *path, char *const argv[], struct launch *l);
 /* Release the child into execv.  Returns 0, or the negative errno of a
  * failed exec (the child has then exited). */
 int launch__release(struct launch *l);
+
+/* stop_at_exec: let the child go on from its exec stop (0 or -errno). */
+int launch__continue(struct launch *l);
 
 /* Reap the child if it has exited: 1 and its wait status, 0 if it runs. */
 int launch__reap(struct launch *l, int *status, int block);
