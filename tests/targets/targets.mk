@@ -174,3 +174,18 @@ $(TARGET_DIR)/lines_O2: tests/targets/lines.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -fcf-protection=none $< -o $@
+
+# --if and --on-change (test_filters.py): ints, a struct and a string
+# parameter, repeated values, sleeps; and the same without DWARF.
+TARGETS += $(TARGET_DIR)/filters $(TARGET_DIR)/filters_stripped
+targets: $(TARGET_DIR)/filters $(TARGET_DIR)/filters_stripped
+
+$(TARGET_DIR)/filters: tests/targets/filters.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O1 $< -o $@
+
+$(TARGET_DIR)/filters_stripped: tests/targets/filters.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O1 -s $< -o $@

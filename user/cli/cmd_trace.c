@@ -20,6 +20,7 @@
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
+#include "filter/expr.h"
 #include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
 #include "event/stacks.h"
@@ -61,6 +62,7 @@ struct trace_run {
 	struct session ses;  /* patterns, output, processes */
 	struct probe_set *set;
 	struct tracer *tracer;
+	struct cmon_expr_prog *exprs; /* --if / --on-change, 2 per function */
 	struct out_router *router; /* trace: where records go, what reached it */
 	struct decoder decoder;
 	uint64_t handed;           /* records given to the router or the store */
@@ -456,7 +458,7 @@ static int close_stores(struct trace_run *r, uint64_t end_ns)
  * captured values (a capture record did not fit): both are losses. */
 static uint64_t report(struct trace_run *r)
 {
-	uint64_t lost = 0, lost_captures = 0;
+	uint64_t lost = 0, lost_captures = 0, filtered = 0, unchanged = 0;
 
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
@@ -464,6 +466,8 @@ static uint64_t report(struct trace_run *r)
 		if (!tracer__func_stats(r->tracer, (unsigned)i, &st)) {
 			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
 			lost_captures += st.lost_capture;
+			filtered += st.filtered;
+			unchanged += st.unchanged;
 		}
 	}
 	if (r->opts.quiet)
@@ -479,6 +483,12 @@ static uint64_t report(struct trace_run *r)
 	if (unwritten(r))
 		fprintf(stderr, "cmon: events not written: %llu (the output failed: %s)\n",
 			(unsigned long long)unwritten(r), strerror(-r->write_err));
+	if (r->opts.if_expr)
+		fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
+			(unsigned long long)filtered);
+	if (r->opts.on_change)
+		fprintf(stderr, "cmon: %llu calls unchanged (--on-change)\n",
+			(unsigned long long)unchanged);
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
@@ -505,6 +515,10 @@ static uint64_t report(struct trace_run *r)
 		if (r->opts.n_focus)
 			fprintf(stderr, "  (%llu outside --focus)",
 				(unsigned long long)st.outside_focus);
+		if (r->opts.if_expr)
+			fprintf(stderr, "  (%llu filtered)", (unsigned long long)st.filtered);
+		if (r->opts.on_change)
+			fprintf(stderr, "  (%llu unchanged)", (unsigned long long)st.unchanged);
 		fputc('\n', stderr);
 	}
 	return lost + lost_captures;
@@ -530,6 +544,7 @@ static void cleanup_run(struct trace_run *r)
 {
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
+	free(r->exprs);
 	close_stores(r, 0);
 	rank_book__free(&r->ranks);
 	stack_book__free(r->stacks);
@@ -549,7 +564,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	struct typer_opts ty = {};
 	struct resolve_opts ro = {};
 	struct tracer_opts to = {};
-	bool have_status = false;
+	bool have_status = false, usage_err = false;
 	int status = 0, err;
 	uint64_t lost = 0;
 	double deadline = 0;
@@ -582,6 +597,15 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	if (err)
 		goto cleanup;
 	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
+
+	/* --if / --on-change: names checked against every function's DWARF;
+	 * an expression that does not fit a function is a usage error. */
+	err = expr__compile_run(r.opts.if_expr, r.opts.on_change, r.set, r.opts.no_return,
+				&r.exprs);
+	if (err == -EINVAL)
+		usage_err = true;
+	if (err)
+		goto cleanup;
 
 	ty.raw = r.opts.raw;
 	ty.strlen = r.opts.strlen;
@@ -657,6 +681,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 						 r.set->objects[i].module);
 	}
 	to.max_depth = r.opts.max_depth;
+	to.exprs = r.exprs;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
@@ -728,6 +753,8 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		have_status = launch__reap(&r.ses.launch, &status, 1);
 cleanup:
 	cleanup_run(&r);
+	if (usage_err)
+		return CMON_EXIT_USAGE;
 	return session__exit_status(err, lost, have_status, status);
 }
 

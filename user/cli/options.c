@@ -9,6 +9,7 @@
 #include "agg/hist_arg.h"
 #include "core/log.h"
 #include "dwarf/plan.h"
+#include "filter/expr.h"
 #include "output/outpath.h"
 #include "cli/commands.h"
 #include "core/optable.h"
@@ -36,6 +37,13 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "focus", OPT_FOCUS, "PATTERN", TC,
 	  "record only while the thread is inside a function PATTERN\n"
 	  "matches (any depth, recursion counted; repeatable)" },
+	{ "if", OPT_IF, "EXPR", TCP,
+	  "only calls where EXPR holds, decided in the kernel: names\n"
+	  "(DWARF) or arg0..arg5, ret, latency_ns, p->member, ints,\n"
+	  "\"strings\" (== !=), == != < <= > >=, !, &&, ||, ( )" },
+	{ "on-change", OPT_ON_CHANGE, "EXPR", TC,
+	  "a record only when EXPR differs from its last recorded\n"
+	  "value (per function and process)" },
 	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
 	  "with --focus: calls at most N levels below the focus function" },
 	{ "line", OPT_LINE, "FILE:LINE", TCP,
@@ -348,6 +356,25 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case OPT_STACK:
 			o->stack = true;
 			break;
+		case OPT_IF:
+		case OPT_ON_CHANGE: {
+			const char *what = c == OPT_IF ? "--if" : "--on-change";
+			struct expr *e = NULL;
+
+			/* Malformed is a usage error, said here with its column;
+			 * names are checked against each function later. */
+			err = expr__parse(optarg, what, &e);
+			expr__free(e);
+			if (!err && (c == OPT_IF ? o->if_expr : o->on_change)) {
+				log_error("%s: %s given twice (join them with &&)", name, what);
+				err = -EINVAL;
+			}
+			if (!err && c == OPT_IF)
+				o->if_expr = optarg;
+			else if (!err)
+				o->on_change = optarg;
+			break;
+		}
 		case OPT_FOCUS:
 			err = push_ptr(&o->focus, &o->n_focus, sizeof(char *), &optarg);
 			break;

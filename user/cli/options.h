@@ -59,6 +59,8 @@ enum opt_key {
 	OPT_STACK,
 	OPT_LINE,
 	OPT_LINES_OF,
+	OPT_IF,
+	OPT_ON_CHANGE,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -92,6 +94,8 @@ struct cmd_opts {
 	size_t n_focus;
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */
 	bool stack;           /* --stack: each call's user stack */
+	const char *if_expr;  /* --if EXPR (parsed once here; compiled per function later) */
+	const char *on_change; /* --on-change EXPR */
 	const char **lines;   /* --line FILE:LINE, repeatable */
 	size_t n_lines;
 	bool list_lines;      /* cmon list --lines: the lines of code of each function */
