@@ -143,6 +143,7 @@ struct cmon_frame {
 #define CMON_FRAME_TAIL_CALLED 1u /* left through a tail call: returns with its callee */
 #define CMON_FRAME_FOCUS 2u       /* a --focus function's frame */
 #define CMON_FRAME_QUIET 4u       /* pushed for pairing only: no record */
+#define CMON_FRAME_AT_EXIT 8u     /* profile: --if decides at the return (not counted yet) */
 
 struct cmon_shadow_stack {
 	__u32 depth;

@@ -6,7 +6,7 @@
  *             len 1..6; returns len
  *   change    level(v) for v = 1, 1, 2, 2, 2, 3
  *   sleep     nap(ms) for ms = 1, 30, 2, 40: calls longer than 20 ms are 2
- * Built without DWARF too (filters_stripped): arg0 still works.
+ * Built without DWARF too (filters_nodwarf): arg0 still works.
  */
 #include <stdio.h>
 #include <string.h>

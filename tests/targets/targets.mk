@@ -176,16 +176,17 @@ $(TARGET_DIR)/lines_O2: tests/targets/lines.c
 	$(Q)$(CC) -g -O2 -fcf-protection=none $< -o $@
 
 # --if and --on-change (test_filters.py): ints, a struct and a string
-# parameter, repeated values, sleeps; and the same without DWARF.
-TARGETS += $(TARGET_DIR)/filters $(TARGET_DIR)/filters_stripped
-targets: $(TARGET_DIR)/filters $(TARGET_DIR)/filters_stripped
+# parameter, repeated values, sleeps; and the same without DWARF (symbols
+# kept).
+TARGETS += $(TARGET_DIR)/filters $(TARGET_DIR)/filters_nodwarf
+targets: $(TARGET_DIR)/filters $(TARGET_DIR)/filters_nodwarf
 
 $(TARGET_DIR)/filters: tests/targets/filters.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TYPED_CFLAGS) -O1 $< -o $@
 
-$(TARGET_DIR)/filters_stripped: tests/targets/filters.c
+$(TARGET_DIR)/filters_nodwarf: tests/targets/filters.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(TYPED_CFLAGS) -O1 -s $< -o $@
+	$(Q)$(CC) -fno-inline -fcf-protection=none -Wall -Wextra -Werror -O1 $< -o $@
