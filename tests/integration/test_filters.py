@@ -159,3 +159,41 @@ def test_profile_if_counts():
     nap = [r for r in rows if r["func"] == "nap"][-1]
     eq((nap["calls"], nap["filtered"]), (2, 2), "nap: the 2 long naps counted")
     check(nap["min_ns"] > 20000000, "the short naps are not in the latencies: %r" % nap)
+
+
+def test_agent_if():
+    """The agent's `if:`: counts and log records of the calls it keeps;
+    a condition that does not parse or fit is the probe's own error."""
+    from agentlib import Agent, count_probe, run_target, value, write_spec
+    from cmonlib import read_text, tmpfile
+    app = target("filters")
+    spec = tmpfile("filters-probes.yaml")
+    log = tmpfile("filters-if.jsonl")
+    write_spec(spec, [
+        count_probe("big", app, func="pick", **{"if": "a >= 7"}),
+        count_probe("all", app, func="pick"),
+        {"name": "gets", "target": app, "func": "handle", "instrument": "log",
+         "if": 'r->method == "GET"', "log": {"path": log}},
+        count_probe("slow", app, func="pick", **{"if": "latency_ns > 1000000000"}),
+        count_probe("bad", app, func="pick", **{"if": "a > (b"}),
+        count_probe("noname", app, func="pick", **{"if": "nosuch == 1"}),
+    ])
+    a = Agent(spec).wait_ready()
+    try:
+        probes = a.wait_probes({"big": "applied", "all": "applied", "gets": "applied",
+                                "slow": "applied", "bad": "error", "noname": "error"})
+        check(probes["bad"]["error"].endswith(": 'if': expected ')' at column 7: a > (b"),
+              "the parse error: %r" % probes["bad"]["error"])
+        check("pick has no parameter 'nosuch'" in probes["noname"]["error"],
+              probes["noname"]["error"])
+        eq(run_target(app, "ints"), SUM_INTS, "target output")
+        eq(run_target(app, "reqs"), "sum 21\n", "target output")
+        a.wait_metric("cmon_all_calls_total", 10, probe="all")
+        a.wait_metric("cmon_agent_log_records_total", 3, probe="gets")
+        m = a.metrics()
+        eq(value(m, "cmon_big_calls_total", probe="big"), 3, "a >= 7: 3 of 10")
+        eq(value(m, "cmon_slow_calls_total", probe="slow"), 0, "none slower than 1 s")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    rows = [json.loads(line) for line in read_text(log).splitlines()]
+    eq([r["ret"] for r in rows], [1, 3, 5], "the GET calls logged (len 1, 3, 5)")

@@ -42,6 +42,8 @@ struct expr {
 struct parser {
 	const char *text, *p;
 	const char *what;
+	char *msg;      /* expr__check: the message goes here, not to the log */
+	size_t msg_len;
 	int err;
 };
 
@@ -81,7 +83,10 @@ static void perr(struct parser *ps, const char *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_error("%s: %s at column %d: %s", ps->what, msg, col_of(ps, at), ps->text);
+	if (ps->msg)
+		snprintf(ps->msg, ps->msg_len, "%s at column %d: %s", msg, col_of(ps, at), ps->text);
+	else
+		log_error("%s: %s at column %d: %s", ps->what, msg, col_of(ps, at), ps->text);
 	ps->err = -EINVAL;
 }
 
@@ -366,9 +371,31 @@ static struct node *parse_chain(struct parser *ps, const char *tok, enum node_ki
 static struct node *parse_and(struct parser *ps) { return parse_chain(ps, "&&", N_AND, parse_cmp); }
 static struct node *parse_or(struct parser *ps) { return parse_chain(ps, "||", N_OR, parse_and); }
 
+static int parse(struct parser *ps, struct expr **out);
+
 int expr__parse(const char *text, const char *what, struct expr **out)
 {
 	struct parser ps = { .text = text, .p = text, .what = what };
+
+	return parse(&ps, out);
+}
+
+int expr__check(const char *text, char *msg, size_t len)
+{
+	struct parser ps = { .text = text, .p = text, .what = "", .msg = msg, .msg_len = len };
+	struct expr *e = NULL;
+	int err = parse(&ps, &e);
+
+	expr__free(e);
+	if (err == -ENOMEM)
+		snprintf(msg, len, "out of memory");
+	return err;
+}
+
+static int parse(struct parser *ps_, struct expr **out)
+{
+	struct parser ps = *ps_;
+	const char *text = ps.text, *what = ps.what;
 	struct expr *e;
 	struct node *root;
 

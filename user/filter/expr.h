@@ -28,6 +28,10 @@ struct expr;
 int expr__parse(const char *text, const char *what, struct expr **out);
 void expr__free(struct expr *e); /* NULL fine */
 
+/* TEXT parses: 0, or -EINVAL with "MESSAGE at column N: TEXT" in MSG
+ * (LEN bytes) and nothing logged (the agent's spec keeps it). */
+int expr__check(const char *text, char *msg, size_t len);
+
 /* E names ret or latency_ns: it can only be decided at the return. */
 bool expr__at_exit(const struct expr *e);
 
