@@ -37,6 +37,8 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "focus", OPT_FOCUS, "PATTERN", TC,
 	  "record only while the thread is inside a function PATTERN\n"
 	  "matches (any depth, recursion counted; repeatable)" },
+	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
+	  "with --focus: calls at most N levels below the focus function" },
 	{ "if", OPT_IF, "EXPR", TCP,
 	  "only calls where EXPR holds, decided in the kernel: names\n"
 	  "(DWARF) or arg0..arg5, ret, latency_ns, p->member, ints,\n"
@@ -44,8 +46,6 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "on-change", OPT_ON_CHANGE, "EXPR", TC,
 	  "a record only when EXPR differs from its last recorded\n"
 	  "value (per function and process)" },
-	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
-	  "with --focus: calls at most N levels below the focus function" },
 	{ "line", OPT_LINE, "FILE:LINE", TCP,
 	  "a record each time source line LINE of FILE runs (DWARF\n"
 	  "line table; FILE a basename or path suffix; repeatable)" },
