@@ -164,7 +164,7 @@ def test_profile_if_counts():
 def test_agent_if():
     """The agent's `if:`: counts and log records of the calls it keeps;
     a condition that does not parse or fit is the probe's own error."""
-    from agentlib import Agent, count_probe, run_target, value, write_spec
+    from agentlib import Agent, count_probe, run_target, series, value, write_spec
     from cmonlib import read_text, tmpfile
     app = target("filters")
     spec = tmpfile("filters-probes.yaml")
@@ -193,6 +193,11 @@ def test_agent_if():
         m = a.metrics()
         eq(value(m, "cmon_big_calls_total", probe="big"), 3, "a >= 7: 3 of 10")
         eq(value(m, "cmon_slow_calls_total", probe="slow"), 0, "none slower than 1 s")
+        eq(value(m, "cmon_agent_calls_filtered_total", probe="big"), 7, "7 left out")
+        eq(value(m, "cmon_agent_calls_filtered_total", probe="slow"), 10, "all left out")
+        eq(value(m, "cmon_agent_calls_filtered_total", probe="gets"), 3, "3 not GET")
+        eq(series(m, "cmon_agent_calls_filtered_total", probe="all"), {},
+           "no such series without if:")
     finally:
         eq(a.stop(), 0, "agent exit status")
     rows = [json.loads(line) for line in read_text(log).splitlines()]

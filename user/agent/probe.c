@@ -540,6 +540,7 @@ static void fold_read(struct agent_probe *p, struct probe_gen *g, bool readable)
 	if (readable && gen_read(p, g, &p->base, &tot) == 0) {
 		p->base_hits += tot.hits;
 		p->base_lost += tot.lost;
+		p->base_filtered += tot.filtered;
 		p->base_run_ns += tot.run_ns;
 		p->base_run_cnt += tot.run_cnt;
 	}
@@ -1182,6 +1183,7 @@ static int add_row(struct read_ctx *rc, uint32_t func, uint32_t kpid, const stru
 	}
 	rc->tot->hits += v->calls;
 	rc->tot->lost += v->lost;
+	rc->tot->filtered += v->filtered;
 	name = rc->g->names[func];
 	if (!name_cap__admit(rc->p->fcap, name)) {
 		name = SERIES_FUNC_OTHER;
@@ -1233,6 +1235,7 @@ static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_ta
 				continue;
 			tot->hits += st.calls;
 			tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+			tot->filtered += st.filtered;
 		}
 		return 0;
 	}
@@ -1286,6 +1289,7 @@ int agent_probe__read(struct agent_probe *p, struct series_table *out, struct pr
 	series_table__normalize(out);
 	tot->hits += p->base_hits;
 	tot->lost += p->base_lost;
+	tot->filtered += p->base_filtered;
 	tot->run_ns += p->base_run_ns;
 	tot->run_cnt += p->base_run_cnt;
 	if (p->log)
