@@ -3,10 +3,12 @@
 returning a * a; `reqs` handle(&req) with methods GET POST GET PUT GET POST
 and len 1..6; `change` level(v) for 1 1 2 2 2 3; `sleep` nap(ms) for
 1 30 2 40 ms)."""
-from cmonlib import (assert_no_leak, bpf_snapshot, check, cmon, eq, stderr_lines, summary,
-                     target, trace)
-
 import json
+import shutil
+
+from agentlib import Agent, count_probe, run_target, series, value, write_spec
+from cmonlib import (assert_no_leak, bpf_snapshot, check, cmon, eq, read_text, stderr_lines,
+                     summary, target, tmpfile, trace)
 
 SUM_INTS = "sum 285\n"
 
@@ -138,7 +140,6 @@ def test_malformed_and_unknown_are_usage_errors():
 
 
 def test_profile_if_counts():
-    from cmonlib import tmpfile
     path = tmpfile("filters-profile.json")
     code, _, err = cmon(["profile", "-F", "json", "-o", path, "--func", "pick", "--if",
                          "a >= 7", "--", target("filters"), "ints"])
@@ -164,8 +165,6 @@ def test_profile_if_counts():
 def test_agent_if():
     """The agent's `if:`: counts and log records of the calls it keeps;
     a condition that does not parse or fit is the probe's own error."""
-    from agentlib import Agent, count_probe, run_target, series, value, write_spec
-    from cmonlib import read_text, tmpfile
     app = target("filters")
     spec = tmpfile("filters-probes.yaml")
     log = tmpfile("filters-if.jsonl")
@@ -202,3 +201,38 @@ def test_agent_if():
         eq(a.stop(), 0, "agent exit status")
     rows = [json.loads(line) for line in read_text(log).splitlines()]
     eq([r["ret"] for r in rows], [1, 3, 5], "the GET calls logged (len 1, 3, 5)")
+
+
+def test_if_on_a_call_that_never_returns():
+    """jumper(7) longjmps out (tests/targets/calls.c): a condition on its
+    arguments keeps it (written as noreturn); one on its latency cannot
+    hold, and it is counted as filtered, never written."""
+    res = trace(["jumper"], launch=[target("calls"), "longjmp"], extra=["--if", "x == 7"])
+    eq(res.code, 0, res.stderr)
+    eq([(r["arg0"], r["status"]) for r in res.rows], [(7, "noreturn")], "kept at the entry")
+    res = trace(["jumper"], launch=[target("calls"), "longjmp"],
+                extra=["--if", "latency_ns >= 0"])
+    eq(res.code, 0, res.stderr)
+    eq(res.rows or [], [], "no return: no latency to hold")
+    eq(summary(res.stderr)["table"]["jumper"], (1, 0, 0), "calls, written, lost")
+    check("cmon: 1 calls filtered out by --if" in res.stderr, res.stderr)
+
+
+def test_on_change_of_ret_and_capture():
+    """--on-change on the return value (decided at the return), and --if in
+    `cmon capture`: the store keeps only the calls --if kept."""
+    res = trace(["pick"], launch=[target("filters"), "ints"],
+                extra=["--on-change", "ret > 10"])
+    eq(_a(res), [0, 4], "ret = a*a crosses 10 once: the first call and a = 4")
+    eq(summary(res.stderr)["table"]["pick"], (10, 2, 0), "calls, written, lost")
+    store = tmpfile("filters-store")
+    shutil.rmtree(store, ignore_errors=True)
+    shutil.rmtree(store + "-json", ignore_errors=True)
+    code, out, err = cmon(["capture", "-o", store, "--func", "handle", "--if",
+                           'r->method == "POST"', "--", target("filters"), "reqs"])
+    eq(code, 0, err)
+    code, out, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
+    eq(code, 0, err)
+    rows = [json.loads(l) for l in read_text(store + "-json/handle.jsonl").splitlines()]
+    eq([(r["ret"], r["r"]["method"], r["r"]["tag"]) for r in rows],
+       [(2, "POST", "t1"), (6, "POST", "t5")], "the two POST calls stored, with their struct")
