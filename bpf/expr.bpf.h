@@ -29,7 +29,7 @@ struct {
 /* --on-change: the last value written, per (process, function). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 16384); /* user space sets 1 when no --on-change */
 	__type(key, struct cmon_change_key);
 	__type(value, __u64);
 } change_last SEC(".maps");

@@ -100,8 +100,10 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 				 opts->per_pid || p->sparse ? 1 : n_funcs);
 	bpf_map__set_max_entries(p->skel->maps.prof_pids, (__u32)entries);
 	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
+	/* --if only: no --on-change here, and no memory without programs. */
 	p->skel->rodata->targ_expr = opts->exprs != NULL;
-	bpf_map__set_max_entries(p->skel->maps.expr_progs, 2 * n_funcs);
+	bpf_map__set_max_entries(p->skel->maps.expr_progs, opts->exprs ? 2 * n_funcs : 1);
+	bpf_map__set_max_entries(p->skel->maps.change_last, 1);
 	probe_links__prepare(p->skel->progs.cmon_prof_entry);
 	probe_links__prepare(p->skel->progs.cmon_prof_exit);
 	probe_links__prepare(p->skel->progs.cmon_prof_usdt);

@@ -122,6 +122,10 @@ struct func_sig {
 
 void func_sig__free(struct func_sig *sig); /* NULL fine */
 
+/* The integer argument register (0..5: rdi rsi rdx rcx r8 r9) that L is
+ * whole, or -1 (memory, another register, an addend, several pieces). */
+int dloc__arg_register(const struct dloc *l);
+
 enum debuginfo_kind {
 	DEBUGINFO_NONE = 0,      /* no DWARF found: raw mode */
 	DEBUGINFO_SYMBOLS_ONLY,  /* .gnu_debugdata only: symbols, no types: raw mode */

@@ -106,6 +106,17 @@ static int load_exprs(struct tracer *t)
 	return 0;
 }
 
+#define CHANGE_ENTRIES 16384 /* --on-change: (process, function) pairs remembered */
+
+/* Some function has an --on-change program. */
+static bool on_change(const struct tracer *t)
+{
+	for (size_t i = 0; t->opts.exprs && i < t->set->n_funcs; i++)
+		if (t->opts.exprs[2 * i + 1].n)
+			return true;
+	return false;
+}
+
 static size_t round_pow2(size_t v)
 {
 	size_t p = 4096;
@@ -154,9 +165,12 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_sleepable = opts->plans && opts->sleepable;
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
+	/* The programs' maps take memory only when there are programs: the
+	 * LRU map of --on-change is preallocated. */
 	t->skel->rodata->targ_expr = opts->exprs != NULL;
 	bpf_map__set_max_entries(t->skel->maps.expr_progs,
-				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
+				 opts->exprs && set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
+	bpf_map__set_max_entries(t->skel->maps.change_last, on_change(t) ? CHANGE_ENTRIES : 1);
 	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
 	if (opts->plans && opts->sleepable) {
 		/* Sleepable programs may fault in argument pages that are not

@@ -392,34 +392,31 @@ int expr__check(const char *text, char *msg, size_t len)
 	return err;
 }
 
-static int parse(struct parser *ps_, struct expr **out)
+/* The whole of PS's text: one expression, nothing after it. */
+static int parse(struct parser *ps, struct expr **out)
 {
-	struct parser ps = *ps_;
-	const char *text = ps.text, *what = ps.what;
 	struct expr *e;
 	struct node *root;
 
 	*out = NULL;
-	root = parse_or(&ps);
+	root = parse_or(ps);
 	if (root) {
-		skip_ws(&ps);
-		if (*ps.p) {
-			if (*ps.p == ')')
-				perr(&ps, ps.p, "unbalanced ')'");
-			else if (*ps.p == '=' || *ps.p == '&' || *ps.p == '|')
-				perr(&ps, ps.p, "unexpected '%c'", *ps.p);
-			else
-				perr(&ps, ps.p, "expected an operator");
-		}
-	} else if (!ps.err) {
-		ps.err = -ENOMEM;
+		skip_ws(ps);
+		if (*ps->p == ')')
+			perr(ps, ps->p, "unbalanced ')'");
+		else if (*ps->p == '=' || *ps->p == '&' || *ps->p == '|')
+			perr(ps, ps->p, "unexpected '%c'", *ps->p);
+		else if (*ps->p)
+			perr(ps, ps->p, "expected an operator");
+	} else if (!ps->err) {
+		ps->err = -ENOMEM;
 	}
-	if (ps.err) {
+	if (ps->err) {
 		node_free(root);
-		return ps.err;
+		return ps->err;
 	}
 	e = calloc(1, sizeof(*e));
-	if (!e || !(e->text = strdup(text)) || !(e->what = strdup(what))) {
+	if (!e || !(e->text = strdup(ps->text)) || !(e->what = strdup(ps->what))) {
 		node_free(root);
 		expr__free(e);
 		return -ENOMEM;
@@ -504,19 +501,6 @@ static void emit(struct compiler *c, int col, __u8 op, __s64 imm, __u8 size, boo
 		c->max_depth = c->depth;
 	if (c->max_depth > CMON_EXPR_STACK)
 		cerr(c, col, "nested too deeply (a stack of %d values)", CMON_EXPR_STACK);
-}
-
-/* The argument register (0..5) a location is, or -1. */
-static int arg_reg(const struct dloc *l)
-{
-	static const int regs[] = { DREG_RDI, DREG_RSI, DREG_RDX, DREG_RCX, DREG_R8, DREG_R9 };
-
-	if (l->n != 1 || l->p[0].kind != DLOC_REG || l->p[0].off)
-		return -1;
-	for (int i = 0; i < 6; i++)
-		if (l->p[0].reg == regs[i])
-			return i;
-	return -1;
 }
 
 /* A value of type T (typedefs stripped) that fits a register: its width
@@ -605,7 +589,7 @@ static void compile_path(struct compiler *c, const struct node *n, struct vtype 
 	} else if (num >= 0) {
 		/* The register; typed when DWARF says which parameter it holds. */
 		for (size_t i = 0; sig && i < sig->n_params; i++) {
-			if (arg_reg(&sig->params[i].loc) == num &&
+			if (dloc__arg_register(&sig->params[i].loc) == num &&
 			    scalar(sig->params[i].type, &size, &is_signed, vt)) {
 				type = sig->params[i].type;
 				break;
@@ -627,7 +611,7 @@ static void compile_path(struct compiler *c, const struct node *n, struct vtype 
 			cerr(c, n->col, "%s has no parameter '%s'", c->func, n->str);
 			return;
 		}
-		num = arg_reg(&p->loc);
+		num = dloc__arg_register(&p->loc);
 		if (num < 0) {
 			cerr(c, n->col, "'%s' of %s is not in an argument register", n->str, c->func);
 			return;
