@@ -136,6 +136,11 @@ def test_malformed_and_unknown_are_usage_errors():
         eq(code, 2, "exit status of --if %r" % expr)
         eq(stderr_lines(err), [line], "the one error line of %r" % expr)
         eq(out, "", "the program never ran")
+    code, out, err = cmon(["trace", "--usdt", "demo:tick", "--if", "arg0 > 1", "--",
+                           target("usdt"), ])
+    eq(code, 2, "a USDT site")
+    eq(stderr_lines(err), ["cmon: --if: demo:tick is a USDT probe or a source line: --if "
+                           "applies to functions (--func) only"], "not silently unfiltered")
     assert_no_leak(before)
 
 

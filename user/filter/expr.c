@@ -816,7 +816,15 @@ int expr__compile_set(const char *text, const char *what, const struct probe_set
 		struct func_sig *sig = NULL;
 
 		memset(&progs[i], 0, sizeof(progs[i]));
-		if (f->usdt || f->quiet)
+		if (f->usdt) {
+			/* Their arguments are not a function's: refused, not
+			 * passed through unfiltered. */
+			log_error("%s: %s is a USDT probe or a source line: %s applies to "
+				  "functions (--func) only", what, f->name, what);
+			err = -EINVAL;
+			break;
+		}
+		if (f->quiet)
 			continue;
 		if (!dis[f->object])
 			dis[f->object] = debuginfo__open(set->objects[f->object].attach_path);

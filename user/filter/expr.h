@@ -44,7 +44,7 @@ int expr__compile(const struct expr *e, const struct func_sig *sig, const char *
 
 /*
  * Parse TEXT and compile it for every function of SET (DWARF from each
- * object; USDT and line sites get no program: they are not filtered).
+ * object; a USDT or line site in SET is an error: not filtered).
  * PROGS has SET->n_funcs entries.  ENTRY_ONLY: ret and latency_ns are an
  * error (nothing returns).  0, or -EINVAL after one error line.
  */
