@@ -239,7 +239,7 @@ struct cmon_capture_rec {
 };
 
 /* at_return of an empty capture record: the call was left out by --if or
- * --on-change at its return; its entry capture is dropped. */
+ * --on-change at its return; its entry capture and stack are forgotten. */
 #define CMON_CAPTURE_DROP 2u
 
 struct cmon_capture_item {

@@ -97,19 +97,23 @@ static __always_inline void fill_identity(struct cmon_call_rec *rec, struct task
 	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
 }
 
-/* --if / --on-change left FR's call out after its entry capture was
- * written: a capture record without items tells user space to drop it. */
-static __always_inline void drop_captures(struct cmon_frame *fr)
+/* --if / --on-change left FR's call out at its return, after its entry
+ * capture or stack was written: a capture record without items
+ * (CMON_CAPTURE_DROP) tells user space to forget them. */
+static __always_inline void drop_entry_records(struct cmon_frame *fr)
 {
 	struct cmon_capture_rec *rec;
 	__u32 k = fr->func_id * 2;
-	struct cmon_fetch_plan *plan = bpf_map_lookup_elem(&fetch_plans, &k);
 
-	if (!plan || !plan->n)
-		return;
+	if (!targ_stack) {
+		struct cmon_fetch_plan *plan = bpf_map_lookup_elem(&fetch_plans, &k);
+
+		if (!plan || !plan->n)
+			return;
+	}
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec)
-		return; /* its pending capture stays until the end: memory, not data */
+		return; /* they stay until the end: memory, not data */
 	rec->type = CMON_REC_CAPTURE;
 	rec->n = 0;
 	rec->ts_entry_ns = fr->ts;
@@ -138,8 +142,8 @@ static __always_inline bool frame_kept(struct cmon_frame *fr, __u32 flags, __u64
 		st->filtered++;
 	else if (st)
 		st->unchanged++;
-	if (targ_capture)
-		drop_captures(fr);
+	if (targ_capture || targ_stack)
+		drop_entry_records(fr);
 	return false;
 }
 

@@ -75,6 +75,8 @@ static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size
 {
 	struct trace_run *r = ctx;
 
+	if (rec->at_return == CMON_CAPTURE_DROP && r->stacks)
+		stack_book__forget(r->stacks, rec->tid, rec->ts_entry_ns);
 	return typer__capture(r->typer, rec) ? -1 : 0;
 }
 
