@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "dwarf/ctype.h"
 #include "filter/expr.h"
+#include "probe/resolve.h"
 
 static char last_msg[512];
 
@@ -258,6 +259,50 @@ static void test_limits(void **state)
 	log_set_sink(NULL, NULL);
 }
 
+/* A run's programs: 2 per function, both decided at the return when
+ * either needs it; a glob's name missing in one function names it; a
+ * USDT site is refused; no text: no programs. */
+static void test_compile_run(void **state)
+{
+	struct probe_object obj = { .path = "/nonexistent", .attach_path = "/nonexistent" };
+	struct probe_func funcs[3] = { { .name = "f" }, { .name = "g" }, { .name = "site" } };
+	struct probe_set set = { .objects = &obj, .n_objects = 1, .funcs = funcs, .n_funcs = 2 };
+	struct cmon_expr_prog *p = NULL;
+
+	(void)state;
+	log_set_sink(sink, NULL);
+	assert_int_equal(expr__compile_run(NULL, NULL, &set, false, &p), 0);
+	assert_null(p);
+	assert_int_equal(expr__compile_run("arg0 > 1", "ret", &set, false, &p), 0);
+	assert_non_null(p);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(p[2 * i].n, 3);
+		assert_int_equal(p[2 * i + 1].n, 1);
+		assert_int_equal(p[2 * i].flags, CMON_EXPR_AT_EXIT);     /* for --on-change's ret */
+		assert_int_equal(p[2 * i + 1].flags, CMON_EXPR_AT_EXIT);
+	}
+	free(p);
+	assert_int_equal(expr__compile_run("arg0 > 1", NULL, &set, false, &p), 0);
+	assert_int_equal(p[0].flags, 0);
+	assert_int_equal(p[1].n, 0);
+	free(p);
+	p = NULL;
+	assert_int_equal(expr__compile_run("arg0 > 1", "latency_ns", &set, true, &p), -EINVAL);
+	assert_string_equal(last_msg, "--on-change: ret and latency_ns need the return (not with "
+				      "--no-return): latency_ns");
+	assert_null(p);
+	assert_int_equal(expr__compile_run("len > 1", NULL, &set, false, &p), -EINVAL);
+	assert_string_equal(last_msg, "--if: 'len': f has no DWARF (name arguments arg0..arg5) at "
+				      "column 1: len > 1");
+	funcs[2].usdt = true;
+	set.n_funcs = 3;
+	assert_int_equal(expr__compile_run(NULL, "arg1", &set, false, &p), -EINVAL);
+	assert_string_equal(last_msg, "--on-change: site is a USDT probe or a source line: "
+				      "--on-change applies to functions (--func) only");
+	assert_null(p);
+	log_set_sink(NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_at_exit),
 		cmocka_unit_test(test_compile),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_compile_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
