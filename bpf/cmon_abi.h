@@ -263,7 +263,7 @@ struct cmon_capture_item {
 enum cmon_expr_op {
 	CMON_OP_ARG = 1,   /* push args[imm] */
 	CMON_OP_RET,       /* push the return value */
-	CMON_OP_LAT,       /* push the latency, ns */
+	CMON_OP_LAT,       /* push the latency, ns, less lat_bias_ns (at least 0) */
 	CMON_OP_CONST,     /* push imm */
 	CMON_OP_LOAD,      /* top = SIZE bytes at top + imm (SIZE 0: top + imm, an address) */
 	CMON_OP_STR_EQ,    /* top = the C string at top equals strs[imm] */
@@ -291,6 +291,7 @@ struct cmon_expr_insn {
 struct cmon_expr_prog {
 	__u32 n;     /* instructions; 0: no program */
 	__u32 flags; /* CMON_EXPR_* */
+	__u64 lat_bias_ns; /* the probe's own cost, taken out of latency_ns (as in records) */
 	struct cmon_expr_insn insns[CMON_EXPR_MAX_OPS];
 	char strs[CMON_EXPR_MAX_STRS][CMON_EXPR_STR_MAX + 8]; /* NUL-terminated */
 };
@@ -312,7 +313,7 @@ _Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 _Static_assert(sizeof(struct cmon_expr_insn) == 16, "cmon_expr_insn layout");
-_Static_assert(sizeof(struct cmon_expr_prog) == 8 + 16 * CMON_EXPR_MAX_OPS + 40 * CMON_EXPR_MAX_STRS,
+_Static_assert(sizeof(struct cmon_expr_prog) == 16 + 16 * CMON_EXPR_MAX_OPS + 40 * CMON_EXPR_MAX_STRS,
 	       "cmon_expr_prog layout");
 _Static_assert(sizeof(struct cmon_change_key) == 8, "cmon_change_key layout");
 

@@ -171,7 +171,9 @@ bad:
 static __noinline bool expr_run(const struct cmon_expr_prog *prog, const __u64 *args,
 				     __u64 ret, __u64 lat, __u64 *out)
 {
-	struct expr_ctx c = { .prog = prog, .ret = ret, .lat = lat };
+	/* The function's own time, as the records' latency_ns shows it. */
+	struct expr_ctx c = { .prog = prog, .ret = ret,
+			      .lat = lat > prog->lat_bias_ns ? lat - prog->lat_bias_ns : 0 };
 
 	__builtin_memcpy(c.args, args, sizeof(c.args));
 	bpf_loop(CMON_EXPR_MAX_OPS, expr_step, &c, 0);

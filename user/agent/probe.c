@@ -396,6 +396,8 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	 * compiles it again for its union of functions). */
 	if (!err && s->if_expr)
 		err = expr__compile_run(s->if_expr, NULL, g->set, false, &g->exprs);
+	if (!err && s->if_expr)
+		expr__set_latency_bias(g->exprs, g->set, probe_calib__host());
 	if (!err && s->instrument == INSTR_LOG) /* latencies are the function's own */
 		err = decoder__init(&g->decoder, g->set, probe_calib__host());
 	if (!err && s->instrument == INSTR_LOG) {
@@ -753,6 +755,7 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 		struct cmon_expr_prog *exprs = NULL;
 
 		err = expr__compile_run(sh->members[0]->spec->if_expr, NULL, *set, false, &exprs);
+		expr__set_latency_bias(exprs, *set, probe_calib__host()); /* as its series */
 		po.exprs = exprs;
 		if (!err) {
 			*prof = profiler__new(*set, &po);

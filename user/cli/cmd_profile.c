@@ -589,6 +589,7 @@ static int setup(struct profile_run *r)
 		r->usage_err = err == -EINVAL;
 		return err;
 	}
+	expr__set_latency_bias(r->exprs, r->set, r->calib); /* the latencies it reports */
 	po.exprs = r->exprs;
 	r->prof = profiler__new(r->set, &po);
 	if (!r->prof) {

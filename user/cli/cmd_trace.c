@@ -539,6 +539,8 @@ static int calibrate(struct trace_run *r)
 	err = decoder__init(&r->decoder, r->set, calib);
 	if (err)
 		log_error("out of memory");
+	/* --if's latency_ns is the one the records show. */
+	expr__set_latency_bias(r->exprs, r->set, calib);
 	return err;
 }
 

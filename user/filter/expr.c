@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "dwarf/ctype.h"
 #include "filter/expr.h"
+#include "probe/calib.h"
 #include "probe/resolve.h"
 
 enum node_kind { N_NUM, N_STR, N_PATH, N_CMP, N_AND, N_OR, N_NOT };
@@ -879,4 +880,15 @@ cleanup:
 	else
 		*out = progs;
 	return err;
+}
+
+void expr__set_latency_bias(struct cmon_expr_prog *progs, const struct probe_set *set,
+			    const struct probe_calib *calib)
+{
+	for (size_t i = 0; progs && i < set->n_funcs; i++) {
+		uint64_t bias = calib && calib->valid ? probe_calib__bias(calib, &set->funcs[i]) : 0;
+
+		progs[2 * i].lat_bias_ns = bias;
+		progs[2 * i + 1].lat_bias_ns = bias;
+	}
 }

@@ -21,6 +21,7 @@
 #include "dwarf/debuginfo.h"
 
 struct probe_set;
+struct probe_calib;
 struct expr;
 
 /* Parse TEXT.  0 and *OUT (free with expr__free), or -EINVAL after one
@@ -61,5 +62,11 @@ int expr__compile_set(const char *text, const char *what, const struct probe_set
  */
 int expr__compile_run(const char *if_text, const char *change_text, const struct probe_set *set,
 		      bool entry_only, struct cmon_expr_prog **out);
+
+/* latency_ns in PROGS (from expr__compile_run) is the function's own, as
+ * records and profiles show it: each function's probe cost (CALIB; NULL
+ * or not valid: none, --raw-latency) is taken out. */
+void expr__set_latency_bias(struct cmon_expr_prog *progs, const struct probe_set *set,
+			    const struct probe_calib *calib);
 
 #endif
