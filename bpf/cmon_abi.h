@@ -194,6 +194,7 @@ struct cmon_frame {
 #define CMON_FRAME_TAIL_CALLED 1u /* left through a tail call: returns with its callee */
 #define CMON_FRAME_FOCUS 2u       /* a --focus function's frame */
 #define CMON_FRAME_QUIET 4u       /* pushed for pairing only: no record */
+#define CMON_FRAME_AT_EXIT 8u     /* profile: --if decides at the return (not counted yet) */
 
 /*
  * Coroutine stacks (shadow_stack.bpf.h): the regions a process made
@@ -237,6 +238,8 @@ struct cmon_func_stats {
 	__u64 lost_nomem;   /* entry not recorded: no per-thread storage */
 	__u64 lost_capture; /* capture record not written: ring buffer full */
 	__u64 outside_focus; /* --focus: entered outside every focus function */
+	__u64 filtered;     /* --if: the condition was false, no record */
+	__u64 unchanged;    /* --on-change: the value was the last one, no record */
 };
 
 /* Following a program's children (follow.bpf.h): at most this many
@@ -327,18 +330,77 @@ struct cmon_capture_rec {
 	__u64 ts_entry_ns; /* with tid: the call it belongs to */
 	__u32 tid;
 	__u32 func_id;
-	__u32 at_return; /* 0: entry items, 1: return items */
+	__u32 at_return; /* 0: entry items, 1: return items, CMON_CAPTURE_DROP */
 	__u32 len;       /* bytes after this header */
 };
+
+/* at_return of an empty capture record: the call was left out by --if or
+ * --on-change at its return; its entry capture and stack are forgotten. */
+#define CMON_CAPTURE_DROP 2u
 
 struct cmon_capture_item {
 	__u32 len;
 	__u32 flags; /* enum cmon_item_flags */
 };
 
+/*
+ * --if EXPR and --on-change EXPR: a small postfix program per function,
+ * compiled in user space (user/filter/expr.c) and interpreted by
+ * bpf/expr.bpf.h on a stack of CMON_EXPR_STACK 64-bit values.  Every value
+ * pushed is already extended to 64 bits by its C type (SIZE bytes,
+ * IS_SIGNED), so comparisons are exact; a memory read that faults pushes 0.
+ * Programs live in an array by func_id * 2 + (0: --if, 1: --on-change).
+ */
+#define CMON_EXPR_MAX_OPS 32
+#define CMON_EXPR_STACK 8
+#define CMON_EXPR_MAX_STRS 4
+#define CMON_EXPR_STR_MAX 32  /* bytes of a string constant, NUL not counted */
+
+enum cmon_expr_op {
+	CMON_OP_ARG = 1,   /* push args[imm] */
+	CMON_OP_RET,       /* push the return value */
+	CMON_OP_LAT,       /* push the latency, ns, less lat_bias_ns (at least 0) */
+	CMON_OP_CONST,     /* push imm */
+	CMON_OP_LOAD,      /* top = SIZE bytes at top + imm (SIZE 0: top + imm, an address) */
+	CMON_OP_STR_EQ,    /* top = the C string at top equals strs[imm] */
+	CMON_OP_EQ,        /* pop b, pop a, push a OP b (signed unless IS_SIGNED is 0) */
+	CMON_OP_NE,
+	CMON_OP_LT,
+	CMON_OP_LE,
+	CMON_OP_GT,
+	CMON_OP_GE,
+	CMON_OP_AND,       /* logical: both sides are evaluated (no side effects) */
+	CMON_OP_OR,
+	CMON_OP_NOT,
+};
+
+struct cmon_expr_insn {
+	__s64 imm;
+	__u8 op;        /* enum cmon_expr_op */
+	__u8 size;      /* ARG, RET, LOAD: bytes of the value (1, 2, 4, 8) */
+	__u8 is_signed; /* ARG, RET, LOAD: sign-extend; compare ops: signed */
+	__u8 pad[5];
+};
+
+#define CMON_EXPR_AT_EXIT 1u /* names ret or latency_ns: evaluated at the return */
+
+struct cmon_expr_prog {
+	__u32 n;     /* instructions; 0: no program */
+	__u32 flags; /* CMON_EXPR_* */
+	__u64 lat_bias_ns; /* the probe's own cost, taken out of latency_ns (as in records) */
+	struct cmon_expr_insn insns[CMON_EXPR_MAX_OPS];
+	char strs[CMON_EXPR_MAX_STRS][CMON_EXPR_STR_MAX + 8]; /* NUL-terminated */
+};
+
+/* --on-change: the last value recorded, per (process, function). */
+struct cmon_change_key {
+	__u32 pid;
+	__u32 func_id;
+};
+
 /* The layout both sides compile: a change here is a change of the ABI. */
 _Static_assert(sizeof(struct cmon_call_rec) == 144, "cmon_call_rec layout");
-_Static_assert(sizeof(struct cmon_func_stats) == 48, "cmon_func_stats layout");
+_Static_assert(sizeof(struct cmon_func_stats) == 64, "cmon_func_stats layout");
 _Static_assert(sizeof(struct cmon_follow_stats) == 16, "cmon_follow_stats layout");
 _Static_assert(sizeof(struct cmon_fork_rec) == 8, "cmon_fork_rec layout");
 _Static_assert(sizeof(struct cmon_frame) == 96, "cmon_frame layout");
@@ -352,5 +414,10 @@ _Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
 _Static_assert(sizeof(struct cmon_watch_rec) == 72, "cmon_watch_rec layout");
 _Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
+
+_Static_assert(sizeof(struct cmon_expr_insn) == 16, "cmon_expr_insn layout");
+_Static_assert(sizeof(struct cmon_expr_prog) == 16 + 16 * CMON_EXPR_MAX_OPS + 40 * CMON_EXPR_MAX_STRS,
+	       "cmon_expr_prog layout");
+_Static_assert(sizeof(struct cmon_change_key) == 8, "cmon_change_key layout");
 
 #endif /* CMON_H */

@@ -24,6 +24,8 @@
 #include "mem.bpf.h"
 #include "shadow_stack.bpf.h"
 #include "filter.bpf.h"
+#include "args.bpf.h"
+#include "expr.bpf.h"
 
 /* libbpf 1.1 stops at the fifth argument register. */
 #ifndef PT_REGS_PARM6
@@ -139,7 +141,11 @@ static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr
 	__u32 cause;
 	struct cmon_prof_value *v = value_of(fr->func_id, task->tgid, true, &cause);
 
-	if (v)
+	if (!v)
+		return;
+	if (fr->flags & CMON_FRAME_AT_EXIT)
+		v->filtered++; /* a condition on the return cannot hold */
+	else
 		v->noreturn++;
 }
 
@@ -148,22 +154,10 @@ static __always_inline bool wanted(struct task_struct *task)
 	return task_wanted(task);
 }
 
-static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs *ctx)
+static __always_inline void count_arg_value(struct cmon_prof_value *v, __u64 a)
 {
-	__u64 a;
 	__u32 b;
 
-	/* barrier_var: keep one fixed-offset context load per case (the
-	 * verifier refuses a load at a computed context offset). */
-	switch (targ_hist_arg) {
-	case 0: a = PT_REGS_PARM1(ctx); barrier_var(a); break;
-	case 1: a = PT_REGS_PARM2(ctx); barrier_var(a); break;
-	case 2: a = PT_REGS_PARM3(ctx); barrier_var(a); break;
-	case 3: a = PT_REGS_PARM4(ctx); barrier_var(a); break;
-	case 4: a = PT_REGS_PARM5(ctx); barrier_var(a); break;
-	case 5: a = PT_REGS_PARM6(ctx); barrier_var(a); break;
-	default: a = PT_REGS_RC(ctx); barrier_var(a); break; /* CMON_HIST_RET, at the return */
-	}
 	a = hist_arg_value(a, targ_hist_bytes, targ_hist_signed);
 	/* log2 buckets hold values >= 0: a negative one is out of range */
 	if (!targ_linear && targ_hist_signed && (__s64)a < 0)
@@ -176,6 +170,46 @@ static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs 
 		v->arg_hist[b]++;
 	else
 		v->arg_overflow++;
+}
+
+static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs *ctx)
+{
+	__u64 a;
+
+	/* barrier_var: keep one fixed-offset context load per case (the
+	 * verifier refuses a load at a computed context offset). */
+	switch (targ_hist_arg) {
+	case 0: a = PT_REGS_PARM1(ctx); barrier_var(a); break;
+	case 1: a = PT_REGS_PARM2(ctx); barrier_var(a); break;
+	case 2: a = PT_REGS_PARM3(ctx); barrier_var(a); break;
+	case 3: a = PT_REGS_PARM4(ctx); barrier_var(a); break;
+	case 4: a = PT_REGS_PARM5(ctx); barrier_var(a); break;
+	case 5: a = PT_REGS_PARM6(ctx); barrier_var(a); break;
+	default: a = PT_REGS_RC(ctx); barrier_var(a); break; /* CMON_HIST_RET, at the return */
+	}
+	count_arg_value(v, a);
+}
+
+/* --if names ret or latency_ns for FUNC_ID: the call is counted at its
+ * return, if at all. */
+static __always_inline bool expr_at_exit(__u32 func_id)
+{
+	__u32 k = func_id * 2;
+	const struct cmon_expr_prog *p = bpf_map_lookup_elem(&expr_progs, &k);
+
+	return p && p->n && (p->flags & CMON_EXPR_AT_EXIT);
+}
+
+/* A call --if left out: counted as such (not in calls). */
+static __always_inline void count_filtered(struct task_struct *task, __u32 func_id)
+{
+	__u32 cause;
+	struct cmon_prof_value *v = value_of(func_id, task->tgid, true, &cause);
+
+	if (v)
+		v->filtered++;
+	else
+		count_loss(cause);
 }
 
 /* An entry of FUNC_ID in a process that counts: its counters, the call
@@ -217,6 +251,8 @@ int BPF_KPROBE(cmon_prof_entry)
 	struct cmon_shadow_stack *ss = NULL;
 	struct cmon_frame *fr;
 	bool go = cookie & CMON_COOKIE_GO;
+	__u64 args[CMON_MAX_ARGS] = {};
+	bool deferred = false;
 
 	if (go && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
 		/* Per goroutine (shadow_stack.bpf.h); a function restarted
@@ -228,20 +264,39 @@ int BPF_KPROBE(cmon_prof_entry)
 		if (ss && go_restarted(ss, slot, func_id))
 			return 0;
 	}
-	v = count_call(task, func_id);
-	if (!v)
-		return 0;
-	if (targ_hist_arg >= 0 && targ_hist_arg != CMON_HIST_RET)
-		count_arg(v, ctx);
-	if (cookie & CMON_COOKIE_NEVER_RETURNS) {
-		v->noreturn++; /* no return will come to time it */
-		return 0;
+	if (targ_expr) {
+		if (!wanted(task))
+			return 0;
+		read_args(ctx, go, args);
+		deferred = expr_at_exit(func_id);
+		if (deferred && (cookie & CMON_COOKIE_NEVER_RETURNS)) {
+			count_filtered(task, func_id); /* no return: the condition cannot hold */
+			return 0;
+		}
+		if (!deferred && expr_decide(func_id, task->tgid, args, 0, 0, false, false)) {
+			count_filtered(task, func_id);
+			return 0;
+		}
+	}
+	if (deferred) {
+		v = NULL; /* counted at the return, if --if holds */
+	} else {
+		v = count_call(task, func_id);
+		if (!v)
+			return 0;
+		if (targ_hist_arg >= 0 && targ_hist_arg != CMON_HIST_RET)
+			count_arg(v, ctx);
+		if (cookie & CMON_COOKIE_NEVER_RETURNS) {
+			v->noreturn++; /* no return will come to time it */
+			return 0;
+		}
 	}
 
 	if (!go)
 		ss = shadow_stack_get(task, slot, true);
 	if (!ss) {
-		v->lost++;
+		if (v)
+			v->lost++;
 		count_loss(CMON_LOSS_TASK_MEM);
 		return 0;
 	}
@@ -250,13 +305,16 @@ int BPF_KPROBE(cmon_prof_entry)
 	shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
-		v->lost++;
+		if (v)
+			v->lost++;
 		count_loss(CMON_LOSS_DEPTH);
 		return 0;
 	}
 	fr->slot = slot;
 	fr->func_id = func_id;
-	fr->flags = 0;
+	fr->flags = deferred ? CMON_FRAME_AT_EXIT : 0;
+	if (deferred)
+		__builtin_memcpy(fr->args, args, sizeof(fr->args));
 	if (targ_mem) {
 		struct mm_struct *mm = task->mm;
 
@@ -276,10 +334,29 @@ static __always_inline void count_return(struct task_struct *task, struct cmon_f
 	__u32 b, cause;
 	__u64 lat;
 
-	v = value_of(fr->func_id, task->tgid, false, &cause);
-	if (!v)
-		return;
 	lat = ts - fr->ts;
+	if (fr->flags & CMON_FRAME_AT_EXIT) {
+		/* --if on the return: counted now, or filtered. */
+		__u64 ret = kind != CMON_EXIT_TAIL_JMP ? PT_REGS_RC(ctx) : 0;
+
+		if (expr_decide(fr->func_id, task->tgid, fr->args, ret, lat, true, true)) {
+			count_filtered(task, fr->func_id);
+			return;
+		}
+		v = value_of(fr->func_id, task->tgid, true, &cause);
+		if (!v) {
+			count_unslotted(fr->func_id);
+			count_loss(cause);
+			return;
+		}
+		v->calls++;
+		if (targ_hist_arg >= 0 && targ_hist_arg < CMON_MAX_ARGS)
+			count_arg_value(v, fr->args[targ_hist_arg & 7]);
+	} else {
+		v = value_of(fr->func_id, task->tgid, false, &cause);
+		if (!v)
+			return;
+	}
 	if (!v->returns || lat < v->lat_min_ns)
 		v->lat_min_ns = lat;
 	if (lat > v->lat_max_ns)

@@ -25,6 +25,7 @@ struct cmon_prof_value {
 	__u64 lat_max_ns;
 	__s64 rss_growth;   /* bytes, summed over completed calls */
 	__u64 arg_overflow; /* linear: outside [MIN, MIN + 65 STEP); log2: negative */
+	__u64 filtered;     /* --if: calls whose condition was false (not in calls) */
 	__u64 lat_hist[HIST_NBUCKETS];
 	__u64 arg_hist[HIST_ARG_NBUCKETS];
 };

@@ -51,6 +51,8 @@ struct {
 
 #include "fetch.bpf.h"
 #include "filter.bpf.h"
+#include "expr.bpf.h"
+#include "args.bpf.h"
 
 static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
 {
@@ -98,16 +100,68 @@ static __always_inline void fill_identity(struct cmon_call_rec *rec, struct task
 	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
 }
 
-/* Write FR as a record; EXIT_REGS is NULL for a frame that never returned. */
+/* --if / --on-change left FR's call out at its return, after its entry
+ * capture or stack was written: a capture record without items
+ * (CMON_CAPTURE_DROP) tells user space to forget them. */
+static __always_inline void drop_entry_records(struct cmon_frame *fr)
+{
+	struct cmon_capture_rec *rec;
+	__u32 k = fr->func_id * 2;
+
+	if (!targ_stack) {
+		struct cmon_fetch_plan *plan = bpf_map_lookup_elem(&fetch_plans, &k);
+
+		if (!plan || !plan->n)
+			return;
+	}
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec)
+		return; /* they stay until the end: memory, not data */
+	rec->type = CMON_REC_CAPTURE;
+	rec->n = 0;
+	rec->ts_entry_ns = fr->ts;
+	rec->tid = (__u32)bpf_get_current_pid_tgid();
+	rec->func_id = fr->func_id;
+	rec->at_return = CMON_CAPTURE_DROP;
+	rec->len = 0;
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+}
+
+/* Is FR's call (exit FLAGS, value RET, at TS_EXIT) to be written?  The
+ * exit stage of --if / --on-change; a call left out is counted. */
+static __always_inline bool frame_kept(struct cmon_frame *fr, __u32 flags, __u64 ret, __u64 ts_exit)
+{
+	enum expr_verdict ev;
+	struct cmon_func_stats *st;
+
+	if (!targ_expr || (fr->flags & CMON_FRAME_QUIET))
+		return true;
+	ev = expr_decide(fr->func_id, bpf_get_current_pid_tgid() >> 32, fr->args, ret,
+			 ts_exit - fr->ts, true, flags & (CMON_CALL_RETURNED | CMON_CALL_TAILCALL));
+	if (ev == EXPR_KEEP)
+		return true;
+	st = stats_of(fr->func_id);
+	if (st && ev == EXPR_FILTERED)
+		st->filtered++;
+	else if (st)
+		st->unchanged++;
+	if (targ_capture || targ_stack)
+		drop_entry_records(fr);
+	return false;
+}
+
+/* Write FR as a record (DECIDED: frame_kept said so already). */
 static __always_inline void emit_frame(struct task_struct *task, struct cmon_frame *fr,
 				       __u32 depth, __u32 flags, __u64 ret,
-				       __u64 ts_exit, __u64 rss_exit, __u64 vms_exit)
+				       __u64 ts_exit, __u64 rss_exit, __u64 vms_exit, bool decided)
 {
 	struct cmon_call_rec *rec;
 	struct cmon_func_stats *st;
 
 	if (fr->flags & CMON_FRAME_QUIET)
-		return; /* probed for --focus only, or deeper than --max-depth */
+		return; /* probed for --focus only, deeper than --max-depth, or --if at entry */
+	if (!decided && !frame_kept(fr, flags, ret, ts_exit))
+		return;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		st = stats_of(fr->func_id);
@@ -135,7 +189,7 @@ static __always_inline void emit_frame(struct task_struct *task, struct cmon_fra
 /* A frame the stack moved past: its call never returned. */
 static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr, __u32 depth)
 {
-	emit_frame(task, fr, depth, CMON_CALL_NORETURN, 0, 0, 0, 0);
+	emit_frame(task, fr, depth, CMON_CALL_NORETURN, 0, 0, 0, 0, false);
 }
 
 /* Callers that tail-called into a returning frame return with it. */
@@ -153,7 +207,7 @@ static long tail_step(__u64 i, void *data)
 
 	if (!fr || !(fr->flags & CMON_FRAME_TAIL_CALLED))
 		return 1;
-	emit_frame(c->task, fr, c->ss->depth - 1, c->flags, c->ret, c->ts, c->rss, c->vms);
+	emit_frame(c->task, fr, c->ss->depth - 1, c->flags, c->ret, c->ts, c->rss, c->vms, false);
 	shadow_stack_pop(c->ss);
 	return 0;
 }
@@ -254,27 +308,6 @@ static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct 
 	return ss;
 }
 
-/* The integer arguments: the C ABI's registers, or Go's (ABIInternal). */
-#define PICK_REG(c_reg, go_reg, mask)                                            \
-	({                                                                       \
-		__u64 __c = ctx->c_reg, __g = ctx->go_reg;                       \
-		barrier_var(__c);                                                \
-		barrier_var(__g);                                                \
-		(__g & (mask)) | (__c & ~(mask));                                \
-	})
-
-/* Branch-free, as entry_slot: a computed context offset is refused. */
-static __always_inline void read_args(struct pt_regs *ctx, bool go, __u64 *args)
-{
-	__u64 mask = -(__u64)go;
-
-	args[0] = PICK_REG(di, ax, mask);
-	args[1] = PICK_REG(si, bx, mask);
-	args[2] = PICK_REG(dx, cx, mask);
-	args[3] = PICK_REG(cx, di, mask);
-	args[4] = PICK_REG(r8, si, mask);
-	args[5] = PICK_REG(r9, r8, mask);
-}
 
 /* --stack: the user stack at this entry, tagged (tid, TS) for its record.
  * COOKIE says whether the kernel's unwinder may already hold the return
@@ -328,13 +361,18 @@ __u64 break_lost = 0;
 #define CMON_SIGSTOP 19
 
 /*
- * The hook for `cmon break --if EXPR`: a filter program, run before the
- * hit is counted; a hit it refuses neither counts nor stops.  Today every
- * hit passes.
+ * `cmon break --if EXPR`: the --if program (expr.bpf.h) on the arguments,
+ * run before the hit is counted; a hit it refuses neither counts nor stops.
  */
-static __always_inline bool break_condition(struct pt_regs *ctx, __u32 func_id)
+static __always_inline bool break_condition(struct pt_regs *ctx, __u32 func_id, bool go)
 {
-	return true;
+	__u64 a[CMON_MAX_ARGS];
+
+	if (!targ_expr)
+		return true;
+	read_args(ctx, go, a);
+	return expr_decide(func_id, (__u32)(bpf_get_current_pid_tgid() >> 32), a, 0, 0, false,
+			   false) == EXPR_KEEP;
 }
 
 /*
@@ -351,7 +389,7 @@ static __always_inline int break_hit(struct pt_regs *ctx, struct task_struct *ta
 	struct cmon_call_rec *rec;
 	__u64 ts = 0;
 
-	if (!break_condition(ctx, func_id))
+	if (!break_condition(ctx, func_id, cookie & CMON_COOKIE_GO))
 		return 0;
 	if (st)
 		st->calls++;
@@ -475,6 +513,23 @@ int BPF_KPROBE(cmon_entry)
 
 		if (fflags & CMON_FRAME_QUIET)
 			return 0;
+		if (targ_expr) {
+			__u64 a[CMON_MAX_ARGS];
+			enum expr_verdict ev;
+
+			read_args(ctx, go, a);
+			ev = expr_decide(func_id, task->tgid, a, 0, 0, false, false);
+			/* Never returns: a condition on the return cannot hold. */
+			if (ev == EXPR_KEEP && !targ_entry_only)
+				ev = expr_decide(func_id, task->tgid, a, 0, 0, true, false);
+			if (ev != EXPR_KEEP) {
+				if (st && ev == EXPR_FILTERED)
+					st->filtered++;
+				else if (st)
+					st->unchanged++;
+				return 0;
+			}
+		}
 		if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts, NULL) < 0 && st)
 			st->lost_capture++;
 		rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
@@ -508,11 +563,27 @@ int BPF_KPROBE(cmon_entry)
 		ss->focus++;
 	}
 	read_args(ctx, go, fr->args);
+	/* --if / --on-change on the arguments alone: decided now, so member
+	 * reads see what the call was given, and a call left out costs no
+	 * capture or stack. */
+	if (targ_expr && !(fflags & CMON_FRAME_QUIET)) {
+		enum expr_verdict ev = expr_decide(func_id, task->tgid, fr->args, 0, 0, false, false);
+
+		if (ev != EXPR_KEEP) {
+			fr->flags |= CMON_FRAME_QUIET;
+			fflags |= CMON_FRAME_QUIET;
+			if (st && ev == EXPR_FILTERED)
+				st->filtered++;
+			else if (st)
+				st->unchanged++;
+		}
+	}
 	fr->rss = mm ? mm_rss_bytes(mm) : 0;
 	fr->vms = mm ? mm_vms_bytes(mm) : 0;
 	/* Time last, so the memory reads are not counted as the call's. */
 	fr->ts = 0;
-	if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &fr->ts, NULL) < 0 && st)
+	if (targ_capture && !(fflags & CMON_FRAME_QUIET) &&
+	    run_fetch_plan(ctx, func_id, 0, at, 0, &fr->ts, NULL) < 0 && st)
 		st->lost_capture++;
 	if (!fr->ts)
 		fr->ts = bpf_ktime_get_ns();
@@ -536,6 +607,7 @@ int BPF_KPROBE(cmon_exit)
 	__u32 flags = CMON_CALL_RETURNED;
 	__u64 ret = 0, rss, vms;
 	bool go = cookie & CMON_COOKIE_GO;
+	bool kept;
 
 	if (go) {
 		slot = go_slot(ctx, at);
@@ -549,24 +621,26 @@ int BPF_KPROBE(cmon_exit)
 	fr = shadow_stack_top(ss, slot);
 	if (!fr)
 		return 0;
-	if (kind == CMON_EXIT_TAIL_JMP) {
+	if (kind == CMON_EXIT_TAIL_JMP)
 		flags = CMON_CALL_TAILCALL;
-	} else {
+	else
 		ret = PT_REGS_RC(ctx);
-		if (targ_capture) {
-			__u64 tag;
+	/* Decided before the return's captures: a call left out writes none. */
+	kept = frame_kept(fr, flags, ret, ts);
+	if (kept && targ_capture && kind != CMON_EXIT_TAIL_JMP && !(fr->flags & CMON_FRAME_QUIET)) {
+		__u64 tag;
 
-			if (run_fetch_plan(ctx, fr->func_id, 1, at, fr->ts, &tag, fr->args) < 0) {
-				struct cmon_func_stats *st = stats_of(fr->func_id);
+		if (run_fetch_plan(ctx, fr->func_id, 1, at, fr->ts, &tag, fr->args) < 0) {
+			struct cmon_func_stats *st = stats_of(fr->func_id);
 
-				if (st)
-					st->lost_capture++;
-			}
+			if (st)
+				st->lost_capture++;
 		}
 	}
 	rss = mm ? mm_rss_bytes(mm) : 0;
 	vms = mm ? mm_vms_bytes(mm) : 0;
-	emit_frame(task, fr, ss->depth - 1, flags, ret, ts, rss, vms);
+	if (kept)
+		emit_frame(task, fr, ss->depth - 1, flags, ret, ts, rss, vms, true);
 	shadow_stack_pop(ss);
 	/* Callers that tail-called into this frame return with it, with its
 	 * value (the kernel's chained uretprobes that follow find no frame). */

@@ -121,6 +121,16 @@ def test_break_resume_after():
     check(took >= 0.2, "stopped at least 0.2 s: %.3f" % took)
 
 
+def test_break_if_stops_only_where_it_holds():
+    """--if in the kernel: tick(0) and tick(1) run on, tick(2) stops."""
+    code, out, err = cmon(["break", "--func", "tick", "--if", "i == 2", "--resume-after", "0",
+                           "--", target("watch"), "calls", "3"], input="")
+    eq((code, out), (3, CALLS3_OUT), "status and output (%s)" % err)
+    check('i=2 name="tick"' in err, err)
+    check('i=0 ' not in err and 'i=1 ' not in err, "no stop where it does not hold: %s" % err)
+    eq(err.count("cmon: stop "), 1, "one stop: %s" % err)
+
+
 def test_break_sigterm_leaves_it_running():
     b = Break(["--func", "tick", "--", target("watch"), "calls", "3"])
     try:
@@ -174,9 +184,9 @@ def test_break_errors():
     eq(out, "", "the program did not run")
     eq(len(stderr_lines(err)), 1, err)
     check(err.startswith("cmon: ") and "nosuch" in err, err)
-    code, _, err = cmon(["break", "--func", "tick", "--if", "i > 1", "--", target("watch")])
-    eq(code, 2, "--if is not there yet")
-    check("--if is not available yet" in err, err)
+    code, _, err = cmon(["break", "--func", "tick", "--if", "i >", "--", target("watch")])
+    eq(code, 2, "a malformed --if")
+    eq(len(stderr_lines(err)), 1, err)
     code, _, err = cmon(["break", "--func", "tick", "--binary", target("watch")])
     eq(code, 2, "--binary is not for break")
     code, _, err = cmon(["break", "--func", "tick", "--count", "0", "--", target("watch")])

@@ -252,3 +252,19 @@ $(TARGET_DIR)/watch_nopie: tests/targets/watch.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fno-omit-frame-pointer -fcf-protection=none $< -o $@
+
+# --if and --on-change (test_filters.py): ints, a struct and a string
+# parameter, repeated values, sleeps; and the same without DWARF (symbols
+# kept).
+TARGETS += $(TARGET_DIR)/filters $(TARGET_DIR)/filters_nodwarf
+targets: $(TARGET_DIR)/filters $(TARGET_DIR)/filters_nodwarf
+
+$(TARGET_DIR)/filters: tests/targets/filters.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O1 $< -o $@
+
+$(TARGET_DIR)/filters_nodwarf: tests/targets/filters.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -fno-inline -fcf-protection=none -Wall -Wextra -Werror -O1 $< -o $@

@@ -44,6 +44,19 @@ static void test_trace_pid_and_funcs(void **state)
 	cmd_opts__free(&o);
 }
 
+static void test_if_and_on_change(void **state)
+{
+	char *argv[] = { "trace", "-p", "1", "-f", "f", "--if", "a > 1 && s == \"x\"",
+			 "--on-change", "b->len", NULL };
+	struct cmd_opts o;
+
+	(void)state;
+	assert_int_equal(parse_words(CMD_TRACE, argv, &o), 0);
+	assert_string_equal(o.if_expr, "a > 1 && s == \"x\"");
+	assert_string_equal(o.on_change, "b->len");
+	cmd_opts__free(&o);
+}
+
 static void test_trace_launch(void **state)
 {
 	char *argv[] = { "trace", "--func", "sqlite3_*", "--no-return", "--max-events", "100",
@@ -171,6 +184,9 @@ static void test_rejections(void **state)
 		{ "trace", "-p", NULL },                                 /* missing value */
 		{ "trace", "--binary", "a", "--binary", "b", "-f", "f", NULL },
 		{ "list", "-p", "1", NULL },                             /* no pattern */
+		{ "trace", "-p", "1", "-f", "f", "--if", "a >", NULL },   /* malformed */
+		{ "trace", "-p", "1", "-f", "f", "--if", "a", "--if", "b", NULL }, /* twice */
+		{ "trace", "-p", "1", "-f", "f", "--on-change", "(a", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -197,6 +213,7 @@ static void test_option_not_for_this_command(void **state)
 		{ "trace", "--chrome", "-f", "f", "--", "/bin/true", NULL },
 		{ "profile", "--capture", "a=arg0:str", "-f", "f", "--", "/bin/true", NULL },
 		{ "profile", "--max-events", "5", "-f", "f", "--", "/bin/true", NULL },
+		{ "profile", "--on-change", "a", "-f", "f", "--", "/bin/true", NULL },
 	};
 	static const struct {
 		const char *name;
@@ -462,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_list_pid),
 		cmocka_unit_test(test_return_probe_choices),
 		cmocka_unit_test(test_rejections),
+		cmocka_unit_test(test_if_and_on_change),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_option_not_for_this_command),
 		cmocka_unit_test(test_usage_lists_every_option),

@@ -187,6 +187,10 @@ static const struct {
 	  "line 3: 'arg' must be 0..5, ret or a parameter name, not 'len-x'" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, arg: 1}\n", "b",
 	  "line 3: 'arg' is only for instrument arg" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, if: 'a > (b'}\n", "b",
+	  "line 3: 'if': expected ')' at column 7: a > (b" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, if: [a]}\n", "b",
+	  "line 3: 'if' must be a string" },
 	{ "  - {name: b, target: /a, func: f, instrument: log}\n", "b",
 	  "line 3: instrument log needs 'log: {path: ...}'" },
 	{ "  - {name: b, target: /a, func: f, instrument: log, log: {max_bytes: 9000}}\n", "b",
@@ -378,6 +382,20 @@ static void test_equal_and_dup(void **state)
 	agent_spec__free(a);
 	agent_spec__free(b);
 	free(moved);
+
+	/* if: parsed, compared, copied */
+	a = parse_ok("probes:\n  - {name: c, target: /a, func: f, instrument: count, "
+		     "if: 'len > 4096 && m == \"GET\"'}\n");
+	b = parse_ok("probes:\n  - {name: c, target: /a, func: f, instrument: count, "
+		     "if: 'len > 4097'}\n");
+	assert_string_equal(a->probes[0].if_expr, "len > 4096 && m == \"GET\"");
+	assert_false(probe_spec__equal(&a->probes[0], &b->probes[0]));
+	d = probe_spec__dup(&a->probes[0]);
+	assert_true(probe_spec__equal(d, &a->probes[0]));
+	assert_ptr_not_equal(d->if_expr, a->probes[0].if_expr);
+	probe_spec__free(d);
+	agent_spec__free(a);
+	agent_spec__free(b);
 }
 
 static void test_durations(void **state)

@@ -8,6 +8,9 @@
 #     the loop never enters (the cost of being outside the focus), next to
 #     the uprobe+uretprobe floor and to plain cmon trace.
 #  3. --line on bench_fn's body line, next to an empty uprobe.
+#  4. --if on bench_fn(acc, i): a condition that always holds (every call
+#     written) and one that never does (nothing written), next to plain
+#     cmon trace; and --if on the latency (decided at the return).
 #
 # A measurement, not a test.  Exits non-zero only when something could not run.
 #   OUT=build ./tools/bench/bench_probes.sh     (root; tools/bench.sh calls it)
@@ -54,6 +57,12 @@ one() { # config -> appends ns/call to NS[config]
 		>"$out" 2>&1 ;;
 	fp_line) "$CMON" trace -q --line "target.c:$LINE" -F csv -o "$tmp/l.csv" -- \
 		"$B/target_fp" "$N" 1 >"$out" 2>&1 ;;
+	fp_if_true) "$CMON" trace -q --func "$FUNC" --if 'arg1 >= 0' -F csv -o "$tmp/f.csv" -- \
+		"$B/target_fp" "$N" 1 >"$out" 2>&1 ;;
+	fp_if_false) "$CMON" trace -q --func "$FUNC" --if 'arg1 < 0' -F csv -o "$tmp/f.csv" -- \
+		"$B/target_fp" "$N" 1 >"$out" 2>&1 ;;
+	fp_if_lat) "$CMON" trace -q --func "$FUNC" --if 'latency_ns > 1000000000' -F csv \
+		-o "$tmp/f.csv" -- "$B/target_fp" "$N" 1 >"$out" 2>&1 ;;
 	esac
 	v=$(sed -n 's/^ns_per_call=\([0-9.]*\) .*/\1/p' "$out" | tail -n 1)
 	if [ -z "$v" ]; then
@@ -67,6 +76,7 @@ one() { # config -> appends ns/call to NS[config]
 # bench_fn's body line (volatile long sum = a + b): a --line site.
 LINE=$(grep -n 'volatile long sum' tools/bench/target.c | cut -d: -f1)
 CFGS="usdt_untraced usdt_cmon usdt_profile fp_floor fp_cmon fp_focus_out fp_floor1 fp_line"
+CFGS="$CFGS fp_if_true fp_if_false fp_if_lat"
 [ $HAVE_BT = 1 ] && CFGS="$CFGS usdt_bt"
 for ((r = 1; r <= RUNS; r++)); do
 	echo "bench_probes: run $r/$RUNS" >&2
@@ -122,6 +132,22 @@ for c in fp_floor1 fp_line; do
 	fp_line) l="cmon trace --line, CSV to a file" ;;
 	esac
 	[ -n "$v" ] && echo "| $l | $(fmt_ns "$v") | $(ratio "$v" "$f1") |"
+done
+echo
+echo "### --if (\`bench_fn\` on target_fp)"
+echo
+echo "| configuration | ns/call | × plain trace |"
+echo "|---|---:|---:|"
+pt=$(med fp_cmon)
+for c in fp_cmon fp_if_true fp_if_false fp_if_lat; do
+	v=$(med "$c")
+	case $c in
+	fp_cmon) l="cmon trace, CSV to a file" ;;
+	fp_if_true) l="--if 'arg1 >= 0' (always true: every call written)" ;;
+	fp_if_false) l="--if 'arg1 < 0' (never true, decided at the entry)" ;;
+	fp_if_lat) l="--if 'latency_ns > 1000000000' (never true, decided at the return)" ;;
+	esac
+	[ -n "$v" ] && echo "| $l | $(fmt_ns "$v") | $(ratio "$v" "$pt") |"
 done
 echo
 exit $FAILED

@@ -258,6 +258,8 @@ static const struct family_def agent_families[] = {
 	  "applied (empty when none)." },
 	{ "cmon_agent_probe_hits_total", METRIC_COUNTER,
 	  "Calls of the probe's functions the kernel saw (entries, after the probe's filters)." },
+	{ "cmon_agent_calls_filtered_total", METRIC_COUNTER,
+	  "Calls the probe's if: condition left out (not in its counts; probes with if: only)." },
 	{ "cmon_agent_events_lost_total", METRIC_COUNTER,
 	  "Calls the probe could not record: full per-thread stack or map, full ring buffer, "
 	  "log records not written." },
@@ -327,6 +329,8 @@ static int render_probe_agent_metrics(const struct agent_probe *p, const struct 
 		return err;
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_probe_hits_total", l, 1, t->hits);
+	if (!err && s->if_expr)
+		err = expo__add_u64(e, "cmon_agent_calls_filtered_total", l, 1, t->filtered);
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_events_lost_total", l, 1, t->lost);
 	if (!err && t->have_run)

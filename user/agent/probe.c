@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include "agent/logsink.h"
 #include "agent/probe.h"
+#include "filter/expr.h"
 #include "agg/hist_arg.h"
 #include "agg/profiler.h"
 #include "core/log.h"
@@ -147,6 +148,7 @@ struct probe_gen {
 	bool starting; /* applied when the share is attached */
 	bool replacing; /* an earlier generation's counts carried over */
 	struct tracer *tracer;
+	struct cmon_expr_prog *exprs; /* instrument log: if:, 2 per function */
 	struct decoder decoder;
 	struct ident ident;
 	size_t n_probes;
@@ -200,6 +202,7 @@ static void gen_free(struct probe_gen *g)
 	free(g->ids);
 	free(g->share_key);
 	tracer__free(g->tracer);
+	free(g->exprs);
 	decoder__release(&g->decoder);
 	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
 		free(g->names[i]);
@@ -389,6 +392,12 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (is_library(s->target))
 			g->set->exe_dev = g->set->exe_ino = 0; /* any process mapping it */
 	}
+	/* if: its names checked against every function now (the share
+	 * compiles it again for its union of functions). */
+	if (!err && s->if_expr)
+		err = expr__compile_run(s->if_expr, NULL, g->set, false, &g->exprs);
+	if (!err && s->if_expr)
+		expr__set_latency_bias(g->exprs, g->set, probe_calib__host());
 	if (!err && s->instrument == INSTR_LOG) /* latencies are the function's own */
 		err = decoder__init(&g->decoder, g->set, probe_calib__host());
 	if (!err && s->instrument == INSTR_LOG) {
@@ -400,6 +409,7 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 			snprintf(to.filter_comm, sizeof(to.filter_comm), "%s", s->process);
 		to.filter_cgroup = cg;
 		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
+		to.exprs = g->exprs;
 		g->tracer = tracer__new(g->set, &to);
 		if (!g->tracer) {
 			err = -errno;
@@ -437,11 +447,13 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		g->po = po;
 		g->ids = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*g->ids));
 		/* the argument's register, width and sign are the profiler's own */
-		if (asprintf(&g->share_key, "%s\n%d %d %d %u %d %u %d %llu %s\n%llu:%llu", s->target,
-			     ro.ret_choice, po.per_pid, po.hist_arg, po.hist_bytes, po.hist_signed,
-			     po.max_pids, (int)po.filter_pid, (unsigned long long)po.filter_cgroup,
-			     po.filter_comm, (unsigned long long)g->ident.dev,
-			     (unsigned long long)g->ident.ino) < 0)
+		/* ... and so is the condition, last: it may hold any byte */
+		if (asprintf(&g->share_key, "%s\n%d %d %d %u %d %u %d %llu %s\n%llu:%llu\nif %s",
+			     s->target, ro.ret_choice, po.per_pid, po.hist_arg, po.hist_bytes,
+			     po.hist_signed, po.max_pids, (int)po.filter_pid,
+			     (unsigned long long)po.filter_cgroup, po.filter_comm,
+			     (unsigned long long)g->ident.dev, (unsigned long long)g->ident.ino,
+			     s->if_expr ? s->if_expr : "") < 0)
 			g->share_key = NULL;
 		if (!err && (!g->ids || !g->share_key))
 			err = -ENOMEM;
@@ -530,6 +542,7 @@ static void fold_read(struct agent_probe *p, struct probe_gen *g, bool readable)
 	if (readable && gen_read(p, g, &p->base, &tot) == 0) {
 		p->base_hits += tot.hits;
 		p->base_lost += tot.lost;
+		p->base_filtered += tot.filtered;
 		p->base_run_ns += tot.run_ns;
 		p->base_run_cnt += tot.run_cnt;
 	}
@@ -736,10 +749,22 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 	if (err)
 		return err;
 	errcap_begin(&cap, sh->members[0]->spec->id);
-	*prof = profiler__new(*set, &sh->opts);
-	if (!*prof) {
-		err = -errno;
-		log_error("cannot load the BPF programs: %s", strerror(errno));
+	{
+		/* One condition per share (it is in the key): for the union. */
+		struct profiler_opts po = sh->opts;
+		struct cmon_expr_prog *exprs = NULL;
+
+		err = expr__compile_run(sh->members[0]->spec->if_expr, NULL, *set, false, &exprs);
+		expr__set_latency_bias(exprs, *set, probe_calib__host()); /* as its series */
+		po.exprs = exprs;
+		if (!err) {
+			*prof = profiler__new(*set, &po);
+			if (!*prof) {
+				err = -errno;
+				log_error("cannot load the BPF programs: %s", strerror(errno));
+			}
+		}
+		free(exprs);
 	}
 	if (!err)
 		err = profiler__attach(*prof);
@@ -1161,6 +1186,7 @@ static int add_row(struct read_ctx *rc, uint32_t func, uint32_t kpid, const stru
 	}
 	rc->tot->hits += v->calls;
 	rc->tot->lost += v->lost;
+	rc->tot->filtered += v->filtered;
 	name = rc->g->names[func];
 	if (!name_cap__admit(rc->p->fcap, name)) {
 		name = SERIES_FUNC_OTHER;
@@ -1212,6 +1238,7 @@ static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_ta
 				continue;
 			tot->hits += st.calls;
 			tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+			tot->filtered += st.filtered;
 		}
 		return 0;
 	}
@@ -1265,6 +1292,7 @@ int agent_probe__read(struct agent_probe *p, struct series_table *out, struct pr
 	series_table__normalize(out);
 	tot->hits += p->base_hits;
 	tot->lost += p->base_lost;
+	tot->filtered += p->base_filtered;
 	tot->run_ns += p->base_run_ns;
 	tot->run_cnt += p->base_run_cnt;
 	if (p->log)

@@ -63,7 +63,7 @@ struct agent_probe {
 	struct name_cap *fcap;   /* function labels (not log) */
 	/* Carried over from earlier attachments. */
 	struct series_table base;
-	uint64_t base_hits, base_lost, base_run_ns, base_run_cnt;
+	uint64_t base_hits, base_lost, base_filtered, base_run_ns, base_run_cnt;
 	uint64_t log_errors;     /* records that could not be written */
 	uint64_t reattached;     /* binary replacements and map rotations */
 	/* The target as last seen (stat), to notice a replaced binary. */
@@ -104,6 +104,7 @@ void agent_probe__expire(struct agent_probe *p);
 
 struct probe_totals {
 	uint64_t hits, lost;
+	uint64_t filtered;          /* if: calls left out */
 	uint64_t run_ns, run_cnt;
 	uint64_t functions, probes; /* attached now */
 	uint64_t records;           /* log: written */

@@ -41,6 +41,7 @@ void series_val__from_profile(struct series_val *v, const struct func_profile *f
 	memset(v, 0, sizeof(*v));
 	v->calls = fp->calls;
 	v->lost = fp->lost;
+	v->filtered = fp->filtered;
 	/* +Inf and _count from the histogram itself, so the buckets and the
 	 * count always agree. */
 	v->lat_count = hist__total(fp->lat_hist, HIST_NBUCKETS);
@@ -64,6 +65,7 @@ void series_val__add(struct series_val *acc, const struct series_val *v)
 {
 	acc->calls += v->calls;
 	acc->lost += v->lost;
+	acc->filtered += v->filtered;
 	acc->lat_count += v->lat_count;
 	acc->lat_sum_ns += v->lat_sum_ns;
 	for (size_t i = 0; i < SERIES_LAT_NBOUNDS; i++)

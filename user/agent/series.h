@@ -40,6 +40,7 @@ extern const char *const series_arg_le[SERIES_ARG_NBOUNDS];     /* "0" .. "92233
 struct series_val {
 	uint64_t calls;    /* entries */
 	uint64_t lost;     /* entries not recorded */
+	uint64_t filtered; /* if: calls left out (not in calls) */
 	uint64_t lat_count, lat_sum_ns;   /* completed calls, their latency */
 	uint64_t lat_le[SERIES_LAT_NBOUNDS];
 	uint64_t arg_count;

@@ -17,6 +17,7 @@
 #include "agent/yaml_limits.h"
 #include "agent/spec.h"
 #include "agg/hist_arg.h"
+#include "filter/expr.h"
 #include "core/file.h"
 
 #define SPEC_MAX_BYTES (4u << 20) /* a spec larger than this is a mistake */
@@ -444,6 +445,16 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 		p->arg = (int)u;
 		return err;
 	}
+	if (!strcmp(key, "if")) {
+		char msg[256];
+
+		if (is_null(v))
+			return 0;
+		err = get_string(p, v, key, &p->if_expr);
+		if (!err && expr__check(p->if_expr, msg, sizeof(msg)))
+			err = probe_fail(p, v, "'if': %s", msg);
+		return err;
+	}
 	if (!strcmp(key, "metric")) {
 		st->have_metric = true;
 		return get_string(p, v, key, &p->metric);
@@ -816,6 +827,7 @@ static void probe_spec__clear(struct probe_spec *p)
 	free(p->labels);
 	free(p->log_path);
 	free(p->arg_name);
+	free(p->if_expr);
 	free(p->error);
 }
 
@@ -848,7 +860,7 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 	    !str_eq(a->process, b->process) || a->pid != b->pid || !str_eq(a->cgroup, b->cgroup) ||
 	    a->n_funcs != b->n_funcs || a->n_usdts != b->n_usdts ||
 	    a->instrument != b->instrument || a->arg != b->arg ||
-	    !str_eq(a->arg_name, b->arg_name) ||
+	    !str_eq(a->arg_name, b->arg_name) || !str_eq(a->if_expr, b->if_expr) ||
 	    !str_eq(a->metric, b->metric) || a->n_labels != b->n_labels ||
 	    a->per_pid != b->per_pid || a->max_pids != b->max_pids ||
 	    a->max_functions != b->max_functions ||
@@ -900,6 +912,7 @@ struct probe_spec *probe_spec__dup(const struct probe_spec *s)
 	err |= dup_str(s->metric, &d->metric);
 	err |= dup_str(s->log_path, &d->log_path);
 	err |= dup_str(s->arg_name, &d->arg_name);
+	err |= dup_str(s->if_expr, &d->if_expr);
 	err |= dup_str(s->error, &d->error);
 	if (!err && s->n_funcs) {
 		d->funcs = calloc(s->n_funcs, sizeof(*d->funcs));

@@ -15,6 +15,8 @@
  *                                   # (or a list of patterns)
  *       instrument: latency         # required: count | latency | arg | log
  *       arg: 1                      # arg: 0..5, ret, or a parameter name
+ *       if: 'len > 4096'            # optional: only calls where this holds,
+ *                                   # as `cmon trace --if` (in the kernel)
  *       metric: app_kv_call_seconds # optional; default cmon_<name>_<suffix>
  *                                   # (suffix: calls, seconds, arg)
  *       labels: {service: kv}       # optional constant labels
@@ -72,6 +74,7 @@ struct probe_spec {
 	enum probe_instrument instrument;
 	int arg;            /* INSTR_ARG: 0..5, else -1 */
 	char *arg_name;     /* INSTR_ARG: "ret" or a parameter name instead; NULL */
+	char *if_expr;      /* if: a condition (filter/expr.h), NULL: every call */
 	char *metric;       /* family name: the default filled in; for count
 			     * without its "_total" */
 	struct spec_label *labels; /* sorted by name */

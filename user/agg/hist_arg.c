@@ -33,19 +33,6 @@ bool hist_arg__valid(const char *spec)
 	return true;
 }
 
-/* The argument register (0..5) a location is, or -1. */
-static int arg_reg(const struct dloc *l)
-{
-	static const int regs[] = { DREG_RDI, DREG_RSI, DREG_RDX, DREG_RCX, DREG_R8, DREG_R9 };
-
-	if (l->n != 1 || l->p[0].kind != DLOC_REG || l->p[0].off)
-		return -1;
-	for (int i = 0; i < 6; i++)
-		if (l->p[0].reg == regs[i])
-			return i;
-	return -1;
-}
-
 /* Width and sign of an integer-like type; false for anything else. */
 static bool int_like(const struct ctype *t, struct hist_arg *h)
 {
@@ -88,7 +75,7 @@ static int one_func(const struct func_sig *sig, const char *spec, int num, struc
 	}
 	for (size_t i = 0; i < sig->n_params; i++) {
 		const struct func_param *p = &sig->params[i];
-		int reg = arg_reg(&p->loc);
+		int reg = dloc__arg_register(&p->loc, sig->go);
 
 		if (num >= 0 ? reg != num : strcmp(p->name, spec))
 			continue;

@@ -109,6 +109,10 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
 	if (!opts->follow) /* the map is preallocated: not for nothing (the agent loads many) */
 		bpf_map__set_max_entries(p->skel->maps.followed, 1);
+	/* --if only: no --on-change here, and no memory without programs. */
+	p->skel->rodata->targ_expr = opts->exprs != NULL;
+	bpf_map__set_max_entries(p->skel->maps.expr_progs, opts->exprs ? 2 * n_funcs : 1);
+	bpf_map__set_max_entries(p->skel->maps.change_last, 1);
 	probe_links__prepare(p->skel->progs.cmon_prof_entry);
 	probe_links__prepare(p->skel->progs.cmon_prof_exit);
 	probe_links__prepare(p->skel->progs.cmon_prof_usdt);
@@ -161,6 +165,12 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		p->skel = NULL;
 		err = open_and_load(p, false);
 	}
+	/* --if: each function's program, before anything is attached. */
+	for (__u32 k = 0; !err && opts->exprs && k < 2 * set->n_funcs; k++)
+		if (opts->exprs[k].n &&
+		    bpf_map_update_elem(bpf_map__fd(p->skel->maps.expr_progs), &k, &opts->exprs[k],
+					BPF_ANY))
+			err = -errno;
 	if (err)
 		goto fail;
 	return p;
@@ -243,7 +253,7 @@ static void sum_values(struct profiler *p)
 	struct func_profile *o = &p->out;
 	bool have_min = false;
 
-	o->calls = o->returns = o->noreturn = o->lost = 0;
+	o->calls = o->returns = o->noreturn = o->lost = o->filtered = 0;
 	o->lat_sum_ns = o->lat_min_ns = o->lat_max_ns = 0;
 	o->rss_growth_sum = 0;
 	o->arg_overflow = 0;
@@ -255,6 +265,7 @@ static void sum_values(struct profiler *p)
 		o->calls += v->calls;
 		o->noreturn += v->noreturn;
 		o->lost += v->lost;
+		o->filtered += v->filtered;
 		o->arg_overflow += v->arg_overflow;
 		o->rss_growth_sum += v->rss_growth;
 		if (v->returns) {
@@ -295,7 +306,7 @@ static int read_per_func(struct profiler *p, profiler_read_fn fn, void *ctx)
 		if (bpf_map_lookup_elem(fd, &i, p->percpu))
 			return -errno;
 		sum_values(p);
-		if (!p->out.calls)
+		if (!p->out.calls && !p->out.filtered)
 			continue;
 		p->out.func_id = i;
 		p->out.pid = 0;
@@ -347,7 +358,7 @@ static int read_per_pid(struct profiler *p, profiler_read_fn fn, void *ctx)
 		if (bpf_map_lookup_elem(fd, &keys[i], p->percpu))
 			continue; /* cannot vanish: nothing deletes; be lenient */
 		sum_values(p);
-		if (!p->out.calls)
+		if (!p->out.calls && !p->out.filtered)
 			continue;
 		p->out.func_id = keys[i].func_id;
 		p->out.pid = keys[i].pid;

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include "agg/hist.h"
 #include "probe/resolve.h"
+#include "cmon_abi.h"
 
 struct profiler;
 struct follow;
@@ -38,6 +39,8 @@ struct profiler_opts {
 	char filter_comm[16];
 	uint64_t filter_cgroup;
 	bool follow;         /* children of the set's processes too (follow.h) */
+	/* --if: programs by func_id * 2 (expr.h: expr__compile_run), or NULL. */
+	const struct cmon_expr_prog *exprs;
 };
 
 struct func_profile {
@@ -52,6 +55,7 @@ struct func_profile {
 	uint64_t lat_hist[HIST_NBUCKETS];  /* log-linear, see hist.h */
 	uint64_t arg_hist[HIST_ARG_NBUCKETS]; /* log2 (or linear) of hist_arg */
 	uint64_t arg_overflow;     /* linear: values beyond the last bucket */
+	uint64_t filtered;         /* --if was false: not in calls */
 };
 
 /* Returns NULL and sets errno. */

@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "core/privilege.h"
 #include "output/writer.h"
+#include "filter/expr.h"
 #include "probe/calib.h"
 
 #define MAX_PIDS_PER_FUNC 1024 /* --per-pid: distinct processes per function */
@@ -33,7 +34,7 @@
 /* One line of a report: a function (and process) as the kernel summed it. */
 struct prof_row {
 	uint32_t func_id, pid;
-	uint64_t calls, returns, noreturn, lost;
+	uint64_t calls, returns, noreturn, lost, filtered;
 	uint64_t total, min, max, mean, p50, p90, p99, p999;
 	int64_t rss_growth;
 	uint64_t arg_hist[HIST_ARG_NBUCKETS];
@@ -52,6 +53,8 @@ struct profile_run {
 	double t_start;
 	struct strbuf sb; /* escaping CSV and JSON strings */
 	struct hist_arg hist; /* --hist: its register, width and sign */
+	struct cmon_expr_prog *exprs; /* --if, 2 per function */
+	bool usage_err;       /* --if does not fit a function */
 };
 
 /* ---------------------------------------------------------------- collecting */
@@ -88,6 +91,7 @@ static int collect(void *ctx, const struct func_profile *fp)
 	row->returns = fp->returns;
 	row->noreturn = fp->noreturn;
 	row->lost = fp->lost;
+	row->filtered = fp->filtered;
 	row->rss_growth = fp->rss_growth_sum;
 	if (fp->returns) {
 		/* Every latency carries the same probe cost: subtracting it
@@ -440,6 +444,8 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 		fprintf(r->ses.out, ",\"calls\":%llu,\"returns\":%llu,\"noreturn\":%llu,\"lost\":%llu",
 			(unsigned long long)row->calls, (unsigned long long)row->returns,
 			(unsigned long long)row->noreturn, (unsigned long long)row->lost);
+		if (o->if_expr)
+			fprintf(r->ses.out, ",\"filtered\":%llu", (unsigned long long)row->filtered);
 		if (row->returns)
 			fprintf(r->ses.out,
 				",\"total_ns\":%llu,\"min_ns\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu"
@@ -513,18 +519,21 @@ static int report(struct profile_run *r, bool final)
 /* ---------------------------------------------------------------- the run */
 
 /* Calls counted and lost over every row of the last report. */
-static void totals(const struct profile_run *r, uint64_t *calls, uint64_t *lost)
+static void totals(const struct profile_run *r, uint64_t *calls, uint64_t *lost,
+		   uint64_t *filtered)
 {
-	*calls = *lost = 0;
+	*calls = *lost = *filtered = 0;
 	for (size_t i = 0; i < r->n_rows; i++) {
 		*calls += r->rows[i].calls;
 		*lost += r->rows[i].lost;
+		*filtered += r->rows[i].filtered;
 	}
 }
 
 static void cleanup_run(struct profile_run *r)
 {
 	profiler__free(r->prof);
+	free(r->exprs);
 	session__cleanup(&r->ses);
 	probe_set__free(r->set);
 	free(r->rows);
@@ -577,6 +586,13 @@ static int setup(struct profile_run *r)
 	po.lin_step = r->opts.lin_step;
 	po.mem = !r->opts.no_mem;
 	po.max_pids = MAX_PIDS_PER_FUNC;
+	err = expr__compile_run(r->opts.if_expr, NULL, r->set, false, &r->exprs);
+	if (err) {
+		r->usage_err = err == -EINVAL;
+		return err;
+	}
+	expr__set_latency_bias(r->exprs, r->set, r->calib); /* the latencies it reports */
+	po.exprs = r->exprs;
 	r->prof = profiler__new(r->set, &po);
 	if (!r->prof) {
 		err = -errno;
@@ -591,7 +607,7 @@ int cmd_profile(int argc, char **argv)
 	struct profile_run r = {};
 	bool have_status = false;
 	int status = 0, err;
-	uint64_t calls = 0, lost = 0;
+	uint64_t calls = 0, lost = 0, filtered = 0;
 	double deadline = 0, next_report = 0;
 
 	session__init(&r.ses, &r.opts);
@@ -657,7 +673,7 @@ int cmd_profile(int argc, char **argv)
 	err = report(&r, true);
 	if (err)
 		goto cleanup;
-	totals(&r, &calls, &lost);
+	totals(&r, &calls, &lost, &filtered);
 	{
 		uint64_t run_ns, runs;
 
@@ -684,6 +700,9 @@ int cmd_profile(int argc, char **argv)
 						"counted)\n",
 					(unsigned long long)follow__missed(r.ses.follow));
 		}
+		if (r.opts.if_expr)
+			fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
+				(unsigned long long)filtered);
 		struct profiler_losses why;
 		char buf[512];
 
@@ -697,6 +716,10 @@ int cmd_profile(int argc, char **argv)
 	    !deadline)
 		have_status = launch__reap(&r.ses.launch, &status, 1);
 cleanup:
+	if (r.usage_err) {
+		cleanup_run(&r);
+		return CMON_EXIT_USAGE;
+	}
 	cleanup_run(&r);
 	return session__exit_status(err, lost, have_status, status);
 }

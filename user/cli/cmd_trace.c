@@ -22,6 +22,7 @@
 #include "event/tracer.h"
 #include "event/typer.h"
 #include "event/watcher.h"
+#include "filter/expr.h"
 #include "dwarf/debuginfo.h"
 #include "store/store_writer.h"
 #include "event/stacks.h"
@@ -64,6 +65,7 @@ struct trace_run {
 	struct session ses;  /* patterns, output, processes */
 	struct probe_set *set;
 	struct tracer *tracer;
+	struct cmon_expr_prog *exprs; /* --if / --on-change, 2 per function */
 	struct out_router *router; /* trace: where records go, what reached it */
 	struct decoder decoder;
 	uint64_t handed;           /* records given to the router or the store */
@@ -129,6 +131,8 @@ static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size
 {
 	struct trace_run *r = ctx;
 
+	if (rec->at_return == CMON_CAPTURE_DROP && r->stacks)
+		stack_book__forget(r->stacks, rec->tid, rec->ts_entry_ns);
 	return typer__capture(r->typer, rec) ? -1 : 0;
 }
 
@@ -531,7 +535,7 @@ static int close_stores(struct trace_run *r, uint64_t end_ns)
  * captured values (a capture record did not fit): both are losses. */
 static uint64_t report(struct trace_run *r)
 {
-	uint64_t lost = 0, lost_captures = 0;
+	uint64_t lost = 0, lost_captures = 0, filtered = 0, unchanged = 0;
 
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
@@ -539,6 +543,8 @@ static uint64_t report(struct trace_run *r)
 		if (!tracer__func_stats(r->tracer, (unsigned)i, &st)) {
 			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
 			lost_captures += st.lost_capture;
+			filtered += st.filtered;
+			unchanged += st.unchanged;
 		}
 	}
 	if (r->kind == CMD_BREAK) {
@@ -563,6 +569,12 @@ static uint64_t report(struct trace_run *r)
 	if (unwritten(r))
 		fprintf(stderr, "cmon: events not written: %llu (the output failed: %s)\n",
 			(unsigned long long)unwritten(r), strerror(-r->write_err));
+	if (r->opts.if_expr)
+		fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
+			(unsigned long long)filtered);
+	if (r->opts.on_change)
+		fprintf(stderr, "cmon: %llu calls unchanged (--on-change)\n",
+			(unsigned long long)unchanged);
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
 	if (r->ses.follow) {
 		uint64_t forks, unfollowed, failed;
@@ -610,6 +622,10 @@ static uint64_t report(struct trace_run *r)
 		if (r->opts.n_focus)
 			fprintf(stderr, "  (%llu outside --focus)",
 				(unsigned long long)st.outside_focus);
+		if (r->opts.if_expr)
+			fprintf(stderr, "  (%llu filtered)", (unsigned long long)st.filtered);
+		if (r->opts.on_change)
+			fprintf(stderr, "  (%llu unchanged)", (unsigned long long)st.unchanged);
 		fputc('\n', stderr);
 	}
 	return lost + lost_captures;
@@ -628,6 +644,8 @@ static int calibrate(struct trace_run *r)
 	err = decoder__init(&r->decoder, r->set, calib);
 	if (err)
 		log_error("out of memory");
+	/* --if's latency_ns is the one the records show. */
+	expr__set_latency_bias(r->exprs, r->set, calib);
 	return err;
 }
 
@@ -636,6 +654,7 @@ static void cleanup_run(struct trace_run *r)
 	watcher__free(r->watcher);
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
+	free(r->exprs);
 	close_stores(r, 0);
 	rank_book__free(&r->ranks);
 	stack_book__free(r->stacks);
@@ -738,7 +757,7 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	struct typer_opts ty = {};
 	struct resolve_opts ro = {};
 	struct tracer_opts to = {};
-	bool have_status = false;
+	bool have_status = false, usage_err = false;
 	int status = 0, err;
 	uint64_t lost = 0;
 	double deadline = 0;
@@ -788,6 +807,15 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	if (err)
 		goto cleanup;
 	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
+
+	/* --if / --on-change: names checked against every function's DWARF;
+	 * an expression that does not fit a function is a usage error. */
+	err = expr__compile_run(r.opts.if_expr, r.opts.on_change, r.set, r.opts.no_return,
+				&r.exprs);
+	if (err == -EINVAL)
+		usage_err = true;
+	if (err)
+		goto cleanup;
 
 	ty.raw = r.opts.raw;
 	ty.strlen = r.opts.strlen;
@@ -870,6 +898,7 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	to.break_count = kind == CMD_BREAK ? r.opts.break_count : 0;
 	if (kind == CMD_BREAK)
 		breakpoint__target(break_pid(&r));
+	to.exprs = r.exprs;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
@@ -964,6 +993,8 @@ cleanup:
 	if (kind == CMD_BREAK)
 		breakpoint__finish(break_pid(&r), break_stops(&r)); /* every path */
 	cleanup_run(&r);
+	if (usage_err)
+		return CMON_EXIT_USAGE;
 	return session__exit_status(err, lost, have_status, status);
 }
 

@@ -9,6 +9,7 @@
 #include "agg/hist_arg.h"
 #include "core/log.h"
 #include "dwarf/plan.h"
+#include "filter/expr.h"
 #include "output/outpath.h"
 #include "cli/commands.h"
 #include "core/optable.h"
@@ -41,7 +42,6 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "resume-after", OPT_RESUME_AFTER, "SECONDS", B,
 	  "resume after SECONDS (default: on Enter; on a line or the\n"
 	  "end of stdin when it is not a terminal)" },
-	{ "if", OPT_IF, "EXPR", B, "stop only when EXPR holds (not yet available)" },
 	{ "watch", OPT_WATCH, "EXPR", T,
 	  "every write to a global: its DWARF name, SYMBOL[+OFF] or\n"
 	  "ADDR:LEN (hex, LEN 1/2/4/8); old and new value, thread,\n"
@@ -53,6 +53,13 @@ const struct opt_row cmon_opt_rows[] = {
 	  "matches (any depth, recursion counted; repeatable)" },
 	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
 	  "with --focus: calls at most N levels below the focus function" },
+	{ "if", OPT_IF, "EXPR", TCP | B,
+	  "only calls where EXPR holds, decided in the kernel: names\n"
+	  "(DWARF) or arg0..arg5, ret, latency_ns, p->member, ints,\n"
+	  "\"strings\" (== !=), == != < <= > >=, !, &&, ||, ( )" },
+	{ "on-change", OPT_ON_CHANGE, "EXPR", TC,
+	  "a record only when EXPR differs from its last recorded\n"
+	  "value (per function and process)" },
 	{ "line", OPT_LINE, "FILE:LINE", TCP,
 	  "a record each time source line LINE of FILE runs (DWARF\n"
 	  "line table; FILE a basename or path suffix; repeatable)" },
@@ -418,10 +425,24 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			break;
 		}
 		case OPT_IF:
-			/* The hook is in place (break_condition in trace.bpf.c);
-			 * the expression filter is not yet. */
-			log_error("%s: --if is not available yet", name);
-			return -EINVAL;
+		case OPT_ON_CHANGE: {
+			const char *what = c == OPT_IF ? "--if" : "--on-change";
+			struct expr *e = NULL;
+
+			/* Malformed is a usage error, said here with its column;
+			 * names are checked against each function later. */
+			err = expr__parse(optarg, what, &e);
+			expr__free(e);
+			if (!err && (c == OPT_IF ? o->if_expr : o->on_change)) {
+				log_error("%s: %s given twice (join them with &&)", name, what);
+				err = -EINVAL;
+			}
+			if (!err && c == OPT_IF)
+				o->if_expr = optarg;
+			else if (!err)
+				o->on_change = optarg;
+			break;
+		}
 		case OPT_FOCUS:
 			err = push_ptr(&o->focus, &o->n_focus, sizeof(char *), &optarg);
 			break;

@@ -68,6 +68,7 @@ enum opt_key {
 	OPT_COUNT,
 	OPT_RESUME_AFTER,
 	OPT_IF,
+	OPT_ON_CHANGE,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -103,6 +104,8 @@ struct cmd_opts {
 	bool stack;           /* --stack: each call's user stack */
 	bool locals;          /* --locals: a --line record's variables in scope */
 	uint8_t capture_at;   /* --capture-at: enum plan_at */
+	const char *if_expr;  /* --if EXPR (parsed once here; compiled per function later) */
+	const char *on_change; /* --on-change EXPR */
 	const char **lines;   /* --line FILE:LINE, repeatable */
 	size_t n_lines;
 	bool list_lines;      /* cmon list --lines: the lines of code of each function */

@@ -135,6 +135,18 @@ static int classify(const struct ctype *t, enum abi_cls cls[2])
 
 static const uint8_t abi_int_regs[6] = { DREG_RDI, DREG_RSI, DREG_RDX, DREG_RCX, DREG_R8, DREG_R9 };
 
+int dloc__arg_register(const struct dloc *l, bool go)
+{
+	static const uint8_t go_regs[6] = { DREG_RAX, DREG_RBX, DREG_RCX, DREG_RDI, DREG_RSI, DREG_R8 };
+
+	if (l->n != 1 || l->p[0].kind != DLOC_REG || l->p[0].off)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		if (l->p[0].reg == (go ? go_regs : abi_int_regs)[i])
+			return i;
+	return -1;
+}
+
 void dloc__piece_add(struct dloc *l, enum dloc_kind kind, uint8_t reg, uint32_t size, int64_t off)
 {
 	if (l->n >= DLOC_MAX_PIECES)

@@ -125,6 +125,10 @@ struct func_sig {
 
 void func_sig__free(struct func_sig *sig); /* NULL fine */
 
+/* The integer argument register (0..5: rdi rsi rdx rcx r8 r9; with GO,
+ * Go's rax rbx rcx rdi rsi r8: what arg0..arg5 record) that L is whole,
+ * or -1 (memory, another register, an addend, several pieces). */
+int dloc__arg_register(const struct dloc *l, bool go);
 
 enum debuginfo_kind {
 	DEBUGINFO_NONE = 0,      /* no DWARF found: raw mode */

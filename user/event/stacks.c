@@ -85,6 +85,14 @@ void stack_book__add(struct stack_book *b, const struct cmon_stack_rec *rec)
 		s->n = CMON_STACK_MAX;
 }
 
+void stack_book__forget(struct stack_book *b, uint32_t tid, uint64_t ts)
+{
+	struct cmon_stack_rec *s = &b->slots[slot_of(tid, ts)];
+
+	if (s->tid == tid && s->ts_entry_ns == ts)
+		s->ts_entry_ns = 0;
+}
+
 static struct proc_cache *proc_of(struct stack_book *b, pid_t pid)
 {
 	struct proc_cache *v;

@@ -36,6 +36,10 @@ void stack_book__note_process(struct stack_book *b, pid_t pid);
 int stack_book__take(struct stack_book *b, pid_t pid, uint32_t tid, uint64_t ts,
 		     struct strbuf *out);
 
+/* The call (TID, TS) will have no record (--if left it out): its stack,
+ * if kept, is forgotten (not counted as dropped). */
+void stack_book__forget(struct stack_book *b, uint32_t tid, uint64_t ts);
+
 /* Stacks dropped before their call's record came. */
 uint64_t stack_book__dropped(const struct stack_book *b);
 

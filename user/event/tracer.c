@@ -105,6 +105,31 @@ static int load_plans(struct tracer *t)
 	return 0;
 }
 
+/* --if / --on-change programs, by func_id * 2 + kind (after load). */
+static int load_exprs(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.expr_progs);
+
+	for (__u32 k = 0; k < 2 * t->set->n_funcs; k++) {
+		if (!t->opts.exprs[k].n)
+			continue;
+		if (bpf_map_update_elem(fd, &k, &t->opts.exprs[k], BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+#define CHANGE_ENTRIES 16384 /* --on-change: (process, function) pairs remembered */
+
+/* Some function has an --on-change program. */
+static bool on_change(const struct tracer *t)
+{
+	for (size_t i = 0; t->opts.exprs && i < t->set->n_funcs; i++)
+		if (t->opts.exprs[2 * i + 1].n)
+			return true;
+	return false;
+}
+
 static size_t round_pow2(size_t v)
 {
 	size_t p = 4096;
@@ -157,6 +182,12 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_sleepable = opts->plans && opts->sleepable;
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
+	/* The programs' maps take memory only when there are programs: the
+	 * LRU map of --on-change is preallocated. */
+	t->skel->rodata->targ_expr = opts->exprs != NULL;
+	bpf_map__set_max_entries(t->skel->maps.expr_progs,
+				 opts->exprs && set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
+	bpf_map__set_max_entries(t->skel->maps.change_last, on_change(t) ? CHANGE_ENTRIES : 1);
 	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
 	if (!opts->follow) /* the map is preallocated: not for nothing (the agent loads many) */
 		bpf_map__set_max_entries(t->skel->maps.followed, 1);
@@ -227,6 +258,11 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the
 	 * heap back before the ring buffer is mapped. */
 	malloc_trim(0);
+	if (opts->exprs) {
+		err = load_exprs(t);
+		if (err)
+			goto fail;
+	}
 	if (opts->plans) {
 		err = load_plans(t);
 		if (err)
@@ -334,7 +370,13 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 		return 0;
 	for (uint32_t d = sv->depth < CMON_STACK_DEPTH ? sv->depth : CMON_STACK_DEPTH; d > 0; d--) {
 		const struct cmon_frame *fr = &sv->frames[d - 1];
-		struct cmon_call_rec rec = {
+		struct cmon_call_rec rec;
+		char path[64];
+		FILE *f;
+
+		if (fr->flags & CMON_FRAME_QUIET)
+			continue; /* no record: --focus only, --max-depth, --if */
+		rec = (struct cmon_call_rec){
 			.type = CMON_REC_CALL,
 			.flags = CMON_CALL_NORETURN,
 			.ts_entry_ns = fr->ts,
@@ -345,8 +387,6 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 			.func_id = fr->func_id,
 			.depth = d - 1,
 		};
-		char path[64];
-		FILE *f;
 
 		memcpy(rec.args, fr->args, sizeof(rec.args));
 		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
@@ -411,6 +451,8 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		out->lost_nomem += per_cpu[c].lost_nomem;
 		out->lost_capture += per_cpu[c].lost_capture;
 		out->outside_focus += per_cpu[c].outside_focus;
+		out->filtered += per_cpu[c].filtered;
+		out->unchanged += per_cpu[c].unchanged;
 	}
 cleanup:
 	free(per_cpu);

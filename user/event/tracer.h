@@ -40,6 +40,9 @@ struct tracer_opts {
 	 * at_return; NULL: no captures.  Copied into the kernel at load. */
 	const struct cmon_fetch_plan *plans;
 	bool sleepable;        /* fault in pages that are not resident */
+	/* --if / --on-change programs, 2 per function (func_id * 2 + 0: --if,
+	 * + 1: --on-change; n = 0: none), or NULL. */
+	const struct cmon_expr_prog *exprs;
 	bool focus;            /* --focus given (probe_func.focus marks them) */
 	bool line_regs;        /* --locals: line records carry the argument registers */
 	tracer_stack_fn on_stack; /* non-NULL: --stack */

@@ -383,6 +383,9 @@ static size_t bucket_of(uint32_t tid, uint64_t ts)
 	return (size_t)(h >> 52) & (PENDING_BUCKETS - 1);
 }
 
+static struct pending *take(struct typer *t, uint32_t tid, uint64_t ts, uint32_t func_id,
+			    uint32_t at_return);
+
 int typer__capture(struct typer *t, const struct cmon_capture_rec *rec)
 {
 	size_t size = sizeof(*rec) + rec->len;
@@ -391,6 +394,11 @@ int typer__capture(struct typer *t, const struct cmon_capture_rec *rec)
 
 	if (rec->func_id >= t->set->n_funcs || !t->funcs[rec->func_id].layout)
 		return 0;
+	if (rec->at_return == CMON_CAPTURE_DROP) {
+		/* --if / --on-change left the call out at its return. */
+		free(take(t, rec->tid, rec->ts_entry_ns, rec->func_id, 0));
+		return 0;
+	}
 	p = malloc(sizeof(*p) + size);
 	if (!p)
 		return -ENOMEM;
