@@ -427,7 +427,7 @@ static void test_break_and_watch(void **state)
 		{ "break", "--binary", "/bin/true", "-f", "tick", NULL },     /* not for break */
 		{ "break", "-p", "1", "-f", "tick", "--count", "0", NULL },
 		{ "break", "-p", "1", "-f", "tick", "--resume-after", "-1", NULL },
-		{ "break", "-p", "1", "-f", "tick", "--if", "x > 1", NULL },  /* not yet */
+		{ "break", "-p", "1", "-f", "tick", "--if", "x >", NULL },    /* malformed */
 		{ "break", "-p", "1", "-f", "tick", "-F", "json", NULL },     /* text only */
 		{ "trace", "--binary", "/bin/true", "--watch", "x", NULL },   /* one process */
 		{ "trace", "-p", "1", "-p", "2", "--watch", "x", NULL },
