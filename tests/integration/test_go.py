@@ -6,7 +6,7 @@ the program unchanged."""
 from cmonlib import check, eq, run, target, trace
 from test_profile import by_func, final_rows, parse_profile_json, profile
 
-GO_OUT = "[138 141 144 147 150 153 156 159]\n"
+GO_OUT = "[138 141 144 147 150 153 156 159]\n15\n"
 CALLS = 8 * 3 * 41  # goroutines x rounds x (depth 40 .. 0)
 
 
@@ -40,3 +40,11 @@ def test_go_profile_counts_every_call():
     r = fin["main.work"]
     eq((r["calls"], r["returns"], r["noreturn"], r["lost"]), (CALLS, CALLS, 0, 0),
        "calls, returns, noreturn, lost")
+
+
+def test_go_slice_shown_as_its_elements():
+    res = trace(["main.sum"], launch=[target("gowork")], fmt="json")
+    eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
+    eq(res.stdout, GO_OUT, "program output")
+    eq([(dict(r["args"]), r["ret"]) for r in res.rows], [({"xs": [4, 5, 6]}, 15)],
+       "sum([]int{4, 5, 6}): the slice's elements, and its result")

@@ -2,7 +2,8 @@
 // times; work recurses with a 256-byte array per frame, so the goroutines'
 // stacks grow (and are copied) while calls are pending, and goroutines move
 // between threads.  work(id, d, name) returns len(name) + id + d.  Prints
-// the per-goroutine sums: [138 141 144 147 150 153 156 159].
+// the per-goroutine sums: [138 141 144 147 150 153 156 159], then
+// sum([]int{4, 5, 6}) = 15.
 package main
 
 import (
@@ -20,6 +21,15 @@ func work(id int, depth int, name string) int {
 	return len(name) + id
 }
 
+//go:noinline
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
 func main() {
 	var wg sync.WaitGroup
 	total := make([]int, 8)
@@ -34,4 +44,5 @@ func main() {
 	}
 	wg.Wait()
 	fmt.Println(total)
+	fmt.Println(sum([]int{4, 5, 6}))
 }

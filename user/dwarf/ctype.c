@@ -59,6 +59,22 @@ bool ctype__is_go_string(const struct ctype *t)
 	       t->members[1].name && !strcmp(t->members[1].name, "len") && t->members[1].offset == 8;
 }
 
+bool ctype__is_go_slice(const struct ctype *t)
+{
+	const struct ctype *p;
+
+	t = ctype__concrete(t);
+	if (!t || t->kind != CTYPE_STRUCT || !t->name || t->n_members != 3)
+		return false;
+	if (strncmp(t->name, "[]", 2) && strncmp(t->name, "struct []", 9))
+		return false;
+	p = ctype__concrete(t->members[0].type);
+	return t->members[0].name && !strcmp(t->members[0].name, "array") &&
+	       t->members[0].offset == 0 && p->kind == CTYPE_POINTER && p->target &&
+	       ctype__concrete(p->target)->size > 0 && t->members[1].offset == 8 &&
+	       t->members[2].offset == 16;
+}
+
 bool ctype__is_struct_ptr(const struct ctype *t)
 {
 	const struct ctype *p;

@@ -86,6 +86,11 @@ bool ctype__is_string(const struct ctype *t);
  * shown as the text it points to, LEN bytes of it. */
 bool ctype__is_go_string(const struct ctype *t);
 
+/* Go's slice header (struct []T { *T array; int len; int cap }): shown as
+ * its elements, up to GO_SLICE_MAX of them. */
+bool ctype__is_go_slice(const struct ctype *t);
+#define GO_SLICE_MAX 32
+
 /* Pointer to a complete struct or union: what --deref follows. */
 bool ctype__is_struct_ptr(const struct ctype *t);
 

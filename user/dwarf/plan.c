@@ -366,7 +366,8 @@ static bool pointer_base(struct builder *b, int value, int parent, uint32_t off,
 }
 
 static int add_deref(struct builder *b, int value, int parent, uint32_t off,
-		     const struct ctype *ptr, unsigned level, bool at_return, bool text)
+		     const struct ctype *ptr, unsigned level, bool at_return, bool text,
+		     uint32_t elems)
 {
 	struct plan_layout *l = b->l;
 	struct plan_deref *d;
@@ -390,8 +391,10 @@ static int add_deref(struct builder *b, int value, int parent, uint32_t off,
 		fetch_init(&f, CMON_FETCH_STR);
 		f.size = b->o->strlen;
 	} else {
+		uint64_t size = (uint64_t)ctype__concrete(ptr->target)->size * (elems ? elems : 1);
+
 		fetch_init(&f, CMON_FETCH_MEM);
-		f.size = ptr->target->size > CMON_ITEM_MAX ? CMON_ITEM_MAX : ptr->target->size;
+		f.size = size > CMON_ITEM_MAX ? CMON_ITEM_MAX : (uint32_t)size;
 	}
 	if (!pointer_base(b, value, parent, off, &f))
 		return 0; /* not addressable: shown as an address */
@@ -422,14 +425,17 @@ static int scan_pointers(struct builder *b, int value, int parent, const struct 
 	switch (t->kind) {
 	case CTYPE_POINTER:
 		if (ctype__is_string(t))
-			return add_deref(b, value, parent, off, t, level, at_return, true);
+			return add_deref(b, value, parent, off, t, level, at_return, true, 0);
 		if (ctype__is_struct_ptr(t) && level <= b->o->deref)
-			return add_deref(b, value, parent, off, t, level, at_return, false);
+			return add_deref(b, value, parent, off, t, level, at_return, false, 0);
 		return 0;
 	case CTYPE_STRUCT:
 		if (ctype__is_go_string(t))
 			return add_deref(b, value, parent, off, t->members[0].type, level, at_return,
-					 true);
+					 true, 0);
+		if (ctype__is_go_slice(t)) /* its first elements (a slice's length is read then) */
+			return add_deref(b, value, parent, off, t->members[0].type, level, at_return,
+					 false, GO_SLICE_MAX);
 		for (size_t i = 0; i < t->n_members && !err; i++) {
 			const struct ctype_member *m = &t->members[i];
 

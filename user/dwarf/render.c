@@ -498,6 +498,51 @@ static bool emit_go_string(struct rctx *r, const struct view *v, uint32_t off)
 	return true;
 }
 
+/* A Go slice: its first elements (len of them, at most what was read),
+ * from the item its array pointer was read into; false when they were not
+ * read (then shown as the header). */
+static bool emit_go_slice(struct rctx *r, const struct view *v, uint32_t off,
+			  const struct ctype *t, int depth)
+{
+	const struct ctype *elem = ctype__concrete(ctype__concrete(t->members[0].type)->target);
+	const struct render_item *it;
+	const struct plan_deref *d;
+	uint8_t *why_buf;
+	uint64_t len, have;
+	int di;
+
+	if (why_range(v, off, 24, NULL) != W_OK || !elem->size)
+		return false;
+	len = (uint64_t)load_le(v->data + off + 8, 8);
+	d = len ? find_deref(r, v, off, &di) : NULL;
+	if (len && (!d || d->status != PD_OK || !(it = item_at(r, d->at_return, d->item)) ||
+		    (it->flags & CMON_ITEM_FAULT)))
+		return false;
+	have = len ? it->len / elem->size : 0;
+	if (have > len)
+		have = len;
+	why_buf = calloc(have ? have * elem->size : 1, 1); /* W_OK: 0 */
+	if (!why_buf) {
+		r->err = -ENOMEM;
+		return true;
+	}
+	put(r, "[");
+	for (uint64_t i = 0; i < have && !r->err; i++) {
+		struct view sv = { .data = it->data, .why = why_buf,
+				   .size = (uint32_t)(have * elem->size), .value = v->value,
+				   .parent = di };
+
+		if (i)
+			put(r, ",");
+		emit(r, &sv, (uint32_t)(i * elem->size), elem, ".", depth + 1);
+	}
+	put(r, "]");
+	free(why_buf);
+	if (have < len)
+		note_truncated(r);
+	return true;
+}
+
 static void emit_members(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
 			 const char *sep, int depth, bool *first)
 {
@@ -635,6 +680,8 @@ static void emit(struct rctx *r, const struct view *v, uint32_t off, const struc
 	}
 	why = t->size ? why_range(v, off, t->size, &uniform) : W_OK;
 	if (ctype__is_go_string(t) && emit_go_string(r, v, off))
+		return;
+	if (ctype__is_go_slice(t) && emit_go_slice(r, v, off, t, depth))
 		return;
 	switch (t->kind) {
 	case CTYPE_STRUCT:
