@@ -411,10 +411,8 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
 		to.exprs = g->exprs;
 		g->tracer = tracer__new(g->set, &to);
-		if (!g->tracer) {
+		if (!g->tracer)
 			err = -errno;
-			log_error("cannot load the BPF programs: %s", strerror(errno));
-		}
 		if (!err)
 			err = tracer__attach(g->tracer);
 		if (!err) {
@@ -759,10 +757,8 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 		po.exprs = exprs;
 		if (!err) {
 			*prof = profiler__new(*set, &po);
-			if (!*prof) {
+			if (!*prof)
 				err = -errno;
-				log_error("cannot load the BPF programs: %s", strerror(errno));
-			}
 		}
 		free(exprs);
 	}

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/log.h"
+#include "probe/bpf_setup.h"
 #include "probe/attach.h"
 #include "probe/follow.h"
 #include "probe/links.h"
@@ -139,9 +140,9 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 	p->opts = *opts;
 	if (!p->opts.max_pids)
 		p->opts.max_pids = DEFAULT_MAX_PIDS;
-	p->ncpus = libbpf_num_possible_cpus();
-	if (p->ncpus <= 0 || p->ncpus > CMON_MAX_CPUS) {
-		err = p->ncpus <= 0 ? p->ncpus : -E2BIG;
+	p->ncpus = bpf_setup__ncpus();
+	if (p->ncpus < 0) {
+		err = p->ncpus;
 		goto fail;
 	}
 	p->sparse = !opts->per_pid && (uint64_t)set->n_funcs * (uint64_t)p->ncpus *
@@ -165,6 +166,10 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		p->skel = NULL;
 		err = open_and_load(p, false);
 	}
+	if (err) {
+		bpf_setup__failed(true, err);
+		goto fail_quiet;
+	}
 	/* --if: each function's program, before anything is attached. */
 	for (__u32 k = 0; !err && opts->exprs && k < 2 * set->n_funcs; k++)
 		if (opts->exprs[k].n &&
@@ -175,6 +180,8 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		goto fail;
 	return p;
 fail:
+	bpf_setup__failed(false, err);
+fail_quiet:
 	profiler__free(p);
 	errno = -err;
 	return NULL;

@@ -596,7 +596,6 @@ static int setup(struct profile_run *r)
 	r->prof = profiler__new(r->set, &po);
 	if (!r->prof) {
 		err = -errno;
-		log_error("cannot load the BPF programs: %s", strerror(errno));
 		return err;
 	}
 	return profiler__attach(r->prof);

@@ -902,7 +902,6 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
-		log_error("cannot load the BPF programs: %s", strerror(errno));
 		goto cleanup;
 	}
 	err = tracer__attach(r.tracer);

@@ -17,6 +17,7 @@
 #include "probe/attach.h"
 #include "probe/follow.h"
 #include "probe/links.h"
+#include "probe/bpf_setup.h"
 #include "tracer.h"
 #include "trace.skel.h"
 
@@ -234,9 +235,9 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	t->set = set;
 	t->opts = *opts;
 	t->budget = -1;
-	t->ncpus = libbpf_num_possible_cpus();
-	if (t->ncpus <= 0 || t->ncpus > CMON_MAX_CPUS) {
-		err = t->ncpus <= 0 ? t->ncpus : -E2BIG;
+	t->ncpus = bpf_setup__ncpus();
+	if (t->ncpus < 0) {
+		err = t->ncpus;
 		goto fail;
 	}
 	/* Captures make records larger and burstier: give them more room. */
@@ -253,8 +254,10 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		t->skel = NULL;
 		err = open_and_load(t, rb_bytes, false);
 	}
-	if (err)
-		goto fail;
+	if (err) {
+		bpf_setup__failed(true, err);
+		goto fail_quiet;
+	}
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the
 	 * heap back before the ring buffer is mapped. */
 	malloc_trim(0);
@@ -278,6 +281,8 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	}
 	return t;
 fail:
+	bpf_setup__failed(false, err);
+fail_quiet:
 	tracer__free(t);
 	errno = -err;
 	return NULL;
