@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "agent/mappers.h"
 #include "proc/procmaps.h"
 
@@ -27,15 +28,8 @@ static void read_comm(pid_t pid, char comm[16])
 static int add(struct mappers *m, size_t *cap, pid_t pid, const char *comm,
 	       const struct proc_object *o)
 {
-	if (m->n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct mapping *v = realloc(m->v, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		*cap = c;
-	}
+	if (GROW(m->v, m->n, *cap, 256))
+		return -ENOMEM;
 	m->v[m->n] = (struct mapping){ .pid = pid, .dev = o->dev, .ino = o->inode };
 	memcpy(m->v[m->n].comm, comm, 16);
 	m->n++;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "agent/metrics.h"
 
 /* ---------------------------------------------------------------- mbuf */
@@ -426,15 +427,8 @@ static int pidset_add(struct pidset *s, uint32_t pid)
 
 	if (found)
 		return 0;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		uint32_t *p = realloc(s->v, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->v = p;
-		s->cap = cap;
-	}
+	if (GROW(s->v, s->n, s->cap, 16))
+		return -ENOMEM;
 	memmove(s->v + at + 1, s->v + at, (s->n - at) * sizeof(*s->v));
 	s->v[at] = pid;
 	s->n++;
@@ -567,15 +561,8 @@ bool name_cap__admit(struct name_cap *c, const char *name)
 		return true;
 	if (c->n >= c->max)
 		return false;
-	if (c->n == c->cap) {
-		size_t n = c->cap ? c->cap * 2 : 16;
-		char **v = realloc(c->v, n * sizeof(*v));
-
-		if (!v)
-			return false;
-		c->v = v;
-		c->cap = n;
-	}
+	if (GROW(c->v, c->n, c->cap, 16))
+		return false;
 	copy = strdup(name);
 	if (!copy)
 		return false;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "agent/series.h"
 #include "agg/hist.h"
 
@@ -80,15 +81,8 @@ int series_table__add(struct series_table *t, const char *func, uint32_t pid,
 {
 	struct series_row *r;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-
-		r = realloc(t->rows, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		t->rows = r;
-		t->cap = cap;
-	}
+	if (GROW(t->rows, t->n, t->cap, 16))
+		return -ENOMEM;
 	r = &t->rows[t->n];
 	r->func = strdup(func);
 	if (!r->func)

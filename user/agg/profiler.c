@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "probe/bpf_setup.h"
 #include "probe/attach.h"
@@ -345,16 +346,9 @@ static int read_per_pid(struct profiler *p, profiler_read_fn fn, void *ctx)
 	/* Keys first, sorted: a stable order, and no iteration over a hash
 	 * the kernel is inserting into while we call back. */
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			struct cmon_prof_key *k = realloc(keys, c * sizeof(*k));
-
-			if (!k) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			keys = k;
-			cap = c;
+		if (GROW(keys, n, cap, 64)) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		keys[n] = key;
 		prev = &keys[n++];

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "cli/options.h"
 #include "cli/commands.h"
 #include "cli/export_view.h"
@@ -94,16 +95,9 @@ static const char *safe_name(struct names *ns, const char *prefix, const char *i
 			break;
 		free(cand);
 	}
-	if (ns->n == ns->cap) {
-		size_t cap = ns->cap ? ns->cap * 2 : 16;
-		char **v = realloc(ns->v, cap * sizeof(*v));
-
-		if (!v) {
-			free(cand);
-			return NULL;
-		}
-		ns->v = v;
-		ns->cap = cap;
+	if (GROW(ns->v, ns->n, ns->cap, 16)) {
+		free(cand);
+		return NULL;
 	}
 	ns->v[ns->n++] = cand;
 	return cand;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "dwarf/dsb.h"
 #include "dwarf/debuginfo_impl.h"
 
@@ -17,15 +18,8 @@
 
 static int vec_push(struct ptr_vec *v, struct ctype *t)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 32;
-		struct ctype **p = realloc(v->v, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		v->v = p;
-		v->cap = cap;
-	}
+	if (GROW(v->v, v->n, v->cap, 32))
+		return -ENOMEM;
 	v->v[v->n++] = t;
 	return 0;
 }

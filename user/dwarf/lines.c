@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "dwarf/lines.h"
 
 int lines__file_matches(const char *path, const char *file)
@@ -21,15 +22,8 @@ static int push(uint64_t **v, size_t *n, size_t *cap, uint64_t a)
 	for (size_t i = 0; i < *n; i++)
 		if ((*v)[i] == a)
 			return 0;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		uint64_t *p = realloc(*v, c * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
+	if (GROW(*v, *n, *cap, 8))
+		return -ENOMEM;
 	(*v)[(*n)++] = a;
 	return 0;
 }
@@ -128,18 +122,11 @@ int lines__in_range(struct debuginfo *di, uint64_t low, uint64_t high, struct li
 			seen = (*rows)[k].line == (unsigned)ln;
 		if (seen)
 			continue;
-		if (*n == cap) {
-			size_t c = cap ? cap * 2 : 16;
-			struct line_row *p = realloc(*rows, c * sizeof(*p));
-
-			if (!p) {
-				free(*rows);
-				*rows = NULL;
-				*n = 0;
-				return -ENOMEM;
-			}
-			*rows = p;
-			cap = c;
+		if (GROW(*rows, *n, cap, 16)) {
+			free(*rows);
+			*rows = NULL;
+			*n = 0;
+			return -ENOMEM;
 		}
 		(*rows)[*n].line = (unsigned)ln;
 		(*rows)[*n].addr = a;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "core/log.h"
 #include "elfcheck.h"
 #include "symtab.h"
@@ -116,15 +117,8 @@ static char *arena_strndup(struct symtab *st, const char *s, size_t n)
 
 static int vec_push(struct sym_vec *vec, const struct raw_sym *rs)
 {
-	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 1024;
-		struct raw_sym *v = realloc(vec->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		vec->v = v;
-		vec->cap = cap;
-	}
+	if (GROW(vec->v, vec->n, vec->cap, 1024))
+		return -ENOMEM;
 	vec->v[vec->n++] = *rs;
 	return 0;
 }

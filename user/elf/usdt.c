@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <gelf.h>
 #include <libelf.h>
+#include "core/grow.h"
 #include "elf/usdt.h"
 
 #define NT_STAPSDT 3
@@ -137,15 +138,8 @@ static int add_note(struct usdt_probe **out, size_t *n, size_t *cap, const char 
 		if (sema)
 			sema += base_now - base;
 	}
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct usdt_probe *v = realloc(*out, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		*out = v;
-		*cap = c;
-	}
+	if (GROW(*out, *n, *cap, 16))
+		return -ENOMEM;
 	u = &(*out)[*n];
 	memset(u, 0, sizeof(*u));
 	u->provider = strdup(prov);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "ledger.h"
 #include "outpath.h"
@@ -101,16 +102,9 @@ static struct route *route_of(struct out_router *r, pid_t pid, int *err)
 			return &r->routes[i];
 		}
 	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 8;
-		struct route *v = realloc(r->routes, cap * sizeof(*v));
-
-		if (!v) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		r->routes = v;
-		r->cap = cap;
+	if (GROW(r->routes, r->n, r->cap, 8)) {
+		*err = -ENOMEM;
+		return NULL;
 	}
 	rank_book__rank(&r->ranks, pid, rank, sizeof(rank));
 	*err = out_path__expand(r->tmpl, pid, rank, &path);

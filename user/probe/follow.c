@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/grow.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "follow.h"
@@ -133,15 +134,8 @@ static struct follow_proc *find(struct follow *f, pid_t pid)
 
 static struct follow_proc *add(struct follow *f, pid_t pid)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-		struct follow_proc *p = realloc(f->procs, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		f->procs = p;
-		f->cap = cap;
-	}
+	if (GROW(f->procs, f->n, f->cap, 16))
+		return NULL;
 	memset(&f->procs[f->n], 0, sizeof(f->procs[f->n]));
 	f->procs[f->n].pid = pid;
 	return &f->procs[f->n++];

@@ -16,6 +16,7 @@
 
 #include <capstone/capstone.h>
 
+#include "core/grow.h"
 #include "core/log.h"
 #include "probe/insn.h"
 
@@ -353,15 +354,8 @@ int insn__plan_entry(const uint8_t *code, size_t len, uint64_t addr, struct entr
 
 static int offs_push(uint32_t **v, size_t *n, size_t *cap, uint32_t off)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4;
-		uint32_t *nv = realloc(*v, ncap * sizeof(**v));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
+	if (GROW(*v, *n, *cap, 4))
+		return -ENOMEM;
 	(*v)[(*n)++] = off;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "dwarf/inlined.h"
 #include "elf/elfcheck.h"
@@ -54,20 +55,10 @@ int return_choice__parse(const char *s, enum return_choice *out)
 	return -EINVAL;
 }
 
+/* ARR with room for one more (core/grow), or NULL. */
 static void *grow(void *arr, size_t count, size_t *cap, size_t elem)
 {
-	void *p;
-	size_t ncap;
-
-	if (count < *cap)
-		return arr;
-	ncap = *cap ? *cap * 2 : 8;
-	p = realloc(arr, ncap * elem);
-	if (!p)
-		return NULL;
-	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
-	*cap = ncap;
-	return p;
+	return grow__room(&arr, count, cap, elem, 8) ? NULL : arr;
 }
 
 struct builder {

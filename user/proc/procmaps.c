@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "proc/procmaps.h"
 
@@ -139,15 +140,8 @@ static int acc_add(struct obj_acc **accs, size_t *n, size_t *cap,
 		}
 	}
 	if (!a) {
-		if (*n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 16;
-			struct obj_acc *na = realloc(*accs, ncap * sizeof(*na));
-
-			if (!na)
-				return -ENOMEM;
-			*accs = na;
-			*cap = ncap;
-		}
+		if (GROW(*accs, *n, *cap, 16))
+			return -ENOMEM;
 		a = &(*accs)[(*n)++];
 		memset(a, 0, sizeof(*a));
 		a->path = strdup(ml->path);
