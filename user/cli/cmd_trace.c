@@ -27,11 +27,14 @@
 #include "output/outpath.h"
 #include "output/router.h"
 #include "output/writer.h"
+#include "python/cpython.h"
 
 struct trace_run {
 	enum cmd_kind kind;  /* CMD_TRACE or CMD_CAPTURE */
 	struct cmd_opts opts;
 	struct typer *typer;
+	struct pytrace *py; /* --py */
+	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
 	/* capture: one store, or one per process (-o 'run.%p'), made at the
 	 * process's first record. */
 	struct capture_store {
@@ -103,7 +106,7 @@ static int store_call(struct trace_run *r, struct capture_store *cs,
 
 	/* A function without DWARF has a typed view only for its captures: its
 	 * arguments are still the registers. */
-	if (cr->typed && l && l->typed) {
+	if (cr->typed && ((l && l->typed) || r->set->funcs[func_id].python)) {
 		sc.args_json = cr->typed->args;
 		sc.ret_json = cr->status == CALL_OK ? cr->typed->retval : NULL;
 	} else {
@@ -284,6 +287,72 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 		}
 	}
 	return emit(r, &cr, ro, copy.func_id);
+}
+
+/* --py: a code object to name and decide, or a Python call to write. */
+static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+{
+	struct trace_run *r = ctx;
+	struct cmon_py_rec copy;
+	struct call_record cr;
+	int n;
+
+	if (type == CMON_REC_PY_CODE) {
+		pytrace__on_code(r->py, data);
+		return 0;
+	}
+	if (r->max_reached)
+		return -1;
+	if (r->write_err) {
+		if (r->router)
+			out_router__refuse(r->router);
+		else
+			out_ledger__refuse(&r->ledger);
+		return 0;
+	}
+	memcpy(&copy, data, sizeof(copy));
+	copy.comm[CMON_COMM_LEN - 1] = 0;
+	n = pytrace__decode(r->py, &copy, r->decoder.mono_to_real_ns, &cr);
+	if (n <= 0)
+		return 0;
+	return emit(r, &cr, NULL, r->py_func);
+}
+
+/* --py: the processes must run CPython 3.11; the evaluator's probe is
+ * the Python programs'.  0 or -errno after one error line. */
+static int py_prepare(struct trace_run *r)
+{
+	int err = 0;
+
+	if (!r->opts.n_py)
+		return 0;
+	if (r->opts.binary) {
+		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --binary");
+		return -EINVAL;
+	}
+	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen);
+	if (!r->py) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->opts.n_pids && !err; i++)
+		err = pytrace__add_process(r->py, r->opts.pids[i], NULL, false);
+	if (!err && r->ses.launched)
+		err = pytrace__add_process(r->py, r->ses.launch.pid, r->ses.launch_path, true);
+	return err;
+}
+
+static void py_mark(struct trace_run *r)
+{
+	for (size_t i = 0; r->py && i < r->set->n_funcs; i++) {
+		struct probe_func *f = &r->set->funcs[i];
+
+		if (strcmp(f->name, PY_EVAL_FUNC))
+			continue;
+		f->python = true;
+		f->ret_mode = RETURN_URETPROBE;
+		r->py_func = (uint32_t)i;
+	}
 }
 
 /* After each drain: the output gets what was written (a terminal, a pipe,
@@ -483,6 +552,10 @@ static uint64_t report(struct trace_run *r)
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
 				"values)\n", (unsigned long long)lost_captures);
+	if (r->py && pytrace__filtered(r->py))
+		fprintf(stderr, "cmon: python calls filtered: %llu (recorded while cmon named their "
+				"code object; no --py pattern selects it)\n",
+			(unsigned long long)pytrace__filtered(r->py));
 	if (typer__unavailable(r->typer))
 		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
 				"a uprobe cannot read)\n",
@@ -528,6 +601,7 @@ static int calibrate(struct trace_run *r)
 
 static void cleanup_run(struct trace_run *r)
 {
+	pytrace__free(r->py); /* restores its hooks first, whatever happened */
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
 	close_stores(r, 0);
@@ -576,11 +650,15 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	if (err)
 		goto cleanup;
 
+	err = py_prepare(&r);
+	if (err)
+		goto cleanup;
 	session__resolve_opts(&r.ses, &ro);
 	ro.ret_choice = r.opts.no_return ? RETURN_OFF : r.opts.ret_choice;
 	err = probe_set__resolve(&ro, &r.set);
 	if (err)
 		goto cleanup;
+	py_mark(&r);
 	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
 
 	ty.raw = r.opts.raw;
@@ -657,6 +735,10 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 						 r.set->objects[i].module);
 	}
 	to.max_depth = r.opts.max_depth;
+	if (r.py) {
+		to.py_offsets = pytrace__bpf_offsets();
+		to.on_py = on_py;
+	}
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
@@ -667,6 +749,15 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	if (err)
 		goto cleanup;
 	session__install_signals();
+	if (r.py) {
+		int procs_fd, code_fd;
+
+		err = tracer__py_maps(r.tracer, &procs_fd, &code_fd);
+		if (!err)
+			err = pytrace__start(r.py, procs_fd, code_fd);
+		if (err)
+			goto cleanup;
+	}
 	if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
 				"from DWARF)\n",
@@ -694,6 +785,8 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 			    !r.write_err)
 				r.write_err = -EIO;
 		settle_output(&r, false);
+		if (r.py)
+			pytrace__tick(r.py);
 		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
 		if (deadline && clock__mono_s() >= deadline)
@@ -702,6 +795,7 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 
 	/* No call starts or ends past this point; drain what is recorded,
 	 * then report the calls still pending in threads that run on. */
+	pytrace__restore(r.py);
 	tracer__detach_probes(r.tracer);
 	tracer__drain(r.tracer);
 	for (size_t i = 0; i < r.opts.n_pids; i++)

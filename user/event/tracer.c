@@ -71,6 +71,9 @@ static int handle(struct tracer *t, void *data, size_t size)
 			return 0;
 		return t->opts.on_capture(t->opts.ctx, cap, size);
 	}
+	if ((*type == CMON_REC_PY && size >= sizeof(struct cmon_py_rec)) ||
+	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)))
+		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
 	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
@@ -124,6 +127,8 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 				   (uint64_t *)&t->skel->rodata->targ_comm_hi);
 	t->skel->rodata->targ_filter_cgroup = opts->filter_cgroup;
 	t->skel->rodata->targ_max_depth = opts->max_depth;
+	if (opts->py_offsets)
+		memcpy((void *)&t->skel->rodata->targ_py, opts->py_offsets, sizeof(*opts->py_offsets));
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be
 	 * scheduled before the buffer fills (two threads calling flat out
@@ -150,6 +155,8 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	probe_links__prepare(t->skel->progs.cmon_entry);
 	probe_links__prepare(t->skel->progs.cmon_exit);
 	probe_links__prepare(t->skel->progs.cmon_usdt);
+	probe_links__prepare(t->skel->progs.cmon_py_entry);
+	probe_links__prepare(t->skel->progs.cmon_py_exit);
 	return trace_bpf__load(t->skel);
 }
 
@@ -230,6 +237,8 @@ int tracer__attach(struct tracer *t)
 		.entry_prog = t->skel->progs.cmon_entry,
 		.exit_prog = t->skel->progs.cmon_exit,
 		.usdt_prog = t->skel->progs.cmon_usdt,
+		.py_entry_prog = t->skel->progs.cmon_py_entry,
+		.py_exit_prog = t->skel->progs.cmon_py_exit,
 		.entry_only = t->opts.entry_only,
 	};
 	int err;
@@ -353,6 +362,13 @@ int tracer__flush_pending(struct tracer *t, pid_t pid)
 	free(sv);
 	closedir(dir);
 	return 0;
+}
+
+int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd)
+{
+	*procs_fd = bpf_map__fd(t->skel->maps.py_procs);
+	*code_fd = bpf_map__fd(t->skel->maps.py_code);
+	return *procs_fd < 0 || *code_fd < 0 ? -EBADF : 0;
 }
 
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out)

@@ -27,6 +27,9 @@ typedef int (*tracer_record_fn)(void *ctx, const struct cmon_call_rec *rec);
 typedef int (*tracer_capture_fn)(void *ctx, const struct cmon_capture_rec *rec, size_t size);
 /* --stack: a call's user stack, before its record (cmon_abi.h). */
 typedef int (*tracer_stack_fn)(void *ctx, const struct cmon_stack_rec *rec);
+/* --py: a Python call (cmon_py_rec) or a code object seen first
+ * (cmon_py_code_rec); TYPE says which. */
+typedef int (*tracer_py_fn)(void *ctx, __u32 type, const void *rec, size_t size);
 
 struct tracer_opts {
 	bool entry_only;       /* --no-return */
@@ -45,6 +48,10 @@ struct tracer_opts {
 	char filter_comm[16];
 	uint64_t filter_cgroup;
 	int max_depth;         /* --max-depth below the focus; -1: any */
+	/* --py: the interpreter's offsets (NULL: no Python functions) and
+	 * where its records go. */
+	const struct cmon_py_offsets *py_offsets;
+	tracer_py_fn on_py;
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */
@@ -78,6 +85,9 @@ void tracer__detach_probes(struct tracer *t);
  * tracer__detach_probes, or a pending call could also be reported when it
  * returns. */
 int tracer__flush_pending(struct tracer *t, pid_t pid);
+
+/* --py: the maps py_procs and py_code (after tracer__new). */
+int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd);
 
 /* Counters of function FUNC_ID summed over CPUs. */
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);

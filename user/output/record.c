@@ -18,6 +18,10 @@ const char *call_status__name(enum call_status s)
 		return "usdt";
 	case CALL_LINE:
 		return "line";
+	case CALL_RAISED:
+		return "exception";
+	case CALL_YIELD:
+		return "yield";
 	}
 	return "unknown";
 }

@@ -18,6 +18,8 @@ enum call_status {
 			     * written at entry, it has no exit probe */
 	CALL_USDT,        /* a USDT probe fired: args as its note says, no return */
 	CALL_LINE,        /* a source line ran (--line): no args, no return */
+	CALL_RAISED,      /* --py: an exception left the function (latency set, no value) */
+	CALL_YIELD,       /* --py: a generator or coroutine yielded (latency set) */
 };
 
 /* "ok", "noreturn", "entry", "tailcall", "never-returns" */

@@ -277,6 +277,12 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 	case CALL_NEVER_RETURNS:
 		q = WR_LIT(tmp, "<never-returns>");
 		break;
+	case CALL_RAISED:
+		q = WR_LIT(tmp, "<exception>");
+		break;
+	case CALL_YIELD:
+		q = WR_LIT(tmp, "<yield>");
+		break;
 	default:
 		q = WR_LIT(tmp, "-");
 		break;

@@ -18,6 +18,7 @@ struct probe_links_opts {
 	struct bpf_program *entry_prog;
 	struct bpf_program *exit_prog; /* ignored when entry_only */
 	struct bpf_program *usdt_prog; /* USDT sites (probe_func.usdt); NULL: none */
+	struct bpf_program *py_entry_prog, *py_exit_prog; /* probe_func.python; NULL: none */
 	bool entry_only;
 };
 

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * python.bpf.h: Python calls (--py), part of trace.bpf.c.
+ *
+ * cmon_py_entry is a uprobe on CPython's _PyEval_EvalFrameDefault(tstate,
+ * frame, throwflag), which sees every Python call once user space has set
+ * interp->eval_frame (user/python/cpython.c); cmon_py_exit its uretprobe.
+ * A code object met for the first time is announced (cmon_py_code_rec) and
+ * recorded while user space decides (PENDING): the first call of a traced
+ * function is never lost.  Code objects user space refused (SKIP) cost a
+ * map lookup.  Entry and return pair by the return-address slot, per
+ * thread, so recursion pairs exactly.
+ */
+#ifndef CMON_PYTHON_BPF_H
+#define CMON_PYTHON_BPF_H
+
+#include "cmon_abi.h"
+
+const volatile struct cmon_py_offsets targ_py = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct cmon_py_proc);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct cmon_py_code_key);
+	__type(value, __u32);
+} py_code SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct cmon_py_stack);
+} py_stacks SEC(".maps");
+
+static __always_inline void py_read_bytes(struct cmon_py_val *v, __u64 src, __u64 n,
+					  const struct cmon_py_proc *p)
+{
+	__u32 max = p->str_max;
+
+	if (max > CMON_PY_STR_MAX)
+		max = CMON_PY_STR_MAX;
+	if (n > max)
+		n = max;
+	n &= 0x3f;
+	if (n > CMON_PY_STR_MAX)
+		n = CMON_PY_STR_MAX;
+	v->nbytes = 0;
+	if (n && !bpf_probe_read_user(v->data, n, (void *)src))
+		v->nbytes = (__u8)n;
+}
+
+/* The object at OBJ, rendered into V by its type. */
+static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct cmon_py_proc *p)
+{
+	__u64 type = 0;
+	__s64 size = 0;
+
+	v->num = 0;
+	v->len = 0;
+	v->nbytes = 0;
+	if (!obj) {
+		v->kind = CMON_PYV_ABSENT;
+		return;
+	}
+	if (obj == p->none) {
+		v->kind = CMON_PYV_NONE;
+		return;
+	}
+	if (obj == p->true_ || obj == p->false_) {
+		v->kind = obj == p->true_ ? CMON_PYV_TRUE : CMON_PYV_FALSE;
+		return;
+	}
+	if (bpf_probe_read_user(&type, sizeof(type), (void *)(obj + targ_py.obj_type))) {
+		v->kind = CMON_PYV_UNREADABLE;
+		return;
+	}
+	bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.var_size));
+	if (type == p->types[CMON_PYT_INT]) {
+		__u32 d[3] = {};
+		__s64 n = size < 0 ? -size : size;
+		__u64 mag;
+
+		__u64 at = obj + targ_py.long_digits;
+
+		if (n > 3 || (n >= 1 && bpf_probe_read_user(&d[0], 4, (void *)at)) ||
+		    (n >= 2 && bpf_probe_read_user(&d[1], 4, (void *)(at + 4))) ||
+		    (n >= 3 && bpf_probe_read_user(&d[2], 4, (void *)(at + 8))) ||
+		    (n == 3 && d[2] >= 8)) {
+			v->kind = CMON_PYV_BIGINT;
+			v->len = (__u32)n;
+			return;
+		}
+		mag = (__u64)d[0] | (__u64)d[1] << 30 | (__u64)d[2] << 60;
+		v->kind = CMON_PYV_INT;
+		v->num = size < 0 ? -mag : mag;
+	} else if (type == p->types[CMON_PYT_FLOAT]) {
+		v->kind = CMON_PYV_FLOAT;
+		bpf_probe_read_user(&v->num, 8, (void *)(obj + targ_py.float_value));
+	} else if (type == p->types[CMON_PYT_STR]) {
+		__u32 state = 0;
+		__u64 utf8 = 0, n = 0;
+
+		bpf_probe_read_user(&state, 4, (void *)(obj + targ_py.str_state));
+		v->len = (__u32)size; /* length: the same offset as ob_size */
+		if ((state & 0x60) == 0x60) { /* compact ASCII */
+			v->kind = CMON_PYV_STR;
+			py_read_bytes(v, obj + targ_py.str_ascii_data, (__u64)size, p);
+			return;
+		}
+		bpf_probe_read_user(&utf8, 8, (void *)(obj + targ_py.str_utf8));
+		bpf_probe_read_user(&n, 8, (void *)(obj + targ_py.str_utf8_length));
+		if ((state & 0x20) && utf8) {
+			v->kind = CMON_PYV_STR;
+			py_read_bytes(v, utf8, n, p);
+		} else {
+			v->kind = CMON_PYV_STR_WIDE;
+		}
+	} else if (type == p->types[CMON_PYT_BYTES]) {
+		v->kind = CMON_PYV_BYTES;
+		v->len = (__u32)size;
+		py_read_bytes(v, obj + targ_py.bytes_data, (__u64)size, p);
+	} else if (type == p->types[CMON_PYT_TUPLE] || type == p->types[CMON_PYT_LIST]) {
+		v->kind = type == p->types[CMON_PYT_TUPLE] ? CMON_PYV_TUPLE : CMON_PYV_LIST;
+		v->len = (__u32)size;
+	} else if (type == p->types[CMON_PYT_DICT]) {
+		v->kind = CMON_PYV_DICT;
+		bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.dict_used));
+		v->len = (__u32)size;
+	} else {
+		v->kind = CMON_PYV_OTHER;
+		v->num = type;
+	}
+}
+
+static __always_inline struct cmon_func_stats *py_stats(__u64 cookie)
+{
+	return stats_of(cookie & CMON_COOKIE_FUNC_MASK);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_entry)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct cmon_py_code_key key = { .pid = pid };
+	struct cmon_func_stats *st;
+	struct cmon_py_proc *p;
+	struct cmon_py_stack *ss;
+	struct cmon_py_frame *fr;
+	struct mm_struct *mm;
+	__u64 frame = PT_REGS_PARM2(ctx);
+	__u32 *verdict, pending = CMON_PY_PENDING, d;
+	__s32 argc = 0, kwonly = 0, flags = 0;
+
+	p = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!p)
+		return 0;
+	if (p->stop == 1) {
+		/* A launched interpreter's first Python call: stopped until
+		 * user space has set its eval_frame hook (then SIGCONT). */
+		p->stop = 2;
+		bpf_send_signal(19 /* SIGSTOP */);
+	}
+	if (!task_wanted(task))
+		return 0;
+	if (bpf_probe_read_user(&key.code, 8, (void *)(frame + targ_py.frame_code)) || !key.code)
+		return 0;
+	verdict = bpf_map_lookup_elem(&py_code, &key);
+	if (verdict && *verdict == CMON_PY_SKIP)
+		return 0;
+	st = py_stats(cookie);
+	if (!verdict && !bpf_map_update_elem(&py_code, &key, &pending, BPF_NOEXIST)) {
+		struct cmon_py_code_rec *cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
+
+		if (!cr) {
+			/* Unannounced, it would stay pending for good: forget it. */
+			bpf_map_delete_elem(&py_code, &key);
+			if (st)
+				st->lost_ringbuf++;
+			return 0;
+		}
+		cr->type = CMON_REC_PY_CODE;
+		cr->pid = pid;
+		cr->code = key.code;
+		bpf_ringbuf_submit(cr, 0);
+	}
+	if (st)
+		st->calls++;
+	ss = bpf_task_storage_get(&py_stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ss) {
+		if (st)
+			st->lost_nomem++;
+		return 0;
+	}
+	d = ss->depth;
+	/* Calls deeper than the stack are not recorded (counted): their
+	 * returns find no frame with their slot and pass. */
+	if (d >= CMON_PY_STACK_DEPTH) {
+		if (st)
+			st->lost_depth++;
+		return 0;
+	}
+	fr = &ss->frames[d & (CMON_PY_STACK_DEPTH - 1)];
+	fr->slot = PT_REGS_SP(ctx);
+	fr->frame = frame;
+	fr->code = key.code;
+	bpf_probe_read_user(&argc, 4, (void *)(key.code + targ_py.code_argcount));
+	bpf_probe_read_user(&kwonly, 4, (void *)(key.code + targ_py.code_kwonlyargcount));
+	bpf_probe_read_user(&flags, 4, (void *)(key.code + targ_py.code_flags));
+	argc += kwonly + !!(flags & 0x4) + !!(flags & 0x8); /* CO_VARARGS, CO_VARKEYWORDS */
+	fr->n_args = argc < 0 ? 0 : argc > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : (__u32)argc;
+	fr->generator = 0;
+	{
+		__u8 owner = 0;
+
+		bpf_probe_read_user(&owner, 1, (void *)(frame + targ_py.frame_owner));
+		fr->generator = owner == targ_py.owner_generator;
+	}
+	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
+		__u64 obj = 0;
+
+		if (i >= fr->n_args) {
+			fr->args[i].kind = CMON_PYV_ABSENT;
+			continue;
+		}
+		bpf_probe_read_user(&obj, 8, (void *)(frame + targ_py.frame_localsplus + 8 * i));
+		py_value(obj, &fr->args[i], p);
+	}
+	mm = task->mm;
+	fr->rss = mm ? mm_rss_bytes(mm) : 0;
+	fr->vms = mm ? mm_vms_bytes(mm) : 0;
+	fr->ts = bpf_ktime_get_ns();
+	ss->depth = d + 1;
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_exit)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 slot = PT_REGS_SP(ctx) - 8; /* uretprobe: the return address is popped */
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct cmon_py_code_key key = { .pid = pid };
+	struct cmon_py_stack *ss;
+	struct cmon_py_frame *fr;
+	struct cmon_py_proc *p;
+	struct cmon_py_rec *rec;
+	struct mm_struct *mm;
+	__u64 ret = PT_REGS_RC(ctx);
+	__u32 d, *verdict;
+
+	ss = bpf_task_storage_get(&py_stacks, task, 0, 0);
+	if (!ss || !ss->depth)
+		return 0;
+	d = ss->depth - 1;
+	if (d >= CMON_PY_STACK_DEPTH)
+		return 0;
+	fr = &ss->frames[d & (CMON_PY_STACK_DEPTH - 1)];
+	if (fr->slot != slot)
+		return 0; /* an untraced call's return */
+	ss->depth = d;
+	key.code = fr->code;
+	verdict = bpf_map_lookup_elem(&py_code, &key);
+	if (verdict && *verdict == CMON_PY_SKIP)
+		return 0; /* refused while it ran */
+	p = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!p)
+		return 0;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		struct cmon_func_stats *st = py_stats(bpf_get_attach_cookie(ctx));
+
+		if (st)
+			st->lost_ringbuf++;
+		return 0;
+	}
+	rec->type = CMON_REC_PY;
+	rec->flags = CMON_PY_RETURNED | (ret ? 0 : CMON_PY_EXCEPTION);
+	if (ret && fr->generator) {
+		__u64 instr = 0;
+		__u8 op = 0;
+
+		if (!bpf_probe_read_user(&instr, 8, (void *)(fr->frame + targ_py.frame_prev_instr)) &&
+		    !bpf_probe_read_user(&op, 1, (void *)instr) && op == targ_py.op_yield_value)
+			rec->flags |= CMON_PY_YIELDED;
+	}
+	rec->ts_entry_ns = fr->ts;
+	rec->ts_exit_ns = ts;
+	rec->code = fr->code;
+	rec->pid = pid;
+	rec->tid = (__u32)bpf_get_current_pid_tgid();
+	rec->depth = d;
+	rec->n_args = fr->n_args;
+	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
+	__builtin_memcpy(rec->args, fr->args, sizeof(rec->args));
+	py_value(ret, &rec->ret, p);
+	mm = task->mm;
+	rec->rss_entry = fr->rss;
+	rec->vms_entry = fr->vms;
+	rec->rss_exit = mm ? mm_rss_bytes(mm) : 0;
+	rec->vms_exit = mm ? mm_vms_bytes(mm) : 0;
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+#endif
