@@ -261,6 +261,12 @@ struct cmon_py_offsets {
 	__u32 code_argcount;     /* PyCodeObject.co_argcount (int) */
 	__u32 code_kwonlyargcount;
 	__u32 code_flags;        /* co_flags: CO_VARARGS / CO_VARKEYWORDS take slots */
+	__u32 code_firstlineno;
+	__u32 code_localsplusnames; /* tuple of str */
+	__u32 code_filename;
+	__u32 code_qualname;
+	__u32 tuple_items;       /* PyTupleObject.ob_item[] */
+	__u32 type_name;         /* PyTypeObject.tp_name (char *) */
 	__u32 obj_type;          /* PyObject.ob_type */
 	__u32 var_size;          /* PyVarObject.ob_size (tuple, list, bytes, int) */
 	__u32 long_digits;       /* PyLongObject.ob_digit[] (30-bit digits) */
@@ -300,7 +306,7 @@ enum cmon_py_val_kind {
 	CMON_PYV_STR_WIDE, /* a non-ASCII str without its UTF-8 form: len only */
 	CMON_PYV_BYTES,    /* len; data */
 	CMON_PYV_TUPLE, CMON_PYV_LIST, CMON_PYV_DICT, /* len: items */
-	CMON_PYV_OTHER,    /* num: the type object's address */
+	CMON_PYV_OTHER,    /* num: the type object's address; data: its tp_name */
 	CMON_PYV_UNREADABLE,
 };
 
@@ -337,11 +343,27 @@ struct cmon_py_rec {
 };
 
 /* A code object the kernel met for the first time in process PID: user
- * space reads its name and decides whether it is traced (map py_code). */
+ * space decides from its names whether it is traced (map py_code).  The
+ * names are read here, while the object surely lives (the process may be
+ * gone by the time user space reads the record); an empty one was not an
+ * ASCII str, which user space reads from the process instead. */
+#define CMON_PY_QUALNAME_MAX 128
+#define CMON_PY_FILENAME_MAX 256
+#define CMON_PY_ARGNAME_MAX 32
+
 struct cmon_py_code_rec {
 	__u32 type; /* CMON_REC_PY_CODE */
 	__u32 pid;
 	__u64 code;
+	__u64 fp;   /* its fingerprint (struct cmon_py_verdict) */
+	__s32 firstlineno;
+	__u32 n_names; /* parameter names (with *args, **kw), at most CMON_PY_MAX_ARGS */
+	__s32 argcount, kwonlyargcount;
+	__s32 flags;   /* co_flags */
+	__u32 pad;
+	char qualname[CMON_PY_QUALNAME_MAX];
+	char filename[CMON_PY_FILENAME_MAX];
+	char names[CMON_PY_MAX_ARGS][CMON_PY_ARGNAME_MAX];
 };
 
 /* Map py_code: (pid, code object) -> verdict. */
@@ -349,6 +371,17 @@ struct cmon_py_code_key {
 	__u32 pid;
 	__u32 pad;
 	__u64 code;
+};
+
+/* Map py_code's value.  Code objects are freed and their addresses reused
+ * (exec, a reloaded module): FP, the addresses of co_filename and
+ * co_qualname mixed, tells a new object at an old address, which is then
+ * announced again.  (A new one with the same name objects is the same
+ * function for the patterns: the verdict stands.) */
+struct cmon_py_verdict_val {
+	__u32 verdict; /* enum cmon_py_verdict */
+	__u32 pad;
+	__u64 fp;
 };
 
 enum cmon_py_verdict {

@@ -29,7 +29,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct cmon_py_code_key);
-	__type(value, __u32);
+	__type(value, struct cmon_py_verdict_val);
 } py_code SEC(".maps");
 
 struct {
@@ -134,9 +134,67 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 		bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.dict_used));
 		v->len = (__u32)size;
 	} else {
+		__u64 name = 0;
+		long n;
+
 		v->kind = CMON_PYV_OTHER;
 		v->num = type;
+		/* tp_name now: the process may be gone when user space reads */
+		bpf_probe_read_user(&name, 8, (void *)(type + targ_py.type_name));
+		n = name ? bpf_probe_read_user_str(v->data, sizeof(v->data), (void *)name) : 0;
+		v->nbytes = n > 1 ? (__u8)(n - 1) : 0;
 	}
+}
+
+/* A str object's text into BUF when it is compact ASCII (else ""). */
+static __always_inline void py_ascii(__u64 obj, char *buf, __u32 size)
+{
+	__u32 state = 0;
+
+	buf[0] = 0;
+	if (!obj || bpf_probe_read_user(&state, 4, (void *)(obj + targ_py.str_state)) ||
+	    (state & 0x60) != 0x60)
+		return;
+	bpf_probe_read_user_str(buf, size, (void *)(obj + targ_py.str_ascii_data));
+}
+
+/* Announce code object CODE of process PID with its names. */
+static __noinline int py_announce(__u32 pid, __u64 code, __u64 fp)
+{
+	struct cmon_py_code_rec *cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
+	__u64 obj = 0, names = 0;
+	__s32 n;
+
+	if (!cr)
+		return -1;
+	cr->type = CMON_REC_PY_CODE;
+	cr->pid = pid;
+	cr->code = code;
+	cr->fp = fp;
+	cr->firstlineno = 0;
+	cr->argcount = cr->kwonlyargcount = cr->flags = 0;
+	bpf_probe_read_user(&cr->firstlineno, 4, (void *)(code + targ_py.code_firstlineno));
+	bpf_probe_read_user(&cr->argcount, 4, (void *)(code + targ_py.code_argcount));
+	bpf_probe_read_user(&cr->kwonlyargcount, 4, (void *)(code + targ_py.code_kwonlyargcount));
+	bpf_probe_read_user(&cr->flags, 4, (void *)(code + targ_py.code_flags));
+	bpf_probe_read_user(&obj, 8, (void *)(code + targ_py.code_qualname));
+	py_ascii(obj, cr->qualname, sizeof(cr->qualname));
+	obj = 0;
+	bpf_probe_read_user(&obj, 8, (void *)(code + targ_py.code_filename));
+	py_ascii(obj, cr->filename, sizeof(cr->filename));
+	bpf_probe_read_user(&names, 8, (void *)(code + targ_py.code_localsplusnames));
+	n = cr->argcount + cr->kwonlyargcount + !!(cr->flags & 0x4) + !!(cr->flags & 0x8);
+	cr->n_names = n < 0 ? 0 : n > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : (__u32)n;
+	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
+		obj = 0;
+		if (i < cr->n_names && names)
+			bpf_probe_read_user(&obj, 8, (void *)(names + targ_py.tuple_items + 8 * i));
+		else
+			obj = 0;
+		py_ascii(obj, cr->names[i], CMON_PY_ARGNAME_MAX);
+	}
+	bpf_ringbuf_submit(cr, 0);
+	return 0;
 }
 
 static __always_inline struct cmon_func_stats *py_stats(__u64 cookie)
@@ -157,7 +215,9 @@ int BPF_KPROBE(cmon_py_entry)
 	struct cmon_py_frame *fr;
 	struct mm_struct *mm;
 	__u64 frame = PT_REGS_PARM2(ctx);
-	__u32 *verdict, pending = CMON_PY_PENDING, d;
+	struct cmon_py_verdict_val *verdict, pending = { .verdict = CMON_PY_PENDING };
+	__u64 fn = 0, qn = 0;
+	__u32 d;
 	__s32 argc = 0, kwonly = 0, flags = 0;
 
 	p = bpf_map_lookup_elem(&py_procs, &pid);
@@ -173,24 +233,25 @@ int BPF_KPROBE(cmon_py_entry)
 		return 0;
 	if (bpf_probe_read_user(&key.code, 8, (void *)(frame + targ_py.frame_code)) || !key.code)
 		return 0;
+	bpf_probe_read_user(&fn, 8, (void *)(key.code + targ_py.code_filename));
+	bpf_probe_read_user(&qn, 8, (void *)(key.code + targ_py.code_qualname));
+	pending.fp = fn ^ (qn << 1 | qn >> 63);
 	verdict = bpf_map_lookup_elem(&py_code, &key);
-	if (verdict && *verdict == CMON_PY_SKIP)
+	if (verdict && verdict->fp != pending.fp) {
+		/* A new code object where a freed one was: decide again. */
+		bpf_map_delete_elem(&py_code, &key);
+		verdict = NULL;
+	}
+	if (verdict && verdict->verdict == CMON_PY_SKIP)
 		return 0;
 	st = py_stats(cookie);
-	if (!verdict && !bpf_map_update_elem(&py_code, &key, &pending, BPF_NOEXIST)) {
-		struct cmon_py_code_rec *cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
-
-		if (!cr) {
-			/* Unannounced, it would stay pending for good: forget it. */
-			bpf_map_delete_elem(&py_code, &key);
-			if (st)
-				st->lost_ringbuf++;
-			return 0;
-		}
-		cr->type = CMON_REC_PY_CODE;
-		cr->pid = pid;
-		cr->code = key.code;
-		bpf_ringbuf_submit(cr, 0);
+	if (!verdict && !bpf_map_update_elem(&py_code, &key, &pending, BPF_NOEXIST) &&
+	    py_announce(pid, key.code, pending.fp)) {
+		/* Unannounced, it would stay pending for good: forget it. */
+		bpf_map_delete_elem(&py_code, &key);
+		if (st)
+			st->lost_ringbuf++;
+		return 0;
 	}
 	if (st)
 		st->calls++;
@@ -256,7 +317,8 @@ int BPF_KPROBE(cmon_py_exit)
 	struct cmon_py_rec *rec;
 	struct mm_struct *mm;
 	__u64 ret = PT_REGS_RC(ctx);
-	__u32 d, *verdict;
+	struct cmon_py_verdict_val *verdict;
+	__u32 d;
 
 	ss = bpf_task_storage_get(&py_stacks, task, 0, 0);
 	if (!ss || !ss->depth)
@@ -270,7 +332,7 @@ int BPF_KPROBE(cmon_py_exit)
 	ss->depth = d;
 	key.code = fr->code;
 	verdict = bpf_map_lookup_elem(&py_code, &key);
-	if (verdict && *verdict == CMON_PY_SKIP)
+	if (verdict && verdict->verdict == CMON_PY_SKIP)
 		return 0; /* refused while it ran */
 	p = bpf_map_lookup_elem(&py_procs, &pid);
 	if (!p)

@@ -35,6 +35,7 @@ struct trace_run {
 	struct typer *typer;
 	struct pytrace *py; /* --py */
 	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
+	const char **py_columns; /* CSV: the typed columns and "" (args) */
 	/* capture: one store, or one per process (-o 'run.%p'), made at the
 	 * process's first record. */
 	struct capture_store {
@@ -602,6 +603,7 @@ static int calibrate(struct trace_run *r)
 static void cleanup_run(struct trace_run *r)
 {
 	pytrace__free(r->py); /* restores its hooks first, whatever happened */
+	free(r->py_columns);
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
 	close_stores(r, 0);
@@ -689,6 +691,21 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 		struct out_router_opts oo = { .fmt = r.opts.format, .n_funcs = r.set->n_funcs };
 
 		oo.columns = typer__columns(r.typer, &oo.n_columns);
+		if (r.py) {
+			/* CSV: one more column, "args", the Python call's args object */
+			r.py_columns = calloc(oo.n_columns + 1, sizeof(char *));
+			if (!r.py_columns) {
+				err = -ENOMEM;
+				log_error("out of memory");
+				goto cleanup;
+			}
+			if (oo.n_columns)
+				memcpy(r.py_columns, oo.columns, oo.n_columns * sizeof(char *));
+			r.py_columns[oo.n_columns] = "";
+			pytrace__set_args_column(r.py, oo.n_columns);
+			oo.columns = r.py_columns;
+			oo.n_columns++;
+		}
 		r.router = r.ses.out ? out_router__single(r.ses.out, &oo)
 				     : out_router__per_process(r.opts.output, &oo);
 	}

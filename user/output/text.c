@@ -261,9 +261,12 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 			break;
 		}
 		/* The typed return value when DWARF gives one that fits. */
-		if (rec->typed && rec->typed->retval && strcmp(rec->typed->retval, "null") &&
+		if (rec->typed && rec->typed->retval &&
+		    (strcmp(rec->typed->retval, "null") || rec->typed->python) &&
 		    strlen(rec->typed->retval) < sizeof(tmp)) {
-			q = wr_mem(tmp, rec->typed->retval, strlen(rec->typed->retval));
+			const char *v = call_typed__text(rec->typed, rec->typed->retval);
+
+			q = wr_mem(tmp, v, strlen(v));
 			break;
 		}
 		q = value(tmp, rec->ret);

@@ -42,7 +42,9 @@ struct py_version {
 static const struct py_version versions[] = {
 	{ 3, 11, 40, 1424, 72, 96, 112, 128, 24, 24,
 	  { .frame_code = 32, .frame_prev_instr = 56, .frame_owner = 69, .frame_localsplus = 72,
-	    .code_argcount = 56, .code_kwonlyargcount = 64, .code_flags = 48, .obj_type = 8,
+	    .code_argcount = 56, .code_kwonlyargcount = 64, .code_flags = 48,
+	    .code_firstlineno = 72, .code_localsplusnames = 96, .code_filename = 112,
+	    .code_qualname = 128, .tuple_items = 24, .type_name = 24, .obj_type = 8,
 	    .var_size = 16, .long_digits = 24, .float_value = 16, .str_length = 16,
 	    .str_state = 32, .str_ascii_data = 48, .str_utf8_length = 48, .str_utf8 = 56,
 	    .bytes_data = 32, .dict_used = 16, .owner_generator = 1, .op_yield_value = 86 } },
@@ -87,6 +89,7 @@ struct pytrace {
 	size_t cell_off[CMON_PY_MAX_ARGS];
 	size_t columns[CMON_PY_MAX_ARGS];
 	struct call_typed typed;
+	size_t args_column;
 };
 
 const struct cmon_py_offsets *pytrace__bpf_offsets(void) { return &versions[0].bpf; }
@@ -115,6 +118,7 @@ struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strle
 	pt->strlen = strlen && strlen < CMON_PY_STR_MAX ? strlen : CMON_PY_STR_MAX;
 	pt->ver = &versions[0];
 	pt->procs_fd = pt->code_fd = -1;
+	pt->args_column = SIZE_MAX;
 	return pt;
 }
 
@@ -628,11 +632,23 @@ static struct py_proc *proc_of(struct pytrace *pt, pid_t pid)
 	return NULL;
 }
 
-/* CODE's names and verdict, read once (again when FRESH: a new code object
- * at the address of a freed one). */
-static struct py_code *code_of(struct pytrace *pt, struct py_proc *p, uint64_t code, bool fresh)
+/* A name the kernel read (REC_TEXT, N bytes at most), else from memory. */
+static char *name_of(pid_t pid, const char *rec_text, size_t n, uint64_t obj_at,
+		     const struct cmon_py_offsets *o)
+{
+	if (rec_text && rec_text[0])
+		return strndup(rec_text, n);
+	return read_str(pid, read_ptr(pid, obj_at), o);
+}
+
+/* CODE's names and verdict: from REC (the kernel's announcement: read
+ * again, an address seen before held a code object since freed), else
+ * cached, else read from the process. */
+static struct py_code *code_of(struct pytrace *pt, struct py_proc *p, uint64_t code,
+			       const struct cmon_py_code_rec *rec)
 {
 	const struct py_version *v = pt->ver;
+	const struct cmon_py_offsets *o = &v->bpf;
 	uint64_t *slot, names;
 	struct py_code *c;
 	bool added;
@@ -641,7 +657,7 @@ static struct py_code *code_of(struct pytrace *pt, struct py_proc *p, uint64_t c
 	slot = hmap__get(&p->codes, &code, sizeof(code), &added);
 	if (!slot)
 		return NULL;
-	if (!added && *slot && !fresh)
+	if (!added && *slot && !rec)
 		return (struct py_code *)(uintptr_t)*slot;
 	code_free((struct py_code *)(uintptr_t)*slot);
 	*slot = 0;
@@ -649,21 +665,37 @@ static struct py_code *code_of(struct pytrace *pt, struct py_proc *p, uint64_t c
 	if (!c)
 		return NULL;
 	*slot = (uintptr_t)c;
-	c->qualname = read_str(p->pid, read_ptr(p->pid, code + v->code_qualname), &v->bpf);
-	c->filename = read_str(p->pid, read_ptr(p->pid, code + v->code_filename), &v->bpf);
-	mem_read(p->pid, code + v->code_firstlineno, &c->firstlineno, 4);
-	mem_read(p->pid, code + v->bpf.code_argcount, &argc, 4);
-	mem_read(p->pid, code + v->bpf.code_kwonlyargcount, &kwonly, 4);
-	mem_read(p->pid, code + v->bpf.code_flags, &flags, 4);
+	c->qualname = name_of(p->pid, rec ? rec->qualname : NULL, CMON_PY_QUALNAME_MAX,
+			      code + o->code_qualname, o);
+	c->filename = name_of(p->pid, rec ? rec->filename : NULL, CMON_PY_FILENAME_MAX,
+			      code + o->code_filename, o);
+	if (rec) {
+		c->firstlineno = rec->firstlineno;
+		argc = rec->argcount;
+		kwonly = rec->kwonlyargcount;
+		flags = rec->flags;
+	} else {
+		mem_read(p->pid, code + o->code_firstlineno, &c->firstlineno, 4);
+		mem_read(p->pid, code + o->code_argcount, &argc, 4);
+		mem_read(p->pid, code + o->code_kwonlyargcount, &kwonly, 4);
+		mem_read(p->pid, code + o->code_flags, &flags, 4);
+	}
 	n = argc + kwonly + !!(flags & 4) + !!(flags & 8);
-	names = read_ptr(p->pid, code + v->code_localsplusnames);
+	names = read_ptr(p->pid, code + o->code_localsplusnames);
 	for (int i = 0; i < n && i < CMON_PY_MAX_ARGS; i++) {
-		c->names[i] = read_str(p->pid, read_ptr(p->pid, names + v->tuple_items + 8 * (uint64_t)i),
-				       &v->bpf);
+		c->names[i] = name_of(p->pid, rec ? rec->names[i] : NULL, CMON_PY_ARGNAME_MAX,
+				      names ? names + o->tuple_items + 8 * (uint64_t)i : 0, o);
 		if (c->names[i] && (flags & 4) && i == argc + kwonly) {
 			char *star = NULL;
 
 			if (asprintf(&star, "*%s", c->names[i]) >= 0) {
+				free(c->names[i]);
+				c->names[i] = star;
+			}
+		} else if (c->names[i] && (flags & 8) && i == argc + kwonly + !!(flags & 4)) {
+			char *star = NULL;
+
+			if (asprintf(&star, "**%s", c->names[i]) >= 0) {
 				free(c->names[i]);
 				c->names[i] = star;
 			}
@@ -684,17 +716,15 @@ void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec)
 {
 	struct py_proc *p = proc_of(pt, (pid_t)rec->pid);
 	struct cmon_py_code_key key = { .pid = rec->pid, .code = rec->code };
+	struct cmon_py_verdict_val val = { .fp = rec->fp };
 	struct py_code *c;
-	__u32 verdict;
 
 	if (!p)
 		return;
-	/* Announced: new to the kernel, so read again (an address seen before
-	 * held a code object since freed). */
-	c = code_of(pt, p, rec->code, true);
-	verdict = c && c->traced ? CMON_PY_TRACED : CMON_PY_SKIP;
+	c = code_of(pt, p, rec->code, rec);
+	val.verdict = c && c->traced ? CMON_PY_TRACED : CMON_PY_SKIP;
 	if (pt->code_fd >= 0)
-		bpf_map_update_elem(pt->code_fd, &key, &verdict, BPF_ANY);
+		bpf_map_update_elem(pt->code_fd, &key, &val, BPF_ANY);
 }
 
 /* ---- values ---- */
@@ -785,11 +815,11 @@ static int render(struct pytrace *pt, struct py_proc *p, const struct cmon_py_va
 
 	switch (v->kind) {
 	case CMON_PYV_NONE:
-		return strbuf__puts(sb, "None");
+		return strbuf__puts(sb, "null");
 	case CMON_PYV_TRUE:
-		return strbuf__puts(sb, "True");
+		return strbuf__puts(sb, "true");
 	case CMON_PYV_FALSE:
-		return strbuf__puts(sb, "False");
+		return strbuf__puts(sb, "false");
 	case CMON_PYV_INT:
 		return strbuf__printf(sb, "%lld", (long long)v->num);
 	case CMON_PYV_BIGINT:
@@ -824,6 +854,8 @@ static int render(struct pytrace *pt, struct py_proc *p, const struct cmon_py_va
 	case CMON_PYV_DICT:
 		return strbuf__printf(sb, "\"<dict len %u>\"", v->len);
 	case CMON_PYV_OTHER:
+		if (n)
+			return strbuf__printf(sb, "\"<%.*s>\"", (int)utf8_cut(v->data, n), v->data);
 		return strbuf__printf(sb, "\"<%s>\"", type_name(p, v->num, pt->ver));
 	case CMON_PYV_UNREADABLE:
 		return strbuf__puts(sb, "\"<unreadable>\"");
@@ -833,6 +865,7 @@ static int render(struct pytrace *pt, struct py_proc *p, const struct cmon_py_va
 }
 
 uint64_t pytrace__filtered(const struct pytrace *pt) { return pt->filtered; }
+void pytrace__set_args_column(struct pytrace *pt, size_t col) { pt->args_column = col; }
 
 int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
 		    struct call_record *out)
@@ -844,7 +877,7 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 
 	if (!p)
 		return 0;
-	c = code_of(pt, p, rec->code, false);
+	c = code_of(pt, p, rec->code, NULL);
 	if (!c)
 		return -ENOMEM;
 	if (!c->traced) {
@@ -915,6 +948,8 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 		.cells = pt->cells,
 		.columns = pt->columns,
 		.n_cells = n,
+		.python = true,
+		.args_column = pt->args_column,
 	};
 	out->typed = &pt->typed;
 	return 1;

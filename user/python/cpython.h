@@ -64,6 +64,9 @@ void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec);
 int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
 		    struct call_record *out);
 
+/* CSV: the column the args object goes to. */
+void pytrace__set_args_column(struct pytrace *pt, size_t col);
+
 /* Calls of code objects decided not traced after they were recorded
  * (filtered, not lost). */
 uint64_t pytrace__filtered(const struct pytrace *pt);
