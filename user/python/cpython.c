@@ -175,6 +175,7 @@ struct py_syms {
 	uint64_t types[CMON_PYT_N];
 	uint32_t version; /* Py_Version: 0x030b02f0 for 3.11.2 */
 	bool dyn;
+	char libpython[64]; /* DT_NEEDED libpython*, if any */
 };
 
 static int read_syms(const char *path, struct py_syms *s)
@@ -198,7 +199,22 @@ static int read_syms(const char *path, struct py_syms *s)
 		GElf_Shdr sh;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNAMIC) {
+			data = elf_getdata(scn, NULL);
+			for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Dyn dyn;
+				const char *lib;
+
+				if (gelf_getdyn(data, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
+				    (lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) &&
+				    !strncmp(lib, "libpython", 9))
+					snprintf(s->libpython, sizeof(s->libpython), "%s", lib);
+			}
+			continue;
+		}
+		if (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB)
 			continue;
 		data = elf_getdata(scn, NULL);
 		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -304,10 +320,15 @@ int pytrace__add_process(struct pytrace *pt, pid_t pid, const char *exe, bool la
 			  err == -ENOEXEC ? "not an ELF file" : strerror(-err));
 		return -ENOEXEC;
 	}
+	if (s.libpython[0] && !s.eval_func) {
+		log_error("--py: %s runs CPython from %s: a shared libpython is not supported "
+			  "(a python built without --enable-shared, such as Debian's, is)", exe,
+			  s.libpython);
+		return -ENOEXEC;
+	}
 	if (!s.eval_func || !s.runtime) {
-		log_error("--py: %s is not a CPython 3.11 interpreter (no %s symbol%s)", exe,
-			  !s.eval_func ? PY_EVAL_FUNC : "_PyRuntime",
-			  s.version_addr ? "" : "; a program linked with libpython is not supported");
+		log_error("--py: %s is not a CPython 3.11 interpreter (no %s symbol)", exe,
+			  !s.eval_func ? PY_EVAL_FUNC : "_PyRuntime");
 		return -ENOEXEC;
 	}
 	if ((s.version >> 24) != pt->ver->major || ((s.version >> 16) & 0xff) != pt->ver->minor) {
