@@ -1,0 +1,200 @@
+"""--py PATTERN: Python functions of a CPython 3.11 process (Debian's
+/usr/bin/python3.11), launched or attached with -p: one record per call
+with the qualified name, file:line, arguments by name rendered by type,
+the return value or the exception, in every format; recursion, threads;
+interp->eval_frame restored when cmon ends (tests/targets/py/)."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from cmonlib import (CMON, ROOT, Background, Skip, check, cmon, eq, parse_json_lines,
+                     read_text, summary, tmpfile, trace)
+
+PY = "/usr/bin/python3.11"
+CALLS = os.path.join(ROOT, "tests", "targets", "py", "calls.py")
+WORKER = os.path.join(ROOT, "tests", "targets", "py", "worker.py")
+CALLS_OUT = "55\n4.5\nhello\ncaught\n3\n[100] {'a': 1}\n"
+EVAL_FRAME_DEFAULT = None
+
+
+def _need_python():
+    if not os.access(PY, os.X_OK):
+        raise Skip("%s is not installed (tools/install-deps.sh test)" % PY)
+
+
+def _json(text):
+    """JSON Lines checked by cmonlib (keys, order), as plain dicts."""
+    parse_json_lines(text)
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def _py(patterns, argv, fmt="json", extra=()):
+    _need_python()
+    args = list(extra)
+    for p in patterns:
+        args += ["--py", p]
+    res = trace([], launch=[PY] + argv, extra=args, fmt=fmt)
+    if fmt == "json" and res.text is not None:
+        res.rows = _json(res.text)
+    return res
+
+
+def _calls(res, func):
+    return [r for r in res.rows if r["func"] == func]
+
+
+def test_python_values_and_output():
+    res = _py(["fib", "Shape.*", "kinds", "boom", "catcher", "gen"], [CALLS])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, CALLS_OUT, "the program's output, unchanged")
+    fib = _calls(res, "fib")
+    eq(len(fib), 177, "fib(10) makes 177 calls")
+    top = [r for r in fib if r["args"] == {"n": 10}]
+    eq(len(top), 1, "one fib(10)")
+    eq(top[0]["retval"], 55, "fib(10) returns 55")
+    eq(sorted(r["retval"] for r in fib if r["args"] == {"n": 2}), [1] * 34, "fib(2) x34 = 1")
+    check(all(r["status"] == "ok" for r in fib), "every fib returned")
+    depths = {r["args"]["n"]: r["depth"] for r in fib if r["args"]["n"] >= 9}
+    eq(depths[9] - depths[10], 1, "fib(9) one below fib(10)")
+    eq(top[0]["module"], CALLS + ":5", "file:first line (def fib)")
+
+    area = _calls(res, "Shape.area")
+    eq([(r["args"], r["retval"]) for r in area],
+       [({"self": "<Shape>", "w": 3, "h": 1.5}, 4.5)], "Shape.area(3, h=1.5)")
+    kinds = _calls(res, "kinds")
+    eq([(r["args"], r["retval"]) for r in kinds],
+       [({"i": -42, "f": 2.5, "s": "hello", "b": True, "none": None, "raw": "b'ab\\x00c'"},
+         "hello")], "int, float, str, bool, None, bytes")
+    boom = _calls(res, "boom")
+    eq([(r["args"], r["status"], r["retval"]) for r in boom], [({"x": 7}, "exception", None)],
+       "boom raised")
+    check(boom[0]["latency_ns"] > 0, "an exception still has a latency")
+    eq([(r["status"], r["retval"]) for r in _calls(res, "catcher")], [("ok", "caught")],
+       "catcher caught it")
+    eq([(r["status"], r["retval"]) for r in _calls(res, "gen")],
+       [("ok", "<generator>"), ("yield", None), ("yield", None), ("yield", None), ("ok", None)],
+       "a generator: made, 3 yields, then done")
+    s = summary(res.stderr)
+    eq(s["lost"], 0, "nothing lost")
+    eq(s["written"], len(res.rows), "written = records")
+
+
+def test_python_text_and_csv():
+    res = _py(["kinds", "fib"], [CALLS], fmt="text")
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    lines = [l for l in res.text.splitlines() if " kinds " in l]
+    eq(len(lines), 1, "one kinds row")
+    check(lines[0].endswith('i=-42 f=2.5 s="hello" b=True none=None raw="b\'ab\\\\x00c\'"'),
+          lines[0])
+    check('"hello"' in lines[0].split(" kinds ")[1].split()[0], "RET column: %s" % lines[0])
+    res = _py(["fib"], [CALLS], fmt="csv")
+    eq(len(res.rows), 177, "177 CSV rows")
+    top = [r for r in res.rows if r["typed"]["args"] == '{"n":10}']
+    eq([t["typed"]["retval"] for t in top], ["55"], "CSV args and retval columns")
+
+
+def test_python_patterns():
+    res = _py(["calls.*"], [CALLS])
+    funcs = {r["func"] for r in res.rows}
+    check({"fib", "kinds", "Shape.area", "main", "<module>"} <= funcs, funcs)
+    check(not any(r["module"].startswith("<frozen") for r in res.rows), "module glob only")
+    res = _py(["calls.py:Shape.area", "nosuch.py:fib"], [CALLS])
+    eq({r["func"] for r in res.rows}, {"Shape.area"}, "FILE:qualname")
+    res = _py(["S*.ar?a"], [CALLS])
+    eq([r["func"] for r in res.rows], ["Shape.area"], "glob on the qualname")
+
+
+def test_python_threads():
+    res = _py(["work"], [WORKER, "threads", "1000"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, "threads done\n", "output")
+    per_tid = {}
+    for r in res.rows:
+        per_tid.setdefault(r["tid"], []).append(r)
+    eq(sorted(len(v) for v in per_tid.values()), [1000, 1000], "1000 calls on each thread")
+    for rows in per_tid.values():
+        k = rows[0]["args"]["k"]
+        eq(sorted(r["retval"] for r in rows), [k * 1000 + i for i in range(1000)],
+           "each thread's values")
+    eq(summary(res.stderr)["lost"], 0, "nothing lost")
+
+
+class _Worker:
+    def __init__(self):
+        _need_python()
+        self.p = subprocess.Popen([PY, WORKER, "wait"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        self.pid = int(self.p.stdout.readline().split()[1])
+
+    def cmd(self, c):
+        self.p.stdin.write(c + "\n")
+        self.p.stdin.flush()
+        return self.p.stdout.readline().strip()
+
+    def quit(self):
+        self.p.stdin.write("quit\n")
+        self.p.stdin.flush()
+        eq(self.p.wait(10), 0, "worker exit status")
+
+
+def _attach(pid, out, extra=()):
+    bg = Background(["trace", "-F", "json", "-o", out, "--py", "step", "-p", str(pid)]
+                    + list(extra))
+    bg.wait_attached()
+    return bg
+
+
+def test_python_attach_and_restore():
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        w = _Worker()
+        try:
+            eq(w.cmd("eval"), "eval 0x0", "no hook before cmon")
+            out = tmpfile("py-attach.json")
+            bg = _attach(w.pid, out)
+            hooked = w.cmd("eval")
+            check(hooked != "eval 0x0", "the hook is set while cmon runs")
+            eq(w.cmd("run"), "run 30", "output while traced")
+            time.sleep(0.1)
+            bg.signal(sig)
+            eq(bg.wait(), 0, "cmon's exit status (%s)" % bg.stderr)
+            eq(w.cmd("eval"), "eval 0x0", "eval_frame restored after %s" % sig.name)
+            eq(w.cmd("run"), "run 30", "output after detach")
+            rows = _json(read_text(out))
+            eq([(r["args"], r["retval"]) for r in rows],
+               [({"i": i}, i * i) for i in range(5)], "step(0..4) while attached")
+        finally:
+            if w.p.poll() is None:
+                w.quit()
+
+
+def test_python_restore_keeps_foreign_value():
+    """cmon puts back only its own value: the hook is the process's again
+    once cmon is gone, whatever happened meanwhile (here: nothing)."""
+    w = _Worker()
+    try:
+        bg = _attach(w.pid, tmpfile("py-attach2.json"))
+        bg.signal(signal.SIGINT)
+        eq(bg.wait(), 0, "cmon's exit status")
+        eq(w.cmd("eval"), "eval 0x0", "restored")
+        # attach again: the hook can be set again
+        bg = _attach(w.pid, tmpfile("py-attach3.json"))
+        check(w.cmd("eval") != "eval 0x0", "set again")
+        bg.signal(signal.SIGINT)
+        bg.wait()
+        eq(w.cmd("eval"), "eval 0x0", "restored again")
+    finally:
+        w.quit()
+
+
+def test_python_unsupported():
+    code, _, err = cmon(["trace", "--py", "foo", "--", "/bin/true"])
+    eq(code, 1, "not an interpreter")
+    eq(err.strip(), "cmon: --py: /bin/true is not a CPython 3.11 interpreter "
+                    "(no _PyEval_EvalFrameDefault symbol)", "one line naming what was found")
+    code, _, err = cmon(["trace", "--py", "foo", "--binary", "/bin/true"])
+    eq(code, 1, "--binary is refused")
+    check("--py needs the interpreter's process" in err, err)
+    code, _, err = cmon(["trace", "--py", "", "--", "/bin/true"])
+    eq(code, 2, "an empty pattern is a usage error")
