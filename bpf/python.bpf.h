@@ -202,6 +202,83 @@ static __always_inline struct cmon_func_stats *py_stats(__u64 cookie)
 	return stats_of(cookie & CMON_COOKIE_FUNC_MASK);
 }
 
+/* FR as a record: returned (RET the object, or NULL for an exception) or
+ * not (CMON_PY_NORETURN: the stack moved past it).  HOW packs the probe's
+ * func_id (bits 32-63), the flags (16-31) and the depth (0-15): BPF
+ * functions take five arguments. */
+#define PY_HOW(func_id, flags, d) ((__u64)(func_id) << 32 | (__u64)(flags) << 16 | (d))
+
+static __noinline void py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
+			       struct cmon_py_proc *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 flags = (how >> 16) & 0xffff, d = how & 0xffff;
+	struct cmon_py_rec *rec;
+	struct mm_struct *mm;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		struct cmon_func_stats *st = stats_of(how >> 32);
+
+		if (st)
+			st->lost_ringbuf++;
+		return;
+	}
+	rec->type = CMON_REC_PY;
+	rec->flags = flags;
+	if ((flags & CMON_PY_RETURNED) && ret && fr->generator) {
+		__u64 instr = 0;
+		__u8 op = 0;
+
+		if (!bpf_probe_read_user(&instr, 8, (void *)(fr->frame + targ_py.frame_prev_instr)) &&
+		    !bpf_probe_read_user(&op, 1, (void *)instr) && op == targ_py.op_yield_value)
+			rec->flags |= CMON_PY_YIELDED;
+	}
+	rec->ts_entry_ns = fr->ts;
+	rec->ts_exit_ns = ts;
+	rec->code = fr->code;
+	rec->pid = pid_tgid >> 32;
+	rec->tid = (__u32)pid_tgid;
+	rec->depth = d;
+	rec->n_args = fr->n_args;
+	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
+	__builtin_memcpy(rec->args, fr->args, sizeof(rec->args));
+	if (flags & CMON_PY_RETURNED) {
+		py_value(ret, &rec->ret, p);
+	} else {
+		rec->ret.kind = CMON_PYV_ABSENT;
+		rec->ret.nbytes = 0;
+	}
+	mm = task->mm;
+	rec->rss_entry = fr->rss;
+	rec->vms_entry = fr->vms;
+	rec->rss_exit = (flags & CMON_PY_RETURNED) && mm ? mm_rss_bytes(mm) : 0;
+	rec->vms_exit = (flags & CMON_PY_RETURNED) && mm ? mm_vms_bytes(mm) : 0;
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+}
+
+/* Frames the stack has moved past (their return was never seen: the
+ * kernel installs at most 64 nested uretprobes per thread) are written as
+ * such: at an entry at SLOT, pending frames at or below it; at a return
+ * from SLOT, those below it. */
+static __always_inline void py_unwind(struct task_struct *task, struct cmon_py_stack *ss,
+				      __u64 slot, bool entry, struct cmon_py_proc *p, __u64 cookie)
+{
+	for (int i = 0; i < 8; i++) {
+		__u32 d = ss->depth;
+		struct cmon_py_frame *fr;
+
+		if (!d || d > CMON_PY_STACK_DEPTH)
+			return;
+		fr = &ss->frames[(d - 1) & (CMON_PY_STACK_DEPTH - 1)];
+		if (entry ? fr->slot > slot : fr->slot >= slot)
+			return;
+		py_emit(fr, PY_HOW(cookie & CMON_COOKIE_FUNC_MASK, CMON_PY_NORETURN, d - 1), 0, 0, p);
+		ss->depth = d - 1;
+	}
+}
+
 SEC("uprobe")
 int BPF_KPROBE(cmon_py_entry)
 {
@@ -261,6 +338,7 @@ int BPF_KPROBE(cmon_py_entry)
 			st->lost_nomem++;
 		return 0;
 	}
+	py_unwind(task, ss, PT_REGS_SP(ctx), true, p, cookie);
 	d = ss->depth;
 	/* Calls deeper than the stack are not recorded (counted): their
 	 * returns find no frame with their slot and pass. */
@@ -314,14 +392,18 @@ int BPF_KPROBE(cmon_py_exit)
 	struct cmon_py_stack *ss;
 	struct cmon_py_frame *fr;
 	struct cmon_py_proc *p;
-	struct cmon_py_rec *rec;
-	struct mm_struct *mm;
 	__u64 ret = PT_REGS_RC(ctx);
 	struct cmon_py_verdict_val *verdict;
 	__u32 d;
 
 	ss = bpf_task_storage_get(&py_stacks, task, 0, 0);
 	if (!ss || !ss->depth)
+		return 0;
+	p = bpf_map_lookup_elem(&py_procs, &pid);
+	if (!p)
+		return 0;
+	py_unwind(task, ss, slot, false, p, bpf_get_attach_cookie(ctx));
+	if (!ss->depth)
 		return 0;
 	d = ss->depth - 1;
 	if (d >= CMON_PY_STACK_DEPTH)
@@ -334,43 +416,8 @@ int BPF_KPROBE(cmon_py_exit)
 	verdict = bpf_map_lookup_elem(&py_code, &key);
 	if (verdict && verdict->verdict == CMON_PY_SKIP)
 		return 0; /* refused while it ran */
-	p = bpf_map_lookup_elem(&py_procs, &pid);
-	if (!p)
-		return 0;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
-	if (!rec) {
-		struct cmon_func_stats *st = py_stats(bpf_get_attach_cookie(ctx));
-
-		if (st)
-			st->lost_ringbuf++;
-		return 0;
-	}
-	rec->type = CMON_REC_PY;
-	rec->flags = CMON_PY_RETURNED | (ret ? 0 : CMON_PY_EXCEPTION);
-	if (ret && fr->generator) {
-		__u64 instr = 0;
-		__u8 op = 0;
-
-		if (!bpf_probe_read_user(&instr, 8, (void *)(fr->frame + targ_py.frame_prev_instr)) &&
-		    !bpf_probe_read_user(&op, 1, (void *)instr) && op == targ_py.op_yield_value)
-			rec->flags |= CMON_PY_YIELDED;
-	}
-	rec->ts_entry_ns = fr->ts;
-	rec->ts_exit_ns = ts;
-	rec->code = fr->code;
-	rec->pid = pid;
-	rec->tid = (__u32)bpf_get_current_pid_tgid();
-	rec->depth = d;
-	rec->n_args = fr->n_args;
-	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
-	__builtin_memcpy(rec->args, fr->args, sizeof(rec->args));
-	py_value(ret, &rec->ret, p);
-	mm = task->mm;
-	rec->rss_entry = fr->rss;
-	rec->vms_entry = fr->vms;
-	rec->rss_exit = mm ? mm_rss_bytes(mm) : 0;
-	rec->vms_exit = mm ? mm_vms_bytes(mm) : 0;
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	py_emit(fr, PY_HOW(bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK,
+			   CMON_PY_RETURNED | (ret ? 0 : CMON_PY_EXCEPTION), d), ret, ts, p);
 	return 0;
 }
 

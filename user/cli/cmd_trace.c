@@ -575,7 +575,8 @@ static uint64_t report(struct trace_run *r)
 			(unsigned long long)l);
 		if (st.lost_depth)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
-				(unsigned long long)st.lost_depth, CMON_STACK_DEPTH);
+				(unsigned long long)st.lost_depth,
+				r->set->funcs[i].python ? CMON_PY_STACK_DEPTH : CMON_STACK_DEPTH);
 		if (r->opts.n_focus)
 			fprintf(stderr, "  (%llu outside --focus)",
 				(unsigned long long)st.outside_focus);
