@@ -198,3 +198,52 @@ def test_python_unsupported():
     check("--py needs the interpreter's process" in err, err)
     code, _, err = cmon(["trace", "--py", "", "--", "/bin/true"])
     eq(code, 2, "an empty pattern is a usage error")
+
+
+def test_python_capture_store():
+    """cmon capture --py: one store function per Python function (made at
+    its first call), the calls with their args and values."""
+    import sqlite3
+    _need_python()
+    d = tmpfile("py-store")
+    code, out, err = cmon(["capture", "-q", "--py", "fib", "--py", "kinds", "--py", "boom",
+                           "-o", d, "--", PY, CALLS])
+    eq(code, 0, "exit status (%s)" % err)
+    eq(out, CALLS_OUT, "output")
+    db = sqlite3.connect(os.path.join(d, "calls.db"))
+    funcs = {name: (fid, module) for fid, name, module in
+             db.execute("select id, name, module from functions")}
+    eq(sorted(funcs), ["boom", "fib", "kinds"], "store functions")
+    eq(funcs["fib"][1], CALLS + ":5", "module: file:line")
+    eq(db.execute("select count(*) from calls where func_id=?", (funcs["fib"][0],)).fetchone()[0],
+       177, "fib calls")
+    eq(db.execute("select ret from calls where func_id=? and args=?",
+                  (funcs["fib"][0], '{"n":10}')).fetchall(), [("55",)], "fib(10) = 55")
+    eq(db.execute("select status, ret, args from calls where func_id=?",
+                  (funcs["boom"][0],)).fetchall(), [("exception", None, '{"x":7}')], "boom")
+    row = db.execute("select args, ret from calls where func_id=?", (funcs["kinds"][0],)).fetchone()
+    eq(json.loads(row[0]), {"i": -42, "f": 2.5, "s": "hello", "b": True, "none": None,
+                            "raw": "b'ab\\x00c'"}, "kinds args")
+    eq(json.loads(row[1]), "hello", "kinds ret")
+
+
+def test_python_deep_recursion_counted():
+    """Deeper than 64 nested Python calls: the kernel places no more return
+    probes, cmon keeps no more frames; those calls are counted lost, the
+    rest pair exactly."""
+    script = tmpfile("deep.py")
+    with open(script, "w") as f:
+        f.write("def leaf(x):\n    return x + 1\n"
+                "def deep(n):\n    return leaf(n) if n == 0 else deep(n - 1)\n"
+                "print(deep(100))\n")
+    res = _py(["deep", "leaf"], [script])
+    eq(res.code, 3, "exit status 3: calls were lost (%s)" % res.stderr)
+    eq(res.stdout, "1\n", "output")
+    rows = res.rows
+    check(all(r["status"] == "ok" for r in rows), "every record paired")
+    ns = sorted(r["args"]["n"] for r in rows)
+    eq(ns, list(range(100 - len(ns) + 1, 101)), "the outermost calls, consecutive")
+    eq([r["retval"] for r in rows], [1] * len(rows), "each returned deep(0)'s value")
+    table = summary(res.stderr)["table"]["_PyEval_EvalFrameDefault"]
+    eq(table[2], 102 - len(rows), "the others counted lost (%s)" % res.stderr)
+    check("nested deeper than 64" in res.stderr, res.stderr)

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "core/hmap.h"
 #include "core/log.h"
 #include "core/privilege.h"
 #include "event/decode.h"
@@ -42,6 +43,7 @@ struct trace_run {
 		pid_t pid; /* 0: the only one */
 		struct store_writer *store;
 		int64_t *funcs; /* store function id of each func_id */
+		struct hmap pyfuncs; /* --py: "qualname\0file:line" -> store id + 1 */
 	} *stores;
 	size_t n_stores;
 	bool store_per_process;
@@ -83,6 +85,45 @@ static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size
 static uint64_t or_none(bool have, uint64_t v) { return have ? v : STORE_NONE; }
 
 /* One call into the capture store, with its typed values and buffers. */
+/* --py: the store's function for the Python function of CR (made at its
+ * first call: a Python function is known only when it runs).  <0: -errno. */
+static int64_t py_store_func(struct capture_store *cs, const struct call_record *cr)
+{
+	size_t nf = strlen(cr->func), nm = strlen(cr->module);
+	struct strbuf sig = {};
+	char *key = malloc(nf + nm + 2);
+	uint64_t *slot;
+	int64_t id;
+	bool added;
+	int err = 0;
+
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, cr->func, nf + 1);
+	memcpy(key + nf + 1, cr->module, nm + 1);
+	slot = hmap__get(&cs->pyfuncs, key, nf + nm + 2, &added);
+	free(key);
+	if (!slot)
+		return -ENOMEM;
+	if (!added)
+		return (int64_t)*slot - 1;
+	/* The signature: the parameters' names (values are typed per call) */
+	err = strbuf__puts(&sig, "{\"params\":[");
+	for (size_t i = 0; !err && cr->typed && i < cr->typed->n_cells; i++)
+		err = strbuf__printf(&sig, "%s{\"name\":\"%s\",\"type\":\"object\",\"kind\":\"python\"}",
+				     i ? "," : "", cr->typed->names[i]);
+	if (!err)
+		err = strbuf__puts(&sig, "],\"ret\":\"object\"}");
+	id = err ? -ENOMEM : store_writer__add_function(cs->store, cr->func, cr->module, sig.buf, true);
+	strbuf__release(&sig);
+	if (id < 0) {
+		log_error("capture store: %s", store_writer__errmsg(cs->store));
+		return -EIO;
+	}
+	*slot = (uint64_t)id + 1;
+	return id;
+}
+
 static int store_call(struct trace_run *r, struct capture_store *cs,
 		      const struct call_record *cr, const struct render_out *ro, uint32_t func_id)
 {
@@ -105,11 +146,24 @@ static int store_call(struct trace_run *r, struct capture_store *cs,
 	const struct plan_layout *l = typer__layout(r->typer, func_id);
 	char raw_args[256], raw_ret[32];
 
+	if (r->set->funcs[func_id].python) {
+		sc.func_id = py_store_func(cs, cr);
+		if (sc.func_id < 0)
+			return (int)sc.func_id;
+		/* an exception, a yield: their own status, no value */
+		sc.latency_ns = cr->latency_ns;
+		sc.rss_exit = cr->rss_exit;
+		sc.vms_exit = cr->vms_exit;
+		if (cr->status == CALL_NORETURN)
+			sc.latency_ns = sc.rss_exit = sc.vms_exit = STORE_NONE;
+	}
+
 	/* A function without DWARF has a typed view only for its captures: its
 	 * arguments are still the registers. */
 	if (cr->typed && ((l && l->typed) || r->set->funcs[func_id].python)) {
 		sc.args_json = cr->typed->args;
-		sc.ret_json = cr->status == CALL_OK ? cr->typed->retval : NULL;
+		sc.ret_json = cr->status == CALL_OK || cr->status == CALL_YIELD ? cr->typed->retval
+										: NULL;
 	} else {
 		/* Raw mode: the registers, named as in trace's columns. */
 		snprintf(raw_args, sizeof(raw_args),
@@ -460,6 +514,11 @@ static int open_store(struct trace_run *r, const char *outdir, struct capture_st
 		char *sig = NULL;
 		int64_t id;
 
+		if (f->python) {
+			cs->funcs[i] = -1; /* its Python functions are made as they run */
+			continue;
+		}
+
 		sig = typer__signature_json(r->typer, (uint32_t)i);
 		id = store_writer__add_function(cs->store, f->name, r->set->objects[f->object].module,
 						sig, l && l->typed);
@@ -515,6 +574,7 @@ static int close_stores(struct trace_run *r, uint64_t end_ns)
 		r->stores[i].store = NULL;
 		free(r->stores[i].funcs);
 		r->stores[i].funcs = NULL;
+		hmap__release(&r->stores[i].pyfuncs);
 	}
 	free(r->stores);
 	r->stores = NULL;

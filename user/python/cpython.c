@@ -421,7 +421,9 @@ static int hook(struct pytrace *pt, struct py_proc *p)
 		return err;
 	}
 	p->interp = interp;
-	p->prev_eval = cur;
+	/* Our own evaluator left by a cmon that was killed: it stands for
+	 * NULL (CPython's own setter stores it as NULL). */
+	p->prev_eval = cur == p->eval_func ? 0 : cur;
 	p->hooked = true;
 	log_info("--py: process %d: eval_frame hook set", (int)p->pid);
 	return 0;
