@@ -247,3 +247,25 @@ def test_python_deep_recursion_counted():
     table = summary(res.stderr)["table"]["_PyEval_EvalFrameDefault"]
     eq(table[2], 102 - len(rows), "the others counted lost (%s)" % res.stderr)
     check("nested deeper than 64" in res.stderr, res.stderr)
+
+
+def test_python_pending_at_detach():
+    """A call still running when cmon ends is written as noreturn, with its
+    arguments; the program goes on (and returns from it) unchanged."""
+    w = _Worker()
+    try:
+        out = tmpfile("py-pending.json")
+        bg = Background(["trace", "-F", "json", "-o", out, "--py", "blocked", "-p", str(w.pid)])
+        bg.wait_attached()
+        eq(w.cmd("block"), "blocked b", "inside blocked()")
+        time.sleep(0.1)
+        bg.signal(signal.SIGINT)
+        eq(bg.wait(), 0, "cmon's exit status (%s)" % bg.stderr)
+        eq(w.cmd("go"), "unblocked go", "blocked() returned after cmon left")
+        rows = _json(read_text(out))
+        eq([(r["func"], r["status"], r["args"], r["comm"]) for r in rows],
+           [("blocked", "noreturn", {"tag": "b"}, "python3.11")], "the pending call")
+        eq(w.cmd("eval"), "eval 0x0", "restored")
+    finally:
+        if w.p.poll() is None:
+            w.quit()

@@ -335,6 +335,55 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 	return 0;
 }
 
+/* --py: the thread's pending Python calls, as never-returned records. */
+static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_py_stack *sv)
+{
+	int map_fd = bpf_map__fd(t->skel->maps.py_stacks);
+	struct cmon_py_rec rec;
+	char comm[CMON_COMM_LEN] = { 1 }; /* read at the first frame */
+	int pidfd, err;
+
+	pidfd = (int)syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
+	if (pidfd < 0)
+		return;
+	err = bpf_map_lookup_elem(map_fd, &pidfd, sv);
+	close(pidfd);
+	if (err)
+		return;
+	for (uint32_t d = sv->depth < CMON_PY_STACK_DEPTH ? sv->depth : CMON_PY_STACK_DEPTH; d > 0;
+	     d--) {
+		const struct cmon_py_frame *fr = &sv->frames[d - 1];
+
+		memset(&rec, 0, sizeof(rec));
+		rec.type = CMON_REC_PY;
+		rec.flags = CMON_PY_NORETURN;
+		rec.ts_entry_ns = fr->ts;
+		rec.code = fr->code;
+		rec.rss_entry = fr->rss;
+		rec.vms_entry = fr->vms;
+		rec.pid = (uint32_t)pid;
+		rec.tid = (uint32_t)tid;
+		rec.depth = d - 1;
+		rec.n_args = fr->n_args;
+		memcpy(rec.args, fr->args, sizeof(rec.args));
+		if (comm[0] == 1) {
+			char path[64];
+			FILE *f;
+
+			comm[0] = 0;
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			f = fopen(path, "re");
+			if (f) {
+				if (fgets(comm, sizeof(comm), f))
+					comm[strcspn(comm, "\n")] = 0;
+				fclose(f);
+			}
+		}
+		memcpy(rec.comm, comm, sizeof(rec.comm));
+		t->opts.on_py(t->opts.ctx, CMON_REC_PY, &rec, sizeof(rec));
+	}
+}
+
 int tracer__flush_pending(struct tracer *t, pid_t pid)
 {
 	struct cmon_shadow_stack *sv;
@@ -358,6 +407,13 @@ int tracer__flush_pending(struct tracer *t, pid_t pid)
 
 		if (tid > 0)
 			flush_thread(t, pid, tid, sv);
+		if (tid > 0 && t->opts.on_py) {
+			struct cmon_py_stack *pv = malloc(sizeof(*pv));
+
+			if (pv)
+				flush_py_thread(t, pid, tid, pv);
+			free(pv);
+		}
 	}
 	free(sv);
 	closedir(dir);

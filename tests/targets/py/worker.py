@@ -2,7 +2,8 @@
 #   worker.py threads N   two threads, each calling work(k, i) N times
 #   worker.py wait        "ready PID", then per stdin line one command:
 #                         "eval" prints interp->eval_frame, "run" calls
-#                         step(i) for i in 0..4, "quit" exits
+#                         step(i) for i in 0..4, "block" calls blocked("b"),
+#                         which returns the next line, "quit" exits
 #   worker.py fib N       fib(N), timed: "fib N = V in S s"
 import ctypes
 import sys
@@ -20,6 +21,11 @@ def step(i):
 
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def blocked(tag):
+    print("blocked %s" % tag, flush=True)
+    return sys.stdin.readline().strip()
 
 
 def eval_frame():
@@ -50,6 +56,8 @@ def wait():
             print("eval %#x" % eval_frame(), flush=True)
         elif cmd == "run":
             print("run %d" % sum(step(i) for i in range(5)), flush=True)
+        elif cmd == "block":
+            print("unblocked %s" % blocked("b"), flush=True)
         elif cmd == "quit":
             break
 
