@@ -397,19 +397,6 @@ static int py_prepare(struct trace_run *r)
 	return err;
 }
 
-static void py_mark(struct trace_run *r)
-{
-	for (size_t i = 0; r->py && i < r->set->n_funcs; i++) {
-		struct probe_func *f = &r->set->funcs[i];
-
-		if (strcmp(f->name, PY_EVAL_FUNC))
-			continue;
-		f->python = true;
-		f->ret_mode = RETURN_URETPROBE;
-		r->py_func = (uint32_t)i;
-	}
-}
-
 /* After each drain: the output gets what was written (a terminal, a pipe,
  * a file, unix-socket readers), and the ledger learns what reached it. */
 static void settle_output(struct trace_run *r, bool final)
@@ -721,7 +708,8 @@ static int run(enum cmd_kind kind, int argc, char **argv)
 	err = probe_set__resolve(&ro, &r.set);
 	if (err)
 		goto cleanup;
-	py_mark(&r);
+	if (r.py)
+		r.py_func = pytrace__mark(r.set);
 	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
 
 	ty.raw = r.opts.raw;

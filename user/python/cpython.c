@@ -25,6 +25,7 @@
 #include "core/hmap.h"
 #include "core/log.h"
 #include "core/strbuf.h"
+#include "probe/resolve.h"
 #include "python/cpython.h"
 
 /* One row per supported version: what user space reads, and the BPF side's
@@ -441,6 +442,22 @@ static void unhook(struct pytrace *pt, struct py_proc *p)
 	if (!mem_read(p->pid, at, &cur, sizeof(cur)) && cur == p->eval_func &&
 	    mem_write(p->pid, at, &p->prev_eval, sizeof(p->prev_eval)) == 0)
 		log_info("--py: process %d: eval_frame restored", (int)p->pid);
+}
+
+uint32_t pytrace__mark(struct probe_set *set)
+{
+	uint32_t id = 0;
+
+	for (size_t i = 0; i < set->n_funcs; i++) {
+		struct probe_func *f = &set->funcs[i];
+
+		if (strcmp(f->name, PY_EVAL_FUNC))
+			continue;
+		f->python = true;
+		f->ret_mode = RETURN_URETPROBE;
+		id = (uint32_t)i;
+	}
+	return id;
 }
 
 int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd)

@@ -41,6 +41,11 @@ const struct cmon_py_offsets *pytrace__bpf_offsets(void);
  * was found. */
 int pytrace__add_process(struct pytrace *pt, pid_t pid, const char *exe, bool launched);
 
+/* The set's evaluator function(s): probed with the Python programs, with a
+ * uretprobe.  Returns the func_id Python calls count under (0 if none). */
+struct probe_set;
+uint32_t pytrace__mark(struct probe_set *set);
+
 /* After attaching: each process into PROCS_FD (map py_procs); running ones
  * get their hook now, launched ones stop at their first Python call (their
  * hook is set by pytrace__tick).  CODE_FD is map py_code.  0 or -errno
