@@ -269,3 +269,24 @@ def test_python_pending_at_detach():
     finally:
         if w.p.poll() is None:
             w.quit()
+
+
+def test_python_profile():
+    """cmon profile --py: per Python function, calls and latencies summed
+    (in user space), in text and JSON."""
+    _need_python()
+    code, out, err = cmon(["profile", "-F", "json", "--py", "fib", "--py", "boom", "--", PY, CALLS])
+    eq(code, 0, "exit status (%s)" % err)
+    check(out.startswith(CALLS_OUT), "the program's output first: %r" % out)
+    rows = {r["func"]: r for r in (json.loads(l) for l in out[len(CALLS_OUT):].splitlines())}
+    eq(sorted(rows), ["boom", "fib"], "functions")
+    fib = rows["fib"]
+    eq((fib["calls"], fib["returns"], fib["noreturn"], fib["lost"]), (177, 177, 0, 0), "fib counts")
+    eq(fib["module"], CALLS + ":5", "file:line")
+    check(0 < fib["min_ns"] <= fib["p50_ns"] <= fib["max_ns"] <= fib["total_ns"], fib)
+    eq(rows["boom"]["calls"], 1, "boom")
+    check("cmon: 178 calls counted" in err, err)
+    code, _, err = cmon(["profile", "--py", "fib", "--func", "main", "--", PY, CALLS])
+    eq(code, 1, "--py with --func")
+    eq(err.strip(), "cmon: profile --py: Python functions only (no --func, --usdt, --line, "
+                    "--hist), of -p PID or -- CMD", "one line")

@@ -56,6 +56,10 @@ const struct opt_row cmon_opt_rows[] = {
 	  "Python functions of a CPython 3.11 process: qualname,\n"
 	  "Class.method, module.func, FILE:qualname, globs\n"
 	  "(repeatable): args by name, return value, exceptions" },
+	{ "py", OPT_PY, "PATTERN", P,
+	  "Python functions of a CPython 3.11 process (qualname,\n"
+	  "module.func, FILE:qualname, globs; repeatable), summed\n"
+	  "in user space; not with --func, --usdt or --hist" },
 	{ "per-pid", OPT_PER_PID, NULL, P, "one row per function and process" },
 	{ "hist", OPT_HIST, "ARG", P,
 	  "distribution of argument ARG (0..5, arg0..arg5, a\n"
