@@ -626,7 +626,7 @@ static char *read_str(pid_t pid, uint64_t obj, const struct cmon_py_offsets *o)
  * (FILE a path, a path suffix or a basename); else the qualname, or
  * module.qualname with the module any dotted tail of the file's path
  * (app/handlers.py: handlers.f, app.handlers.f). */
-static bool pattern_matches(const char *pattern, const char *qualname, const char *filename)
+bool pytrace__pattern_matches(const char *pattern, const char *qualname, const char *filename)
 {
 	const char *colon = strchr(pattern, ':');
 	char dotted[4096], cand[8192];
@@ -748,7 +748,7 @@ static struct py_code *code_of(struct pytrace *pt, struct py_proc *p, uint64_t c
 	if (!c->filename)
 		c->filename = strdup("?");
 	for (size_t i = 0; c->qualname && c->filename && i < pt->n_patterns && !c->traced; i++)
-		c->traced = pattern_matches(pt->patterns[i], c->qualname, c->filename);
+		c->traced = pytrace__pattern_matches(pt->patterns[i], c->qualname, c->filename);
 	return c;
 }
 

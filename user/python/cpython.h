@@ -69,6 +69,9 @@ void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec);
 int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
 		    struct call_record *out);
 
+/* Does --py PATTERN select function QUALNAME of FILENAME (see README)? */
+bool pytrace__pattern_matches(const char *pattern, const char *qualname, const char *filename);
+
 /* CSV: the column the args object goes to. */
 void pytrace__set_args_column(struct pytrace *pt, size_t col);
 
