@@ -290,3 +290,28 @@ def test_python_profile():
     eq(code, 1, "--py with --func")
     eq(err.strip(), "cmon: profile --py: Python functions only (no --func, --usdt, --line, "
                     "--hist), of -p PID or -- CMD", "one line")
+
+
+def test_python_attach_detach_while_running():
+    """Attach and detach five times while two threads call Python flat out:
+    the hook is written with every thread paused, the program runs on
+    with correct values, and its exit is its own."""
+    _need_python()
+    p = subprocess.Popen([PY, WORKER, "spin", "4"], stdout=subprocess.PIPE, text=True)
+    pid = int(p.stdout.readline().split()[1])
+    try:
+        for i in range(5):
+            out = tmpfile("py-spin-%d.csv" % i)
+            bg = Background(["trace", "-F", "csv", "-o", out, "--py", "fib", "-p", str(pid),
+                             "--max-events", "2000"])
+            bg.wait_attached()
+            code = bg.wait()
+            check(code in (0, 3), "cmon's exit status %d (%s)" % (code, bg.stderr))
+            rows = [l for l in read_text(out).splitlines()[1:]]
+            eq(len(rows), 2000, "--max-events 2000 records")
+        eq(p.stdout.readline().strip(), "spin ok", "every fib(12) right")
+        eq(p.wait(20), 0, "the program's exit status")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()

@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include "core/hmap.h"
 #include "core/log.h"
@@ -396,8 +399,178 @@ static uint64_t read_ptr(pid_t pid, uint64_t addr)
 	return addr && !mem_read(pid, addr, &v, sizeof(v)) ? v : 0;
 }
 
+/*
+ * The pointer is written while no thread of the process runs: the kernel
+ * copies it with `rep movsb` (FSRM), which does not promise one 8-byte
+ * store, and a thread reading a half-written evaluator would jump to
+ * garbage.  A process cmon attached to (-p) is paused with PTRACE_SEIZE +
+ * PTRACE_INTERRUPT, thread by thread: a ptrace stop, which neither the
+ * process nor its parent (a shell's job control) sees, and system calls
+ * are restarted when it goes on.  A launched one (cmon's own child) is
+ * stopped with SIGSTOP (or already is, at its first Python call).
+ */
+struct freeze {
+	pid_t pid;
+	bool sigstop;    /* SIGSTOP sent: SIGCONT at thaw */
+	pid_t *tids;     /* PTRACE_SEIZE'd */
+	int *sigs;       /* a signal caught in its stop, given back at detach */
+	size_t n, cap;
+};
+
+static bool all_stopped(pid_t pid)
+{
+	char path[300], buf[512], *q;
+	struct dirent *de;
+	bool all = true;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (all && (de = readdir(dir))) {
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* gone */
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		q = strrchr(buf, ')');
+		all = !q || q[1] != ' ' || q[2] == 'T' || q[2] == 't' || q[2] == 'Z' || q[2] == 'X';
+	}
+	closedir(dir);
+	return all;
+}
+
+static bool seized(const struct freeze *fz, pid_t tid)
+{
+	for (size_t i = 0; i < fz->n; i++)
+		if (fz->tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* Stop one more thread; 1 when it was stopped, 0 gone, -errno. */
+static int seize_thread(struct freeze *fz, pid_t tid)
+{
+	int status = 0, sig = 0;
+
+	if (fz->n == fz->cap) {
+		size_t cap = fz->cap ? 2 * fz->cap : 16;
+		pid_t *t = realloc(fz->tids, cap * sizeof(*t));
+		int *s;
+
+		if (!t)
+			return -ENOMEM;
+		fz->tids = t;
+		s = realloc(fz->sigs, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		fz->sigs = s;
+		fz->cap = cap;
+	}
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+		return errno == ESRCH ? 0 : -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return errno == ESRCH ? 0 : -errno;
+	}
+	if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
+		return 0; /* it exited */
+	/* a signal-delivery stop: the signal is the thread's, given back */
+	if ((status >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(status) != SIGTRAP)
+		sig = WSTOPSIG(status);
+	fz->tids[fz->n] = tid;
+	fz->sigs[fz->n] = sig;
+	fz->n++;
+	return 1;
+}
+
+static void thaw(struct freeze *fz)
+{
+	for (size_t i = 0; i < fz->n; i++)
+		ptrace(PTRACE_DETACH, fz->tids[i], 0, (void *)(uintptr_t)fz->sigs[i]);
+	if (fz->sigstop)
+		kill(fz->pid, SIGCONT);
+	free(fz->tids);
+	free(fz->sigs);
+	memset(fz, 0, sizeof(*fz));
+}
+
+/* Every thread of process PID stopped (LAUNCHED: cmon's child, by
+ * SIGSTOP; else by ptrace).  0, or -errno with nothing left stopped. */
+static int freeze(pid_t pid, bool launched, struct freeze *fz)
+{
+	bool more = true;
+	int err = 0;
+
+	memset(fz, 0, sizeof(*fz));
+	fz->pid = pid;
+	if (launched) {
+		if (kill(pid, SIGSTOP))
+			return -errno;
+		fz->sigstop = true;
+		for (int i = 0; i < 2000 && !all_stopped(pid); i++)
+			usleep(500);
+		if (all_stopped(pid))
+			return 0;
+		thaw(fz);
+		return -ETIMEDOUT;
+	}
+	/* Threads made while seizing are seized by the next pass. */
+	for (int pass = 0; more && !err && pass < 100; pass++) {
+		char path[64];
+		struct dirent *de;
+		DIR *dir;
+
+		more = false;
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		dir = opendir(path);
+		if (!dir) {
+			err = -errno;
+			break;
+		}
+		while (!err && (de = readdir(dir))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			int r;
+
+			if (tid <= 0 || seized(fz, tid))
+				continue;
+			r = seize_thread(fz, tid);
+			if (r < 0)
+				err = r;
+			else if (r > 0)
+				more = true;
+		}
+		closedir(dir);
+	}
+	if (err)
+		thaw(fz);
+	return err;
+}
+
+/* Write VAL at ADDR of P with every thread stopped (unless ALREADY: it is). */
+static int frozen_write(struct py_proc *p, uint64_t addr, uint64_t val, bool already)
+{
+	struct freeze fz = { 0 };
+	int err = already ? 0 : freeze(p->pid, p->launched, &fz);
+
+	if (err)
+		return err;
+	err = mem_write(p->pid, addr, &val, sizeof(val));
+	if (!already)
+		thaw(&fz);
+	return err;
+}
+
 /* Set the hook of P's main interpreter: eval_frame = &_PyEval_EvalFrameDefault. */
-static int hook(struct pytrace *pt, struct py_proc *p)
+static int hook(struct pytrace *pt, struct py_proc *p, bool stopped)
 {
 	uint64_t interp = read_ptr(p->pid, p->runtime + pt->ver->runtime_interp_head), cur = 0;
 	int err;
@@ -414,11 +587,10 @@ static int hook(struct pytrace *pt, struct py_proc *p)
 		return -EBUSY;
 	}
 	if (!err)
-		err = mem_write(p->pid, interp + pt->ver->interp_eval_frame, &p->eval_func,
-				sizeof(p->eval_func));
+		err = frozen_write(p, interp + pt->ver->interp_eval_frame, p->eval_func, stopped);
 	if (err) {
-		log_error("--py: cannot set the eval_frame hook of process %d: %s", (int)p->pid,
-			  strerror(-err));
+		log_error("--py: cannot set the eval_frame hook of process %d: %s%s", (int)p->pid,
+			  strerror(-err), err == -EPERM ? " (is it being debugged?)" : "");
 		return err;
 	}
 	p->interp = interp;
@@ -438,10 +610,18 @@ static void unhook(struct pytrace *pt, struct py_proc *p)
 		return;
 	p->hooked = false;
 	at = p->interp + pt->ver->interp_eval_frame;
-	/* Only cmon's own value is put back: anything else was set since. */
-	if (!mem_read(p->pid, at, &cur, sizeof(cur)) && cur == p->eval_func &&
-	    mem_write(p->pid, at, &p->prev_eval, sizeof(p->prev_eval)) == 0)
-		log_info("--py: process %d: eval_frame restored", (int)p->pid);
+	/* Only cmon's own value is put back: anything else was set since.
+	 * When the process cannot be paused, the hook stays (harmless). */
+	if (!mem_read(p->pid, at, &cur, sizeof(cur)) && cur == p->eval_func) {
+		int err = frozen_write(p, at, p->prev_eval, false);
+
+		if (!err)
+			log_info("--py: process %d: eval_frame restored", (int)p->pid);
+		else if (err != -ESRCH)
+			log_warn("--py: process %d: eval_frame left set (cannot pause it: %s); it "
+				 "only keeps Python calls from being inlined", (int)p->pid,
+				 strerror(-err));
+	}
 }
 
 uint32_t pytrace__mark(struct probe_set *set)
@@ -477,7 +657,7 @@ int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd)
 			return err;
 		}
 		if (!p->launched) {
-			err = hook(pt, p);
+			err = hook(pt, p, false);
 			if (err)
 				return err;
 		}
@@ -520,7 +700,7 @@ void pytrace__tick(struct pytrace *pt)
 		if (st != 'T')
 			continue;
 		p->stopped_wait = false;
-		hook(pt, p); /* on failure: traced as far as calls reach the evaluator */
+		hook(pt, p, true); /* on failure: traced as far as calls reach the evaluator */
 		kill(p->pid, SIGCONT);
 	}
 }

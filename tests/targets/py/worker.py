@@ -5,6 +5,8 @@
 #                         step(i) for i in 0..4, "block" calls blocked("b"),
 #                         which returns the next line, "quit" exits
 #   worker.py fib N       fib(N), timed: "fib N = V in S s"
+#   worker.py spin S      "ready PID", then two threads call fib(12) for S
+#                         seconds, checking each value: "spin ok" or "spin BAD"
 import ctypes
 import sys
 import threading
@@ -62,11 +64,31 @@ def wait():
             break
 
 
+def spin(seconds):
+    bad = []
+    end = time.monotonic() + seconds
+
+    def body():
+        while time.monotonic() < end:
+            if fib(12) != 144:
+                bad.append(1)
+
+    ts = [threading.Thread(target=body) for _ in range(2)]
+    print("ready %d" % threading.get_native_id(), flush=True)
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    print("spin BAD" if bad else "spin ok", flush=True)
+
+
 def main():
     if sys.argv[1] == "threads":
         threads(int(sys.argv[2]))
     elif sys.argv[1] == "wait":
         wait()
+    elif sys.argv[1] == "spin":
+        spin(float(sys.argv[2]))
     elif sys.argv[1] == "fib":
         n = int(sys.argv[2])
         t = time.perf_counter()
