@@ -108,7 +108,8 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 		__u64 utf8 = 0, n = 0;
 
 		bpf_probe_read_user(&state, 4, (void *)(obj + targ_py.str_state));
-		v->len = (__u32)size; /* length: the same offset as ob_size */
+		bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.str_length));
+		v->len = (__u32)size;
 		if ((state & 0x60) == 0x60) { /* compact ASCII */
 			v->kind = CMON_PYV_STR;
 			py_read_bytes(v, obj + targ_py.str_ascii_data, (__u64)size, p);

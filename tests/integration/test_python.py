@@ -297,7 +297,8 @@ def test_python_attach_detach_while_running():
     the hook is written with every thread paused, the program runs on
     with correct values, and its exit is its own."""
     _need_python()
-    p = subprocess.Popen([PY, WORKER, "spin", "4"], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([PY, WORKER, "spin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
     pid = int(p.stdout.readline().split()[1])
     try:
         for i in range(5):
@@ -309,6 +310,8 @@ def test_python_attach_detach_while_running():
             check(code in (0, 3), "cmon's exit status %d (%s)" % (code, bg.stderr))
             rows = [l for l in read_text(out).splitlines()[1:]]
             eq(len(rows), 2000, "--max-events 2000 records")
+        p.stdin.write("stop\n")
+        p.stdin.flush()
         eq(p.stdout.readline().strip(), "spin ok", "every fib(12) right")
         eq(p.wait(20), 0, "the program's exit status")
     finally:

@@ -5,8 +5,9 @@
 #                         step(i) for i in 0..4, "block" calls blocked("b"),
 #                         which returns the next line, "quit" exits
 #   worker.py fib N       fib(N), timed: "fib N = V in S s"
-#   worker.py spin S      "ready PID", then two threads call fib(12) for S
-#                         seconds, checking each value: "spin ok" or "spin BAD"
+#   worker.py spin        "ready PID", then two threads call fib(12) until a
+#                         line on stdin, checking each value: "spin ok" or
+#                         "spin BAD"
 import ctypes
 import sys
 import threading
@@ -64,12 +65,12 @@ def wait():
             break
 
 
-def spin(seconds):
+def spin():
     bad = []
-    end = time.monotonic() + seconds
+    stop = []
 
     def body():
-        while time.monotonic() < end:
+        while not stop:
             if fib(12) != 144:
                 bad.append(1)
 
@@ -77,6 +78,8 @@ def spin(seconds):
     print("ready %d" % threading.get_native_id(), flush=True)
     for t in ts:
         t.start()
+    sys.stdin.readline()
+    stop.append(1)
     for t in ts:
         t.join()
     print("spin BAD" if bad else "spin ok", flush=True)
@@ -88,7 +91,7 @@ def main():
     elif sys.argv[1] == "wait":
         wait()
     elif sys.argv[1] == "spin":
-        spin(float(sys.argv[2]))
+        spin()
     elif sys.argv[1] == "fib":
         n = int(sys.argv[2])
         t = time.perf_counter()
