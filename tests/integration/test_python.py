@@ -9,14 +9,13 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (CMON, ROOT, Background, Skip, check, cmon, eq, parse_json_lines,
+from cmonlib import (ROOT, Background, Skip, check, cmon, eq, parse_json_lines, run,
                      read_text, summary, tmpfile, trace)
 
 PY = "/usr/bin/python3.11"
 CALLS = os.path.join(ROOT, "tests", "targets", "py", "calls.py")
 WORKER = os.path.join(ROOT, "tests", "targets", "py", "worker.py")
 CALLS_OUT = "55\n4.5\nhello\ncaught\n3\n[100] {'a': 1}\n"
-EVAL_FRAME_DEFAULT = None
 
 
 def _need_python():
@@ -318,3 +317,54 @@ def test_python_attach_detach_while_running():
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def _file_offset(path, sym):
+    """The file offset of dynamic symbol SYM of ELF file PATH (nm, readelf)."""
+    _, out, _ = run(["nm", "-D", path])
+    addr = next(int(l.split()[0], 16) for l in out.splitlines() if l.endswith(" " + sym))
+    _, out, _ = run(["readelf", "-lW", path])
+    for l in out.splitlines():
+        w = l.split()
+        if w and w[0] == "LOAD":
+            off, vaddr, filesz = int(w[1], 16), int(w[2], 16), int(w[4], 16)
+            if vaddr <= addr < vaddr + filesz:
+                return addr - vaddr + off
+    raise AssertionError("%s not in a LOAD segment of %s" % (sym, path))
+
+
+def test_python_other_version_refused():
+    """An interpreter whose Py_Version says 3.12 (a copy of python3.11 with
+    those 4 bytes changed): refused, naming the version found; nothing
+    runs untraced (the launched copy never starts)."""
+    _need_python()
+    copy = tmpfile("python3.12-fake")
+    with open(PY, "rb") as f:
+        data = bytearray(f.read())
+    at = _file_offset(PY, "Py_Version")
+    eq(data[at + 3], 3, "Py_Version's major byte")
+    eq(data[at + 2], 11, "Py_Version's minor byte")
+    data[at + 2] = 12
+    with open(copy, "wb") as f:
+        f.write(data)
+    os.chmod(copy, 0o755)
+    marker = tmpfile("ran")
+    code, _, err = cmon(["trace", "--py", "f", "--", copy, "-c",
+                         "open(%r, 'w').write('x')" % marker])
+    eq(code, 1, "refused")
+    eq(err.strip(), "cmon: --py: %s is CPython 3.12, not 3.11 (the only version supported)"
+       % copy, "one line")
+    check(not os.path.exists(marker), "the program did not run")
+
+
+def test_python_not_python_pid():
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        code, _, err = cmon(["trace", "--py", "f", "-p", str(p.pid)])
+        eq(code, 1, "refused")
+        check(err.startswith("cmon: --py: ") and "is not a CPython 3.11 interpreter "
+              "(no _PyEval_EvalFrameDefault symbol)" in err and err.count("\n") == 1, err)
+        check(p.poll() is None, "sleep untouched")
+    finally:
+        p.kill()
+        p.wait()
