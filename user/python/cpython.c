@@ -35,7 +35,7 @@
  * offsets (cmon_abi.h). */
 struct py_version {
 	unsigned major, minor;
-	uint32_t runtime_interp_head; /* _PyRuntimeState.interpreters.head */
+	uint32_t runtime_interp_main; /* _PyRuntimeState.interpreters.main */
 	uint32_t interp_eval_frame;   /* PyInterpreterState.eval_frame */
 	uint32_t code_firstlineno, code_localsplusnames, code_filename, code_qualname;
 	uint32_t tuple_items;         /* PyTupleObject.ob_item */
@@ -44,7 +44,7 @@ struct py_version {
 };
 
 static const struct py_version versions[] = {
-	{ 3, 11, 40, 1424, 72, 96, 112, 128, 24, 24,
+	{ 3, 11, 48, 1424, 72, 96, 112, 128, 24, 24,
 	  { .frame_code = 32, .frame_prev_instr = 56, .frame_owner = 69, .frame_localsplus = 72,
 	    .code_argcount = 56, .code_kwonlyargcount = 64, .code_flags = 48,
 	    .code_firstlineno = 72, .code_localsplusnames = 96, .code_filename = 112,
@@ -572,7 +572,7 @@ static int frozen_write(struct py_proc *p, uint64_t addr, uint64_t val, bool alr
 /* Set the hook of P's main interpreter: eval_frame = &_PyEval_EvalFrameDefault. */
 static int hook(struct pytrace *pt, struct py_proc *p, bool stopped)
 {
-	uint64_t interp = read_ptr(p->pid, p->runtime + pt->ver->runtime_interp_head), cur = 0;
+	uint64_t interp = read_ptr(p->pid, p->runtime + pt->ver->runtime_interp_main), cur = 0;
 	int err;
 
 	if (!interp) {
