@@ -368,3 +368,20 @@ def test_python_not_python_pid():
     finally:
         p.kill()
         p.wait()
+
+
+def test_python_views():
+    """The tree and chrome views take Python calls: exceptions marked, the
+    values as the table shows them."""
+    res = _py(["Shape.area", "catcher", "boom", "kinds"], [CALLS], fmt="tree")
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    text = res.text
+    check('Shape.area(self="<Shape>", w=3, h=1.5) = 4.5;' in text, text)
+    check("|   boom(x=7); // exception\n" in text, text)
+    check('} = "caught"; // catcher' in text, text)
+    check('kinds(i=-42, f=2.5, s="hello", b=True, none=None, raw=' in text, text)
+    res = _py(["boom"], [CALLS], fmt="chrome")
+    ev = [e for e in json.loads(res.text) if e.get("name") == "boom"]
+    eq([(e["cat"], e["ph"], e["args"]) for e in ev], [("exception", "X", {"x": 7})],
+       "boom as a complete event marked exception")
+    check(ev[0]["dur"] > 0, "with its duration")
