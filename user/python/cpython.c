@@ -481,7 +481,17 @@ static int seize_thread(struct freeze *fz, pid_t tid)
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return errno == ESRCH ? 0 : -errno;
 	}
-	if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
+	for (;;) {
+		pid_t w = waitpid(tid, &status, __WALL);
+
+		if (w == tid)
+			break;
+		if (w < 0 && errno == EINTR)
+			continue; /* SIGINT: cmon stops after the write, not inside it */
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return 0;
+	}
+	if (!WIFSTOPPED(status))
 		return 0; /* it exited */
 	/* a signal-delivery stop: the signal is the thread's, given back */
 	if ((status >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(status) != SIGTRAP)
