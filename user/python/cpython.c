@@ -707,8 +707,8 @@ void pytrace__tick(struct pytrace *pt)
 			p->stopped_wait = false; /* gone */
 			continue;
 		}
-		if (st != 'T')
-			continue;
+		if (st != 'T' || !all_stopped(p->pid))
+			continue; /* not yet (every thread: the hook is read by all) */
 		p->stopped_wait = false;
 		hook(pt, p, true); /* on failure: traced as far as calls reach the evaluator */
 		kill(p->pid, SIGCONT);
