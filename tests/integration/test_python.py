@@ -48,6 +48,8 @@ def test_python_values_and_output():
     res = _py(["fib", "Shape.*", "kinds", "boom", "catcher", "gen"], [CALLS])
     eq(res.code, 0, "exit status (%s)" % res.stderr)
     eq(res.stdout, CALLS_OUT, "the program's output, unchanged")
+    code, out, err = run([PY, CALLS])
+    eq((code, out, err), (0, res.stdout, ""), "byte for byte what it prints untraced")
     fib = _calls(res, "fib")
     eq(len(fib), 177, "fib(10) makes 177 calls")
     top = [r for r in fib if r["args"] == {"n": 10}]
