@@ -387,3 +387,58 @@ def test_python_views():
     eq([(e["cat"], e["ph"], e["args"]) for e in ev], [("exception", "X", {"x": 7})],
        "boom as a complete event marked exception")
     check(ev[0]["dur"] > 0, "with its duration")
+
+
+def test_python_agent():
+    """The agent's `py:` (with `pid:`): Python calls as metrics, the hook
+    set while the probe is applied and restored when the spec drops it."""
+    from agentlib import Agent, value, write_spec
+    w = _Worker()
+    a = None
+    try:
+        spec = tmpfile("py-agent.yaml")
+        write_spec(spec, [{"name": "pysteps", "target": PY, "pid": w.pid, "py": ["step"],
+                           "instrument": "latency"}])
+        a = Agent(spec).wait_ready()
+        a.wait_probes({"pysteps": "applied"})
+        check(w.cmd("eval") != "eval 0x0", "hook set")
+        eq(w.cmd("run"), "run 30", "output")
+        eq(w.cmd("run"), "run 30", "output")
+        a.wait_metric("cmon_pysteps_seconds_count", 10, function="step")
+        m = a.metrics()
+        eq(value(m, "cmon_pysteps_seconds_bucket", function="step", le="+Inf"), 10.0, "+Inf")
+        check(0 < value(m, "cmon_pysteps_seconds_sum", function="step") < 0.01, "sum")
+        # dropped from the spec: detached, restored
+        write_spec(spec, [{"name": "other", "target": PY, "pid": w.pid, "py": ["nosuch"],
+                           "instrument": "count"}])
+        a.wait_probes({"other": "applied"})
+        check(w.cmd("eval") != "eval 0x0", "set by the new probe")
+        eq(a.stop(), 0, "the agent's exit status")
+        a = None
+        eq(w.cmd("eval"), "eval 0x0", "restored when the agent stopped")
+    finally:
+        if a:
+            a.kill()
+        if w.p.poll() is None:
+            w.quit()
+
+
+def test_python_agent_spec_errors():
+    from agentlib import Agent, write_spec
+    spec = tmpfile("py-agent-bad.yaml")
+    write_spec(spec, [
+        {"name": "nopid", "target": PY, "py": ["f"], "instrument": "count"},
+        {"name": "mixed", "target": PY, "pid": 1, "py": ["f"], "func": "g",
+         "instrument": "count"},
+        {"name": "arg", "target": PY, "pid": 1, "py": ["f"], "instrument": "arg", "arg": 0},
+    ])
+    a = Agent(spec).wait_ready()
+    try:
+        got = a.wait_probes({"nopid": "error", "mixed": "error", "arg": "error"})
+        eq(got["nopid"]["error"].split(": ", 1)[1], "'py' needs 'pid' (the interpreter's process; 'target' its "
+                                  "executable)", "nopid")
+        eq(got["mixed"]["error"].split(": ", 1)[1], "'py' takes Python functions alone: no 'func' or 'usdt'",
+           "mixed")
+        eq(got["arg"]["error"].split(": ", 1)[1], "'py' takes instrument count or latency", "arg")
+    finally:
+        a.stop()

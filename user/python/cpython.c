@@ -15,6 +15,7 @@
 #include <fnmatch.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,8 @@ struct py_proc {
 	bool launched, stopped_wait, hooked, gone;
 	uint64_t bias;
 	uint64_t eval_func, runtime; /* addresses in the process */
-	uint64_t interp, prev_eval;
+	uint64_t interp;
+	unsigned long long start; /* process start time (hook_refs) */
 	struct cmon_py_proc kern;
 	struct hmap codes; /* code address -> struct py_code * */
 	struct hmap types; /* type address -> char * (tp_name) */
@@ -579,51 +581,135 @@ static int frozen_write(struct py_proc *p, uint64_t addr, uint64_t val, bool alr
 	return err;
 }
 
+/*
+ * Hooks this cmon holds, by (process, address): several users of the same
+ * interpreter in one cmon (the agent's probes, one replacing another) share
+ * one hook; the last to go restores the pointer.  Its start time tells a
+ * process from a later one with the same pid.
+ */
+struct hook_ref {
+	pid_t pid;
+	unsigned long long start; /* /proc/PID/stat starttime */
+	uint64_t addr, prev;
+	unsigned refs;
+};
+
+static struct hook_ref *hook_refs;
+static size_t n_hook_refs;
+static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned long long proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *q;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	q = strrchr(buf, ')');
+	/* field 22 (starttime); after ')' come fields 3.. */
+	for (int f = 2; q && f < 22; f++)
+		q = strchr(q + 1, ' ');
+	if (q)
+		v = strtoull(q + 1, NULL, 10);
+	return v;
+}
+
+static struct hook_ref *hook_ref_find(pid_t pid, uint64_t addr, unsigned long long start)
+{
+	for (size_t i = 0; i < n_hook_refs; i++)
+		if (hook_refs[i].pid == pid && hook_refs[i].addr == addr &&
+		    hook_refs[i].start == start && hook_refs[i].refs)
+			return &hook_refs[i];
+	return NULL;
+}
+
 /* Set the hook of P's main interpreter: eval_frame = &_PyEval_EvalFrameDefault. */
 static int hook(struct pytrace *pt, struct py_proc *p, bool stopped)
 {
 	uint64_t interp = read_ptr(p->pid, p->runtime + pt->ver->runtime_interp_main), cur = 0;
+	unsigned long long start = proc_start(p->pid);
+	struct hook_ref *ref, *v;
+	uint64_t at;
 	int err;
 
 	if (!interp) {
 		log_error("--py: process %d has no Python interpreter running (yet)", (int)p->pid);
 		return -ESRCH;
 	}
-	err = mem_read(p->pid, interp + pt->ver->interp_eval_frame, &cur, sizeof(cur));
+	at = interp + pt->ver->interp_eval_frame;
+	pthread_mutex_lock(&hook_lock);
+	ref = hook_ref_find(p->pid, at, start);
+	if (ref) {
+		/* already set by this cmon: shared */
+		ref->refs++;
+		goto done;
+	}
+	err = mem_read(p->pid, at, &cur, sizeof(cur));
 	if (!err && cur && cur != p->eval_func) {
 		/* Someone else's evaluator (a debugger, a JIT): cmon does not replace it. */
 		log_error("--py: process %d has its own frame evaluator (%#llx): not traced",
 			  (int)p->pid, (unsigned long long)cur);
-		return -EBUSY;
+		err = -EBUSY;
+	} else if (!err) {
+		err = frozen_write(p, at, p->eval_func, stopped);
 	}
-	if (!err)
-		err = frozen_write(p, interp + pt->ver->interp_eval_frame, p->eval_func, stopped);
+	if (!err) {
+		v = realloc(hook_refs, (n_hook_refs + 1) * sizeof(*v));
+		if (!v) {
+			frozen_write(p, at, cur == p->eval_func ? 0 : cur, stopped);
+			err = -ENOMEM;
+		} else {
+			hook_refs = v;
+			/* Our own evaluator left by a cmon that was killed: it
+			 * stands for NULL (CPython's own setter stores it so). */
+			v[n_hook_refs++] = (struct hook_ref){ .pid = p->pid, .start = start,
+							     .addr = at, .refs = 1,
+							     .prev = cur == p->eval_func ? 0 : cur };
+		}
+	}
 	if (err) {
-		log_error("--py: cannot set the eval_frame hook of process %d: %s%s", (int)p->pid,
-			  strerror(-err), err == -EPERM ? " (is it being debugged?)" : "");
+		pthread_mutex_unlock(&hook_lock);
+		if (err != -EBUSY)
+			log_error("--py: cannot set the eval_frame hook of process %d: %s%s",
+				  (int)p->pid, strerror(-err),
+				  err == -EPERM ? " (is it being debugged?)" : "");
 		return err;
 	}
-	p->interp = interp;
-	/* Our own evaluator left by a cmon that was killed: it stands for
-	 * NULL (CPython's own setter stores it as NULL). */
-	p->prev_eval = cur == p->eval_func ? 0 : cur;
-	p->hooked = true;
 	log_info("--py: process %d: eval_frame hook set", (int)p->pid);
+done:
+	pthread_mutex_unlock(&hook_lock);
+	p->interp = interp;
+	p->start = start;
+	p->hooked = true;
 	return 0;
 }
 
 static void unhook(struct pytrace *pt, struct py_proc *p)
 {
 	uint64_t at, cur = 0;
+	struct hook_ref *ref;
 
 	if (!p->hooked)
 		return;
 	p->hooked = false;
 	at = p->interp + pt->ver->interp_eval_frame;
+	pthread_mutex_lock(&hook_lock);
+	ref = hook_ref_find(p->pid, at, p->start);
+	if (!ref || --ref->refs) {
+		pthread_mutex_unlock(&hook_lock);
+		return; /* another user of this cmon still needs it */
+	}
 	/* Only cmon's own value is put back: anything else was set since.
 	 * When the process cannot be paused, the hook stays (harmless). */
 	if (!mem_read(p->pid, at, &cur, sizeof(cur)) && cur == p->eval_func) {
-		int err = frozen_write(p, at, p->prev_eval, false);
+		int err = frozen_write(p, at, ref->prev, false);
 
 		if (!err)
 			log_info("--py: process %d: eval_frame restored", (int)p->pid);
@@ -632,6 +718,7 @@ static void unhook(struct pytrace *pt, struct py_proc *p)
 				 "only keeps Python calls from being inlined", (int)p->pid,
 				 strerror(-err));
 	}
+	pthread_mutex_unlock(&hook_lock);
 }
 
 uint32_t pytrace__mark(struct probe_set *set)
