@@ -442,3 +442,30 @@ def test_python_agent_spec_errors():
         eq(got["arg"]["error"].split(": ", 1)[1], "'py' takes instrument count or latency", "arg")
     finally:
         a.stop()
+
+
+def test_python_two_cmons():
+    """Two cmons on one interpreter: the first to end restores the pointer,
+    the other sets it again (and says calls may have gone unseen); the
+    last one restores it."""
+    w = _Worker()
+    try:
+        a = _attach(w.pid, tmpfile("py-two-a.json"))
+        b = _attach(w.pid, tmpfile("py-two-b.json"))
+        a.signal(signal.SIGINT)
+        eq(a.wait(), 0, "first cmon")
+        end = time.monotonic() + 5
+        while "hook was cleared" not in b.stderr and time.monotonic() < end:
+            time.sleep(0.02)
+        check("its eval_frame hook was cleared (another cmon ended?): set again" in b.stderr,
+              b.stderr)
+        check(w.cmd("eval") != "eval 0x0", "set again by the second")
+        eq(w.cmd("run"), "run 30", "output")
+        b.signal(signal.SIGINT)
+        eq(b.wait(), 0, "second cmon")
+        eq(w.cmd("eval"), "eval 0x0", "restored by the last")
+        rows = _json(read_text(tmpfile("py-two-b.json")))
+        eq([r["retval"] for r in rows], [0, 1, 4, 9, 16], "the second cmon saw the calls")
+    finally:
+        if w.p.poll() is None:
+            w.quit()

@@ -1187,6 +1187,8 @@ int agent_probe__drain(struct agent_probe *p, bool *more)
 	*more = false;
 	if (!g || !g->tracer)
 		return 0;
+	if (g->py)
+		pytrace__tick(g->py);
 	g->drained = 0;
 	g->drain_cut = false;
 	g->drain_deadline_ns = clock__mono_ns() + DRAIN_BUDGET_NS;

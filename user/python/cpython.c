@@ -785,7 +785,18 @@ void pytrace__tick(struct pytrace *pt)
 {
 	for (size_t i = 0; i < pt->n_procs; i++) {
 		struct py_proc *p = &pt->procs[i];
+		uint64_t cur = 1;
 		char st;
+
+		/* Another cmon on the same interpreter restored it as it ended:
+		 * set again (calls in between went unseen: said). */
+		if (p->hooked &&
+		    !mem_read(p->pid, p->interp + pt->ver->interp_eval_frame, &cur, sizeof(cur)) &&
+		    cur == 0 && !frozen_write(p, p->interp + pt->ver->interp_eval_frame, p->eval_func,
+					      false))
+			log_warn("--py: process %d: its eval_frame hook was cleared (another cmon "
+				 "ended?): set again; Python-to-Python calls made meanwhile were "
+				 "not seen", (int)p->pid);
 
 		if (!p->stopped_wait)
 			continue;
