@@ -469,3 +469,17 @@ def test_python_two_cmons():
     finally:
         if w.p.poll() is None:
             w.quit()
+
+
+def test_python_with_c_functions():
+    """--py and --func together: C functions of the interpreter and Python
+    functions in one trace, the C one's record ending after the Python
+    calls it ran (_PyRun_SimpleFileObject runs the script)."""
+    res = _py(["kinds"], [CALLS], extra=["--func", "_PyRun_SimpleFileObject"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq([(r["func"], r["status"]) for r in res.rows],
+       [("kinds", "ok"), ("_PyRun_SimpleFileObject", "ok")], "both, in order of return")
+    eq(res.rows[1]["ret"], 0, "_PyRun_SimpleFileObject returned 0")
+    run_ = res.rows[1]
+    check(run_["ts_ns"] < res.rows[0]["ts_ns"] and
+          res.rows[0]["ts_ns"] < run_["ts_ns"] + run_["latency_ns"], "kinds ran inside it")
