@@ -59,8 +59,9 @@ static __always_inline void py_read_bytes(struct cmon_py_val *v, __u64 src, __u6
 /* The object at OBJ, rendered into V by its type. */
 static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct cmon_py_proc *p)
 {
-	__u64 type = 0;
+	__u64 type = 0, hdr[4];
 	__s64 size = 0;
+	bool have_hdr = false;
 
 	v->num = 0;
 	v->len = 0;
@@ -77,11 +78,18 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 		v->kind = obj == p->true_ ? CMON_PYV_TRUE : CMON_PYV_FALSE;
 		return;
 	}
-	if (bpf_probe_read_user(&type, sizeof(type), (void *)(obj + targ_py.obj_type))) {
+	/* One read for the header (and a small int's digits); field by field
+	 * when those 32 bytes are not all readable. */
+	if (!bpf_probe_read_user(hdr, sizeof(hdr), (void *)obj)) {
+		type = hdr[(targ_py.obj_type / 8) & 3];
+		size = (__s64)hdr[(targ_py.var_size / 8) & 3];
+		have_hdr = targ_py.long_digits == 24;
+	} else if (bpf_probe_read_user(&type, sizeof(type), (void *)(obj + targ_py.obj_type))) {
 		v->kind = CMON_PYV_UNREADABLE;
 		return;
+	} else {
+		bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.var_size));
 	}
-	bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.var_size));
 	if (type == p->types[CMON_PYT_INT]) {
 		__u32 d[3] = {};
 		__s64 n = size < 0 ? -size : size;
@@ -89,7 +97,12 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 
 		__u64 at = obj + targ_py.long_digits;
 
-		if (n > 3 || (n >= 1 && bpf_probe_read_user(&d[0], 4, (void *)at)) ||
+		if (have_hdr && n <= 2) {
+			d[0] = (__u32)hdr[3];
+			d[1] = n == 2 ? (__u32)(hdr[3] >> 32) : 0;
+			if (n == 1)
+				d[1] = 0;
+		} else if (n > 3 || (n >= 1 && bpf_probe_read_user(&d[0], 4, (void *)at)) ||
 		    (n >= 2 && bpf_probe_read_user(&d[1], 4, (void *)(at + 4))) ||
 		    (n >= 3 && bpf_probe_read_user(&d[2], 4, (void *)(at + 8))) ||
 		    (n == 3 && d[2] >= 8)) {
@@ -311,8 +324,20 @@ int BPF_KPROBE(cmon_py_entry)
 		return 0;
 	if (bpf_probe_read_user(&key.code, 8, (void *)(frame + targ_py.frame_code)) || !key.code)
 		return 0;
-	bpf_probe_read_user(&fn, 8, (void *)(key.code + targ_py.code_filename));
-	bpf_probe_read_user(&qn, 8, (void *)(key.code + targ_py.code_qualname));
+	{
+		/* co_filename .. co_qualname in one read when they are close */
+		__u64 nm[4];
+		__u32 dq = targ_py.code_qualname - targ_py.code_filename;
+
+		if (dq < 32 && !(dq & 7) &&
+		    !bpf_probe_read_user(nm, sizeof(nm), (void *)(key.code + targ_py.code_filename))) {
+			fn = nm[0];
+			qn = nm[(dq / 8) & 3];
+		} else {
+			bpf_probe_read_user(&fn, 8, (void *)(key.code + targ_py.code_filename));
+			bpf_probe_read_user(&qn, 8, (void *)(key.code + targ_py.code_qualname));
+		}
+	}
 	pending.fp = fn ^ (qn << 1 | qn >> 63);
 	verdict = bpf_map_lookup_elem(&py_code, &key);
 	if (verdict && verdict->fp != pending.fp) {
@@ -364,15 +389,28 @@ int BPF_KPROBE(cmon_py_entry)
 		bpf_probe_read_user(&owner, 1, (void *)(frame + targ_py.frame_owner));
 		fr->generator = owner == targ_py.owner_generator;
 	}
-	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
-		__u64 obj = 0;
+	{
+		/* the parameters' slots in one read (one by one if it fails) */
+		__u64 locals[CMON_PY_MAX_ARGS] = {};
+		__u32 n = fr->n_args;
+		bool all = n && n <= CMON_PY_MAX_ARGS &&
+			   !bpf_probe_read_user(locals, (n * 8) & 0x3f,
+						(void *)(frame + targ_py.frame_localsplus));
 
-		if (i >= fr->n_args) {
-			fr->args[i].kind = CMON_PYV_ABSENT;
-			continue;
+		for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
+			__u64 obj = 0;
+
+			if (i >= n) {
+				fr->args[i].kind = CMON_PYV_ABSENT;
+				continue;
+			}
+			if (all)
+				obj = locals[i];
+			else
+				bpf_probe_read_user(&obj, 8,
+						    (void *)(frame + targ_py.frame_localsplus + 8 * i));
+			py_value(obj, &fr->args[i], p);
 		}
-		bpf_probe_read_user(&obj, 8, (void *)(frame + targ_py.frame_localsplus + 8 * i));
-		py_value(obj, &fr->args[i], p);
 	}
 	mm = task->mm;
 	fr->rss = mm ? mm_rss_bytes(mm) : 0;
