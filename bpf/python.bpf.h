@@ -453,8 +453,15 @@ int BPF_KPROBE(cmon_py_exit)
 	ss->depth = d;
 	key.code = fr->code;
 	verdict = bpf_map_lookup_elem(&py_code, &key);
-	if (verdict && verdict->verdict == CMON_PY_SKIP)
-		return 0; /* refused while it ran */
+	if (verdict && verdict->verdict == CMON_PY_SKIP) {
+		/* refused while it ran: counted with the calls user space
+		 * filtered (outside_focus is --py's "not selected") */
+		struct cmon_func_stats *st = py_stats(bpf_get_attach_cookie(ctx));
+
+		if (st)
+			st->outside_focus++;
+		return 0;
+	}
 	py_emit(fr, PY_HOW(bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK,
 			   CMON_PY_RETURNED | (ret ? 0 : CMON_PY_EXCEPTION), d), ret, ts, p);
 	return 0;

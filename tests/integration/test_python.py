@@ -5,6 +5,7 @@ the return value or the exception, in every format; recursion, threads;
 interp->eval_frame restored when cmon ends (tests/targets/py/)."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -80,6 +81,9 @@ def test_python_values_and_output():
     s = summary(res.stderr)
     eq(s["lost"], 0, "nothing lost")
     eq(s["written"], len(res.rows), "written = records")
+    filtered = int(re.search(r"python calls filtered: (\d+)", res.stderr).group(1))
+    calls, written, lost = s["table"]["_PyEval_EvalFrameDefault"]
+    eq(calls, written + filtered + lost, "every call counted: written, filtered or lost")
 
 
 def test_python_text_and_csv():

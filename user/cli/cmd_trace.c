@@ -600,10 +600,17 @@ static uint64_t report(struct trace_run *r)
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
 				"values)\n", (unsigned long long)lost_captures);
-	if (r->py && pytrace__filtered(r->py))
-		fprintf(stderr, "cmon: python calls filtered: %llu (recorded while cmon named their "
-				"code object; no --py pattern selects it)\n",
-			(unsigned long long)pytrace__filtered(r->py));
+	if (r->py) {
+		struct cmon_func_stats st;
+		uint64_t f = pytrace__filtered(r->py);
+
+		if (!tracer__func_stats(r->tracer, r->py_func, &st))
+			f += st.outside_focus;
+		if (f)
+			fprintf(stderr, "cmon: python calls filtered: %llu (counted while cmon named "
+					"their code object; no --py pattern selects it)\n",
+				(unsigned long long)f);
+	}
 	if (typer__unavailable(r->typer))
 		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
 				"a uprobe cannot read)\n",
@@ -624,7 +631,7 @@ static uint64_t report(struct trace_run *r)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
 				(unsigned long long)st.lost_depth,
 				r->set->funcs[i].python ? CMON_PY_STACK_DEPTH : CMON_STACK_DEPTH);
-		if (r->opts.n_focus)
+		if (r->opts.n_focus && !r->set->funcs[i].python)
 			fprintf(stderr, "  (%llu outside --focus)",
 				(unsigned long long)st.outside_focus);
 		fputc('\n', stderr);
