@@ -825,8 +825,13 @@ void pytrace__restore(struct pytrace *pt)
 			if (pt->procs_fd >= 0)
 				bpf_map_delete_elem(pt->procs_fd, &key);
 			p->stopped_wait = false;
-			if (proc_state(p->pid) == 'T')
-				kill(p->pid, SIGCONT);
+			/* a probe that had read the entry may still send its
+			 * SIGSTOP: look a few times */
+			for (int k = 0; k < 10; k++) {
+				if (proc_state(p->pid) == 'T')
+					kill(p->pid, SIGCONT);
+				usleep(2000);
+			}
 		}
 		unhook(pt, p);
 	}
