@@ -328,7 +328,7 @@ enum cmon_py_flags {
 	CMON_PY_NORETURN = 1u << 3,  /* never seen returning (cmon detached first) */
 };
 
-/* One Python call, written at its return. */
+/* One Python call, written at its return, as long as its arguments need. */
 struct cmon_py_rec {
 	__u32 type;  /* CMON_REC_PY */
 	__u32 flags; /* enum cmon_py_flags */
@@ -340,9 +340,14 @@ struct cmon_py_rec {
 	__u32 depth;  /* traced Python calls pending below it on the thread */
 	__u32 n_args; /* values in args (parameters, at most CMON_PY_MAX_ARGS) */
 	char comm[CMON_COMM_LEN];
-	struct cmon_py_val args[CMON_PY_MAX_ARGS];
 	struct cmon_py_val ret;
+	/* n_args of them: the record ends there (CMON_PY_REC_SIZE) */
+	struct cmon_py_val args[CMON_PY_MAX_ARGS];
 };
+
+/* The bytes of a record with N argument values. */
+#define CMON_PY_REC_SIZE(n) (__builtin_offsetof(struct cmon_py_rec, args) + \
+			     (n) * sizeof(struct cmon_py_val))
 
 /* A code object the kernel met for the first time in process PID: user
  * space decides from its names whether it is traced (map py_code).  The

@@ -227,11 +227,22 @@ static __noinline void py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, _
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 flags = (how >> 16) & 0xffff, d = how & 0xffff;
-	struct cmon_py_rec *rec;
+	struct cmon_py_rec *rec = NULL;
 	struct mm_struct *mm;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 n = fr->n_args;
 
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	/* As long as its arguments need: a constant size per count. */
+	switch (n) {
+	case 0: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(0), 0); break;
+	case 1: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(1), 0); break;
+	case 2: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(2), 0); break;
+	case 3: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(3), 0); break;
+	case 4: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(4), 0); break;
+	case 5: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(5), 0); break;
+	default: n = CMON_PY_MAX_ARGS;
+		rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(CMON_PY_MAX_ARGS), 0); break;
+	}
 	if (!rec) {
 		struct cmon_func_stats *st = stats_of(how >> 32);
 
@@ -255,9 +266,11 @@ static __noinline void py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, _
 	rec->pid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
 	rec->depth = d;
-	rec->n_args = fr->n_args;
+	rec->n_args = n;
 	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
-	__builtin_memcpy(rec->args, fr->args, sizeof(rec->args));
+	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++)
+		if (i < n)
+			__builtin_memcpy(&rec->args[i], &fr->args[i], sizeof(rec->args[i]));
 	if (flags & CMON_PY_RETURNED) {
 		py_value(ret, &rec->ret, p);
 	} else {

@@ -349,8 +349,8 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 		pytrace__on_code(g->py, data);
 		return 0;
 	}
-	memcpy(&copy, data, sizeof(copy));
-	copy.comm[CMON_COMM_LEN - 1] = 0;
+	if (pytrace__copy_rec(data, size, &copy))
+		return 0;
 	if (pytrace__decode(g->py, &copy, 0, &cr) > 0 && pyprof__add(g->pp, &cr))
 		__atomic_fetch_add(&g->owner->log_errors, 1, __ATOMIC_RELAXED);
 	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {

@@ -557,8 +557,8 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 		pytrace__on_code(r->py, data);
 		return 0;
 	}
-	memcpy(&copy, data, sizeof(copy));
-	copy.comm[CMON_COMM_LEN - 1] = 0;
+	if (pytrace__copy_rec(data, size, &copy))
+		return 0;
 	if (pytrace__decode(r->py, &copy, 0, &cr) > 0 && pyprof__add(r->pp, &cr))
 		return -ENOMEM;
 	return 0;

@@ -365,8 +365,8 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 			out_ledger__refuse(&r->ledger);
 		return 0;
 	}
-	memcpy(&copy, data, sizeof(copy));
-	copy.comm[CMON_COMM_LEN - 1] = 0;
+	if (pytrace__copy_rec(data, size, &copy))
+		return 0;
 	n = pytrace__decode(r->py, &copy, r->decoder.mono_to_real_ns, &cr);
 	if (n <= 0)
 		return 0;

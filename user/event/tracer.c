@@ -71,7 +71,7 @@ static int handle(struct tracer *t, void *data, size_t size)
 			return 0;
 		return t->opts.on_capture(t->opts.ctx, cap, size);
 	}
-	if ((*type == CMON_REC_PY && size >= sizeof(struct cmon_py_rec)) ||
+	if ((*type == CMON_REC_PY && size >= CMON_PY_REC_SIZE(0)) ||
 	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)))
 		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)

@@ -1197,6 +1197,19 @@ static int render(struct pytrace *pt, struct py_proc *p, const struct cmon_py_va
 	}
 }
 
+int pytrace__copy_rec(const void *data, size_t size, struct cmon_py_rec *out)
+{
+	const struct cmon_py_rec *in = data;
+
+	if (size < CMON_PY_REC_SIZE(0) || in->n_args > CMON_PY_MAX_ARGS ||
+	    size < CMON_PY_REC_SIZE(in->n_args))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, data, CMON_PY_REC_SIZE(in->n_args)); /* what it carries, no more */
+	out->comm[CMON_COMM_LEN - 1] = 0;
+	return 0;
+}
+
 uint64_t pytrace__filtered(const struct pytrace *pt) { return pt->filtered; }
 void pytrace__set_args_column(struct pytrace *pt, size_t col) { pt->args_column = col; }
 

@@ -63,6 +63,11 @@ void pytrace__restore(struct pytrace *pt);
 /* A code object announced by the kernel: named, decided. */
 void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec);
 
+/* A record of SIZE bytes from the ring buffer into OUT, whole (the values
+ * it does not carry absent, comm ended).  0, or -EINVAL when it is not one
+ * cmon wrote. */
+int pytrace__copy_rec(const void *data, size_t size, struct cmon_py_rec *out);
+
 /* REC (a copy whose comm ends) as a call record into OUT, its typed values
  * kept in PT until the next call.  1: a call to write, 0: not traced (a
  * code object the patterns do not select), -errno. */
