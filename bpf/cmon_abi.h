@@ -55,6 +55,8 @@ enum cmon_record_type {
 	CMON_REC_CAPTURE = 2,
 	CMON_REC_STACK = 3,
 	CMON_REC_WATCH = 4,
+	CMON_REC_PY = 5,      /* struct cmon_py_rec: one Python call (--py) */
+	CMON_REC_PY_CODE = 6, /* struct cmon_py_code_rec: a code object seen first */
 };
 
 /*
@@ -237,7 +239,9 @@ struct cmon_func_stats {
 	__u64 lost_depth;   /* entry not recorded: CMON_STACK_DEPTH pending calls */
 	__u64 lost_nomem;   /* entry not recorded: no per-thread storage */
 	__u64 lost_capture; /* capture record not written: ring buffer full */
-	__u64 outside_focus; /* --focus: entered outside every focus function */
+	__u64 outside_focus; /* --focus: entered outside every focus function;
+			      * --py's evaluator: calls found not selected at
+			      * their return (user space filters the others) */
 	__u64 filtered;     /* --if: the condition was false, no record */
 	__u64 unchanged;    /* --on-change: the value was the last one, no record */
 };
@@ -344,6 +348,177 @@ struct cmon_capture_item {
 };
 
 /*
+ * Python functions (--py): CPython's _PyEval_EvalFrameDefault(tstate, frame,
+ * throwflag) probed at entry and return, with interp->eval_frame set so
+ * that every Python call goes through it (user/python/cpython.c).  The
+ * interpreter's struct offsets come from user space's one table per
+ * version; the type objects' addresses per process (struct cmon_py_proc).
+ */
+#define CMON_PY_MAX_ARGS 6
+#define CMON_PY_STR_MAX 48    /* bytes of a str or bytes value kept */
+#define CMON_PY_STACK_DEPTH 64 /* pending traced Python calls per thread */
+
+struct cmon_py_offsets {
+	__u32 frame_code;        /* _PyInterpreterFrame.f_code */
+	__u32 frame_prev_instr;  /* .prev_instr */
+	__u32 frame_owner;       /* .owner (char) */
+	__u32 frame_localsplus;  /* .localsplus[] */
+	__u32 code_argcount;     /* PyCodeObject.co_argcount (int) */
+	__u32 code_kwonlyargcount;
+	__u32 code_flags;        /* co_flags: CO_VARARGS / CO_VARKEYWORDS take slots */
+	__u32 code_firstlineno;
+	__u32 code_localsplusnames; /* tuple of str */
+	__u32 code_filename;
+	__u32 code_qualname;
+	__u32 tuple_items;       /* PyTupleObject.ob_item[] */
+	__u32 type_name;         /* PyTypeObject.tp_name (char *) */
+	__u32 obj_type;          /* PyObject.ob_type */
+	__u32 var_size;          /* PyVarObject.ob_size (tuple, list, bytes, int) */
+	__u32 long_digits;       /* PyLongObject.ob_digit[] (30-bit digits) */
+	__u32 float_value;       /* PyFloatObject.ob_fval */
+	__u32 str_length;        /* PyASCIIObject.length */
+	__u32 str_state;         /* .state: kind bits 2-4, compact 5, ascii 6 */
+	__u32 str_ascii_data;    /* sizeof(PyASCIIObject) */
+	__u32 str_utf8_length;   /* PyCompactUnicodeObject.utf8_length */
+	__u32 str_utf8;          /* .utf8 (char *, NULL until asked for) */
+	__u32 bytes_data;        /* PyBytesObject.ob_sval */
+	__u32 dict_used;         /* PyDictObject.ma_used */
+	__u32 owner_generator;   /* the frame owner value of a generator's frame */
+	__u32 op_yield_value;    /* YIELD_VALUE's opcode */
+};
+
+/* The objects a value is recognised by: addresses in the process. */
+enum cmon_py_type {
+	CMON_PYT_INT = 0, CMON_PYT_FLOAT, CMON_PYT_STR, CMON_PYT_BYTES, CMON_PYT_BOOL,
+	CMON_PYT_TUPLE, CMON_PYT_LIST, CMON_PYT_DICT, CMON_PYT_N,
+};
+
+/* One traced interpreter process (map py_procs, key: pid). */
+struct cmon_py_proc {
+	__u64 types[CMON_PYT_N];
+	__u64 none, true_, false_; /* _Py_NoneStruct, _Py_TrueStruct, _Py_FalseStruct */
+	__u32 stop;     /* 1: SIGSTOP the process at its next Python call (then 2) */
+	__u32 str_max;  /* --strlen, at most CMON_PY_STR_MAX */
+};
+
+enum cmon_py_val_kind {
+	CMON_PYV_ABSENT = 0, /* no value (unread, or NULL) */
+	CMON_PYV_NONE, CMON_PYV_TRUE, CMON_PYV_FALSE,
+	CMON_PYV_INT,      /* num: the value, two's complement */
+	CMON_PYV_BIGINT,   /* len: digits (30-bit) */
+	CMON_PYV_FLOAT,    /* num: the double's bits */
+	CMON_PYV_STR,      /* len: code points; data: the UTF-8 bytes kept (nbytes) */
+	CMON_PYV_STR_WIDE, /* a non-ASCII str without its UTF-8 form: len only */
+	CMON_PYV_BYTES,    /* len; data */
+	CMON_PYV_TUPLE, CMON_PYV_LIST, CMON_PYV_DICT, /* len: items */
+	CMON_PYV_OTHER,    /* num: the type object's address; data: its tp_name */
+	CMON_PYV_UNREADABLE,
+};
+
+struct cmon_py_val {
+	__u64 num;
+	__u32 len;
+	__u8 kind;   /* enum cmon_py_val_kind */
+	__u8 nbytes; /* bytes of data kept */
+	__u8 pad[2];
+	char data[CMON_PY_STR_MAX];
+};
+
+enum cmon_py_flags {
+	CMON_PY_RETURNED = 1u << 0,  /* returned: ret, ts_exit, *_exit valid */
+	CMON_PY_EXCEPTION = 1u << 1, /* returned NULL: an exception left it */
+	CMON_PY_YIELDED = 1u << 2,   /* a generator or coroutine yielded */
+	CMON_PY_NORETURN = 1u << 3,  /* never seen returning (cmon detached first) */
+};
+
+/* One Python call, written at its return, as long as its arguments need. */
+struct cmon_py_rec {
+	__u32 type;  /* CMON_REC_PY */
+	__u32 flags; /* enum cmon_py_flags */
+	__u64 ts_entry_ns;
+	__u64 ts_exit_ns;
+	__u64 code;  /* the code object's address: names it (cmon_py_code_rec) */
+	__u64 rss_entry, rss_exit, vms_entry, vms_exit;
+	__u32 pid, tid;
+	__u32 depth;  /* traced Python calls pending below it on the thread */
+	__u32 n_args; /* values in args (parameters, at most CMON_PY_MAX_ARGS) */
+	char comm[CMON_COMM_LEN];
+	struct cmon_py_val ret;
+	/* n_args of them: the record ends there (CMON_PY_REC_SIZE) */
+	struct cmon_py_val args[CMON_PY_MAX_ARGS];
+};
+
+/* The bytes of a record with N argument values. */
+#define CMON_PY_REC_SIZE(n) (__builtin_offsetof(struct cmon_py_rec, args) + \
+			     (n) * sizeof(struct cmon_py_val))
+
+/* A code object the kernel met for the first time in process PID: user
+ * space decides from its names whether it is traced (map py_code).  The
+ * names are read here, while the object surely lives (the process may be
+ * gone by the time user space reads the record); an empty one was not an
+ * ASCII str, which user space reads from the process instead. */
+#define CMON_PY_QUALNAME_MAX 128
+#define CMON_PY_FILENAME_MAX 256
+#define CMON_PY_ARGNAME_MAX 32
+
+struct cmon_py_code_rec {
+	__u32 type; /* CMON_REC_PY_CODE */
+	__u32 pid;
+	__u64 code;
+	__u64 fp;   /* its fingerprint (struct cmon_py_verdict) */
+	__s32 firstlineno;
+	__u32 n_names; /* parameter names (with *args, **kw), at most CMON_PY_MAX_ARGS */
+	__s32 argcount, kwonlyargcount;
+	__s32 flags;   /* co_flags */
+	__u32 pad;
+	char qualname[CMON_PY_QUALNAME_MAX];
+	char filename[CMON_PY_FILENAME_MAX];
+	char names[CMON_PY_MAX_ARGS][CMON_PY_ARGNAME_MAX];
+};
+
+/* Map py_code: (pid, code object) -> verdict. */
+struct cmon_py_code_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 code;
+};
+
+/* Map py_code's value.  Code objects are freed and their addresses reused
+ * (exec, a reloaded module): FP, the addresses of co_filename and
+ * co_qualname mixed, tells a new object at an old address, which is then
+ * announced again.  (A new one with the same name objects is the same
+ * function for the patterns: the verdict stands.) */
+struct cmon_py_verdict_val {
+	__u32 verdict; /* enum cmon_py_verdict */
+	__u32 pad;
+	__u64 fp;
+};
+
+enum cmon_py_verdict {
+	CMON_PY_PENDING = 1, /* user space has not decided yet: recorded, filtered there */
+	CMON_PY_TRACED = 2,
+	CMON_PY_SKIP = 3,
+};
+
+/* A thread's pending traced Python calls (task storage). */
+struct cmon_py_frame {
+	__u64 slot; /* the return-address slot at entry: pairs the return */
+	__u64 frame;
+	__u64 code;
+	__u64 ts;
+	__u64 rss, vms;
+	__u32 n_args;
+	__u32 generator; /* a generator's or coroutine's frame */
+	struct cmon_py_val args[CMON_PY_MAX_ARGS];
+};
+
+struct cmon_py_stack {
+	__u32 depth; /* may exceed CMON_PY_STACK_DEPTH: those calls are counted lost */
+	__u32 pad;
+	struct cmon_py_frame frames[CMON_PY_STACK_DEPTH];
+};
+
+/*
  * --if EXPR and --on-change EXPR: a small postfix program per function,
  * compiled in user space (user/filter/expr.c) and interpreted by
  * bpf/expr.bpf.h on a stack of CMON_EXPR_STACK 64-bit values.  Every value
@@ -415,7 +590,9 @@ _Static_assert(sizeof(struct cmon_watch_rec) == 72, "cmon_watch_rec layout");
 _Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
-_Static_assert(sizeof(struct cmon_expr_insn) == 16, "cmon_expr_insn layout");
+_Static_assert(sizeof(struct cmon_py_val) == 64, "cmon_py_val layout");
+_Static_assert(sizeof(struct cmon_py_rec) == 96 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
+_Static_assert(sizeof(struct cmon_py_frame) == 56 + 64 * CMON_PY_MAX_ARGS, "cmon_py_frame layout");
 _Static_assert(sizeof(struct cmon_expr_prog) == 16 + 16 * CMON_EXPR_MAX_OPS + 40 * CMON_EXPR_MAX_STRS,
 	       "cmon_expr_prog layout");
 _Static_assert(sizeof(struct cmon_change_key) == 8, "cmon_change_key layout");

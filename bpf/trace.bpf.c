@@ -658,6 +658,8 @@ int BPF_KPROBE(cmon_exit)
 	return 0;
 }
 
+#include "python.bpf.h"
+
 /* A thread is going away: whatever it still had pending never returned. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_thread_exit, struct task_struct *task)

@@ -8,7 +8,8 @@
 # sustained rate), bench_latency.sh (a 5 us function's latency as cmon
 # reports it, next to its untraced time, on every site class),
 # bench_attach.sh (attach and detach time for 10, 100 and 1,000 functions,
-# next to bpftrace); and last, the goals table of issue 12, every figure
+# next to bpftrace), bench_python.py (--py: fib(25) traced, and untraced
+# while cmon is attached, next to its untraced time); and last, the goals table of issue 12, every figure
 # from this run.  Markdown on stdout, progress on stderr.  A measurement, not a test: misses are reported, never fatal.
 # A section that fails says so and the others still run.  Exits non-zero
 # only when something could not run.
@@ -26,8 +27,9 @@
 # detach perf-event uprobes one by one, ~100 ms each),
 # BENCH_ATTACH_BPFTRACE_1000=1 (bpftrace on 1,000 functions too: about two
 # minutes a run).  BENCH_SECTIONS (default "trace profile capture latency
-# probes redis attach") picks the sections to run (probes: USDT sites and
-# --focus; redis: redis-server's CPU per request under cmon and bpftrace).  Under 15 minutes on 2 CPUs with the
+# probes redis attach python") picks the sections to run (probes: USDT sites and
+# --focus; redis: redis-server's CPU per request under cmon and bpftrace;
+# python: --py's cost).  Under 15 minutes on 2 CPUs with the
 # defaults, where single-stepping costs ~10 us.
 set -u
 # shellcheck source=tools/bench/lib.sh
@@ -39,7 +41,7 @@ N=${BENCH_CALLS:-1000000}
 N_SLOW=${BENCH_CALLS_SLOW:-100000}
 RUNS=${BENCH_RUNS:-5}
 THREADS=${BENCH_THREADS:-4}
-SECTIONS=${BENCH_SECTIONS:-trace profile capture latency probes redis attach}
+SECTIONS=${BENCH_SECTIONS:-trace profile capture latency probes redis attach python}
 PROFILE_RUNS=${BENCH_PROFILE_RUNS:-$RUNS}
 CAPTURE_RUNS=${BENCH_CAPTURE_RUNS:-$RUNS}
 ATTACH_RUNS=${BENCH_ATTACH_RUNS:-3}
@@ -55,7 +57,7 @@ for v in "$N" "$N_SLOW" "$RUNS" "$THREADS" "$PROFILE_RUNS" "$CAPTURE_RUNS" "$ATT
 done
 case $ATTACH_SLOW_RUNS in '' | *[!0-9]*) die "BENCH_ATTACH_SLOW_RUNS must be an integer" ;; esac
 for s in $SECTIONS; do
-	case $s in trace | profile | capture | latency | probes | redis | attach) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
+	case $s in trace | profile | capture | latency | probes | redis | attach | python) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
 done
 section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -301,6 +303,8 @@ finish() {
 	section redis && run_section "redis-server" tools/bench/bench_redis.sh BENCH_RUNS="$RUNS"
 	section attach && run_section "Attach and detach time" tools/bench/bench_attach.sh \
 		BENCH_ATTACH_RUNS="$ATTACH_RUNS" BENCH_ATTACH_SLOW_RUNS="$ATTACH_SLOW_RUNS"
+	section python && run_section "Python functions (--py)" tools/bench/bench_python.py \
+		BENCH_RUNS="$RUNS"
 	goals_table
 	echo
 	echo "Total benchmark time: $(($(date +%s) - START)) s."

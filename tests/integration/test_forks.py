@@ -181,7 +181,7 @@ def test_other_instance_not_recorded():
     """While following, the executable's links have no pid filter: another
     process running the same program traps too, is warned about, and none
     of its calls is recorded (the kernel-side followed set filters it)."""
-    other = subprocess.Popen([target("sleeper"), "loop", "50", "20"], stdout=subprocess.PIPE)
+    other = subprocess.Popen([target("sleeper"), "loop", "50", "200"], stdout=subprocess.PIPE)
     try:
         res = trace(["nap", "count_me"], launch=[target("sleeper"), "loop", "100", "5"])
         eq(res.code, 0, "exit status (%s)" % res.stderr)

@@ -807,8 +807,9 @@ static bool spec_event(struct agent *a)
 static bool has_log_probe(struct agent *a)
 {
 	for (size_t i = 0; i < a->n_probes; i++)
-		if (a->probes[i]->spec->instrument == INSTR_LOG && a->probes[i]->state == PROBE_APPLIED)
-			return true;
+		if ((a->probes[i]->spec->instrument == INSTR_LOG || a->probes[i]->spec->n_py) &&
+		    a->probes[i]->state == PROBE_APPLIED)
+			return true; /* records to drain */
 	return false;
 }
 

@@ -20,6 +20,8 @@
 #include "agg/hist_arg.h"
 #include "agg/profiler.h"
 #include "core/log.h"
+#include "python/cpython.h"
+#include "python/pyprof.h"
 #include "elf/funcpattern.h"
 #include "event/decode.h"
 #include "event/tracer.h"
@@ -150,6 +152,10 @@ struct probe_gen {
 	struct tracer *tracer;
 	struct cmon_expr_prog *exprs; /* instrument log: if:, 2 per function */
 	struct decoder decoder;
+	/* py: Python functions, their records summed here */
+	struct pytrace *py;
+	struct pyprof *pp;
+	uint32_t py_func;
 	struct ident ident;
 	size_t n_probes;
 	double attach_ms;
@@ -201,8 +207,10 @@ static void gen_free(struct probe_gen *g)
 		return;
 	free(g->ids);
 	free(g->share_key);
+	pytrace__free(g->py); /* its hook restored first */
 	tracer__free(g->tracer);
 	free(g->exprs);
+	pyprof__free(g->pp);
 	decoder__release(&g->decoder);
 	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
 		free(g->names[i]);
@@ -332,6 +340,29 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	return 0;
 }
 
+/* py: a Python call summed, or a code object named (the drain's budget as
+ * for log records). */
+static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+{
+	struct probe_gen *g = ctx;
+	struct cmon_py_rec copy;
+	struct call_record cr;
+
+	if (type == CMON_REC_PY_CODE) {
+		pytrace__on_code(g->py, data);
+		return 0;
+	}
+	if (pytrace__copy_rec(data, size, &copy))
+		return 0;
+	if (pytrace__decode(g->py, &copy, 0, &cr) > 0 && pyprof__add(g->pp, &cr))
+		__atomic_fetch_add(&g->owner->log_errors, 1, __ATOMIC_RELAXED);
+	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {
+		g->drain_cut = true;
+		return -1;
+	}
+	return 0;
+}
+
 /* Resolve P's spec and attach a new generation.  Slow: no lock held.
  * *MSG gets the reason of a failure (malloc'd). */
 static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
@@ -351,7 +382,7 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	if (!g)
 		return -ENOMEM;
 	g->owner = p;
-	g->patterns = calloc(s->n_funcs ? s->n_funcs : 1, sizeof(*g->patterns));
+	g->patterns = calloc(s->n_funcs + 1, sizeof(*g->patterns));
 	if (!g->patterns) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -376,6 +407,24 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 
 	errcap_begin(&cap, s->id);
 	ro.binary = s->target;
+	if (s->n_py) {
+		/* The interpreter's process: its evaluator, with the Python programs. */
+		err = funcpattern__parse(PY_EVAL_FUNC, &g->patterns[g->n_patterns]);
+		if (!err)
+			g->n_patterns++;
+		g->py = err ? NULL : pytrace__new((const char *const *)s->py, s->n_py, 0);
+		if (!err && !g->py)
+			err = -ENOMEM;
+		if (!err)
+			err = pytrace__add_process(g->py, s->pid, NULL, false);
+		ro.binary = NULL;
+		ro.pids = &s->pid;
+		ro.n_pids = 1;
+		if (err) {
+			*msg = errcap_end(&cap);
+			goto cleanup;
+		}
+	}
 	ro.patterns = g->patterns;
 	ro.n_patterns = g->n_patterns;
 	ro.usdts = (const char *const *)s->usdts;
@@ -400,7 +449,15 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		expr__set_latency_bias(g->exprs, g->set, probe_calib__host());
 	if (!err && s->instrument == INSTR_LOG) /* latencies are the function's own */
 		err = decoder__init(&g->decoder, g->set, probe_calib__host());
-	if (!err && s->instrument == INSTR_LOG) {
+	if (!err && g->py) {
+		g->py_func = pytrace__mark(g->set);
+		g->pp = pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
+		if (!g->pp)
+			err = -ENOMEM;
+		to.py_offsets = pytrace__bpf_offsets();
+		to.on_py = on_py;
+	}
+	if (!err && (s->instrument == INSTR_LOG || g->py)) {
 		to.on_record = on_record;
 		to.ctx = g;
 		/* pid, process and cgroup decided in the kernel, as for metrics. */
@@ -415,6 +472,13 @@ static int gen_build(struct agent_probe *p, struct probe_gen **out, char **msg)
 			err = -errno;
 		if (!err)
 			err = tracer__attach(g->tracer);
+		if (!err && g->py) {
+			int procs_fd, code_fd;
+
+			err = tracer__py_maps(g->tracer, &procs_fd, &code_fd);
+			if (!err)
+				err = pytrace__start(g->py, procs_fd, code_fd);
+		}
 		if (!err) {
 			g->n_probes = tracer__probe_count(g->tracer);
 			g->attach_ms = (double)tracer__attach_ns(g->tracer) / 1e6;
@@ -554,6 +618,7 @@ static void fold_read(struct agent_probe *p, struct probe_gen *g, bool readable)
 static void fold_gen(struct agent_probe *p, struct probe_gen *g)
 {
 	if (g->tracer) {
+		pytrace__restore(g->py);
 		tracer__detach(g->tracer);
 		tracer__drain(g->tracer);
 		if (p->log)
@@ -1143,6 +1208,8 @@ int agent_probe__drain(struct agent_probe *p, bool *more)
 	*more = false;
 	if (!g || !g->tracer)
 		return 0;
+	if (g->py)
+		pytrace__tick(g->py);
 	g->drained = 0;
 	g->drain_cut = false;
 	g->drain_deadline_ns = clock__mono_ns() + DRAIN_BUDGET_NS;
@@ -1195,6 +1262,27 @@ static int add_row(struct read_ctx *rc, uint32_t func, uint32_t kpid, const stru
 	return rc->err;
 }
 
+/* py: one Python function's (and process's) sums into the table. */
+static int py_row(void *ctx, const struct func_profile *fp)
+{
+	struct read_ctx *rc = ctx;
+	uint32_t pid = SERIES_PID_NONE;
+	const char *name = pyprof__name(rc->g->pp, fp->func_id);
+	struct series_val v;
+
+	series_val__from_profile(&v, fp, 0);
+	if (rc->p->spec->per_pid)
+		pid = pid_cap__admit(rc->p->cap, fp->pid) ? fp->pid : SERIES_PID_OTHER;
+	rc->tot->hits += v.calls;
+	rc->tot->functions++;
+	if (!name || !name_cap__admit(rc->p->fcap, name)) {
+		name = SERIES_FUNC_OTHER;
+		rc->tot->functions_other++;
+	}
+	rc->err = series_table__add(rc->t, name, pid, &v);
+	return rc->err;
+}
+
 /* The probe's rows in its share's last read. */
 static int read_share(struct read_ctx *rc)
 {
@@ -1225,6 +1313,16 @@ static int gen_read(struct agent_probe *p, struct probe_gen *g, struct series_ta
 	static const struct series_val zero;
 	int err = 0;
 
+	if (g->py) {
+		rc.err = pyprof__read(g->pp, py_row, &rc);
+		if (g->tracer) {
+			struct cmon_func_stats st;
+
+			if (!tracer__func_stats(g->tracer, g->py_func, &st))
+				tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+		}
+		return rc.err;
+	}
 	tot->functions += g->set->n_funcs;
 	if (g->tracer) {
 		for (size_t i = 0; i < g->set->n_funcs; i++) {

@@ -423,6 +423,8 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 		return parse_patterns(st, v, "func", &p->funcs, &p->n_funcs);
 	if (!strcmp(key, "usdt"))
 		return parse_patterns(st, v, "usdt", &p->usdts, &p->n_usdts);
+	if (!strcmp(key, "py"))
+		return parse_patterns(st, v, "py", &p->py, &p->n_py);
 	if (!strcmp(key, "instrument")) {
 		const char *s = scalar(v);
 
@@ -514,8 +516,15 @@ static int validate(struct pstate *st, yaml_node_t *n)
 				  p->name);
 	if (p->target[0] != '/')
 		return probe_fail(p, n, "'target' must be an absolute path, not '%s'", p->target);
-	if (!p->n_funcs && !p->n_usdts)
-		return probe_fail(p, n, "probe '%s' needs a 'func' (or 'usdt') pattern", p->name);
+	if (!p->n_funcs && !p->n_usdts && !p->n_py)
+		return probe_fail(p, n, "probe '%s' needs a 'func' (or 'usdt', 'py') pattern", p->name);
+	if (p->n_py && (p->n_funcs || p->n_usdts))
+		return probe_fail(p, n, "'py' takes Python functions alone: no 'func' or 'usdt'");
+	if (p->n_py && !p->pid)
+		return probe_fail(p, n, "'py' needs 'pid' (the interpreter's process; 'target' its "
+				  "executable)");
+	if (p->n_py && p->instrument != INSTR_COUNT && p->instrument != INSTR_LATENCY)
+		return probe_fail(p, n, "'py' takes instrument count or latency");
 	if (p->instrument == INSTR_ARG && !st->have_arg)
 		return probe_fail(p, n, "instrument arg needs 'arg' (0..5, ret or a parameter name)");
 	if (p->instrument != INSTR_ARG && st->have_arg)
@@ -819,6 +828,9 @@ static void probe_spec__clear(struct probe_spec *p)
 	for (size_t i = 0; i < p->n_usdts; i++)
 		free(p->usdts[i]);
 	free(p->usdts);
+	for (size_t i = 0; i < p->n_py; i++)
+		free(p->py[i]);
+	free(p->py);
 	free(p->metric);
 	for (size_t i = 0; i < p->n_labels; i++) {
 		free(p->labels[i].name);
@@ -858,7 +870,7 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 {
 	if (!str_eq(a->name, b->name) || !str_eq(a->id, b->id) || !str_eq(a->target, b->target) ||
 	    !str_eq(a->process, b->process) || a->pid != b->pid || !str_eq(a->cgroup, b->cgroup) ||
-	    a->n_funcs != b->n_funcs || a->n_usdts != b->n_usdts ||
+	    a->n_funcs != b->n_funcs || a->n_usdts != b->n_usdts || a->n_py != b->n_py ||
 	    a->instrument != b->instrument || a->arg != b->arg ||
 	    !str_eq(a->arg_name, b->arg_name) || !str_eq(a->if_expr, b->if_expr) ||
 	    !str_eq(a->metric, b->metric) || a->n_labels != b->n_labels ||
@@ -873,6 +885,9 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 			return false;
 	for (size_t i = 0; i < a->n_usdts; i++)
 		if (!str_eq(a->usdts[i], b->usdts[i]))
+			return false;
+	for (size_t i = 0; i < a->n_py; i++)
+		if (!str_eq(a->py[i], b->py[i]))
 			return false;
 	for (size_t i = 0; i < a->n_labels; i++)
 		if (!str_eq(a->labels[i].name, b->labels[i].name) ||
@@ -902,6 +917,8 @@ struct probe_spec *probe_spec__dup(const struct probe_spec *s)
 	d->n_funcs = 0;
 	d->usdts = NULL;
 	d->n_usdts = 0;
+	d->py = NULL;
+	d->n_py = 0;
 	d->labels = NULL;
 	d->n_labels = 0;
 	err |= dup_str(s->name, &d->name);
@@ -927,6 +944,13 @@ struct probe_spec *probe_spec__dup(const struct probe_spec *s)
 			err = -ENOMEM;
 		for (size_t i = 0; !err && i < s->n_usdts; i++, d->n_usdts++)
 			err = dup_str(s->usdts[i], &d->usdts[i]);
+	}
+	if (!err && s->n_py) {
+		d->py = calloc(s->n_py, sizeof(*d->py));
+		if (!d->py)
+			err = -ENOMEM;
+		for (size_t i = 0; !err && i < s->n_py; i++, d->n_py++)
+			err = dup_str(s->py[i], &d->py[i]);
 	}
 	if (!err && s->n_labels) {
 		d->labels = calloc(s->n_labels, sizeof(*d->labels));

@@ -71,6 +71,9 @@ struct probe_spec {
 	size_t n_funcs;
 	char **usdts;       /* usdt: [FILE:]PROVIDER:NAME patterns */
 	size_t n_usdts;
+	char **py;          /* py: Python function patterns (with pid:, target
+			     * the interpreter) */
+	size_t n_py;
 	enum probe_instrument instrument;
 	int arg;            /* INSTR_ARG: 0..5, else -1 */
 	char *arg_name;     /* INSTR_ARG: "ret" or a parameter name instead; NULL */

@@ -22,6 +22,9 @@
 #include "cli/session.h"
 #include "probe/follow.h"
 #include "core/log.h"
+#include "event/tracer.h"
+#include "python/cpython.h"
+#include "python/pyprof.h"
 #include "core/privilege.h"
 #include "output/writer.h"
 #include "filter/expr.h"
@@ -55,6 +58,11 @@ struct profile_run {
 	struct hist_arg hist; /* --hist: its register, width and sign */
 	struct cmon_expr_prog *exprs; /* --if, 2 per function */
 	bool usage_err;       /* --if does not fit a function */
+	/* --py: the trace programs' per-call records, summed here */
+	struct pytrace *py;
+	struct pyprof *pp;
+	struct tracer *tracer;
+	uint32_t py_func;
 };
 
 /* ---------------------------------------------------------------- collecting */
@@ -221,11 +229,15 @@ static void put_name(FILE *f, const char *s, int width)
 
 static const char *func_name(const struct profile_run *r, uint32_t id)
 {
+	if (pyprof__name(r->pp, id))
+		return pyprof__name(r->pp, id);
 	return id < r->set->n_funcs ? r->set->funcs[id].name : "?";
 }
 
 static const char *func_module(const struct profile_run *r, uint32_t id)
 {
+	if (pyprof__module(r->pp, id))
+		return pyprof__module(r->pp, id);
 	return id < r->set->n_funcs ? r->set->objects[r->set->funcs[id].object].module : "?";
 }
 
@@ -490,7 +502,7 @@ static int report(struct profile_run *r, bool final)
 	int err;
 
 	r->n_rows = 0;
-	err = profiler__read(r->prof, collect, r);
+	err = r->pp ? pyprof__read(r->pp, collect, r) : profiler__read(r->prof, collect, r);
 	if (err) {
 		log_error("reading the profile: %s", strerror(err < 0 ? -err : err));
 		return err < 0 ? err : -EIO;
@@ -532,6 +544,9 @@ static void totals(const struct profile_run *r, uint64_t *calls, uint64_t *lost,
 
 static void cleanup_run(struct profile_run *r)
 {
+	pytrace__free(r->py); /* restores its hooks first, whatever happened */
+	tracer__free(r->tracer);
+	pyprof__free(r->pp);
 	profiler__free(r->prof);
 	free(r->exprs);
 	session__cleanup(&r->ses);
@@ -541,12 +556,74 @@ static void cleanup_run(struct profile_run *r)
 	cmd_opts__free(&r->opts);
 }
 
+/* --py: each Python call, summed. */
+static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+{
+	struct profile_run *r = ctx;
+	struct cmon_py_rec copy;
+	struct call_record cr;
+
+	if (type == CMON_REC_PY_CODE) {
+		pytrace__on_code(r->py, data);
+		return 0;
+	}
+	if (pytrace__copy_rec(data, size, &copy))
+		return 0;
+	if (pytrace__decode(r->py, &copy, 0, &cr) > 0 && pyprof__add(r->pp, &cr))
+		return -ENOMEM;
+	return 0;
+}
+
+static int on_c_record(void *ctx, const struct cmon_call_rec *rec) { return 0; }
+
+/* --py: the processes must run CPython 3.11; the trace programs' Python
+ * probes, their records summed in user space.  0 or -errno. */
+static int setup_python(struct profile_run *r)
+{
+	struct tracer_opts to = { .on_record = on_c_record, .on_py = on_py, .ctx = r,
+				  .max_depth = -1 };
+	int procs_fd, code_fd, err = 0;
+
+	r->py = pytrace__new(r->opts.py, r->opts.n_py, 0);
+	if (!r->py)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->opts.n_pids && !err; i++)
+		err = pytrace__add_process(r->py, r->opts.pids[i], NULL, false);
+	if (!err && r->ses.launched)
+		err = pytrace__add_process(r->py, r->ses.launch.pid, r->ses.launch_path, true);
+	if (err)
+		return err;
+	r->py_func = pytrace__mark(r->set);
+	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
+	if (!r->pp)
+		return -ENOMEM;
+	to.py_offsets = pytrace__bpf_offsets();
+	r->tracer = tracer__new(r->set, &to);
+	if (!r->tracer) {
+		err = -errno;
+		log_error("cannot load the BPF programs: %s", strerror(errno));
+		return err;
+	}
+	err = tracer__attach(r->tracer);
+	if (!err)
+		err = tracer__py_maps(r->tracer, &procs_fd, &code_fd);
+	if (!err)
+		err = pytrace__start(r->py, procs_fd, code_fd);
+	return err;
+}
+
 static int setup(struct profile_run *r)
 {
 	struct resolve_opts ro = {};
 	struct profiler_opts po = {};
 	int err;
 
+	if (r->opts.n_py && (r->opts.n_funcs || r->opts.n_usdts || r->opts.n_lines ||
+			     r->opts.hist || r->opts.binary)) {
+		log_error("profile --py: Python functions only (no --func, --usdt, --line, --hist), "
+			  "of -p PID or -- CMD");
+		return -EINVAL;
+	}
 	err = privilege__check();
 	if (!err)
 		err = session__parse_patterns(&r->ses);
@@ -567,6 +644,8 @@ static int setup(struct profile_run *r)
 	if (err)
 		return err;
 
+	if (r->opts.n_py)
+		return setup_python(r);
 	if (!r->opts.raw_latency)
 		r->calib = probe_calib__host();
 
@@ -624,10 +703,13 @@ int cmd_profile(int argc, char **argv)
 	err = setup(&r);
 	if (err)
 		goto cleanup;
-	r.ses.follow = profiler__follow(r.prof);
-	r.ses.wake_fd = profiler__wake_fd(r.prof);
+	r.ses.follow = r.prof ? profiler__follow(r.prof) : tracer__follow(r.tracer);
+	r.ses.wake_fd = r.prof ? profiler__wake_fd(r.prof) : -1; /* the tracer polls its own */
 	session__install_signals();
-	if (!r.opts.quiet)
+	if (!r.opts.quiet && r.tracer)
+		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (Python functions)\n",
+			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6);
+	else if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
 			profiler__probe_count(r.prof), (double)profiler__attach_ns(r.prof) / 1e6,
 			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s");
@@ -663,17 +745,46 @@ int cmd_profile(int argc, char **argv)
 			wake = next_report;
 		if (deadline && deadline < wake)
 			wake = deadline;
-		session__wait(&r.ses, wake - now);
-		profiler__woken(r.prof);
+		if (r.tracer) {
+			int n = tracer__poll(r.tracer, (int)((wake - now) * 1000) + 1);
+
+			if (n < 0 && n != -EINTR) {
+				log_error("reading the ring buffer: %s", strerror(-n));
+				err = n;
+				goto cleanup;
+			}
+			pytrace__tick(r.py);
+		} else {
+			session__wait(&r.ses, wake - now);
+			profiler__woken(r.prof);
+		}
 	}
 
 	/* Detach first: the final report is a snapshot nothing changes. */
-	profiler__detach(r.prof);
+	if (r.tracer) {
+		pytrace__restore(r.py);
+		tracer__detach_probes(r.tracer);
+		tracer__drain(r.tracer);
+		for (size_t i = 0; i < r.opts.n_pids; i++)
+			tracer__flush_pending(r.tracer, r.opts.pids[i]);
+		if (r.ses.launched && r.ses.launch.pid > 0)
+			tracer__flush_pending(r.tracer, r.ses.launch.pid);
+		tracer__detach(r.tracer);
+		tracer__drain(r.tracer);
+	} else {
+		profiler__detach(r.prof);
+	}
 	err = report(&r, true);
 	if (err)
 		goto cleanup;
 	totals(&r, &calls, &lost, &filtered);
-	{
+	if (r.tracer) {
+		struct cmon_func_stats st;
+
+		if (!tracer__func_stats(r.tracer, r.py_func, &st))
+			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+	}
+	if (r.prof) {
 		uint64_t run_ns, runs;
 
 		/* Counted only while the sysctl kernel.bpf_stats_enabled is 1. */
@@ -705,7 +816,10 @@ int cmd_profile(int argc, char **argv)
 		struct profiler_losses why;
 		char buf[512];
 
-		if (lost && !profiler__losses(r.prof, &why))
+		if (lost && r.tracer)
+			log_warn("%llu Python calls were not recorded (the ring buffer was full, or "
+				 "nested deeper than %d)", (unsigned long long)lost, CMON_PY_STACK_DEPTH);
+		else if (lost && !profiler__losses(r.prof, &why))
 			log_warn("%llu calls were not recorded: %s", (unsigned long long)lost,
 				 profiler_losses__describe(&why, MAX_PIDS_PER_FUNC, buf, sizeof(buf)));
 		else if (lost)

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "core/hmap.h"
 #include "core/log.h"
 #include "core/privilege.h"
 #include "event/decode.h"
@@ -31,17 +32,22 @@
 #include "output/router.h"
 #include "output/writer.h"
 #include "probe/follow.h"
+#include "python/cpython.h"
 
 struct trace_run {
 	enum cmd_kind kind;  /* CMD_TRACE or CMD_CAPTURE */
 	struct cmd_opts opts;
 	struct typer *typer;
+	struct pytrace *py; /* --py */
+	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
+	const char **py_columns; /* CSV: the typed columns and "" (args) */
 	/* capture: one store, or one per process (-o 'run.%p'), made at the
 	 * process's first record. */
 	struct capture_store {
 		pid_t pid; /* 0: the only one */
 		struct store_writer *store;
 		int64_t *funcs; /* store function id of each func_id */
+		struct hmap pyfuncs; /* --py: "qualname\0file:line" -> store id + 1 */
 	} *stores;
 	size_t n_stores;
 	bool store_per_process;
@@ -139,6 +145,45 @@ static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size
 static uint64_t or_none(bool have, uint64_t v) { return have ? v : STORE_NONE; }
 
 /* One call into the capture store, with its typed values and buffers. */
+/* --py: the store's function for the Python function of CR (made at its
+ * first call: a Python function is known only when it runs).  <0: -errno. */
+static int64_t py_store_func(struct capture_store *cs, const struct call_record *cr)
+{
+	size_t nf = strlen(cr->func), nm = strlen(cr->module);
+	struct strbuf sig = {};
+	char *key = malloc(nf + nm + 2);
+	uint64_t *slot;
+	int64_t id;
+	bool added;
+	int err = 0;
+
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, cr->func, nf + 1);
+	memcpy(key + nf + 1, cr->module, nm + 1);
+	slot = hmap__get(&cs->pyfuncs, key, nf + nm + 2, &added);
+	free(key);
+	if (!slot)
+		return -ENOMEM;
+	if (!added)
+		return (int64_t)*slot - 1;
+	/* The signature: the parameters' names (values are typed per call) */
+	err = strbuf__puts(&sig, "{\"params\":[");
+	for (size_t i = 0; !err && cr->typed && i < cr->typed->n_cells; i++)
+		err = strbuf__printf(&sig, "%s{\"name\":\"%s\",\"type\":\"object\",\"kind\":\"python\"}",
+				     i ? "," : "", cr->typed->names[i]);
+	if (!err)
+		err = strbuf__puts(&sig, "],\"ret\":\"object\"}");
+	id = err ? -ENOMEM : store_writer__add_function(cs->store, cr->func, cr->module, sig.buf, true);
+	strbuf__release(&sig);
+	if (id < 0) {
+		log_error("capture store: %s", store_writer__errmsg(cs->store));
+		return -EIO;
+	}
+	*slot = (uint64_t)id + 1;
+	return id;
+}
+
 static int store_call(struct trace_run *r, struct capture_store *cs,
 		      const struct call_record *cr, const struct render_out *ro, uint32_t func_id)
 {
@@ -161,11 +206,24 @@ static int store_call(struct trace_run *r, struct capture_store *cs,
 	const struct plan_layout *l = typer__layout(r->typer, func_id);
 	char raw_args[256], raw_ret[32];
 
+	if (r->set->funcs[func_id].python) {
+		sc.func_id = py_store_func(cs, cr);
+		if (sc.func_id < 0)
+			return (int)sc.func_id;
+		/* an exception, a yield: their own status, no value */
+		sc.latency_ns = cr->latency_ns;
+		sc.rss_exit = cr->rss_exit;
+		sc.vms_exit = cr->vms_exit;
+		if (cr->status == CALL_NORETURN)
+			sc.latency_ns = sc.rss_exit = sc.vms_exit = STORE_NONE;
+	}
+
 	/* A function without DWARF has a typed view only for its captures: its
 	 * arguments are still the registers. */
-	if (cr->typed && l && l->typed) {
+	if (cr->typed && ((l && l->typed) || r->set->funcs[func_id].python)) {
 		sc.args_json = cr->typed->args;
-		sc.ret_json = cr->status == CALL_OK ? cr->typed->retval : NULL;
+		sc.ret_json = cr->status == CALL_OK || cr->status == CALL_YIELD ? cr->typed->retval
+										: NULL;
 	} else {
 		/* Raw mode: the registers, named as in trace's columns. */
 		snprintf(raw_args, sizeof(raw_args),
@@ -365,6 +423,59 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	return err;
 }
 
+/* --py: a code object to name and decide, or a Python call to write. */
+static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+{
+	struct trace_run *r = ctx;
+	struct cmon_py_rec copy;
+	struct call_record cr;
+	int n;
+
+	if (type == CMON_REC_PY_CODE) {
+		pytrace__on_code(r->py, data);
+		return 0;
+	}
+	if (r->max_reached)
+		return -1;
+	if (r->write_err) {
+		if (r->router)
+			out_router__refuse(r->router);
+		else
+			out_ledger__refuse(&r->ledger);
+		return 0;
+	}
+	if (pytrace__copy_rec(data, size, &copy))
+		return 0;
+	n = pytrace__decode(r->py, &copy, r->decoder.mono_to_real_ns, &cr);
+	if (n <= 0)
+		return 0;
+	return emit(r, &cr, NULL, r->py_func);
+}
+
+/* --py: the processes must run CPython 3.11; the evaluator's probe is
+ * the Python programs'.  0 or -errno after one error line. */
+static int py_prepare(struct trace_run *r)
+{
+	int err = 0;
+
+	if (!r->opts.n_py)
+		return 0;
+	if (r->opts.binary) {
+		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --binary");
+		return -EINVAL;
+	}
+	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen);
+	if (!r->py) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->opts.n_pids && !err; i++)
+		err = pytrace__add_process(r->py, r->opts.pids[i], NULL, false);
+	if (!err && r->ses.launched)
+		err = pytrace__add_process(r->py, r->ses.launch.pid, r->ses.launch_path, true);
+	return err;
+}
+
 /* After each drain: the output gets what was written (a terminal, a pipe,
  * a file, unix-socket readers), and the ledger learns what reached it. */
 static void settle_output(struct trace_run *r, bool final)
@@ -469,6 +580,11 @@ static int open_store(struct trace_run *r, const char *outdir, struct capture_st
 		char *sig = NULL;
 		int64_t id;
 
+		if (f->python) {
+			cs->funcs[i] = -1; /* its Python functions are made as they run */
+			continue;
+		}
+
 		sig = typer__signature_json(r->typer, (uint32_t)i);
 		id = store_writer__add_function(cs->store, f->name, r->set->objects[f->object].module,
 						sig, l && l->typed);
@@ -524,6 +640,7 @@ static int close_stores(struct trace_run *r, uint64_t end_ns)
 		r->stores[i].store = NULL;
 		free(r->stores[i].funcs);
 		r->stores[i].funcs = NULL;
+		hmap__release(&r->stores[i].pyfuncs);
 	}
 	free(r->stores);
 	r->stores = NULL;
@@ -600,6 +717,17 @@ static uint64_t report(struct trace_run *r)
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
 				"values)\n", (unsigned long long)lost_captures);
+	if (r->py) {
+		struct cmon_func_stats st;
+		uint64_t f = pytrace__filtered(r->py);
+
+		if (!tracer__func_stats(r->tracer, r->py_func, &st))
+			f += st.outside_focus;
+		if (f)
+			fprintf(stderr, "cmon: python calls filtered: %llu (counted while cmon named "
+					"their code object; no --py pattern selects it)\n",
+				(unsigned long long)f);
+	}
 	if (typer__unavailable(r->typer))
 		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
 				"a uprobe cannot read)\n",
@@ -618,8 +746,9 @@ static uint64_t report(struct trace_run *r)
 			(unsigned long long)l);
 		if (st.lost_depth)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
-				(unsigned long long)st.lost_depth, CMON_STACK_DEPTH);
-		if (r->opts.n_focus)
+				(unsigned long long)st.lost_depth,
+				r->set->funcs[i].python ? CMON_PY_STACK_DEPTH : CMON_STACK_DEPTH);
+		if (r->opts.n_focus && !r->set->funcs[i].python)
 			fprintf(stderr, "  (%llu outside --focus)",
 				(unsigned long long)st.outside_focus);
 		if (r->opts.if_expr)
@@ -652,6 +781,8 @@ static int calibrate(struct trace_run *r)
 static void cleanup_run(struct trace_run *r)
 {
 	watcher__free(r->watcher);
+	pytrace__free(r->py); /* restores its hooks first, whatever happened */
+	free(r->py_columns);
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
 	free(r->exprs);
@@ -801,11 +932,16 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		goto cleanup;
 	}
 
+	err = py_prepare(&r);
+	if (err)
+		goto cleanup;
 	session__resolve_opts(&r.ses, &ro);
 	ro.ret_choice = r.opts.no_return ? RETURN_OFF : r.opts.ret_choice;
 	err = probe_set__resolve(&ro, &r.set);
 	if (err)
 		goto cleanup;
+	if (r.py)
+		r.py_func = pytrace__mark(r.set);
 	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
 
 	/* --if / --on-change: names checked against every function's DWARF;
@@ -847,6 +983,21 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		struct out_router_opts oo = { .fmt = r.opts.format, .n_funcs = r.set->n_funcs };
 
 		oo.columns = typer__columns(r.typer, &oo.n_columns);
+		if (r.py) {
+			/* CSV: one more column, "args", the Python call's args object */
+			r.py_columns = calloc(oo.n_columns + 1, sizeof(char *));
+			if (!r.py_columns) {
+				err = -ENOMEM;
+				log_error("out of memory");
+				goto cleanup;
+			}
+			if (oo.n_columns)
+				memcpy(r.py_columns, oo.columns, oo.n_columns * sizeof(char *));
+			r.py_columns[oo.n_columns] = "";
+			pytrace__set_args_column(r.py, oo.n_columns);
+			oo.columns = r.py_columns;
+			oo.n_columns++;
+		}
 		r.router = r.ses.out ? out_router__single(r.ses.out, &oo)
 				     : out_router__per_process(r.opts.output, &oo);
 	}
@@ -899,6 +1050,10 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	if (kind == CMD_BREAK)
 		breakpoint__target(break_pid(&r));
 	to.exprs = r.exprs;
+	if (r.py) {
+		to.py_offsets = pytrace__bpf_offsets();
+		to.on_py = on_py;
+	}
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;
@@ -909,6 +1064,15 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		goto cleanup;
 	r.ses.follow = tracer__follow(r.tracer);
 	session__install_signals();
+	if (r.py) {
+		int procs_fd, code_fd;
+
+		err = tracer__py_maps(r.tracer, &procs_fd, &code_fd);
+		if (!err)
+			err = pytrace__start(r.py, procs_fd, code_fd);
+		if (err)
+			goto cleanup;
+	}
 	if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
 				"from DWARF)\n",
@@ -945,6 +1109,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 			    !r.write_err)
 				r.write_err = -EIO;
 		settle_output(&r, false);
+		if (r.py)
+			pytrace__tick(r.py);
 		if (session__targets_gone(&r.ses, &status, &have_status))
 			break;
 		if (deadline && clock__mono_s() >= deadline)
@@ -953,6 +1119,7 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 
 	/* No call starts or ends past this point; drain what is recorded,
 	 * then report the calls still pending in threads that run on. */
+	pytrace__restore(r.py);
 	tracer__detach_probes(r.tracer);
 	tracer__drain(r.tracer);
 	if (r.watcher) {

@@ -41,6 +41,10 @@ static enum call_status status_of(const char *s)
 		return CALL_USDT;
 	if (!strcmp(s, "line"))
 		return CALL_LINE;
+	if (!strcmp(s, "exception"))
+		return CALL_RAISED;
+	if (!strcmp(s, "yield"))
+		return CALL_YIELD;
 	return CALL_NORETURN;
 }
 

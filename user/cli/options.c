@@ -77,6 +77,14 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "usdt", OPT_USDT, "SPEC", TCP | L,
 	  "USDT probes [FILE:]PROVIDER:NAME, globs (repeatable): one\n"
 	  "record each time one fires, its arguments as its note says" },
+	{ "py", OPT_PY, "PATTERN", TC,
+	  "Python functions of a CPython 3.11 process: qualname,\n"
+	  "Class.method, module.func, FILE:qualname, globs\n"
+	  "(repeatable): args by name, return value, exceptions" },
+	{ "py", OPT_PY, "PATTERN", P,
+	  "Python functions of a CPython 3.11 process (qualname,\n"
+	  "module.func, FILE:qualname, globs; repeatable), summed\n"
+	  "in user space; not with --func, --usdt or --hist" },
 	{ "per-pid", OPT_PER_PID, NULL, P, "one row per function and process" },
 	{ "hist", OPT_HIST, "ARG", P,
 	  "distribution of argument ARG (0..5, arg0..arg5, a\n"
@@ -463,6 +471,13 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			}
 			err = push_ptr(&o->usdts, &o->n_usdts, sizeof(char *), &optarg);
 			break;
+		case OPT_PY:
+			if (!*optarg) {
+				log_error("%s: --py: empty pattern", name);
+				return -EINVAL;
+			}
+			err = push_ptr(&o->py, &o->n_py, sizeof(char *), &optarg);
+			break;
 		case OPT_EXCLUDE: {
 			/* the same as --func '!PATTERN' */
 			char *neg = NULL;
@@ -682,7 +697,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		o->cmd_argc = argc - optind;
 	}
 
-	if (!o->n_funcs && !o->n_usdts && !o->n_lines && !o->n_lines_of &&
+	if (!o->n_funcs && !o->n_usdts && !o->n_lines && !o->n_lines_of && !o->n_py &&
 	    !(kind == CMD_TRACE && o->n_watches)) {
 		if (kind == CMD_LIST && o->cmd)
 			log_error("list: no PATTERN given (patterns come before the program: "
@@ -690,7 +705,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		else if (kind == CMD_LIST)
 			log_error("list: no PATTERN given");
 		else
-			log_error("%s: no function given (--func PATTERN)", name);
+			log_error("%s: no function given (--func PATTERN or --py PATTERN)", name);
 		return -EINVAL;
 	}
 	if (o->locals && !o->n_lines) {
@@ -750,6 +765,7 @@ void cmd_opts__free(struct cmd_opts *o)
 	free(o->pids);
 	free(o->funcs);
 	free(o->usdts);
+	free(o->py);
 	free(o->focus);
 	free(o->lines);
 	free(o->lines_of);

@@ -58,6 +58,7 @@ enum opt_key {
 	OPT_CHROME,
 	OPT_TITLE,
 	OPT_USDT,
+	OPT_PY,
 	OPT_FOCUS,
 	OPT_MAX_DEPTH,
 	OPT_STACK,
@@ -98,6 +99,8 @@ struct cmd_opts {
 	size_t n_funcs;
 	const char **usdts;   /* --usdt [FILE:]PROVIDER:NAME, repeatable */
 	size_t n_usdts;
+	const char **py;      /* --py PATTERN: Python functions, repeatable */
+	size_t n_py;
 	const char **focus;   /* --focus PATTERN, repeatable */
 	size_t n_focus;
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */

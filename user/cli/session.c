@@ -17,6 +17,7 @@
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
 #include "probe/follow.h"
+#include "python/cpython.h"
 #include "session.h"
 
 volatile sig_atomic_t session_stop_signal;
@@ -34,7 +35,7 @@ void session__init(struct session *s, const struct cmd_opts *opts)
 
 int session__parse_patterns(struct session *s)
 {
-	s->patterns = calloc(s->opts->n_funcs ? s->opts->n_funcs : 1, sizeof(*s->patterns));
+	s->patterns = calloc(s->opts->n_funcs + 1, sizeof(*s->patterns));
 	if (!s->patterns)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->opts->n_funcs; i++) {
@@ -43,6 +44,10 @@ int session__parse_patterns(struct session *s)
 			return -EINVAL;
 		}
 	}
+	s->n_patterns = s->opts->n_funcs;
+	/* --py: CPython's evaluator is the one C function probed for them. */
+	if (s->opts->n_py && funcpattern__parse(PY_EVAL_FUNC, &s->patterns[s->n_patterns++]))
+		return -EINVAL;
 	s->lines_of = calloc(s->opts->n_lines_of ? s->opts->n_lines_of : 1, sizeof(*s->lines_of));
 	if (!s->lines_of)
 		return -ENOMEM;
@@ -181,7 +186,7 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
 	ro->launch_exe = s->launch_path;
 	ro->launch_pid = s->launched ? s->launch.pid : 0;
 	ro->patterns = s->patterns;
-	ro->n_patterns = s->opts->n_funcs;
+	ro->n_patterns = s->n_patterns;
 	ro->usdts = s->opts->usdts;
 	ro->n_usdts = s->opts->n_usdts;
 	ro->lines = s->opts->lines;
@@ -334,8 +339,8 @@ void session__cleanup(struct session *s)
 		fflush(s->out);
 	if (s->out_path && s->out_created && !s->out_started)
 		unlink(s->out_path); /* a run that never started: no empty file */
-	for (size_t i = 0; s->patterns && i < s->opts->n_funcs; i++)
-		funcpattern__clear(&s->patterns[i]);
+	for (size_t i = 0; s->patterns && i < s->opts->n_funcs + 1; i++)
+		funcpattern__clear(&s->patterns[i]); /* the spare one is zeroed or --py's */
 	free(s->patterns);
 	for (size_t i = 0; s->focus && i < s->opts->n_focus; i++)
 		funcpattern__clear(&s->focus[i]);

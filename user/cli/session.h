@@ -18,7 +18,8 @@
 
 struct session {
 	const struct cmd_opts *opts;
-	struct funcpattern *patterns; /* one per opts->funcs */
+	struct funcpattern *patterns; /* one per opts->funcs, then --py's evaluator */
+	size_t n_patterns;
 	struct funcpattern *focus;    /* one per opts->focus */
 	struct funcpattern *lines_of; /* one per opts->lines_of */
 	FILE *out;                    /* -o FILE or stdout */

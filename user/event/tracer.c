@@ -76,6 +76,9 @@ static int handle(struct tracer *t, void *data, size_t size)
 			return 0;
 		return t->opts.on_capture(t->opts.ctx, cap, size);
 	}
+	if ((*type == CMON_REC_PY && size >= CMON_PY_REC_SIZE(0)) ||
+	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)))
+		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
 	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
@@ -167,6 +170,8 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_filter_cgroup = opts->filter_cgroup;
 	t->skel->rodata->targ_max_depth = opts->max_depth;
 	t->skel->rodata->targ_break_count = opts->break_count;
+	if (opts->py_offsets)
+		memcpy((void *)&t->skel->rodata->targ_py, opts->py_offsets, sizeof(*opts->py_offsets));
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be
 	 * scheduled before the buffer fills (two threads calling flat out
@@ -205,6 +210,8 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_stack_switch = set->stack_switch;
 	probe_links__prepare_stacks(t->skel->maps.stack_regions, t->skel->maps.coro_stacks,
 				    t->skel->progs.cmon_stack_made, set);
+	probe_links__prepare(t->skel->progs.cmon_py_entry);
+	probe_links__prepare(t->skel->progs.cmon_py_exit);
 	return trace_bpf__load(t->skel);
 }
 
@@ -297,6 +304,8 @@ int tracer__attach(struct tracer *t)
 	lo->exit_prog = t->skel->progs.cmon_exit;
 	lo->usdt_prog = t->skel->progs.cmon_usdt;
 	lo->stack_made_prog = t->skel->progs.cmon_stack_made;
+	lo->py_entry_prog = t->skel->progs.cmon_py_entry;
+	lo->py_exit_prog = t->skel->progs.cmon_py_exit;
 	lo->entry_only = t->opts.entry_only;
 	lo->follow = t->opts.follow;
 
@@ -406,6 +415,55 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 	return 0;
 }
 
+/* --py: the thread's pending Python calls, as never-returned records. */
+static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_py_stack *sv)
+{
+	int map_fd = bpf_map__fd(t->skel->maps.py_stacks);
+	struct cmon_py_rec rec;
+	char comm[CMON_COMM_LEN] = { 1 }; /* read at the first frame */
+	int pidfd, err;
+
+	pidfd = (int)syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
+	if (pidfd < 0)
+		return;
+	err = bpf_map_lookup_elem(map_fd, &pidfd, sv);
+	close(pidfd);
+	if (err)
+		return;
+	for (uint32_t d = sv->depth < CMON_PY_STACK_DEPTH ? sv->depth : CMON_PY_STACK_DEPTH; d > 0;
+	     d--) {
+		const struct cmon_py_frame *fr = &sv->frames[d - 1];
+
+		memset(&rec, 0, sizeof(rec));
+		rec.type = CMON_REC_PY;
+		rec.flags = CMON_PY_NORETURN;
+		rec.ts_entry_ns = fr->ts;
+		rec.code = fr->code;
+		rec.rss_entry = fr->rss;
+		rec.vms_entry = fr->vms;
+		rec.pid = (uint32_t)pid;
+		rec.tid = (uint32_t)tid;
+		rec.depth = d - 1;
+		rec.n_args = fr->n_args;
+		memcpy(rec.args, fr->args, sizeof(rec.args));
+		if (comm[0] == 1) {
+			char path[64];
+			FILE *f;
+
+			comm[0] = 0;
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			f = fopen(path, "re");
+			if (f) {
+				if (fgets(comm, sizeof(comm), f))
+					comm[strcspn(comm, "\n")] = 0;
+				fclose(f);
+			}
+		}
+		memcpy(rec.comm, comm, sizeof(rec.comm));
+		t->opts.on_py(t->opts.ctx, CMON_REC_PY, &rec, sizeof(rec));
+	}
+}
+
 int tracer__flush_pending(struct tracer *t, pid_t pid)
 {
 	struct cmon_shadow_stack *sv;
@@ -429,10 +487,24 @@ int tracer__flush_pending(struct tracer *t, pid_t pid)
 
 		if (tid > 0)
 			flush_thread(t, pid, tid, sv);
+		if (tid > 0 && t->opts.on_py) {
+			struct cmon_py_stack *pv = malloc(sizeof(*pv));
+
+			if (pv)
+				flush_py_thread(t, pid, tid, pv);
+			free(pv);
+		}
 	}
 	free(sv);
 	closedir(dir);
 	return 0;
+}
+
+int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd)
+{
+	*procs_fd = bpf_map__fd(t->skel->maps.py_procs);
+	*code_fd = bpf_map__fd(t->skel->maps.py_code);
+	return *procs_fd < 0 || *code_fd < 0 ? -EBADF : 0;
 }
 
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out)

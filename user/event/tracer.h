@@ -29,6 +29,9 @@ typedef int (*tracer_record_fn)(void *ctx, const struct cmon_call_rec *rec);
 typedef int (*tracer_capture_fn)(void *ctx, const struct cmon_capture_rec *rec, size_t size);
 /* --stack: a call's user stack, before its record (cmon_abi.h). */
 typedef int (*tracer_stack_fn)(void *ctx, const struct cmon_stack_rec *rec);
+/* --py: a Python call (cmon_py_rec) or a code object seen first
+ * (cmon_py_code_rec); TYPE says which. */
+typedef int (*tracer_py_fn)(void *ctx, __u32 type, const void *rec, size_t size);
 
 struct tracer_opts {
 	bool entry_only;       /* --no-return */
@@ -56,6 +59,10 @@ struct tracer_opts {
 	 * recorded (with their stack) and stop their process (SIGSTOP from
 	 * BPF); later hits do nothing.  0: trace. */
 	unsigned break_count;
+	/* --py: the interpreter's offsets (NULL: no Python functions) and
+	 * where its records go. */
+	const struct cmon_py_offsets *py_offsets;
+	tracer_py_fn on_py;
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */
@@ -92,6 +99,8 @@ int tracer__flush_pending(struct tracer *t, pid_t pid);
 
 /* The followed processes (tracer_opts.follow), or NULL. */
 struct follow *tracer__follow(const struct tracer *t);
+/* --py: the maps py_procs and py_code (after tracer__new). */
+int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd);
 
 /* Counters of function FUNC_ID summed over CPUs. */
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);

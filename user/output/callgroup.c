@@ -47,7 +47,8 @@ static char *render_args(const struct call_record *rec)
 		const struct call_typed *t = rec->typed;
 
 		for (size_t i = 0; i < t->n_cells && !err; i++)
-			err = strbuf__printf(&sb, "%s%s=%s", i ? ", " : "", t->names[i], t->cells[i]);
+			err = strbuf__printf(&sb, "%s%s=%s", i ? ", " : "", t->names[i],
+					     call_typed__text(t, t->cells[i]));
 	} else {
 		for (int i = 0; i < 6 && !err; i++)
 			err = strbuf__printf(&sb, "%s%" PRId64, i ? ", " : "", rec->args[i]);
@@ -70,8 +71,9 @@ static char *render_ret(const struct call_record *rec, int *err)
 		return NULL;
 	if (rec->typed) {
 		s = rec->typed->retval;
-		if (!s || !strcmp(s, "null"))
+		if (!s || (!strcmp(s, "null") && !rec->typed->python))
 			return NULL; /* void */
+		s = call_typed__text(rec->typed, s);
 	} else {
 		snprintf(num, sizeof(num), "%" PRId64, rec->ret);
 		s = num;
@@ -93,7 +95,8 @@ static int held__init(struct held_call *h, const struct call_record *rec)
 	h->tid = rec->tid;
 	h->depth = rec->depth < 0 ? 0 : rec->depth;
 	h->status = rec->status;
-	h->has_exit = rec->status == CALL_OK || rec->status == CALL_TAILCALL;
+	h->has_exit = rec->status == CALL_OK || rec->status == CALL_TAILCALL ||
+		      rec->status == CALL_RAISED || rec->status == CALL_YIELD;
 	h->func = strdup(rec->func ? rec->func : "");
 	h->comm = strdup(rec->comm ? rec->comm : "");
 	h->args = render_args(rec);

@@ -140,7 +140,8 @@ static int chrome_write(struct view *v, const struct call_record *rec)
 {
 	struct chrome_view *c = (struct chrome_view *)v;
 	struct strbuf *sb = &c->line;
-	bool has_exit = rec->status == CALL_OK || rec->status == CALL_TAILCALL;
+	bool has_exit = rec->status == CALL_OK || rec->status == CALL_TAILCALL ||
+			rec->status == CALL_RAISED || rec->status == CALL_YIELD;
 	bool added;
 	int err = 0;
 

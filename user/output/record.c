@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <string.h>
 #include "record.h"
 
 const char *call_status__name(enum call_status s)
@@ -18,6 +19,10 @@ const char *call_status__name(enum call_status s)
 		return "usdt";
 	case CALL_LINE:
 		return "line";
+	case CALL_RAISED:
+		return "exception";
+	case CALL_YIELD:
+		return "yield";
 	}
 	return "unknown";
 }
@@ -25,4 +30,17 @@ const char *call_status__name(enum call_status s)
 bool call_record__has_ret(const struct call_record *rec)
 {
 	return rec->status == CALL_OK && !(rec->typed && rec->typed->returns_void);
+}
+
+const char *call_typed__text(const struct call_typed *t, const char *v)
+{
+	if (!t || !t->python || !v)
+		return v;
+	if (!strcmp(v, "null"))
+		return "None";
+	if (!strcmp(v, "true"))
+		return "True";
+	if (!strcmp(v, "false"))
+		return "False";
+	return v;
 }

@@ -18,6 +18,8 @@ enum call_status {
 			     * written at entry, it has no exit probe */
 	CALL_USDT,        /* a USDT probe fired: args as its note says, no return */
 	CALL_LINE,        /* a source line ran (--line): no args, no return */
+	CALL_RAISED,      /* --py: an exception left the function (latency set, no value) */
+	CALL_YIELD,       /* --py: a generator or coroutine yielded (latency set) */
 };
 
 /* "ok", "noreturn", "entry", "tailcall", "never-returns" */
@@ -43,7 +45,14 @@ struct call_typed {
 	const size_t *columns;    /* [n_cells] the extra CSV column of each cell */
 	size_t n_cells;
 	bool returns_void;        /* no return value: ret is not shown */
+	bool python;              /* --py: the table shows null/true/false as
+				   * None/True/False, and a null return as None */
+	size_t args_column;       /* --py: the CSV column of the whole args
+				   * object (header "args"); SIZE_MAX: none */
 };
+
+/* The text table's spelling of typed value V (JSON text). */
+const char *call_typed__text(const struct call_typed *t, const char *v);
 
 struct call_record {
 	uint64_t ts_ns;        /* wall clock (CLOCK_REALTIME) of the entry, ns */

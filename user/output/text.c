@@ -261,9 +261,12 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 			break;
 		}
 		/* The typed return value when DWARF gives one that fits. */
-		if (rec->typed && rec->typed->retval && strcmp(rec->typed->retval, "null") &&
+		if (rec->typed && rec->typed->retval &&
+		    (strcmp(rec->typed->retval, "null") || rec->typed->python) &&
 		    strlen(rec->typed->retval) < sizeof(tmp)) {
-			q = wr_mem(tmp, rec->typed->retval, strlen(rec->typed->retval));
+			const char *v = call_typed__text(rec->typed, rec->typed->retval);
+
+			q = wr_mem(tmp, v, strlen(v));
 			break;
 		}
 		q = value(tmp, rec->ret);
@@ -276,6 +279,12 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 		break;
 	case CALL_NEVER_RETURNS:
 		q = WR_LIT(tmp, "<never-returns>");
+		break;
+	case CALL_RAISED:
+		q = WR_LIT(tmp, "<exception>");
+		break;
+	case CALL_YIELD:
+		q = WR_LIT(tmp, "<yield>");
 		break;
 	default:
 		q = WR_LIT(tmp, "-");

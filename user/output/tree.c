@@ -63,6 +63,10 @@ static void put_end(struct strbuf *sb, const struct held_call *c)
 		strbuf__puts(sb, "; // noreturn");
 	else if (c->status == CALL_TAILCALL)
 		strbuf__puts(sb, "; // tail call");
+	else if (c->status == CALL_RAISED)
+		strbuf__puts(sb, "; // exception");
+	else if (c->status == CALL_YIELD)
+		strbuf__puts(sb, "; // yield");
 	else
 		strbuf__puts(sb, ";");
 }

@@ -21,7 +21,8 @@ int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size
 	for (size_t i = 0; i < n && !err; i++) {
 		char *col = NULL;
 
-		if (asprintf(&col, "args.%s", names[i]) < 0)
+		/* "": --py's column, the whole args object */
+		if (asprintf(&col, names[i][0] ? "args.%s" : "args", names[i]) < 0)
 			return -ENOMEM;
 		err = strbuf__puts(sb, ",");
 		if (!err)
@@ -44,6 +45,8 @@ int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n
 		for (size_t i = 0; t && i < t->n_cells; i++)
 			if (t->columns[i] == col)
 				v = t->cells[i];
+		if (t && t->python && t->args_column == col)
+			v = t->args;
 		err = strbuf__puts(sb, ",");
 		if (!err && v)
 			err = csv_escape(sb, v);
@@ -116,7 +119,7 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 		if (!err)
 			err = strbuf__puts(sb, "=");
 		if (!err)
-			err = strbuf__puts(sb, t->cells[i]);
+			err = strbuf__puts(sb, call_typed__text(t, t->cells[i]));
 	}
 	if (!err && t->captures && strcmp(t->captures, "{}")) {
 		err = strbuf__puts(sb, " captures=");

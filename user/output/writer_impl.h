@@ -158,6 +158,7 @@ static inline const char *wr_str(const char *s)
 static inline bool wr_has_exit(const struct call_record *rec)
 {
 	return rec->status == CALL_OK || rec->status == CALL_TAILCALL ||
+	       rec->status == CALL_RAISED || rec->status == CALL_YIELD ||
 	       (rec->status == CALL_LINE && rec->line_timed);
 }
 

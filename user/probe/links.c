@@ -147,7 +147,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx, bool child)
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
-	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {};
+	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {}, pyent = {},
+			  pyret = {};
 	int err = 0, fd;
 
 	for (size_t i = 0; i < s->n_funcs && !err; i++) {
@@ -158,6 +159,13 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 
 		if (f->object != obj_idx)
 			continue;
+		if (f->python) {
+			err = probe_list__add(&pyent, f->file_offset, cookie_of(i, 0));
+			if (!err)
+				err = probe_list__add(&pyret, f->file_offset,
+						      cookie_of(i, CMON_EXIT_URETPROBE));
+			continue;
+		}
 		if (f->usdt) {
 			err = probe_list__add_ref(&usdt, f->file_offset, cookie_of(i, 0),
 						  f->sema_offset);
@@ -190,7 +198,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog &&
 			   k < obj->n_stack_makers; k++)
 		err = probe_list__add(&made, obj->stack_maker_off[k], obj->stack_maker_kind[k]);
-	if (err || (!entry.n && !usdt.n && !made.n))
+	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n))
 		goto cleanup;
 
 	/* Entries first: where an entry and an exit share an address (a
@@ -203,7 +211,9 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		      { &uret, o->exit_prog, true },
 		      { &insn, o->exit_prog, false },
 		      { &usdt, o->usdt_prog, false },
-		      { &made, o->stack_made_prog, false } };
+		      { &made, o->stack_made_prog, false },
+		      { &pyent, o->py_entry_prog, false },
+		      { &pyret, o->py_exit_prog, true } };
 	bool multi = uprobe_multi__supported();
 	static bool said;
 
@@ -215,7 +225,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		if (!links[i].l->n)
 			continue;
 		if (!links[i].prog) {
-			log_error("USDT probes are not supported by this command");
+			log_error("%s are not supported by this command",
+				  links[i].l == &usdt ? "USDT probes" : "Python functions (--py)");
 			err = -EOPNOTSUPP;
 			goto cleanup;
 		}
@@ -264,6 +275,8 @@ cleanup:
 	probe_list__free(&insn);
 	probe_list__free(&usdt);
 	probe_list__free(&made);
+	probe_list__free(&pyent);
+	probe_list__free(&pyret);
 	return err;
 }
 

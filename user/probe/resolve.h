@@ -67,6 +67,9 @@ struct probe_func {
 	/* --lines FUNC: LINES_OWNER for FUNC itself (its return closes its last
 	 * line), IN_LINES for each of its line sites. */
 	bool lines_owner, in_lines;
+	/* --py: CPython's evaluator, probed with the Python programs (entry
+	 * and uretprobe, python.bpf.h) instead of the C ones. */
+	bool python;
 	struct cmon_usdt_spec usdt_spec;
 	uint64_t sema_offset;
 	char *usdt_args; /* the note's spec text, for cmon list */
