@@ -42,7 +42,11 @@ static __always_inline bool follow_wanted(struct task_struct *task)
 {
 	__u32 tgid = task->tgid;
 
-	return !targ_follow || bpf_map_lookup_elem(&followed, &tgid);
+	/* The launched program itself, the usual case, without a lookup
+	 * (lifecycle.bpf.h's targ_launch_pid: filter.bpf.h includes it first). */
+	if (!targ_follow || (targ_launch_pid && tgid == targ_launch_pid))
+		return true;
+	return bpf_map_lookup_elem(&followed, &tgid);
 }
 
 /* Before the child is woken: it has run nothing yet. */
