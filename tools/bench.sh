@@ -16,7 +16,8 @@
 #
 #   OUT=build ./tools/bench.sh     (root; `make bench` does this)
 #
-# Environment: BENCH_CALLS (default 1000000) calls per run,
+# Environment: BENCH_REDIS_RUNS (default 3) runs of the redis section,
+# BENCH_CALLS (default 1000000) calls per run,
 # BENCH_CALLS_SLOW (default 100000) calls per run on the builds whose
 # first instruction is single-stepped (target_ss, target_cet: ~10 us a
 # call on some hosts), BENCH_RUNS (default 5), BENCH_THREADS (default 4)
@@ -300,7 +301,8 @@ finish() {
 		BENCH_RUNS="$RUNS" BENCH_RESULTS="$RESULTS"
 	section probes && run_section "Probes past a function's edge" tools/bench/bench_probes.sh \
 		BENCH_CALLS="$N" BENCH_RUNS="$RUNS"
-	section redis && run_section "redis-server" tools/bench/bench_redis.sh BENCH_RUNS="$RUNS"
+	section redis && run_section "redis-server" tools/bench/bench_redis.sh \
+		BENCH_RUNS="${BENCH_REDIS_RUNS:-3}"
 	section attach && run_section "Attach and detach time" tools/bench/bench_attach.sh \
 		BENCH_ATTACH_RUNS="$ATTACH_RUNS" BENCH_ATTACH_SLOW_RUNS="$ATTACH_SLOW_RUNS"
 	section python && run_section "Python functions (--py)" tools/bench/bench_python.py \

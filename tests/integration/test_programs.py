@@ -220,10 +220,13 @@ def test_tail_call():
 
 def test_c_program_mapping_cxx_runtime_keeps_uretprobes():
     """A C program that maps libstdc++ through a dependency (redis through
-    jemalloc): no exception can pass through its own C frames, so its
+    jemalloc) and OpenSSL's libcrypto (which imports makecontext for its
+    async jobs): no exception can pass through its own C frames, so its
     returns are uretprobes (a single-stepped ret costs ~10x more); libc,
     built with exception tables, is observed on its ret instructions."""
     exe = target("calls_cxxrt")
+    code, out, _ = run(["ldd", exe])
+    check("libcrypto.so" in out, "calls_cxxrt maps libcrypto, as redis does: %s" % out)
     rows = list_rows(["add", "negate", "libc.so.6:qsort", "--", exe])
     eq(rows["add"]["RETURN"], "uretprobe", "add's return")
     eq(rows["negate"]["RETURN"], "uretprobe", "negate's return")

@@ -181,10 +181,16 @@ $(TARGET_DIR)/lines_O2: tests/targets/lines.c
 TARGETS += $(TARGET_DIR)/calls_cxxrt $(TARGET_DIR)/cxx_qsort
 targets: $(TARGET_DIR)/calls_cxxrt $(TARGET_DIR)/cxx_qsort
 
+# It maps libcrypto too, as redis does: OpenSSL imports makecontext for its
+# async jobs, which must not make the process count as switching stacks.
+LIBCRYPTO := $(firstword $(wildcard /lib/x86_64-linux-gnu/libcrypto.so.3 \
+	/usr/lib/x86_64-linux-gnu/libcrypto.so.3))
+
 $(TARGET_DIR)/calls_cxxrt: tests/targets/calls.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@ -Wl,--no-as-needed -lstdc++
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@ -Wl,--no-as-needed -lstdc++ \
+		$(LIBCRYPTO)
 
 $(TARGET_DIR)/cxx_qsort: tests/targets/cxx_qsort.cpp
 	$(call msg,TARGET,$@)

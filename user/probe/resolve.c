@@ -116,6 +116,13 @@ static long add_object(struct builder *b, const char *path, const char *attach_p
 		log_debug("%s: no symbols (%s)", path, strerror(errno));
 	else
 		obj->runtime = symtab__runtime_flags(obj->symtab);
+	/* OpenSSL's libcrypto imports makecontext/setcontext for its async
+	 * jobs (ASYNC_start_job, only with SSL_MODE_ASYNC), which run on heap
+	 * stacks below the caller's frames, where a pending uretprobe
+	 * survives: mapping it does not make a process one that switches
+	 * stacks (redis, curl, every TLS client would lose cheap returns). */
+	if (!strncmp(obj->module, "libcrypto.so", 12))
+		obj->runtime &= ~SYMTAB_RT_STACKS;
 	if (obj->symtab)
 		find_stack_makers(obj);
 	return (long)s->n_objects++;
