@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * probe_gen.c: a probe's generation: its target and patterns resolved and
+ * a profiler (a tracer for `log`, Python's hook for `py:`) attached.
+ */
+#include "agent/probe_impl.h"
+
+/* ---------------------------------------------------------------- generation */
+
+struct ident probe_gen__ident(const char *path)
+{
+	struct ident id = {};
+	struct stat st;
+
+	if (stat(path, &st))
+		return id;
+	id.exists = true;
+	id.dev = st.st_dev;
+	id.ino = st.st_ino;
+	id.size = (uint64_t)st.st_size;
+	id.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	return id;
+}
+
+void probe_gen__free(struct probe_gen *g)
+{
+	if (!g)
+		return;
+	free(g->ids);
+	free(g->share_key);
+	pytrace__free(g->py); /* its hook restored first */
+	tracer__free(g->tracer);
+	free(g->exprs);
+	pyprof__free(g->pp);
+	decoder__release(&g->decoder);
+	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
+		free(g->names[i]);
+	free(g->names);
+	probe_set__free(g->set);
+	for (size_t i = 0; g->patterns && i < g->n_patterns; i++)
+		funcpattern__clear(&g->patterns[i]);
+	free(g->patterns);
+	free(g);
+}
+
+/* Function labels: the name; "module:name" where two objects have it;
+ * "name+0xADDR" where one object has two (static functions). */
+static int make_names(struct probe_gen *g)
+{
+	const struct probe_set *s = g->set;
+
+	g->names = calloc(s->n_funcs ? s->n_funcs : 1, sizeof(*g->names));
+	if (!g->names)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_funcs; i++) {
+		const struct probe_func *f = &s->funcs[i];
+		bool other_obj = false, same_obj = false;
+		int n;
+
+		for (size_t j = 0; j < s->n_funcs; j++) {
+			if (j == i || strcmp(s->funcs[j].name, f->name))
+				continue;
+			if (s->funcs[j].object == f->object)
+				same_obj = true;
+			else
+				other_obj = true;
+		}
+		if (same_obj)
+			n = asprintf(&g->names[i], "%s%s%s+0x%llx", other_obj ? s->objects[f->object].module : "",
+				     other_obj ? ":" : "", f->name, (unsigned long long)f->addr);
+		else if (other_obj)
+			n = asprintf(&g->names[i], "%s:%s", s->objects[f->object].module, f->name);
+		else
+			n = (g->names[i] = strdup(f->name)) ? 0 : -1;
+		if (n < 0) {
+			g->names[i] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A shared library rather than a program: every process mapping it counts,
+ * not only those running it.  A program is ET_EXEC, or ET_DYN marked PIE
+ * (DF_1_PIE) or, from linkers older than that flag, with an interpreter
+ * and no soname.  libc.so.6 has an interpreter (it runs) but a soname.
+ */
+static bool is_library(const char *path)
+{
+	bool interp = false, soname = false, pie = false, lib = false;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_type != ET_DYN || eh.e_phentsize != sizeof(ph))
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum && i < 256; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			goto out;
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+		if (ph.p_type != PT_DYNAMIC)
+			continue;
+		for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= ph.p_filesz && off < (1u << 20);
+		     off += sizeof(Elf64_Dyn)) {
+			Elf64_Dyn d;
+
+			if (pread(fd, &d, sizeof(d), (off_t)(ph.p_offset + off)) != (ssize_t)sizeof(d) ||
+			    d.d_tag == DT_NULL)
+				break;
+			if (d.d_tag == DT_SONAME)
+				soname = true;
+			if (d.d_tag == DT_FLAGS_1 && (d.d_un.d_val & DF_1_PIE))
+				pie = true;
+		}
+	}
+	lib = !pie && (soname || !interp);
+out:
+	close(fd);
+	return lib;
+}
+
+static int cgroup_id(const char *path, uint64_t *id)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = st.st_ino; /* cgroup v2: the id is the directory's inode */
+	return 0;
+}
+
+static int on_record(void *ctx, const struct cmon_call_rec *rec)
+{
+	struct probe_gen *g = ctx;
+	struct agent_probe *p = g->owner;
+	struct cmon_call_rec copy;
+	struct call_record cr = {}; /* fields the decoder does not set stay empty */
+
+	/* The ring buffer is shared with the kernel: work on a copy. */
+	memcpy(&copy, rec, sizeof(copy));
+	copy.comm[CMON_COMM_LEN - 1] = 0;
+	if (decoder__decode(&g->decoder, &copy, &cr))
+		return 0;
+	if (!p->log || logsink__write(p->log, &cr))
+		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
+	/* A drain has a time budget: a busy function must not keep the main
+	 * loop from signals, reloads and lifespans. */
+	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {
+		g->drain_cut = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* py: a Python call summed, or a code object named (the drain's budget as
+ * for log records). */
+static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+{
+	struct probe_gen *g = ctx;
+	struct cmon_py_rec copy;
+	struct call_record cr;
+
+	if (type == CMON_REC_PY_CODE) {
+		pytrace__on_code(g->py, data);
+		return 0;
+	}
+	if (pytrace__copy_rec(data, size, &copy))
+		return 0;
+	if (pytrace__decode(g->py, &copy, 0, &cr) > 0 && pyprof__add(g->pp, &cr))
+		__atomic_fetch_add(&g->owner->log_errors, 1, __ATOMIC_RELAXED);
+	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {
+		g->drain_cut = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* Resolve P's spec and attach a new generation.  Slow: no lock held.
+ * *MSG gets the reason of a failure (malloc'd). */
+int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
+{
+	const struct probe_spec *s = p->spec;
+	struct resolve_opts ro = {};
+	struct profiler_opts po = {};
+	struct tracer_opts to = {};
+	struct probe_gen *g;
+	struct errcap cap;
+	uint64_t cg = 0;
+	int err = 0;
+
+	*out = NULL;
+	*msg = NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->owner = p;
+	g->patterns = calloc(s->n_funcs + 1, sizeof(*g->patterns));
+	if (!g->patterns) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < s->n_funcs; i++, g->n_patterns++) {
+		err = funcpattern__parse(s->funcs[i], &g->patterns[i]);
+		if (err) {
+			if (asprintf(msg, "invalid function pattern '%s'", s->funcs[i]) < 0)
+				*msg = NULL;
+			goto cleanup;
+		}
+	}
+	if (s->cgroup) {
+		err = cgroup_id(s->cgroup, &cg);
+		if (err) {
+			if (asprintf(msg, "cgroup %s: %s", s->cgroup, strerror(-err)) < 0)
+				*msg = NULL;
+			goto cleanup;
+		}
+	}
+	g->ident = probe_gen__ident(s->target);
+
+	probe__errcap_begin(&cap, s->id);
+	ro.binary = s->target;
+	if (s->n_py) {
+		/* The interpreter's process: its evaluator, with the Python programs. */
+		err = funcpattern__parse(PY_EVAL_FUNC, &g->patterns[g->n_patterns]);
+		if (!err)
+			g->n_patterns++;
+		g->py = err ? NULL : pytrace__new((const char *const *)s->py, s->n_py, 0);
+		if (!err && !g->py)
+			err = -ENOMEM;
+		if (!err)
+			err = pytrace__add_process(g->py, s->pid, NULL, false);
+		ro.binary = NULL;
+		ro.pids = &s->pid;
+		ro.n_pids = 1;
+		if (err) {
+			*msg = probe__errcap_end(&cap);
+			goto cleanup;
+		}
+	}
+	ro.patterns = g->patterns;
+	ro.n_patterns = g->n_patterns;
+	ro.usdts = (const char *const *)s->usdts;
+	ro.n_usdts = s->n_usdts;
+	/* Counting and argument histograms need entries only: a return probe
+	 * would cost every call a uretprobe for nothing. */
+	ro.ret_choice = s->instrument == INSTR_LATENCY || s->instrument == INSTR_LOG ||
+				(s->arg_name && !strcmp(s->arg_name, "ret"))
+				? RETURN_AUTO
+				: RETURN_OFF;
+	err = probe_set__resolve(&ro, &g->set);
+	if (!err) {
+		err = make_names(g);
+		if (is_library(s->target))
+			g->set->exe_dev = g->set->exe_ino = 0; /* any process mapping it */
+	}
+	/* if: its names checked against every function now (the share
+	 * compiles it again for its union of functions). */
+	if (!err && s->if_expr)
+		err = expr__compile_run(s->if_expr, NULL, g->set, false, &g->exprs);
+	if (!err && s->if_expr)
+		expr__set_latency_bias(g->exprs, g->set, probe_calib__host());
+	if (!err && s->instrument == INSTR_LOG) /* latencies are the function's own */
+		err = decoder__init(&g->decoder, g->set, probe_calib__host());
+	if (!err && g->py) {
+		g->py_func = pytrace__mark(g->set);
+		g->pp = pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
+		if (!g->pp)
+			err = -ENOMEM;
+		to.py_offsets = pytrace__bpf_offsets();
+		to.on_py = on_py;
+	}
+	if (!err && (s->instrument == INSTR_LOG || g->py)) {
+		to.on_record = on_record;
+		to.ctx = g;
+		/* pid, process and cgroup decided in the kernel, as for metrics. */
+		to.filter_pid = s->pid;
+		if (s->process)
+			snprintf(to.filter_comm, sizeof(to.filter_comm), "%s", s->process);
+		to.filter_cgroup = cg;
+		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
+		to.exprs = g->exprs;
+		g->tracer = tracer__new(g->set, &to);
+		if (!g->tracer)
+			err = -errno;
+		if (!err)
+			err = tracer__attach(g->tracer);
+		if (!err && g->py) {
+			int procs_fd, code_fd;
+
+			err = tracer__py_maps(g->tracer, &procs_fd, &code_fd);
+			if (!err)
+				err = pytrace__start(g->py, procs_fd, code_fd);
+		}
+		if (!err) {
+			g->n_probes = tracer__probe_count(g->tracer);
+			g->attach_ms = (double)tracer__attach_ns(g->tracer) / 1e6;
+		}
+	} else if (!err) {
+		/* Attached by the share of probes with these options on this
+		 * file (probe_pool__commit). */
+		po.per_pid = s->per_pid;
+		po.hist_arg = -1;
+		if (s->instrument == INSTR_ARG) {
+			/* at the width and sign of its C type, as profile --hist */
+			struct hist_arg ha;
+			char num[8];
+
+			snprintf(num, sizeof(num), "%d", s->arg);
+			err = hist_arg__resolve(g->set, s->arg_name ? s->arg_name : num, "arg", &ha);
+			po.hist_arg = ha.reg;
+			po.hist_bytes = ha.bytes;
+			po.hist_signed = ha.is_signed;
+		}
+		po.mem = false;
+		g->kernel_max_pids = s->per_pid ? s->max_pids * KERNEL_PID_FACTOR : 0;
+		po.max_pids = g->kernel_max_pids;
+		po.filter_pid = s->pid;
+		if (s->process)
+			snprintf(po.filter_comm, sizeof(po.filter_comm), "%s", s->process);
+		po.filter_cgroup = cg;
+		g->po = po;
+		g->ids = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*g->ids));
+		/* the argument's register, width and sign are the profiler's own */
+		/* ... and so is the condition, last: it may hold any byte */
+		if (asprintf(&g->share_key, "%s\n%d %d %d %u %d %u %d %llu %s\n%llu:%llu\nif %s",
+			     s->target, ro.ret_choice, po.per_pid, po.hist_arg, po.hist_bytes,
+			     po.hist_signed, po.max_pids, (int)po.filter_pid,
+			     (unsigned long long)po.filter_cgroup, po.filter_comm,
+			     (unsigned long long)g->ident.dev, (unsigned long long)g->ident.ino,
+			     s->if_expr ? s->if_expr : "") < 0)
+			g->share_key = NULL;
+		if (!err && (!g->ids || !g->share_key))
+			err = -ENOMEM;
+	}
+	*msg = probe__errcap_end(&cap);
+	if (!err) {
+		free(*msg);
+		*msg = NULL;
+	}
+cleanup:
+	if (err && !*msg)
+		*msg = strdup(strerror(-err));
+	if (err) {
+		probe_gen__free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+

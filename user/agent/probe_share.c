@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * probe_share.c: probes counting the same functions share one profiler;
+ * the pool commits a reload's shares at once.
+ */
+#include "agent/probe_impl.h"
+
+/* ---------------------------------------------------------------- shares */
+
+/* Join the share of G's kind (made when there is none).  0 or -ENOMEM. */
+int probe_share__join(struct agent_probe *p, struct probe_gen *g)
+{
+	struct probe_pool *pool = p->pool;
+	struct probe_share *sh;
+
+	for (sh = pool->shares; sh; sh = sh->next)
+		if (!strcmp(sh->key, g->share_key))
+			break;
+	if (!sh) {
+		sh = calloc(1, sizeof(*sh));
+		if (!sh)
+			return -ENOMEM;
+		sh->key = strdup(g->share_key);
+		if (!sh->key) {
+			free(sh);
+			return -ENOMEM;
+		}
+		sh->pool = pool;
+		sh->opts = g->po;
+		sh->next = pool->shares;
+		pool->shares = sh;
+	}
+	if (sh->n_members == sh->cap_members) {
+		size_t c = sh->cap_members ? sh->cap_members * 2 : 4;
+		struct agent_probe **v = realloc(sh->members, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sh->members = v;
+		sh->cap_members = c;
+	}
+	sh->members[sh->n_members++] = p;
+	sh->dirty = true;
+	g->share = sh;
+	g->attached = false;
+	return 0;
+}
+
+/* P leaves its share (attached again without it at the next commit). */
+void probe_share__drop(struct probe_share *sh, struct agent_probe *p)
+{
+	for (size_t i = 0; i < sh->n_members; i++) {
+		if (sh->members[i] == p) {
+			memmove(sh->members + i, sh->members + i + 1,
+				(sh->n_members - i - 1) * sizeof(*sh->members));
+			sh->n_members--;
+			break;
+		}
+	}
+	sh->dirty = true;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct share_row *x = a, *y = b;
+
+	if (x->func_id != y->func_id)
+		return x->func_id < y->func_id ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int on_share_profile(void *ctx, const struct func_profile *fp)
+{
+	struct probe_share *sh = ctx;
+	struct share_row *r;
+
+	if (sh->n_rows == sh->cap_rows) {
+		size_t c = sh->cap_rows ? sh->cap_rows * 2 : 64;
+		struct share_row *v = realloc(sh->rows, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sh->rows = v;
+		sh->cap_rows = c;
+	}
+	r = &sh->rows[sh->n_rows++];
+	r->func_id = fp->func_id;
+	r->pid = fp->pid;
+	/* Latencies are the function's own: less the probe's own cost. */
+	series_val__from_profile(&r->v, fp, fp->func_id < sh->set->n_funcs ?
+				 probe_calib__bias(probe_calib__host(), &sh->set->funcs[fp->func_id]) : 0);
+	sh->hits += r->v.calls;
+	if (sh->opts.per_pid) {
+		if (fp->pid)
+			sh->live_keys++;
+		else
+			sh->unslotted += fp->calls;
+	}
+	return 0;
+}
+
+/* Read SH's profiler, once per round of reads unless FORCE.  Under the
+ * lock. */
+int probe_share__refresh(struct probe_share *sh, bool force)
+{
+	int err;
+
+	if (!sh->prof)
+		return -ENODEV;
+	if (!force && sh->epoch == sh->pool->epoch && sh->epoch)
+		return 0;
+	sh->n_rows = 0;
+	sh->hits = sh->live_keys = sh->unslotted = 0;
+	err = profiler__read(sh->prof, on_share_profile, sh);
+	if (err) {
+		sh->n_rows = 0;
+		sh->epoch = 0;
+		return err;
+	}
+	qsort(sh->rows, sh->n_rows, sizeof(*sh->rows), row_cmp);
+	sh->have_run = !profiler__prog_stats(sh->prof, &sh->run_ns, &sh->run_cnt);
+	sh->epoch = sh->pool->epoch;
+	return 0;
+}
+
+/* Fold P's counts in its share's profiler into its carried-over values (a
+ * detached profiler's are final), read now unless the caller just did
+ * (REFRESH false).  Under the lock. */
+void probe_share__fold(struct agent_probe *p, struct probe_gen *g, bool refresh)
+{
+	if (!g->attached || !g->share->prof)
+		return;
+	probe__fold_read(p, g, !probe_share__refresh(g->share, refresh));
+	g->attached = false;
+}
+
+struct probe_pool *probe_pool__new(void)
+{
+	struct probe_pool *pool = calloc(1, sizeof(*pool));
+
+	if (pool)
+		pool->epoch = 1;
+	return pool;
+}
+
+void probe_pool__next_read(struct probe_pool *pool) { pool->epoch++; }
+
+static void share_free(struct probe_share *sh)
+{
+	profiler__free(sh->prof);
+	probe_set__free(sh->set);
+	free(sh->members);
+	free(sh->rows);
+	free(sh->key);
+	free(sh);
+}
+
+void probe_pool__free(struct probe_pool *pool)
+{
+	if (!pool)
+		return;
+	while (pool->shares) {
+		struct probe_share *sh = pool->shares;
+
+		pool->shares = sh->next;
+		share_free(sh);
+	}
+	free(pool);
+}
+
+/* The union of SH's members' functions, loaded and attached: *SET, *PROF
+ * and each member's function ids in IDS[k].  Slow: no lock held.  0, or
+ * -errno with *MSG. */
+static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set **set,
+		       struct profiler **prof, char **msg)
+{
+	const struct probe_set **sets = calloc(sh->n_members, sizeof(*sets));
+	struct errcap cap;
+	int err;
+
+	*set = NULL;
+	*prof = NULL;
+	*msg = NULL;
+	if (!sets)
+		return -ENOMEM;
+	for (size_t k = 0; k < sh->n_members; k++)
+		sets[k] = sh->members[k]->gen->set;
+	err = probe_set__union(sets, sh->n_members, ids, set);
+	free(sets);
+	if (err)
+		return err;
+	probe__errcap_begin(&cap, sh->members[0]->spec->id);
+	{
+		/* One condition per share (it is in the key): for the union. */
+		struct profiler_opts po = sh->opts;
+		struct cmon_expr_prog *exprs = NULL;
+
+		err = expr__compile_run(sh->members[0]->spec->if_expr, NULL, *set, false, &exprs);
+		expr__set_latency_bias(exprs, *set, probe_calib__host()); /* as its series */
+		po.exprs = exprs;
+		if (!err) {
+			*prof = profiler__new(*set, &po);
+			if (!*prof)
+				err = -errno;
+		}
+		free(exprs);
+	}
+	if (!err)
+		err = profiler__attach(*prof);
+	*msg = probe__errcap_end(&cap);
+	if (!err) {
+		free(*msg);
+		*msg = NULL;
+		return 0;
+	}
+	profiler__free(*prof);
+	*prof = NULL;
+	probe_set__free(*set);
+	*set = NULL;
+	return err;
+}
+
+/* Members joined: applied; already applied: carried over. */
+static void share_swap_in(struct probe_share *sh, uint32_t **ids)
+{
+	size_t per_func = sh->set->n_funcs ? sh->n_probes / sh->set->n_funcs : 0;
+
+	for (size_t k = 0; k < sh->n_members; k++) {
+		struct agent_probe *p = sh->members[k];
+		struct probe_gen *g = p->gen;
+
+		free(g->ids);
+		g->ids = ids[k];
+		ids[k] = NULL;
+		g->attached = true;
+		g->n_probes = per_func * g->set->n_funcs;
+		g->attach_ms = sh->attach_ms;
+		if (g->replacing || (sh->rotate && !g->starting))
+			p->reattached++;
+		g->replacing = false;
+		if (!g->starting)
+			continue;
+		g->starting = false;
+		p->state = PROBE_APPLIED;
+		free(p->error);
+		p->error = NULL;
+		p->applied_at = clock__wall_s();
+		p->expires_ms = p->spec->lifespan_ms ? clock__mono_ms() + p->spec->lifespan_ms : 0;
+	}
+}
+
+/* Every member goes to state error with MSG; their generations go. */
+static void share_fail(struct probe_share *sh, const char *msg, size_t *failed)
+{
+	while (sh->n_members) {
+		struct agent_probe *p = sh->members[--sh->n_members];
+		struct probe_gen *g = p->gen;
+
+		probe__set_error(p, msg);
+		p->gen = NULL;
+		probe_gen__free(g);
+		(*failed)++;
+	}
+}
+
+size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
+{
+	size_t failed = 0;
+
+	for (struct probe_share **at = &pool->shares; *at;) {
+		struct probe_share *sh = *at;
+		struct probe_set *set = NULL, *old_set;
+		struct profiler *prof = NULL, *old_prof;
+		uint32_t **ids = NULL;
+		size_t n = sh->n_members;
+		char **names = NULL; /* the members, logged after */
+		bool *joined = NULL;
+		char *msg = NULL;
+		int err = 0;
+
+		if (!sh->dirty && !sh->rotate) {
+			at = &sh->next;
+			continue;
+		}
+		names = calloc(n + 1, sizeof(*names));
+		joined = calloc(n + 1, sizeof(*joined));
+		for (size_t k = 0; names && joined && k < n; k++) {
+			names[k] = strdup(sh->members[k]->spec->id);
+			joined[k] = sh->members[k]->gen->starting;
+		}
+		if (n) {
+			ids = calloc(n, sizeof(*ids));
+			err = ids ? 0 : -ENOMEM;
+			for (size_t k = 0; k < n && !err; k++) {
+				ids[k] = calloc(sh->members[k]->gen->set->n_funcs + 1, sizeof(**ids));
+				if (!ids[k])
+					err = -ENOMEM;
+			}
+			if (!err)
+				err = share_build(sh, ids, &set, &prof, &msg);
+		}
+		probe__lock(m);
+		/* The old profiler's counts, final, go to each member's base. */
+		if (sh->prof) {
+			profiler__detach(sh->prof);
+			probe_share__refresh(sh, true); /* once for all */
+			for (size_t k = 0; k < n; k++)
+				probe_share__fold(sh->members[k], sh->members[k]->gen, false);
+		}
+		old_prof = sh->prof;
+		old_set = sh->set;
+		sh->prof = prof;
+		sh->set = set;
+		sh->epoch = 0;
+		sh->n_rows = 0;
+		if (prof) {
+			sh->n_probes = profiler__probe_count(prof);
+			sh->attach_ms = (double)profiler__attach_ns(prof) / 1e6;
+			share_swap_in(sh, ids);
+		} else if (n) {
+			if (!msg)
+				msg = strdup(strerror(-err));
+			share_fail(sh, msg, &failed);
+		}
+		sh->dirty = sh->rotate = false;
+		if (!sh->n_members)
+			*at = sh->next; /* unlinked: freed below */
+		probe__unlock(m);
+		for (size_t k = 0; names && joined && k < n; k++) {
+			if (!names[k] || (prof && !joined[k])) {
+				free(names[k]);
+				continue;
+			}
+			if (prof)
+				log_info("probe %s: applied: %zu probes attached in %.1f ms for the %zu "
+					 "function%s of %zu probe%s on this file", names[k], sh->n_probes,
+					 sh->attach_ms, sh->set->n_funcs, sh->set->n_funcs == 1 ? "" : "s",
+					 n, n == 1 ? "" : "s");
+			else
+				log_warn("probe %s: not applied: %s", names[k], msg ? msg : strerror(-err));
+			free(names[k]);
+		}
+		free(names);
+		free(joined);
+		profiler__free(old_prof);
+		probe_set__free(old_set);
+		for (size_t k = 0; ids && k < n; k++)
+			free(ids[k]);
+		free(ids);
+		free(msg);
+		if (!sh->n_members)
+			share_free(sh);
+		else
+			at = &sh->next;
+	}
+	return failed;
+}
+
