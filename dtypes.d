@@ -1,5 +1,0 @@
-dtypes.o: user/dwarf/dtypes.c user/dwarf/debuginfo_impl.h \
- user/dwarf/debuginfo.h user/dwarf/ctype.h
-user/dwarf/debuginfo_impl.h:
-user/dwarf/debuginfo.h:
-user/dwarf/ctype.h:

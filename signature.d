@@ -1,5 +1,0 @@
-signature.o: user/dwarf/signature.c user/dwarf/debuginfo_impl.h \
- user/dwarf/debuginfo.h user/dwarf/ctype.h
-user/dwarf/debuginfo_impl.h:
-user/dwarf/debuginfo.h:
-user/dwarf/ctype.h:
