@@ -365,6 +365,15 @@ static void flush_held_lines(struct trace_run *r)
 
 static void settle_output(struct trace_run *r, bool final);
 
+/* A record drained after the output failed: never written, counted. */
+static void refuse_record(struct trace_run *r)
+{
+	if (r->router)
+		out_router__refuse(r->router);
+	else
+		out_ledger__refuse(&r->ledger);
+}
+
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct trace_run *r = ctx;
@@ -376,11 +385,7 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	if (r->max_reached)
 		return -1;
 	if (r->write_err) {
-		/* Drained, never written: counted. */
-		if (r->router)
-			out_router__refuse(r->router);
-		else
-			out_ledger__refuse(&r->ledger);
+		refuse_record(r);
 		return 0;
 	}
 	/* The ring buffer is shared with the kernel: work on a copy whose
@@ -438,10 +443,7 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 	if (r->max_reached)
 		return -1;
 	if (r->write_err) {
-		if (r->router)
-			out_router__refuse(r->router);
-		else
-			out_ledger__refuse(&r->ledger);
+		refuse_record(r);
 		return 0;
 	}
 	if (pytrace__copy_rec(data, size, &copy))
