@@ -139,8 +139,11 @@ static __always_inline void count_unslotted(__u32 func_id)
 static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr, __u32 depth)
 {
 	__u32 cause;
-	struct cmon_prof_value *v = value_of(fr->func_id, task->tgid, true, &cause);
+	struct cmon_prof_value *v;
 
+	if (fr->flags & CMON_FRAME_QUIET)
+		return; /* --focus only, or deeper than --max-depth: not counted */
+	v = value_of(fr->func_id, task->tgid, true, &cause);
 	if (!v)
 		return;
 	if (fr->flags & CMON_FRAME_AT_EXIT)
@@ -240,6 +243,9 @@ int BPF_KPROBE(cmon_prof_usdt)
 	return 0;
 }
 
+const volatile bool targ_focus = false;   /* --focus: count inside focus functions only */
+const volatile __s32 targ_max_depth = -1; /* --max-depth below the focus; -1: any */
+
 SEC("uprobe")
 int BPF_KPROBE(cmon_prof_entry)
 {
@@ -253,6 +259,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	bool go = cookie & CMON_COOKIE_GO;
 	__u64 args[CMON_MAX_ARGS] = {};
 	bool deferred = false;
+	__u32 fflags = 0;
 
 	if (go && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
 		/* Per goroutine (shadow_stack.bpf.h); a function restarted
@@ -264,7 +271,30 @@ int BPF_KPROBE(cmon_prof_entry)
 		if (ss && go_restarted(ss, slot, func_id))
 			return 0;
 	}
-	if (targ_expr) {
+	if (targ_focus) {
+		/* Inside a focus function (any depth, recursion counted), or
+		 * entering one; else nothing is counted (as in trace). */
+		__u32 rel;
+
+		if (!wanted(task))
+			return 0;
+		if (!ss)
+			ss = shadow_stack_get(task, slot, true);
+		if (!ss) {
+			count_loss(CMON_LOSS_TASK_MEM);
+			return 0;
+		}
+		shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
+		if (!(cookie & CMON_COOKIE_FOCUS) && !(ss->focus & 0xffff))
+			return 0;
+		rel = ss->focus & 0xffff ? ss->depth - (ss->focus >> 16) : 0;
+		if ((cookie & CMON_COOKIE_QUIET) ||
+		    (targ_max_depth >= 0 && rel > (__u32)targ_max_depth))
+			fflags |= CMON_FRAME_QUIET;
+		if (cookie & CMON_COOKIE_FOCUS)
+			fflags |= CMON_FRAME_FOCUS;
+	}
+	if (targ_expr && !(fflags & CMON_FRAME_QUIET)) {
 		if (!wanted(task))
 			return 0;
 		read_args(ctx, go, args);
@@ -278,8 +308,10 @@ int BPF_KPROBE(cmon_prof_entry)
 			return 0;
 		}
 	}
-	if (deferred) {
-		v = NULL; /* counted at the return, if --if holds */
+	if (deferred || (fflags & CMON_FRAME_QUIET)) {
+		v = NULL; /* counted at the return, if --if holds; or not at all */
+		if (!wanted(task) || (cookie & CMON_COOKIE_NEVER_RETURNS))
+			return 0;
 	} else {
 		v = count_call(task, func_id);
 		if (!v)
@@ -312,7 +344,12 @@ int BPF_KPROBE(cmon_prof_entry)
 	}
 	fr->slot = slot;
 	fr->func_id = func_id;
-	fr->flags = deferred ? CMON_FRAME_AT_EXIT : 0;
+	fr->flags = (deferred ? CMON_FRAME_AT_EXIT : 0) | fflags;
+	if (fflags & CMON_FRAME_FOCUS) {
+		if (!(ss->focus & 0xffff))
+			ss->focus = ss->depth << 16; /* the outermost: depths count from it */
+		ss->focus++;
+	}
 	if (deferred)
 		__builtin_memcpy(fr->args, args, sizeof(fr->args));
 	if (targ_mem) {
@@ -427,7 +464,8 @@ int BPF_KPROBE(cmon_prof_exit)
 	fr = shadow_stack_top(ss, slot);
 	if (!fr)
 		return 0;
-	count_return(task, fr, ts, kind, ctx);
+	if (!(fr->flags & CMON_FRAME_QUIET))
+		count_return(task, fr, ts, kind, ctx);
 	shadow_stack_pop(ss);
 	fr = shadow_stack_top(ss, slot);
 	if (fr && (fr->flags & CMON_FRAME_TAIL_CALLED)) {

@@ -53,3 +53,24 @@ def test_focus_usage_errors():
                          "recurse"])
     eq(code, 1, "a focus that matches nothing")
     check("no function matches 'nosuch'" in err, err)
+
+
+def test_profile_focus_counts_only_inside():
+    """cmon profile --focus / --max-depth: the same decision in the kernel,
+    counted instead of recorded; focus-only functions have no row."""
+    from test_profile import by_func, final_rows, parse_profile_json, profile
+
+    for extra, want in [(["--focus", "outer"], {"middle": 1, "leaf": 1}),
+                        (["--focus", "fact"], {"fact": 5}),
+                        (["--focus", "fact", "--max-depth", "2"], {"fact": 3})]:
+        code, out, err, text = profile(["fact", "middle", "leaf"], launch=[target(), "recurse"],
+                                       extra=extra)
+        eq((code, out), (0, RECURSE_OUT), "%r: exit status and output (%s)" % (extra, err))
+        fin = by_func(final_rows(parse_profile_json(text)))
+        eq({f: r["calls"] for f, r in fin.items() if r["calls"]}, want, "%r: calls" % extra)
+        check(all(r["calls"] == r["returns"] and not r["noreturn"] for r in fin.values()),
+              "%r: every counted call returned: %r" % (extra, fin))
+        check("outer" not in fin, "%r: outer is probed for the focus only" % extra)
+    code, _, err = cmon(["profile", "--func", "fact", "--max-depth", "2", "--", target(),
+                         "recurse"])
+    eq(code, 2, "--max-depth without --focus")

@@ -118,6 +118,8 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	probe_links__prepare(p->skel->progs.cmon_prof_entry);
 	probe_links__prepare(p->skel->progs.cmon_prof_exit);
 	probe_links__prepare(p->skel->progs.cmon_prof_usdt);
+	p->skel->rodata->targ_focus = p->opts.focus;
+	p->skel->rodata->targ_max_depth = p->opts.focus ? p->opts.max_depth : -1;
 	p->skel->rodata->targ_stack_switch = p->set->stack_switch;
 	probe_links__prepare_stacks(p->skel->maps.stack_regions, p->skel->maps.coro_stacks,
 				    p->skel->progs.cmon_stack_made, p->set);

@@ -39,6 +39,8 @@ struct profiler_opts {
 	char filter_comm[16];
 	uint64_t filter_cgroup;
 	bool follow;         /* children of the set's processes too (follow.h) */
+	bool focus;          /* --focus given (probe_func.focus marks them) */
+	int max_depth;       /* --max-depth below the focus; -1: any */
 	/* --if: programs by func_id * 2 (expr.h: expr__compile_run), or NULL. */
 	const struct cmon_expr_prog *exprs;
 };

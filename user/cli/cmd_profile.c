@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "core/clock.h"
 #include "cmon_abi.h"
 #include "agg/hist.h"
@@ -82,15 +83,11 @@ static int collect(void *ctx, const struct func_profile *fp)
 	struct profile_run *r = ctx;
 	struct prof_row *row;
 
-	if (r->n_rows == r->cap_rows) {
-		size_t cap = r->cap_rows ? r->cap_rows * 2 : 16;
-		struct prof_row *p = realloc(r->rows, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		r->rows = p;
-		r->cap_rows = cap;
-	}
+	/* Probed for --focus alone: not a function the user profiles. */
+	if (!r->pp && fp->func_id < r->set->n_funcs && r->set->funcs[fp->func_id].quiet)
+		return 0;
+	if (GROW(r->rows, r->n_rows, r->cap_rows, 16))
+		return -ENOMEM;
 	row = &r->rows[r->n_rows++];
 	memset(row, 0, sizeof(*row));
 	row->func_id = fp->func_id;
@@ -659,6 +656,8 @@ static int setup(struct profile_run *r)
 	}
 	po.per_pid = r->opts.per_pid;
 	po.follow = r->opts.follow > 0;
+	po.focus = r->opts.n_focus > 0;
+	po.max_depth = r->opts.max_depth;
 	po.hist_arg = r->opts.hist_arg;
 	po.linear = r->opts.hist_linear;
 	po.lin_min = r->opts.lin_min;

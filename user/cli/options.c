@@ -48,10 +48,10 @@ const struct opt_row cmon_opt_rows[] = {
 	  "function and line (hardware watchpoints: 4 on x86)" },
 	{ "exclude", OPT_EXCLUDE, "PATTERN", TCPL,
 	  "leave out what PATTERN matches (or --func '!PATTERN')" },
-	{ "focus", OPT_FOCUS, "PATTERN", TC,
+	{ "focus", OPT_FOCUS, "PATTERN", TCP,
 	  "record only while the thread is inside a function PATTERN\n"
 	  "matches (any depth, recursion counted; repeatable)" },
-	{ "max-depth", OPT_MAX_DEPTH, "N", TC,
+	{ "max-depth", OPT_MAX_DEPTH, "N", TCP,
 	  "with --focus: calls at most N levels below the focus function" },
 	{ "if", OPT_IF, "EXPR", TCP | B,
 	  "only calls where EXPR holds, decided in the kernel: names\n"
