@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include "proc/procmaps.h"
 #include "cli/breakpoint.h"
 #include "cli/commands.h"
 #include "cli/session.h"
@@ -67,24 +68,6 @@ void breakpoint__target(pid_t pid) { bp.target_pid = pid; }
 
 uint64_t breakpoint__resumed(void) { return bp.resumed; }
 
-/* Thread TID's state letter from /proc (0 when it is gone). */
-static char thread_state(pid_t pid, uint32_t tid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", (int)pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')'); /* the name may hold anything */
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /* A stopped thread's program counter, from /proc/PID/task/TID/syscall
  * ("-1 SP PC" outside a system call).  0 when unknown. */
 static uint64_t thread_pc(pid_t pid, uint32_t tid)
@@ -117,11 +100,11 @@ static void wait_for_cue(pid_t pid, uint32_t tid)
 
 	while (!session_stop_signal) {
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
-		char c;
+		char c, st = proc__stat(pid, (pid_t)tid, NULL);
 		ssize_t n;
 
-		if (thread_state(pid, tid) == 0 || thread_state(pid, tid) == 'Z')
-			return;
+		if (!st || st == 'Z')
+			return; /* the thread is gone */
 		if (bp.resume_after_s >= 0) {
 			double left = end - clock__mono_s();
 
@@ -154,7 +137,7 @@ int breakpoint__stopped(pid_t pid, uint32_t tid, const char *func, uint64_t prob
 	bp.stopped_pid = pid;
 	/* The signal is delivered when the thread returns to user space,
 	 * after the probed instruction: wait for it to land. */
-	while ((st = thread_state(pid, tid)) && st != 'T' && st != 't' &&
+	while ((st = proc__stat(pid, (pid_t)tid, NULL)) && st != 'T' && st != 't' &&
 	       clock__mono_s() < give_up && !session_stop_signal)
 		poll(NULL, 0, 2);
 	if (!st) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* procmaps.c: the executable objects of a process, from /proc/PID/maps. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,26 +331,47 @@ void proc_objects__free(struct proc_object *objs, size_t count)
 	free(objs);
 }
 
+char proc__stat(pid_t pid, pid_t tid, unsigned long long *start)
+{
+	char path[64], buf[1024], *q;
+	ssize_t n;
+	int fd;
+
+	if (start)
+		*start = 0;
+	if (pid <= 0)
+		return 0;
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) S ...": comm may hold ')' and blanks, so the last ')'. */
+	q = strrchr(buf, ')');
+	if (!q || q[1] != ' ' || !q[2])
+		return 0;
+	if (start) {
+		const char *f = q + 1;
+
+		/* field 22 (starttime); after ')' come fields 3.. */
+		for (int k = 2; f && k < 22; k++)
+			f = strchr(f + 1, ' ');
+		if (f)
+			*start = strtoull(f + 1, NULL, 10);
+	}
+	return q[2];
+}
+
 bool proc__alive(pid_t pid)
 {
-	char path[64], *line = NULL, *paren;
-	size_t cap = 0;
-	bool alive = false;
-	FILE *f;
+	char s = proc__stat(pid, 0, NULL);
 
-	if (pid <= 0)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	/* "pid (comm) S ...": comm may hold ')' and blanks, so the last ')'. */
-	if (getline(&line, &cap, f) > 0) {
-		paren = strrchr(line, ')');
-		if (paren && paren[1] == ' ' && paren[2])
-			alive = !strchr("ZXx", paren[2]);
-	}
-	free(line);
-	fclose(f);
-	return alive;
+	return s && !strchr("ZXx", s);
 }

@@ -46,4 +46,10 @@ int maps_line__parse(char *line, struct maps_line *out);
 /* Does process PID exist (and is it not a zombie)? */
 bool proc__alive(pid_t pid);
 
+/* From /proc/PID/stat (TID > 0: /proc/PID/task/TID/stat): the state
+ * letter ('R', 'S', 'T', 'Z'...; 0 when gone or unreadable) and, with
+ * START, the start time (clock ticks after boot: a pid reused is another
+ * process). */
+char proc__stat(pid_t pid, pid_t tid, unsigned long long *start);
+
 #endif

@@ -26,6 +26,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
+#include "proc/procmaps.h"
 #include "core/hmap.h"
 #include "core/log.h"
 #include "core/strbuf.h"
@@ -598,27 +599,12 @@ static struct hook_ref *hook_refs;
 static size_t n_hook_refs;
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static unsigned long long proc_start(pid_t pid)
+static unsigned long long proc_start_of(pid_t pid)
 {
-	char path[64], buf[1024], *q;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd;
+	unsigned long long start;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	q = strrchr(buf, ')');
-	/* field 22 (starttime); after ')' come fields 3.. */
-	for (int f = 2; q && f < 22; f++)
-		q = strchr(q + 1, ' ');
-	if (q)
-		v = strtoull(q + 1, NULL, 10);
-	return v;
+	proc__stat(pid, 0, &start);
+	return start;
 }
 
 static struct hook_ref *hook_ref_find(pid_t pid, uint64_t addr, unsigned long long start)
@@ -634,7 +620,7 @@ static struct hook_ref *hook_ref_find(pid_t pid, uint64_t addr, unsigned long lo
 static int hook(struct pytrace *pt, struct py_proc *p, bool stopped)
 {
 	uint64_t interp = read_ptr(p->pid, p->runtime + pt->ver->runtime_interp_main), cur = 0;
-	unsigned long long start = proc_start(p->pid);
+	unsigned long long start = proc_start_of(p->pid);
 	struct hook_ref *ref, *v;
 	uint64_t at;
 	int err;
@@ -762,25 +748,6 @@ int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd)
 	return 0;
 }
 
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *q;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	q = strrchr(buf, ')');
-	return q && q[1] == ' ' ? q[2] : 0;
-}
-
 void pytrace__tick(struct pytrace *pt)
 {
 	for (size_t i = 0; i < pt->n_procs; i++) {
@@ -800,7 +767,7 @@ void pytrace__tick(struct pytrace *pt)
 
 		if (!p->stopped_wait)
 			continue;
-		st = proc_state(p->pid);
+		st = proc__stat(p->pid, 0, NULL);
 		if (!st || st == 'Z' || st == 'X') {
 			p->stopped_wait = false; /* gone */
 			continue;
@@ -828,7 +795,7 @@ void pytrace__restore(struct pytrace *pt)
 			/* a probe that had read the entry may still send its
 			 * SIGSTOP: look a few times */
 			for (int k = 0; k < 10; k++) {
-				if (proc_state(p->pid) == 'T')
+				if (proc__stat(p->pid, 0, NULL) == 'T')
 					kill(p->pid, SIGCONT);
 				usleep(2000);
 			}
