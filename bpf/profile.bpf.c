@@ -274,8 +274,6 @@ int BPF_KPROBE(cmon_prof_entry)
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or
 		 * entering one; else nothing is counted (as in trace). */
-		__u32 rel;
-
 		if (!wanted(task))
 			return 0;
 		if (!ss)
@@ -285,14 +283,8 @@ int BPF_KPROBE(cmon_prof_entry)
 			return 0;
 		}
 		shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
-		if (!(cookie & CMON_COOKIE_FOCUS) && !(ss->focus & 0xffff))
+		if (!focus_enter(ss, cookie, targ_max_depth, &fflags))
 			return 0;
-		rel = ss->focus & 0xffff ? ss->depth - (ss->focus >> 16) : 0;
-		if ((cookie & CMON_COOKIE_QUIET) ||
-		    (targ_max_depth >= 0 && rel > (__u32)targ_max_depth))
-			fflags |= CMON_FRAME_QUIET;
-		if (cookie & CMON_COOKIE_FOCUS)
-			fflags |= CMON_FRAME_FOCUS;
 	}
 	if (targ_expr && !(fflags & CMON_FRAME_QUIET)) {
 		if (!wanted(task))
@@ -333,8 +325,11 @@ int BPF_KPROBE(cmon_prof_entry)
 		return 0;
 	}
 	/* A tail call keeps its caller's frame: both return together (as in
-	 * trace; the caller was counted as never returning). */
-	shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
+	 * trace; the caller was counted as never returning).  --focus did it
+	 * already. */
+	if (!targ_focus)
+		shadow_stack_unwind(task, ss, slot,
+				    go || !shadow_stack_is_tail_call(task, ss, slot));
 	fr = shadow_stack_reserve(ss);
 	if (!fr) {
 		if (v)
@@ -345,11 +340,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	fr->slot = slot;
 	fr->func_id = func_id;
 	fr->flags = (deferred ? CMON_FRAME_AT_EXIT : 0) | fflags;
-	if (fflags & CMON_FRAME_FOCUS) {
-		if (!(ss->focus & 0xffff))
-			ss->focus = ss->depth << 16; /* the outermost: depths count from it */
-		ss->focus++;
-	}
+	focus_push(ss, fflags);
 	if (deferred)
 		__builtin_memcpy(fr->args, args, sizeof(fr->args));
 	if (targ_mem) {

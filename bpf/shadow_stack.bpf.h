@@ -345,6 +345,39 @@ static __always_inline void shadow_stack_unwind(struct task_struct *task, struct
 	bpf_loop(CMON_STACK_DEPTH, unwind_step, &c, 0);
 }
 
+/*
+ * --focus (trace and profile alike): is an entry with COOKIE inside a
+ * focus function (any depth, recursion counted), or entering one?  False:
+ * outside, nothing happens.  True: *FLAGS gets CMON_FRAME_QUIET for a call
+ * probed for the focus only or deeper than MAX_DEPTH (-1: any) below the
+ * outermost focus frame, CMON_FRAME_FOCUS for a focus function.
+ */
+static __always_inline bool focus_enter(const struct cmon_shadow_stack *ss, __u64 cookie,
+					__s32 max_depth, __u32 *flags)
+{
+	__u32 rel;
+
+	if (!(cookie & CMON_COOKIE_FOCUS) && !(ss->focus & 0xffff))
+		return false;
+	rel = ss->focus & 0xffff ? ss->depth - (ss->focus >> 16) : 0;
+	if ((cookie & CMON_COOKIE_QUIET) || (max_depth >= 0 && rel > (__u32)max_depth))
+		*flags |= CMON_FRAME_QUIET;
+	if (cookie & CMON_COOKIE_FOCUS)
+		*flags |= CMON_FRAME_FOCUS;
+	return true;
+}
+
+/* A focus frame is being pushed (FLAGS of shadow_stack_reserve's frame):
+ * the focus counts it; the outermost one sets where depths count from. */
+static __always_inline void focus_push(struct cmon_shadow_stack *ss, __u32 flags)
+{
+	if (!(flags & CMON_FRAME_FOCUS))
+		return;
+	if (!(ss->focus & 0xffff))
+		ss->focus = ss->depth << 16;
+	ss->focus++;
+}
+
 /* The next free frame, or NULL when CMON_STACK_DEPTH calls are pending.
  * The caller fills it and then calls shadow_stack_commit. */
 static __always_inline struct cmon_frame *shadow_stack_reserve(struct cmon_shadow_stack *ss)

@@ -283,12 +283,11 @@ static __always_inline struct cmon_call_rec *entry_record(struct task_struct *ta
  * coroutine's, a goroutine's with GO), frames the stack moved past let go
  * (a tail call keeps its caller's frame: both return together).  NULL
  * when it cannot be had (counted), or when a Go function was restarted
- * after its stack grew (*RESTART: the call is already pending). */
+ * after its stack grew (the call is already pending). */
 static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct *task,
 							     struct pt_regs *ctx, __u64 slot,
 							     bool go, __u32 func_id,
-							     struct cmon_func_stats *st,
-							     bool *restart)
+							     struct cmon_func_stats *st)
 {
 	struct cmon_shadow_stack *ss;
 
@@ -299,10 +298,8 @@ static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct 
 			st->lost_nomem++;
 		return NULL;
 	}
-	if (go && go_restarted(ss, slot, func_id)) {
-		*restart = true;
+	if (go && go_restarted(ss, slot, func_id))
 		return NULL;
-	}
 	/* (A Go slot is not an address: Go tail calls are seen on their jumps.) */
 	shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
 	return ss;
@@ -463,7 +460,7 @@ int BPF_KPROBE(cmon_entry)
 	struct cmon_shadow_stack *ss = NULL;
 	struct cmon_frame *fr;
 	__u64 at = entry_slot(ctx, cookie), slot = at; /* AT: the slot's address */
-	bool go = cookie & CMON_COOKIE_GO, restart = false;
+	bool go = cookie & CMON_COOKIE_GO;
 	__u32 fflags = 0;
 
 	if (!task_wanted(task))
@@ -476,7 +473,7 @@ int BPF_KPROBE(cmon_entry)
 			return 0;
 		/* Before anything is counted: a restart is no new call. */
 		if (!targ_entry_only && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
-			ss = entry_stack(task, ctx, slot, go, func_id, st, &restart);
+			ss = entry_stack(task, ctx, slot, go, func_id, st);
 			if (!ss)
 				return 0;
 		}
@@ -484,23 +481,15 @@ int BPF_KPROBE(cmon_entry)
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or
 		 * entering one; else nothing happens here. */
-		__u32 rel;
-
 		if (!ss)
-			ss = entry_stack(task, ctx, slot, go, func_id, st, &restart);
+			ss = entry_stack(task, ctx, slot, go, func_id, st);
 		if (!ss)
 			return 0;
-		if (!(cookie & CMON_COOKIE_FOCUS) && !(ss->focus & 0xffff)) {
+		if (!focus_enter(ss, cookie, targ_max_depth, &fflags)) {
 			if (st && !(cookie & CMON_COOKIE_QUIET))
 				st->outside_focus++;
 			return 0;
 		}
-		rel = ss->focus & 0xffff ? ss->depth - (ss->focus >> 16) : 0;
-		if ((cookie & CMON_COOKIE_QUIET) ||
-		    (targ_max_depth >= 0 && rel > (__u32)targ_max_depth))
-			fflags |= CMON_FRAME_QUIET;
-		if (cookie & CMON_COOKIE_FOCUS)
-			fflags |= CMON_FRAME_FOCUS;
 	}
 	if (st && !(fflags & CMON_FRAME_QUIET))
 		st->calls++;
@@ -544,7 +533,7 @@ int BPF_KPROBE(cmon_entry)
 	}
 
 	if (!ss)
-		ss = entry_stack(task, ctx, slot, go, func_id, st, &restart);
+		ss = entry_stack(task, ctx, slot, go, func_id, st);
 	if (!ss)
 		return 0;
 	fr = shadow_stack_reserve(ss);
@@ -557,11 +546,7 @@ int BPF_KPROBE(cmon_entry)
 	fr->func_id = func_id;
 	fr->flags = fflags;
 	fr->tid = (__u32)bpf_get_current_pid_tgid();
-	if (fflags & CMON_FRAME_FOCUS) {
-		if (!(ss->focus & 0xffff))
-			ss->focus = ss->depth << 16; /* the outermost: depths count from it */
-		ss->focus++;
-	}
+	focus_push(ss, fflags);
 	read_args(ctx, go, fr->args);
 	/* --if / --on-change on the arguments alone: decided now, so member
 	 * reads see what the call was given, and a call left out costs no
