@@ -92,6 +92,20 @@ def test_latency_own_profile():
     within_tolerance(profiled_p50)
 
 
+def test_latency_profile_buckets_own_time():
+    """profile buckets each call's own latency (the probe's cost taken out
+    in the kernel, before bucketing), so a percentile is resolved at the
+    function's scale: a ~5 us call lands in [4096, 8192) ns, 128 ns wide,
+    and p50 is one of its midpoints (4096 + 128 k + 63: hist__bucket_mid).  Bucketing the raw
+    latency (19 us behind a single-step: 512 ns wide) and subtracting after
+    gives whatever the bias leaves."""
+    p50 = profiled_p50()
+    for f in FUNCS:
+        check(4096 <= p50[f] < 8192, "%s: p50 %d ns, not a ~5 us call" % (f, p50[f]))
+        check((p50[f] - 4096) % 128 == 63,
+              "%s: p50 %d ns is not a midpoint of its own 128 ns bucket" % (f, p50[f]))
+
+
 def test_latency_raw_keeps_probe_cost():
     """--raw-latency: the figure with the probe in it; on the single-stepped
     site it is far off the function's own time (the correction matters)."""

@@ -263,7 +263,7 @@ static void test_series_from_profile(void **state)
 	fp.arg_hist[1] = 2;  /* 1 */
 	fp.arg_hist[11] = 3; /* 1024 .. 2047 */
 	fp.arg_hist[64] = 4; /* >= 2^63 (a negative long) */
-	series_val__from_profile(&v, &fp, 0);
+	series_val__from_profile(&v, &fp);
 	assert_int_equal(v.calls, 7);
 	assert_int_equal(v.lost, 1);
 	assert_int_equal(v.lat_sum_ns, 123);
@@ -294,26 +294,24 @@ static void test_series_from_profile(void **state)
 		assert_true(strtoull(series_arg_le[k], NULL, 10) == (k ? (1ull << k) - 1 : 0));
 }
 
-/* The probe's own cost (bias) is taken out of every latency: a raw 3 us call
- * with a 2.5 us bias is a 0.5 us call (le="1e-06"), and the sum loses the
- * bias of each call. */
-static void test_series_from_profile_bias(void **state)
+/* The kernel hands over the function's own latencies (the probes' cost
+ * taken out before bucketing): a 0.5 us call is le="1e-06", and the sum is
+ * the kernel's. */
+static void test_series_from_profile_own(void **state)
 {
 	static struct func_profile fp;
 	struct series_val v;
 
 	memset(&fp, 0, sizeof(fp));
 	fp.calls = 3;
-	fp.lat_sum_ns = 3000 + 3000 + 12500;
-	fp.lat_hist[hist__bucket(3000)] += 2;
-	fp.lat_hist[hist__bucket(12500)] += 1;
-	series_val__from_profile(&v, &fp, 0);
-	assert_int_equal(v.lat_le[0], 0); /* le="1e-06": none raw */
-	series_val__from_profile(&v, &fp, 2500);
+	fp.lat_sum_ns = 500 + 500 + 10000;
+	fp.lat_hist[hist__bucket(500)] += 2;
+	fp.lat_hist[hist__bucket(10000)] += 1;
+	series_val__from_profile(&v, &fp);
 	assert_string_equal(series_lat_le[0], "1e-06");
-	assert_int_equal(v.lat_le[0], 2);  /* 0.5 us each */
+	assert_int_equal(v.lat_le[0], 2);
 	assert_int_equal(v.lat_count, 3);
-	assert_int_equal(v.lat_sum_ns, 18500 - 3 * 2500);
+	assert_int_equal(v.lat_sum_ns, 11000);
 	assert_int_equal(v.lat_le[SERIES_LAT_NBOUNDS - 1], 3);
 }
 
@@ -364,7 +362,7 @@ int main(void)
 		cmocka_unit_test(test_exposition),
 		cmocka_unit_test(test_pid_cap),
 		cmocka_unit_test(test_series_from_profile),
-		cmocka_unit_test(test_series_from_profile_bias),
+		cmocka_unit_test(test_series_from_profile_own),
 		cmocka_unit_test(test_series_table),
 		cmocka_unit_test(test_name_cap),
 	};

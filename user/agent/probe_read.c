@@ -52,7 +52,7 @@ static int py_row(void *ctx, const struct func_profile *fp)
 	const char *name = pyprof__name(rc->g->pp, fp->func_id);
 	struct series_val v;
 
-	series_val__from_profile(&v, fp, 0);
+	series_val__from_profile(&v, fp);
 	if (rc->p->spec->per_pid)
 		pid = pid_cap__admit(rc->p->cap, fp->pid) ? fp->pid : SERIES_PID_OTHER;
 	rc->tot->hits += v.calls;

@@ -86,9 +86,9 @@ static int on_share_profile(void *ctx, const struct func_profile *fp)
 	r = &sh->rows[sh->n_rows++];
 	r->func_id = fp->func_id;
 	r->pid = fp->pid;
-	/* Latencies are the function's own: less the probe's own cost. */
-	series_val__from_profile(&r->v, fp, fp->func_id < sh->set->n_funcs ?
-				 probe_calib__bias(probe_calib__host(), &sh->set->funcs[fp->func_id]) : 0);
+	/* Latencies are the function's own: the kernel took the probes'
+	 * cost out of each (profiler_opts.calib). */
+	series_val__from_profile(&r->v, fp);
 	sh->hits += r->v.calls;
 	if (sh->opts.per_pid) {
 		if (fp->pid)
@@ -196,8 +196,10 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 		struct cmon_expr_prog *exprs = NULL;
 
 		err = expr__compile_run(sh->members[0]->spec->if_expr, NULL, *set, false, &exprs);
-		expr__set_latency_bias(exprs, *set, probe_calib__host()); /* as its series */
+		/* Latencies reach it as its series have them: the function's
+		 * own, taken out in the kernel (its bias stays 0). */
 		po.exprs = exprs;
+		po.calib = probe_calib__host();
 		if (!err) {
 			*prof = profiler__new(*set, &po);
 			if (!*prof)

@@ -35,7 +35,7 @@ const char *const series_arg_le[SERIES_ARG_NBOUNDS] = {
 	"2305843009213693951", "4611686018427387903", "9223372036854775807",
 };
 
-void series_val__from_profile(struct series_val *v, const struct func_profile *fp, uint64_t bias_ns)
+void series_val__from_profile(struct series_val *v, const struct func_profile *fp)
 {
 	uint64_t cum = 0;
 
@@ -46,11 +46,9 @@ void series_val__from_profile(struct series_val *v, const struct func_profile *f
 	/* +Inf and _count from the histogram itself, so the buckets and the
 	 * count always agree. */
 	v->lat_count = hist__total(fp->lat_hist, HIST_NBUCKETS);
-	/* The function's own latency: a call is within BOUND when its raw
-	 * latency is within BOUND + the probe's own cost. */
-	v->lat_sum_ns = fp->lat_sum_ns > bias_ns * v->lat_count ? fp->lat_sum_ns - bias_ns * v->lat_count : 0;
+	v->lat_sum_ns = fp->lat_sum_ns;
 	for (size_t i = 0; i < SERIES_LAT_NBOUNDS; i++)
-		v->lat_le[i] = hist__count_le(fp->lat_hist, HIST_NBUCKETS, series_lat_bound_ns[i] + bias_ns);
+		v->lat_le[i] = hist__count_le(fp->lat_hist, HIST_NBUCKETS, series_lat_bound_ns[i]);
 	/* Log2 bucket k holds [2^(k-1), 2^k - 1]: buckets 0..k are <= 2^k - 1.
 	 * In log2 mode only a negative value of a signed argument is out of
 	 * range (hist_buckets.h): it is <= 0, so in every bucket. */

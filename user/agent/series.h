@@ -48,9 +48,8 @@ struct series_val {
 };
 
 /* V = the cumulative buckets of FP (the kernel's aggregate of one function,
- * or function and process). */
-/* BIAS_NS: the probe's own cost in each latency (probe/calib.h), subtracted. */
-void series_val__from_profile(struct series_val *v, const struct func_profile *fp, uint64_t bias_ns);
+ * or function and process; its latencies already the function's own). */
+void series_val__from_profile(struct series_val *v, const struct func_profile *fp);
 void series_val__add(struct series_val *acc, const struct series_val *v);
 
 struct series_row {

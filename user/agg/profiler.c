@@ -14,6 +14,7 @@
 #include "core/grow.h"
 #include "core/log.h"
 #include "probe/bpf_setup.h"
+#include "probe/calib.h"
 #include "probe/attach.h"
 #include "probe/follow.h"
 #include "probe/links.h"
@@ -115,6 +116,9 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 	p->skel->rodata->targ_expr = opts->exprs != NULL;
 	bpf_map__set_max_entries(p->skel->maps.expr_progs, opts->exprs ? 2 * n_funcs : 1);
 	bpf_map__set_max_entries(p->skel->maps.change_last, 1);
+	p->skel->rodata->targ_lat_bias = opts->calib && opts->calib->valid;
+	bpf_map__set_max_entries(p->skel->maps.prof_lat_bias,
+				 p->skel->rodata->targ_lat_bias ? n_funcs : 1);
 	probe_links__prepare(p->skel->progs.cmon_prof_entry);
 	probe_links__prepare(p->skel->progs.cmon_prof_exit);
 	probe_links__prepare(p->skel->progs.cmon_prof_usdt);
@@ -172,6 +176,14 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 	if (err) {
 		bpf_setup__failed(true, err);
 		goto fail_quiet;
+	}
+	/* Each function's probe cost, before anything is attached. */
+	for (__u32 k = 0; !err && p->skel->rodata->targ_lat_bias && k < set->n_funcs; k++) {
+		uint64_t b = probe_calib__bias(opts->calib, &set->funcs[k]);
+		__u32 v = b > UINT32_MAX ? UINT32_MAX : (__u32)b;
+
+		if (v && bpf_map_update_elem(bpf_map__fd(p->skel->maps.prof_lat_bias), &k, &v, BPF_ANY))
+			err = -errno;
 	}
 	/* --if: each function's program, before anything is attached. */
 	for (__u32 k = 0; !err && opts->exprs && k < 2 * set->n_funcs; k++)

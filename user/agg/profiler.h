@@ -21,6 +21,7 @@
 #include "cmon_abi.h"
 
 struct profiler;
+struct probe_calib;
 struct follow;
 
 struct profiler_opts {
@@ -41,8 +42,13 @@ struct profiler_opts {
 	bool follow;         /* children of the set's processes too (follow.h) */
 	bool focus;          /* --focus given (probe_func.focus marks them) */
 	int max_depth;       /* --max-depth below the focus; -1: any */
-	/* --if: programs by func_id * 2 (expr.h: expr__compile_run), or NULL. */
+	/* --if: programs by func_id * 2 (expr.h: expr__compile_run), or NULL.
+	 * Their latency is the function's own when CALIB is set: their
+	 * lat_bias_ns must be 0. */
 	const struct cmon_expr_prog *exprs;
+	/* The probes' own cost, taken out of every latency in the kernel
+	 * before it is counted or bucketed (NULL: raw latencies). */
+	const struct probe_calib *calib;
 };
 
 struct func_profile {

@@ -49,7 +49,7 @@ struct profile_run {
 	struct cmd_opts opts;
 	struct session ses; /* patterns, output, processes */
 	struct probe_set *set;
-	const struct probe_calib *calib; /* the probes' own cost, subtracted; NULL: none */
+	const struct probe_calib *calib; /* the probes' own cost, taken out in the kernel; NULL: raw */
 	struct profiler *prof;
 	struct prof_row *rows;
 	size_t n_rows, cap_rows;
@@ -73,9 +73,9 @@ static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-static uint64_t own_pct(const struct func_profile *fp, double q, uint64_t bias)
+static uint64_t pct(const struct func_profile *fp, double q)
 {
-	return probe_calib__own(hist__percentile(fp->lat_hist, HIST_NBUCKETS, q), bias);
+	return hist__percentile(fp->lat_hist, HIST_NBUCKETS, q);
 }
 
 static int collect(void *ctx, const struct func_profile *fp)
@@ -99,26 +99,18 @@ static int collect(void *ctx, const struct func_profile *fp)
 	row->filtered = fp->filtered;
 	row->rss_growth = fp->rss_growth_sum;
 	if (fp->returns) {
-		/* Every latency carries the same probe cost: subtracting it
-		 * shifts each figure (and each percentile) by that much. */
-		uint64_t bias = fp->func_id < r->set->n_funcs ?
-			probe_calib__bias(r->calib, &r->set->funcs[fp->func_id]) : 0;
-
-		row->min = probe_calib__own(fp->lat_min_ns, bias);
-		row->max = probe_calib__own(fp->lat_max_ns, bias);
-		/* Each call's own latency is clamped at 0, so their sum is at
-		 * least the sum less the bias of every call, and at least the
-		 * largest of them. */
-		row->total = probe_calib__own(fp->lat_sum_ns, bias * fp->returns);
-		if (row->total < row->max)
-			row->total = row->max;
+		/* The function's own latencies: the kernel took the probes'
+		 * cost out of each before counting it (profiler_opts.calib). */
+		row->min = fp->lat_min_ns;
+		row->max = fp->lat_max_ns;
+		row->total = fp->lat_sum_ns;
 		row->mean = row->total / fp->returns;
 		/* A bucket midpoint can lie past what was seen: the true
 		 * percentile is within [min, max], so clamping only helps. */
-		row->p50 = clamp_u64(own_pct(fp, 0.50, bias), row->min, row->max);
-		row->p90 = clamp_u64(own_pct(fp, 0.90, bias), row->min, row->max);
-		row->p99 = clamp_u64(own_pct(fp, 0.99, bias), row->min, row->max);
-		row->p999 = clamp_u64(own_pct(fp, 0.999, bias), row->min, row->max);
+		row->p50 = clamp_u64(pct(fp, 0.50), row->min, row->max);
+		row->p90 = clamp_u64(pct(fp, 0.90), row->min, row->max);
+		row->p99 = clamp_u64(pct(fp, 0.99), row->min, row->max);
+		row->p999 = clamp_u64(pct(fp, 0.999), row->min, row->max);
 	}
 	memcpy(row->arg_hist, fp->arg_hist, sizeof(row->arg_hist));
 	row->arg_overflow = fp->arg_overflow;
@@ -669,8 +661,10 @@ static int setup(struct profile_run *r)
 		r->usage_err = err == -EINVAL;
 		return err;
 	}
-	expr__set_latency_bias(r->exprs, r->set, r->calib); /* the latencies it reports */
+	/* The kernel takes the probes' cost out of each latency before --if
+	 * sees it: the conditions' own bias stays 0. */
 	po.exprs = r->exprs;
+	po.calib = r->calib;
 	r->prof = profiler__new(r->set, &po);
 	if (!r->prof) {
 		err = -errno;
