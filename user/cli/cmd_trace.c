@@ -447,8 +447,8 @@ static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
 	}
 	if (r->stops_seen + 1 >= r->opts.break_count)
 		tracer__detach_probes(r->tracer);
-	breakpoint__stopped((pid_t)rec->pid, rec->tid, cr ? cr->func : PY_EVAL_FUNC, 0,
-			    ++r->stops_seen);
+	breakpoint__stopped((pid_t)rec->pid, rec->tid, cr ? cr->func : PY_EVAL_FUNC,
+			    pytrace__eval_func(r->py, (pid_t)rec->pid), ++r->stops_seen);
 	return err;
 }
 

@@ -1431,6 +1431,13 @@ static int code_line(const struct pytrace *pt, pid_t pid, uint64_t code, uint64_
 	return found;
 }
 
+uint64_t pytrace__eval_func(struct pytrace *pt, pid_t pid)
+{
+	struct py_proc *p = proc_of(pt, pid);
+
+	return p ? p->eval_func : 0;
+}
+
 int pytrace__stack(struct pytrace *pt, pid_t pid, uint64_t code, uint64_t tstate,
 		   struct strbuf *out)
 {

@@ -95,6 +95,8 @@ int pytrace__break_pats(struct pytrace *pt, const struct cmon_py_break_pat **pat
  * callee first (its def line), then each caller at the line it is at.
  * 0 or -errno. */
 struct strbuf;
+/* Where the evaluator's probe sits in process PID (0: not one of ours). */
+uint64_t pytrace__eval_func(struct pytrace *pt, pid_t pid);
 int pytrace__stack(struct pytrace *pt, pid_t pid, uint64_t code, uint64_t tstate,
 		   struct strbuf *out);
 
