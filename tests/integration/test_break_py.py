@@ -8,6 +8,7 @@ area(2.5, 4, "flat"); it prints "8" and "10.0" and exits with 7)."""
 import os
 import re
 import signal
+import subprocess
 import time
 
 from cmonlib import ROOT, check, cmon, eq, run, stderr_lines, target
@@ -160,3 +161,55 @@ def test_break_py_attach_sigint_resumes_and_restores():
             os.kill(w.pid, signal.SIGCONT)  # a SIGKILL'd cmon leaves it stopped
         if w.p.poll() is None:
             w.quit()
+
+
+PARENT = r"""
+import os, sys
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.dup2(r, 0)
+    os.close(w)
+    os.execv(sys.argv[1], [sys.argv[1], sys.argv[2], "wait"])
+os.close(r)
+print("child %d" % pid, flush=True)
+sys.stdin.readline()
+os.write(w, b"run\nrun\nquit\n")
+stops = 0
+while True:
+    _, st = os.waitpid(pid, os.WUNTRACED)
+    if not os.WIFSTOPPED(st):
+        break
+    stops += 1
+print("stops %d exit %d" % (stops, os.waitstatus_to_exitcode(st)), flush=True)
+"""
+
+
+def test_break_py_parent_sees_only_the_stops():
+    """A parent waiting with WUNTRACED sees exactly the --count stops: no
+    call of a function the pattern does not name (nor step's first call,
+    before cmon named its code object) stops the process, and setting the
+    hook on a running process is a ptrace stop, which the parent never
+    sees."""
+    _need_python()
+    parent = subprocess.Popen([PY, "-c", PARENT, PY, WORKER], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    b = None
+    try:
+        pid = int(parent.stdout.readline().split()[1])
+        eq(parent.stdout.readline().split()[0], "ready", "the worker runs")
+        b = Break(["-p", str(pid), "--py", "step", "--count", "2", "--resume-after", "0"])
+        b.wait_for("cmon: attached ")
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
+        out, _ = parent.communicate(timeout=30)
+        eq(out.splitlines(), ["run 30", "run 30", "stops 2 exit 0"],
+           "two stops seen by the parent, output and status unchanged (%s)" % b.stderr)
+        eq([row.split()[-1] for row, _ in _stops(b.stderr)], ["i=0", "i=1"], "the stops")
+        eq(b.finish()[0], 0, "cmon ends with the process: %s" % b.stderr)
+    finally:
+        if b:
+            b.kill()
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
