@@ -310,7 +310,8 @@ int tracer__attach(struct tracer *t)
 	lo->usdt_prog = t->skel->progs.cmon_usdt;
 	lo->stack_made_prog = t->skel->progs.cmon_stack_made;
 	lo->py_entry_prog = t->skel->progs.cmon_py_entry;
-	lo->py_exit_prog = t->skel->progs.cmon_py_exit;
+	/* break: stops at entry; a return probe would only cost each call */
+	lo->py_exit_prog = t->opts.break_count ? NULL : t->skel->progs.cmon_py_exit;
 	lo->entry_only = t->opts.entry_only;
 	lo->follow = t->opts.follow;
 
