@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import ROOT, check, cmon, eq, run, stderr_lines, target
+from cmonlib import ROOT, check, cmon, eq, kill_quietly, run, stderr_lines, target
 from test_break import Break, _state
 from test_python import PY, WORKER, _need_python, _Worker
 
@@ -213,3 +213,21 @@ def test_break_py_parent_sees_only_the_stops():
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def test_break_py_sigterm_leaves_it_running():
+    _need_python()
+    b = Break(["--py", "area", "--", PY, BREAKS])
+    pid = None
+    try:
+        b.wait_for("cmon: stop 1: ")
+        pid = int(re.search(r"cmon: stop 1: process (\d+) stopped in area", b.stderr).group(1))
+        eq(_state(pid), {"T"}, "stopped")
+        b.p.send_signal(signal.SIGTERM)
+        code, out = b.finish()
+        eq(out, BREAKS_OUT, "the program went on to its end after cmon's SIGTERM")
+        check("cmon: resumed process %d" % pid in b.stderr, b.stderr)
+    finally:
+        b.kill()
+        if pid:
+            kill_quietly(pid)

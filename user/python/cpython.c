@@ -784,6 +784,15 @@ void pytrace__tick(struct pytrace *pt)
 		}
 		if (st != 'T' || !all_stopped(p->pid))
 			continue; /* not yet (every thread: the hook is read by all) */
+		if (pt->procs_fd >= 0) {
+			/* Stopped by the probe's SIGSTOP, not by another (cmon
+			 * break's at a C function, which its cue resumes)? */
+			struct cmon_py_proc k;
+			__u32 key = (__u32)p->pid;
+
+			if (!bpf_map_lookup_elem(pt->procs_fd, &key, &k) && k.stop != 2)
+				continue;
+		}
 		p->stopped_wait = false;
 		hook(pt, p, true); /* on failure: traced as far as calls reach the evaluator */
 		kill(p->pid, SIGCONT);
