@@ -88,7 +88,8 @@ def test_break_py_count_resume_after():
 def test_break_py_module_and_file_forms():
     """module.func and FILE:qualname name a function's first call too."""
     _need_python()
-    for pattern in ("breaks.outer", "py/breaks.py:outer"):
+    for pattern in ("breaks.outer", "py.breaks.outer", "targets.py.breaks.outer",
+                    "py/breaks.py:outer", "breaks.py:outer", BREAKS + ":outer"):
         code, out, err = cmon(["break", "--py", pattern, "--resume-after", "0", "--",
                                PY, BREAKS], input="")
         eq((code, out), (7, BREAKS_OUT), "%s: status and output (%s)" % (pattern, err))
@@ -96,11 +97,14 @@ def test_break_py_module_and_file_forms():
         check(row.endswith(" n=3"), "%s: outer(n=3): %r" % (pattern, row))
         eq(frames, [_frame("outer", 15), _frame("main", 23), _frame("<module>", 29)],
            "%s: the stack" % pattern)
-    # a module that is not the file's: no stop
-    code, out, err = cmon(["break", "--py", "other.outer", "--resume-after", "0", "--",
-                           PY, BREAKS], input="")
-    eq((code, out), (7, BREAKS_OUT), "status and output (%s)" % err)
-    check("cmon: stop" not in err and "cmon: hits: 0, stops: 0" in err, err)
+    # not the file's module, not at a path boundary, not the qualname: no stop
+    for pattern in ("other.outer", "reaks.outer", "s.py:outer", "breaks.py:oute",
+                    "Grid.outer", "py:outer"):
+        code, out, err = cmon(["break", "--py", pattern, "--resume-after", "0", "--",
+                               PY, BREAKS], input="")
+        eq((code, out), (7, BREAKS_OUT), "%s: status and output (%s)" % (pattern, err))
+        check("cmon: stop" not in err and "cmon: hits: 0, stops: 0" in err,
+              "%s: no stop: %s" % (pattern, err))
 
 
 def test_break_py_nothing_matches():
