@@ -400,9 +400,7 @@ static __noinline int py_break_hit(struct cmon_py_proc *p, __u64 frame, __u64 co
 		return 0;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
-		__sync_fetch_and_add(&break_lost, 1);
-		if (st)
-			st->lost_ringbuf++;
+		__sync_fetch_and_add(&break_lost, 1); /* said as break's (not stopped) */
 		return 0;
 	}
 	bpf_probe_read_user(&argc, 4, (void *)(code + targ_py.code_argcount));
@@ -504,7 +502,7 @@ int BPF_KPROBE(cmon_py_entry)
 			if (m < 0) {
 				st = py_stats(cookie);
 				if (st)
-					st->lost_ringbuf++; /* announced at its next call */
+					st->lost_ringbuf++; /* examined at its next call */
 				return 0;
 			}
 			now.verdict = m ? CMON_PY_TRACED : CMON_PY_SKIP;

@@ -699,6 +699,10 @@ static uint64_t report(struct trace_run *r)
 		if (!r->opts.quiet)
 			fprintf(stderr, "cmon: hits: %llu, stops: %u%s\n", (unsigned long long)hits,
 				r->stops_seen, blost ? " (some hits not recorded: not stopped)" : "");
+		if (r->py && lost && !r->opts.quiet)
+			fprintf(stderr, "cmon: python calls not examined: %llu (the ring buffer was "
+					"full as their function was first seen; examined at a later "
+					"call)\n", (unsigned long long)lost);
 		return 0;
 	}
 	if (r->opts.quiet)
