@@ -439,7 +439,9 @@ struct cmon_py_rec {
 	__u64 ts_entry_ns;
 	__u64 ts_exit_ns;
 	__u64 code;  /* the code object's address: names it (cmon_py_code_rec) */
-	__u64 tstate; /* CMON_PY_BREAK: the thread's PyThreadState (its callers' frames) */
+	/* CMON_PY_BREAK: the thread's PyThreadState (its callers' frames) and
+	 * the call's frame (a resumed generator's line) */
+	__u64 tstate, frame;
 	__u64 rss_entry, rss_exit, vms_entry, vms_exit;
 	__u32 pid, tid;
 	__u32 depth;  /* traced Python calls pending below it on the thread */
@@ -615,7 +617,7 @@ _Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 _Static_assert(sizeof(struct cmon_py_val) == 64, "cmon_py_val layout");
-_Static_assert(sizeof(struct cmon_py_rec) == 104 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
+_Static_assert(sizeof(struct cmon_py_rec) == 112 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
 _Static_assert(sizeof(struct cmon_py_break_pat) == 16 + CMON_PY_QUALNAME_MAX + CMON_PY_FILENAME_MAX,
 	       "cmon_py_break_pat layout");
 _Static_assert(sizeof(struct cmon_py_frame) == 56 + 64 * CMON_PY_MAX_ARGS, "cmon_py_frame layout");

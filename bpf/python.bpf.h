@@ -413,6 +413,7 @@ static __noinline int py_break_hit(struct cmon_py_proc *p, __u64 frame, __u64 co
 	rec->ts_entry_ns = rec->ts_exit_ns = bpf_ktime_get_ns();
 	rec->code = code;
 	rec->tstate = tstate;
+	rec->frame = frame;
 	rec->pid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
 	rec->depth = 0;

@@ -13,7 +13,7 @@ import time
 
 from cmonlib import ROOT, check, cmon, eq, kill_quietly, run, stderr_lines, target
 from test_break import Break, _state
-from test_python import PY, WORKER, _need_python, _Worker
+from test_python import CALLS, CALLS_OUT, PY, WORKER, _need_python, _Worker
 
 BREAKS = os.path.join(ROOT, "tests", "targets", "py", "breaks.py")
 BREAKS_OUT = "8\n10.0\n"
@@ -235,3 +235,20 @@ def test_break_py_sigterm_leaves_it_running():
         b.kill()
         if pid:
             kill_quietly(pid)
+
+
+def test_break_py_generator_resumes():
+    """A generator stops at its call and at each resume (as trace --py
+    records each), shown where it stands: its def line until it first
+    runs, then the yield it resumes from (calls.py: gen(3) at line 29,
+    `yield i` at 31, called from main at 39)."""
+    _need_python()
+    code, out, err = cmon(["break", "--py", "gen", "--count", "4", "--resume-after", "0",
+                           "--", PY, CALLS], input="")
+    eq((code, out), (0, CALLS_OUT), "status and output (%s)" % err)
+    stops = _stops(err)
+    eq([row.split()[-1] for row, _ in stops], ["n=3"] * 4, "gen(n=3) each time")
+    eq([frames[0] for _, frames in stops],
+       ["gen (%s:%d)" % (CALLS, line) for line in (29, 29, 31, 31)], "where gen stands")
+    eq({tuple(frames[1:]) for _, frames in stops},
+       {("main (%s:39)" % CALLS, "<module> (%s:45)" % CALLS)}, "its callers")

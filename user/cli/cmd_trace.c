@@ -439,7 +439,7 @@ static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
 	breakpoint__wait_stop((pid_t)rec->pid, rec->tid);
 	if (cr) {
 		r->stack_text.len = 0;
-		if (!pytrace__stack(r->py, (pid_t)rec->pid, rec->code, rec->tstate, &r->stack_text))
+		if (!pytrace__stack(r->py, rec, &r->stack_text))
 			cr->stack = r->stack_text.buf;
 		err = emit(r, cr, NULL, r->py_func);
 		settle_output(r, false);

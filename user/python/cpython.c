@@ -1447,23 +1447,27 @@ uint64_t pytrace__eval_func(struct pytrace *pt, pid_t pid)
 	return p ? p->eval_func : 0;
 }
 
-int pytrace__stack(struct pytrace *pt, pid_t pid, uint64_t code, uint64_t tstate,
-		   struct strbuf *out)
+int pytrace__stack(struct pytrace *pt, const struct cmon_py_rec *rec, struct strbuf *out)
 {
 	const struct py_version *v = pt->ver;
+	pid_t pid = (pid_t)rec->pid;
 	struct py_proc *p = proc_of(pt, pid);
+	uint64_t tstate = rec->tstate, frame;
 	struct py_code *c;
-	uint64_t frame;
 	int err;
 
 	if (!p)
 		return -ESRCH;
-	c = code_of(pt, p, code, NULL);
+	c = code_of(pt, p, rec->code, NULL);
 	if (!c)
 		return -ENOMEM;
 	/* The callee: its frame is not linked yet (the evaluator links it
-	 * past the instruction the probe sits on); its first line. */
-	err = strbuf__printf(out, "%s (%s:%d)\n", c->qualname, c->filename, c->firstlineno);
+	 * past the instruction the probe sits on); its first line, or the
+	 * line a resumed generator stands at. */
+	err = strbuf__printf(out, "%s (%s:%d)\n", c->qualname, c->filename,
+			     code_line(pt, pid, rec->code,
+				       read_ptr(pid, rec->frame + v->bpf.frame_prev_instr),
+				       c->firstlineno));
 	/* The callers: the frame the thread state holds, then `previous`. */
 	frame = read_ptr(pid, read_ptr(pid, tstate + v->tstate_cframe) + v->cframe_current);
 	for (int d = 0; frame && d < 128 && !err; d++) {

@@ -89,15 +89,14 @@ uint64_t pytrace__filtered(const struct pytrace *pt);
  * error line (a pattern too long, too many forms). */
 int pytrace__break_pats(struct pytrace *pt, const struct cmon_py_break_pat **pats, unsigned *n);
 
-/* cmon break --py: the Python stack of a thread stopped at the entry of
- * CODE's call, its PyThreadState TSTATE (the record's), read from process
- * PID while it is stopped: one "qualname (file:line)" line per frame, the
- * callee first (its def line), then each caller at the line it is at.
- * 0 or -errno. */
+/* cmon break --py: the Python stack of the thread REC (a CMON_PY_BREAK
+ * record) stopped, read from its process while it is stopped: one
+ * "qualname (file:line)" line per frame, the callee first (its def line,
+ * or where a resumed generator stands), then each caller at the line it
+ * is at.  0 or -errno. */
 struct strbuf;
 /* Where the evaluator's probe sits in process PID (0: not one of ours). */
 uint64_t pytrace__eval_func(struct pytrace *pt, pid_t pid);
-int pytrace__stack(struct pytrace *pt, pid_t pid, uint64_t code, uint64_t tstate,
-		   struct strbuf *out);
+int pytrace__stack(struct pytrace *pt, const struct cmon_py_rec *rec, struct strbuf *out);
 
 #endif
