@@ -129,6 +129,10 @@ def test_break_py_errors():
     eq((code, out), (2, ""), "--if with --py: " + err)
     eq(len(stderr_lines(err)), 1, err)
     check("--if is for --func" in err, err)
+    code, out, err = cmon(["break", "--help"])
+    eq(code, 0, "help")
+    check(re.search(r"^      --py PATTERN +a Python function of a CPython 3\.11", out, re.M)
+          and "cmon break (-p PID | -- python3.11 ARGS...) --py FUNC" in out, out)
 
 
 def test_break_py_attach_sigint_resumes_and_restores():
