@@ -182,56 +182,88 @@ static __always_inline __u32 py_ascii(__u64 obj, char *buf, __u32 size)
 const volatile struct cmon_py_break_pat targ_py_break[CMON_PY_BREAK_MAX] = {};
 const volatile __u32 targ_py_break_n = 0;
 
-/* Does a row name QUAL (QLEN bytes) of FILE (FLEN bytes)?  A name cut
- * where the buffer ended matches no row: rows are shorter (user space). */
-static __noinline bool py_break_match(const char *qual, __u32 qlen, const char *file, __u32 flen)
-{
-	for (__u32 k = 0; k < CMON_PY_BREAK_MAX; k++) {
-		const volatile struct cmon_py_break_pat *m = &targ_py_break[k];
-		bool module, ok = true;
-		__u32 fl, off;
+/* A code object's names, where py_break_row reads them (per CPU). */
+struct py_names {
+	char qual[CMON_PY_QUALNAME_MAX];
+	char file[CMON_PY_FILENAME_MAX];
+	__u32 qlen, flen; /* a name cut where its buffer ended matches no row */
+};
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_names);
+} py_names SEC(".maps");
+
+/*
+ * Does row K of targ_py_break name NM?  A global function: the verifier
+ * checks it once, not once per row and path of its caller (16 rows of
+ * byte loops inline exceed its budget).  1 or 0.
+ */
+__noinline int py_break_row(const struct py_names *nm, __u32 k)
+{
+	const volatile struct cmon_py_break_pat *m;
+	__u32 qlen, flen, fl, off;
+	bool module;
+
+	if (!nm || k >= CMON_PY_BREAK_MAX)
+		return 0;
+	m = &targ_py_break[k];
+	qlen = nm->qlen;
+	flen = nm->flen;
+	if (m->qual_len != qlen || qlen >= CMON_PY_QUALNAME_MAX - 1)
+		return 0;
+	for (__u32 i = 0; i < CMON_PY_QUALNAME_MAX; i++) {
+		if (i >= qlen)
+			break;
+		if (nm->qual[i] != m->qualname[i])
+			return 0;
+	}
+	fl = m->file_len;
+	if (!fl)
+		return 1;
+	if (fl > flen || flen >= CMON_PY_FILENAME_MAX - 1)
+		return 0;
+	module = m->flags & CMON_PY_BREAK_MODULE;
+	off = flen - fl;
+	if (off) {
+		char b = nm->file[(off - 1) & (CMON_PY_FILENAME_MAX - 1)];
+
+		if (b != '/' && !(module && b == '.'))
+			return 0;
+	}
+	for (__u32 i = 0; i < CMON_PY_FILENAME_MAX; i++) {
+		char c, w;
+
+		if (i >= fl)
+			break;
+		c = nm->file[(off + i) & (CMON_PY_FILENAME_MAX - 1)];
+		w = m->file[i];
+		/* a module's '.' is a directory's '/', not the one of ".py" */
+		if (c != w && !(module && w == '.' && c == '/' && i + 3 < fl))
+			return 0;
+	}
+	return 1;
+}
+
+/* Does a row name QUAL (QLEN bytes) of FILE (FLEN bytes)? */
+static __always_inline bool py_break_match(const char *qual, __u32 qlen, const char *file,
+					   __u32 flen)
+{
+	__u32 zero = 0;
+	struct py_names *nm = bpf_map_lookup_elem(&py_names, &zero);
+
+	if (!nm)
+		return false;
+	bpf_probe_read_kernel(nm->qual, sizeof(nm->qual), qual);
+	bpf_probe_read_kernel(nm->file, sizeof(nm->file), file);
+	nm->qlen = qlen;
+	nm->flen = flen;
+	for (__u32 k = 0; k < CMON_PY_BREAK_MAX; k++) {
 		if (k >= targ_py_break_n)
 			break;
-		if (m->qual_len != qlen || qlen >= CMON_PY_QUALNAME_MAX - 1)
-			continue;
-		for (__u32 i = 0; i < CMON_PY_QUALNAME_MAX; i++) {
-			if (i >= qlen)
-				break;
-			if (qual[i] != m->qualname[i]) {
-				ok = false;
-				break;
-			}
-		}
-		if (!ok)
-			continue;
-		fl = m->file_len;
-		if (!fl)
-			return true;
-		if (fl > flen || flen >= CMON_PY_FILENAME_MAX - 1)
-			continue;
-		module = m->flags & CMON_PY_BREAK_MODULE;
-		off = flen - fl;
-		if (off) {
-			char b = file[(off - 1) & (CMON_PY_FILENAME_MAX - 1)];
-
-			if (b != '/' && !(module && b == '.'))
-				continue;
-		}
-		for (__u32 i = 0; i < CMON_PY_FILENAME_MAX; i++) {
-			char c, w;
-
-			if (i >= fl)
-				break;
-			c = file[(off + i) & (CMON_PY_FILENAME_MAX - 1)];
-			w = m->file[i];
-			/* a module's '.' is a directory's '/', not the one of ".py" */
-			if (c != w && !(module && w == '.' && c == '/' && i + 3 < fl)) {
-				ok = false;
-				break;
-			}
-		}
-		if (ok)
+		if (py_break_row(nm, k))
 			return true;
 	}
 	return false;
