@@ -215,7 +215,9 @@ def test_break_py_parent_sees_only_the_stops():
     try:
         pid = int(parent.stdout.readline().split()[1])
         eq(parent.stdout.readline().split()[0], "ready", "the worker runs")
-        b = Break(["-p", str(pid), "--py", "step", "--count", "2", "--resume-after", "0"])
+        # long enough stops that the parent waits on each before it goes on
+        # (a stop resumed before the parent waited is not reported)
+        b = Break(["-p", str(pid), "--py", "step", "--count", "2", "--resume-after", "0.3"])
         b.wait_for("cmon: attached ")
         parent.stdin.write("go\n")
         parent.stdin.flush()
