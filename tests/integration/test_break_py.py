@@ -47,8 +47,8 @@ def test_break_py_stops_at_first_call():
     b = Break(["--py", "Grid.cell", "--", PY, BREAKS])
     try:
         b.wait_for("cmon: stop 1: ")
-        m = re.search(r"cmon: stop 1: process (\d+) stopped in Grid\.cell, thread (\d+)",
-                      b.stderr)
+        m = re.search(r"cmon: stop 1: process (\d+) stopped in Grid\.cell \(%s:11\), "
+                      r"thread (\d+)" % re.escape(BREAKS), b.stderr)
         check(m, b.stderr)
         pid = int(m.group(1))
         eq(_state(pid), {"T"}, "every thread stopped while cmon waits")

@@ -434,6 +434,7 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
 			 struct call_record *cr)
 {
+	char where[CMON_PY_QUALNAME_MAX + CMON_PY_FILENAME_MAX + 16];
 	int err = 0;
 
 	breakpoint__wait_stop((pid_t)rec->pid, rec->tid);
@@ -447,7 +448,10 @@ static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
 	}
 	if (r->stops_seen + 1 >= r->opts.break_count)
 		tracer__detach_probes(r->tracer);
-	breakpoint__stopped((pid_t)rec->pid, rec->tid, cr ? cr->func : PY_EVAL_FUNC,
+	/* "qualname (file:line)" */
+	snprintf(where, sizeof(where), "%s (%s)", cr ? cr->func : PY_EVAL_FUNC,
+		 cr ? cr->module : "?");
+	breakpoint__stopped((pid_t)rec->pid, rec->tid, where,
 			    pytrace__eval_func(r->py, (pid_t)rec->pid), ++r->stops_seen);
 	return err;
 }
