@@ -429,6 +429,7 @@ enum cmon_py_flags {
 	CMON_PY_EXCEPTION = 1u << 1, /* returned NULL: an exception left it */
 	CMON_PY_YIELDED = 1u << 2,   /* a generator or coroutine yielded */
 	CMON_PY_NORETURN = 1u << 3,  /* never seen returning (cmon detached first) */
+	CMON_PY_BREAK = 1u << 4,     /* cmon break: written at entry, the process stopped */
 };
 
 /* One Python call, written at its return, as long as its arguments need. */
@@ -438,6 +439,9 @@ struct cmon_py_rec {
 	__u64 ts_entry_ns;
 	__u64 ts_exit_ns;
 	__u64 code;  /* the code object's address: names it (cmon_py_code_rec) */
+	/* CMON_PY_BREAK: the thread's PyThreadState (its callers' frames) and
+	 * the call's frame (a resumed generator's line) */
+	__u64 tstate, frame;
 	__u64 rss_entry, rss_exit, vms_entry, vms_exit;
 	__u32 pid, tid;
 	__u32 depth;  /* traced Python calls pending below it on the thread */
@@ -474,6 +478,28 @@ struct cmon_py_code_rec {
 	char qualname[CMON_PY_QUALNAME_MAX];
 	char filename[CMON_PY_FILENAME_MAX];
 	char names[CMON_PY_MAX_ARGS][CMON_PY_ARGNAME_MAX];
+};
+
+/*
+ * cmon break --py: the names a function's first call is matched by in the
+ * kernel, before user space has named its code object (a pending call is
+ * never stopped: whether it matches is known at once).  One row per form a
+ * --py pattern can take: QUALNAME exactly, and when FILE_LEN, a file name
+ * ending in FILE, where it starts at a path boundary (the start, or after
+ * a '/'; CMON_PY_BREAK_MODULE: a module.func pattern, whose FILE is the
+ * module's "a.b.py": a '.' before ".py" matches a '/' too, and a '.' is a
+ * boundary too).  Names are compared as the kernel reads them: ASCII.
+ */
+#define CMON_PY_BREAK_MAX 16
+#define CMON_PY_BREAK_MODULE 1u
+
+struct cmon_py_break_pat {
+	__u32 qual_len;
+	__u32 file_len; /* 0: any file */
+	__u32 flags;    /* CMON_PY_BREAK_MODULE */
+	__u32 pad;
+	char qualname[CMON_PY_QUALNAME_MAX];
+	char file[CMON_PY_FILENAME_MAX];
 };
 
 /* Map py_code: (pid, code object) -> verdict. */
@@ -591,7 +617,9 @@ _Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 _Static_assert(sizeof(struct cmon_py_val) == 64, "cmon_py_val layout");
-_Static_assert(sizeof(struct cmon_py_rec) == 96 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
+_Static_assert(sizeof(struct cmon_py_rec) == 112 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
+_Static_assert(sizeof(struct cmon_py_break_pat) == 16 + CMON_PY_QUALNAME_MAX + CMON_PY_FILENAME_MAX,
+	       "cmon_py_break_pat layout");
 _Static_assert(sizeof(struct cmon_py_frame) == 56 + 64 * CMON_PY_MAX_ARGS, "cmon_py_frame layout");
 _Static_assert(sizeof(struct cmon_expr_prog) == 16 + 16 * CMON_EXPR_MAX_OPS + 40 * CMON_EXPR_MAX_STRS,
 	       "cmon_expr_prog layout");

@@ -160,23 +160,123 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 	}
 }
 
-/* A str object's text into BUF when it is compact ASCII (else ""). */
-static __always_inline void py_ascii(__u64 obj, char *buf, __u32 size)
+/* A str object's text into BUF when it is compact ASCII (else ""); its
+ * length (SIZE - 1 when it was cut). */
+static __always_inline __u32 py_ascii(__u64 obj, char *buf, __u32 size)
 {
 	__u32 state = 0;
+	long n;
 
 	buf[0] = 0;
 	if (!obj || bpf_probe_read_user(&state, 4, (void *)(obj + targ_py.str_state)) ||
 	    (state & 0x60) != 0x60)
-		return;
-	bpf_probe_read_user_str(buf, size, (void *)(obj + targ_py.str_ascii_data));
+		return 0;
+	n = bpf_probe_read_user_str(buf, size, (void *)(obj + targ_py.str_ascii_data));
+	return n > 1 ? (__u32)(n - 1) : 0;
 }
 
-/* Announce code object CODE of process PID with its names. */
-static __noinline int py_announce(__u32 pid, __u64 code, __u64 fp)
+/*
+ * cmon break --py: the rows a function's first call is matched by here
+ * (cmon_abi.h), and the thread's stops.
+ */
+const volatile struct cmon_py_break_pat targ_py_break[CMON_PY_BREAK_MAX] = {};
+const volatile __u32 targ_py_break_n = 0;
+
+/* A code object's names, where py_break_row reads them (per CPU). */
+struct py_names {
+	char qual[CMON_PY_QUALNAME_MAX];
+	char file[CMON_PY_FILENAME_MAX];
+	__u32 qlen, flen; /* a name cut where its buffer ended matches no row */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_names);
+} py_names SEC(".maps");
+
+/*
+ * Does row K of targ_py_break name NM?  A global function: the verifier
+ * checks it once, not once per row and path of its caller (16 rows of
+ * byte loops inline exceed its budget).  1 or 0.
+ */
+__noinline int py_break_row(const struct py_names *nm, __u32 k)
+{
+	const volatile struct cmon_py_break_pat *m;
+	__u32 qlen, flen, fl, off;
+	bool module;
+
+	if (!nm || k >= CMON_PY_BREAK_MAX)
+		return 0;
+	m = &targ_py_break[k];
+	qlen = nm->qlen;
+	flen = nm->flen;
+	if (m->qual_len != qlen || qlen >= CMON_PY_QUALNAME_MAX - 1)
+		return 0;
+	for (__u32 i = 0; i < CMON_PY_QUALNAME_MAX; i++) {
+		if (i >= qlen)
+			break;
+		if (nm->qual[i] != m->qualname[i])
+			return 0;
+	}
+	fl = m->file_len;
+	if (!fl)
+		return 1;
+	if (fl > flen || flen >= CMON_PY_FILENAME_MAX - 1)
+		return 0;
+	module = m->flags & CMON_PY_BREAK_MODULE;
+	off = flen - fl;
+	if (off) {
+		char b = nm->file[(off - 1) & (CMON_PY_FILENAME_MAX - 1)];
+
+		if (b != '/' && !(module && b == '.'))
+			return 0;
+	}
+	for (__u32 i = 0; i < CMON_PY_FILENAME_MAX; i++) {
+		char c, w;
+
+		if (i >= fl)
+			break;
+		c = nm->file[(off + i) & (CMON_PY_FILENAME_MAX - 1)];
+		w = m->file[i];
+		/* a module's '.' is a directory's '/', not the one of ".py" */
+		if (c != w && !(module && w == '.' && c == '/' && i + 3 < fl))
+			return 0;
+	}
+	return 1;
+}
+
+/* Does a row name QUAL (QLEN bytes) of FILE (FLEN bytes)? */
+static __always_inline bool py_break_match(const char *qual, __u32 qlen, const char *file,
+					   __u32 flen)
+{
+	__u32 zero = 0;
+	struct py_names *nm = bpf_map_lookup_elem(&py_names, &zero);
+
+	if (!nm)
+		return false;
+	bpf_probe_read_kernel(nm->qual, sizeof(nm->qual), qual);
+	bpf_probe_read_kernel(nm->file, sizeof(nm->file), file);
+	nm->qlen = qlen;
+	nm->flen = flen;
+	for (__u32 k = 0; k < CMON_PY_BREAK_MAX; k++) {
+		if (k >= targ_py_break_n)
+			break;
+		if (py_break_row(nm, k))
+			return true;
+	}
+	return false;
+}
+
+/* Announce code object CODE of process PID with its names.  0, -1 when
+ * it could not be; with MATCH (cmon break), 1 when a break row names it. */
+static __noinline int py_announce(__u32 pid, __u64 code, __u64 fp, bool match)
 {
 	struct cmon_py_code_rec *cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
 	__u64 obj = 0, names = 0;
+	__u32 qlen, flen;
+	int matched = 0;
 	__s32 n;
 
 	if (!cr)
@@ -192,10 +292,12 @@ static __noinline int py_announce(__u32 pid, __u64 code, __u64 fp)
 	bpf_probe_read_user(&cr->kwonlyargcount, 4, (void *)(code + targ_py.code_kwonlyargcount));
 	bpf_probe_read_user(&cr->flags, 4, (void *)(code + targ_py.code_flags));
 	bpf_probe_read_user(&obj, 8, (void *)(code + targ_py.code_qualname));
-	py_ascii(obj, cr->qualname, sizeof(cr->qualname));
+	qlen = py_ascii(obj, cr->qualname, sizeof(cr->qualname));
 	obj = 0;
 	bpf_probe_read_user(&obj, 8, (void *)(code + targ_py.code_filename));
-	py_ascii(obj, cr->filename, sizeof(cr->filename));
+	flen = py_ascii(obj, cr->filename, sizeof(cr->filename));
+	if (match && targ_py_break_n)
+		matched = py_break_match(cr->qualname, qlen, cr->filename, flen);
 	bpf_probe_read_user(&names, 8, (void *)(code + targ_py.code_localsplusnames));
 	n = cr->argcount + cr->kwonlyargcount + !!(cr->flags & 0x4) + !!(cr->flags & 0x8);
 	cr->n_names = n < 0 ? 0 : n > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : (__u32)n;
@@ -208,7 +310,7 @@ static __noinline int py_announce(__u32 pid, __u64 code, __u64 fp)
 		py_ascii(obj, cr->names[i], CMON_PY_ARGNAME_MAX);
 	}
 	bpf_ringbuf_submit(cr, 0);
-	return 0;
+	return matched;
 }
 
 static __always_inline struct cmon_func_stats *py_stats(__u64 cookie)
@@ -306,6 +408,66 @@ static __always_inline void py_unwind(struct task_struct *task, struct cmon_py_s
 	}
 }
 
+/*
+ * cmon break --py: for the first targ_break_count calls of the functions
+ * the patterns name, a record at entry (its arguments, the thread state
+ * its callers are found from) and SIGSTOP to the process, as break_hit
+ * does for a C function.  User space reads the Python stack while it is
+ * stopped, and resumes it.
+ */
+static __noinline int py_break_hit(struct cmon_py_proc *p, __u64 frame, __u64 code,
+				   __u64 tstate, __u64 cookie)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct cmon_func_stats *st = py_stats(cookie);
+	__s32 argc = 0, kwonly = 0, flags = 0;
+	struct cmon_py_rec *rec;
+	struct mm_struct *mm;
+	__u32 n;
+
+	if (st)
+		st->calls++;
+	if (__sync_fetch_and_add(&break_hits, 1) >= targ_break_count)
+		return 0;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		__sync_fetch_and_add(&break_lost, 1); /* said as break's (not stopped) */
+		return 0;
+	}
+	bpf_probe_read_user(&argc, 4, (void *)(code + targ_py.code_argcount));
+	bpf_probe_read_user(&kwonly, 4, (void *)(code + targ_py.code_kwonlyargcount));
+	bpf_probe_read_user(&flags, 4, (void *)(code + targ_py.code_flags));
+	argc += kwonly + !!(flags & 0x4) + !!(flags & 0x8); /* CO_VARARGS, CO_VARKEYWORDS */
+	n = argc < 0 ? 0 : argc > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : (__u32)argc;
+	rec->type = CMON_REC_PY;
+	rec->flags = CMON_PY_BREAK;
+	rec->ts_entry_ns = rec->ts_exit_ns = bpf_ktime_get_ns();
+	rec->code = code;
+	rec->tstate = tstate;
+	rec->frame = frame;
+	rec->pid = pid_tgid >> 32;
+	rec->tid = (__u32)pid_tgid;
+	rec->depth = 0;
+	rec->n_args = n;
+	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
+	rec->ret.kind = CMON_PYV_ABSENT;
+	rec->ret.nbytes = 0;
+	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
+		__u64 obj = 0;
+
+		if (i < n)
+			bpf_probe_read_user(&obj, 8, (void *)(frame + targ_py.frame_localsplus + 8 * i));
+		py_value(i < n ? obj : 0, &rec->args[i], p);
+	}
+	mm = task->mm;
+	rec->rss_entry = rec->rss_exit = mm ? mm_rss_bytes(mm) : 0;
+	rec->vms_entry = rec->vms_exit = mm ? mm_vms_bytes(mm) : 0;
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	bpf_send_signal(CMON_SIGSTOP);
+	return 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(cmon_py_entry)
 {
@@ -332,6 +494,8 @@ int BPF_KPROBE(cmon_py_entry)
 		 * user space has set its eval_frame hook (then SIGCONT). */
 		p->stop = 2;
 		bpf_send_signal(19 /* SIGSTOP */);
+		if (targ_break_count)
+			return 0; /* one stop at a time (the interpreter's own first call) */
 	}
 	if (!task_wanted(task))
 		return 0;
@@ -360,9 +524,30 @@ int BPF_KPROBE(cmon_py_entry)
 	}
 	if (verdict && verdict->verdict == CMON_PY_SKIP)
 		return 0;
+	if (targ_break_count) {
+		/* A function seen first is named and matched here, at once:
+		 * its first call stops if it matches, and no call stops
+		 * while user space has not decided. */
+		if (!verdict || verdict->verdict == CMON_PY_PENDING) {
+			struct cmon_py_verdict_val now = { .fp = pending.fp };
+			int m = py_announce(pid, key.code, pending.fp, true);
+
+			if (m < 0) {
+				st = py_stats(cookie);
+				if (st)
+					st->lost_ringbuf++; /* examined at its next call */
+				return 0;
+			}
+			now.verdict = m ? CMON_PY_TRACED : CMON_PY_SKIP;
+			bpf_map_update_elem(&py_code, &key, &now, BPF_ANY);
+			if (!m)
+				return 0;
+		}
+		return py_break_hit(p, frame, key.code, PT_REGS_PARM1(ctx), cookie);
+	}
 	st = py_stats(cookie);
 	if (!verdict && !bpf_map_update_elem(&py_code, &key, &pending, BPF_NOEXIST) &&
-	    py_announce(pid, key.code, pending.fp)) {
+	    py_announce(pid, key.code, pending.fp, false)) {
 		/* Unannounced, it would stay pending for good: forget it. */
 		bpf_map_delete_elem(&py_code, &key);
 		if (st)

@@ -25,6 +25,11 @@ void breakpoint__init(double resume_after_s, bool quiet);
 /* The process the probes may stop (once known): resumed if cmon crashes. */
 void breakpoint__target(pid_t pid);
 
+/* Wait (2 s at most) until thread TID of PID is stopped by the hit's
+ * SIGSTOP: its /proc state ('T' stopped, 0 gone); the process then counts
+ * as stopped by cmon (resumed on every exit path). */
+char breakpoint__wait_stop(pid_t pid, uint32_t tid);
+
 /*
  * Hit number HIT of FUNC on thread TID of PID was recorded and stopped the
  * process (its report is written): confirm the stop (/proc state T), say

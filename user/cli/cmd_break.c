@@ -127,11 +127,9 @@ static void wait_for_cue(pid_t pid, uint32_t tid)
 	}
 }
 
-int breakpoint__stopped(pid_t pid, uint32_t tid, const char *func, uint64_t probe_ip,
-			unsigned hit)
+char breakpoint__wait_stop(pid_t pid, uint32_t tid)
 {
 	double give_up = clock__mono_s() + 2.0;
-	uint64_t pc;
 	char st;
 
 	bp.stopped_pid = pid;
@@ -140,6 +138,15 @@ int breakpoint__stopped(pid_t pid, uint32_t tid, const char *func, uint64_t prob
 	while ((st = proc__stat(pid, (pid_t)tid, NULL)) && st != 'T' && st != 't' &&
 	       clock__mono_s() < give_up && !session_stop_signal)
 		poll(NULL, 0, 2);
+	return st;
+}
+
+int breakpoint__stopped(pid_t pid, uint32_t tid, const char *func, uint64_t probe_ip,
+			unsigned hit)
+{
+	uint64_t pc;
+	char st = breakpoint__wait_stop(pid, tid);
+
 	if (!st) {
 		bp.stopped_pid = 0;
 		bp.resumed++;

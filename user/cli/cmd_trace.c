@@ -428,6 +428,34 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	return err;
 }
 
+/* cmon break --py: REC stopped its process at a Python call (CR: it
+ * decoded).  Once the thread is stopped, its Python stack is read, the
+ * call written with it, and the stop handled as break does for C. */
+static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
+			 struct call_record *cr)
+{
+	char where[CMON_PY_QUALNAME_MAX + CMON_PY_FILENAME_MAX + 16];
+	int err = 0;
+
+	breakpoint__wait_stop((pid_t)rec->pid, rec->tid);
+	if (cr) {
+		r->stack_text.len = 0;
+		if (!pytrace__stack(r->py, rec, &r->stack_text))
+			cr->stack = r->stack_text.buf;
+		err = emit(r, cr, NULL, r->py_func);
+		settle_output(r, false);
+		fflush(r->ses.out);
+	}
+	if (r->stops_seen + 1 >= r->opts.break_count)
+		tracer__detach_probes(r->tracer);
+	/* "qualname (file:line)" */
+	snprintf(where, sizeof(where), "%s (%s)", cr ? cr->func : PY_EVAL_FUNC,
+		 cr ? cr->module : "?");
+	breakpoint__stopped((pid_t)rec->pid, rec->tid, where,
+			    pytrace__eval_func(r->py, (pid_t)rec->pid), ++r->stops_seen);
+	return err;
+}
+
 /* --py: a code object to name and decide, or a Python call to write. */
 static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 {
@@ -449,6 +477,8 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 	if (pytrace__copy_rec(data, size, &copy))
 		return 0;
 	n = pytrace__decode(r->py, &copy, r->decoder.mono_to_real_ns, &cr);
+	if (copy.flags & CMON_PY_BREAK)
+		return py_break_stop(r, &copy, n > 0 ? &cr : NULL);
 	if (n <= 0)
 		return 0;
 	return emit(r, &cr, NULL, r->py_func);
@@ -673,6 +703,10 @@ static uint64_t report(struct trace_run *r)
 		if (!r->opts.quiet)
 			fprintf(stderr, "cmon: hits: %llu, stops: %u%s\n", (unsigned long long)hits,
 				r->stops_seen, blost ? " (some hits not recorded: not stopped)" : "");
+		if (r->py && lost && !r->opts.quiet)
+			fprintf(stderr, "cmon: python calls not examined: %llu (the ring buffer was "
+					"full as their function was first seen; examined at a later "
+					"call)\n", (unsigned long long)lost);
 		return 0;
 	}
 	if (r->opts.quiet)
@@ -1055,6 +1089,10 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	if (r.py) {
 		to.py_offsets = pytrace__bpf_offsets();
 		to.on_py = on_py;
+		if (kind == CMD_BREAK)
+			err = pytrace__break_pats(r.py, &to.py_break, &to.n_py_break);
+		if (err)
+			goto cleanup;
 	}
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {

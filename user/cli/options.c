@@ -81,6 +81,10 @@ const struct opt_row cmon_opt_rows[] = {
 	  "Python functions of a CPython 3.11 process: qualname,\n"
 	  "Class.method, module.func, FILE:qualname, globs\n"
 	  "(repeatable): args by name, return value, exceptions" },
+	{ "py", OPT_PY, "PATTERN", B,
+	  "a Python function of a CPython 3.11 process: qualname,\n"
+	  "Class.method, module.func or FILE:qualname, no globs\n"
+	  "(repeatable); not with --if" },
 	{ "py", OPT_PY, "PATTERN", P,
 	  "Python functions of a CPython 3.11 process (qualname,\n"
 	  "module.func, FILE:qualname, globs; repeatable), summed\n"
@@ -236,11 +240,13 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	else if (kind == CMD_BREAK)
 		fputs("usage: cmon break (-p PID | -- CMD [ARGS...]) --func F [--count N]\n"
 		      "                  [--resume-after SECONDS]\n"
+		      "       cmon break (-p PID | -- python3.11 ARGS...) --py FUNC [--count N] ...\n"
 		      "  Stop the process when F is entered (SIGSTOP, sent by the probe): print the\n"
 		      "  thread, the typed arguments and the user stack, then resume it (SIGCONT) on\n"
 		      "  Enter, after --resume-after, or on SIGINT/SIGTERM.  A debugger may attach\n"
 		      "  while it is stopped.  cmon never leaves it stopped when it exits (but\n"
-		      "  SIGKILL of cmon does: then `kill -CONT PID`).\n",
+		      "  SIGKILL of cmon does: then `kill -CONT PID`).  --py: a Python function's\n"
+		      "  call, its arguments by name and the Python stack (file:line per caller).\n",
 		      out);
 	else
 		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
@@ -707,6 +713,17 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		else
 			log_error("%s: no function given (--func PATTERN or --py PATTERN)", name);
 		return -EINVAL;
+	}
+	if (kind == CMD_BREAK && o->n_py && o->if_expr) {
+		log_error("%s: --if is for --func: a Python call is stopped on its name alone", name);
+		return -EINVAL;
+	}
+	for (size_t i = 0; kind == CMD_BREAK && i < o->n_py; i++) {
+		if (strpbrk(o->py[i], "*?[\\")) {
+			log_error("%s: --py '%s': a name, not a glob (a function's first call is "
+				  "matched by its name in the kernel)", name, o->py[i]);
+			return -EINVAL;
+		}
 	}
 	if (o->locals && !o->n_lines) {
 		log_error("%s: --locals reads the variables where a --line runs: give --line", name);

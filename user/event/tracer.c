@@ -172,6 +172,11 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_break_count = opts->break_count;
 	if (opts->py_offsets)
 		memcpy((void *)&t->skel->rodata->targ_py, opts->py_offsets, sizeof(*opts->py_offsets));
+	if (opts->n_py_break && opts->n_py_break <= CMON_PY_BREAK_MAX) {
+		memcpy((void *)t->skel->rodata->targ_py_break, opts->py_break,
+		       opts->n_py_break * sizeof(*opts->py_break));
+		t->skel->rodata->targ_py_break_n = opts->n_py_break;
+	}
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be
 	 * scheduled before the buffer fills (two threads calling flat out
@@ -305,7 +310,8 @@ int tracer__attach(struct tracer *t)
 	lo->usdt_prog = t->skel->progs.cmon_usdt;
 	lo->stack_made_prog = t->skel->progs.cmon_stack_made;
 	lo->py_entry_prog = t->skel->progs.cmon_py_entry;
-	lo->py_exit_prog = t->skel->progs.cmon_py_exit;
+	/* break: stops at entry; a return probe would only cost each call */
+	lo->py_exit_prog = t->opts.break_count ? NULL : t->skel->progs.cmon_py_exit;
 	lo->entry_only = t->opts.entry_only;
 	lo->follow = t->opts.follow;
 

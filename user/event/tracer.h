@@ -63,6 +63,10 @@ struct tracer_opts {
 	 * where its records go. */
 	const struct cmon_py_offsets *py_offsets;
 	tracer_py_fn on_py;
+	/* cmon break --py: the rows a function's first call is matched by
+	 * in the kernel (pytrace__break_pats) */
+	const struct cmon_py_break_pat *py_break;
+	unsigned n_py_break;
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */

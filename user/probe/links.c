@@ -161,7 +161,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			continue;
 		if (f->python) {
 			err = probe_list__add(&pyent, f->file_offset, cookie_of(i, 0));
-			if (!err)
+			if (!err && (o->py_exit_prog || !o->py_entry_prog))
 				err = probe_list__add(&pyret, f->file_offset,
 						      cookie_of(i, CMON_EXIT_URETPROBE));
 			continue;

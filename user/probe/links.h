@@ -23,7 +23,9 @@ struct probe_links_opts {
 	/* shadow_stack.bpf.h's cmon_stack_made, on the objects' stack makers
 	 * when set->stack_switch. */
 	struct bpf_program *stack_made_prog;
-	struct bpf_program *py_entry_prog, *py_exit_prog; /* probe_func.python; NULL: none */
+	/* probe_func.python: NULL entry: none; NULL exit: the entry alone
+	 * (cmon break: a stop at entry, no return to see) */
+	struct bpf_program *py_entry_prog, *py_exit_prog;
 	bool entry_only;
 	/* Follow the targets' children (follow.h): each process target's
 	 * executable is attached once without a pid filter. */

@@ -42,11 +42,18 @@ struct py_version {
 	uint32_t code_firstlineno, code_localsplusnames, code_filename, code_qualname;
 	uint32_t tuple_items;         /* PyTupleObject.ob_item */
 	uint32_t type_name;           /* PyTypeObject.tp_name */
+	/* cmon break --py: the Python stack, from the thread state */
+	uint32_t tstate_cframe;       /* PyThreadState.cframe */
+	uint32_t cframe_current;      /* _PyCFrame.current_frame */
+	uint32_t frame_previous;      /* _PyInterpreterFrame.previous */
+	uint32_t code_linetable;      /* PyCodeObject.co_linetable (bytes) */
+	uint32_t code_firsttraceable; /* ._co_firsttraceable (int) */
+	uint32_t code_code;           /* .co_code_adaptive[] */
 	struct cmon_py_offsets bpf;
 };
 
 static const struct py_version versions[] = {
-	{ 3, 11, 48, 1424, 72, 96, 112, 128, 24, 24,
+	{ 3, 11, 48, 1424, 72, 96, 112, 128, 24, 24, 56, 8, 48, 136, 168, 184,
 	  { .frame_code = 32, .frame_prev_instr = 56, .frame_owner = 69, .frame_localsplus = 72,
 	    .code_argcount = 56, .code_kwonlyargcount = 64, .code_flags = 48,
 	    .code_firstlineno = 72, .code_localsplusnames = 96, .code_filename = 112,
@@ -97,6 +104,8 @@ struct pytrace {
 	size_t columns[CMON_PY_MAX_ARGS];
 	struct call_typed typed;
 	size_t args_column;
+	struct cmon_py_break_pat *break_pats; /* cmon break --py */
+	unsigned n_break_pats;
 };
 
 const struct cmon_py_offsets *pytrace__bpf_offsets(void) { return &versions[0].bpf; }
@@ -172,6 +181,7 @@ void pytrace__free(struct pytrace *pt)
 	strbuf__release(&pt->ret);
 	strbuf__release(&pt->where);
 	strbuf__release(&pt->cellbuf);
+	free(pt->break_pats);
 	free(pt);
 }
 
@@ -774,6 +784,15 @@ void pytrace__tick(struct pytrace *pt)
 		}
 		if (st != 'T' || !all_stopped(p->pid))
 			continue; /* not yet (every thread: the hook is read by all) */
+		if (pt->procs_fd >= 0) {
+			/* Stopped by the probe's SIGSTOP, not by another (cmon
+			 * break's at a C function, which its cue resumes)? */
+			struct cmon_py_proc k;
+			__u32 key = (__u32)p->pid;
+
+			if (!bpf_map_lookup_elem(pt->procs_fd, &key, &k) && k.stop != 2)
+				continue;
+		}
 		p->stopped_wait = false;
 		hook(pt, p, true); /* on failure: traced as far as calls reach the evaluator */
 		kill(p->pid, SIGCONT);
@@ -1193,7 +1212,7 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	c = code_of(pt, p, rec->code, NULL);
 	if (!c)
 		return -ENOMEM;
-	if (!c->traced) {
+	if (!c->traced && !(rec->flags & CMON_PY_BREAK)) {
 		pt->filtered++;
 		return 0;
 	}
@@ -1207,7 +1226,8 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	err = strbuf__printf(&pt->where, "%s:%d", c->filename, c->firstlineno);
 	out->module = pt->where.buf;
 	out->depth = (int)rec->depth;
-	out->status = rec->flags & CMON_PY_EXCEPTION ? CALL_RAISED
+	out->status = rec->flags & CMON_PY_BREAK ? CALL_ENTRY_ONLY
+		      : rec->flags & CMON_PY_EXCEPTION ? CALL_RAISED
 		      : rec->flags & CMON_PY_YIELDED ? CALL_YIELD
 		      : rec->flags & CMON_PY_RETURNED ? CALL_OK
 						      : CALL_NORETURN;
@@ -1266,4 +1286,212 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	};
 	out->typed = &pt->typed;
 	return 1;
+}
+
+/* ---- cmon break --py ---- */
+
+static int break_row(struct pytrace *pt, const char *pattern, const char *qual, size_t qlen,
+		     const char *file, size_t flen, uint32_t flags)
+{
+	struct cmon_py_break_pat *row;
+
+	if (!qlen || qlen > CMON_PY_QUALNAME_MAX - 2 || flen > CMON_PY_FILENAME_MAX - 2) {
+		log_error("--py '%s': %s for break (names up to %d bytes, files up to %d)",
+			  pattern, qlen ? "too long" : "no function name", CMON_PY_QUALNAME_MAX - 2,
+			  CMON_PY_FILENAME_MAX - 2);
+		return -EINVAL;
+	}
+	if (pt->n_break_pats == CMON_PY_BREAK_MAX) {
+		log_error("--py '%s': too many names for break (at most %d forms; a dotted name "
+			  "counts once per dot and once whole)", pattern, CMON_PY_BREAK_MAX);
+		return -EINVAL;
+	}
+	row = &pt->break_pats[pt->n_break_pats++];
+	memset(row, 0, sizeof(*row));
+	memcpy(row->qualname, qual, qlen);
+	row->qual_len = (uint32_t)qlen;
+	memcpy(row->file, file, flen);
+	row->file_len = (uint32_t)flen;
+	row->flags = flags;
+	return 0;
+}
+
+int pytrace__break_pats(struct pytrace *pt, const struct cmon_py_break_pat **pats, unsigned *n)
+{
+	int err = 0;
+
+	free(pt->break_pats);
+	pt->n_break_pats = 0;
+	pt->break_pats = calloc(CMON_PY_BREAK_MAX, sizeof(*pt->break_pats));
+	if (!pt->break_pats) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	/* The forms pytrace__pattern_matches accepts, without globs. */
+	for (size_t i = 0; i < pt->n_patterns && !err; i++) {
+		const char *p = pt->patterns[i], *colon = strchr(p, ':');
+		size_t len = strlen(p);
+
+		if (colon) {
+			/* FILE:qualname: FILE, or a path ending in "/FILE" */
+			if (colon == p) {
+				log_error("--py '%s': no file before ':'", p);
+				return -EINVAL;
+			}
+			err = break_row(pt, p, colon + 1, strlen(colon + 1), p, (size_t)(colon - p), 0);
+			continue;
+		}
+		err = break_row(pt, p, p, len, "", 0, 0);
+		/* module.qualname: the module a dotted tail of the file's path */
+		for (size_t k = 1; !err && k + 1 < len; k++) {
+			char file[CMON_PY_FILENAME_MAX];
+
+			if (p[k] != '.')
+				continue;
+			if (k + 3 >= sizeof(file)) {
+				log_error("--py '%s': too long for break", p);
+				return -EINVAL;
+			}
+			memcpy(file, p, k);
+			memcpy(file + k, ".py", 3);
+			err = break_row(pt, p, p + k + 1, len - k - 1, file, k + 3,
+					CMON_PY_BREAK_MODULE);
+		}
+	}
+	*pats = pt->break_pats;
+	*n = pt->n_break_pats;
+	return err;
+}
+
+static int varint(const uint8_t *t, size_t n, size_t *i, uint32_t *out)
+{
+	uint32_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*i >= n || shift > 28)
+			return -1;
+		b = t[(*i)++];
+		v |= (uint32_t)(b & 63) << shift;
+		shift += 6;
+	} while (b & 64);
+	*out = v;
+	return 0;
+}
+
+/* The source line of the instruction at INSTR (the frame's prev_instr) in
+ * code object CODE, from its location table (3.11: Objects/locations.md);
+ * FIRST (co_firstlineno) when unknown. */
+static int code_line(const struct pytrace *pt, pid_t pid, uint64_t code, uint64_t instr, int first)
+{
+	const struct py_version *v = pt->ver;
+	uint64_t table = read_ptr(pid, code + v->code_linetable), size = 0, start = code + v->code_code;
+	uint64_t at, pos = 0;
+	uint8_t *t;
+	int line = first, found = first;
+	size_t i = 0;
+
+	if (!table || instr < start || mem_read(pid, table + v->bpf.var_size, &size, 8) ||
+	    !size || size > (1u << 20))
+		return first;
+	t = malloc(size);
+	if (!t)
+		return first;
+	if (mem_read(pid, table + v->bpf.bytes_data, t, size)) {
+		free(t);
+		return first;
+	}
+	at = (instr - start) / 2; /* code units */
+	while (i < size) {
+		uint8_t b = t[i++];
+		unsigned kind = (b >> 3) & 15, len = (b & 7) + 1;
+		uint32_t u = 0, skip;
+		int delta = 0;
+		bool known = true;
+
+		if (!(b & 0x80))
+			break; /* not an entry's first byte: lost */
+		if (kind == 15) {
+			known = false; /* no location */
+		} else if (kind == 14 || kind == 13) {
+			if (varint(t, size, &i, &u))
+				break;
+			delta = u & 1 ? -(int)(u >> 1) : (int)(u >> 1);
+			for (int k = 0; kind == 14 && k < 3; k++)
+				if (varint(t, size, &i, &skip))
+					break;
+		} else if (kind >= 10) {
+			delta = (int)kind - 10;
+			i += 2;
+		} else {
+			i += 1;
+		}
+		line += delta;
+		if (at < pos + len) {
+			found = known ? line : found;
+			break;
+		}
+		if (known)
+			found = line;
+		pos += len;
+	}
+	free(t);
+	return found;
+}
+
+uint64_t pytrace__eval_func(struct pytrace *pt, pid_t pid)
+{
+	struct py_proc *p = proc_of(pt, pid);
+
+	return p ? p->eval_func : 0;
+}
+
+int pytrace__stack(struct pytrace *pt, const struct cmon_py_rec *rec, struct strbuf *out)
+{
+	const struct py_version *v = pt->ver;
+	pid_t pid = (pid_t)rec->pid;
+	struct py_proc *p = proc_of(pt, pid);
+	uint64_t tstate = rec->tstate, frame;
+	struct py_code *c;
+	int err;
+
+	if (!p)
+		return -ESRCH;
+	c = code_of(pt, p, rec->code, NULL);
+	if (!c)
+		return -ENOMEM;
+	/* The callee: its frame is not linked yet (the evaluator links it
+	 * past the instruction the probe sits on); its first line, or the
+	 * line a resumed generator stands at. */
+	err = strbuf__printf(out, "%s (%s:%d)\n", c->qualname, c->filename,
+			     code_line(pt, pid, rec->code,
+				       read_ptr(pid, rec->frame + v->bpf.frame_prev_instr),
+				       c->firstlineno));
+	/* The callers: the frame the thread state holds, then `previous`. */
+	frame = read_ptr(pid, read_ptr(pid, tstate + v->tstate_cframe) + v->cframe_current);
+	for (int d = 0; frame && d < 128 && !err; d++) {
+		uint64_t fcode = read_ptr(pid, frame + v->bpf.frame_code);
+		uint64_t instr = read_ptr(pid, frame + v->bpf.frame_prev_instr);
+		int32_t first_traceable = 0;
+		uint8_t owner = 0;
+
+		if (!fcode)
+			break;
+		mem_read(pid, frame + v->bpf.frame_owner, &owner, 1);
+		mem_read(pid, fcode + v->code_firsttraceable, &first_traceable, 4);
+		/* a frame still being set up runs no line yet: not shown */
+		if (owner == v->bpf.owner_generator ||
+		    instr >= fcode + v->code_code + 2 * (uint64_t)(first_traceable > 0 ? first_traceable : 0)) {
+			c = code_of(pt, p, fcode, NULL);
+			if (!c)
+				return -ENOMEM;
+			err = strbuf__printf(out, "%s (%s:%d)\n", c->qualname, c->filename,
+					     code_line(pt, pid, fcode, instr, c->firstlineno));
+		}
+		frame = read_ptr(pid, frame + v->frame_previous);
+	}
+	if (!err && out->len && out->buf[out->len - 1] == '\n')
+		out->buf[--out->len] = 0; /* the writer ends each frame's line */
+	return err;
 }

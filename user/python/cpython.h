@@ -84,4 +84,19 @@ void pytrace__set_args_column(struct pytrace *pt, size_t col);
  * (filtered, not lost). */
 uint64_t pytrace__filtered(const struct pytrace *pt);
 
+/* cmon break --py: the patterns as the kernel matches a function's first
+ * call (cmon_py_break_pat rows, kept in PT).  0, or -EINVAL after one
+ * error line (a pattern too long, too many forms). */
+int pytrace__break_pats(struct pytrace *pt, const struct cmon_py_break_pat **pats, unsigned *n);
+
+/* cmon break --py: the Python stack of the thread REC (a CMON_PY_BREAK
+ * record) stopped, read from its process while it is stopped: one
+ * "qualname (file:line)" line per frame, the callee first (its def line,
+ * or where a resumed generator stands), then each caller at the line it
+ * is at.  0 or -errno. */
+struct strbuf;
+/* Where the evaluator's probe sits in process PID (0: not one of ours). */
+uint64_t pytrace__eval_func(struct pytrace *pt, pid_t pid);
+int pytrace__stack(struct pytrace *pt, const struct cmon_py_rec *rec, struct strbuf *out);
+
 #endif
