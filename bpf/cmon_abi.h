@@ -57,6 +57,7 @@ enum cmon_record_type {
 	CMON_REC_WATCH = 4,
 	CMON_REC_PY = 5,      /* struct cmon_py_rec: one Python call (--py) */
 	CMON_REC_PY_CODE = 6, /* struct cmon_py_code_rec: a code object seen first */
+	CMON_REC_BATCH = 7,   /* struct cmon_batch: CMON_BATCH call records of one CPU */
 };
 
 /*
@@ -173,6 +174,29 @@ struct cmon_call_rec {
 	__u32 func_id; /* index into user space's function table */
 	__u32 depth;   /* traced calls pending below this one on the thread */
 	char comm[CMON_COMM_LEN]; /* process (thread-group leader) name */
+	/* When the record was written (its exit, its entry without one, or
+	 * when it was found abandoned): its place in the time order user
+	 * space restores across CPUs' batches (user/event/staging.c). */
+	__u64 order_ns;
+};
+
+/*
+ * Call records staged per CPU (bpf/staging.bpf.h): a full batch goes into
+ * the ring buffer as one record (one reservation for CMON_BATCH calls: the
+ * reservation, not the copy, is most of a record's cost); user space takes
+ * a partial batch from the map itself (mmapped) at every poll.  BUSY is the
+ * lock between the programs of one CPU and that user-space sweep.  64-byte
+ * header and records: a CPU's batch shares no cache line with another's.
+ */
+#define CMON_BATCH 16
+struct cmon_batch {
+	__u32 type; /* CMON_REC_BATCH */
+	__u32 n;    /* records staged: r[0 .. n) */
+	__u64 busy; /* 1 while a program or the sweep holds the batch (64-bit: BPF's atomics) */
+	__u64 sent; /* batches sent to the ring buffer (the fill is checked every 4th) */
+	__u32 cpu;
+	__u8 pad[36];
+	struct cmon_call_rec r[CMON_BATCH];
 };
 
 /*
@@ -600,7 +624,9 @@ struct cmon_change_key {
 };
 
 /* The layout both sides compile: a change here is a change of the ABI. */
-_Static_assert(sizeof(struct cmon_call_rec) == 144, "cmon_call_rec layout");
+_Static_assert(sizeof(struct cmon_call_rec) == 152, "cmon_call_rec layout");
+_Static_assert(sizeof(struct cmon_batch) == 64 + CMON_BATCH * 152 && sizeof(struct cmon_batch) % 64 == 0,
+	       "cmon_batch layout");
 _Static_assert(sizeof(struct cmon_func_stats) == 64, "cmon_func_stats layout");
 _Static_assert(sizeof(struct cmon_follow_stats) == 16, "cmon_follow_stats layout");
 _Static_assert(sizeof(struct cmon_fork_rec) == 8, "cmon_fork_rec layout");

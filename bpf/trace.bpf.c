@@ -88,6 +88,17 @@ static __always_inline void submit(struct cmon_call_rec *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
+#include "staging.bpf.h"
+
+/* REC is written: into its batch (B, from staging_take) or the ring. */
+static __always_inline void send(struct cmon_call_rec *rec, struct cmon_batch *b)
+{
+	if (b)
+		staging_put(b);
+	else
+		submit(rec);
+}
+
 static __always_inline void fill_identity(struct cmon_call_rec *rec, struct task_struct *task)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -155,6 +166,7 @@ static __always_inline void emit_frame(struct task_struct *task, struct cmon_fra
 				       __u32 depth, __u32 flags, __u64 ret,
 				       __u64 ts_exit, __u64 rss_exit, __u64 vms_exit, bool decided)
 {
+	struct cmon_batch *b = NULL;
 	struct cmon_call_rec *rec;
 	struct cmon_func_stats *st;
 
@@ -162,7 +174,9 @@ static __always_inline void emit_frame(struct task_struct *task, struct cmon_fra
 		return; /* probed for --focus only, deeper than --max-depth, or --if at entry */
 	if (!decided && !frame_kept(fr, flags, ret, ts_exit))
 		return;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	rec = staging_take(&b);
+	if (!rec)
+		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		st = stats_of(fr->func_id);
 		if (st)
@@ -183,7 +197,9 @@ static __always_inline void emit_frame(struct task_struct *task, struct cmon_fra
 	rec->vms_entry = fr->vms;
 	rec->rss_exit = rss_exit;
 	rec->vms_exit = vms_exit;
-	submit(rec);
+	/* Abandoned frames are found later than their entry: now. */
+	rec->order_ns = ts_exit ? ts_exit : bpf_ktime_get_ns();
+	send(rec, b);
 }
 
 /* A frame the stack moved past: its call never returned. */
@@ -255,11 +271,14 @@ static __always_inline __u64 usdt_arg(struct pt_regs *ctx, const struct cmon_usd
 static __always_inline struct cmon_call_rec *entry_record(struct task_struct *task,
 							  __u32 func_id,
 							  struct cmon_func_stats *st,
-							  __u32 flags, __u64 ts)
+							  __u32 flags, __u64 ts,
+							  struct cmon_batch **b)
 {
 	struct mm_struct *mm = task->mm;
-	struct cmon_call_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	struct cmon_call_rec *rec = b ? staging_take(b) : NULL;
 
+	if (!rec)
+		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		if (st)
 			st->lost_ringbuf++;
@@ -270,6 +289,7 @@ static __always_inline struct cmon_call_rec *entry_record(struct task_struct *ta
 	rec->func_id = func_id;
 	rec->depth = 0;
 	rec->ts_entry_ns = ts ? ts : bpf_ktime_get_ns();
+	rec->order_ns = rec->ts_entry_ns;
 	rec->ts_exit_ns = 0;
 	rec->ret = 0;
 	rec->rss_entry = mm ? mm_rss_bytes(mm) : 0;
@@ -399,7 +419,7 @@ static __always_inline int break_hit(struct pt_regs *ctx, struct task_struct *ta
 	if (!ts)
 		ts = bpf_ktime_get_ns();
 	emit_stack(ctx, cookie, slot, ts, st);
-	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY, ts);
+	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY, ts, NULL);
 	if (!rec) {
 		__sync_fetch_and_add(&break_lost, 1);
 		return 0;
@@ -418,6 +438,7 @@ int BPF_KPROBE(cmon_usdt)
 	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
 	struct cmon_func_stats *st = stats_of(func_id);
 	struct cmon_usdt_spec *spec = bpf_map_lookup_elem(&usdt_specs, &func_id);
+	struct cmon_batch *b = NULL;
 	struct cmon_call_rec *rec;
 
 	__u64 ts = 0;
@@ -434,7 +455,7 @@ int BPF_KPROBE(cmon_usdt)
 			st->lost_capture++;
 	}
 	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
-			   (spec->kind == CMON_SITE_LINE ? CMON_CALL_LINE : CMON_CALL_USDT), ts);
+			   (spec->kind == CMON_SITE_LINE ? CMON_CALL_LINE : CMON_CALL_USDT), ts, &b);
 	if (!rec)
 		return 0;
 	if (planned >= 0 && targ_line_regs && spec->kind == CMON_SITE_LINE) {
@@ -445,7 +466,7 @@ int BPF_KPROBE(cmon_usdt)
 		for (int i = 0; i < CMON_MAX_ARGS; i++)
 			rec->args[i] = (__u32)i < spec->n_args ? usdt_arg(ctx, &spec->args[i]) : 0;
 	}
-	submit(rec);
+	send(rec, b);
 	return 0;
 }
 
@@ -497,6 +518,7 @@ int BPF_KPROBE(cmon_entry)
 	/* --no-return, or a function without a return to wait for (a frame
 	 * pushed for it would only ever be abandoned). */
 	if (targ_entry_only || (cookie & CMON_COOKIE_NEVER_RETURNS)) {
+		struct cmon_batch *b = NULL;
 		struct cmon_call_rec *rec;
 		__u64 ts = 0;
 
@@ -522,13 +544,14 @@ int BPF_KPROBE(cmon_entry)
 		if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts, NULL) < 0 && st)
 			st->lost_capture++;
 		rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
-				   (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0), ts);
+				   (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0), ts,
+				   &b);
 		if (!rec)
 			return 0;
 		read_args(ctx, go, rec->args);
 		if (targ_stack)
 			emit_stack(ctx, cookie, at, rec->ts_entry_ns, st);
-		submit(rec);
+		send(rec, b);
 		return 0;
 	}
 

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "core/log.h"
 #include "probe/attach.h"
+#include "event/tracer.h"
 
 
 static int cmd_help(int argc, char **argv);
@@ -89,6 +90,8 @@ int main(int argc, char **argv)
 	/* The environment is read here, not by the modules below. */
 	if (getenv("CMON_NO_UPROBE_MULTI"))
 		uprobe_multi__disable();
+	if (getenv("CMON_NO_STAGING"))
+		tracer__disable_staging();
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return CMON_EXIT_USAGE;

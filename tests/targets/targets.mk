@@ -42,6 +42,15 @@ $(OUT)/demo/kvstore: tools/demo/kvstore.c
 
 targets: $(OUT)/demo/kvstore
 
+# Threads that move CPUs before every call: staged records put back in order.
+TARGETS += $(TARGET_DIR)/migrate
+targets: $(TARGET_DIR)/migrate
+
+$(TARGET_DIR)/migrate: tests/targets/migrate.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@
+
 # The program `cmon profile`'s tests measure: known call counts and durations.
 TARGETS += $(TARGET_DIR)/sleeper
 targets: $(TARGET_DIR)/sleeper

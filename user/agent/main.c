@@ -9,6 +9,7 @@
 #include "agent/cli.h"
 #include "core/log.h"
 #include "probe/attach.h"
+#include "event/tracer.h"
 
 int main(int argc, char **argv)
 {
@@ -16,6 +17,8 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	if (getenv("CMON_NO_UPROBE_MULTI"))
 		uprobe_multi__disable();
+	if (getenv("CMON_NO_STAGING"))
+		tracer__disable_staging();
 	argv[0] = "agent";
 	return agent_cli__main(argc, argv);
 }

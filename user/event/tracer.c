@@ -18,6 +18,7 @@
 #include "probe/follow.h"
 #include "probe/links.h"
 #include "probe/bpf_setup.h"
+#include "staging.h"
 #include "tracer.h"
 #include "trace.skel.h"
 
@@ -48,7 +49,23 @@ struct tracer {
 	struct tracer_opts opts;
 	int budget;       /* records this poll may still hand over; < 0: no bound */
 	bool budget_hit;
+	/* Call records staged per CPU in the kernel (bpf/staging.bpf.h) and put
+	 * back in time order here; NULL: each record is handed on as it comes. */
+	struct staging *stage;
 };
+
+/* Staging where records need nothing beside them in order: captures,
+ * stacks and Python records arrive on their own, break stops one at a
+ * time.  (Entry-only stacks follow their record in the ring buffer.) */
+static bool staging_disabled; /* CMON_NO_STAGING, read by main */
+
+static bool staging_wanted(const struct tracer_opts *o)
+{
+	return !o->plans && !o->on_stack && !o->break_count && !o->py_offsets &&
+	       !staging_disabled;
+}
+
+void tracer__disable_staging(void) { staging_disabled = true; }
 
 static int handle(struct tracer *t, void *data, size_t size);
 
@@ -81,8 +98,12 @@ static int handle(struct tracer *t, void *data, size_t size)
 		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
+	if (size >= sizeof(struct cmon_batch) && *type == CMON_REC_BATCH)
+		return t->stage ? staging__add_batch(t->stage, data) : 0;
 	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
 		return 0;
+	if (t->stage)
+		return staging__add(t->stage, data);
 	return t->opts.on_record(t->opts.ctx, data);
 }
 
@@ -157,6 +178,9 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 	t->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
 	t->skel->rodata->targ_mem_cast = mem_cast;
 	t->skel->rodata->targ_entry_only = opts->entry_only;
+	t->skel->rodata->targ_staging = staging_wanted(opts);
+	bpf_map__set_max_entries(t->skel->maps.staging,
+				 staging_wanted(opts) ? (__u32)t->ncpus : 1);
 	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
 	t->skel->rodata->targ_follow = opts->follow;
 	t->skel->rodata->targ_follow_wake = opts->follow && probe_links__child_has_own(set);
@@ -286,6 +310,13 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	err = load_usdt_specs(t);
 	if (err)
 		goto fail;
+	if (staging_wanted(opts)) {
+		t->stage = staging__new(bpf_map__fd(t->skel->maps.staging), t->ncpus);
+		if (!t->stage) {
+			err = -errno;
+			goto fail;
+		}
+	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_ringbuf, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -352,13 +383,26 @@ int tracer__attach(struct tracer *t)
 size_t tracer__probe_count(const struct tracer *t) { return probe_links__probe_count(t->links); }
 unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_links__attach_ns(t->links); }
 
+static int on_staged(void *ctx, const struct cmon_call_rec *rec)
+{
+	struct tracer *t = ctx;
+
+	return t->opts.on_record(t->opts.ctx, rec);
+}
+
 int tracer__poll(struct tracer *t, int timeout_ms)
 {
+	uint64_t cutoff = 0;
 	int n, m = 0;
 
 	t->budget = POLL_BUDGET;
 	t->budget_hit = false;
 	n = ring_buffer__poll(t->rb, timeout_ms);
+	/* Staged records: every CPU's partial batch is taken, then the ring
+	 * buffer is read to its end (what was sent before the sweep), then
+	 * what was written before the sweep goes out, in order. */
+	if (t->stage && (n >= 0 || n == -EINTR) && !t->budget_hit)
+		cutoff = staging__sweep(t->stage, false);
 	/* Records are submitted without a wakeup: read whatever is there. */
 	if ((n >= 0 || n == -EINTR) && !t->budget_hit)
 		m = ring_buffer__consume(t->rb);
@@ -366,14 +410,36 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 		n = POLL_BUDGET, m = 0; /* a full budget, not an error */
 	else if (m < 0)
 		return m;
+	/* A drain cut short by the budget may have left older records in
+	 * the ring buffer: then only the window's bound lets records out. */
+	if (t->stage) {
+		int err = staging__deliver(t->stage, t->budget_hit ? 0 : cutoff, on_staged, t);
+
+		if (err)
+			return err;
+	}
 	t->budget = -1;
 	return n >= 0 ? n + m : n == -EINTR ? m : n;
 }
 
 int tracer__drain(struct tracer *t)
 {
+	uint64_t cutoff = UINT64_MAX;
+	int n, err;
+
 	t->budget = -1; /* after detaching: what is there is finite */
-	return ring_buffer__consume(t->rb);
+	/* As a poll does: after the probes are gone nothing is written past
+	 * the sweep's start, so everything goes out; the agent also drains
+	 * while attached, and then the cutoff keeps a thread's order. */
+	if (t->stage)
+		cutoff = staging__sweep(t->stage, true) ?: UINT64_MAX;
+	n = ring_buffer__consume(t->rb);
+	if (t->stage && n >= 0) {
+		err = staging__deliver(t->stage, cutoff, on_staged, t);
+		if (err)
+			return err;
+	}
+	return n;
 }
 
 static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shadow_stack *sv)
@@ -574,6 +640,7 @@ void tracer__free(struct tracer *t)
 	tracer__detach(t);
 	follow__free(t->follow);
 	ring_buffer__free(t->rb);
+	staging__free(t->stage);
 	trace_bpf__destroy(t->skel);
 	free(t);
 }

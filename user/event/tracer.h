@@ -117,4 +117,9 @@ void tracer__break_hits(const struct tracer *t, uint64_t *hits, uint64_t *lost);
 void tracer__detach(struct tracer *t);
 void tracer__free(struct tracer *t);
 
+/* Every record through the ring buffer on its own, as before per-CPU
+ * staging (CMON_NO_STAGING=1 in cmon's environment, read by main: for
+ * comparison).  Before any tracer__new. */
+void tracer__disable_staging(void);
+
 #endif

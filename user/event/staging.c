@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include "core/clock.h"
+#include "core/grow.h"
+#include "staging.h"
+
+/* Records the window holds before it goes out whole, order or not: a
+ * consumer that never catches up must not grow without bound (~40 MB). */
+#define WINDOW_MAX (1u << 18)
+/* How long a sweep waits for a program holding a batch (it holds it for a
+ * record's time, ~100 ns, unless its task was preempted). */
+#define HOLD_WAIT_NS 50000ull
+
+struct staging {
+	struct cmon_batch *slots; /* the map, mmapped */
+	size_t map_bytes;
+	int ncpus;
+	struct cmon_call_rec *win; /* the window, in arrival order */
+	size_t n, cap;
+	struct order { uint64_t ns; size_t i; } *ord; /* delivery order, scratch */
+	size_t ord_cap;
+	struct cmon_call_rec *keep; /* the records that wait, scratch */
+	size_t keep_cap;
+};
+
+struct staging *staging__new(int map_fd, int ncpus)
+{
+	struct staging *s = calloc(1, sizeof(*s));
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!s)
+		return NULL;
+	if (map_fd < 0)
+		return s; /* a window alone (tests): nothing to sweep */
+	s->ncpus = ncpus;
+	s->map_bytes = ((size_t)ncpus * sizeof(struct cmon_batch) + (size_t)page - 1) &
+		       ~((size_t)page - 1);
+	s->slots = mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+	if (s->slots == MAP_FAILED) {
+		int err = errno;
+
+		free(s);
+		errno = err;
+		return NULL;
+	}
+	return s;
+}
+
+void staging__free(struct staging *s)
+{
+	if (!s)
+		return;
+	if (s->slots)
+		munmap(s->slots, s->map_bytes);
+	free(s->win);
+	free(s->ord);
+	free(s->keep);
+	free(s);
+}
+
+static int room(struct staging *s, size_t more)
+{
+	/* GROW makes room when its count reaches the capacity: doubling. */
+	while (s->n + more > s->cap)
+		if (GROW(s->win, s->cap, s->cap, 4096))
+			return -ENOMEM;
+	return 0;
+}
+
+int staging__add(struct staging *s, const struct cmon_call_rec *rec)
+{
+	if (room(s, 1))
+		return -ENOMEM;
+	s->win[s->n++] = *rec;
+	return 0;
+}
+
+int staging__add_batch(struct staging *s, const struct cmon_batch *b)
+{
+	if (room(s, CMON_BATCH))
+		return -ENOMEM;
+	memcpy(s->win + s->n, b->r, sizeof(b->r));
+	s->n += CMON_BATCH;
+	return 0;
+}
+
+/* Hold CPU's batch: as its programs do, with an atomic exchange. */
+static bool hold(struct cmon_batch *b, bool final)
+{
+	uint64_t give_up = 0;
+
+	for (;;) {
+		uint64_t free_ = 0;
+
+		if (__atomic_compare_exchange_n(&b->busy, &free_, 1, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return true;
+		if (!give_up)
+			give_up = clock__mono_ns() + (final ? 100 * HOLD_WAIT_NS : HOLD_WAIT_NS);
+		else if (clock__mono_ns() > give_up)
+			return false;
+		__builtin_ia32_pause();
+	}
+}
+
+uint64_t staging__sweep(struct staging *s, bool final)
+{
+	uint64_t cutoff = clock__mono_ns();
+
+	for (int c = 0; c < s->ncpus; c++) {
+		struct cmon_batch *b = &s->slots[c];
+		uint32_t n;
+
+		if (!__atomic_load_n(&b->n, __ATOMIC_RELAXED))
+			continue; /* staged after this look: the next sweep's */
+		if (room(s, CMON_BATCH))
+			return 0;
+		if (!hold(b, final))
+			continue; /* its holder was preempted: the next sweep */
+		n = b->n;
+		if (n > CMON_BATCH)
+			n = 0; /* cannot be: the programs send a full batch at once */
+		memcpy(s->win + s->n, b->r, n * sizeof(b->r[0]));
+		s->n += n;
+		b->n = 0;
+		__atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
+	}
+	return cutoff;
+}
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i; /* arrival order: stable */
+}
+
+int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ctx)
+{
+	size_t n = s->n, kept = 0, i;
+	bool sorted = true;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (n > WINDOW_MAX)
+		cutoff = UINT64_MAX;
+	for (i = 1; i < n && sorted; i++)
+		sorted = s->win[i - 1].order_ns <= s->win[i].order_ns;
+	if (sorted) {
+		/* The usual case (one thread, or threads that stay on their
+		 * CPUs between polls): a prefix goes out. */
+		for (i = 0; i < n && s->win[i].order_ns < cutoff; i++) {
+			err = fn(ctx, &s->win[i]);
+			if (err) {
+				i++;
+				break;
+			}
+		}
+		memmove(s->win, s->win + i, (n - i) * sizeof(s->win[0]));
+		s->n = n - i;
+		return err;
+	}
+	if (n > s->ord_cap) {
+		struct order *o = realloc(s->ord, n * sizeof(*o));
+		struct cmon_call_rec *k = realloc(s->keep, n * sizeof(*k));
+
+		if (o)
+			s->ord = o;
+		if (k)
+			s->keep = k;
+		if (!o || !k)
+			return -ENOMEM;
+		s->ord_cap = n;
+	}
+	for (i = 0; i < n; i++)
+		s->ord[i] = (struct order){ s->win[i].order_ns, i };
+	qsort(s->ord, n, sizeof(s->ord[0]), cmp_order);
+	for (i = 0; i < n; i++) {
+		const struct cmon_call_rec *rec = &s->win[s->ord[i].i];
+
+		if (err || rec->order_ns >= cutoff)
+			s->keep[kept++] = *rec; /* waits, in time order */
+		else
+			err = fn(ctx, rec);
+	}
+	memcpy(s->win, s->keep, kept * sizeof(s->win[0]));
+	s->n = kept;
+	return err;
+}
+
+size_t staging__waiting(const struct staging *s) { return s->n; }
