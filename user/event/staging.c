@@ -20,8 +20,8 @@ struct staging {
 	struct cmon_batch *slots; /* the map, mmapped */
 	size_t map_bytes;
 	int ncpus;
-	struct cmon_call_rec *win; /* the window, in arrival order */
-	size_t n, cap;
+	struct cmon_call_rec *win; /* the window, in arrival order: win[head .. n) */
+	size_t head, n, cap;
 	struct order { uint64_t ns; size_t i; } *ord; /* delivery order, scratch */
 	size_t ord_cap;
 	struct cmon_call_rec *keep; /* the records that wait, scratch */
@@ -65,6 +65,12 @@ void staging__free(struct staging *s)
 
 static int room(struct staging *s, size_t more)
 {
+	/* What went out is at the front: reuse it before growing. */
+	if (s->head && s->n + more > s->cap) {
+		memmove(s->win, s->win + s->head, (s->n - s->head) * sizeof(s->win[0]));
+		s->n -= s->head;
+		s->head = 0;
+	}
 	/* GROW makes room when its count reaches the capacity: doubling. */
 	while (s->n + more > s->cap)
 		if (GROW(s->win, s->cap, s->cap, 4096))
@@ -144,7 +150,8 @@ static int cmp_order(const void *a, const void *b)
 
 int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ctx)
 {
-	size_t n = s->n, kept = 0, i;
+	struct cmon_call_rec *w = s->win + s->head;
+	size_t n = s->n - s->head, kept = 0, i;
 	bool sorted = true;
 	int err = 0;
 
@@ -153,19 +160,20 @@ int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ct
 	if (n > WINDOW_MAX)
 		cutoff = UINT64_MAX;
 	for (i = 1; i < n && sorted; i++)
-		sorted = s->win[i - 1].order_ns <= s->win[i].order_ns;
+		sorted = w[i - 1].order_ns <= w[i].order_ns;
 	if (sorted) {
 		/* The usual case (one thread, or threads that stay on their
 		 * CPUs between polls): a prefix goes out. */
-		for (i = 0; i < n && s->win[i].order_ns < cutoff; i++) {
-			err = fn(ctx, &s->win[i]);
+		for (i = 0; i < n && w[i].order_ns < cutoff; i++) {
+			err = fn(ctx, &w[i]);
 			if (err) {
 				i++;
 				break;
 			}
 		}
-		memmove(s->win, s->win + i, (n - i) * sizeof(s->win[0]));
-		s->n = n - i;
+		s->head += i;
+		if (s->head == s->n)
+			s->head = s->n = 0;
 		return err;
 	}
 	if (n > s->ord_cap) {
@@ -181,10 +189,10 @@ int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ct
 		s->ord_cap = n;
 	}
 	for (i = 0; i < n; i++)
-		s->ord[i] = (struct order){ s->win[i].order_ns, i };
+		s->ord[i] = (struct order){ w[i].order_ns, i };
 	qsort(s->ord, n, sizeof(s->ord[0]), cmp_order);
 	for (i = 0; i < n; i++) {
-		const struct cmon_call_rec *rec = &s->win[s->ord[i].i];
+		const struct cmon_call_rec *rec = &w[s->ord[i].i];
 
 		if (err || rec->order_ns >= cutoff)
 			s->keep[kept++] = *rec; /* waits, in time order */
@@ -192,8 +200,9 @@ int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ct
 			err = fn(ctx, rec);
 	}
 	memcpy(s->win, s->keep, kept * sizeof(s->win[0]));
+	s->head = 0;
 	s->n = kept;
 	return err;
 }
 
-size_t staging__waiting(const struct staging *s) { return s->n; }
+size_t staging__waiting(const struct staging *s) { return s->n - s->head; }
