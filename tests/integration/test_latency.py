@@ -44,7 +44,8 @@ def traced_p50(extra=()):
     return p50
 
 
-def profiled_p50():
+def profiled():
+    """`cmon profile` of busy: each function's final row."""
     path = tmpfile("profile.json")
     code, _, err = cmon(["profile", "-F", "json", "-o", path, "--func", "busy_*", "--",
                          target("busy"), str(CALLS)])
@@ -53,6 +54,11 @@ def profiled_p50():
     fin = {r["func"]: r for r in rows if r["final"]}
     for f in FUNCS:
         check(fin[f]["returns"] == CALLS, "%s: %r returns" % (f, fin[f]["returns"]))
+    return fin
+
+
+def profiled_p50():
+    fin = profiled()
     return {f: fin[f]["p50_ns"] for f in FUNCS}
 
 
@@ -100,12 +106,7 @@ def test_latency_profile_buckets_own_time():
     or the min or max it is clamped to.  Bucketing the raw latency (19 us
     behind a single-step: 512 ns wide) and subtracting after gives
     whatever the bias leaves."""
-    path = tmpfile("profile-own.json")
-    code, _, err = cmon(["profile", "-F", "json", "-o", path, "--func", "busy_*", "--",
-                         target("busy"), str(CALLS)])
-    check(code == 0, "cmon profile failed: %r" % err)
-    rows = [json.loads(l) for l in read_text(path).splitlines()]
-    fin = {r["func"]: r for r in rows if r["final"]}
+    fin = profiled()
     for f in FUNCS:
         p50, lo, hi = fin[f]["p50_ns"], fin[f]["min_ns"], fin[f]["max_ns"]
         check(4096 <= p50 < 8192, "%s: p50 %d ns, not a ~5 us call" % (f, p50))
