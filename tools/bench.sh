@@ -147,6 +147,7 @@ run_one() { # config build calls threads
 	floor_ret) "$PEAKRSS" "$rss" "$B/uprobe-floor" --ret "$bin" "$FUNC" -- "$bin" "$n" "$th" >"$out" 2>"$err" ;;
 	cmon_entry) "$PEAKRSS" "$rss" "$CMON" trace --no-return --func "$FUNC" -F csv -o "$tmp/out.csv" -- "$bin" "$n" "$th" >"$out" 2>"$err" ;;
 	cmon_ret) "$PEAKRSS" "$rss" "$CMON" trace --func "$FUNC" -F csv -o "$tmp/out.csv" -- "$bin" "$n" "$th" >"$out" 2>"$err" ;;
+	cmon_entry_unstaged) CMON_NO_STAGING=1 "$PEAKRSS" "$rss" "$CMON" trace --no-return --func "$FUNC" -F csv -o "$tmp/out.csv" -- "$bin" "$n" "$th" >"$out" 2>"$err" ;;
 	bt_printf) "$PEAKRSS" "$rss" bpftrace -o "$tmp/bt.txt" \
 		-e "uprobe:$bin:$FUNC { printf(\"%d %d\\n\", arg0, arg1); }" -c "$bin $n $th" >"$out" 2>"$err" ;;
 	bt_count) "$PEAKRSS" "$rss" bpftrace -o "$tmp/bt.txt" \
@@ -177,12 +178,13 @@ run_one() { # config build calls threads
 }
 
 declare -A NS EVMIN EXP RSSMAX ATT LOST ERR
-CONFIGS="untraced floor floor_ret cmon_entry cmon_ret bt_printf bt_count"
+CONFIGS="untraced floor floor_ret cmon_entry cmon_entry_unstaged cmon_ret bt_printf bt_count"
 declare -A LABEL=(
 	[untraced]="untraced"
 	[floor]="empty uprobe (the floor)"
 	[floor_ret]="empty uprobe + uretprobe (the floor)"
 	[cmon_entry]="cmon trace, entry only, CSV to a file"
+	[cmon_entry_unstaged]="same, records not staged per CPU (\`CMON_NO_STAGING=1\`: one ring-buffer reservation each)"
 	[cmon_ret]="cmon trace, entry+return, CSV to a file"
 	[bt_printf]="bpftrace \`printf\` of two arguments to a file"
 	[bt_count]="bpftrace \`@ = count()\`"
