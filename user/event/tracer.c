@@ -17,6 +17,7 @@
 #include "probe/follow.h"
 #include "probe/links.h"
 #include "probe/bpf_setup.h"
+#include "proc/procmaps.h"
 #include "tracer.h"
 #include "trace.skel.h"
 
@@ -305,6 +306,7 @@ int tracer__drain(struct tracer *t)
 static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shadow_stack *sv)
 {
 	int map_fd = bpf_map__fd(t->skel->maps.stacks);
+	char comm[CMON_COMM_LEN];
 	int pidfd, err;
 
 	pidfd = (int)syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
@@ -312,13 +314,12 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 		return 0; /* gone already: its exit flushed it */
 	err = bpf_map_lookup_elem(map_fd, &pidfd, sv);
 	close(pidfd);
-	if (err)
-		return 0;
+	if (err || !sv->depth)
+		return 0; /* no pending call */
+	proc__comm(pid, comm, sizeof(comm));
 	for (uint32_t d = sv->depth < CMON_STACK_DEPTH ? sv->depth : CMON_STACK_DEPTH; d > 0; d--) {
 		const struct cmon_frame *fr = &sv->frames[d - 1];
 		struct cmon_call_rec rec;
-		char path[64];
-		FILE *f;
 
 		if (fr->flags & CMON_FRAME_QUIET)
 			continue; /* no record: --focus only, --max-depth, --if */
@@ -335,13 +336,7 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 		};
 
 		memcpy(rec.args, fr->args, sizeof(rec.args));
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(rec.comm, sizeof(rec.comm), f))
-				rec.comm[strcspn(rec.comm, "\n")] = 0;
-			fclose(f);
-		}
+		memcpy(rec.comm, comm, sizeof(rec.comm));
 		t->opts.on_record(t->opts.ctx, &rec);
 	}
 	return 0;
@@ -352,7 +347,7 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 {
 	int map_fd = bpf_map__fd(t->skel->maps.py_stacks);
 	struct cmon_py_rec rec;
-	char comm[CMON_COMM_LEN] = { 1 }; /* read at the first frame */
+	char comm[CMON_COMM_LEN];
 	int pidfd, err;
 
 	pidfd = (int)syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
@@ -360,8 +355,9 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 		return;
 	err = bpf_map_lookup_elem(map_fd, &pidfd, sv);
 	close(pidfd);
-	if (err)
-		return;
+	if (err || !sv->depth)
+		return; /* no pending call */
+	proc__comm(pid, comm, sizeof(comm));
 	for (uint32_t d = sv->depth < CMON_PY_STACK_DEPTH ? sv->depth : CMON_PY_STACK_DEPTH; d > 0;
 	     d--) {
 		const struct cmon_py_frame *fr = &sv->frames[d - 1];
@@ -378,19 +374,6 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 		rec.depth = d - 1;
 		rec.n_args = fr->n_args;
 		memcpy(rec.args, fr->args, sizeof(rec.args));
-		if (comm[0] == 1) {
-			char path[64];
-			FILE *f;
-
-			comm[0] = 0;
-			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			f = fopen(path, "re");
-			if (f) {
-				if (fgets(comm, sizeof(comm), f))
-					comm[strcspn(comm, "\n")] = 0;
-				fclose(f);
-			}
-		}
 		memcpy(rec.comm, comm, sizeof(rec.comm));
 		t->opts.on_py(t->opts.ctx, CMON_REC_PY, &rec, sizeof(rec));
 	}
