@@ -19,7 +19,6 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/log.h"
-#include "core/privilege.h"
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
@@ -715,16 +714,9 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	double deadline = 0;
 
 	session__init(&r.ses, &r.opts);
-	if (cmd_opts__parse(kind, argc, argv, &r.opts)) {
-		cmd_opts__free(&r.opts);
-		return CMON_EXIT_USAGE;
-	}
-	if (r.opts.help) {
-		cmd_opts__usage(kind, stdout);
-		cmd_opts__free(&r.opts);
-		return CMON_EXIT_OK;
-	}
-	log_set_level(r.opts.verbose >= 2 ? LOG_DEBUG : r.opts.verbose ? LOG_INFO : LOG_WARN);
+	err = cmd_opts__begin(kind, argc, argv, &r.opts);
+	if (err >= 0)
+		return err;
 	if (kind == CMD_BREAK) {
 		/* Each hit once, at entry, with its stack, as text on stderr
 		 * (the program's stdout stays its own). */
@@ -738,13 +730,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		session__install_signals();
 	}
 
-	err = privilege__check();
-	if (!err)
-		err = session__parse_patterns(&r.ses);
-	if (!err && kind != CMD_CAPTURE && kind != CMD_BREAK)
-		err = session__open_output(&r.ses, 1 << 20); /* capture: once the functions are known */
-	if (!err)
-		err = session__start_program(&r.ses);
+	/* capture: its store once the functions are known; break: stderr */
+	err = session__begin(&r.ses, kind != CMD_CAPTURE && kind != CMD_BREAK ? 1 << 20 : 0);
 	if (err)
 		goto cleanup;
 	if (r.opts.n_watches && !r.opts.n_funcs && !r.opts.n_usdts && !r.opts.n_lines &&
