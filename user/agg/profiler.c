@@ -126,7 +126,6 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		.follow = opts->follow,
 		.mem = opts->mem,
 		.filter_pid = opts->filter_pid,
-		.filter_comm = opts->filter_comm,
 		.filter_cgroup = opts->filter_cgroup,
 		.exprs = opts->exprs,
 	};
@@ -145,6 +144,7 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 	p->opts = *opts;
 	if (!p->opts.max_pids)
 		p->opts.max_pids = DEFAULT_MAX_PIDS;
+	bo.filter_comm = p->opts.filter_comm; /* P's copy: it outlives the set */
 	err = bpf_set__init(&p->bs, set, &bo);
 	if (err)
 		goto fail;

@@ -206,7 +206,6 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		.entry_only = opts->entry_only,
 		.mem = true,
 		.filter_pid = opts->filter_pid,
-		.filter_comm = opts->filter_comm,
 		.filter_cgroup = opts->filter_cgroup,
 		.exprs = opts->exprs,
 	};
@@ -219,6 +218,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	t->set = set;
 	t->opts = *opts;
 	t->budget = -1;
+	bo.filter_comm = t->opts.filter_comm; /* T's copy: it outlives the set */
 	err = bpf_set__init(&t->bs, set, &bo);
 	if (err)
 		goto fail;
