@@ -3,15 +3,18 @@
  * test_jscan.c: libcmon's JSON scanner alone: what RFC 8259 allows it takes
  * (values kept as their exact text: a 64-bit integer above INT64_MAX, a
  * float's digits), what it does not it refuses, keys are decoded, nesting
- * is bounded, and an object splits into its members.
+ * is bounded, and an object splits into its members (its array grown in
+ * the arena: arena__grow).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "store/arena.h"
 #include "store/jscan.h"
 
 static bool valid(const char *s)
@@ -92,6 +95,54 @@ static void test_members(void **state)
 	arena__free(a);
 }
 
+/* An object of 20 members: its array grows past 8 and 16 (ARENA_GROW),
+ * every member kept in order. */
+static void test_many_members(void **state)
+{
+	char obj[512], key[8];
+	struct arena *a = NULL;
+	struct jscan_member *m = NULL;
+	size_t len = 0;
+	long n;
+
+	(void)state;
+	obj[len++] = '{';
+	for (int i = 0; i < 20; i++)
+		len += (size_t)snprintf(obj + len, sizeof(obj) - len, "%s\"k%d\":%d", i ? "," : "",
+					i, i * 7);
+	obj[len++] = '}';
+	n = jscan__members(&a, obj, obj + len, &m);
+	assert_int_equal(n, 20);
+	for (int i = 0; i < 20; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_string_equal(m[i].key, key);
+		assert_int_equal(strtol(m[i].v, NULL, 10), i * 7);
+	}
+	arena__free(a);
+}
+
+/* arena__grow: room for one more, the capacity doubling from MIN, the
+ * elements kept. */
+static void test_arena_grow(void **state)
+{
+	struct arena *a = NULL;
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < 100; i++) {
+		assert_int_equal(ARENA_GROW(&a, v, n, cap, 4), 0);
+		assert_true(cap > n);
+		v[n++] = i * i;
+	}
+	assert_int_equal(cap, 128); /* 4, 8, ..., 128 */
+	for (uint64_t i = 0; i < 100; i++)
+		assert_int_equal(v[i], i * i);
+	assert_int_equal(ARENA_GROW(&a, v, n, cap, 4), 0); /* room already */
+	assert_int_equal(cap, 128);
+	arena__free(a);
+}
+
 static void test_decode_surrogates(void **state)
 {
 	const char *pair = "\"\\ud83d\\ude00\"", *lone = "\"\\ud83dx\"";
@@ -110,6 +161,8 @@ int main(void)
 		cmocka_unit_test(test_invalid_values),
 		cmocka_unit_test(test_depth_bounded),
 		cmocka_unit_test(test_members),
+		cmocka_unit_test(test_many_members),
+		cmocka_unit_test(test_arena_grow),
 		cmocka_unit_test(test_decode_surrogates),
 	};
 

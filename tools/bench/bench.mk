@@ -69,10 +69,11 @@ $(BENCH_DIR)/peakrss: $(BENCH_SRC)/peakrss.c
 # The capture store's write rate and open+show time (user/store/).
 bench-tools: $(BENCH_DIR)/store_bench
 
-$(BENCH_DIR)/store_bench: $(BENCH_SRC)/store_bench.c $(wildcard user/store/*.c user/store/*.h)
+$(BENCH_DIR)/store_bench: $(BENCH_SRC)/store_bench.c $(wildcard user/store/*.c user/store/*.h) \
+		user/core/grow.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror -D_GNU_SOURCE \
-		-Iuser -Iinclude $< $(wildcard user/store/*.c) -lsqlite3 -ljansson -o $@
+		-Iuser -Iinclude $< $(wildcard user/store/*.c) user/core/grow.c -lsqlite3 -ljansson -o $@
 
 # Typed capture's cost and the capture store's sustained rate
 # (tools/bench/bench_capture.sh): capture_fn(name, buf, 64) starts with

@@ -10,21 +10,6 @@
 #include "agent/mappers.h"
 #include "proc/procmaps.h"
 
-static void read_comm(pid_t pid, char comm[16])
-{
-	char path[64];
-	FILE *f;
-
-	comm[0] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(comm, 16, f))
-		comm[strcspn(comm, "\n")] = 0;
-	fclose(f);
-}
-
 static int add(struct mappers *m, size_t *cap, pid_t pid, const char *comm,
 	       const struct proc_object *o)
 {
@@ -59,7 +44,7 @@ int mappers__scan(struct mappers *m)
 		pid = (pid_t)atoi(de->d_name);
 		if (proc_objects__read(pid, &objs, &n))
 			continue;
-		read_comm(pid, comm);
+		proc__comm(pid, comm, sizeof(comm));
 		for (size_t i = 0; i < n && !err; i++)
 			err = add(m, &cap, pid, comm, &objs[i]);
 		proc_objects__free(objs, n);

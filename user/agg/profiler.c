@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/grow.h"
@@ -31,14 +30,8 @@ struct profiler {
 	struct profile_bpf *skel;
 	const struct probe_set *set;
 	struct profiler_opts opts;
-	struct bpf_link *exit_link; /* thread-exit tracepoint */
-	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
-	struct probe_links *links;
-	struct probe_links_opts lo;
-	struct bpf_link *fork_link; /* follow.bpf.h: children of followed processes */
-	struct follow *follow;      /* NULL: not following */
+	struct bpf_set bs;  /* what every BPF set has: links, follower, CPUs */
 	struct ring_buffer *fork_rb; /* follow.bpf.h's wakeups */
-	int ncpus;
 	bool sparse;                    /* values in the hash, pid 0 */
 	struct cmon_prof_value *percpu; /* ncpus values: one lookup's result */
 	uint64_t *unslotted;            /* ncpus counters */
@@ -64,43 +57,49 @@ static uint32_t exit_kinds(const struct probe_set *set)
 	return 0;
 }
 
-/* Open the skeleton, set its rodata and map sizes from P's options, load.
- * 0 or -errno (the skeleton stays in P for profiler__free). */
-static int open_and_load(struct profiler *p, bool mem_cast)
+/* Open the skeleton, set its rodata and map sizes from P's options, load
+ * (bpf_set__load's callback).  0 or -errno (the skeleton stays in P for
+ * profiler__free). */
+static int open_and_load(void *ctx, bool mem_cast)
 {
+	struct profiler *p = ctx;
 	const struct profiler_opts *opts = &p->opts;
-	const struct probe_set *set = p->set;
-	uint32_t n_funcs = set->n_funcs ? (uint32_t)set->n_funcs : 1;
+	struct bpf_set *bs = &p->bs;
+	uint32_t n_funcs = p->set->n_funcs ? (uint32_t)p->set->n_funcs : 1;
+	struct bpf_targ targ;
 	uint64_t entries;
 
 	p->skel = profile_bpf__open();
 	if (!p->skel)
 		return -errno;
-	p->skel->rodata->targ_nr_cpus = (__u32)p->ncpus;
-	p->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
-	p->skel->rodata->targ_follow = opts->follow;
-	p->skel->rodata->targ_follow_wake = opts->follow && probe_links__child_has_own(set);
-	p->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
+	bs->entry = p->skel->progs.cmon_prof_entry;
+	bs->exit = p->skel->progs.cmon_prof_exit;
+	bs->usdt = p->skel->progs.cmon_prof_usdt;
+	bs->stack_made = p->skel->progs.cmon_stack_made;
+	bs->thread_exit = p->skel->progs.cmon_prof_texit;
+	bs->exec_begin = p->skel->progs.cmon_exec_begin;
+	bs->launch_exec = p->skel->progs.cmon_launch_exec;
+	bs->follow_fork = p->skel->progs.cmon_follow_fork;
+	bs->followed = p->skel->maps.followed;
+	bs->follow_stats = p->skel->maps.follow_stats;
+	bs->expr_progs = p->skel->maps.expr_progs;
+	bs->change_last = p->skel->maps.change_last;
+	bs->stack_regions = p->skel->maps.stack_regions;
+	bs->coro_stacks = p->skel->maps.coro_stacks;
+	bpf_set__targ(bs, mem_cast, &targ);
+	BPF_SET_RODATA(p->skel->rodata, &targ);
 	p->skel->rodata->targ_per_pid = opts->per_pid;
 	p->skel->rodata->targ_sparse = p->sparse;
 	p->skel->rodata->targ_mem = opts->mem;
-	p->skel->rodata->targ_mem_cast = mem_cast;
 	p->skel->rodata->targ_hist_arg = opts->hist_arg >= 0 ? opts->hist_arg : -1;
 	p->skel->rodata->targ_hist_bytes = opts->hist_bytes ? opts->hist_bytes : 8;
 	p->skel->rodata->targ_hist_signed = opts->hist_signed;
 	p->skel->rodata->targ_linear = opts->linear;
 	p->skel->rodata->targ_lin_min = (__u64)opts->lin_min;
 	p->skel->rodata->targ_lin_step = opts->linear ? (__u64)opts->lin_step : 1;
-	p->skel->rodata->targ_filter_pid = opts->filter_pid > 0 ? (__u32)opts->filter_pid : 0;
-	p->skel->rodata->targ_filter_comm =
-		probe_filter__comm(opts->filter_comm, (uint64_t *)&p->skel->rodata->targ_comm_lo,
-				   (uint64_t *)&p->skel->rodata->targ_comm_hi);
-	p->skel->rodata->targ_filter_cgroup = opts->filter_cgroup;
-	p->skel->rodata->targ_exit_kinds = exit_kinds(set);
-	/* The kernel's dev_t is MAJOR << 20 | MINOR, not glibc's encoding. */
-	p->skel->rodata->targ_exe_dev =
-		set->binary_mode ? ((__u64)major(set->exe_dev) << 20 | minor(set->exe_dev)) : 0;
-	p->skel->rodata->targ_exe_ino = set->binary_mode ? set->exe_ino : 0;
+	p->skel->rodata->targ_exit_kinds = exit_kinds(p->set);
+	p->skel->rodata->targ_focus = opts->focus;
+	p->skel->rodata->targ_max_depth = opts->focus ? opts->max_depth : -1;
 
 	/* Only the map the mode uses is sized; the other keeps one slot. */
 	entries = opts->per_pid ? (uint64_t)n_funcs * opts->max_pids : p->sparse ? n_funcs : 1;
@@ -110,28 +109,30 @@ static int open_and_load(struct profiler *p, bool mem_cast)
 				 opts->per_pid || p->sparse ? 1 : n_funcs);
 	bpf_map__set_max_entries(p->skel->maps.prof_pids, (__u32)entries);
 	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
-	if (!opts->follow) /* the map is preallocated: not for nothing (the agent loads many) */
-		bpf_map__set_max_entries(p->skel->maps.followed, 1);
-	/* --if only: no --on-change here, and no memory without programs. */
-	p->skel->rodata->targ_expr = opts->exprs != NULL;
-	bpf_map__set_max_entries(p->skel->maps.expr_progs, opts->exprs ? 2 * n_funcs : 1);
-	bpf_map__set_max_entries(p->skel->maps.change_last, 1);
 	p->skel->rodata->targ_lat_bias = opts->calib && opts->calib->valid;
 	bpf_map__set_max_entries(p->skel->maps.prof_lat_bias,
 				 p->skel->rodata->targ_lat_bias ? n_funcs : 1);
-	probe_links__prepare(p->skel->progs.cmon_prof_entry);
-	probe_links__prepare(p->skel->progs.cmon_prof_exit);
-	probe_links__prepare(p->skel->progs.cmon_prof_usdt);
-	p->skel->rodata->targ_focus = p->opts.focus;
-	p->skel->rodata->targ_max_depth = p->opts.focus ? p->opts.max_depth : -1;
-	p->skel->rodata->targ_stack_switch = p->set->stack_switch;
-	probe_links__prepare_stacks(p->skel->maps.stack_regions, p->skel->maps.coro_stacks,
-				    p->skel->progs.cmon_stack_made, p->set);
+	bpf_set__prepare(bs); /* --if only here: no --on-change program */
 	return profile_bpf__load(p->skel);
+}
+
+static void destroy_skel(void *ctx)
+{
+	struct profiler *p = ctx;
+
+	profile_bpf__destroy(p->skel);
+	p->skel = NULL;
 }
 
 struct profiler *profiler__new(const struct probe_set *set, const struct profiler_opts *opts)
 {
+	struct bpf_set_opts bo = {
+		.follow = opts->follow,
+		.mem = opts->mem,
+		.filter_pid = opts->filter_pid,
+		.filter_cgroup = opts->filter_cgroup,
+		.exprs = opts->exprs,
+	};
 	struct profiler *p;
 	int err;
 
@@ -147,50 +148,37 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 	p->opts = *opts;
 	if (!p->opts.max_pids)
 		p->opts.max_pids = DEFAULT_MAX_PIDS;
-	p->ncpus = bpf_setup__ncpus();
-	if (p->ncpus < 0) {
-		err = p->ncpus;
+	bo.filter_comm = p->opts.filter_comm; /* P's copy: it outlives the set */
+	err = bpf_set__init(&p->bs, set, &bo);
+	if (err)
 		goto fail;
-	}
-	p->sparse = !opts->per_pid && (uint64_t)set->n_funcs * (uint64_t)p->ncpus *
+	p->sparse = !opts->per_pid && (uint64_t)set->n_funcs * (uint64_t)p->bs.ncpus *
 					     sizeof(struct cmon_prof_value) > SPARSE_ABOVE_BYTES;
 	if (p->sparse)
 		log_debug("profile: %zu functions x %d CPUs: values allocated on first call",
-			  set->n_funcs, p->ncpus);
-	p->percpu = calloc((size_t)p->ncpus, sizeof(*p->percpu));
-	p->unslotted = calloc((size_t)p->ncpus, sizeof(*p->unslotted));
+			  set->n_funcs, p->bs.ncpus);
+	p->percpu = calloc((size_t)p->bs.ncpus, sizeof(*p->percpu));
+	p->unslotted = calloc((size_t)p->bs.ncpus, sizeof(*p->unslotted));
 	if (!p->percpu || !p->unslotted) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = open_and_load(p, true);
-	/* An older verifier may refuse the cheap per-CPU reads: reload
-	 * with the plain ones. */
-	if (err && opts->mem) {
-		log_debug("profile: loading with bpf_probe_read_kernel for RSS (%s)",
-			  strerror(-err));
-		profile_bpf__destroy(p->skel);
-		p->skel = NULL;
-		err = open_and_load(p, false);
-	}
-	if (err) {
-		bpf_setup__failed(true, err);
+	err = bpf_set__load(&p->bs, open_and_load, destroy_skel, p);
+	if (err)
 		goto fail_quiet;
-	}
 	/* Each function's probe cost, before anything is attached. */
-	for (__u32 k = 0; !err && p->skel->rodata->targ_lat_bias && k < set->n_funcs; k++) {
+	for (__u32 k = 0; p->skel->rodata->targ_lat_bias && k < set->n_funcs; k++) {
 		uint64_t b = probe_calib__bias(opts->calib, &set->funcs[k]);
 		__u32 v = b > UINT32_MAX ? UINT32_MAX : (__u32)b;
 
-		if (v && bpf_map_update_elem(bpf_map__fd(p->skel->maps.prof_lat_bias), &k, &v, BPF_ANY))
+		if (v && bpf_map_update_elem(bpf_map__fd(p->skel->maps.prof_lat_bias), &k, &v,
+					     BPF_ANY)) {
 			err = -errno;
+			goto fail;
+		}
 	}
 	/* --if: each function's program, before anything is attached. */
-	for (__u32 k = 0; !err && opts->exprs && k < 2 * set->n_funcs; k++)
-		if (opts->exprs[k].n &&
-		    bpf_map_update_elem(bpf_map__fd(p->skel->maps.expr_progs), &k, &opts->exprs[k],
-					BPF_ANY))
-			err = -errno;
+	err = bpf_set__load_exprs(&p->bs);
 	if (err)
 		goto fail;
 	return p;
@@ -224,28 +212,8 @@ void profiler__woken(struct profiler *p)
 
 int profiler__attach(struct profiler *p)
 {
-	struct probe_links_opts *lo = &p->lo;
-	int err;
+	int err = bpf_set__attach_lifecycle(&p->bs);
 
-	lo->entry_prog = p->skel->progs.cmon_prof_entry;
-	lo->exit_prog = p->skel->progs.cmon_prof_exit;
-	lo->usdt_prog = p->skel->progs.cmon_prof_usdt;
-	lo->stack_made_prog = p->skel->progs.cmon_stack_made;
-	lo->follow = p->opts.follow;
-
-	p->exit_link = bpf_program__attach(p->skel->progs.cmon_prof_texit);
-	if (!p->exit_link) {
-		err = -errno;
-		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
-		return err;
-	}
-	err = lifecycle__attach(p->skel->progs.cmon_exec_begin, p->skel->progs.cmon_launch_exec,
-				p->set->launch_pid, p->exec_links);
-	if (!err && p->opts.follow)
-		err = follow__start(p->skel->progs.cmon_follow_fork,
-				    bpf_map__fd(p->skel->maps.followed),
-				    bpf_map__fd(p->skel->maps.follow_stats), p->set, lo,
-				    &p->fork_link, &p->follow);
 	if (!err && p->opts.follow) {
 		p->fork_rb = ring_buffer__new(bpf_map__fd(p->skel->maps.follow_events), on_fork,
 					      NULL, NULL);
@@ -254,19 +222,17 @@ int profiler__attach(struct profiler *p)
 				 "the next tick");
 	}
 	if (!err)
-		err = probe_links__attach(p->set, lo, &p->links);
-	if (err)
-		profiler__detach(p);
+		err = bpf_set__attach_probes(&p->bs);
 	return err;
 }
 
-struct follow *profiler__follow(const struct profiler *p) { return p->follow; }
+struct follow *profiler__follow(const struct profiler *p) { return p->bs.follow; }
 
-size_t profiler__probe_count(const struct profiler *p) { return probe_links__probe_count(p->links); }
+size_t profiler__probe_count(const struct profiler *p) { return probe_links__probe_count(p->bs.links); }
 
 unsigned long long profiler__attach_ns(const struct profiler *p)
 {
-	return probe_links__attach_ns(p->links);
+	return probe_links__attach_ns(p->bs.links);
 }
 
 /* Sum p->percpu into p->out (func_id and pid set by the caller). */
@@ -281,7 +247,7 @@ static void sum_values(struct profiler *p)
 	o->arg_overflow = 0;
 	memset(o->lat_hist, 0, sizeof(o->lat_hist));
 	memset(o->arg_hist, 0, sizeof(o->arg_hist));
-	for (int c = 0; c < p->ncpus; c++) {
+	for (int c = 0; c < p->bs.ncpus; c++) {
 		const struct cmon_prof_value *v = &p->percpu[c];
 
 		o->calls += v->calls;
@@ -313,7 +279,7 @@ static int unslotted(struct profiler *p, uint32_t func_id, uint64_t *out)
 	*out = 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.prof_unslotted), &func_id, p->unslotted))
 		return -errno;
-	for (int c = 0; c < p->ncpus; c++)
+	for (int c = 0; c < p->bs.ncpus; c++)
 		*out += p->unslotted[c];
 	return 0;
 }
@@ -389,7 +355,7 @@ static int read_per_pid(struct profiler *p, profiler_read_fn fn, void *ctx)
 			goto cleanup;
 		if (!lost)
 			continue;
-		memset(p->percpu, 0, (size_t)p->ncpus * sizeof(*p->percpu));
+		memset(p->percpu, 0, (size_t)p->bs.ncpus * sizeof(*p->percpu));
 		sum_values(p);
 		p->out.func_id = f;
 		p->out.pid = 0;
@@ -417,7 +383,7 @@ int profiler__losses(struct profiler *p, struct profiler_losses *out)
 	for (uint32_t cause = 0; cause < CMON_LOSS_NCAUSES; cause++) {
 		if (bpf_map_lookup_elem(fd, &cause, p->unslotted))
 			return -errno;
-		for (int c = 0; c < p->ncpus; c++)
+		for (int c = 0; c < p->bs.ncpus; c++)
 			sum[cause] += p->unslotted[c];
 	}
 	out->depth = sum[CMON_LOSS_DEPTH];
@@ -481,24 +447,15 @@ int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64
 
 void profiler__detach(struct profiler *p)
 {
-	if (!p)
-		return;
-	probe_links__free(p->links);
-	p->links = NULL;
-	follow__detach(p->follow);
-	bpf_link__destroy(p->exit_link);
-	p->exit_link = NULL;
-	bpf_link__destroy(p->fork_link);
-	p->fork_link = NULL;
-	lifecycle__detach(p->exec_links);
+	if (p)
+		bpf_set__detach(&p->bs);
 }
 
 void profiler__free(struct profiler *p)
 {
 	if (!p)
 		return;
-	profiler__detach(p);
-	follow__free(p->follow);
+	bpf_set__free(&p->bs);
 	ring_buffer__free(p->fork_rb);
 	profile_bpf__destroy(p->skel);
 	free(p->unslotted);

@@ -140,17 +140,11 @@ int cmd_list(int argc, char **argv)
 	struct probe_set *set = NULL;
 	struct probe_calib calib = {};
 	char *exe = NULL;
-	int err = 0;
+	int err = cmd_opts__begin(CMD_LIST, argc, argv, &o);
 
-	if (cmd_opts__parse(CMD_LIST, argc, argv, &o)) {
-		cmd_opts__free(&o);
-		return CMON_EXIT_USAGE;
-	}
-	if (o.help) {
-		cmd_opts__usage(CMD_LIST, stdout);
-		goto cleanup;
-	}
-	log_set_level(o.verbose >= 2 ? LOG_DEBUG : o.verbose ? LOG_INFO : LOG_WARN);
+	if (err >= 0)
+		return err;
+	err = 0;
 	pats = calloc(o.n_funcs ? o.n_funcs : 1, sizeof(*pats));
 	if (!pats) {
 		err = -ENOMEM;

@@ -26,7 +26,6 @@
 #include "event/tracer.h"
 #include "python/cpython.h"
 #include "python/pyprof.h"
-#include "core/privilege.h"
 #include "output/writer.h"
 #include "filter/expr.h"
 #include "probe/calib.h"
@@ -613,13 +612,7 @@ static int setup(struct profile_run *r)
 			  "of -p PID or -- CMD");
 		return -EINVAL;
 	}
-	err = privilege__check();
-	if (!err)
-		err = session__parse_patterns(&r->ses);
-	if (!err) /* a report is written whole, then flushed */
-		err = session__open_output(&r->ses, 1 << 16);
-	if (!err)
-		err = session__start_program(&r->ses);
+	err = session__begin(&r->ses, 1 << 16); /* a report is written whole, then flushed */
 	if (err)
 		return err;
 
@@ -682,16 +675,9 @@ int cmd_profile(int argc, char **argv)
 	double deadline = 0, next_report = 0;
 
 	session__init(&r.ses, &r.opts);
-	if (cmd_opts__parse(CMD_PROFILE, argc, argv, &r.opts)) {
-		cmd_opts__free(&r.opts);
-		return CMON_EXIT_USAGE;
-	}
-	if (r.opts.help) {
-		cmd_opts__usage(CMD_PROFILE, stdout);
-		cmd_opts__free(&r.opts);
-		return CMON_EXIT_OK;
-	}
-	log_set_level(r.opts.verbose >= 2 ? LOG_DEBUG : r.opts.verbose ? LOG_INFO : LOG_WARN);
+	err = cmd_opts__begin(CMD_PROFILE, argc, argv, &r.opts);
+	if (err >= 0)
+		return err;
 
 	err = setup(&r);
 	if (err)

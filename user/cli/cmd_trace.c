@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * cmd_trace.c: `cmon trace` and `cmon capture`: resolve, plan the typed
- * arguments, attach, stream records (typed where DWARF allows) to a writer
- * or to a capture store, report what was written and what was lost, detach.
+ * arguments, attach, stream records (typed where DWARF allows) to the
+ * router's sinks (a format's writer, or a capture store: the one thing in
+ * which trace and capture differ), report what was written and what was
+ * lost, detach.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -16,21 +18,18 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
-#include "core/hmap.h"
 #include "core/log.h"
-#include "core/privilege.h"
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
 #include "event/watcher.h"
 #include "filter/expr.h"
 #include "dwarf/debuginfo.h"
-#include "store/store_writer.h"
 #include "event/stacks.h"
-#include "output/ledger.h"
+#include "event/store_sink.h"
 #include "output/outpath.h"
 #include "output/router.h"
-#include "output/writer.h"
+#include "output/sink.h"
 #include "probe/follow.h"
 #include "python/cpython.h"
 
@@ -41,17 +40,11 @@ struct trace_run {
 	struct pytrace *py; /* --py */
 	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
 	const char **py_columns; /* CSV: the typed columns and "" (args) */
-	/* capture: one store, or one per process (-o 'run.%p'), made at the
-	 * process's first record. */
-	struct capture_store {
-		pid_t pid; /* 0: the only one */
-		struct store_writer *store;
-		int64_t *funcs; /* store function id of each func_id */
-		struct hmap pyfuncs; /* --py: "qualname\0file:line" -> store id + 1 */
-	} *stores;
-	size_t n_stores;
-	bool store_per_process;
-	struct rank_book ranks; /* -p PIDs' and the launched program's %r */
+	/* The router's sinks: trace's writers, or capture's stores */
+	struct file_sink_opts file_opts;
+	struct store_sink_opts store_opts;
+	char *cmdline;      /* capture: cmon's own command line */
+	char exe_path[32];  /* capture -p: the process's executable (its build-id) */
 	struct stack_book *stacks; /* --stack */
 	struct strbuf stack_text;
 	/* --lines FUNC: each thread's last line record, written when the
@@ -72,10 +65,9 @@ struct trace_run {
 	struct probe_set *set;
 	struct tracer *tracer;
 	struct cmon_expr_prog *exprs; /* --if / --on-change, 2 per function */
-	struct out_router *router; /* trace: where records go, what reached it */
+	struct out_router *router; /* where records go, what reached it */
 	struct decoder decoder;
-	uint64_t handed;           /* records given to the router or the store */
-	struct out_ledger ledger;  /* capture: the calls the store took */
+	uint64_t handed;           /* records given to the router */
 	bool max_reached;
 	int write_err;
 	/* Records received per process, for the summary when children are
@@ -142,120 +134,6 @@ static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size
 	return typer__capture(r->typer, rec) ? -1 : 0;
 }
 
-static uint64_t or_none(bool have, uint64_t v) { return have ? v : STORE_NONE; }
-
-/* One call into the capture store, with its typed values and buffers. */
-/* --py: the store's function for the Python function of CR (made at its
- * first call: a Python function is known only when it runs).  <0: -errno. */
-static int64_t py_store_func(struct capture_store *cs, const struct call_record *cr)
-{
-	size_t nf = strlen(cr->func), nm = strlen(cr->module);
-	struct strbuf sig = {};
-	char *key = malloc(nf + nm + 2);
-	uint64_t *slot;
-	int64_t id;
-	bool added;
-	int err = 0;
-
-	if (!key)
-		return -ENOMEM;
-	memcpy(key, cr->func, nf + 1);
-	memcpy(key + nf + 1, cr->module, nm + 1);
-	slot = hmap__get(&cs->pyfuncs, key, nf + nm + 2, &added);
-	free(key);
-	if (!slot)
-		return -ENOMEM;
-	if (!added)
-		return (int64_t)*slot - 1;
-	/* The signature: the parameters' names (values are typed per call) */
-	err = strbuf__puts(&sig, "{\"params\":[");
-	for (size_t i = 0; !err && cr->typed && i < cr->typed->n_cells; i++)
-		err = strbuf__printf(&sig, "%s{\"name\":\"%s\",\"type\":\"object\",\"kind\":\"python\"}",
-				     i ? "," : "", cr->typed->names[i]);
-	if (!err)
-		err = strbuf__puts(&sig, "],\"ret\":\"object\"}");
-	id = err ? -ENOMEM : store_writer__add_function(cs->store, cr->func, cr->module, sig.buf, true);
-	strbuf__release(&sig);
-	if (id < 0) {
-		log_error("capture store: %s", store_writer__errmsg(cs->store));
-		return -EIO;
-	}
-	*slot = (uint64_t)id + 1;
-	return id;
-}
-
-static int store_call(struct trace_run *r, struct capture_store *cs,
-		      const struct call_record *cr, const struct render_out *ro, uint32_t func_id)
-{
-	struct store_blob blobs[64];
-	uint64_t shapes[64][RENDER_MAX_DIMS];
-	bool has_exit = cr->status == CALL_OK || cr->status == CALL_TAILCALL;
-	struct store_call sc = {
-		.func_id = cs->funcs[func_id],
-		.pid = cr->pid,
-		.tid = cr->tid,
-		.comm = cr->comm,
-		.ts_ns = cr->ts_ns,
-		.latency_ns = or_none(has_exit, cr->latency_ns),
-		.status = call_status__name(cr->status),
-		.rss_entry = cr->rss_entry,
-		.rss_exit = or_none(has_exit, cr->rss_exit),
-		.vms_entry = cr->vms_entry,
-		.vms_exit = or_none(has_exit, cr->vms_exit),
-	};
-	const struct plan_layout *l = typer__layout(r->typer, func_id);
-	char raw_args[256], raw_ret[32];
-
-	if (r->set->funcs[func_id].python) {
-		sc.func_id = py_store_func(cs, cr);
-		if (sc.func_id < 0)
-			return (int)sc.func_id;
-		/* an exception, a yield: their own status, no value */
-		sc.latency_ns = cr->latency_ns;
-		sc.rss_exit = cr->rss_exit;
-		sc.vms_exit = cr->vms_exit;
-		if (cr->status == CALL_NORETURN)
-			sc.latency_ns = sc.rss_exit = sc.vms_exit = STORE_NONE;
-	}
-
-	/* A function without DWARF has a typed view only for its captures: its
-	 * arguments are still the registers. */
-	if (cr->typed && ((l && l->typed) || r->set->funcs[func_id].python)) {
-		sc.args_json = cr->typed->args;
-		sc.ret_json = cr->status == CALL_OK || cr->status == CALL_YIELD ? cr->typed->retval
-										: NULL;
-	} else {
-		/* Raw mode: the registers, named as in trace's columns. */
-		snprintf(raw_args, sizeof(raw_args),
-			 "{\"arg0\":%lld,\"arg1\":%lld,\"arg2\":%lld,\"arg3\":%lld,"
-			 "\"arg4\":%lld,\"arg5\":%lld}",
-			 (long long)cr->args[0], (long long)cr->args[1], (long long)cr->args[2],
-			 (long long)cr->args[3], (long long)cr->args[4], (long long)cr->args[5]);
-		snprintf(raw_ret, sizeof(raw_ret), "%lld", (long long)cr->ret);
-		sc.args_json = raw_args;
-		sc.ret_json = cr->status == CALL_OK ? raw_ret : NULL;
-	}
-	for (size_t i = 0; ro && i < ro->n_blobs && sc.n_blobs < 64; i++) {
-		const struct render_blob *b = &ro->blobs[i];
-		struct store_blob *sb = &blobs[sc.n_blobs];
-
-		for (unsigned d = 0; d < b->ndim && d < RENDER_MAX_DIMS; d++)
-			shapes[sc.n_blobs][d] = b->shape[d];
-		sb->name = b->name;
-		sb->dtype = b->dtype;
-		sb->ndim = b->ndim;
-		sb->shape = shapes[sc.n_blobs];
-		sb->truncated = b->truncated;
-		sb->data = b->data;
-		sb->len = b->len;
-		sc.n_blobs++;
-	}
-	sc.blobs = blobs;
-	return store_writer__add_call(cs->store, &sc) < 0 ? -EIO : 0;
-}
-
-static struct capture_store *store_of(struct trace_run *r, pid_t pid, int *err);
-
 static int on_stack(void *ctx, const struct cmon_stack_rec *rec)
 {
 	struct trace_run *r = ctx;
@@ -266,25 +144,12 @@ static int on_stack(void *ctx, const struct cmon_stack_rec *rec)
 	return 0;
 }
 
-/* CR of FUNC_ID to the output (or the store); counted for --max-events.
+/* CR of FUNC_ID to the output; counted for --max-events.
  * 0, -1 to stop (the maximum), after a write error 0 with it noted. */
-static int emit(struct trace_run *r, const struct call_record *cr, const struct render_out *ro,
-		uint32_t func_id)
+static int emit(struct trace_run *r, const struct call_record *cr, uint32_t func_id)
 {
-	int err = 0;
+	int err = out_router__write(r->router, cr, func_id);
 
-	if (r->kind == CMD_CAPTURE) {
-		struct capture_store *cs = store_of(r, (pid_t)cr->pid, &err);
-
-		if (cs)
-			err = store_call(r, cs, cr, ro, func_id);
-		if (err)
-			out_ledger__refuse(&r->ledger);
-		else
-			out_ledger__add(&r->ledger, func_id, 0);
-	} else {
-		err = out_router__write(r->router, cr, func_id);
-	}
 	if (err) {
 		r->write_err = err;
 		return 0;
@@ -336,7 +201,7 @@ static int lines_event(struct trace_run *r, const struct probe_func *f,
 			h->rec.line_timed = true;
 		}
 		h->used = false;
-		if (emit(r, &h->rec, NULL, h->func_id) < 0)
+		if (emit(r, &h->rec, h->func_id) < 0)
 			return -1;
 	}
 	if (!f->in_lines)
@@ -347,6 +212,7 @@ static int lines_event(struct trace_run *r, const struct probe_func *f,
 	h->rec.comm = h->comm;
 	h->rec.typed = NULL;
 	h->rec.stack = NULL;
+	h->rec.rendered = NULL;
 	h->ts_raw = raw->ts_entry_ns;
 	h->func_id = raw->func_id;
 	return 1;
@@ -358,7 +224,7 @@ static void flush_held_lines(struct trace_run *r)
 	for (size_t i = 0; i < r->n_held; i++) {
 		if (r->held[i].used && !r->write_err) {
 			r->held[i].used = false;
-			emit(r, &r->held[i].rec, NULL, r->held[i].func_id);
+			emit(r, &r->held[i].rec, r->held[i].func_id);
 		}
 	}
 }
@@ -368,10 +234,7 @@ static void settle_output(struct trace_run *r, bool final);
 /* A record drained after the output failed: never written, counted. */
 static void refuse_record(struct trace_run *r)
 {
-	if (r->router)
-		out_router__refuse(r->router);
-	else
-		out_ledger__refuse(&r->ledger);
+	out_router__refuse(r->router);
 }
 
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
@@ -396,6 +259,7 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	if (decoder__decode(&r->decoder, &copy, &cr))
 		return 0;
 	cr.typed = typer__render(r->typer, &copy, &ro);
+	cr.rendered = ro;
 	cr.stack = NULL;
 	cr.line_timed = false;
 	if (r->stacks) {
@@ -413,7 +277,7 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 				return err > 0 ? 0 : -1;
 		}
 	}
-	err = emit(r, &cr, ro, copy.func_id);
+	err = emit(r, &cr, copy.func_id);
 	if (r->kind == CMD_BREAK) {
 		/* The report is out before the wait: flush it. */
 		settle_output(r, false);
@@ -442,7 +306,7 @@ static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
 		r->stack_text.len = 0;
 		if (!pytrace__stack(r->py, rec, &r->stack_text))
 			cr->stack = r->stack_text.buf;
-		err = emit(r, cr, NULL, r->py_func);
+		err = emit(r, cr, r->py_func);
 		settle_output(r, false);
 		fflush(r->ses.out);
 	}
@@ -481,7 +345,7 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 		return py_break_stop(r, &copy, n > 0 ? &cr : NULL);
 	if (n <= 0)
 		return 0;
-	return emit(r, &cr, NULL, r->py_func);
+	return emit(r, &cr, r->py_func);
 }
 
 /* --py: the processes must run CPython 3.11; the evaluator's probe is
@@ -512,13 +376,8 @@ static int py_prepare(struct trace_run *r)
  * a file, unix-socket readers), and the ledger learns what reached it. */
 static void settle_output(struct trace_run *r, bool final)
 {
-	int err;
+	int err = out_router__settle(r->router, final);
 
-	if (!r->router) {
-		out_ledger__settle(&r->ledger, r->write_err, 0);
-		return;
-	}
-	err = out_router__settle(r->router, final);
 	if (err && !r->write_err)
 		r->write_err = err;
 }
@@ -526,15 +385,13 @@ static void settle_output(struct trace_run *r, bool final)
 /* Records that reached the output: of function FUNC, or all (SIZE_MAX). */
 static uint64_t written(const struct trace_run *r, size_t func)
 {
-	if (r->router)
-		return func == SIZE_MAX ? out_router__written(r->router)
-					: out_router__written_func(r->router, func);
-	return func == SIZE_MAX ? r->ledger.written : r->ledger.written_per_func[func];
+	return func == SIZE_MAX ? out_router__written(r->router)
+				: out_router__written_func(r->router, func);
 }
 
 static uint64_t unwritten(const struct trace_run *r)
 {
-	return r->router ? out_router__unwritten(r->router) : r->ledger.unwritten;
+	return out_router__unwritten(r->router);
 }
 
 static char *join_args(int argc, char **argv)
@@ -553,131 +410,94 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-/* cmon capture: a store in OUTDIR, its functions and what makes it
- * trustworthy, into CS. */
-static int open_store(struct trace_run *r, const char *outdir, struct capture_store *cs)
+/* capture: what the store says of the run (command line, target, the
+ * build-id's file).  0 or -ENOMEM. */
+static int store_opts(struct trace_run *r)
 {
-	char host[256] = "";
-	char *cmdline = join_args(r->argc + 1, r->argv - 1); /* from "cmon" */
-	char *build_id, exe[32];
-	const char *target = r->ses.launch_path ? r->ses.launch_path
-			     : r->opts.binary ? r->opts.binary
-					      : r->set->objects[r->set->targets[0].objects[0]].path;
-	struct store_meta meta = {
-		.cmon_version = CMON_VERSION,
-		.command_line = cmdline,
-		.target_path = target,
-		.hostname = host,
-	};
-	int err;
+	const struct probe_object *first = &r->set->objects[r->set->targets[0].objects[0]];
 
-	gethostname(host, sizeof(host) - 1);
-	/* The build-id says later which build the calls came from (read from
-	 * the notes: a stripped executable has one too). */
-	if (r->opts.n_pids)
-		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)r->opts.pids[0]);
-	build_id = debuginfo__build_id(r->ses.launch_path ? r->ses.launch_path
-				       : r->opts.binary ? r->opts.binary
-				       : r->opts.n_pids ? exe
-				       : r->set->objects[r->set->targets[0].objects[0]].attach_path);
-	meta.build_id = build_id;
-	err = store_writer__create(outdir, &meta, &cs->store);
-	free(build_id);
-	free(cmdline);
-	if (err) {
-		log_error("cannot create the capture store %s: %s", outdir, strerror(-err));
-		return err;
-	}
-	for (size_t i = 0; i < r->set->n_objects && !err; i++) {
-		bool traced = false;
-
-		for (size_t k = 0; k < r->set->n_funcs && !traced; k++)
-			traced = r->set->funcs[k].object == i;
-		if (!traced)
-			continue;
-		build_id = debuginfo__build_id(r->set->objects[i].attach_path);
-		err = store_writer__add_file(cs->store, r->set->objects[i].path, build_id);
-		free(build_id);
-	}
-	if (err) {
-		log_error("capture store: %s", store_writer__errmsg(cs->store));
-		return -EIO;
-	}
-	cs->funcs = calloc(r->set->n_funcs ? r->set->n_funcs : 1, sizeof(*cs->funcs));
-	if (!cs->funcs)
+	r->cmdline = join_args(r->argc + 1, r->argv - 1); /* from "cmon" */
+	if (!r->cmdline)
 		return -ENOMEM;
-	for (size_t i = 0; i < r->set->n_funcs; i++) {
-		const struct probe_func *f = &r->set->funcs[i];
-		const struct plan_layout *l = typer__layout(r->typer, (uint32_t)i);
-		char *sig = NULL;
-		int64_t id;
-
-		if (f->python) {
-			cs->funcs[i] = -1; /* its Python functions are made as they run */
-			continue;
-		}
-
-		sig = typer__signature_json(r->typer, (uint32_t)i);
-		id = store_writer__add_function(cs->store, f->name, r->set->objects[f->object].module,
-						sig, l && l->typed);
-		free(sig);
-		if (id < 0) {
-			log_error("capture store: %s", store_writer__errmsg(cs->store));
-			return -EIO;
-		}
-		cs->funcs[i] = id;
-	}
-	if (!r->opts.quiet)
-		fprintf(stderr, "cmon: capturing to %s\n", store_writer__path(cs->store));
+	if (r->opts.n_pids)
+		snprintf(r->exe_path, sizeof(r->exe_path), "/proc/%d/exe", (int)r->opts.pids[0]);
+	r->store_opts = (struct store_sink_opts){
+		.set = r->set,
+		.typer = r->typer,
+		.command_line = r->cmdline,
+		.target_path = r->ses.launch_path ? r->ses.launch_path
+			       : r->opts.binary	  ? r->opts.binary
+						  : first->path,
+		.build_id_path = r->ses.launch_path ? r->ses.launch_path
+				 : r->opts.binary   ? r->opts.binary
+				 : r->opts.n_pids   ? r->exe_path
+						    : first->attach_path,
+		.quiet = r->opts.quiet,
+	};
 	return 0;
 }
 
-/* The store of process PID (per process: made at its first record). */
-static struct capture_store *store_of(struct trace_run *r, pid_t pid, int *err)
+/* The router and its sinks: trace's format on the output (or a file per
+ * process: -o 'out.%p'), capture's store (or one per process, made at the
+ * process's first record).  0 or -errno after one error line. */
+static int make_router(struct trace_run *r)
 {
-	struct capture_store *v;
-	char rank[32], *path = NULL;
-
-	*err = 0;
-	if (!r->store_per_process)
-		return &r->stores[0];
-	for (size_t i = 0; i < r->n_stores; i++)
-		if (r->stores[i].pid == pid)
-			return &r->stores[i];
-	v = realloc(r->stores, (r->n_stores + 1) * sizeof(*v));
-	if (!v) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	r->stores = v;
-	v = &r->stores[r->n_stores];
-	memset(v, 0, sizeof(*v));
-	v->pid = pid;
-	rank_book__rank(&r->ranks, pid, rank, sizeof(rank));
-	*err = out_path__expand(r->opts.output, pid, rank, &path);
-	if (!*err)
-		*err = open_store(r, path, v);
-	free(path);
-	r->n_stores++; /* closed and freed with the others, made or not */
-	return *err ? NULL : v;
-}
-
-static int close_stores(struct trace_run *r, uint64_t end_ns)
-{
+	struct out_router_opts oo = { .n_funcs = r->set->n_funcs };
+	const char *tmpl = NULL;
+	struct out_sink *sink = NULL;
 	int err = 0;
 
-	for (size_t i = 0; i < r->n_stores; i++) {
-		if (r->stores[i].store && store_writer__close(r->stores[i].store, end_ns) && !err)
-			err = -EIO;
-		r->stores[i].store = NULL;
-		free(r->stores[i].funcs);
-		r->stores[i].funcs = NULL;
-		hmap__release(&r->stores[i].pyfuncs);
+	if (r->kind == CMD_CAPTURE) {
+		err = store_opts(r);
+		if (err) {
+			log_error("out of memory");
+			return err;
+		}
+		oo.open = store_sink__open;
+		oo.open_ctx = &r->store_opts;
+		if (r->opts.output && out_path__per_process(r->opts.output))
+			tmpl = r->opts.output;
+		else
+			err = store_sink__open(&r->store_opts, 0,
+					       r->opts.output ? r->opts.output : "cmon-capture", &sink);
+		if (err)
+			return err;
+	} else {
+		r->file_opts.fmt = r->opts.format;
+		r->file_opts.columns = typer__columns(r->typer, &r->file_opts.n_columns);
+		if (r->py) {
+			size_t n = r->file_opts.n_columns;
+
+			/* CSV: one more column, "args", the Python call's args object */
+			r->py_columns = calloc(n + 1, sizeof(char *));
+			if (!r->py_columns) {
+				log_error("out of memory");
+				return -ENOMEM;
+			}
+			if (n)
+				memcpy(r->py_columns, r->file_opts.columns, n * sizeof(char *));
+			r->py_columns[n] = "";
+			pytrace__set_args_column(r->py, n);
+			r->file_opts.columns = r->py_columns;
+			r->file_opts.n_columns = n + 1;
+		}
+		oo.open = file_sink__open;
+		oo.open_ctx = &r->file_opts;
+		if (r->ses.out)
+			sink = file_sink__new(&r->file_opts, r->ses.out);
+		else
+			tmpl = r->opts.output;
 	}
-	free(r->stores);
-	r->stores = NULL;
-	r->n_stores = 0;
-	return err;
+	r->router = tmpl ? out_router__per_process(tmpl, &oo) : out_router__single(sink, &oo);
+	if (!r->router) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->opts.n_pids; i++)
+		out_router__note_process(r->router, r->opts.pids[i]);
+	if (r->ses.launched)
+		out_router__note_process(r->router, r->ses.launch.pid);
+	return 0;
 }
 
 /* Calls whose record was not written, and calls written without their
@@ -712,7 +532,7 @@ static uint64_t report(struct trace_run *r)
 	if (r->opts.quiet)
 		return lost + lost_captures;
 	fprintf(stderr, "cmon: events written: %llu", (unsigned long long)written(r, SIZE_MAX));
-	if (r->router && out_router__files(r->router))
+	if (out_router__files(r->router))
 		fprintf(stderr, " (%zu file%s, one per process)", out_router__files(r->router),
 			out_router__files(r->router) == 1 ? "" : "s");
 	fputc('\n', stderr);
@@ -822,17 +642,15 @@ static void cleanup_run(struct trace_run *r)
 	decoder__release(&r->decoder);
 	tracer__free(r->tracer);
 	free(r->exprs);
-	close_stores(r, 0);
-	rank_book__free(&r->ranks);
 	stack_book__free(r->stacks);
 	free(r->held);
 	free(r->procs);
 	strbuf__release(&r->stack_text);
 	typer__free(r->typer);
-	out_router__free(r->router);
+	out_router__free(r->router); /* closes the stores of a run that failed */
+	free(r->cmdline);
 	session__cleanup(&r->ses);
 	probe_set__free(r->set);
-	out_ledger__free(&r->ledger);
 	cmd_opts__free(&r->opts);
 }
 
@@ -930,16 +748,9 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	double deadline = 0;
 
 	session__init(&r.ses, &r.opts);
-	if (cmd_opts__parse(kind, argc, argv, &r.opts)) {
-		cmd_opts__free(&r.opts);
-		return CMON_EXIT_USAGE;
-	}
-	if (r.opts.help) {
-		cmd_opts__usage(kind, stdout);
-		cmd_opts__free(&r.opts);
-		return CMON_EXIT_OK;
-	}
-	log_set_level(r.opts.verbose >= 2 ? LOG_DEBUG : r.opts.verbose ? LOG_INFO : LOG_WARN);
+	err = cmd_opts__begin(kind, argc, argv, &r.opts);
+	if (err >= 0)
+		return err;
 	if (kind == CMD_BREAK) {
 		/* Each hit once, at entry, with its stack, as text on stderr
 		 * (the program's stdout stays its own). */
@@ -953,13 +764,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		session__install_signals();
 	}
 
-	err = privilege__check();
-	if (!err)
-		err = session__parse_patterns(&r.ses);
-	if (!err && kind != CMD_CAPTURE && kind != CMD_BREAK)
-		err = session__open_output(&r.ses, 1 << 20); /* capture: once the functions are known */
-	if (!err)
-		err = session__start_program(&r.ses);
+	/* capture: its store once the functions are known; break: stderr */
+	err = session__begin(&r.ses, kind != CMD_CAPTURE && kind != CMD_BREAK ? 1 << 20 : 0);
 	if (err)
 		goto cleanup;
 	if (r.opts.n_watches && !r.opts.n_funcs && !r.opts.n_usdts && !r.opts.n_lines &&
@@ -1002,56 +808,9 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	if (err)
 		goto cleanup;
 	malloc_trim(0); /* DWARF parsing is over: give its memory back */
-	if (kind == CMD_CAPTURE) {
-		r.store_per_process = r.opts.output && out_path__per_process(r.opts.output);
-		if (!r.store_per_process) {
-			r.stores = calloc(1, sizeof(*r.stores));
-			err = r.stores ? open_store(&r, r.opts.output ? r.opts.output : "cmon-capture",
-						   &r.stores[0])
-				       : -ENOMEM;
-			r.n_stores = r.stores ? 1 : 0;
-			if (err)
-				goto cleanup;
-		}
-	}
-	err = out_ledger__init(&r.ledger, r.set->n_funcs);
-	if (kind != CMD_CAPTURE) {
-		struct out_router_opts oo = { .fmt = r.opts.format, .n_funcs = r.set->n_funcs };
-
-		oo.columns = typer__columns(r.typer, &oo.n_columns);
-		if (r.py) {
-			/* CSV: one more column, "args", the Python call's args object */
-			r.py_columns = calloc(oo.n_columns + 1, sizeof(char *));
-			if (!r.py_columns) {
-				err = -ENOMEM;
-				log_error("out of memory");
-				goto cleanup;
-			}
-			if (oo.n_columns)
-				memcpy(r.py_columns, oo.columns, oo.n_columns * sizeof(char *));
-			r.py_columns[oo.n_columns] = "";
-			pytrace__set_args_column(r.py, oo.n_columns);
-			oo.columns = r.py_columns;
-			oo.n_columns++;
-		}
-		r.router = r.ses.out ? out_router__single(r.ses.out, &oo)
-				     : out_router__per_process(r.opts.output, &oo);
-	}
-	for (size_t i = 0; i < r.opts.n_pids; i++) {
-		if (r.router)
-			out_router__note_process(r.router, r.opts.pids[i]);
-		if (r.store_per_process)
-			rank_book__note(&r.ranks, r.opts.pids[i]);
-	}
-	if (r.router && r.ses.launched)
-		out_router__note_process(r.router, r.ses.launch.pid);
-	if (r.store_per_process && r.ses.launched)
-		rank_book__note(&r.ranks, r.ses.launch.pid);
-	if (err || (kind != CMD_CAPTURE && !r.router)) {
-		err = -ENOMEM;
-		log_error("out of memory");
+	err = make_router(&r);
+	if (err)
 		goto cleanup;
-	}
 	err = session__open_pidfds(&r.ses);
 	if (err)
 		goto cleanup;
@@ -1144,10 +903,6 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 			err = n;
 			break;
 		}
-		for (size_t i = 0; i < r.n_stores; i++)
-			if (r.stores[i].store && store_writer__maybe_commit(r.stores[i].store, 0) < 0 &&
-			    !r.write_err)
-				r.write_err = -EIO;
 		settle_output(&r, false);
 		if (r.py)
 			pytrace__tick(r.py);
@@ -1179,8 +934,6 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		breakpoint__finish(break_pid(&r), break_stops(&r));
 	flush_held_lines(&r);
 	settle_output(&r, true);
-	if (close_stores(&r, clock__wall_ns()) && !r.write_err)
-		r.write_err = -EIO;
 	if (r.write_err) {
 		log_error("cannot write output: %s", strerror(-r.write_err));
 		err = r.write_err;

@@ -347,6 +347,21 @@ static int push_ptr(void *arrp, size_t *n, size_t elem, const void *val)
 	return 0;
 }
 
+int cmd_opts__begin(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *o)
+{
+	if (cmd_opts__parse(kind, argc, argv, o)) {
+		cmd_opts__free(o);
+		return CMON_EXIT_USAGE;
+	}
+	if (o->help) {
+		cmd_opts__usage(kind, stdout);
+		cmd_opts__free(o);
+		return CMON_EXIT_OK;
+	}
+	log_set_level(o->verbose >= 2 ? LOG_DEBUG : o->verbose ? LOG_INFO : LOG_WARN);
+	return -1;
+}
+
 int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *o)
 {
 	const char *name = kind == CMD_LIST      ? "list"

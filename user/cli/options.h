@@ -168,4 +168,10 @@ void cmd_opts__free(struct cmd_opts *o);
 
 void cmd_opts__usage(enum cmd_kind kind, FILE *out);
 
+/* How every command starts: ARGV parsed into O (zeroed), --help answered,
+ * the log level set from -v.  -1: go on (free O with cmd_opts__free);
+ * else the exit status (CMON_EXIT_OK after --help, CMON_EXIT_USAGE after
+ * the error line), O freed. */
+int cmd_opts__begin(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *o);
+
 #endif

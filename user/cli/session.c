@@ -13,6 +13,7 @@
 #include "output/outpath.h"
 #include "cli/commands.h"
 #include "core/log.h"
+#include "core/privilege.h"
 #include "output/stream.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
@@ -161,6 +162,19 @@ int session__start_program(struct session *s)
 	}
 	s->launched = true;
 	return 0;
+}
+
+int session__begin(struct session *s, size_t out_bufsize)
+{
+	int err = privilege__check();
+
+	if (!err)
+		err = session__parse_patterns(s);
+	if (!err && out_bufsize)
+		err = session__open_output(s, out_bufsize);
+	if (!err)
+		err = session__start_program(s);
+	return err;
 }
 
 int session__open_pidfds(struct session *s)

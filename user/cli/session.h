@@ -67,6 +67,12 @@ int session__start_output(struct session *s);
 
 /* -- CMD: start it paused before exec (nothing to do otherwise). */
 int session__start_program(struct session *s);
+
+/* How trace, capture, break and profile start, in this order: the
+ * privileges checked, the patterns parsed, the output opened with
+ * OUT_BUFSIZE bytes of buffer (0: none now: capture's store, break's
+ * stderr), the program started.  0 or -errno after one error line. */
+int session__begin(struct session *s, size_t out_bufsize);
 int session__open_pidfds(struct session *s);
 
 /* The targets and patterns, as the resolver takes them. */

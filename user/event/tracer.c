@@ -9,7 +9,6 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <fcntl.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,6 +17,7 @@
 #include "probe/follow.h"
 #include "probe/links.h"
 #include "probe/bpf_setup.h"
+#include "proc/procmaps.h"
 #include "staging.h"
 #include "tracer.h"
 #include "trace.skel.h"
@@ -38,14 +38,9 @@
 struct tracer {
 	struct trace_bpf *skel;
 	const struct probe_set *set;
+	struct bpf_set bs;  /* what every BPF set has: links, follower, CPUs */
 	struct ring_buffer *rb;
-	struct bpf_link *exit_link; /* thread-exit tracepoint */
-	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
-	struct probe_links *links;
-	struct probe_links_opts lo;
-	struct bpf_link *fork_link; /* follow.bpf.h: children of followed processes */
-	struct follow *follow;      /* NULL: not following */
-	int ncpus;
+	size_t rb_bytes;
 	struct tracer_opts opts;
 	int budget;       /* records this poll may still hand over; < 0: no bound */
 	bool budget_hit;
@@ -54,9 +49,11 @@ struct tracer {
 	struct staging *stage;
 };
 
-/* Staging where records need nothing beside them in order: captures,
- * stacks and Python records arrive on their own, break stops one at a
- * time.  (Entry-only stacks follow their record in the ring buffer.) */
+/* Staging, unless records must keep their place beside others: an
+ * entry-only call's stack follows its record in the ring buffer, Python
+ * records go out as they come, break stops one call at a time, and a
+ * capture's records are most of a call's cost anyway (staging its call
+ * record only moved the losses: the consumer is the bound there). */
 static bool staging_disabled; /* CMON_NO_STAGING, read by main */
 
 static bool staging_wanted(const struct tracer_opts *o)
@@ -130,31 +127,6 @@ static int load_plans(struct tracer *t)
 	return 0;
 }
 
-/* --if / --on-change programs, by func_id * 2 + kind (after load). */
-static int load_exprs(struct tracer *t)
-{
-	int fd = bpf_map__fd(t->skel->maps.expr_progs);
-
-	for (__u32 k = 0; k < 2 * t->set->n_funcs; k++) {
-		if (!t->opts.exprs[k].n)
-			continue;
-		if (bpf_map_update_elem(fd, &k, &t->opts.exprs[k], BPF_ANY))
-			return -errno;
-	}
-	return 0;
-}
-
-#define CHANGE_ENTRIES 16384 /* --on-change: (process, function) pairs remembered */
-
-/* Some function has an --on-change program. */
-static bool on_change(const struct tracer *t)
-{
-	for (size_t i = 0; t->opts.exprs && i < t->set->n_funcs; i++)
-		if (t->opts.exprs[2 * i + 1].n)
-			return true;
-	return false;
-}
-
 static size_t round_pow2(size_t v)
 {
 	size_t p = 4096;
@@ -164,68 +136,61 @@ static size_t round_pow2(size_t v)
 	return p;
 }
 
-/* Open the skeleton, configure it from T's options, load.  0 or -errno
- * (the skeleton stays in T for tracer__free). */
-static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
+/* Open the skeleton, configure it from T's options, load (bpf_set__load's
+ * callback).  0 or -errno (the skeleton stays in T for tracer__free). */
+static int open_and_load(void *ctx, bool mem_cast)
 {
+	struct tracer *t = ctx;
 	const struct tracer_opts *opts = &t->opts;
 	const struct probe_set *set = t->set;
+	struct bpf_set *bs = &t->bs;
+	struct bpf_targ targ;
 
 	t->skel = trace_bpf__open();
 	if (!t->skel)
 		return -errno;
-	t->skel->rodata->targ_nr_cpus = (__u32)t->ncpus;
-	t->skel->rodata->targ_page_size = (__u64)sysconf(_SC_PAGESIZE);
-	t->skel->rodata->targ_mem_cast = mem_cast;
+	bs->entry = t->skel->progs.cmon_entry;
+	bs->exit = t->skel->progs.cmon_exit;
+	bs->usdt = t->skel->progs.cmon_usdt;
+	bs->stack_made = t->skel->progs.cmon_stack_made;
+	bs->py_entry = t->skel->progs.cmon_py_entry;
+	bs->py_exit = t->skel->progs.cmon_py_exit;
+	bs->thread_exit = t->skel->progs.cmon_thread_exit;
+	bs->exec_begin = t->skel->progs.cmon_exec_begin;
+	bs->launch_exec = t->skel->progs.cmon_launch_exec;
+	bs->follow_fork = t->skel->progs.cmon_follow_fork;
+	bs->followed = t->skel->maps.followed;
+	bs->follow_stats = t->skel->maps.follow_stats;
+	bs->expr_progs = t->skel->maps.expr_progs;
+	bs->change_last = t->skel->maps.change_last;
+	bs->stack_regions = t->skel->maps.stack_regions;
+	bs->coro_stacks = t->skel->maps.coro_stacks;
+	bpf_set__targ(bs, mem_cast, &targ);
+	BPF_SET_RODATA(t->skel->rodata, &targ);
 	t->skel->rodata->targ_entry_only = opts->entry_only;
 	t->skel->rodata->targ_staging = staging_wanted(opts);
 	bpf_map__set_max_entries(t->skel->maps.staging,
-				 staging_wanted(opts) ? (__u32)t->ncpus : 1);
-	t->skel->rodata->targ_launch_pid = (__u32)set->launch_pid;
-	t->skel->rodata->targ_follow = opts->follow;
-	t->skel->rodata->targ_follow_wake = opts->follow && probe_links__child_has_own(set);
+				 staging_wanted(opts) ? (__u32)bs->ncpus : 1);
 	t->skel->rodata->targ_focus = opts->focus;
 	t->skel->rodata->targ_stack = opts->on_stack != NULL;
 	t->skel->rodata->targ_line_regs = opts->line_regs;
-	t->skel->rodata->targ_filter_pid = opts->filter_pid > 0 ? (__u32)opts->filter_pid : 0;
-	t->skel->rodata->targ_filter_comm =
-		probe_filter__comm(opts->filter_comm, (uint64_t *)&t->skel->rodata->targ_comm_lo,
-				   (uint64_t *)&t->skel->rodata->targ_comm_hi);
-	t->skel->rodata->targ_filter_cgroup = opts->filter_cgroup;
 	t->skel->rodata->targ_max_depth = opts->max_depth;
 	t->skel->rodata->targ_break_count = opts->break_count;
 	if (opts->py_offsets)
 		memcpy((void *)&t->skel->rodata->targ_py, opts->py_offsets, sizeof(*opts->py_offsets));
-	if (opts->n_py_break && opts->n_py_break <= CMON_PY_BREAK_MAX) {
-		memcpy((void *)t->skel->rodata->targ_py_break, opts->py_break,
-		       opts->n_py_break * sizeof(*opts->py_break));
-		t->skel->rodata->targ_py_break_n = opts->n_py_break;
-	}
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be
 	 * scheduled before the buffer fills (two threads calling flat out
 	 * fill 4 MiB in ~15 ms). */
-	t->skel->rodata->targ_wakeup_bytes = rb_bytes / 8;
-	/* The kernel's dev_t is MAJOR << 20 | MINOR, not glibc's encoding. */
-	t->skel->rodata->targ_exe_dev =
-		set->binary_mode ? ((__u64)major(set->exe_dev) << 20 | minor(set->exe_dev)) : 0;
-	t->skel->rodata->targ_exe_ino = set->binary_mode ? set->exe_ino : 0;
-	bpf_map__set_max_entries(t->skel->maps.events, (__u32)rb_bytes);
+	t->skel->rodata->targ_wakeup_bytes = t->rb_bytes / 8;
+	bpf_map__set_max_entries(t->skel->maps.events, (__u32)t->rb_bytes);
 	bpf_map__set_max_entries(t->skel->maps.func_stats,
 				 set->n_funcs ? (__u32)set->n_funcs : 1);
 	t->skel->rodata->targ_capture = opts->plans != NULL;
 	t->skel->rodata->targ_sleepable = opts->plans && opts->sleepable;
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
-	/* The programs' maps take memory only when there are programs: the
-	 * LRU map of --on-change is preallocated. */
-	t->skel->rodata->targ_expr = opts->exprs != NULL;
-	bpf_map__set_max_entries(t->skel->maps.expr_progs,
-				 opts->exprs && set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
-	bpf_map__set_max_entries(t->skel->maps.change_last, on_change(t) ? CHANGE_ENTRIES : 1);
 	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
-	if (!opts->follow) /* the map is preallocated: not for nothing (the agent loads many) */
-		bpf_map__set_max_entries(t->skel->maps.followed, 1);
 	if (opts->plans && opts->sleepable) {
 		/* Sleepable programs may fault in argument pages that are not
 		 * resident, where a plain read would come back empty. */
@@ -233,15 +198,16 @@ static int open_and_load(struct tracer *t, size_t rb_bytes, bool mem_cast)
 		bpf_program__set_flags(t->skel->progs.cmon_exit, BPF_F_SLEEPABLE);
 		bpf_program__set_flags(t->skel->progs.cmon_usdt, BPF_F_SLEEPABLE);
 	}
-	probe_links__prepare(t->skel->progs.cmon_entry);
-	probe_links__prepare(t->skel->progs.cmon_exit);
-	probe_links__prepare(t->skel->progs.cmon_usdt);
-	t->skel->rodata->targ_stack_switch = set->stack_switch;
-	probe_links__prepare_stacks(t->skel->maps.stack_regions, t->skel->maps.coro_stacks,
-				    t->skel->progs.cmon_stack_made, set);
-	probe_links__prepare(t->skel->progs.cmon_py_entry);
-	probe_links__prepare(t->skel->progs.cmon_py_exit);
+	bpf_set__prepare(bs);
 	return trace_bpf__load(t->skel);
+}
+
+static void destroy_skel(void *ctx)
+{
+	struct tracer *t = ctx;
+
+	trace_bpf__destroy(t->skel);
+	t->skel = NULL;
 }
 
 /* Each USDT site's argument specs, by func_id. */
@@ -261,8 +227,15 @@ static int load_usdt_specs(struct tracer *t)
 
 struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts *opts)
 {
+	struct bpf_set_opts bo = {
+		.follow = opts->follow,
+		.entry_only = opts->entry_only,
+		.mem = true,
+		.filter_pid = opts->filter_pid,
+		.filter_cgroup = opts->filter_cgroup,
+		.exprs = opts->exprs,
+	};
 	struct tracer *t;
-	size_t rb_bytes;
 	int err;
 
 	t = calloc(1, sizeof(*t));
@@ -271,47 +244,29 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	t->set = set;
 	t->opts = *opts;
 	t->budget = -1;
-	t->ncpus = bpf_setup__ncpus();
-	if (t->ncpus < 0) {
-		err = t->ncpus;
+	bo.filter_comm = t->opts.filter_comm; /* T's copy: it outlives the set */
+	err = bpf_set__init(&t->bs, set, &bo);
+	if (err)
 		goto fail;
-	}
 	/* Captures make records larger and burstier: give them more room. */
-	rb_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
-			      : opts->plans      ? 4 * DEFAULT_RINGBUF
-						 : DEFAULT_RINGBUF);
-	/* Per-CPU RSS deltas read with bpf_rdonly_cast loads: measured here
-	 * (bpf_stats), entry 180 -> 130 ns and exit 230 -> 175 ns per run
-	 * against bpf_probe_read_kernel.  A verifier that refuses the cast
-	 * gets the helper reads. */
-	err = open_and_load(t, rb_bytes, true);
-	if (err) {
-		trace_bpf__destroy(t->skel);
-		t->skel = NULL;
-		err = open_and_load(t, rb_bytes, false);
-	}
-	if (err) {
-		bpf_setup__failed(true, err);
+	t->rb_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
+				 : opts->plans      ? 4 * DEFAULT_RINGBUF
+						    : DEFAULT_RINGBUF);
+	err = bpf_set__load(&t->bs, open_and_load, destroy_skel, t);
+	if (err)
 		goto fail_quiet;
-	}
 	/* Loading parsed the kernel's BTF (megabytes, now freed): give the
 	 * heap back before the ring buffer is mapped. */
 	malloc_trim(0);
-	if (opts->exprs) {
-		err = load_exprs(t);
-		if (err)
-			goto fail;
-	}
-	if (opts->plans) {
+	err = bpf_set__load_exprs(&t->bs);
+	if (!err && opts->plans)
 		err = load_plans(t);
-		if (err)
-			goto fail;
-	}
-	err = load_usdt_specs(t);
+	if (!err)
+		err = load_usdt_specs(t);
 	if (err)
 		goto fail;
 	if (staging_wanted(opts)) {
-		t->stage = staging__new(bpf_map__fd(t->skel->maps.staging), t->ncpus);
+		t->stage = staging__new(bpf_map__fd(t->skel->maps.staging), t->bs.ncpus);
 		if (!t->stage) {
 			err = -errno;
 			goto fail;
@@ -333,43 +288,20 @@ fail_quiet:
 
 int tracer__attach(struct tracer *t)
 {
-	struct probe_links_opts *lo = &t->lo;
-	int err;
+	int err = bpf_set__attach_lifecycle(&t->bs);
 
-	lo->entry_prog = t->skel->progs.cmon_entry;
-	lo->exit_prog = t->skel->progs.cmon_exit;
-	lo->usdt_prog = t->skel->progs.cmon_usdt;
-	lo->stack_made_prog = t->skel->progs.cmon_stack_made;
-	lo->py_entry_prog = t->skel->progs.cmon_py_entry;
 	/* break: stops at entry; a return probe would only cost each call */
-	lo->py_exit_prog = t->opts.break_count ? NULL : t->skel->progs.cmon_py_exit;
-	lo->entry_only = t->opts.entry_only;
-	lo->follow = t->opts.follow;
-
-	t->exit_link = bpf_program__attach(t->skel->progs.cmon_thread_exit);
-	if (!t->exit_link) {
-		err = -errno;
-		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
-		return err;
-	}
-	err = lifecycle__attach(t->skel->progs.cmon_exec_begin, t->skel->progs.cmon_launch_exec,
-				t->set->launch_pid, t->exec_links);
-	if (!err && t->opts.follow)
-		err = follow__start(t->skel->progs.cmon_follow_fork,
-				    bpf_map__fd(t->skel->maps.followed),
-				    bpf_map__fd(t->skel->maps.follow_stats), t->set, lo,
-				    &t->fork_link, &t->follow);
+	if (t->opts.break_count)
+		t->bs.lo.py_exit_prog = NULL;
 	/* A fork wakes the poll: the scan after it attaches the child's links. */
 	if (!err && t->opts.follow &&
 	    ring_buffer__add(t->rb, bpf_map__fd(t->skel->maps.follow_events), on_fork, t))
 		log_info("forks will not wake cmon: children's library links wait for the "
 			 "next poll");
 	if (!err)
-		err = probe_links__attach(t->set, lo, &t->links);
-	if (err) {
-		tracer__detach(t);
+		err = bpf_set__attach_probes(&t->bs);
+	if (err)
 		return err;
-	}
 	/* The consumer competes for the CPUs with the threads it drains: at
 	 * the same priority, four threads calling flat out on two CPUs fill
 	 * the buffer faster than it is read (40 % of the records lost here).
@@ -380,8 +312,8 @@ int tracer__attach(struct tracer *t)
 	return 0;
 }
 
-size_t tracer__probe_count(const struct tracer *t) { return probe_links__probe_count(t->links); }
-unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_links__attach_ns(t->links); }
+size_t tracer__probe_count(const struct tracer *t) { return probe_links__probe_count(t->bs.links); }
+unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_links__attach_ns(t->bs.links); }
 
 static int on_staged(void *ctx, const struct cmon_call_rec *rec)
 {
@@ -445,6 +377,7 @@ int tracer__drain(struct tracer *t)
 static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shadow_stack *sv)
 {
 	int map_fd = bpf_map__fd(t->skel->maps.stacks);
+	char comm[CMON_COMM_LEN];
 	int pidfd, err;
 
 	pidfd = (int)syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
@@ -452,13 +385,12 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 		return 0; /* gone already: its exit flushed it */
 	err = bpf_map_lookup_elem(map_fd, &pidfd, sv);
 	close(pidfd);
-	if (err)
-		return 0;
+	if (err || !sv->depth)
+		return 0; /* no pending call */
+	proc__comm(pid, comm, sizeof(comm));
 	for (uint32_t d = sv->depth < CMON_STACK_DEPTH ? sv->depth : CMON_STACK_DEPTH; d > 0; d--) {
 		const struct cmon_frame *fr = &sv->frames[d - 1];
 		struct cmon_call_rec rec;
-		char path[64];
-		FILE *f;
 
 		if (fr->flags & CMON_FRAME_QUIET)
 			continue; /* no record: --focus only, --max-depth, --if */
@@ -475,13 +407,7 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 		};
 
 		memcpy(rec.args, fr->args, sizeof(rec.args));
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(rec.comm, sizeof(rec.comm), f))
-				rec.comm[strcspn(rec.comm, "\n")] = 0;
-			fclose(f);
-		}
+		memcpy(rec.comm, comm, sizeof(rec.comm));
 		t->opts.on_record(t->opts.ctx, &rec);
 	}
 	return 0;
@@ -492,7 +418,7 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 {
 	int map_fd = bpf_map__fd(t->skel->maps.py_stacks);
 	struct cmon_py_rec rec;
-	char comm[CMON_COMM_LEN] = { 1 }; /* read at the first frame */
+	char comm[CMON_COMM_LEN];
 	int pidfd, err;
 
 	pidfd = (int)syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
@@ -500,8 +426,9 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 		return;
 	err = bpf_map_lookup_elem(map_fd, &pidfd, sv);
 	close(pidfd);
-	if (err)
-		return;
+	if (err || !sv->depth)
+		return; /* no pending call */
+	proc__comm(pid, comm, sizeof(comm));
 	for (uint32_t d = sv->depth < CMON_PY_STACK_DEPTH ? sv->depth : CMON_PY_STACK_DEPTH; d > 0;
 	     d--) {
 		const struct cmon_py_frame *fr = &sv->frames[d - 1];
@@ -518,19 +445,6 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 		rec.depth = d - 1;
 		rec.n_args = fr->n_args;
 		memcpy(rec.args, fr->args, sizeof(rec.args));
-		if (comm[0] == 1) {
-			char path[64];
-			FILE *f;
-
-			comm[0] = 0;
-			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			f = fopen(path, "re");
-			if (f) {
-				if (fgets(comm, sizeof(comm), f))
-					comm[strcspn(comm, "\n")] = 0;
-				fclose(f);
-			}
-		}
 		memcpy(rec.comm, comm, sizeof(rec.comm));
 		t->opts.on_py(t->opts.ctx, CMON_REC_PY, &rec, sizeof(rec));
 	}
@@ -585,7 +499,7 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	per_cpu = calloc((size_t)t->ncpus, sizeof(*per_cpu));
+	per_cpu = calloc((size_t)t->bs.ncpus, sizeof(*per_cpu));
 	if (!per_cpu)
 		return -ENOMEM;
 	err = bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.func_stats), &func_id, per_cpu);
@@ -593,7 +507,7 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		err = -errno;
 		goto cleanup;
 	}
-	for (int c = 0; c < t->ncpus; c++) {
+	for (int c = 0; c < t->bs.ncpus; c++) {
 		out->calls += per_cpu[c].calls;
 		out->lost_ringbuf += per_cpu[c].lost_ringbuf;
 		out->lost_depth += per_cpu[c].lost_depth;
@@ -614,31 +528,17 @@ void tracer__break_hits(const struct tracer *t, uint64_t *hits, uint64_t *lost)
 	*lost = __atomic_load_n(&t->skel->bss->break_lost, __ATOMIC_RELAXED);
 }
 
-void tracer__detach_probes(struct tracer *t)
-{
-	probe_links__free(t->links);
-	t->links = NULL;
-	follow__detach(t->follow);
-}
+void tracer__detach_probes(struct tracer *t) { bpf_set__detach_probes(&t->bs); }
 
-struct follow *tracer__follow(const struct tracer *t) { return t->follow; }
+struct follow *tracer__follow(const struct tracer *t) { return t->bs.follow; }
 
-void tracer__detach(struct tracer *t)
-{
-	tracer__detach_probes(t);
-	bpf_link__destroy(t->exit_link);
-	t->exit_link = NULL;
-	bpf_link__destroy(t->fork_link);
-	t->fork_link = NULL;
-	lifecycle__detach(t->exec_links);
-}
+void tracer__detach(struct tracer *t) { bpf_set__detach(&t->bs); }
 
 void tracer__free(struct tracer *t)
 {
 	if (!t)
 		return;
-	tracer__detach(t);
-	follow__free(t->follow);
+	bpf_set__free(&t->bs);
 	ring_buffer__free(t->rb);
 	staging__free(t->stage);
 	trace_bpf__destroy(t->skel);

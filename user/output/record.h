@@ -26,6 +26,7 @@ enum call_status {
 const char *call_status__name(enum call_status s);
 
 struct call_record;
+struct render_out; /* dwarf/render.h */
 /* The call returned a value to show: it returned (CALL_OK) and DWARF does
  * not say it is void (a void function's rax is whatever was left there). */
 bool call_record__has_ret(const struct call_record *rec);
@@ -71,6 +72,8 @@ struct call_record {
 				* thread's next line event, rss_exit the RSS then */
 	const char *stack;     /* --stack: frames, innermost first, each ending in
 				* '\n'; NULL: not asked or not kept */
+	const struct render_out *rendered; /* the typer's whole rendering (its
+					    * buffers go to a capture store); NULL: none */
 };
 
 #endif

@@ -1,21 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* router.c: see router.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "core/grow.h"
-#include "core/log.h"
 #include "ledger.h"
 #include "outpath.h"
 #include "router.h"
 
 struct route {
 	pid_t pid;         /* 0: the single output */
-	FILE *f;
-	bool owned;        /* a per-process file: closed here */
-	struct writer *w;
+	struct out_sink *sink;
 	struct out_ledger ledger;
 	int err;           /* this output failed */
 };
@@ -36,21 +31,6 @@ void out_router__note_process(struct out_router *r, pid_t pid)
 		rank_book__note(&r->ranks, pid);
 }
 
-static int route_init(struct out_router *r, struct route *rt, pid_t pid, FILE *f, bool owned)
-{
-	memset(rt, 0, sizeof(*rt));
-	rt->pid = pid;
-	rt->f = f;
-	rt->owned = owned;
-	rt->w = writer__new(r->o.fmt, f);
-	if (!rt->w || out_ledger__init(&rt->ledger, r->o.n_funcs)) {
-		writer__free(rt->w);
-		return -ENOMEM;
-	}
-	writer__set_columns(rt->w, r->o.columns, r->o.n_columns);
-	return 0;
-}
-
 static struct out_router *router_new(const struct out_router_opts *o, const char *tmpl)
 {
 	struct out_router *r = calloc(1, sizeof(*r));
@@ -62,18 +42,18 @@ static struct out_router *router_new(const struct out_router_opts *o, const char
 	return r;
 }
 
-struct out_router *out_router__single(FILE *out, const struct out_router_opts *o)
+struct out_router *out_router__single(struct out_sink *sink, const struct out_router_opts *o)
 {
-	struct out_router *r = router_new(o, NULL);
+	struct out_router *r = sink ? router_new(o, NULL) : NULL;
 
-	if (!r)
-		return NULL;
-	r->routes = calloc(1, sizeof(*r->routes));
-	if (!r->routes || route_init(r, &r->routes[0], 0, out, false)) {
-		free(r->routes);
-		free(r);
+	if (r)
+		r->routes = calloc(1, sizeof(*r->routes));
+	if (!r || !r->routes || out_ledger__init(&r->routes[0].ledger, o->n_funcs)) {
+		out_sink__free(sink);
+		out_router__free(r);
 		return NULL;
 	}
+	r->routes[0].sink = sink;
 	r->n = r->cap = 1;
 	return r;
 }
@@ -83,13 +63,11 @@ struct out_router *out_router__per_process(const char *tmpl, const struct out_ro
 	return router_new(o, tmpl);
 }
 
-/* The process's own file, made at its first record. */
+/* The process's own sink, made at its first record. */
 static struct route *route_of(struct out_router *r, pid_t pid, int *err)
 {
 	char rank[32], *path = NULL;
 	struct route *rt;
-	FILE *f;
-	int fd;
 
 	*err = 0;
 	if (!r->tmpl)
@@ -110,22 +88,16 @@ static struct route *route_of(struct out_router *r, pid_t pid, int *err)
 	*err = out_path__expand(r->tmpl, pid, rank, &path);
 	if (*err)
 		return NULL;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		*err = -errno;
-		log_error("cannot write %s (process %d): %s", path, (int)pid, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(path);
-		return NULL;
-	}
-	free(path);
-	setvbuf(f, NULL, _IOFBF, 1 << 16);
 	rt = &r->routes[r->n];
-	*err = route_init(r, rt, pid, f, true);
+	memset(rt, 0, sizeof(*rt));
+	rt->pid = pid;
+	*err = r->o.open(r->o.open_ctx, pid, path, &rt->sink);
+	free(path);
+	if (!*err && out_ledger__init(&rt->ledger, r->o.n_funcs))
+		*err = -ENOMEM;
 	if (*err) {
-		fclose(f);
+		out_sink__free(rt->sink);
+		out_ledger__free(&rt->ledger);
 		return NULL;
 	}
 	r->last = r->n++;
@@ -141,13 +113,13 @@ int out_router__write(struct out_router *r, const struct call_record *rec, uint3
 		r->refused++;
 		return rt ? rt->err : err;
 	}
-	err = writer__write(rt->w, rec);
+	err = rt->sink->ops->write(rt->sink, rec, func_id);
 	if (err) {
 		rt->err = err;
 		r->refused++;
 		return err;
 	}
-	out_ledger__add(&rt->ledger, func_id, writer__bytes(rt->w));
+	out_ledger__add(&rt->ledger, func_id, rt->sink->ops->bytes(rt->sink));
 	return 0;
 }
 
@@ -165,14 +137,15 @@ int out_router__settle(struct out_router *r, bool final)
 		uint64_t on_disk = 0;
 		int err;
 
-		if (final && !rt->err)
-			rt->err = writer__finish(rt->w);
-		/* A view (tree, folded, chrome) may hold records until the end. */
-		if (!final && writer__bytes(rt->w) == UINT64_MAX) {
-			fflush(rt->f);
-			continue;
+		if (final) {
+			err = rt->sink->ops->finish(rt->sink);
+			if (err && !rt->err)
+				rt->err = err;
 		}
-		err = writer__flush(rt->w, &on_disk);
+		err = rt->sink->ops->flush(rt->sink, &on_disk);
+		/* A view (tree, folded, chrome) may hold records until the end. */
+		if (!final && rt->sink->ops->bytes(rt->sink) == UINT64_MAX)
+			continue;
 		if (err && !rt->err)
 			rt->err = err;
 		out_ledger__settle(&rt->ledger, rt->err, on_disk);
@@ -220,10 +193,8 @@ void out_router__free(struct out_router *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->n; i++) {
-		writer__free(r->routes[i].w);
+		out_sink__free(r->routes[i].sink);
 		out_ledger__free(&r->routes[i].ledger);
-		if (r->routes[i].owned)
-			fclose(r->routes[i].f);
 	}
 	free(r->routes);
 	rank_book__free(&r->ranks);

@@ -1,9 +1,9 @@
 /*
  * router.h: where a trace's records go.  One output (a stream cmon was
- * given: stdout, -o FILE, -o unix:PATH), or one file per process from an
- * -o template (outpath.h), created at the process's first record.  Each
- * output has its writer and its ledger (ledger.h): what reached it is
- * counted once a flush that carries it succeeds.
+ * given: stdout, -o FILE, -o unix:PATH; or a capture store), or one per
+ * process from an -o template (outpath.h), made at the process's first
+ * record.  Each output is a sink (sink.h) with its ledger (ledger.h): what
+ * reached it is counted once a flush that carries it succeeds.
  */
 #ifndef CMON_OUTPUT_ROUTER_H
 #define CMON_OUTPUT_ROUTER_H
@@ -14,20 +14,20 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "output/record.h"
-#include "output/writer.h"
+#include "output/sink.h"
 
 struct out_router;
 
 struct out_router_opts {
-	enum out_format fmt;
-	const char *const *columns; /* typed CSV columns (writer__set_columns) */
-	size_t n_columns;
-	size_t n_funcs;             /* for the per-function counts */
+	size_t n_funcs;          /* for the per-function counts */
+	out_sink_open_fn *open;  /* per process: makes each process's sink */
+	void *open_ctx;
 };
 
-/* Everything to OUT (not closed here).  NULL: out of memory. */
-struct out_router *out_router__single(FILE *out, const struct out_router_opts *o);
-/* One file per process, named by TEMPLATE (checked by out_path__check). */
+/* Everything to SINK, which the router frees (also when it returns NULL:
+ * out of memory). */
+struct out_router *out_router__single(struct out_sink *sink, const struct out_router_opts *o);
+/* One sink per process, named by TEMPLATE (checked by out_path__check). */
 struct out_router *out_router__per_process(const char *tmpl, const struct out_router_opts *o);
 
 /* Read process PID's rank now (-p PIDs, a launched program): a process may
@@ -50,6 +50,6 @@ uint64_t out_router__unwritten(const struct out_router *r);
 uint64_t out_router__written_func(const struct out_router *r, size_t func_id);
 size_t out_router__files(const struct out_router *r); /* per-process files made */
 
-void out_router__free(struct out_router *r); /* closes the files it made */
+void out_router__free(struct out_router *r); /* frees its sinks */
 
 #endif

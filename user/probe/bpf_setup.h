@@ -1,12 +1,37 @@
 /*
- * bpf_setup.h: what setting up a BPF program set has in common, whichever
- * skeleton it is (event/tracer, agg/profiler): the CPU count the per-CPU
- * maps are read with, and the one line that says why it failed.
+ * bpf_setup.h: what making a BPF program set has in common, whichever
+ * skeleton it is (event/tracer: trace.bpf.c, agg/profiler: profile.bpf.c).
+ *
+ * The lifecycle, each step once here, the skeleton's own parts in its user:
+ *
+ *   bpf_set__init         the CPU count (per-CPU values, targ_nr_cpus)
+ *   bpf_set__load         open -> configure -> load, through the user's
+ *                         callback, again with plain RSS reads when the
+ *                         verifier refuses the cast ones; one error line
+ *     BPF_SET_RODATA      (in the callback) the shared headers' settings
+ *     bpf_set__prepare    (in the callback) the shared maps' sizes, the
+ *                         programs made attachable
+ *   bpf_set__load_exprs   --if / --on-change programs into their map
+ *   bpf_set__attach_lifecycle  thread exit, exec, the fork follower
+ *   bpf_set__attach_probes     the probe set's uprobe_multi links
+ *   bpf_set__detach_probes / bpf_set__detach / bpf_set__free
+ *
+ * The skeleton itself (its open, load and destroy) stays with its user.
  */
 #ifndef CMON_BPF_SETUP_H
 #define CMON_BPF_SETUP_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "probe/links.h"
+
+struct bpf_link;
+struct bpf_map;
+struct bpf_program;
+struct cmon_expr_prog;
+struct follow;
+struct probe_set;
 
 /* The possible CPUs (what per-CPU map values hold), at most CMON_MAX_CPUS:
  * > 0, or a negative errno. */
@@ -16,5 +41,98 @@ int bpf_setup__ncpus(void);
  * verifier refused the programs ("cannot load the BPF programs"), else
  * what was being done.  ERR is a negative errno. */
 void bpf_setup__failed(bool loading, int err);
+
+/* What both command's sets are told. */
+struct bpf_set_opts {
+	bool follow;        /* the targets' children too (follow.h) */
+	bool entry_only;    /* no return probes */
+	bool mem;           /* RSS read (mem.bpf.h): a verifier that refuses the
+			     * cast reads gets the helper reads */
+	pid_t filter_pid;   /* filter.bpf.h: --filter-pid, --filter-comm, --filter-cgroup */
+	const char *filter_comm;
+	uint64_t filter_cgroup;
+	const struct cmon_expr_prog *exprs; /* 2 per function (--if, --on-change); NULL: none */
+};
+
+/* The programs and maps of the shared headers, bound by the user after
+ * each open (NULL: the set has none: py_*), and what is attached. */
+struct bpf_set {
+	struct bpf_program *entry, *exit, *usdt, *stack_made, *py_entry, *py_exit;
+	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
+	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
+	struct bpf_map *stack_regions, *coro_stacks;
+
+	const struct probe_set *set;
+	struct bpf_set_opts o;
+	int ncpus;
+	struct bpf_link *exit_link;     /* thread-exit tracepoint */
+	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
+	struct probe_links *links;
+	struct probe_links_opts lo;
+	struct bpf_link *fork_link;     /* follow.bpf.h: children of followed processes */
+	struct follow *follow;          /* NULL: not following */
+};
+
+/* Settings every skeleton's rodata has, by the same names (the shared
+ * headers: mem, lifecycle, follow, filter, exe_filter, shadow_stack, expr). */
+struct bpf_targ {
+	uint32_t nr_cpus, launch_pid, filter_pid;
+	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
+	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, expr;
+};
+
+/* S for SET with O (copied; FILTER_COMM and EXPRS must outlive S): the CPU
+ * count checked.  0 or -errno (no line logged: bpf_set__load's caller
+ * logs through bpf_setup__failed). */
+int bpf_set__init(struct bpf_set *s, const struct probe_set *set, const struct bpf_set_opts *o);
+
+/* S's settings into T; MEM_CAST: RSS read with bpf_rdonly_cast loads. */
+void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
+
+/* T into a skeleton's RODATA (a macro: each skeleton has its own type). */
+#define BPF_SET_RODATA(rodata, t)                                                      \
+	do {                                                                           \
+		(rodata)->targ_nr_cpus = (t)->nr_cpus;                                 \
+		(rodata)->targ_page_size = (t)->page_size;                             \
+		(rodata)->targ_mem_cast = (t)->mem_cast;                               \
+		(rodata)->targ_launch_pid = (t)->launch_pid;                           \
+		(rodata)->targ_follow = (t)->follow;                                   \
+		(rodata)->targ_follow_wake = (t)->follow_wake;                         \
+		(rodata)->targ_filter_pid = (t)->filter_pid;                           \
+		(rodata)->targ_filter_comm = (t)->filter_comm;                         \
+		(rodata)->targ_comm_lo = (t)->comm_lo;                                 \
+		(rodata)->targ_comm_hi = (t)->comm_hi;                                 \
+		(rodata)->targ_filter_cgroup = (t)->filter_cgroup;                     \
+		(rodata)->targ_exe_dev = (t)->exe_dev;                                 \
+		(rodata)->targ_exe_ino = (t)->exe_ino;                                 \
+		(rodata)->targ_stack_switch = (t)->stack_switch;                       \
+		(rodata)->targ_expr = (t)->expr;                                       \
+	} while (0)
+
+/* Before load, the programs and maps bound: the shared maps sized for the
+ * set (a map is preallocated: one slot when unused), each program made
+ * attachable (probe_links__prepare). */
+void bpf_set__prepare(struct bpf_set *s);
+
+/* OPEN_LOAD(CTX, MEM_CAST) opens, configures and loads the user's
+ * skeleton; when it fails with MEM_CAST and o.mem, DESTROY(CTX) and once
+ * more without.  0, or -errno after "cannot load the BPF programs". */
+int bpf_set__load(struct bpf_set *s, int (*open_load)(void *ctx, bool mem_cast),
+		  void (*destroy)(void *ctx), void *ctx);
+
+/* After load: the --if / --on-change programs into their map.  0 or -errno. */
+int bpf_set__load_exprs(struct bpf_set *s);
+
+/* The process events: thread exit, exec (lifecycle.bpf.h), the fork
+ * follower (o.follow).  0 or -errno after one error line; nothing stays
+ * attached on failure. */
+int bpf_set__attach_lifecycle(struct bpf_set *s);
+/* The probe set's probes.  0 or -errno after one error line; nothing
+ * stays attached on failure. */
+int bpf_set__attach_probes(struct bpf_set *s);
+
+void bpf_set__detach_probes(struct bpf_set *s); /* the probes: no call starts or ends */
+void bpf_set__detach(struct bpf_set *s);        /* everything */
+void bpf_set__free(struct bpf_set *s);          /* detached and released (not S itself) */
 
 #endif

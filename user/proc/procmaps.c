@@ -369,6 +369,23 @@ char proc__stat(pid_t pid, pid_t tid, unsigned long long *start)
 	return q[2];
 }
 
+void proc__comm(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	comm[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(comm, (int)len, f))
+		comm[strcspn(comm, "\n")] = 0;
+	else
+		comm[0] = 0;
+	fclose(f);
+}
+
 bool proc__alive(pid_t pid)
 {
 	char s = proc__stat(pid, 0, NULL);

@@ -52,4 +52,8 @@ bool proc__alive(pid_t pid);
  * process). */
 char proc__stat(pid_t pid, pid_t tid, unsigned long long *start);
 
+/* Process PID's name (/proc/PID/comm, without its newline) into COMM[LEN];
+ * "" when gone or unreadable. */
+void proc__comm(pid_t pid, char *comm, size_t len);
+
 #endif

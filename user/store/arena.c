@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* arena.c: see arena.h. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arena.h"
@@ -44,6 +46,30 @@ char *arena__strndup(struct arena **a, const char *s, size_t n)
 		p[n] = '\0';
 	}
 	return p;
+}
+
+int arena__grow(struct arena **a, void *arrp, size_t n, size_t *cap, size_t elem, size_t min)
+{
+	size_t ncap;
+	void *arr, *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : (min ? min : 8);
+	if (ncap < n + 1)
+		ncap = n + 1;
+	if (!elem || ncap > SIZE_MAX / elem)
+		return -ENOMEM;
+	p = arena__alloc(a, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	/* The pointer through memcpy: ARRP points to a typed pointer. */
+	memcpy(&arr, arrp, sizeof(arr));
+	if (n)
+		memcpy(p, arr, n * elem);
+	memcpy(arrp, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
 }
 
 void arena__free(struct arena *a)

@@ -19,6 +19,15 @@ void *arena__alloc(struct arena **a, size_t n);
 void *arena__zalloc(struct arena **a, size_t n);
 /* S[0..N) and a NUL. */
 char *arena__strndup(struct arena **a, const char *s, size_t n);
+/* Room for one more element in an array in *A (the arena's GROW, core/
+ * grow.h): ARRP is the address of the array pointer, N elements used,
+ * *CAP allocated, ELEM bytes each, MIN the first capacity.  The array is
+ * copied to a chunk twice as large (the old one stays in the arena until
+ * it is freed).  0 or -ENOMEM with the array unchanged. */
+int arena__grow(struct arena **a, void *arrp, size_t n, size_t *cap, size_t elem, size_t min);
+#define ARENA_GROW(a, arr, n, cap, min) \
+	arena__grow((a), &(arr), (n), &(cap), sizeof(*(arr)), (min))
+
 void arena__free(struct arena *a); /* NULL fine */
 
 #endif

@@ -232,7 +232,8 @@ char *jscan__decode(struct arena **a, const char *p, const char *e)
 long jscan__members(struct arena **a, const char *p, const char *e, struct jscan_member **out)
 {
 	struct jscan_member *m = NULL;
-	long n = 0, cap = 0;
+	long n = 0;
+	size_t cap = 0;
 
 	p = jscan__ws(p, e);
 	if (p >= e || *p != '{')
@@ -254,17 +255,8 @@ long jscan__members(struct arena **a, const char *p, const char *e, struct jscan
 		ve = jscan__value(vs, e, 1);
 		if (!ve)
 			return -1;
-		if (n == cap) {
-			long ncap = cap ? cap * 2 : 8;
-			struct jscan_member *nm = arena__alloc(a, (size_t)ncap * sizeof(*nm));
-
-			if (!nm)
-				return -2;
-			if (n)
-				memcpy(nm, m, (size_t)n * sizeof(*nm));
-			m = nm;
-			cap = ncap;
-		}
+		if (ARENA_GROW(a, m, n, cap, 8))
+			return -2;
 		m[n].key = jscan__decode(a, ks, ke);
 		if (!m[n].key)
 			return -2;

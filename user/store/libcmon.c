@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 #include <cmon/cmon.h>
 #include "arena.h"
+#include "core/grow.h"
 #include "jscan.h"
 
 #define ERR_MAX 1024
@@ -271,7 +272,7 @@ cleanup:
 static int load_meta(struct cmon_store *s)
 {
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
+	size_t kcap = 0, vcap = 0; /* the keys', the values' */
 	bool oom = false;
 	int rc, err = 0;
 
@@ -288,22 +289,10 @@ static int load_meta(struct cmon_store *s)
 		}
 		if (!k)
 			continue;
-		if (s->n_meta == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			const char **nk = arena__alloc(&s->arena, ncap * sizeof(*nk));
-			const char **nv = arena__alloc(&s->arena, ncap * sizeof(*nv));
-
-			if (!nk || !nv) {
-				err = nomem(s);
-				goto cleanup;
-			}
-			if (s->n_meta) {
-				memcpy(nk, s->meta_keys, s->n_meta * sizeof(*nk));
-				memcpy(nv, s->meta_vals, s->n_meta * sizeof(*nv));
-			}
-			s->meta_keys = nk;
-			s->meta_vals = nv;
-			cap = ncap;
+		if (ARENA_GROW(&s->arena, s->meta_keys, s->n_meta, kcap, 16) ||
+		    ARENA_GROW(&s->arena, s->meta_vals, s->n_meta, vcap, 16)) {
+			err = nomem(s);
+			goto cleanup;
 		}
 		s->meta_keys[s->n_meta] = k;
 		s->meta_vals[s->n_meta++] = v;
@@ -628,16 +617,9 @@ static int load_functions(struct cmon_store *s)
 		struct func_entry *e;
 		int64_t max_n;
 
-		if (s->n_funcs == cap) {
-			size_t ncap = cap ? cap * 2 : 32;
-			struct func_entry *nf = realloc(s->funcs, ncap * sizeof(*nf));
-
-			if (!nf) {
-				err = nomem(s);
-				goto cleanup;
-			}
-			s->funcs = nf;
-			cap = ncap;
+		if (GROW(s->funcs, s->n_funcs, cap, 32)) {
+			err = nomem(s);
+			goto cleanup;
 		}
 		e = &s->funcs[s->n_funcs];
 		memset(e, 0, sizeof(*e));
@@ -767,16 +749,9 @@ static int load_processes(struct cmon_store *s)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct cmon_process *p;
 
-		if (s->n_procs == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct cmon_process *np = realloc(s->procs, ncap * sizeof(*np));
-
-			if (!np) {
-				err = nomem(s);
-				goto cleanup;
-			}
-			s->procs = np;
-			cap = ncap;
+		if (GROW(s->procs, s->n_procs, cap, 16)) {
+			err = nomem(s);
+			goto cleanup;
 		}
 		p = &s->procs[s->n_procs];
 		p->pid = (uint32_t)sqlite3_column_int64(st, 0);
@@ -892,18 +867,9 @@ static int load_blobs(struct cmon_store *s, struct arena **a, struct cmon_call *
 		const void *data;
 		int len, r;
 
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 4;
-			struct cmon_blob *nb = arena__alloc(a, ncap * sizeof(*nb));
-
-			if (!nb) {
-				err = nomem(s);
-				goto cleanup;
-			}
-			if (n)
-				memcpy(nb, bl, n * sizeof(*nb));
-			bl = nb;
-			cap = ncap;
+		if (ARENA_GROW(a, bl, n, cap, 4)) {
+			err = nomem(s);
+			goto cleanup;
 		}
 		b = &bl[n];
 		memset(b, 0, sizeof(*b));

@@ -2,8 +2,8 @@
 # writer `cmon capture` uses), its example, and the store-filling tool the
 # integration tests read back.  Included by the main Makefile:
 #
-#   $(OUT)/libcmon.a               user/store/*.c, standalone (no BPF, no
-#                                  other cmon module): link with
+#   $(OUT)/libcmon.a               user/store/*.c and core/grow.c, standalone
+#                                  (no BPF, no other cmon module): link with
 #                                  -lcmon -lsqlite3 -ljansson
 #   $(OUT)/examples/read_store     examples/read_store.c, the API's example
 #   $(OUT)/tests/store_fill        tests/unit/store_fill.c: a store with
@@ -18,7 +18,9 @@ CC ?= cc
 
 LIBCMON := $(OUT)/libcmon.a
 LIBCMON_SRCS := $(sort $(wildcard user/store/*.c))
-LIBCMON_OBJS := $(patsubst user/store/%.c,$(OUT)/libcmon/%.o,$(LIBCMON_SRCS))
+# core/grow (growing an array: a leaf of core/, which includes nothing of cmon's)
+LIBCMON_OBJS := $(patsubst user/store/%.c,$(OUT)/libcmon/%.o,$(LIBCMON_SRCS)) \
+	$(OUT)/libcmon/core/grow.o
 LIBCMON_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers $(if $(CI),-Werror,) -D_GNU_SOURCE -fPIC \
 	-Iuser -Iinclude -MMD -MP
@@ -33,6 +35,11 @@ unit: $(LIBCMON) $(OUT)/examples/read_store $(OUT)/tests/store_fill
 integration: $(OUT)/tests/store_fill
 
 $(OUT)/libcmon/%.o: user/store/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LIBCMON_CFLAGS) -c $< -o $@
+
+$(OUT)/libcmon/core/%.o: user/core/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LIBCMON_CFLAGS) -c $< -o $@

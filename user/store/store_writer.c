@@ -19,6 +19,7 @@
 #include "store/store_fs.h"
 #include "store/store_writer.h"
 #include "core/clock.h"
+#include "core/grow.h"
 
 #ifndef CMON_VERSION
 #define CMON_VERSION "0.1.0"
@@ -476,16 +477,9 @@ int64_t store_writer__add_function(struct store_writer *w, const char *name, con
 		return -EINVAL;
 	if (w->failed)
 		return w->failed;
-	if (w->n_funcs + 2 > w->cap_funcs) {
-		size_t cap = w->cap_funcs ? w->cap_funcs * 2 : 64;
-		uint64_t *p = realloc(w->next_n, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		memset(p + w->cap_funcs, 0, (cap - w->cap_funcs) * sizeof(*p));
-		w->next_n = p;
-		w->cap_funcs = cap;
-	}
+	/* next_n is indexed by the function's id, from 1: room for n_funcs + 1 */
+	if (GROW(w->next_n, w->n_funcs + 1, w->cap_funcs, 64))
+		return -ENOMEM;
 	sqlite3_bind_text(w->st_func, 1, name, -1, SQLITE_STATIC);
 	bind_opt_text(w->st_func, 2, module);
 	bind_opt_text(w->st_func, 3, signature_json);

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* store_sink.c: see store_sink.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/exit.h"
+#include "core/hmap.h"
+#include "core/log.h"
+#include "core/strbuf.h"
+#include "dwarf/debuginfo.h"
+#include "dwarf/render.h"
+#include "event/store_sink.h"
+#include "event/typer.h"
+#include "probe/resolve.h"
+#include "store/store_writer.h"
+
+#define MAX_BLOBS 64 /* buffers of one call kept in the store */
+
+struct store_sink {
+	struct out_sink base;
+	const struct store_sink_opts *o;
+	struct store_writer *store;
+	int64_t *funcs;      /* store function id of each func_id */
+	struct hmap pyfuncs; /* --py: "qualname\0file:line" -> store id + 1 */
+};
+
+static uint64_t or_none(bool have, uint64_t v) { return have ? v : STORE_NONE; }
+
+/* --py: the store's function for the Python function of CR (made at its
+ * first call: a Python function is known only when it runs).  <0: -errno. */
+static int64_t py_store_func(struct store_sink *ss, const struct call_record *cr)
+{
+	size_t nf = strlen(cr->func), nm = strlen(cr->module);
+	struct strbuf sig = {};
+	char *key = malloc(nf + nm + 2);
+	uint64_t *slot;
+	int64_t id;
+	bool added;
+	int err = 0;
+
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, cr->func, nf + 1);
+	memcpy(key + nf + 1, cr->module, nm + 1);
+	slot = hmap__get(&ss->pyfuncs, key, nf + nm + 2, &added);
+	free(key);
+	if (!slot)
+		return -ENOMEM;
+	if (!added)
+		return (int64_t)*slot - 1;
+	/* The signature: the parameters' names (values are typed per call) */
+	err = strbuf__puts(&sig, "{\"params\":[");
+	for (size_t i = 0; !err && cr->typed && i < cr->typed->n_cells; i++)
+		err = strbuf__printf(&sig, "%s{\"name\":\"%s\",\"type\":\"object\",\"kind\":\"python\"}",
+				     i ? "," : "", cr->typed->names[i]);
+	if (!err)
+		err = strbuf__puts(&sig, "],\"ret\":\"object\"}");
+	id = err ? -ENOMEM : store_writer__add_function(ss->store, cr->func, cr->module, sig.buf, true);
+	strbuf__release(&sig);
+	if (id < 0) {
+		log_error("capture store: %s", store_writer__errmsg(ss->store));
+		return -EIO;
+	}
+	*slot = (uint64_t)id + 1;
+	return id;
+}
+
+/* One call into the store, with its typed values and buffers. */
+static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t func_id)
+{
+	struct store_sink *ss = (struct store_sink *)s;
+	const struct render_out *ro = cr->rendered;
+	struct store_blob blobs[MAX_BLOBS];
+	uint64_t shapes[MAX_BLOBS][RENDER_MAX_DIMS];
+	bool has_exit = cr->status == CALL_OK || cr->status == CALL_TAILCALL;
+	bool python = ss->o->set->funcs[func_id].python;
+	struct store_call sc = {
+		.func_id = ss->funcs[func_id],
+		.pid = cr->pid,
+		.tid = cr->tid,
+		.comm = cr->comm,
+		.ts_ns = cr->ts_ns,
+		.latency_ns = or_none(has_exit, cr->latency_ns),
+		.status = call_status__name(cr->status),
+		.rss_entry = cr->rss_entry,
+		.rss_exit = or_none(has_exit, cr->rss_exit),
+		.vms_entry = cr->vms_entry,
+		.vms_exit = or_none(has_exit, cr->vms_exit),
+	};
+	const struct plan_layout *l = typer__layout(ss->o->typer, func_id);
+	char raw_args[256], raw_ret[32];
+
+	if (python) {
+		sc.func_id = py_store_func(ss, cr);
+		if (sc.func_id < 0)
+			return (int)sc.func_id;
+		/* an exception, a yield: their own status, no value */
+		sc.latency_ns = cr->latency_ns;
+		sc.rss_exit = cr->rss_exit;
+		sc.vms_exit = cr->vms_exit;
+		if (cr->status == CALL_NORETURN)
+			sc.latency_ns = sc.rss_exit = sc.vms_exit = STORE_NONE;
+	}
+
+	/* A function without DWARF has a typed view only for its captures: its
+	 * arguments are still the registers. */
+	if (cr->typed && ((l && l->typed) || python)) {
+		sc.args_json = cr->typed->args;
+		sc.ret_json = cr->status == CALL_OK || cr->status == CALL_YIELD ? cr->typed->retval
+										: NULL;
+	} else {
+		/* Raw mode: the registers, named as in trace's columns. */
+		snprintf(raw_args, sizeof(raw_args),
+			 "{\"arg0\":%lld,\"arg1\":%lld,\"arg2\":%lld,\"arg3\":%lld,"
+			 "\"arg4\":%lld,\"arg5\":%lld}",
+			 (long long)cr->args[0], (long long)cr->args[1], (long long)cr->args[2],
+			 (long long)cr->args[3], (long long)cr->args[4], (long long)cr->args[5]);
+		snprintf(raw_ret, sizeof(raw_ret), "%lld", (long long)cr->ret);
+		sc.args_json = raw_args;
+		sc.ret_json = cr->status == CALL_OK ? raw_ret : NULL;
+	}
+	for (size_t i = 0; ro && i < ro->n_blobs && sc.n_blobs < MAX_BLOBS; i++) {
+		const struct render_blob *b = &ro->blobs[i];
+		struct store_blob *sb = &blobs[sc.n_blobs];
+
+		for (unsigned d = 0; d < b->ndim && d < RENDER_MAX_DIMS; d++)
+			shapes[sc.n_blobs][d] = b->shape[d];
+		sb->name = b->name;
+		sb->dtype = b->dtype;
+		sb->ndim = b->ndim;
+		sb->shape = shapes[sc.n_blobs];
+		sb->truncated = b->truncated;
+		sb->data = b->data;
+		sb->len = b->len;
+		sc.n_blobs++;
+	}
+	sc.blobs = blobs;
+	return store_writer__add_call(ss->store, &sc) < 0 ? -EIO : 0;
+}
+
+/* A call is in the store once added: a failed commit fails the store. */
+static uint64_t ss_bytes(const struct out_sink *s) { return 0; }
+
+static int ss_flush(struct out_sink *s, uint64_t *on_disk)
+{
+	struct store_sink *ss = (struct store_sink *)s;
+
+	*on_disk = 0;
+	return ss->store && store_writer__maybe_commit(ss->store, 0) < 0 ? -EIO : 0;
+}
+
+/* The end: the store is closed, its end time now. */
+static int ss_finish(struct out_sink *s)
+{
+	struct store_sink *ss = (struct store_sink *)s;
+	int err = store_writer__close(ss->store, 0) ? -EIO : 0;
+
+	ss->store = NULL;
+	return err;
+}
+
+static void ss_free(struct out_sink *s)
+{
+	struct store_sink *ss = (struct store_sink *)s;
+
+	if (ss->store)
+		store_writer__close(ss->store, 0); /* a run that failed: kept as it is */
+	free(ss->funcs);
+	hmap__release(&ss->pyfuncs);
+	free(ss);
+}
+
+static const struct out_sink_ops store_sink_ops = {
+	.write = ss_write,
+	.bytes = ss_bytes,
+	.finish = ss_finish,
+	.flush = ss_flush,
+	.free = ss_free,
+};
+
+/* The files the probes are in, and the functions, with their signatures. */
+static int add_catalog(struct store_sink *ss)
+{
+	const struct probe_set *set = ss->o->set;
+	int err = 0;
+
+	for (size_t i = 0; i < set->n_objects && !err; i++) {
+		bool traced = false;
+		char *build_id;
+
+		for (size_t k = 0; k < set->n_funcs && !traced; k++)
+			traced = set->funcs[k].object == i;
+		if (!traced)
+			continue;
+		build_id = debuginfo__build_id(set->objects[i].attach_path);
+		err = store_writer__add_file(ss->store, set->objects[i].path, build_id);
+		free(build_id);
+	}
+	if (err) {
+		log_error("capture store: %s", store_writer__errmsg(ss->store));
+		return -EIO;
+	}
+	ss->funcs = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*ss->funcs));
+	if (!ss->funcs)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->n_funcs; i++) {
+		const struct probe_func *f = &set->funcs[i];
+		const struct plan_layout *l = typer__layout(ss->o->typer, (uint32_t)i);
+		char *sig;
+		int64_t id;
+
+		if (f->python) {
+			ss->funcs[i] = -1; /* its Python functions are made as they run */
+			continue;
+		}
+		sig = typer__signature_json(ss->o->typer, (uint32_t)i);
+		id = store_writer__add_function(ss->store, f->name, set->objects[f->object].module,
+						sig, l && l->typed);
+		free(sig);
+		if (id < 0) {
+			log_error("capture store: %s", store_writer__errmsg(ss->store));
+			return -EIO;
+		}
+		ss->funcs[i] = id;
+	}
+	return 0;
+}
+
+int store_sink__open(void *ctx, pid_t pid, const char *outdir, struct out_sink **out)
+{
+	const struct store_sink_opts *o = ctx;
+	struct store_sink *ss = calloc(1, sizeof(*ss));
+	char host[256] = "";
+	struct store_meta meta = {
+		.cmon_version = CMON_VERSION,
+		.command_line = o->command_line,
+		.target_path = o->target_path,
+		.hostname = host,
+	};
+	char *build_id;
+	int err;
+
+	*out = NULL;
+	if (!ss)
+		return -ENOMEM;
+	ss->base.ops = &store_sink_ops;
+	ss->o = o;
+	gethostname(host, sizeof(host) - 1);
+	/* The build-id says later which build the calls came from (read from
+	 * the notes: a stripped executable has one too). */
+	build_id = debuginfo__build_id(o->build_id_path);
+	meta.build_id = build_id;
+	err = store_writer__create(outdir, &meta, &ss->store);
+	free(build_id);
+	if (err) {
+		log_error("cannot create the capture store %s: %s", outdir, strerror(-err));
+		ss_free(&ss->base);
+		return err;
+	}
+	err = add_catalog(ss);
+	if (err) {
+		ss_free(&ss->base);
+		return err;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "cmon: capturing to %s\n", store_writer__path(ss->store));
+	*out = &ss->base;
+	return 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * sink.h: where a trace's records end.  A sink takes records one at a time
+ * and makes them durable when flushed; the router (router.h) holds one per
+ * output and counts what reached each.  Two kinds exist: a format's writer
+ * on a stream or a file (file_sink.c: text, CSV, JSON, the views) and the
+ * capture store (event/store_sink.c); `cmon trace` and `cmon capture`
+ * differ only in which one the router makes.
+ */
+#ifndef CMON_OUTPUT_SINK_H
+#define CMON_OUTPUT_SINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "output/record.h"
+#include "output/writer.h"
+
+struct out_sink;
+
+struct out_sink_ops {
+	/* REC of function FUNC_ID: 0 or -errno (the record is not written). */
+	int (*write)(struct out_sink *s, const struct call_record *rec, uint32_t func_id);
+	/* Where the last record ends in the output, for the ledger: records
+	 * ending at or before what a failed flush left on disk were written.
+	 * UINT64_MAX: a view, which holds records until the end. */
+	uint64_t (*bytes)(const struct out_sink *s);
+	/* The end of the run (a header still due, a view's output, a store's
+	 * end time): 0 or -errno.  Called once, before the last flush. */
+	int (*finish)(struct out_sink *s);
+	/* Make what was written durable: 0, or -errno with *ON_DISK set as
+	 * writer__flush does. */
+	int (*flush)(struct out_sink *s, uint64_t *on_disk);
+	void (*free)(struct out_sink *s);
+};
+
+struct out_sink {
+	const struct out_sink_ops *ops;
+};
+
+/* Makes the sink of process PID, named PATH (from an -o template):
+ * 0 or -errno after one error line. */
+typedef int out_sink_open_fn(void *ctx, pid_t pid, const char *path, struct out_sink **out);
+
+static inline void out_sink__free(struct out_sink *s)
+{
+	if (s)
+		s->ops->free(s);
+}
+
+/* file_sink.c: a writer of FMT (typed CSV COLUMNS, which must outlive it). */
+struct file_sink_opts {
+	enum out_format fmt;
+	const char *const *columns;
+	size_t n_columns;
+};
+
+/* On OUT, which stays open.  NULL: out of memory. */
+struct out_sink *file_sink__new(const struct file_sink_opts *o, FILE *out);
+/* out_sink_open_fn for a file per process (CTX: struct file_sink_opts):
+ * PATH created or emptied, closed with the sink. */
+int file_sink__open(void *ctx, pid_t pid, const char *path, struct out_sink **out);
+
+#endif
