@@ -142,13 +142,9 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct probe_gen *g = ctx;
 	struct agent_probe *p = g->owner;
-	struct cmon_call_rec copy;
 	struct call_record cr = {}; /* fields the decoder does not set stay empty */
 
-	/* The ring buffer is shared with the kernel: work on a copy. */
-	memcpy(&copy, rec, sizeof(copy));
-	copy.comm[CMON_COMM_LEN - 1] = 0;
-	if (decoder__decode(&g->decoder, &copy, &cr))
+	if (decoder__decode(&g->decoder, rec, &cr))
 		return 0;
 	if (!p->log || logsink__write(p->log, &cr))
 		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);

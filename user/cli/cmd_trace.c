@@ -241,7 +241,6 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct trace_run *r = ctx;
 	const struct render_out *ro = NULL;
-	struct cmon_call_rec copy;
 	struct call_record cr;
 	int err;
 
@@ -251,33 +250,29 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 		refuse_record(r);
 		return 0;
 	}
-	/* The ring buffer is shared with the kernel: work on a copy whose
-	 * strings are known to end. */
-	memcpy(&copy, rec, sizeof(copy));
-	copy.comm[CMON_COMM_LEN - 1] = 0;
-	count_process(r, &copy);
-	if (decoder__decode(&r->decoder, &copy, &cr))
+	count_process(r, rec);
+	if (decoder__decode(&r->decoder, rec, &cr))
 		return 0;
-	cr.typed = typer__render(r->typer, &copy, &ro);
+	cr.typed = typer__render(r->typer, rec, &ro);
 	cr.rendered = ro;
 	cr.stack = NULL;
 	cr.line_timed = false;
 	if (r->stacks) {
 		r->stack_text.len = 0;
-		if (!stack_book__take(r->stacks, (pid_t)copy.pid, copy.tid, copy.ts_entry_ns,
+		if (!stack_book__take(r->stacks, (pid_t)rec->pid, rec->tid, rec->ts_entry_ns,
 				      &r->stack_text))
 			cr.stack = r->stack_text.buf;
 	}
 	if (r->lines_mode) {
-		const struct probe_func *f = &r->set->funcs[copy.func_id];
+		const struct probe_func *f = &r->set->funcs[rec->func_id];
 
 		if (f->in_lines || f->lines_owner) {
-			err = lines_event(r, f, &copy, &cr);
+			err = lines_event(r, f, rec, &cr);
 			if (err)
 				return err > 0 ? 0 : -1;
 		}
 	}
-	err = emit(r, &cr, copy.func_id);
+	err = emit(r, &cr, rec->func_id);
 	if (r->kind == CMD_BREAK) {
 		/* The report is out before the wait: flush it. */
 		settle_output(r, false);
@@ -286,7 +281,7 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 		 * runs untraced (later hits would only cost it time). */
 		if (r->stops_seen + 1 >= r->opts.break_count)
 			tracer__detach_probes(r->tracer);
-		breakpoint__stopped((pid_t)copy.pid, copy.tid, r->set->funcs[copy.func_id].name,
+		breakpoint__stopped((pid_t)rec->pid, rec->tid, r->set->funcs[rec->func_id].name,
 				    r->break_probe_ip, ++r->stops_seen);
 	}
 	return err;

@@ -66,6 +66,18 @@ void tracer__disable_staging(void) { staging_disabled = true; }
 
 static int handle(struct tracer *t, void *data, size_t size);
 
+/* A call record to the callback as cmon's own copy: the ring buffer is
+ * shared with the kernel (and a window's record is reused), and comm is
+ * known to end. */
+static int hand_on(struct tracer *t, const struct cmon_call_rec *rec)
+{
+	struct cmon_call_rec copy;
+
+	memcpy(&copy, rec, sizeof(copy));
+	copy.comm[CMON_COMM_LEN - 1] = 0;
+	return t->opts.on_record(t->opts.ctx, &copy);
+}
+
 /* libbpf counts a record as consumed before its callback runs, so the
  * record that reaches the budget is handled, then the drain stops. */
 static int on_ringbuf(void *ctx, void *data, size_t size)
@@ -101,7 +113,7 @@ static int handle(struct tracer *t, void *data, size_t size)
 		return 0;
 	if (t->stage)
 		return staging__add(t->stage, data);
-	return t->opts.on_record(t->opts.ctx, data);
+	return hand_on(t, data);
 }
 
 /* A followed process forked: nothing to do here but to have woken the poll. */
@@ -178,6 +190,11 @@ static int open_and_load(void *ctx, bool mem_cast)
 	t->skel->rodata->targ_break_count = opts->break_count;
 	if (opts->py_offsets)
 		memcpy((void *)&t->skel->rodata->targ_py, opts->py_offsets, sizeof(*opts->py_offsets));
+	if (opts->n_py_break && opts->n_py_break <= CMON_PY_BREAK_MAX) {
+		memcpy((void *)t->skel->rodata->targ_py_break, opts->py_break,
+		       opts->n_py_break * sizeof(*opts->py_break));
+		t->skel->rodata->targ_py_break_n = opts->n_py_break;
+	}
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be
 	 * scheduled before the buffer fills (two threads calling flat out
@@ -317,9 +334,7 @@ unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_link
 
 static int on_staged(void *ctx, const struct cmon_call_rec *rec)
 {
-	struct tracer *t = ctx;
-
-	return t->opts.on_record(t->opts.ctx, rec);
+	return hand_on(ctx, rec);
 }
 
 int tracer__poll(struct tracer *t, int timeout_ms)

@@ -20,8 +20,11 @@
 struct tracer;
 struct follow;
 
-/* Called for every record, in ring-buffer order.  Return 0 to go on, or a
- * negative value to stop the current poll (the record counts as handled). */
+/* Called for every call record, in time order (the order they were
+ * written: per-CPU batches put back in order, event/staging.h).  REC is
+ * the tracer's own copy, comm terminated, valid during the call.  Return 0
+ * to go on, or a negative value to stop the current poll (the record
+ * counts as handled). */
 typedef int (*tracer_record_fn)(void *ctx, const struct cmon_call_rec *rec);
 
 /* Called for every capture record (what a call's arguments point to);
