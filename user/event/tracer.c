@@ -165,8 +165,16 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bs->exit = t->skel->progs.cmon_exit;
 	bs->usdt = t->skel->progs.cmon_usdt;
 	bs->stack_made = t->skel->progs.cmon_stack_made;
-	bs->py_entry = t->skel->progs.cmon_py_entry;
-	bs->py_exit = t->skel->progs.cmon_py_exit;
+	/* The Python programs only with --py: theirs is the longest
+	 * verification of the set (~0.45 s here, break --py's pattern rows
+	 * included), paid by every trace otherwise. */
+	if (opts->py_offsets) {
+		bs->py_entry = t->skel->progs.cmon_py_entry;
+		bs->py_exit = t->skel->progs.cmon_py_exit;
+	} else {
+		bpf_program__set_autoload(t->skel->progs.cmon_py_entry, false);
+		bpf_program__set_autoload(t->skel->progs.cmon_py_exit, false);
+	}
 	bs->thread_exit = t->skel->progs.cmon_thread_exit;
 	bs->exec_begin = t->skel->progs.cmon_exec_begin;
 	bs->launch_exec = t->skel->progs.cmon_launch_exec;
