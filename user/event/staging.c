@@ -78,11 +78,20 @@ static int room(struct staging *s, size_t more)
 	return 0;
 }
 
+/* Records in the window are cmon's own: their comm is made to end here,
+ * once, so that they can be handed on as they are. */
+static void terminate(struct cmon_call_rec *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		r[i].comm[CMON_COMM_LEN - 1] = 0;
+}
+
 int staging__add(struct staging *s, const struct cmon_call_rec *rec)
 {
 	if (room(s, 1))
 		return -ENOMEM;
-	s->win[s->n++] = *rec;
+	s->win[s->n] = *rec;
+	terminate(&s->win[s->n++], 1);
 	return 0;
 }
 
@@ -91,6 +100,7 @@ int staging__add_batch(struct staging *s, const struct cmon_batch *b)
 	if (room(s, CMON_BATCH))
 		return -ENOMEM;
 	memcpy(s->win + s->n, b->r, sizeof(b->r));
+	terminate(s->win + s->n, CMON_BATCH);
 	s->n += CMON_BATCH;
 	return 0;
 }
@@ -132,6 +142,7 @@ uint64_t staging__sweep(struct staging *s, bool final)
 		if (n > CMON_BATCH)
 			n = 0; /* cannot be: the programs send a full batch at once */
 		memcpy(s->win + s->n, b->r, n * sizeof(b->r[0]));
+		terminate(s->win + s->n, n);
 		s->n += n;
 		b->n = 0;
 		__atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
@@ -178,27 +189,32 @@ int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ct
 	}
 	if (n > s->ord_cap) {
 		struct order *o = realloc(s->ord, n * sizeof(*o));
-		struct cmon_call_rec *k = realloc(s->keep, n * sizeof(*k));
 
-		if (o)
-			s->ord = o;
-		if (k)
-			s->keep = k;
-		if (!o || !k)
+		if (!o)
 			return -ENOMEM;
+		s->ord = o;
 		s->ord_cap = n;
 	}
 	for (i = 0; i < n; i++)
 		s->ord[i] = (struct order){ w[i].order_ns, i };
 	qsort(s->ord, n, sizeof(s->ord[0]), cmp_order);
-	for (i = 0; i < n; i++) {
-		const struct cmon_call_rec *rec = &w[s->ord[i].i];
+	for (i = 0; i < n && !err && w[s->ord[i].i].order_ns < cutoff; i++)
+		err = fn(ctx, &w[s->ord[i].i]);
+	/* What waits (the records after the cutoff, a poll's last moments),
+	 * in time order, to the front of the window. */
+	kept = n - i;
+	if (kept > s->keep_cap) {
+		struct cmon_call_rec *k = realloc(s->keep, kept * sizeof(*k));
 
-		if (err || rec->order_ns >= cutoff)
-			s->keep[kept++] = *rec; /* waits, in time order */
+		if (!k) /* out of memory: they go out now, in order */
+			cutoff = UINT64_MAX, kept = 0;
 		else
-			err = fn(ctx, rec);
+			s->keep = k, s->keep_cap = kept;
 	}
+	for (size_t j = 0; j < kept; j++)
+		s->keep[j] = w[s->ord[i + j].i];
+	for (; !kept && i < n && !err; i++)
+		err = fn(ctx, &w[s->ord[i].i]);
 	memcpy(s->win, s->keep, kept * sizeof(s->win[0]));
 	s->head = 0;
 	s->n = kept;

@@ -340,9 +340,12 @@ int tracer__attach(struct tracer *t)
 size_t tracer__probe_count(const struct tracer *t) { return probe_links__probe_count(t->bs.links); }
 unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_links__attach_ns(t->bs.links); }
 
+/* A record of the window: cmon's own already, its comm ended. */
 static int on_staged(void *ctx, const struct cmon_call_rec *rec)
 {
-	return hand_on(ctx, rec);
+	struct tracer *t = ctx;
+
+	return t->opts.on_record(t->opts.ctx, rec);
 }
 
 int tracer__poll(struct tracer *t, int timeout_ms)
