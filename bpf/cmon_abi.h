@@ -194,8 +194,7 @@ struct cmon_batch {
 	__u32 n;    /* records staged: r[0 .. n) */
 	__u64 busy; /* 1 while a program or the sweep holds the batch (64-bit: BPF's atomics) */
 	__u64 sent; /* batches sent to the ring buffer (the fill is checked every 4th) */
-	__u32 cpu;
-	__u8 pad[36];
+	__u8 pad[40];
 	struct cmon_call_rec r[CMON_BATCH];
 };
 

@@ -67,7 +67,6 @@ static __always_inline void staging_put(struct cmon_batch *b)
 		return;
 	}
 	b->type = CMON_REC_BATCH;
-	b->cpu = bpf_get_smp_processor_id();
 	/* The fill, every 4th batch (64 records): see submit(). */
 	if (targ_wakeup_bytes && (++b->sent & 3) == 0 &&
 	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > targ_wakeup_bytes)

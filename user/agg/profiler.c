@@ -75,17 +75,8 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bs->entry = p->skel->progs.cmon_prof_entry;
 	bs->exit = p->skel->progs.cmon_prof_exit;
 	bs->usdt = p->skel->progs.cmon_prof_usdt;
-	bs->stack_made = p->skel->progs.cmon_stack_made;
 	bs->thread_exit = p->skel->progs.cmon_prof_texit;
-	bs->exec_begin = p->skel->progs.cmon_exec_begin;
-	bs->launch_exec = p->skel->progs.cmon_launch_exec;
-	bs->follow_fork = p->skel->progs.cmon_follow_fork;
-	bs->followed = p->skel->maps.followed;
-	bs->follow_stats = p->skel->maps.follow_stats;
-	bs->expr_progs = p->skel->maps.expr_progs;
-	bs->change_last = p->skel->maps.change_last;
-	bs->stack_regions = p->skel->maps.stack_regions;
-	bs->coro_stacks = p->skel->maps.coro_stacks;
+	BPF_SET_SHARED(bs, p->skel);
 	bpf_set__targ(bs, mem_cast, &targ);
 	BPF_SET_RODATA(p->skel->rodata, &targ);
 	p->skel->rodata->targ_per_pid = opts->per_pid;

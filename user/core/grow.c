@@ -5,6 +5,15 @@
 #include <string.h>
 #include "grow.h"
 
+size_t grow__next_cap(size_t n, size_t cap, size_t elem, size_t min)
+{
+	size_t ncap = cap ? cap * 2 : (min ? min : 8);
+
+	if (ncap < n + 1)
+		ncap = n + 1;
+	return elem && ncap <= SIZE_MAX / elem ? ncap : 0;
+}
+
 int grow__room(void *arrp, size_t n, size_t *cap, size_t elem, size_t min)
 {
 	size_t ncap;
@@ -12,10 +21,8 @@ int grow__room(void *arrp, size_t n, size_t *cap, size_t elem, size_t min)
 
 	if (n < *cap)
 		return 0;
-	ncap = *cap ? *cap * 2 : (min ? min : 8);
-	if (ncap < n + 1)
-		ncap = n + 1;
-	if (!elem || ncap > SIZE_MAX / elem)
+	ncap = grow__next_cap(n, *cap, elem, min);
+	if (!ncap)
 		return -ENOMEM;
 	/* The pointer through memcpy: ARRP points to a typed pointer. */
 	memcpy(&arr, arrp, sizeof(arr));

@@ -16,6 +16,11 @@
  * with the array unchanged. */
 int grow__room(void *arrp, size_t n, size_t *cap, size_t elem, size_t min);
 
+/* The capacity after CAP for N used elements of ELEM bytes (doubling, MIN
+ * first), or 0 when it would not fit in a size_t: the one rule for every
+ * growable array (arena__grow's too). */
+size_t grow__next_cap(size_t n, size_t cap, size_t elem, size_t min);
+
 #define GROW(arr, n, cap, min) grow__room(&(arr), (n), &(cap), sizeof(*(arr)), (min))
 
 #endif

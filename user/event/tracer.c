@@ -164,7 +164,6 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bs->entry = t->skel->progs.cmon_entry;
 	bs->exit = t->skel->progs.cmon_exit;
 	bs->usdt = t->skel->progs.cmon_usdt;
-	bs->stack_made = t->skel->progs.cmon_stack_made;
 	/* The Python programs only with --py: theirs is the longest
 	 * verification of the set (~0.45 s here, break --py's pattern rows
 	 * included), paid by every trace otherwise. */
@@ -176,15 +175,7 @@ static int open_and_load(void *ctx, bool mem_cast)
 		bpf_program__set_autoload(t->skel->progs.cmon_py_exit, false);
 	}
 	bs->thread_exit = t->skel->progs.cmon_thread_exit;
-	bs->exec_begin = t->skel->progs.cmon_exec_begin;
-	bs->launch_exec = t->skel->progs.cmon_launch_exec;
-	bs->follow_fork = t->skel->progs.cmon_follow_fork;
-	bs->followed = t->skel->maps.followed;
-	bs->follow_stats = t->skel->maps.follow_stats;
-	bs->expr_progs = t->skel->maps.expr_progs;
-	bs->change_last = t->skel->maps.change_last;
-	bs->stack_regions = t->skel->maps.stack_regions;
-	bs->coro_stacks = t->skel->maps.coro_stacks;
+	BPF_SET_SHARED(bs, t->skel);
 	bpf_set__targ(bs, mem_cast, &targ);
 	BPF_SET_RODATA(t->skel->rodata, &targ);
 	t->skel->rodata->targ_entry_only = opts->entry_only;

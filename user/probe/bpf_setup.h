@@ -9,6 +9,7 @@
  *                         callback, again with plain RSS reads when the
  *                         verifier refuses the cast ones; one error line
  *     BPF_SET_RODATA      (in the callback) the shared headers' settings
+ *     BPF_SET_SHARED      (in the callback) their programs and maps
  *     bpf_set__prepare    (in the callback) the shared maps' sizes, the
  *                         programs made attachable
  *   bpf_set__load_exprs   --if / --on-change programs into their map
@@ -107,6 +108,23 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_exe_ino = (t)->exe_ino;                                 \
 		(rodata)->targ_stack_switch = (t)->stack_switch;                       \
 		(rodata)->targ_expr = (t)->expr;                                       \
+	} while (0)
+
+/* The shared headers' programs and maps of SKEL into S (a macro, as
+ * above); each skeleton binds its own entry, exit, USDT, thread-exit and
+ * Python programs. */
+#define BPF_SET_SHARED(s, skel)                                                        \
+	do {                                                                           \
+		(s)->stack_made = (skel)->progs.cmon_stack_made;                       \
+		(s)->exec_begin = (skel)->progs.cmon_exec_begin;                       \
+		(s)->launch_exec = (skel)->progs.cmon_launch_exec;                     \
+		(s)->follow_fork = (skel)->progs.cmon_follow_fork;                     \
+		(s)->followed = (skel)->maps.followed;                                 \
+		(s)->follow_stats = (skel)->maps.follow_stats;                         \
+		(s)->expr_progs = (skel)->maps.expr_progs;                             \
+		(s)->change_last = (skel)->maps.change_last;                           \
+		(s)->stack_regions = (skel)->maps.stack_regions;                       \
+		(s)->coro_stacks = (skel)->maps.coro_stacks;                           \
 	} while (0)
 
 /* Before load, the programs and maps bound: the shared maps sized for the

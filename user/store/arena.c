@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "arena.h"
 
 void *arena__alloc(struct arena **a, size_t n)
@@ -55,10 +56,8 @@ int arena__grow(struct arena **a, void *arrp, size_t n, size_t *cap, size_t elem
 
 	if (n < *cap)
 		return 0;
-	ncap = *cap ? *cap * 2 : (min ? min : 8);
-	if (ncap < n + 1)
-		ncap = n + 1;
-	if (!elem || ncap > SIZE_MAX / elem)
+	ncap = grow__next_cap(n, *cap, elem, min);
+	if (!ncap)
 		return -ENOMEM;
 	p = arena__alloc(a, ncap * elem);
 	if (!p)
