@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/file.h"
 #include "core/grow.h"
 #include "cli/options.h"
 #include "cli/commands.h"
@@ -513,6 +514,7 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 	char *key = store_cli__lookup_name(fs, nf, i);
 	bool header_done = false;
 	FILE *out = NULL;
+	void *obuf = NULL;
 	int ffd = -1, err = 0, r;
 
 	*entry = safe_name(&x->entries, "", f->name, suffix);
@@ -530,7 +532,7 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 		out = create_file(x->rootfd, *entry, &err);
 		if (!out)
 			goto cleanup;
-		setvbuf(out, NULL, _IOFBF, 1 << 20);
+		obuf = file__buffer(out, 1 << 20);
 	}
 	if (cmon_store_calls(x->s, key, 1, &it)) {
 		err = 1;
@@ -571,6 +573,7 @@ cleanup:
 
 		err = err ? err : e;
 	}
+	free(obuf); /* after the stream that used it */
 	cmon_call_free(c);
 	cmon_iter_free(it);
 	columns__release(&cols);

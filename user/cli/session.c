@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "core/clock.h"
+#include "core/file.h"
 #include "output/outpath.h"
 #include "cli/commands.h"
 #include "core/log.h"
@@ -24,6 +25,8 @@
 volatile sig_atomic_t session_stop_signal;
 
 static void on_signal(int sig) { session_stop_signal = sig; }
+
+static void *stdout_buf; /* stdout's buffer, once set: it lives until exit */
 
 void session__init(struct session *s, const struct cmd_opts *opts)
 {
@@ -120,8 +123,12 @@ int session__open_output(struct session *s, size_t bufsize)
 		}
 		s->out_owned = true;
 	}
-	/* Writers format whole records: one write per many of them. */
-	setvbuf(s->out, NULL, _IOFBF, bufsize);
+	/* Writers format whole records: one write per many of them.  Stdout's
+	 * buffer is used until exit: kept, never freed. */
+	if (s->out != stdout)
+		s->out_buf = file__buffer(s->out, bufsize);
+	else if (!stdout_buf)
+		stdout_buf = file__buffer(stdout, bufsize);
 	return 0;
 }
 
@@ -351,6 +358,7 @@ void session__cleanup(struct session *s)
 		fclose(s->out);
 	else if (s->out)
 		fflush(s->out);
+	free(s->out_buf); /* after the stream that used it */
 	if (s->out_path && s->out_created && !s->out_started)
 		unlink(s->out_path); /* a run that never started: no empty file */
 	for (size_t i = 0; s->patterns && i < s->opts->n_funcs + 1; i++)

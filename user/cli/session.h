@@ -24,6 +24,7 @@ struct session {
 	struct funcpattern *lines_of; /* one per opts->lines_of */
 	FILE *out;                    /* -o FILE or stdout */
 	bool out_owned;
+	void *out_buf;                /* OUT's stdio buffer (file__buffer) */
 	bool out_live;                /* -o unix:PATH: served to readers */
 	/* -o FILE: opened without truncating; emptied when the run starts
 	 * (session__start_output), removed at cleanup if it never did and cmon

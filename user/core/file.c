@@ -6,6 +6,17 @@
 #include <sys/stat.h>
 #include "file.h"
 
+void *file__buffer(FILE *f, size_t size)
+{
+	void *buf = malloc(size);
+
+	if (buf && setvbuf(f, buf, _IOFBF, size)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 int file__read_all(const char *path, size_t max, char **data, size_t *len)
 {
 	struct stat st;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/file.h"
 #include "core/log.h"
 #include "sink.h"
 
@@ -12,6 +13,7 @@ struct file_sink {
 	struct out_sink base;
 	struct writer *w;
 	FILE *f;
+	void *buf;  /* F's stdio buffer, when the file is ours */
 	bool owned; /* a file per process: closed here */
 };
 
@@ -51,6 +53,7 @@ static void fs_free(struct out_sink *s)
 	writer__free(fs->w);
 	if (fs->owned)
 		fclose(fs->f);
+	free(fs->buf);
 	free(fs);
 }
 
@@ -83,6 +86,7 @@ int file_sink__open(void *ctx, pid_t pid, const char *path, struct out_sink **ou
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	void *buf;
 	int err;
 
 	*out = NULL;
@@ -93,12 +97,14 @@ int file_sink__open(void *ctx, pid_t pid, const char *path, struct out_sink **ou
 			close(fd);
 		return err;
 	}
-	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	buf = file__buffer(f, 1 << 16);
 	*out = file_sink__new(ctx, f);
 	if (!*out) {
 		fclose(f);
+		free(buf);
 		return -ENOMEM;
 	}
 	((struct file_sink *)*out)->owned = true;
+	((struct file_sink *)*out)->buf = buf;
 	return 0;
 }

@@ -231,9 +231,6 @@ FILE *stream__open(const char *path)
 	f = fopencookie(s, "w", io);
 	if (!f)
 		goto fail_sock;
-	/* Sent per drain (cmd_trace's settle_output) or per 256 KiB, not per line:
-	 * a send per record per reader would cost the consumer microseconds. */
-	setvbuf(f, NULL, _IOFBF, 1 << 18);
 	return f;
 fail_sock:
 	err = errno;

@@ -22,7 +22,8 @@
 /* Listen on the unix socket PATH (an existing socket file there is
  * replaced; any other file is an error).  A FILE to fflush when readers
  * should get what was written, closed with fclose; NULL and errno on
- * failure. */
+ * failure.  Its buffering is the caller's (file__buffer): a send per
+ * record per reader would cost the consumer microseconds. */
 FILE *stream__open(const char *path);
 
 #endif
