@@ -583,6 +583,10 @@ static uint64_t report(struct trace_run *r)
 		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
 				"a uprobe cannot read)\n",
 			(unsigned long long)typer__unavailable(r->typer));
+	if (typer__orphans(r->typer))
+		fprintf(stderr, "cmon: captures dropped unmatched: %llu (their call records were "
+				"lost; the oldest waiting captures are let go past 64 MiB)\n",
+			(unsigned long long)typer__orphans(r->typer));
 	fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls", "written", "lost");
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;

@@ -5,18 +5,8 @@
 #include <string.h>
 #include "core/log.h"
 #include "dwarf/debuginfo.h"
+#include "pending.h"
 #include "typer.h"
-
-#define PENDING_BUCKETS 4096 /* power of two */
-
-/* A capture record waiting for its call record. */
-struct pending {
-	struct pending *next;
-	uint32_t tid, func_id, at_return;
-	uint64_t ts;
-	size_t size;
-	struct cmon_capture_rec rec[]; /* copied with its items */
-};
 
 struct typed_func {
 	struct plan_layout *layout; /* NULL: raw */
@@ -34,7 +24,7 @@ struct typer {
 	size_t n_columns;
 	struct capture_spec *specs;
 	size_t n_specs;
-	struct pending *buckets[PENDING_BUCKETS];
+	struct pending_caps *pending; /* captures waiting for their call records */
 	struct render_out out;
 	uint64_t unavailable;       /* values rendered <unavailable: ... in xmm/st> */
 	struct call_typed view;
@@ -219,7 +209,8 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 	t->specs = calloc(opts->n_captures ? opts->n_captures : 1, sizeof(*t->specs));
 	took = calloc(opts->n_captures ? opts->n_captures : 1, sizeof(*took));
 	dis = calloc(set->n_objects ? set->n_objects : 1, sizeof(*dis));
-	if (!t->funcs || !t->plans || !t->specs || !took || !dis) {
+	t->pending = pending__new(0);
+	if (!t->funcs || !t->plans || !t->specs || !took || !dis || !t->pending) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -376,70 +367,32 @@ captures:
 	return sb.buf;
 }
 
-static size_t bucket_of(uint32_t tid, uint64_t ts)
-{
-	uint64_t h = (ts ^ ((uint64_t)tid << 32)) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> 52) & (PENDING_BUCKETS - 1);
-}
-
-static struct pending *take(struct typer *t, uint32_t tid, uint64_t ts, uint32_t func_id,
-			    uint32_t at_return);
-
 int typer__capture(struct typer *t, const struct cmon_capture_rec *rec)
 {
-	size_t size = sizeof(*rec) + rec->len;
-	struct pending *p;
-	size_t b;
-
 	if (rec->func_id >= t->set->n_funcs || !t->funcs[rec->func_id].layout)
 		return 0;
 	if (rec->at_return == CMON_CAPTURE_DROP) {
 		/* --if / --on-change left the call out at its return. */
-		free(take(t, rec->tid, rec->ts_entry_ns, rec->func_id, 0));
+		pending__release(pending__take(t->pending, rec->tid, rec->ts_entry_ns,
+					       rec->func_id, 0));
 		return 0;
 	}
-	p = malloc(sizeof(*p) + size);
-	if (!p)
-		return -ENOMEM;
-	p->tid = rec->tid;
-	p->func_id = rec->func_id;
-	p->at_return = rec->at_return;
-	p->ts = rec->ts_entry_ns;
-	p->size = size;
-	memcpy(p->rec, rec, size);
-	b = bucket_of(rec->tid, rec->ts_entry_ns);
-	p->next = t->buckets[b];
-	t->buckets[b] = p;
-	return 0;
+	return pending__put(t->pending, rec);
 }
 
-/* Unlink the pending capture of this call and side, if any. */
-static struct pending *take(struct typer *t, uint32_t tid, uint64_t ts, uint32_t func_id,
-			    uint32_t at_return)
+uint64_t typer__orphans(const struct typer *t)
 {
-	struct pending **pp = &t->buckets[bucket_of(tid, ts)];
-
-	for (; *pp; pp = &(*pp)->next) {
-		struct pending *p = *pp;
-
-		if (p->tid == tid && p->ts == ts && p->func_id == func_id &&
-		    p->at_return == at_return) {
-			*pp = p->next;
-			return p;
-		}
-	}
-	return NULL;
+	return t ? pending__evicted(t->pending) : 0;
 }
 
 /* Split a capture record into its items. */
-static size_t items_of(const struct pending *p, struct render_item *items)
+static size_t items_of(const struct cmon_capture_rec *rec, struct render_item *items)
 {
-	const uint8_t *cur = (const uint8_t *)(p->rec + 1);
-	const uint8_t *end = (const uint8_t *)p->rec + p->size;
+	const uint8_t *cur = (const uint8_t *)(rec + 1);
+	const uint8_t *end = cur + rec->len;
 	size_t n = 0;
 
-	for (uint32_t i = 0; i < p->rec->n && n < CMON_MAX_FETCH; i++) {
+	for (uint32_t i = 0; i < rec->n && n < CMON_MAX_FETCH; i++) {
 		struct cmon_capture_item it;
 
 		if ((size_t)(end - cur) < sizeof(it))
@@ -461,7 +414,7 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 				       const struct render_out **render)
 {
 	const struct typed_func *tf;
-	struct pending *entry, *exit;
+	struct cmon_capture_rec *entry, *exit;
 	struct render_call rc = {};
 	int64_t args[CMON_MAX_ARGS];
 	struct call_typed *v = &t->view;
@@ -471,8 +424,8 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 	if (rec->func_id >= t->set->n_funcs || !t->funcs[rec->func_id].layout)
 		return NULL;
 	tf = &t->funcs[rec->func_id];
-	entry = take(t, rec->tid, rec->ts_entry_ns, rec->func_id, 0);
-	exit = take(t, rec->tid, rec->ts_entry_ns, rec->func_id, 1);
+	entry = pending__take(t->pending, rec->tid, rec->ts_entry_ns, rec->func_id, 0);
+	exit = pending__take(t->pending, rec->tid, rec->ts_entry_ns, rec->func_id, 1);
 	for (int i = 0; i < CMON_MAX_ARGS; i++)
 		args[i] = (int64_t)rec->args[i];
 	rc.args = args;
@@ -487,12 +440,12 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 		rc.n_exit = items_of(exit, t->items[1]);
 	}
 	if (render__call(tf->layout, &rc, &t->out)) {
-		free(entry);
-		free(exit);
+		pending__release(entry);
+		pending__release(exit);
 		return NULL;
 	}
-	free(entry);
-	free(exit);
+	pending__release(entry);
+	pending__release(exit);
 	t->unavailable += t->out.n_unavailable;
 	memset(v, 0, sizeof(*v));
 	v->args = t->out.args.buf ? t->out.args.buf : "{}";
@@ -521,14 +474,7 @@ void typer__free(struct typer *t)
 {
 	if (!t)
 		return;
-	for (size_t b = 0; b < PENDING_BUCKETS; b++) {
-		while (t->buckets[b]) {
-			struct pending *p = t->buckets[b];
-
-			t->buckets[b] = p->next;
-			free(p);
-		}
-	}
+	pending__free(t->pending);
 	for (size_t i = 0; t->funcs && i < t->set->n_funcs; i++) {
 		plan_layout__free(t->funcs[i].layout);
 		free(t->funcs[i].columns);

@@ -60,6 +60,9 @@ char *typer__signature_json(const struct typer *t, uint32_t func_id);
 /* Keep a capture record until its call record comes. */
 int typer__capture(struct typer *t, const struct cmon_capture_rec *rec);
 
+/* Captures let go without their call record (it was lost: pending.h). */
+uint64_t typer__orphans(const struct typer *t);
+
 /* The typed view of call REC, or NULL for a raw function; valid until the
  * next call.  RENDER, when not NULL, receives the full rendering (blobs for
  * the capture store). */
