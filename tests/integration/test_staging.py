@@ -40,3 +40,20 @@ def test_staged_records_in_call_order():
 
 def test_staged_entry_records_in_call_order():
     _check_order(["--no-return"])
+
+
+def test_staged_calls_keep_their_captures():
+    """A call's capture (its string, read at entry) goes to the ring buffer
+    as it is written while its call record waits in a CPU's batch: each
+    record must still come back with its own string."""
+    res = trace(["move_tagged"], launch=[target("migrate"), str(CALLS), str(THREADS)])
+    check(res.code == 0, "cmon trace failed: %r" % res)
+    seen = collections.defaultdict(list)
+    for r in res.rows:
+        t, i = int(r["arg0"]), int(r["arg1"])
+        eq(r["typed"]["args.tag"], '"t%d.%d"' % (t, i), "call (%d, %d): its own string" % (t, i))
+        eq(int(r["ret"]), t + i, "call (%d, %d): its return" % (t, i))
+        seen[r["tid"]].append((t, i))
+    eq(len(seen), THREADS, "threads")
+    for tid, calls in seen.items():
+        eq(calls, [(calls[0][0], i) for i in range(CALLS)], "thread %s: its calls in order" % tid)

@@ -4,6 +4,9 @@
  * recorded on alternating CPUs (cmon stages call records per CPU): the
  * order read back must still be the order of the calls.
  *
+ * move_tagged(t, i, tag) follows each call with the same numbers in a string
+ * ("t.i"): a call's captured string must come back with its own record.
+ *
  *   migrate N T     prints the sum of move_step's returns
  */
 #define _GNU_SOURCE
@@ -21,9 +24,16 @@ __attribute__((noinline)) long move_step(long t, long i)
 	return t * 1000000 + i;
 }
 
+__attribute__((noinline)) long move_tagged(long t, long i, const char *tag)
+{
+	__asm__ volatile("" ::: "memory");
+	return tag[0] == 't' ? t + i : -1;
+}
+
 static void *run(void *arg)
 {
 	long t = (long)arg, sum = 0;
+	char tag[48];
 
 	for (long i = 0; i < n_calls; i++) {
 		cpu_set_t set;
@@ -32,6 +42,8 @@ static void *run(void *arg)
 		CPU_SET(cpus[(t + i) % n_cpus], &set);
 		sched_setaffinity(0, sizeof(set), &set);
 		sum += move_step(t, i);
+		snprintf(tag, sizeof(tag), "t%ld.%ld", t, i);
+		move_tagged(t, i, tag);
 	}
 	return (void *)sum;
 }

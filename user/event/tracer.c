@@ -51,14 +51,14 @@ struct tracer {
 
 /* Staging, unless records must keep their place beside others: an
  * entry-only call's stack follows its record in the ring buffer, Python
- * records go out as they come, break stops one call at a time, and a
- * capture's records are most of a call's cost anyway (staging its call
- * record only moved the losses: the consumer is the bound there). */
+ * records go out as they come, and break stops one call at a time.  A
+ * call's capture records are not staged: written to the ring buffer before
+ * its call record, they are in hand when the window lets the call out. */
 static bool staging_disabled; /* CMON_NO_STAGING, read by main */
 
 static bool staging_wanted(const struct tracer_opts *o)
 {
-	return !o->plans && !o->on_stack && !o->break_count && !o->py_offsets &&
+	return !o->on_stack && !o->break_count && !o->py_offsets &&
 	       !staging_disabled;
 }
 
