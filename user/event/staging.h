@@ -7,11 +7,13 @@
  * that moved CPUs has records in two batches, so they wait in a window and
  * are handed on in time order (cmon_call_rec.order_ns).
  *
- * A poll:   staging__sweep (the cutoff: its start), then drain the ring
- *           buffer, then staging__deliver(cutoff).
+ * A poll:   staging__sweep (the cutoff: its start), then read the ring
+ *           buffer as far as it was filled when the sweep ended, then
+ *           staging__deliver(cutoff).
  * Every record written before the sweep passed its CPU is then in the
- * window (in the map, or sent to the ring buffer before the drain), so the
- * records before the cutoff can go out in order; later ones wait a poll.
+ * window (in the map, or sent to the ring buffer before the sweep ended),
+ * so the records before the cutoff can go out in order; later ones wait a
+ * poll.
  */
 #ifndef CMON_STAGING_H
 #define CMON_STAGING_H

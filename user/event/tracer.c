@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -40,10 +42,19 @@ struct tracer {
 	const struct probe_set *set;
 	struct bpf_set bs;  /* what every BPF set has: links, follower, CPUs */
 	struct ring_buffer *rb;
+	struct ring_buffer *fork_rb; /* follow_events: forks wake the poll */
+	int epoll_fd;                /* both buffers' */
 	size_t rb_bytes;
+	/* The ring buffer's consumer and producer pages, mapped read-only: a
+	 * poll reads what was there when it swept (ring_fill), no more. */
+	void *rb_pos;
+	size_t page_size;
 	struct tracer_opts opts;
 	int budget;       /* records this poll may still hand over; < 0: no bound */
 	bool budget_hit;
+	long long read_left; /* ring bytes this poll reads yet; < 0: no bound */
+	bool read_all;       /* it read them: the sweep's cutoff holds */
+	int handled;         /* records this poll handed over */
 	/* Call records staged per CPU in the kernel (bpf/staging.bpf.h) and put
 	 * back in time order here; NULL: each record is handed on as it comes. */
 	struct staging *stage;
@@ -85,10 +96,30 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	struct tracer *t = ctx;
 	int err = handle(t, data, size);
 
-	if (err < 0 || t->budget < 0 || --t->budget > 0)
+	if (err < 0)
 		return err;
+	t->handled++;
+	/* The ring's bytes for it: the 8-byte header, rounded up to 8. */
+	if (t->read_left >= 0 && (t->read_left -= (long long)((size + 15) & ~(size_t)7)) <= 0) {
+		t->read_all = true;
+		return -EAGAIN;
+	}
+	if (t->budget < 0 || --t->budget > 0)
+		return 0;
 	t->budget_hit = true;
 	return -EAGAIN;
+}
+
+/* Bytes in the ring buffer now: everything reserved so far lies before the
+ * producer position (the kernel ABI's first two pages of the map). */
+static long long ring_fill(const struct tracer *t)
+{
+	const volatile unsigned long *cons = t->rb_pos;
+	const volatile unsigned long *prod =
+		(const volatile unsigned long *)((const char *)t->rb_pos + t->page_size);
+	unsigned long c = __atomic_load_n(cons, __ATOMIC_ACQUIRE);
+
+	return (long long)(__atomic_load_n(prod, __ATOMIC_ACQUIRE) - c);
 }
 
 static int handle(struct tracer *t, void *data, size_t size)
@@ -257,6 +288,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	t->epoll_fd = -1;
 	t->set = set;
 	t->opts = *opts;
 	t->budget = -1;
@@ -293,6 +325,22 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		err = -errno;
 		goto fail;
 	}
+	t->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (t->epoll_fd < 0 ||
+	    epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(t->rb),
+		      &(struct epoll_event){ .events = EPOLLIN })) {
+		err = -errno;
+		goto fail;
+	}
+	t->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	t->rb_pos = mmap(NULL, 2 * t->page_size, PROT_READ, MAP_SHARED,
+			 bpf_map__fd(t->skel->maps.events), 0);
+	if (t->rb_pos == MAP_FAILED) {
+		t->rb_pos = NULL;
+		err = -errno;
+		goto fail;
+	}
+	t->read_left = -1;
 	return t;
 fail:
 	bpf_setup__failed(false, err);
@@ -302,6 +350,21 @@ fail_quiet:
 	return NULL;
 }
 
+static bool add_fork_buffer(struct tracer *t)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	t->fork_rb = ring_buffer__new(bpf_map__fd(t->skel->maps.follow_events), on_fork, t, NULL);
+	if (!t->fork_rb)
+		return false;
+	if (epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(t->fork_rb), &ev)) {
+		ring_buffer__free(t->fork_rb);
+		t->fork_rb = NULL;
+		return false;
+	}
+	return true;
+}
+
 int tracer__attach(struct tracer *t)
 {
 	int err = bpf_set__attach_lifecycle(&t->bs);
@@ -309,9 +372,9 @@ int tracer__attach(struct tracer *t)
 	/* break: stops at entry; a return probe would only cost each call */
 	if (t->opts.break_count)
 		t->bs.lo.py_exit_prog = NULL;
-	/* A fork wakes the poll: the scan after it attaches the child's links. */
-	if (!err && t->opts.follow &&
-	    ring_buffer__add(t->rb, bpf_map__fd(t->skel->maps.follow_events), on_fork, t))
+	/* A fork wakes the poll: the scan after it attaches the child's links.
+	 * Its own buffer: a poll stops reading call records part way. */
+	if (!err && t->opts.follow && !t->fork_rb && !add_fork_buffer(t))
 		log_info("forks will not wake cmon: children's library links wait for the "
 			 "next poll");
 	if (!err)
@@ -341,34 +404,44 @@ static int on_staged(void *ctx, const struct cmon_call_rec *rec)
 
 int tracer__poll(struct tracer *t, int timeout_ms)
 {
+	struct epoll_event ev[4];
 	uint64_t cutoff = 0;
-	int n, m = 0;
+	int n, err;
 
+	/* Records are submitted without a wakeup: this waits for the buffer
+	 * filling up, a fork, or the timeout, then reads whatever is there. */
+	n = epoll_wait(t->epoll_fd, ev, 4, timeout_ms);
+	if (n < 0 && errno != EINTR)
+		return -errno;
+	/* Staged records: every CPU's partial batch is taken, then the ring
+	 * buffer is read as far as it was filled when the sweep ended (what
+	 * was sent before it; what comes after waits a poll, so a poll holds
+	 * a buffer's worth at most), then what was written before the sweep
+	 * goes out, in order. */
+	if (t->stage)
+		cutoff = staging__sweep(t->stage, false);
+	t->read_left = ring_fill(t);
+	t->read_all = t->read_left <= 0;
 	t->budget = POLL_BUDGET;
 	t->budget_hit = false;
-	n = ring_buffer__poll(t->rb, timeout_ms);
-	/* Staged records: every CPU's partial batch is taken, then the ring
-	 * buffer is read to its end (what was sent before the sweep), then
-	 * what was written before the sweep goes out, in order. */
-	if (t->stage && (n >= 0 || n == -EINTR) && !t->budget_hit)
-		cutoff = staging__sweep(t->stage, false);
-	/* Records are submitted without a wakeup: read whatever is there. */
-	if ((n >= 0 || n == -EINTR) && !t->budget_hit)
-		m = ring_buffer__consume(t->rb);
-	if (t->budget_hit)
-		n = POLL_BUDGET, m = 0; /* a full budget, not an error */
-	else if (m < 0)
-		return m;
-	/* A drain cut short by the budget may have left older records in
-	 * the ring buffer: then only the window's bound lets records out. */
+	t->handled = 0;
+	n = t->read_all ? 0 : ring_buffer__consume(t->rb);
+	t->read_left = -1;
+	t->budget = -1;
+	if (n < 0 && n != -EAGAIN)
+		return n;
+	if (t->fork_rb && (n = ring_buffer__consume(t->fork_rb)) < 0)
+		return n;
+	/* Cut short by the budget, or stopped at a record still being written
+	 * (a sleepable capture faulting a page in): older records may be
+	 * behind it, so nothing is let out of the window this time but by its
+	 * bound. */
 	if (t->stage) {
-		int err = staging__deliver(t->stage, t->budget_hit ? 0 : cutoff, on_staged, t);
-
+		err = staging__deliver(t->stage, t->read_all ? cutoff : 0, on_staged, t);
 		if (err)
 			return err;
 	}
-	t->budget = -1;
-	return n >= 0 ? n + m : n == -EINTR ? m : n;
+	return t->handled;
 }
 
 int tracer__drain(struct tracer *t)
@@ -557,6 +630,11 @@ void tracer__free(struct tracer *t)
 		return;
 	bpf_set__free(&t->bs);
 	ring_buffer__free(t->rb);
+	ring_buffer__free(t->fork_rb);
+	if (t->epoll_fd >= 0)
+		close(t->epoll_fd);
+	if (t->rb_pos)
+		munmap(t->rb_pos, 2 * t->page_size);
 	staging__free(t->stage);
 	trace_bpf__destroy(t->skel);
 	free(t);

@@ -83,9 +83,10 @@ int tracer__attach(struct tracer *t);
 size_t tracer__probe_count(const struct tracer *t);
 unsigned long long tracer__attach_ns(const struct tracer *t);
 
-/* Wait up to TIMEOUT_MS for the ring buffer to be woken, then drain it,
- * handing over a bounded number of records (so a producer that never
- * pauses cannot starve the caller's checks of signals and deadlines).
+/* Wait up to TIMEOUT_MS for the ring buffer to be woken, then read what it
+ * held at that moment, no more (so a producer that never pauses cannot
+ * starve the caller's checks of signals and deadlines, and a poll holds at
+ * most a buffer's worth of records).
  * Returns records handled (>= 0) or a negative errno (-EINTR is not an
  * error: the caller checks its flags). */
 int tracer__poll(struct tracer *t, int timeout_ms);
