@@ -818,6 +818,31 @@ static void assemble(const struct rctx *r, const struct plan_value *pv, uint8_t 
 	}
 }
 
+/* An integer-like value whole in one register (most parameters): its bits
+ * straight from the register, as assemble() and emit() would give them. */
+static bool render_register_int(struct rctx *r, const struct plan_value *pv)
+{
+	const struct ctype *t = pv->type;
+	const struct plan_src *s = &pv->src[0];
+	uint64_t v;
+
+	if (!t || pv->n_src != 1 || !t->size || t->size > 8 || s->size < t->size)
+		return false;
+	if (t->kind != CTYPE_INT && t->kind != CTYPE_UINT && t->kind != CTYPE_CHAR &&
+	    t->kind != CTYPE_BOOL && t->kind != CTYPE_ENUM)
+		return false;
+	if (s->kind == PSRC_ARG)
+		v = (uint64_t)r->c->args[s->index] + (uint64_t)s->addend;
+	else if (s->kind == PSRC_RET)
+		v = (uint64_t)r->c->ret + (uint64_t)s->addend;
+	else
+		return false;
+	if (t->size < 8)
+		v &= (1ULL << (t->size * 8)) - 1;
+	put_intlike(r, t, v, t->size * 8);
+	return true;
+}
+
 static int render_value(struct rctx *r, int index)
 {
 	const struct plan_value *pv = &r->l->values[index];
@@ -825,6 +850,9 @@ static int render_value(struct rctx *r, int index)
 	uint8_t small_data[64], small_why[64]; /* most values: no allocation per record */
 	uint8_t *data = small_data, *why = small_why;
 	struct view v;
+
+	if (render_register_int(r, pv))
+		return r->err;
 
 	if (size > MAX_VALUE_BYTES)
 		size = MAX_VALUE_BYTES;
@@ -1038,7 +1066,7 @@ static void out_clear(struct render_out *o)
 int render__call(const struct plan_layout *l, const struct render_call *c, struct render_out *o)
 {
 	struct rctx r = { .l = l, .c = c, .o = o };
-	struct strbuf one = { 0 };
+	struct strbuf *one = &o->one; /* a parameter's text; its memory kept */
 	int err;
 
 	out_clear(o);
@@ -1066,8 +1094,8 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		int vi = l->capture_at == PLAN_AT_RETURN && l->again && l->again[i] >= 0 &&
 				 c->has_ret ? l->again[i] : (int)i;
 
-		strbuf__reset(&one);
-		r.sb = &one;
+		strbuf__reset(one);
+		r.sb = one;
 		path_pop(&r, 0);
 		path_push(&r, NULL, name);
 		err = r.err ?: render_value(&r, vi);
@@ -1075,9 +1103,9 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 			err = strbuf__putc(&o->args, ',');
 		err = err ?: json_escape(&o->args, name);
 		err = err ?: strbuf__putc(&o->args, ':');
-		err = err ?: strbuf__putn(&o->args, one.buf ? one.buf : "", one.len);
+		err = err ?: strbuf__putn(&o->args, one->buf ? one->buf : "", one->len);
 		o->cell_offs[i] = o->cellbuf.len;
-		err = err ?: strbuf__putn(&o->cellbuf, one.buf ? one.buf : "", one.len + 1);
+		err = err ?: strbuf__putn(&o->cellbuf, one->buf ? one->buf : "", one->len + 1);
 		o->n_cells = i + 1;
 	}
 	err = err ?: strbuf__putc(&o->args, '}');
@@ -1091,8 +1119,8 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 
 			if (l->again[i] < 0)
 				continue;
-			strbuf__reset(&one);
-			r.sb = &one;
+			strbuf__reset(one);
+			r.sb = one;
 			path_pop(&r, 0);
 			path_push(&r, NULL, name);
 			err = r.err ?: render_value(&r, l->again[i]);
@@ -1100,10 +1128,10 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 				err = strbuf__putc(&o->at_return, ',');
 			err = err ?: json_escape(&o->at_return, name);
 			err = err ?: strbuf__putc(&o->at_return, ':');
-			err = err ?: strbuf__putn(&o->at_return, one.buf ? one.buf : "", one.len);
+			err = err ?: strbuf__putn(&o->at_return, one->buf ? one->buf : "", one->len);
 			err = err ?: changed__diff(&o->changed, &o->n_changed, name,
 						   o->cellbuf.buf + o->cell_offs[i],
-						   one.buf ? one.buf : "null");
+						   one->buf ? one->buf : "null");
 		}
 		err = err ?: strbuf__putc(&o->at_return, '}') ?: strbuf__putc(&o->changed, '}');
 	}
@@ -1136,7 +1164,6 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 	err = err ?: strbuf__putc(&o->captures, '}');
 	err = err ?: strbuf__putc(&o->truncated, ']');
 	err = err ?: strbuf__putc(&o->faults, ']');
-	free(one.buf);
 	if (err)
 		return err;
 	for (size_t i = 0; i < o->n_cells; i++)
@@ -1162,6 +1189,7 @@ void render_out__release(struct render_out *o)
 	strbuf__release(&o->cellbuf);
 	strbuf__release(&o->blobbuf);
 	strbuf__release(&o->path);
+	strbuf__release(&o->one);
 	free(o->cells);
 	free(o->cell_offs);
 	free(o->blobs);

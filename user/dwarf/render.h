@@ -113,7 +113,7 @@ struct render_out {
 	struct render_blob *blobs;
 	size_t n_blobs;
 	/* private */
-	struct strbuf cellbuf, blobbuf, path;
+	struct strbuf cellbuf, blobbuf, path, one;
 	size_t *cell_offs, cap_cells, cap_blobs;
 	size_t *blob_offs;
 };
