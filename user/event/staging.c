@@ -26,6 +26,11 @@ struct staging {
 	size_t ord_cap;
 	struct cmon_call_rec *keep; /* the records that wait, scratch */
 	size_t keep_cap;
+	/* The last sweep's records: they join the window after what the ring
+	 * buffer brought, being the newest of their CPUs (so the window of a
+	 * thread that keeps to its CPU stays in order: no sort). */
+	struct cmon_call_rec *swept;
+	size_t n_swept;
 };
 
 struct staging *staging__new(int map_fd, int ncpus)
@@ -38,12 +43,18 @@ struct staging *staging__new(int map_fd, int ncpus)
 	if (map_fd < 0)
 		return s; /* a window alone (tests): nothing to sweep */
 	s->ncpus = ncpus;
+	s->swept = calloc((size_t)ncpus * CMON_BATCH, sizeof(*s->swept));
+	if (!s->swept) {
+		free(s);
+		return NULL;
+	}
 	s->map_bytes = ((size_t)ncpus * sizeof(struct cmon_batch) + (size_t)page - 1) &
 		       ~((size_t)page - 1);
 	s->slots = mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
 	if (s->slots == MAP_FAILED) {
 		int err = errno;
 
+		free(s->swept);
 		free(s);
 		errno = err;
 		return NULL;
@@ -60,6 +71,7 @@ void staging__free(struct staging *s)
 	free(s->win);
 	free(s->ord);
 	free(s->keep);
+	free(s->swept);
 	free(s);
 }
 
@@ -105,6 +117,19 @@ int staging__add_batch(struct staging *s, const struct cmon_batch *b)
 	return 0;
 }
 
+/* The last sweep's records into the window. */
+static int join_swept(struct staging *s)
+{
+	if (!s->n_swept)
+		return 0;
+	if (room(s, s->n_swept))
+		return -ENOMEM;
+	memcpy(s->win + s->n, s->swept, s->n_swept * sizeof(s->swept[0]));
+	s->n += s->n_swept;
+	s->n_swept = 0;
+	return 0;
+}
+
 /* Hold CPU's batch: as its programs do, with an atomic exchange. */
 static bool hold(struct cmon_batch *b, bool final)
 {
@@ -126,24 +151,26 @@ static bool hold(struct cmon_batch *b, bool final)
 
 uint64_t staging__sweep(struct staging *s, bool final)
 {
-	uint64_t cutoff = clock__mono_ns();
+	uint64_t cutoff;
 
+	/* A sweep not delivered yet (an error between): its records first. */
+	if (join_swept(s))
+		return 0;
+	cutoff = clock__mono_ns();
 	for (int c = 0; c < s->ncpus; c++) {
 		struct cmon_batch *b = &s->slots[c];
 		uint32_t n;
 
 		if (!__atomic_load_n(&b->n, __ATOMIC_RELAXED))
 			continue; /* staged after this look: the next sweep's */
-		if (room(s, CMON_BATCH))
-			return 0;
 		if (!hold(b, final))
 			continue; /* its holder was preempted: the next sweep */
 		n = b->n;
 		if (n > CMON_BATCH)
 			n = 0; /* cannot be: the programs send a full batch at once */
-		memcpy(s->win + s->n, b->r, n * sizeof(b->r[0]));
-		terminate(s->win + s->n, n);
-		s->n += n;
+		memcpy(s->swept + s->n_swept, b->r, n * sizeof(b->r[0]));
+		terminate(s->swept + s->n_swept, n);
+		s->n_swept += n;
 		b->n = 0;
 		__atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
 	}
@@ -161,11 +188,15 @@ static int cmp_order(const void *a, const void *b)
 
 int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ctx)
 {
-	struct cmon_call_rec *w = s->win + s->head;
-	size_t n = s->n - s->head, kept = 0, i;
+	struct cmon_call_rec *w;
+	size_t n, kept = 0, i;
 	bool sorted = true;
-	int err = 0;
+	int err = join_swept(s);
 
+	if (err)
+		return err;
+	w = s->win + s->head;
+	n = s->n - s->head;
 	if (!n)
 		return 0;
 	if (n > WINDOW_MAX)
@@ -221,4 +252,4 @@ int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ct
 	return err;
 }
 
-size_t staging__waiting(const struct staging *s) { return s->n - s->head; }
+size_t staging__waiting(const struct staging *s) { return s->n - s->head + s->n_swept; }

@@ -35,8 +35,9 @@ void staging__free(struct staging *s);
 int staging__add(struct staging *s, const struct cmon_call_rec *rec);
 int staging__add_batch(struct staging *s, const struct cmon_batch *b);
 
-/* Take every CPU's partial batch into the window (FINAL: after the probes
- * are gone, waiting for any holder).  Returns the cutoff for
+/* Take every CPU's partial batch (FINAL: after the probes are gone, waiting
+ * for any holder); they join the window at staging__deliver, after what
+ * the ring buffer brought meanwhile: the newest records of their CPUs.  Returns the cutoff for
  * staging__deliver: the sweep's start; 0 on -ENOMEM (nothing is lost: the
  * batches not taken stay in the map). */
 uint64_t staging__sweep(struct staging *s, bool final);
