@@ -763,8 +763,10 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		session__install_signals();
 	}
 
-	/* capture: its store once the functions are known; break: stderr */
-	err = session__begin(&r.ses, kind != CMD_CAPTURE && kind != CMD_BREAK ? 1 << 20 : 0);
+	/* capture: its store once the functions are known; break: stderr.
+	 * Output in 256 KiB writes: ~2,000 records each; a larger buffer
+	 * only adds resident memory. */
+	err = session__begin(&r.ses, kind != CMD_CAPTURE && kind != CMD_BREAK ? 1 << 18 : 0);
 	if (err)
 		goto cleanup;
 	if (r.opts.n_watches && !r.opts.n_funcs && !r.opts.n_usdts && !r.opts.n_lines &&
