@@ -105,14 +105,24 @@ def test_latency_profile_buckets_own_time():
     and p50 is one of its midpoints (4096 + 128 k + 63: hist__bucket_mid),
     or the min or max it is clamped to.  Bucketing the raw latency (19 us
     behind a single-step: 512 ns wide) and subtracting after gives
-    whatever the bias leaves."""
-    fin = profiled()
-    for f in FUNCS:
-        p50, lo, hi = fin[f]["p50_ns"], fin[f]["min_ns"], fin[f]["max_ns"]
-        check(4096 <= p50 < 8192, "%s: p50 %d ns, not a ~5 us call" % (f, p50))
-        check((p50 - 4096) % 128 == 63 or p50 in (lo, hi),
-              "%s: p50 %d ns is neither a midpoint of its own 128 ns bucket nor the "
-              "min %d or max %d" % (f, p50, lo, hi))
+    whatever the bias leaves.  The single-step's cost drifts by microseconds
+    under load between cmon's calibration and the calls: a run whose p50
+    left [4096, 8192) is measured again (ATTEMPTS); in range, the bucket
+    must be the function's own."""
+    seen = []
+    for _ in range(ATTEMPTS):
+        fin = profiled()
+        off = {f: fin[f]["p50_ns"] for f in FUNCS if not 4096 <= fin[f]["p50_ns"] < 8192}
+        if off:
+            seen.append(off)
+            continue
+        for f in FUNCS:
+            p50, lo, hi = fin[f]["p50_ns"], fin[f]["min_ns"], fin[f]["max_ns"]
+            check((p50 - 4096) % 128 == 63 or p50 in (lo, hi),
+                  "%s: p50 %d ns is neither a midpoint of its own 128 ns bucket nor the "
+                  "min %d or max %d" % (f, p50, lo, hi))
+        return
+    raise AssertionError("p50 not a ~5 us call in %d attempts: %r" % (ATTEMPTS, seen))
 
 
 def test_latency_raw_keeps_probe_cost():
