@@ -12,9 +12,14 @@
 struct waiting {
 	struct waiting *next;          /* in its bucket */
 	struct waiting *older, *newer; /* in arrival order: the oldest goes first */
-	size_t bytes;
 	struct cmon_capture_rec rec[]; /* the record, items included */
 };
+
+/* What W holds, counted against the bound. */
+static size_t held(const struct waiting *w)
+{
+	return sizeof(*w) + sizeof(w->rec[0]) + w->rec->len;
+}
 
 struct pending_caps {
 	struct waiting **buckets;
@@ -63,7 +68,7 @@ static void unlink_waiting(struct pending_caps *pc, struct waiting **pp, struct 
 		w->newer->older = w->older;
 	else
 		pc->newest = w->older;
-	pc->bytes -= w->bytes;
+	pc->bytes -= held(w);
 	pc->count--;
 }
 
@@ -76,9 +81,8 @@ int pending__put(struct pending_caps *pc, const struct cmon_capture_rec *rec)
 	if (!w)
 		return -ENOMEM;
 	memcpy(w->rec, rec, size);
-	w->bytes = sizeof(*w) + size;
 	/* Make room: what waited longest has most likely lost its call. */
-	while (pc->oldest && pc->bytes + w->bytes > pc->max_bytes) {
+	while (pc->oldest && pc->bytes + held(w) > pc->max_bytes) {
 		struct waiting *old = pc->oldest;
 
 		unlink_waiting(pc, NULL, old);
@@ -95,7 +99,7 @@ int pending__put(struct pending_caps *pc, const struct cmon_capture_rec *rec)
 	else
 		pc->oldest = w;
 	pc->newest = w;
-	pc->bytes += w->bytes;
+	pc->bytes += held(w);
 	pc->count++;
 	return 0;
 }

@@ -51,7 +51,6 @@ struct tracer {
 	size_t page_size;
 	struct tracer_opts opts;
 	int budget;       /* records this poll may still hand over; < 0: no bound */
-	bool budget_hit;
 	long long read_left; /* ring bytes this poll reads yet; < 0: no bound */
 	bool read_all;       /* it read them: the sweep's cutoff holds */
 	int handled;         /* records this poll handed over */
@@ -104,10 +103,8 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 		t->read_all = true;
 		return -EAGAIN;
 	}
-	if (t->budget < 0 || --t->budget > 0)
-		return 0;
-	t->budget_hit = true;
-	return -EAGAIN;
+	/* The budget spent: stop, READ_ALL left false. */
+	return t->budget < 0 || --t->budget > 0 ? 0 : -EAGAIN;
 }
 
 /* Bytes in the ring buffer now: everything reserved so far lies before the
@@ -423,7 +420,6 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	t->read_left = ring_fill(t);
 	t->read_all = t->read_left <= 0;
 	t->budget = POLL_BUDGET;
-	t->budget_hit = false;
 	t->handled = 0;
 	n = t->read_all ? 0 : ring_buffer__consume(t->rb);
 	t->read_left = -1;
