@@ -1,5 +1,6 @@
 """Attaching to running processes (-p), to a binary (--binary), and stopping
 cmon from outside (SIGINT, SIGKILL, --duration)."""
+import os
 import signal
 import subprocess
 import time
@@ -231,9 +232,20 @@ def test_events_lost_exit_status():
         eq(s["written"], len(rows), "events written = rows")
         eq(s["written"] + s["lost"], n, "written + lost = calls")
         eq(s["table"]["add"], (n, len(rows), n - len(rows)), "per-function table")
-        # What was kept is the beginning, exact.
-        for i, r in enumerate(rows):
-            eq((r["arg0"], r["ret"]), (i, i + 1), "record %d" % i)
+        # What was kept is exact and in call order, and it begins with the
+        # first calls, unbroken until the ring buffer filled.  A few later
+        # calls may follow the gap: with per-CPU staging, a thread that
+        # moved CPU leaves a partial batch that the ring never refused,
+        # swept when cmon runs again (CI saw 0..6702 then 59999).
+        kept = [(r["arg0"], r["ret"]) for r in rows]
+        for a, ret in kept:
+            eq(ret, a + 1, "call %d's own return" % a)
+        check(all(x[0] < y[0] for x, y in zip(kept, kept[1:])),
+              "kept records in call order")
+        prefix = next((i for i, (a, _) in enumerate(kept) if a != i), len(kept))
+        check(len(kept) - prefix < 16 * os.cpu_count(),
+              "the beginning kept whole: %d of %d records, then %r"
+              % (prefix, len(kept), kept[prefix:prefix + 4]))
     finally:
         t.kill()
 
