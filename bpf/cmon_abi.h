@@ -199,6 +199,19 @@ struct cmon_batch {
 };
 
 /*
+ * The consumer's state, shared with the programs that write call records
+ * (a one-slot mmapped array, written by user space only).  ASLEEP is 1
+ * while the consumer waits on an empty ring buffer: only then does a
+ * filling buffer need a forced wakeup, an IRQ-work self-interrupt on the
+ * writing CPU (a VM exit here); a consumer that is reading returns from its
+ * poll as long as the buffer holds anything.  A line of its own.
+ */
+struct cmon_consumer {
+	__u64 asleep;
+	__u8 pad[56];
+};
+
+/*
  * A thread's pending traced calls (task storage of trace and profile; user
  * space reads a live thread's at the end to report its calls still open).
  */
@@ -624,6 +637,7 @@ struct cmon_change_key {
 
 /* The layout both sides compile: a change here is a change of the ABI. */
 _Static_assert(sizeof(struct cmon_call_rec) == 152, "cmon_call_rec layout");
+_Static_assert(sizeof(struct cmon_consumer) == 64, "cmon_consumer layout");
 _Static_assert(sizeof(struct cmon_batch) == 64 + CMON_BATCH * 152 && sizeof(struct cmon_batch) % 64 == 0,
 	       "cmon_batch layout");
 _Static_assert(sizeof(struct cmon_func_stats) == 64, "cmon_func_stats layout");

@@ -11,7 +11,7 @@
  * the same program, or user space sweeping a partial batch) writes its
  * record to the ring buffer directly.  User space (user/event/staging.c)
  * puts the records of every source back in time order.  Included by
- * trace.bpf.c after events, stats_of and submit.
+ * trace.bpf.c after events, stats_of, wakeup_flags and submit.
  */
 #ifndef CMON_STAGING_BPF_H
 #define CMON_STAGING_BPF_H
@@ -67,10 +67,9 @@ static __always_inline void staging_put(struct cmon_batch *b)
 		return;
 	}
 	b->type = CMON_REC_BATCH;
-	/* The fill, every 4th batch (64 records): see submit(). */
-	if (targ_wakeup_bytes && (++b->sent & 3) == 0 &&
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > targ_wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
+	/* The fill, every 4th batch (64 records): see wakeup_flags(). */
+	if (targ_wakeup_bytes && (++b->sent & 3) == 0)
+		flags = wakeup_flags();
 	if (bpf_ringbuf_output(&events, b, sizeof(*b), flags)) {
 		for (int i = 0; i < CMON_BATCH; i++) {
 			struct cmon_func_stats *st = stats_of(b->r[i].func_id);

@@ -1,11 +1,12 @@
 """Attaching to running processes (-p), to a binary (--binary), and stopping
 cmon from outside (SIGINT, SIGKILL, --duration)."""
 import os
+import re
 import signal
 import subprocess
 import time
 
-from cmonlib import (CALLS_OUT, MiB, WaitTarget, assert_gone, assert_no_leak, bpf_snapshot,
+from cmonlib import (CALLS_OUT, Background, MiB, WaitTarget, assert_gone, assert_no_leak, bpf_snapshot,
                      check, eq, held_by, parse_csv, proc_status, read_text, summary, target,
                      trace_bg)
 from test_launch import CALLS_FUNCS, check_calls_rows
@@ -246,6 +247,77 @@ def test_events_lost_exit_status():
         check(len(kept) - prefix < 16 * os.cpu_count(),
               "the beginning kept whole: %d of %d records, then %r"
               % (prefix, len(kept), kept[prefix:prefix + 4]))
+    finally:
+        t.kill()
+
+
+def _wakeups(stderr):
+    """(polls that slept, forced wakeups) from -v's summary line."""
+    m = re.search(r"the consumer slept (\d+) times; the buffer filling woke it (\d+) times",
+                  stderr)
+    check(m, "no wakeup line in: %s" % stderr)
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_sleeping_consumer_woken_by_a_filling_buffer():
+    """cmon here polls every 6 s: a burst past an eighth of the buffer
+    wakes it (the programs force a wakeup while it sleeps) long before its
+    timer would."""
+    n = 20000
+    t = WaitTarget(["loop-wait", str(n)])
+    try:
+        bg = trace_bg(["add"], ["-p", str(t.pid)],
+                      extra=["--poll-ms", "6000", "-v"])
+        bg.wait_attached()
+        time.sleep(0.3)  # asleep on the empty buffer by now
+        t.release()
+        eq(t.p.stdout.readline().decode().strip(), "looped sum=%d" % (n * (n + 1) // 2),
+           "target's burst")
+        # What stays behind until the timer: less than the threshold (4 MiB
+        # / 8 of 152-byte records) plus a partial batch per CPU.  The burst
+        # fits the 4 MiB buffer: nothing is lost, woken or not.
+        want = n - 3500 - 16 * os.cpu_count()
+        deadline, rows = time.monotonic() + 3, 0
+        while time.monotonic() < deadline:
+            rows = max(len(read_text(bg.out_path).splitlines()) - 1, 0)
+            if rows >= want:
+                break
+            time.sleep(0.05)
+        check(rows >= want,
+              "%d of %d records written within 3 s of the burst" % (rows, n))
+        t.release()
+        eq(t.finish(), (0, ""), "target")
+        eq(bg.wait(20), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        rows = parse_csv(read_text(bg.out_path))
+        eq([(r["arg0"], r["ret"]) for r in rows], [(i, i + 1) for i in range(n)], "records")
+        sleeps, woken = _wakeups(bg.stderr)
+        check(sleeps >= 1 and woken >= 1, "slept %d, woken %d" % (sleeps, woken))
+    finally:
+        t.kill()
+
+
+def test_busy_consumer_is_not_woken():
+    """A consumer that is reading (here blocked writing to a pipe nobody
+    reads yet) is sent no wakeup: each was an IRQ-work self-interrupt on
+    the traced thread's CPU, every 64 records while the buffer stayed past
+    an eighth (hundreds a buffer; a third of the traced thread's time on a
+    5-byte nop here)."""
+    n = 200000
+    t = WaitTarget(["loop", str(n)])
+    try:
+        bg = Background(["trace", "-v", "-F", "csv", "-p", str(t.pid), "--func", "add"],
+                        stdout=subprocess.PIPE)
+        bg.wait_attached()
+        t.release()
+        eq(t.finish(60), (0, loop_out(n)), "target")
+        out = bg.p.stdout.read()  # only now: cmon was blocked on the pipe
+        code = bg.wait(20)
+        s = summary(bg.stderr)
+        eq(code, 3 if s["lost"] else 0, "cmon exit status (%s)" % bg.stderr.strip())
+        eq(s["written"] + s["lost"], n, "written + lost = calls")
+        eq(len(out.decode().splitlines()) - 1, s["written"], "rows = written")
+        sleeps, woken = _wakeups(bg.stderr)
+        check(woken <= 4 * sleeps + 4, "woken %d times for %d sleeps" % (woken, sleeps))
     finally:
         t.kill()
 

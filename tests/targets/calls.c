@@ -184,6 +184,17 @@ static int run(int argc, char **argv)
 		printf("loop sum=%ld\n", sum);
 		return 0;
 	}
+	if (!strcmp(s, "loop-wait")) { /* a burst, then alive until stdin says */
+		long n = argc > 1 ? atol(argv[1]) : 1000000;
+		long sum = 0;
+		char line[8];
+
+		for (long i = 0; i < n; i++)
+			sum += add((int)i, 1);
+		printf("looped sum=%ld\n", sum);
+		fflush(stdout);
+		return fgets(line, sizeof(line), stdin) ? 0 : 3;
+	}
 	fprintf(stderr, "calls: unknown scenario %s\n", s);
 	return 2;
 }

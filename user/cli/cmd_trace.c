@@ -544,6 +544,13 @@ static uint64_t report(struct trace_run *r)
 		fprintf(stderr, "cmon: %llu calls unchanged (--on-change)\n",
 			(unsigned long long)unchanged);
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
+	{
+		uint64_t wakeups, sleeps;
+
+		tracer__wakeups(r->tracer, &wakeups, &sleeps);
+		log_info("the consumer slept %llu times; the buffer filling woke it %llu times",
+			 (unsigned long long)sleeps, (unsigned long long)wakeups);
+	}
 	if (r->ses.follow) {
 		uint64_t forks, unfollowed, failed;
 

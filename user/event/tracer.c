@@ -49,6 +49,10 @@ struct tracer {
 	 * poll reads what was there when it swept (ring_fill), no more. */
 	void *rb_pos;
 	size_t page_size;
+	/* The programs' view of this consumer (bpf/trace.bpf.c, consumer):
+	 * asleep while a poll waits on an empty buffer. */
+	struct cmon_consumer *consumer;
+	uint64_t sleeps; /* polls that waited on an empty buffer */
 	struct tracer_opts opts;
 	int budget;       /* records this poll may still hand over; < 0: no bound */
 	long long read_left; /* ring bytes this poll reads yet; < 0: no bound */
@@ -337,6 +341,14 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		err = -errno;
 		goto fail;
 	}
+	/* A page: the mapping's unit (the value is one cache line). */
+	t->consumer = mmap(NULL, t->page_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   bpf_map__fd(t->skel->maps.consumer), 0);
+	if (t->consumer == MAP_FAILED) {
+		t->consumer = NULL;
+		err = -errno;
+		goto fail;
+	}
 	t->read_left = -1;
 	return t;
 fail:
@@ -403,11 +415,23 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 {
 	struct epoll_event ev[4];
 	uint64_t cutoff = 0;
+	bool empty = ring_fill(t) <= 0;
 	int n, err;
 
 	/* Records are submitted without a wakeup: this waits for the buffer
-	 * filling up, a fork, or the timeout, then reads whatever is there. */
+	 * filling up, a fork, or the timeout, then reads whatever is there.
+	 * Only a wait on an empty buffer can sleep (the poll returns while
+	 * the buffer holds anything), and only then may the programs force a
+	 * wakeup.  The store is sequentially consistent (a full barrier on
+	 * x86-64): the kernel's own look at the buffer comes after it, so a
+	 * record written meanwhile either is seen there or sees ASLEEP. */
+	if (empty) {
+		__atomic_store_n(&t->consumer->asleep, 1, __ATOMIC_SEQ_CST);
+		t->sleeps++;
+	}
 	n = epoll_wait(t->epoll_fd, ev, 4, timeout_ms);
+	if (empty)
+		__atomic_store_n(&t->consumer->asleep, 0, __ATOMIC_RELAXED);
 	if (n < 0 && errno != EINTR)
 		return -errno;
 	/* Staged records: every CPU's partial batch is taken, then the ring
@@ -608,6 +632,19 @@ cleanup:
 	return err;
 }
 
+void tracer__wakeups(const struct tracer *t, uint64_t *wakeups, uint64_t *sleeps)
+{
+	__u64 *per_cpu = calloc((size_t)t->bs.ncpus, sizeof(*per_cpu));
+	__u32 zero = 0;
+
+	*wakeups = 0;
+	*sleeps = t->sleeps;
+	if (per_cpu && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.rb_wakeups), &zero, per_cpu))
+		for (int c = 0; c < t->bs.ncpus; c++)
+			*wakeups += per_cpu[c];
+	free(per_cpu);
+}
+
 void tracer__break_hits(const struct tracer *t, uint64_t *hits, uint64_t *lost)
 {
 	*hits = __atomic_load_n(&t->skel->bss->break_hits, __ATOMIC_RELAXED);
@@ -631,6 +668,8 @@ void tracer__free(struct tracer *t)
 		close(t->epoll_fd);
 	if (t->rb_pos)
 		munmap(t->rb_pos, 2 * t->page_size);
+	if (t->consumer)
+		munmap(t->consumer, t->page_size);
 	staging__free(t->stage);
 	trace_bpf__destroy(t->skel);
 	free(t);

@@ -113,6 +113,10 @@ int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd);
 /* Counters of function FUNC_ID summed over CPUs. */
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);
 
+/* Forced wakeups the programs sent (the consumer slept and the buffer
+ * filled past an eighth), and the polls that slept: `-v`. */
+void tracer__wakeups(const struct tracer *t, uint64_t *wakeups, uint64_t *sleeps);
+
 /* cmon break: hits so far (each up to break_count stopped its process),
  * and those whose record did not fit (the process was not stopped). */
 void tracer__break_hits(const struct tracer *t, uint64_t *hits, uint64_t *lost);
