@@ -950,8 +950,9 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	if (r.watcher)
 		lost += watcher__report(r.watcher, r.opts.quiet);
 	if (lost && !r.opts.quiet)
-		log_warn("%llu events were lost (see above); a larger --ringbuf-size or a "
-			 "shorter --poll-ms helps", (unsigned long long)lost);
+		log_warn("%llu events were lost (see above): a larger --ringbuf-size absorbs a "
+			 "burst; calls faster than cmon writes them need --raw (no DWARF "
+			 "typing) or cmon profile", (unsigned long long)lost);
 	/* The program's own end ended the trace: its status is ours. */
 	if (r.ses.launched && !have_status && r.ses.launch.pid > 0 && !session_stop_signal &&
 	    !deadline && !r.max_reached)
