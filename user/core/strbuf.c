@@ -28,22 +28,6 @@ int strbuf__grow(struct strbuf *sb, size_t extra)
 	return 0;
 }
 
-int strbuf__putn(struct strbuf *sb, const char *s, size_t n)
-{
-	int err = strbuf__reserve(sb, n);
-
-	if (err)
-		return err;
-	memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-	return 0;
-}
-
-int strbuf__puts(struct strbuf *sb, const char *s) { return strbuf__putn(sb, s, strlen(s)); }
-
-int strbuf__putc(struct strbuf *sb, char c) { return strbuf__putn(sb, &c, 1); }
-
 int strbuf__printf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
