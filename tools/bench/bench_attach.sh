@@ -210,7 +210,7 @@ measure() { # tool n
 		R_OWN=$(sed -n 's/^cmon: attached [0-9]* probes\{0,1\} in \([0-9.]*\) ms.*/\1/p' "$tmp/log" | head -n 1)
 		;;
 	agent)
-		R_PROBES=$(sed -n 's/^cmon: probe many: applied: .* \([0-9][0-9]*\) probes\{0,1\} attached in .*/\1/p' "$tmp/log" | head -n 1)
+		R_PROBES=$(sed -n 's/^cmon: probe many: applied:.* \([0-9][0-9]*\) probes\{0,1\} attached in .*/\1/p' "$tmp/log" | head -n 1)
 		R_OWN=$(sed -n 's/^cmon: probe many: applied: .* attached in \([0-9.]*\) ms.*/\1/p' "$tmp/log" | head -n 1)
 		;;
 	bpftrace)
