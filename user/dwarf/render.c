@@ -985,7 +985,6 @@ static void render_capture(struct rctx *r, const struct plan_capture *pc)
 	} else if (pc->kind == CAPTURE_BUF) {
 		static const char hex[] = "0123456789abcdef";
 		const uint8_t *p = it->data;
-
 		char *o;
 
 		/* Written in place: a call per byte cost more than the bytes. */

@@ -238,7 +238,7 @@ int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ct
 		struct cmon_call_rec *k = realloc(s->keep, kept * sizeof(*k));
 
 		if (!k) /* out of memory: they go out now, in order */
-			cutoff = UINT64_MAX, kept = 0;
+			kept = 0;
 		else
 			s->keep = k, s->keep_cap = kept;
 	}

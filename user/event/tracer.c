@@ -54,7 +54,7 @@ struct tracer {
 	struct cmon_consumer *consumer;
 	uint64_t sleeps; /* polls that waited on an empty buffer */
 	struct tracer_opts opts;
-	int budget;       /* records this poll may still hand over; < 0: no bound */
+	int budget;       /* records a poll may hand over; < 0: no bound */
 	long long read_left; /* ring bytes this poll reads yet; < 0: no bound */
 	bool read_all;       /* it read them: the sweep's cutoff holds */
 	int handled;         /* records this poll handed over */
@@ -108,7 +108,7 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 		return -EAGAIN;
 	}
 	/* The budget spent: stop, READ_ALL left false. */
-	return t->budget < 0 || --t->budget > 0 ? 0 : -EAGAIN;
+	return t->budget < 0 || t->handled < t->budget ? 0 : -EAGAIN;
 }
 
 /* Bytes in the ring buffer now: everything reserved so far lies before the
