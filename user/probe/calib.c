@@ -139,27 +139,62 @@ struct calib_links {
 	int fds[3];
 };
 
-static void *release_links(void *arg)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct none[2] = {};
-	struct calib_links *l = arg;
+/*
+ * Releases still closing links, waited for before the process exits.  The
+ * kernel takes a uprobe out of this process's text while the link's fd is
+ * closed; a thread that exit_group kills in the middle of that gets an
+ * interrupted page lookup, and the kernel then leaks the uprobe ("failed to
+ * unregister, leaking uprobe": its memory and cmon's inode stay pinned until
+ * reboot).  `cmon list` and short traces end within the ~0.2 s a release
+ * takes.  A forked child that exits is not the owner and does not wait.
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	unsigned in_flight;
+	pid_t owner;
+	bool hooked; /* the exit handler is registered */
+} releases = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false };
 
-	/* Closing fds needs no privilege: this thread holds none while it
-	 * waits on the kernel (capabilities are per thread; the agent drops
-	 * its own later, when this one may still be running). */
-	syscall(SYS_capset, &h, none);
+static void wait_releases(void)
+{
+	if (getpid() != releases.owner)
+		return;
+	pthread_mutex_lock(&releases.lock);
+	while (releases.in_flight)
+		pthread_cond_wait(&releases.done, &releases.lock);
+	pthread_mutex_unlock(&releases.lock);
+}
+
+static void close_links(struct calib_links *l)
+{
 	for (int i = 0; i < 3; i++)
 		if (l->fds[i] >= 0)
 			close(l->fds[i]);
 	calib_bpf__destroy(l->skel);
 	free(l);
+}
+
+static void *release_links(void *arg)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct none[2] = {};
+
+	/* Closing fds needs no privilege: this thread holds none while it
+	 * waits on the kernel (capabilities are per thread; the agent drops
+	 * its own later, when this one may still be running). */
+	syscall(SYS_capset, &h, none);
+	close_links(arg);
+	pthread_mutex_lock(&releases.lock);
+	releases.in_flight--;
+	pthread_cond_broadcast(&releases.done);
+	pthread_mutex_unlock(&releases.lock);
 	return NULL;
 }
 
 /* Detach and unload.  Closing a uprobe link waits for the kernel (~50-90 ms
  * each here), so it is done on a thread of its own when one can be made:
- * the trace does not wait for it. */
+ * the trace does not wait for it, the process's exit does. */
 static void release(struct calib_bpf *skel, const int fds[3])
 {
 	struct calib_links *l = malloc(sizeof(*l));
@@ -176,13 +211,21 @@ static void release(struct calib_bpf *skel, const int fds[3])
 	}
 	l->skel = skel;
 	memcpy(l->fds, fds, sizeof(l->fds));
-	if (!pthread_attr_init(&attr)) {
+	pthread_mutex_lock(&releases.lock);
+	if (!releases.hooked)
+		releases.hooked = !atexit(wait_releases);
+	if (releases.hooked && !pthread_attr_init(&attr)) {
+		releases.owner = getpid();
+		releases.in_flight++;
 		err = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) ||
 		      pthread_create(&th, &attr, release_links, l);
+		if (err)
+			releases.in_flight--;
 		pthread_attr_destroy(&attr);
 	}
+	pthread_mutex_unlock(&releases.lock);
 	if (err)
-		release_links(l);
+		close_links(l);
 }
 
 int probe_calib__measure(struct probe_calib *out)
