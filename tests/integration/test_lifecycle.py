@@ -7,6 +7,7 @@ nothing behind in the kernel."""
 import json
 import os
 import subprocess
+import time
 
 from cmonlib import Skip, check, cmon, eq, read_text, target, tmpfile, trace
 
@@ -40,12 +41,25 @@ def test_thread_exec_identity():
           % (r["tid"], r["pid"]))
 
 
-def kernel_uprobe_leaks():
-    """How many "leaking uprobe" warnings the kernel has logged so far."""
+def kernel_log_mark():
+    """Write a unique line to the kernel log; returns it."""
+    mark = "cmon-test: mark %d %d" % (os.getpid(), time.monotonic_ns())
+    try:
+        with open("/dev/kmsg", "w") as f:
+            f.write(mark + "\n")
+    except OSError as e:
+        raise Skip("cannot write the kernel log: %s" % e)
+    return mark
+
+
+def kernel_uprobe_leaks_since(mark):
+    """The "leaking uprobe" warnings the kernel logged after MARK (counting
+    from a mark: the log is a ring, old lines fall out of it)."""
     res = subprocess.run(["dmesg"], capture_output=True, text=True)
     if res.returncode != 0:
         raise Skip("cannot read the kernel log: %s" % res.stderr.strip())
-    return res.stdout.count("failed to unregister, leaking uprobe")
+    check(mark in res.stdout, "the mark is in the kernel log")
+    return res.stdout.split(mark, 1)[1].count("failed to unregister, leaking uprobe")
 
 
 def test_short_runs_leak_no_uprobe():
@@ -55,7 +69,7 @@ def test_short_runs_leak_no_uprobe():
     of taking a uprobe out of cmon's text, and the kernel leaked that uprobe
     ("failed to unregister, leaking uprobe": 3-9 a run, pinned until
     reboot).  cmon's exit now waits for the release."""
-    before = kernel_uprobe_leaks()
+    mark = kernel_log_mark()
     for _ in range(3):
         code, out, err = cmon(["list", "busy_*", "--", target("busy")])
         eq(code, 0, "cmon list exit status (%s)" % err)
@@ -63,4 +77,4 @@ def test_short_runs_leak_no_uprobe():
         res = trace(["busy_fp"], launch=[target("busy"), "3"])
         eq(res.code, 0, "exit status (%s)" % res.stderr)
         eq(len(res.rows), 3, "busy_fp's calls")
-    eq(kernel_uprobe_leaks() - before, 0, "uprobes the kernel leaked at cmon's exit")
+    eq(kernel_uprobe_leaks_since(mark), 0, "uprobes the kernel leaked at cmon's exit")

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/decimal.h"
 #include "dwarf/changed.h"
 #include "dwarf/dsb.h"
 #include "dwarf/render.h"
@@ -133,20 +134,26 @@ static void put_u128(struct rctx *r, unsigned __int128 v)
 {
 	char buf[48], *p = buf + sizeof(buf);
 
-	uint64_t w;
-
-	*--p = '\0';
+	if (r->err)
+		return;
+	if (v <= UINT64_MAX) { /* nearly every value: straight into the buffer */
+		r->err = strbuf__reserve(r->sb, DECIMAL_MAX);
+		if (!r->err)
+			r->sb->len = (size_t)(decimal__u64(r->sb->buf + r->sb->len, (uint64_t)v) -
+					      r->sb->buf);
+		if (!r->err)
+			r->sb->buf[r->sb->len] = '\0';
+		return;
+	}
 	/* 128-bit division is a library call per digit: only for the digits
-	 * above 64 bits (rare); the rest with 64-bit arithmetic. */
+	 * above 64 bits; the rest two at a time. */
+	*--p = '\0';
 	while (v > UINT64_MAX) {
 		*--p = (char)('0' + (unsigned)(v % 10));
 		v /= 10;
 	}
-	w = (uint64_t)v;
-	do {
-		*--p = (char)('0' + (unsigned)(w % 10));
-		w /= 10;
-	} while (w);
+	p -= decimal__ndigits((uint64_t)v);
+	decimal__u64(p, (uint64_t)v);
 	put(r, p);
 }
 

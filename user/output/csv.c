@@ -78,38 +78,38 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 	if (err)
 		return err;
 	p = sb->buf + sb->len;
-	p = wr_u64(p, rec->ts_ns);
+	p = decimal__u64(p, rec->ts_ns);
 	*p++ = ',';
-	p = wr_u64(p, rec->pid);
+	p = decimal__u64(p, rec->pid);
 	*p++ = ',';
-	p = wr_u64(p, rec->tid);
+	p = decimal__u64(p, rec->tid);
 	*p++ = ',';
 	p = writer__csv_put(p, comm, lc);
 	*p++ = ',';
 	p = writer__csv_put(p, func, lf);
 	*p++ = ',';
 	if (rec->depth >= 0)
-		p = wr_u64(p, (uint64_t)rec->depth);
+		p = decimal__u64(p, (uint64_t)rec->depth);
 	*p++ = ',';
 	for (int i = 0; i < 6; i++) {
-		p = wr_i64(p, rec->args[i]);
+		p = decimal__i64(p, rec->args[i]);
 		*p++ = ',';
 	}
 	if (call_record__has_ret(rec))
-		p = wr_i64(p, rec->ret);
+		p = decimal__i64(p, rec->ret);
 	*p++ = ',';
 	if (has_exit)
-		p = wr_u64(p, rec->latency_ns);
+		p = decimal__u64(p, rec->latency_ns);
 	*p++ = ',';
-	p = wr_u64(p, rec->rss_entry);
-	*p++ = ',';
-	if (has_exit)
-		p = wr_u64(p, rec->rss_exit);
-	*p++ = ',';
-	p = wr_u64(p, rec->vms_entry);
+	p = decimal__u64(p, rec->rss_entry);
 	*p++ = ',';
 	if (has_exit)
-		p = wr_u64(p, rec->vms_exit);
+		p = decimal__u64(p, rec->rss_exit);
+	*p++ = ',';
+	p = decimal__u64(p, rec->vms_entry);
+	*p++ = ',';
+	if (has_exit)
+		p = decimal__u64(p, rec->vms_exit);
 	*p++ = ',';
 	p = wr_mem(p, status, strlen(status));
 	*p++ = ',';

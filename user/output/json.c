@@ -95,54 +95,54 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 		return err;
 	p = sb->buf + sb->len;
 	p = WR_LIT(p, "{\"ts_ns\":");
-	p = wr_u64(p, rec->ts_ns);
+	p = decimal__u64(p, rec->ts_ns);
 	p = WR_LIT(p, ",\"pid\":");
-	p = wr_u64(p, rec->pid);
+	p = decimal__u64(p, rec->pid);
 	p = WR_LIT(p, ",\"tid\":");
-	p = wr_u64(p, rec->tid);
+	p = decimal__u64(p, rec->tid);
 	p = WR_LIT(p, ",\"comm\":");
 	p = writer__json_put(p, comm, lc);
 	p = WR_LIT(p, ",\"func\":");
 	p = writer__json_put(p, func, lf);
 	p = WR_LIT(p, ",\"depth\":");
 	if (rec->depth >= 0)
-		p = wr_u64(p, (uint64_t)rec->depth);
+		p = decimal__u64(p, (uint64_t)rec->depth);
 	else
 		p = WR_LIT(p, "null");
 	p = WR_LIT(p, ",\"arg0\":");
-	p = wr_i64(p, rec->args[0]);
+	p = decimal__i64(p, rec->args[0]);
 	p = WR_LIT(p, ",\"arg1\":");
-	p = wr_i64(p, rec->args[1]);
+	p = decimal__i64(p, rec->args[1]);
 	p = WR_LIT(p, ",\"arg2\":");
-	p = wr_i64(p, rec->args[2]);
+	p = decimal__i64(p, rec->args[2]);
 	p = WR_LIT(p, ",\"arg3\":");
-	p = wr_i64(p, rec->args[3]);
+	p = decimal__i64(p, rec->args[3]);
 	p = WR_LIT(p, ",\"arg4\":");
-	p = wr_i64(p, rec->args[4]);
+	p = decimal__i64(p, rec->args[4]);
 	p = WR_LIT(p, ",\"arg5\":");
-	p = wr_i64(p, rec->args[5]);
+	p = decimal__i64(p, rec->args[5]);
 	p = WR_LIT(p, ",\"ret\":");
 	if (call_record__has_ret(rec))
-		p = wr_i64(p, rec->ret);
+		p = decimal__i64(p, rec->ret);
 	else
 		p = WR_LIT(p, "null");
 	p = WR_LIT(p, ",\"latency_ns\":");
 	if (has_exit)
-		p = wr_u64(p, rec->latency_ns);
+		p = decimal__u64(p, rec->latency_ns);
 	else
 		p = WR_LIT(p, "null");
 	p = WR_LIT(p, ",\"rss_entry\":");
-	p = wr_u64(p, rec->rss_entry);
+	p = decimal__u64(p, rec->rss_entry);
 	p = WR_LIT(p, ",\"rss_exit\":");
 	if (has_exit)
-		p = wr_u64(p, rec->rss_exit);
+		p = decimal__u64(p, rec->rss_exit);
 	else
 		p = WR_LIT(p, "null");
 	p = WR_LIT(p, ",\"vms_entry\":");
-	p = wr_u64(p, rec->vms_entry);
+	p = decimal__u64(p, rec->vms_entry);
 	p = WR_LIT(p, ",\"vms_exit\":");
 	if (has_exit)
-		p = wr_u64(p, rec->vms_exit);
+		p = decimal__u64(p, rec->vms_exit);
 	else
 		p = WR_LIT(p, "null");
 	p = WR_LIT(p, ",\"status\":\"");

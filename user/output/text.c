@@ -94,7 +94,7 @@ static char *name(char *p, const char *str, size_t max, bool mark, size_t *width
 
 static char *two(char *p, unsigned v)
 {
-	return wr_mem(p, writer__digits2 + 2 * (v % 100), 2);
+	return wr_mem(p, decimal__digits2 + 2 * (v % 100), 2);
 }
 
 static char *wall_time(char *p, struct text_clock *clk, uint64_t ts_ns)
@@ -129,7 +129,7 @@ static char *value(char *p, int64_t v)
 	int shift = 60;
 
 	if (v > -1000000 && v < 1000000)
-		return wr_i64(p, v);
+		return decimal__i64(p, v);
 	p = WR_LIT(p, "0x");
 	while (shift > 0 && !(u >> shift))
 		shift -= 4;
@@ -143,7 +143,7 @@ static char *fixed(char *p, uint64_t scaled, unsigned dec)
 {
 	static const unsigned pow10[] = { 1, 10, 100 };
 
-	p = wr_u64(p, scaled / pow10[dec]);
+	p = decimal__u64(p, scaled / pow10[dec]);
 	if (dec) {
 		*p++ = '.';
 		if (dec == 2)
@@ -162,7 +162,7 @@ static char *duration(char *p, uint64_t ns)
 	static const unsigned pow10[] = { 1, 10, 100 };
 
 	if (ns < 1000)
-		return WR_LIT(wr_u64(p, ns), "ns");
+		return WR_LIT(decimal__u64(p, ns), "ns");
 	for (unsigned k = 0; k < 3; k++) {
 		for (int dec = 2; dec >= 0; dec--) {
 			uint64_t div = units[k].div;
@@ -192,7 +192,7 @@ static char *bytes_delta(char *p, int64_t d)
 		return WR_LIT(p, "0");
 	*p++ = d < 0 ? '-' : '+';
 	if (mag < 1024)
-		return WR_LIT(wr_u64(p, mag), "B");
+		return WR_LIT(decimal__u64(p, mag), "B");
 	while (k < 5 && mag >> (10 * (k + 2)))
 		k++;
 	/* Tenths, rounded; 1023.96K rounds to 1024.0K: show 1.0M. */
@@ -242,8 +242,8 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 	p = sb->buf + sb->len;
 	p = wall_time(p, clk, rec->ts_ns);
 	*p++ = ' ';
-	p = cell(p, tmp, (size_t)(wr_u64(tmp, rec->pid) - tmp), PID_W, true);
-	p = cell(p, tmp, (size_t)(wr_u64(tmp, rec->tid) - tmp), PID_W, true);
+	p = cell(p, tmp, (size_t)(decimal__u64(tmp, rec->pid) - tmp), PID_W, true);
+	p = cell(p, tmp, (size_t)(decimal__u64(tmp, rec->tid) - tmp), PID_W, true);
 
 	p = name(p, wr_str(rec->comm), COMM_W, false, &width);
 	p = pad(p, COMM_W - width + 1);

@@ -10,64 +10,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include "core/decimal.h"
 #include "writer.h"
 
 /* Room for any 64-bit integer in decimal, sign included. */
-#define WR_INT_MAX 20
+#define WR_INT_MAX DECIMAL_MAX
 
 /* Make room for EXTRA more bytes plus a NUL; 0 or -ENOMEM. */
-
-/* "00" "01" .. "99": two digits per division halves the divisions. */
-extern const char writer__digits2[200];
-
-static inline unsigned wr_u64_ndigits(uint64_t v)
-{
-	unsigned n = 1;
-
-	for (;;) {
-		if (v < 10)
-			return n;
-		if (v < 100)
-			return n + 1;
-		if (v < 1000)
-			return n + 2;
-		if (v < 10000)
-			return n + 3;
-		v /= 10000;
-		n += 4;
-	}
-}
-
-/* Write V in decimal at P (at most 20 bytes); returns the end. */
-static inline char *wr_u64(char *p, uint64_t v)
-{
-	char *end = p + wr_u64_ndigits(v), *q = end;
-
-	while (v >= 100) {
-		unsigned i = (unsigned)(v % 100) * 2;
-
-		v /= 100;
-		q -= 2;
-		memcpy(q, writer__digits2 + i, 2);
-	}
-	if (v >= 10)
-		memcpy(q - 2, writer__digits2 + v * 2, 2);
-	else
-		q[-1] = (char)('0' + v);
-	return end;
-}
-
-/* Signed: INT64_MIN works because the negation is done unsigned. */
-static inline char *wr_i64(char *p, int64_t v)
-{
-	uint64_t u = (uint64_t)v;
-
-	if (v < 0) {
-		*p++ = '-';
-		u = 0 - u;
-	}
-	return wr_u64(p, u);
-}
 
 static inline char *wr_mem(char *p, const void *s, size_t n)
 {

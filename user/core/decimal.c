@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* digits.c: two decimal digits at a time, for the writers' integer formatting. */
-#include <errno.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include "writer_impl.h"
+#include "core/decimal.h"
 
-const char writer__digits2[200] =
+const char decimal__digits2[200] =
 	"00010203040506070809"
 	"10111213141516171819"
 	"20212223242526272829"
