@@ -1,7 +1,8 @@
 #!/bin/sh
 # The README's test command runs this (through `make test`): every cmocka
-# unit test, then the integration tests that attach for real, then one
-# closing line "N passed, N failed".
+# unit test, plain and built with AddressSanitizer and UBSan (OUT/san), then
+# the integration tests that attach for real, then one closing line
+# "N passed, N failed".
 set -u
 OUT=${OUT:-build}
 export CMON_FIXTURES=${CMON_FIXTURES:-$OUT/tests/fixtures}
@@ -10,7 +11,7 @@ failed=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-for t in "$OUT"/tests/test_*; do
+for t in "$OUT"/tests/test_* "$OUT"/san/tests/test_*; do
 	[ -x "$t" ] || continue
 	"$t" >"$log" 2>&1
 	rc=$?
@@ -18,7 +19,7 @@ for t in "$OUT"/tests/test_*; do
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "FAIL $(basename "$t"): exited $rc"
+		echo "FAIL $t: exited $rc"
 		f=1
 	fi
 	passed=$((passed + p))

@@ -2,6 +2,7 @@
  * library search (on ELF files the tests write themselves), the ld.so.cache
  * parser, and the closure of system programs against the real loader. */
 #include <dlfcn.h>
+#include <gnu/libc-version.h> /* a libc function no sanitizer intercepts: dladdr names libc */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -429,7 +430,7 @@ static void test_find_library_system(void **state)
 	{
 		struct stat ours;
 
-		assert_true(dladdr((void *)printf, &dli));
+		assert_true(dladdr((void *)gnu_get_libc_version, &dli));
 		assert_int_equal(stat(dli.dli_fname, &ours), 0);
 		assert_int_equal(st.st_ino, ours.st_ino);
 		assert_int_equal(st.st_dev, ours.st_dev);
@@ -746,7 +747,7 @@ static void test_cache_system(void **state)
 	assert_int_equal(libpath__cache_lookup(NULL, "libc.so.6", &path), 0);
 	assert_true(has_suffix(path, "/libc.so.6"));
 	assert_int_equal(stat(path, &st), 0);
-	assert_true(dladdr((void *)printf, &dli));
+	assert_true(dladdr((void *)gnu_get_libc_version, &dli));
 	assert_int_equal(stat(dli.dli_fname, &ours), 0);
 	assert_int_equal(st.st_ino, ours.st_ino);
 	free(path);

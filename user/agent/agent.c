@@ -103,7 +103,8 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	memcpy(old, a->probes, n_old * sizeof(*old));
+	if (n_old) /* probes is NULL before the first spec */
+		memcpy(old, a->probes, n_old * sizeof(*old));
 	/* New and changed probes are started before they are swapped in:
 	 * nothing else sees them yet, so no lock is needed. */
 	for (size_t i = 0; i < spec->n_probes; i++) {

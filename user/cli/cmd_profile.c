@@ -495,7 +495,8 @@ static int report(struct profile_run *r, bool final)
 		log_error("reading the profile: %s", strerror(err < 0 ? -err : err));
 		return err < 0 ? err : -EIO;
 	}
-	qsort(r->rows, r->n_rows, sizeof(*r->rows), cmp_rows);
+	if (r->n_rows) /* rows is NULL before the first one */
+		qsort(r->rows, r->n_rows, sizeof(*r->rows), cmp_rows);
 	r->reports++;
 	switch (r->opts.format) {
 	case OUT_CSV:

@@ -246,7 +246,8 @@ int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ct
 		s->keep[j] = w[s->ord[i + j].i];
 	for (; !kept && i < n && !err; i++)
 		err = fn(ctx, &w[s->ord[i].i]);
-	memcpy(s->win, s->keep, kept * sizeof(s->win[0]));
+	if (kept) /* keep is NULL until a drain first keeps records */
+		memcpy(s->win, s->keep, kept * sizeof(s->win[0]));
 	s->head = 0;
 	s->n = kept;
 	return err;

@@ -365,10 +365,12 @@ static int expand_dst(const char *in, const char *origin, size_t lib_idx, char *
 
 			for (size_t t = 0; t < sizeof(tokens) / sizeof(tokens[0]); t++) {
 				size_t tl = strlen(tokens[t].name);
-				char next = name[tl];
+				char next;
 
+				/* compared first: NAME may end before TL bytes */
 				if (strncmp(name, tokens[t].name, tl))
 					continue;
+				next = name[tl];
 				if (braced ? next != '}' :
 					     (next == '_' || (next >= 'A' && next <= 'Z') ||
 					      (next >= 'a' && next <= 'z') ||

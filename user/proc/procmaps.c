@@ -279,7 +279,8 @@ int proc_objects__read(pid_t pid, struct proc_object **objs, size_t *count)
 		}
 		n = kept;
 	}
-	qsort(accs, n, sizeof(*accs), cmp_acc_start);
+	if (n) /* accs is NULL when nothing is mapped */
+		qsort(accs, n, sizeof(*accs), cmp_acc_start);
 	main_idx = find_main(pid, accs, n);
 	if (main_idx > 0) {
 		struct obj_acc m = accs[main_idx];
