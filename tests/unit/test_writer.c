@@ -441,13 +441,16 @@ static void test_write_error(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(errs); i++) {
 		int e = errs[i], want = e ? -e : -EIO;
 		FILE *f = fopencookie(&e, "w", io);
+		uint64_t on_disk;
 		struct writer *w;
 
 		assert_non_null(f);
 		setvbuf(f, NULL, _IONBF, 0);
 		w = writer__new(OUT_CSV, f);
 		assert_non_null(w);
-		assert_int_equal(writer__write(w, &records[0]), want);
+		/* The row waits for the flush (or for a buffer's worth). */
+		assert_int_equal(writer__write(w, &records[0]), 0);
+		assert_int_equal(writer__flush(w, &on_disk), want);
 		/* Sticky: later calls report it without touching the stream. */
 		e = EBADF;
 		assert_int_equal(writer__write(w, &records[0]), want);
@@ -455,6 +458,43 @@ static void test_write_error(void **state)
 		writer__free(w);
 		fclose(f);
 	}
+}
+
+/* A stream that counts what reaches it. */
+static ssize_t counting_write(void *cookie, const char *buf, size_t size)
+{
+	*(uint64_t *)cookie += size;
+	return (ssize_t)size;
+}
+
+/* Rows reach stdio a buffer's worth at a time without a flush, and every
+ * byte formatted is there after the flush, in one piece per row. */
+static void test_rows_handed_over(void **state)
+{
+	const cookie_io_functions_t io = { .write = counting_write };
+	uint64_t got = 0, on_disk;
+	FILE *f = fopencookie(&got, "w", io);
+	struct writer *w;
+	int n = 0;
+
+	assert_non_null(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	w = writer__new(OUT_CSV, f);
+	assert_non_null(w);
+	assert_int_equal(writer__write(w, &records[0]), 0);
+	assert_int_equal(got, 0); /* waiting for the flush */
+	while (got == 0 && n < 100000) {
+		assert_int_equal(writer__write(w, &records[0]), 0);
+		n++;
+	}
+	assert_true(got >= 65536 && got == writer__bytes(w)); /* handed over whole */
+	assert_true(n > 100);                                 /* not row by row */
+	assert_int_equal(writer__write(w, &records[1]), 0);
+	assert_true(writer__bytes(w) > got);
+	assert_int_equal(writer__flush(w, &on_disk), 0);
+	assert_int_equal(got, writer__bytes(w));
+	writer__free(w);
+	fclose(f);
 }
 
 /* The failure shows at the flush when the stream buffers. */
@@ -500,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_status_names),
 		cmocka_unit_test(test_format_parse),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_rows_handed_over),
 		cmocka_unit_test(test_finish_error),
 		cmocka_unit_test(test_new_invalid),
 	};

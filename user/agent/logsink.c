@@ -30,6 +30,7 @@ struct logsink {
 	unsigned keep;
 	FILE *out;
 	struct writer *w;
+	uint64_t at_open;   /* the file's size when opened */
 	uint64_t records, rotations;
 };
 
@@ -125,8 +126,9 @@ static int open_file(struct logsink *s, char **why)
 		return -ENOMEM;
 	}
 	fd = -1;
-	/* ftell is the size from here on (appends move the position). */
+	/* Its size: the writer counts what is added (it holds rows back). */
 	fseek(s->out, 0, SEEK_END);
+	s->at_open = ftell(s->out) > 0 ? (uint64_t)ftell(s->out) : 0;
 	s->w = writer__new(OUT_JSON, s->out);
 	if (!s->w) {
 		fclose(s->out);
@@ -234,7 +236,7 @@ static int rotate(struct logsink *s)
 
 int logsink__write(struct logsink *s, const struct call_record *rec)
 {
-	long pos;
+	uint64_t size;
 	int err;
 
 	if (!s->out) {
@@ -243,8 +245,8 @@ int logsink__write(struct logsink *s, const struct call_record *rec)
 		if (err)
 			return err;
 	}
-	pos = ftell(s->out); /* the file's size, buffered bytes included */
-	if (pos > 0 && (uint64_t)pos >= s->max_bytes) {
+	size = s->at_open + writer__bytes(s->w); /* rows held back included */
+	if (size > 0 && size >= s->max_bytes) {
 		err = rotate(s);
 		if (err)
 			return err;
@@ -257,9 +259,11 @@ int logsink__write(struct logsink *s, const struct call_record *rec)
 
 int logsink__flush(struct logsink *s)
 {
+	uint64_t on_disk;
+
 	if (!s->out)
 		return 0;
-	return fflush(s->out) ? -errno : 0;
+	return writer__flush(s->w, &on_disk);
 }
 
 uint64_t logsink__records(const struct logsink *s)
