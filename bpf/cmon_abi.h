@@ -296,6 +296,8 @@ struct cmon_fork_rec {
 struct cmon_follow_stats {
 	__u64 forks;      /* children followed */
 	__u64 unfollowed; /* children of followed processes not followed: map full */
+	__u64 changes;    /* keys the programs added to or removed from `followed`:
+			   * user space walks the map only when this moved */
 };
 
 /*
@@ -641,7 +643,7 @@ _Static_assert(sizeof(struct cmon_consumer) == 64, "cmon_consumer layout");
 _Static_assert(sizeof(struct cmon_batch) == 64 + CMON_BATCH * 152 && sizeof(struct cmon_batch) % 64 == 0,
 	       "cmon_batch layout");
 _Static_assert(sizeof(struct cmon_func_stats) == 64, "cmon_func_stats layout");
-_Static_assert(sizeof(struct cmon_follow_stats) == 16, "cmon_follow_stats layout");
+_Static_assert(sizeof(struct cmon_follow_stats) == 24, "cmon_follow_stats layout");
 _Static_assert(sizeof(struct cmon_fork_rec) == 8, "cmon_fork_rec layout");
 _Static_assert(sizeof(struct cmon_frame) == 96, "cmon_frame layout");
 _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 96 * CMON_STACK_DEPTH,

@@ -64,8 +64,10 @@ int BPF_PROG(cmon_follow_fork, struct task_struct *parent, struct task_struct *c
 			__sync_fetch_and_add(&fs->unfollowed, 1);
 		return 0;
 	}
-	if (fs)
+	if (fs) {
 		__sync_fetch_and_add(&fs->forks, 1);
+		__sync_fetch_and_add(&fs->changes, 1);
+	}
 	if (targ_follow_wake) {
 		/* Full: the next poll finds the child in the map all the same. */
 		struct cmon_fork_rec *rec = bpf_ringbuf_reserve(&follow_events, sizeof(*rec), 0);
@@ -84,10 +86,15 @@ int BPF_PROG(cmon_follow_fork, struct task_struct *parent, struct task_struct *c
  * group_dead argument is Linux 6.16+, the counter is everywhere.) */
 static __always_inline void follow_exit(struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = task->tgid, zero = 0;
+	struct cmon_follow_stats *fs;
 
-	if (targ_follow && !BPF_CORE_READ(task, signal, live.counter))
-		bpf_map_delete_elem(&followed, &tgid);
+	if (!targ_follow || BPF_CORE_READ(task, signal, live.counter) ||
+	    bpf_map_delete_elem(&followed, &tgid))
+		return;
+	fs = bpf_map_lookup_elem(&follow_stats, &zero);
+	if (fs)
+		__sync_fetch_and_add(&fs->changes, 1);
 }
 
 #endif

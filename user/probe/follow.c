@@ -29,6 +29,12 @@ struct follow {
 	size_t n, cap;
 	uint64_t failed;
 	uint64_t children_seen; /* by a scan, alive: their links were attached */
+	/* The last walk of the map: the programs' count of changes before it,
+	 * and what it found.  A walk costs ~a bucket a step over the whole
+	 * table (tens of us), and a scan follows every poll. */
+	uint64_t changes_walked;
+	int alive_walked;
+	bool walked;
 	bool own_links;         /* children need links of their own */
 	/* Detaching a link waits for the kernel's uprobe grace periods (~80
 	 * ms here): exited children's links are let go by these threads, so a
@@ -149,6 +155,7 @@ int follow__add_root(struct follow *f, pid_t pid)
 		return -ENOMEM;
 	if (bpf_map_update_elem(f->map_fd, &key, &parent, BPF_ANY))
 		return -errno;
+	f->walked = false; /* a change the programs did not count */
 	return 0;
 }
 
@@ -221,14 +228,19 @@ int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 
 int follow__scan(struct follow *f)
 {
-	__u32 key, next, *prev = NULL;
+	__u32 key, next, *prev = NULL, zero = 0;
+	struct cmon_follow_stats st = {};
+	bool counted = !bpf_map_lookup_elem(f->stats_fd, &zero, &st);
 	unsigned long long t0;
-	int alive = 0, err;
+	int alive = 0, steps, err;
 
+	/* Read before the walk: a change during it makes the next scan walk. */
+	if (counted && f->walked && st.changes == f->changes_walked)
+		return f->alive_walked;
 	for (size_t i = 0; i < f->n; i++)
 		f->procs[i].seen = false;
 	/* A key deleted under the walk restarts it: bounded. */
-	for (int steps = 0;
+	for (steps = 0;
 	     steps < 4 * CMON_FOLLOW_MAX && !bpf_map_get_next_key(f->map_fd, prev, &next);
 	     steps++) {
 		struct follow_proc *p = find(f, (pid_t)next);
@@ -269,6 +281,9 @@ int follow__scan(struct follow *f)
 			close_later(f, p->links);
 		f->n = k;
 	}
+	f->walked = counted && steps < 4 * CMON_FOLLOW_MAX; /* cut short: walked again */
+	f->changes_walked = st.changes;
+	f->alive_walked = alive;
 	return alive;
 }
 
