@@ -117,7 +117,8 @@ int probe_share__refresh(struct probe_share *sh, bool force)
 		sh->epoch = 0;
 		return err;
 	}
-	qsort(sh->rows, sh->n_rows, sizeof(*sh->rows), row_cmp);
+	if (sh->n_rows) /* rows is NULL before the first one */
+		qsort(sh->rows, sh->n_rows, sizeof(*sh->rows), row_cmp);
 	sh->have_run = !profiler__prog_stats(sh->prof, &sh->run_ns, &sh->run_cnt);
 	sh->epoch = sh->pool->epoch;
 	return 0;

@@ -343,7 +343,8 @@ static int parse_labels(struct pstate *st, yaml_node_t *n)
 			if (!strcmp(p->labels[i].name, l->name))
 				return probe_fail(p, k, "label '%s' given twice", l->name);
 	}
-	qsort(p->labels, p->n_labels, sizeof(*p->labels), label_cmp);
+	if (p->n_labels > 1) /* labels is NULL without any */
+		qsort(p->labels, p->n_labels, sizeof(*p->labels), label_cmp);
 	return 0;
 }
 

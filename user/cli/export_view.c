@@ -130,7 +130,8 @@ static int write_nested(struct writer *w, struct cmon_call **all, size_t n)
 
 	if (!open)
 		return -ENOMEM;
-	qsort(all, n, sizeof(*all), by_thread_entry);
+	if (n > 1)
+		qsort(all, n, sizeof(*all), by_thread_entry);
 	for (size_t i = 0; i < n && !err; i++) {
 		if (i && all[i]->tid != all[i - 1]->tid)
 			depth = 0;

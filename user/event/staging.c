@@ -228,7 +228,8 @@ int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ct
 	}
 	for (i = 0; i < n; i++)
 		s->ord[i] = (struct order){ w[i].order_ns, i };
-	qsort(s->ord, n, sizeof(s->ord[0]), cmp_order);
+	if (n > 1)
+		qsort(s->ord, n, sizeof(s->ord[0]), cmp_order);
 	for (i = 0; i < n && !err && w[s->ord[i].i].order_ns < cutoff; i++)
 		err = fn(ctx, &w[s->ord[i].i]);
 	/* What waits (the records after the cutoff, a poll's last moments),

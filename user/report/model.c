@@ -143,7 +143,8 @@ static json_t *pts__json(struct pts *p, double span, bool *cut)
 		free(lo);
 		free(hi);
 	}
-	qsort(pairs, n, 2 * sizeof(double), by_t);
+	if (n > 1)
+		qsort(pairs, n, 2 * sizeof(double), by_t);
 	for (size_t i = 0; i < n; i++) {
 		json_array_append_new(jt, json_real(pairs[2 * i]));
 		json_array_append_new(jv, json_real(pairs[2 * i + 1]));
@@ -209,9 +210,12 @@ static json_t *calls_model(const struct report *r, bool *cut)
 		if (c->latency_ns != REPORT_NONE)
 			fs[c->func].lat[fill[c->func]++] = c->latency_ns;
 	}
+	/* (a count of 0 may come with a NULL array: qsort must not see it) */
 	for (size_t i = 0; i < r->n_funcs; i++)
-		qsort(fs[i].lat, fs[i].returned, sizeof(uint64_t), cmp_u64);
-	qsort(fs, r->n_funcs, sizeof(*fs), by_calls);
+		if (fs[i].returned > 1)
+			qsort(fs[i].lat, fs[i].returned, sizeof(uint64_t), cmp_u64);
+	if (r->n_funcs > 1)
+		qsort(fs, r->n_funcs, sizeof(*fs), by_calls);
 	for (size_t i = 0; i < r->n_funcs; i++) {
 		const struct fstat *f = &fs[i];
 
