@@ -25,6 +25,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 #include <cmon/cmon.h>
+#include "cli/commands.h"
 #include "store/store_npy.h"
 #include "store/store_writer.h"
 
@@ -787,6 +788,50 @@ static void test_bad_files(void **state)
 	free(db);
 }
 
+/* A function stored without a signature: export's columns are the first
+ * call's argument names, and the rows after it are read by them (they
+ * pointed into the first call, freed before the second row was read:
+ * AddressSanitizer's heap-use-after-free in the sanitized build). */
+static void test_export_columns_from_first_call(void **state)
+{
+	static const char *const args[3] = { "{\"a\": 1, \"b\": 2}", "{\"a\": 3, \"b\": 4}",
+					      "{\"a\": 5, \"b\": 6}" };
+	char *dir = path_in("nosig"), *out = path_in("nosig-csv"), *csv = path_in("nosig-csv/f.csv");
+	char *argv[] = { "export", dir, "-F", "csv", "-o", out, NULL };
+	struct store_writer *w;
+	size_t len;
+	char *text;
+	int64_t f;
+
+	assert_int_equal(store_writer__create(dir, &test_meta, &w), 0);
+	f = store_writer__add_function(w, "f", "app", NULL, false);
+	for (size_t i = 0; i < 3; i++) {
+		struct store_call c = {
+			.func_id = f, .pid = 7, .tid = 7, .comm = "app", .ts_ns = T0 + i,
+			.latency_ns = 10, .status = "ok", .ret_json = "0", .args_json = args[i],
+			.rss_entry = 1, .rss_exit = 1, .vms_entry = 2, .vms_exit = 2,
+		};
+
+		assert_int_equal(store_writer__add_call(w, &c), (int64_t)i + 1);
+	}
+	assert_int_equal(store_writer__close(w, T0 + 10), 0);
+	assert_int_equal(cmd_export(6, argv), 0);
+	text = read_file(csv, &len);
+	text = realloc(text, len + 1);
+	assert_non_null(text);
+	text[len] = '\0';
+	assert_string_equal(text,
+			    "n,pid,tid,ts_ns,latency_ns,status,ret,a,b,rss_entry,rss_exit,vms_entry,"
+			    "vms_exit\r\n"
+			    "1,7,7,1700000000000000000,10,ok,0,1,2,1,1,2,2\r\n"
+			    "2,7,7,1700000000000000001,10,ok,0,3,4,1,1,2,2\r\n"
+			    "3,7,7,1700000000000000002,10,ok,0,5,6,1,1,2,2\r\n");
+	free(text);
+	free(csv);
+	free(out);
+	free(dir);
+}
+
 /* 2,000 damaged copies of a valid store (1 to 4 bytes flipped at random
  * places, fixed seed), and 200 random truncations: every one opens or is
  * refused with a code, and reads through without a crash. */
@@ -1072,6 +1117,7 @@ int main(void)
 		cmocka_unit_test(test_run_n_and_modes),
 		cmocka_unit_test(test_symlink_not_followed),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_export_columns_from_first_call),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_writer_errors),

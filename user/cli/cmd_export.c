@@ -337,12 +337,18 @@ struct columns {
 	const char **param; /* name to look the value up by */
 	char **head;        /* column header */
 	const char **kind;  /* a --capture's kind (its blob's name is param); NULL: a parameter */
+	char **owned;       /* names taken from the first call: copies (it is freed
+			     * before the next row is read) */
 };
 
 static void columns__release(struct columns *cols)
 {
-	for (size_t i = 0; i < cols->n; i++)
+	for (size_t i = 0; i < cols->n; i++) {
 		free(cols->head[i]);
+		if (cols->owned)
+			free(cols->owned[i]);
+	}
+	free(cols->owned);
 	free(cols->head);
 	free(cols->param);
 	free(cols->kind);
@@ -359,7 +365,9 @@ static int columns__init(struct columns *cols, const struct cmon_function *f,
 	cols->param = calloc(n + f->n_captures + 1, sizeof(*cols->param));
 	cols->head = calloc(n + f->n_captures + 1, sizeof(*cols->head));
 	cols->kind = calloc(n + f->n_captures + 1, sizeof(*cols->kind));
-	if (!cols->param || !cols->head || !cols->kind)
+	if (from_call)
+		cols->owned = calloc(n + f->n_captures + 1, sizeof(*cols->owned));
+	if (!cols->param || !cols->head || !cols->kind || (from_call && !cols->owned))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = from_call ? first->args[i].name : f->params[i].name;
@@ -369,6 +377,14 @@ static int columns__init(struct columns *cols, const struct cmon_function *f,
 		if (r < 0) {
 			cols->head[i] = NULL;
 			return -ENOMEM;
+		}
+		if (from_call) {
+			cols->owned[i] = strdup(name);
+			if (!cols->owned[i]) {
+				cols->n = i + 1;
+				return -ENOMEM;
+			}
+			name = cols->owned[i];
 		}
 		cols->param[i] = name;
 		cols->n = i + 1;
