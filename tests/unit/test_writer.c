@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_writer.c: exact output of the CSV, JSON Lines and text writers. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include "core/decimal.h"
 #include "output/writer.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -460,6 +462,44 @@ static void test_write_error(void **state)
 	}
 }
 
+/* Integers in decimal, as printf writes them: every power of ten and its
+ * neighbours, the extremes, and a pseudo-random sweep of every length. */
+static void check_decimal(uint64_t u)
+{
+	char want[32], got[DECIMAL_MAX + 1];
+	int64_t i = (int64_t)u;
+	char *end;
+
+	snprintf(want, sizeof(want), "%" PRIu64, u);
+	end = decimal__u64(got, u);
+	*end = '\0';
+	assert_string_equal(got, want);
+	snprintf(want, sizeof(want), "%" PRId64, i);
+	end = decimal__i64(got, i);
+	*end = '\0';
+	assert_string_equal(got, want);
+}
+
+static void test_decimal(void **state)
+{
+	uint64_t p = 1, x = 0x9e3779b97f4a7c15ull;
+
+	for (int k = 0; k < 20; k++, p *= 10) {
+		check_decimal(p - 1);
+		check_decimal(p);
+		check_decimal(p + 1);
+		check_decimal(p * 9 + p - 1); /* all nines of the next length */
+	}
+	check_decimal(0);
+	check_decimal(UINT64_MAX);
+	check_decimal((uint64_t)INT64_MAX);
+	check_decimal((uint64_t)INT64_MIN);
+	for (int k = 0; k < 100000; k++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		check_decimal(x >> (k % 64));
+	}
+}
+
 /* A stream that counts what reaches it. */
 static ssize_t counting_write(void *cookie, const char *buf, size_t size)
 {
@@ -541,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_format_parse),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_rows_handed_over),
+		cmocka_unit_test(test_decimal),
 		cmocka_unit_test(test_finish_error),
 		cmocka_unit_test(test_new_invalid),
 	};
