@@ -7,8 +7,8 @@ import subprocess
 import time
 
 from cmonlib import (CALLS_OUT, Background, MiB, WaitTarget, assert_gone, assert_no_leak, bpf_snapshot,
-                     check, eq, held_by, parse_csv, proc_status, read_text, summary, target,
-                     trace_bg)
+                     check, cmon, eq, held_by, parse_csv, proc_status, read_text, summary, target,
+                     tmpfile, trace_bg)
 from test_launch import CALLS_FUNCS, check_calls_rows
 
 LOOP_BIG = 1000000000  # about 1 s untraced: it outlives cmon
@@ -294,6 +294,45 @@ def test_sleeping_consumer_woken_by_a_filling_buffer():
         check(sleeps >= 1 and woken >= 1, "slept %d, woken %d" % (sleeps, woken))
     finally:
         t.kill()
+
+
+def test_consumer_reads_a_buffer_filled_before_its_first_poll():
+    """Records are sent without a wakeup (one is forced only while cmon
+    sleeps on an empty buffer), and epoll reports a ring buffer only after a
+    wakeup: a buffer that already held records at cmon's first poll (here
+    attached to a program calling all along) was not reported, no wakeup
+    ever came to a reader that never caught up, and every poll waited out
+    its timer with the buffer full (at full rate a third of the records
+    kept).  A poll now reads a buffer that holds records without waiting.
+    calls_fp's outer (it starts with push %rbp: emulated, cheap) every ~2 us,
+    --poll-ms 1000: every call of the second traced."""
+    p = subprocess.Popen([target("calls_fp"), "steady"], stdout=subprocess.PIPE)
+    try:
+        eq(p.stdout.readline().decode().split()[0], "steady", "target ready")
+        # Unstaged first: each record goes to the buffer as it is made, so
+        # the buffer surely holds some at the first poll (staged, only a
+        # full batch of 16 does).
+        for env in ({"CMON_NO_STAGING": "1"}, {}):
+            out = tmpfile("steady%d.csv" % len(env))
+            code, _, err = cmon(["trace", "-p", str(p.pid), "--func", "outer", "--poll-ms",
+                                 "1000", "--duration", "1", "-F", "csv", "-o", out],
+                                env=dict(os.environ, **env))
+            eq(code, 0, "cmon %r exit status (3: records lost) (%s)"
+               % (env, err.strip()[-300:]))
+            rows = parse_csv(read_text(out))
+            check(len(rows) > 50000, "%d calls in a second" % len(rows))
+            # (calls entered while the links were attached, and the one in
+            # flight at detach, have no return)
+            first = rows[0]["arg0"]
+            bad = [(i, r["arg0"], r["ret"]) for i, r in enumerate(rows)
+                   if r["arg0"] != first + i or
+                   (r["ret"] is not None and r["ret"] != 2 * (first + i) + 5)][:3]
+            eq(bad, [], "%r: calls in order without a gap (index, arg0, ret)" % env)
+            no_ret = sum(r["ret"] is None for r in rows)
+            check(no_ret < 100, "%r: %d calls without a return" % (env, no_ret))
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_busy_consumer_is_not_woken():

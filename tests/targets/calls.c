@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, used))
@@ -183,6 +184,19 @@ static int run(int argc, char **argv)
 			sum += add((int)i, 1);
 		printf("loop sum=%ld\n", sum);
 		return 0;
+	}
+	if (!strcmp(s, "steady")) { /* outer(i) every ~2 us until killed */
+		printf("steady %d\n", (int)getpid());
+		fflush(stdout);
+		for (long i = 0;; i++) {
+			struct timespec t0, t;
+
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			outer((int)i);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 2000);
+		}
 	}
 	if (!strcmp(s, "loop-wait")) { /* a burst, then alive until stdin says */
 		long n = argc > 1 ? atol(argv[1]) : 1000000;

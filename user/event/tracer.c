@@ -418,18 +418,20 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	bool empty = ring_fill(t) <= 0;
 	int n, err;
 
-	/* Records are submitted without a wakeup: this waits for the buffer
-	 * filling up, a fork, or the timeout, then reads whatever is there.
-	 * Only a wait on an empty buffer can sleep (the poll returns while
-	 * the buffer holds anything), and only then may the programs force a
-	 * wakeup.  The store is sequentially consistent (a full barrier on
-	 * x86-64): the kernel's own look at the buffer comes after it, so a
-	 * record written meanwhile either is seen there or sees ASLEEP. */
+	/* Records are submitted without a wakeup.  Only a poll on an empty
+	 * buffer waits (for a record, a fork, or the timeout), and only then
+	 * may the programs force a wakeup.  The store is sequentially
+	 * consistent (a full barrier on x86-64): the kernel's own look at the
+	 * buffer comes after it, so a record written meanwhile either is seen
+	 * there or sees ASLEEP.  A buffer that holds records is read without
+	 * waiting: epoll reports it only after a wakeup, and one filled before
+	 * the first poll, read by a consumer that never catches up, would
+	 * never send one (each poll waited out its timer, the buffer full). */
 	if (empty) {
 		__atomic_store_n(&t->consumer->asleep, 1, __ATOMIC_SEQ_CST);
 		t->sleeps++;
 	}
-	n = epoll_wait(t->epoll_fd, ev, 4, timeout_ms);
+	n = epoll_wait(t->epoll_fd, ev, 4, empty ? timeout_ms : 0);
 	if (empty)
 		__atomic_store_n(&t->consumer->asleep, 0, __ATOMIC_RELAXED);
 	if (n < 0 && errno != EINTR)
