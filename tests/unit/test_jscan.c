@@ -99,7 +99,7 @@ static void test_members(void **state)
  * every member kept in order. */
 static void test_many_members(void **state)
 {
-	char obj[512], key[8];
+	char obj[512], key[16];
 	struct arena *a = NULL;
 	struct jscan_member *m = NULL;
 	size_t len = 0;
