@@ -43,6 +43,13 @@ CASES = {
     "no_such_program": (lambda: ["trace", "--func", "add", "--", "/nonexistent/prog"], 1,
                         "/nonexistent/prog"),
     "unknown_command": (lambda: ["bogus"], 2, "bogus"),
+    # What the user typed is quoted escaped: still one line, no raw escape
+    # sequence reaching the terminal.
+    "expression_with_control_chars": (lambda: ["trace", "--if", "arg0 =\n= 1\x1b[31m",
+                                               "--func", "add", "--", target(), "calls"],
+                                      2, "arg0 =\\n= 1\\x1b[31m"),
+    "function_with_newline": (lambda: ["trace", "--func", "no_such\nfunction", "--",
+                                       target(), "calls"], 1, "no_such\\nfunction"),
 }
 
 

@@ -303,6 +303,77 @@ static void test_compile_run(void **state)
 	log_set_sink(NULL, NULL);
 }
 
+/* 20,000 expressions made of the grammar's pieces at random (fixed seed),
+ * and byte flips of valid ones: each parses or is refused with one message,
+ * and what parses compiles or is refused, with and without DWARF names
+ * (the sanitized build of this test is what checks the memory). */
+static uint64_t fuzz_state = 0x2545f4914f6cdd1dull;
+
+static uint64_t fuzz_next(void)
+{
+	fuzz_state ^= fuzz_state << 13;
+	fuzz_state ^= fuzz_state >> 7;
+	fuzz_state ^= fuzz_state << 17;
+	return fuzz_state;
+}
+
+static void test_fuzz(void **state)
+{
+	static const char *const pieces[] = {
+		"r", "n", "u", "arg0", "arg5", "ret", "latency_ns", "x", "->", ".", "->hdr",
+		"->method", "->len", ".kind", ".flags", "==", "!=", "<", "<=", ">", ">=",
+		"&&", "||", "!", "(", ")", " ", "0", "-1", "0x10", "0x", "99999999999999999999",
+		"\"GET\"", "\"", "\"a\\\"b\"", "\\", "=", "&", "|", "\x01", "\xff", "12x",
+		"-", "--", "@", "[", "]", "->tag",
+	};
+	struct func_sig *sig = make_sig();
+	int parsed = 0;
+
+	(void)state;
+	log_set_sink(sink, NULL);
+	for (int iter = 0; iter < 20000; iter++) {
+		char text[256] = "";
+		struct cmon_expr_prog prog;
+		struct expr *e = NULL;
+		size_t len = 0;
+		int n = 1 + (int)(fuzz_next() % 12), ret;
+
+		if (iter % 4 == 3) { /* a valid one, damaged */
+			snprintf(text, sizeof(text), "%s", compile_cases[fuzz_next() %
+				 (sizeof(compile_cases) / sizeof(compile_cases[0]))].text);
+			len = strlen(text);
+			for (int k = 0; len && k < 1 + (int)(fuzz_next() % 3); k++)
+				text[fuzz_next() % len] = (char)(1 + fuzz_next() % 255);
+		} else {
+			for (int k = 0; k < n; k++) {
+				const char *p = pieces[fuzz_next() % (sizeof(pieces) / sizeof(pieces[0]))];
+
+				if (len + strlen(p) + 1 >= sizeof(text))
+					break;
+				memcpy(text + len, p, strlen(p) + 1);
+				len += strlen(p);
+			}
+		}
+		last_msg[0] = 0;
+		ret = expr__parse(text, "--if", &e);
+		if (ret) {
+			assert_int_equal(ret, -EINVAL);
+			assert_null(e);
+			assert_non_null(strstr(last_msg, "--if: "));
+			assert_null(strchr(last_msg, '\n'));
+			continue;
+		}
+		parsed++;
+		ret = expr__compile(e, sig, "handle", &prog);
+		assert_true(ret == 0 || ret == -EINVAL);
+		ret = expr__compile(e, NULL, "handle", &prog);
+		assert_true(ret == 0 || ret == -EINVAL);
+		expr__free(e);
+	}
+	assert_true(parsed > 1000); /* both outcomes happen */
+	log_set_sink(NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_compile),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_compile_run),
+		cmocka_unit_test(test_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
