@@ -107,9 +107,11 @@ int pending__put(struct pending_caps *pc, const struct cmon_capture_rec *rec)
 struct cmon_capture_rec *pending__take(struct pending_caps *pc, uint32_t tid, uint64_t ts,
 				       uint32_t func_id, uint32_t at_return)
 {
-	struct waiting **pp = &pc->buckets[bucket_of(tid, ts)];
+	struct waiting **pp;
 
-	for (; *pp; pp = &(*pp)->next) {
+	if (!pc->count) /* typed calls without captures: no bucket to miss in cache */
+		return NULL;
+	for (pp = &pc->buckets[bucket_of(tid, ts)]; *pp; pp = &(*pp)->next) {
 		struct waiting *w = *pp;
 		const struct cmon_capture_rec *r = w->rec;
 
