@@ -49,13 +49,6 @@ int strbuf__printf(struct strbuf *sb, const char *fmt, ...)
 }
 
 /* Keeps the memory: writers reuse one buffer for every line. */
-void strbuf__reset(struct strbuf *sb)
-{
-	sb->len = 0;
-	if (sb->buf)
-		sb->buf[0] = '\0';
-}
-
 void strbuf__release(struct strbuf *sb)
 {
 	free(sb->buf);

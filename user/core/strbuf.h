@@ -57,7 +57,14 @@ static inline int strbuf__putc(struct strbuf *sb, char c)
 
 int strbuf__printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-void strbuf__reset(struct strbuf *sb);   /* empty, keeping the memory */
+/* Empty, keeping the memory.  Inline: the typed rendering resets a few
+ * buffers a record. */
+static inline void strbuf__reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
 void strbuf__release(struct strbuf *sb); /* free; the struct is empty again */
 
 #endif
