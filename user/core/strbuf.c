@@ -48,7 +48,6 @@ int strbuf__printf(struct strbuf *sb, const char *fmt, ...)
 	return 0;
 }
 
-/* Keeps the memory: writers reuse one buffer for every line. */
 void strbuf__release(struct strbuf *sb)
 {
 	free(sb->buf);

@@ -424,18 +424,18 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	 * consistent (a full barrier on x86-64): the kernel's own look at the
 	 * buffer comes after it, so a record written meanwhile either is seen
 	 * there or sees ASLEEP.  A buffer that holds records is read without
-	 * waiting: epoll reports it only after a wakeup, and one filled before
+	 * waiting, or asking epoll (both buffers are read below whatever it
+	 * says): epoll reports it only after a wakeup, and one filled before
 	 * the first poll, read by a consumer that never catches up, would
 	 * never send one (each poll waited out its timer, the buffer full). */
 	if (empty) {
 		__atomic_store_n(&t->consumer->asleep, 1, __ATOMIC_SEQ_CST);
 		t->sleeps++;
-	}
-	n = epoll_wait(t->epoll_fd, ev, 4, empty ? timeout_ms : 0);
-	if (empty)
+		n = epoll_wait(t->epoll_fd, ev, 4, timeout_ms);
 		__atomic_store_n(&t->consumer->asleep, 0, __ATOMIC_RELAXED);
-	if (n < 0 && errno != EINTR)
-		return -errno;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
 	/* Staged records: every CPU's partial batch is taken, then the ring
 	 * buffer is read as far as it was filled when the sweep ended (what
 	 * was sent before it; what comes after waits a poll, so a poll holds

@@ -73,7 +73,7 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 	int err;
 
 	/* 16 numbers, 19 commas, status (<= 8), CRLF, and the strings. */
-	err = strbuf__reserve(sb, 16 * WR_INT_MAX + 19 + 8 + 2 + WR_CSV_MAX(lc) +
+	err = strbuf__reserve(sb, 16 * DECIMAL_MAX + 19 + 8 + 2 + WR_CSV_MAX(lc) +
 			      WR_CSV_MAX(lf) + WR_CSV_MAX(lm));
 	if (err)
 		return err;

@@ -89,7 +89,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	int err;
 
 	/* Keys and punctuation are < 256 bytes; 16 numbers; status. */
-	err = strbuf__reserve(sb, 256 + 16 * WR_INT_MAX + 10 + WR_JSON_MAX(lc) +
+	err = strbuf__reserve(sb, 256 + 16 * DECIMAL_MAX + 10 + WR_JSON_MAX(lc) +
 			      WR_JSON_MAX(lf) + WR_JSON_MAX(lm));
 	if (err)
 		return err;

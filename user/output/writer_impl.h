@@ -13,11 +13,6 @@
 #include "core/decimal.h"
 #include "writer.h"
 
-/* Room for any 64-bit integer in decimal, sign included. */
-#define WR_INT_MAX DECIMAL_MAX
-
-/* Make room for EXTRA more bytes plus a NUL; 0 or -ENOMEM. */
-
 static inline char *wr_mem(char *p, const void *s, size_t n)
 {
 	memcpy(p, s, n);
