@@ -361,8 +361,9 @@ char proc__stat(pid_t pid, pid_t tid, unsigned long long *start)
 	if (start) {
 		const char *f = q + 1;
 
-		/* field 22 (starttime); after ')' come fields 3.. */
-		for (int k = 2; f && k < 22; k++)
+		/* F is the blank before field 3 (state); each step moves to
+		 * the blank before the next field, up to field 22 (starttime). */
+		for (int field = 3; f && field < 22; field++)
 			f = strchr(f + 1, ' ');
 		if (f)
 			*start = strtoull(f + 1, NULL, 10);
