@@ -88,6 +88,29 @@ def test_usdt_profile_counts():
        {"demo:tick": (6, 0, None), "demo:guarded": (6, 0, None)}, "counts per site")
 
 
+def test_usdt_what_is_not_measured_is_refused():
+    """A USDT site has no return and its arguments are counted, not
+    bucketed: profile --hist and the agent's latency/arg instruments or
+    'if' on a site are refused with one line, not left as an empty
+    histogram (--check says so too)."""
+    from agentlib import write_spec
+    code, out, err = cmon(["profile", "--usdt", "demo:tick", "--hist", "0", "--",
+                           target("usdt"), "3"])
+    eq((code, out, err.count("\n")), (1, "", 1), "profile --usdt --hist: one line (%s)" % err)
+    check("USDT sites are counted only" in err, err)
+    for extra, what in (({"instrument": "latency"}, "not latency"),
+                        ({"instrument": "arg", "arg": 0}, "not arg"),
+                        ({"instrument": "count", "if": "arg0 > 1"}, "'if' applies")):
+        spec = tmpfile("usdt-bad.yaml")
+        probe = {"name": "u", "target": target("usdt"), "usdt": "demo:tick",
+                 "instrument": "count"}
+        probe.update(extra)
+        write_spec(spec, [probe])
+        code, out, err = cmon(["agent", "--check", "--spec", spec])
+        eq((code, out.splitlines()[-1]), (1, "1 probe, 1 invalid"), "--check %r" % extra)
+        check(what in out + err, "%r: %r %r" % (extra, out, err))
+
+
 def test_usdt_agent_count():
     """The agent's `usdt:` key: a count probe on a USDT site."""
     import os
