@@ -443,7 +443,7 @@ enum cmon_py_val_kind {
 	CMON_PYV_ABSENT = 0, /* no value (unread, or NULL) */
 	CMON_PYV_NONE, CMON_PYV_TRUE, CMON_PYV_FALSE,
 	CMON_PYV_INT,      /* num: the value, two's complement */
-	CMON_PYV_BIGINT,   /* len: digits (30-bit) */
+	CMON_PYV_BIGINT,   /* beyond 64 bits: len its bits (0: unread), num 1 if negative */
 	CMON_PYV_FLOAT,    /* num: the double's bits */
 	CMON_PYV_STR,      /* len: code points; data: the UTF-8 bytes kept (nbytes) */
 	CMON_PYV_STR_WIDE, /* a non-ASCII str without its UTF-8 form: len only */

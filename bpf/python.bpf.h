@@ -105,9 +105,22 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 		} else if (n > 3 || (n >= 1 && bpf_probe_read_user(&d[0], 4, (void *)at)) ||
 		    (n >= 2 && bpf_probe_read_user(&d[1], 4, (void *)(at + 4))) ||
 		    (n >= 3 && bpf_probe_read_user(&d[2], 4, (void *)(at + 8))) ||
-		    (n == 3 && d[2] >= 8)) {
+		    /* 30-bit digits: beyond 2^63, or 2^63 itself unless negative */
+		    (n == 3 && (d[2] > 8 || (d[2] == 8 && (size > 0 || d[1] || d[0]))))) {
+			__u32 top = 0;
+
+			/* Too big for 64 bits: its size in bits, from its top digit. */
 			v->kind = CMON_PYV_BIGINT;
-			v->len = (__u32)n;
+			v->len = 0;
+			v->num = size < 0;
+			if (n <= 0x7fffffff &&
+			    !bpf_probe_read_user(&top, 4, (void *)(at + 4 * (__u64)(n - 1)))) {
+				__u32 bits = 0;
+
+				for (int i = 0; i < 30 && top; i++, top >>= 1)
+					bits++;
+				v->len = (__u32)(30 * (n - 1)) + bits;
+			}
 			return;
 		}
 		mag = (__u64)d[0] | (__u64)d[1] << 30 | (__u64)d[2] << 60;

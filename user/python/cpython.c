@@ -1142,7 +1142,8 @@ static int render(struct pytrace *pt, struct py_proc *p, const struct cmon_py_va
 	case CMON_PYV_INT:
 		return strbuf__printf(sb, "%lld", (long long)v->num);
 	case CMON_PYV_BIGINT:
-		return strbuf__printf(sb, "\"<int %u digits>\"", v->len);
+		/* beyond 64 bits: its sign and size ("<int -101 bits>": -2**100) */
+		return strbuf__printf(sb, "\"<int %s%u bits>\"", v->num ? "-" : "", v->len);
 	case CMON_PYV_FLOAT:
 		memcpy(&d, &v->num, 8);
 		if (d != d || d - d != 0) /* nan, inf: not JSON numbers */
