@@ -72,6 +72,13 @@ def test_rm_removes_stores_and_refuses_the_rest():
     _one_error(["rm", link], "a symlink")
     _one_error(["rm", fake], "not a cmon store")
     _one_error(["rm", extra], "holds files that are not the store's")
+    # rmdir(2) cannot remove "x/." or "x/..": the files went, the folder
+    # stayed, and rm failed; a store named twice was removed, then failed.
+    _one_error(["rm", a + "/."], "a path ending in . or ..")
+    _one_error(["rm", os.path.join(a, "..") + "/"], "a path ending in . or ..")
+    _one_error(["rm", a, b, a + "/"], "refusing %s/: named twice" % a)
+    for f in ("calls.db",):
+        check(os.path.exists(os.path.join(a, f)), "%s/%s removed by a refused rm" % (a, f))
     for p in (a, b, other, plain, link, fake, extra, os.path.join(extra, "mine.txt")):
         check(os.path.lexists(p), "%s was removed by a refused rm" % p)
     code, out, err = cmon(["rm", a, b])

@@ -155,7 +155,21 @@ int runs__list_dir(const char *dir)
 
 /* Why PATH is not a removable store (NULL: it is one); *DFD is then an
  * O_DIRECTORY fd on it. */
-static const char *check_store(const char *path, int *dfd)
+/* PATH's last component is . or .. (trailing slashes aside): rmdir(2)
+ * refuses those, so the files would go and the folder stay. */
+static bool ends_in_dot(const char *path)
+{
+	size_t n = strlen(path), b;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	b = n;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	return (n - b == 1 && path[b] == '.') || (n - b == 2 && path[b] == '.' && path[b + 1] == '.');
+}
+
+static const char *check_store(const char *path, int *dfd, struct stat *id)
 {
 	struct cmon_store *s = NULL;
 	struct stat st;
@@ -165,8 +179,11 @@ static const char *check_store(const char *path, int *dfd)
 	int fd, err;
 
 	*dfd = -1;
+	if (ends_in_dot(path))
+		return "a path ending in . or .. (name the store folder itself)";
 	if (lstat(path, &st))
 		return strerror(errno);
+	*id = st;
 	if (S_ISLNK(st.st_mode))
 		return "a symlink (not followed)";
 	if (!S_ISDIR(st.st_mode))
@@ -209,6 +226,7 @@ static void rm_usage(FILE *f)
 int cmd_rm(int argc, char **argv)
 {
 	int *fds, rc = cmon_opts__help_only(OC_RM, "rm", argc, argv, rm_usage);
+	struct stat *ids;
 	size_t n;
 
 	if (rc >= 0)
@@ -226,8 +244,18 @@ int cmd_rm(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n; i++)
 		fds[i] = -1;
+	ids = calloc(n, sizeof(*ids));
+	if (!ids) {
+		free(fds);
+		log_error("rm: out of memory");
+		return CMON_EXIT_ERROR;
+	}
 	for (size_t i = 0; i < n && !rc; i++) {
-		const char *why = check_store(argv[optind + i], &fds[i]);
+		const char *why = check_store(argv[optind + i], &fds[i], &ids[i]);
+
+		for (size_t k = 0; !why && k < i; k++)
+			if (ids[k].st_dev == ids[i].st_dev && ids[k].st_ino == ids[i].st_ino)
+				why = "named twice";
 
 		if (why) {
 			log_error("rm: refusing %s: %s (nothing removed)", argv[optind + i], why);
@@ -249,5 +277,6 @@ int cmd_rm(int argc, char **argv)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	free(fds);
+	free(ids);
 	return rc;
 }
