@@ -26,10 +26,6 @@ def catcher():
         return "caught"
 
 
-def ints(a, b, c, d, e):
-    return 2 ** 100
-
-
 def gen(n):
     for i in range(n):
         yield i
@@ -41,7 +37,6 @@ def main():
     print(kinds(-42, 2.5, "hello", True, None, b"ab\x00c"))
     print(catcher())
     print(sum(gen(3)))
-    ints(2 ** 63 - 1, -2 ** 63, 2 ** 63, -2 ** 63 - 1, -2 ** 100)
     print([len("x" * 100)], {"a": 1})
     sys.stdout.flush()
 
