@@ -128,6 +128,44 @@ def test_full_disk_counts_what_was_written():
     eq(s["events not written"], s["calls"], "/dev/full: every call not written")
 
 
+def test_full_disk_store_counts_what_was_committed():
+    """A capture store on a filesystem that fills up: 'written' is the calls
+    the store holds (it counted calls in a batch not committed yet, and a
+    store that filled before its first commit held no functions at all),
+    the rest are 'not written', the error names the store and the cause,
+    and the exit status is 1."""
+    import sqlite3
+    import tempfile
+    mnt = tempfile.mkdtemp(dir=os.path.dirname(tmpfile("x")))
+    subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", mnt])
+    try:
+        store = os.path.join(mnt, "run")
+        code, _, err = cmon(["capture", "-o", store, "--func", "sum_buf", "--func", "sum_ints",
+                             "--capture", "data=buf:len", "--", target("typed_O2"), "loop",
+                             "4000"])
+        eq(code, 1, "exit status (%s)" % err)
+        check("capture store %s: No space left on device" % store in err, err)
+        db = sqlite3.connect("file:%s?mode=ro" % os.path.join(store, "calls.db"), uri=True)
+        held = db.execute("SELECT count(*) FROM calls").fetchone()[0]
+        funcs = sorted(r[0] for r in db.execute("SELECT name FROM functions"))
+        db.close()
+        got = {}
+        for line in err.splitlines():
+            for key in ("events written", "events not written"):
+                if line.startswith("cmon: %s: " % key):
+                    got[key] = int(line.split(": ")[2].split()[0])
+            w = line.split()
+            if len(w) == 5 and w[1] in ("sum_buf", "sum_ints"):
+                got["calls"] = got.get("calls", 0) + int(w[2])
+        check(held > 100, "calls in the store: %d" % held)
+        eq(got["events written"], held, "written = the calls the store holds")
+        eq(got["events written"] + got["events not written"], got["calls"],
+           "every call written or counted as not written: %r" % got)
+        eq(funcs, ["sum_buf", "sum_ints"], "the store names its functions")
+    finally:
+        subprocess.call(["umount", mnt])
+
+
 def _waiting(n, env):
     """`calls --wait loop N`: blocked until a line on stdin, then N add()s."""
     from cmonlib import target as tg

@@ -252,6 +252,42 @@ static void test_failures_counted(void **state)
 	out_router__free(r);
 }
 
+/* A sink that makes its records durable in batches (a store commits once
+ * a second): a flush that says only ON_DISK is durable (1) counts those,
+ * keeps the rest pending (neither written nor not), and a later failure
+ * counts only the pending ones as not written. */
+static void test_partial_flush_keeps_the_rest_pending(void **state)
+{
+	struct out_router_opts o = { .n_funcs = 1 };
+	struct call_record rec = rec_of(1);
+	struct fake_sink *f;
+	struct out_router *r;
+
+	(void)state;
+	reset();
+	f = fake_new(0, "");
+	r = out_router__single(&f->base, &o);
+	assert_non_null(r);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(out_router__write(r, &rec, 0), 0);
+	f->flush_err = 1;
+	f->on_disk = 20; /* two committed */
+	assert_int_equal(out_router__settle(r, false), 0);
+	assert_int_equal(out_router__written(r), 2);
+	assert_int_equal(out_router__unwritten(r), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(out_router__write(r, &rec, 0), 0);
+	f->on_disk = 30; /* one more */
+	assert_int_equal(out_router__settle(r, false), 0);
+	assert_int_equal(out_router__written(r), 3);
+	assert_int_equal(out_router__unwritten(r), 0);
+	f->flush_err = -ENOSPC; /* the batch of the last three is lost */
+	assert_int_equal(out_router__settle(r, true), -ENOSPC);
+	assert_int_equal(out_router__written(r), 3);
+	assert_int_equal(out_router__unwritten(r), 3);
+	out_router__free(r);
+}
+
 /* A view holds its records until the end: nothing is settled before. */
 static void test_view_settled_at_the_end(void **state)
 {
@@ -337,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_per_process),
 		cmocka_unit_test(test_open_fails),
 		cmocka_unit_test(test_failures_counted),
+		cmocka_unit_test(test_partial_flush_keeps_the_rest_pending),
 		cmocka_unit_test(test_view_settled_at_the_end),
 		cmocka_unit_test(test_file_sink),
 		cmocka_unit_test(test_file_sink_open),

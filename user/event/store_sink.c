@@ -16,15 +16,32 @@
 #include "probe/resolve.h"
 #include "store/store_writer.h"
 
-#define MAX_BLOBS 64 /* buffers of one call kept in the store */
-
 struct store_sink {
 	struct out_sink base;
 	const struct store_sink_opts *o;
 	struct store_writer *store;
+	char *path;          /* the store's, for the error line */
 	int64_t *funcs;      /* store function id of each func_id */
 	struct hmap pyfuncs; /* --py: "qualname\0file:line" -> store id + 1 */
+	/* One call's buffers (a call may have any number: none is dropped). */
+	struct store_blob *blobs;
+	uint64_t (*shapes)[RENDER_MAX_DIMS];
+	size_t cap_blobs;
+	uint64_t durable;    /* calls committed when the store was closed */
+	bool said;           /* its failure was logged */
 };
+
+/* The store failed with ERR (a negative errno): said once, with the path
+ * and what SQLite said ("database or disk is full"); ERR passed on. */
+static int ss_failed(struct store_sink *ss, int err)
+{
+	if (!ss->said) {
+		ss->said = true;
+		log_error("capture store %s: %s (%s)", ss->path, strerror(-err),
+			  ss->store ? store_writer__errmsg(ss->store) : "closing it");
+	}
+	return err;
+}
 
 static uint64_t or_none(bool have, uint64_t v) { return have ? v : STORE_NONE; }
 
@@ -72,8 +89,6 @@ static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t f
 {
 	struct store_sink *ss = (struct store_sink *)s;
 	const struct render_out *ro = cr->rendered;
-	struct store_blob blobs[MAX_BLOBS];
-	uint64_t shapes[MAX_BLOBS][RENDER_MAX_DIMS];
 	bool has_exit = cr->status == CALL_OK || cr->status == CALL_TAILCALL;
 	bool python = ss->o->set->funcs[func_id].python;
 	struct store_call sc = {
@@ -91,6 +106,7 @@ static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t f
 	};
 	const struct plan_layout *l = typer__layout(ss->o->typer, func_id);
 	char raw_args[256], raw_ret[32];
+	int64_t id;
 
 	if (python) {
 		sc.func_id = py_store_func(ss, cr);
@@ -121,44 +137,80 @@ static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t f
 		sc.args_json = raw_args;
 		sc.ret_json = cr->status == CALL_OK ? raw_ret : NULL;
 	}
-	for (size_t i = 0; ro && i < ro->n_blobs && sc.n_blobs < MAX_BLOBS; i++) {
+	if (ro && ro->n_blobs > ss->cap_blobs) {
+		size_t cap = ro->n_blobs;
+		struct store_blob *b = realloc(ss->blobs, cap * sizeof(*b));
+		uint64_t(*sh)[RENDER_MAX_DIMS];
+
+		if (!b)
+			return -ENOMEM;
+		ss->blobs = b;
+		sh = realloc(ss->shapes, cap * sizeof(*sh));
+		if (!sh)
+			return -ENOMEM;
+		ss->shapes = sh;
+		ss->cap_blobs = cap;
+	}
+	for (size_t i = 0; ro && i < ro->n_blobs; i++) {
 		const struct render_blob *b = &ro->blobs[i];
-		struct store_blob *sb = &blobs[sc.n_blobs];
+		struct store_blob *sb = &ss->blobs[sc.n_blobs];
 
 		for (unsigned d = 0; d < b->ndim && d < RENDER_MAX_DIMS; d++)
-			shapes[sc.n_blobs][d] = b->shape[d];
+			ss->shapes[sc.n_blobs][d] = b->shape[d];
 		sb->name = b->name;
 		sb->dtype = b->dtype;
 		sb->ndim = b->ndim;
-		sb->shape = shapes[sc.n_blobs];
+		sb->shape = ss->shapes[sc.n_blobs];
 		sb->truncated = b->truncated;
 		sb->data = b->data;
 		sb->len = b->len;
 		sc.n_blobs++;
 	}
-	sc.blobs = blobs;
-	return store_writer__add_call(ss->store, &sc) < 0 ? -EIO : 0;
+	sc.blobs = ss->blobs;
+	id = store_writer__add_call(ss->store, &sc);
+	return id < 0 ? ss_failed(ss, (int)id) : 0;
 }
 
-/* A call is in the store once added: a failed commit fails the store. */
-static uint64_t ss_bytes(const struct out_sink *s) { return 0; }
+/* Where the ledger counts a call: the calls added so far.  A call is in
+ * the store once its batch is committed (once a second, and at the end). */
+static uint64_t ss_bytes(const struct out_sink *s)
+{
+	const struct store_sink *ss = (const struct store_sink *)s;
+
+	return ss->store ? store_writer__calls(ss->store) : ss->durable;
+}
 
 static int ss_flush(struct out_sink *s, uint64_t *on_disk)
 {
 	struct store_sink *ss = (struct store_sink *)s;
+	int err;
 
-	*on_disk = 0;
-	return ss->store && store_writer__maybe_commit(ss->store, 0) < 0 ? -EIO : 0;
+	if (!ss->store) { /* closed: what it holds is final */
+		*on_disk = ss->durable;
+		return 0;
+	}
+	err = store_writer__maybe_commit(ss->store, 0);
+	*on_disk = store_writer__committed(ss->store);
+	if (err)
+		return ss_failed(ss, err);
+	return *on_disk < store_writer__calls(ss->store) ? 1 : 0;
 }
 
-/* The end: the store is closed, its end time now. */
+/* The end: the store is closed, its end time now; the last batch is
+ * committed then, or lost with the store's failure. */
 static int ss_finish(struct out_sink *s)
 {
 	struct store_sink *ss = (struct store_sink *)s;
-	int err = store_writer__close(ss->store, 0) ? -EIO : 0;
+	uint64_t calls = store_writer__calls(ss->store);
+	int err;
 
+	ss->durable = store_writer__committed(ss->store);
+	err = store_writer__close(ss->store, 0);
 	ss->store = NULL;
-	return err;
+	if (err)
+		return ss_failed(ss, err);
+	ss->durable = calls;
+	return 0;
 }
 
 static void ss_free(struct out_sink *s)
@@ -168,6 +220,9 @@ static void ss_free(struct out_sink *s)
 	if (ss->store)
 		store_writer__close(ss->store, 0); /* a run that failed: kept as it is */
 	free(ss->funcs);
+	free(ss->blobs);
+	free(ss->shapes);
+	free(ss->path);
 	hmap__release(&ss->pyfuncs);
 	free(ss);
 }
@@ -259,7 +314,16 @@ int store_sink__open(void *ctx, pid_t pid, const char *outdir, struct out_sink *
 		ss_free(&ss->base);
 		return err;
 	}
-	err = add_catalog(ss);
+	ss->path = strdup(store_writer__path(ss->store));
+	/* The catalog committed at once: a store that fills up before its
+	 * first batch still names its functions. */
+	err = ss->path ? add_catalog(ss) : -ENOMEM;
+	if (!err) {
+		err = store_writer__commit(ss->store);
+		if (err)
+			log_error("cannot create the capture store %s: %s (%s)", outdir,
+				  strerror(-err), store_writer__errmsg(ss->store));
+	}
 	if (err) {
 		ss_free(&ss->base);
 		return err;

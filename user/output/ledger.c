@@ -38,16 +38,21 @@ int out_ledger__add(struct out_ledger *l, uint32_t func, uint64_t end)
 
 void out_ledger__settle(struct out_ledger *l, int err, uint64_t on_disk)
 {
+	size_t kept = 0;
+
 	for (size_t i = 0; i < l->n; i++) {
 		if (!err || l->end[i] <= on_disk) {
 			l->written++;
 			if (l->func[i] < l->n_funcs)
 				l->written_per_func[l->func[i]]++;
+		} else if (err > 0) {
+			l->func[kept] = l->func[i]; /* not durable yet */
+			l->end[kept++] = l->end[i];
 		} else {
 			l->unwritten++;
 		}
 	}
-	l->n = 0;
+	l->n = kept;
 }
 
 void out_ledger__refuse(struct out_ledger *l)

@@ -27,8 +27,10 @@ int out_ledger__init(struct out_ledger *l, size_t n_funcs); /* 0 or -ENOMEM */
  * -ENOMEM (the record is then counted as not written). */
 int out_ledger__add(struct out_ledger *l, uint32_t func, uint64_t end);
 
-/* The output was flushed: ERR 0, every pending record is written; else
- * those ending at or before ON_DISK are, and the rest are not. */
+/* The output was flushed: ERR 0, every pending record is written; ERR
+ * < 0, those ending at or before ON_DISK are, and the rest are not; ERR >
+ * 0 (a store's batch not committed yet), those ending at or before ON_DISK
+ * are, and the rest stay pending. */
 void out_ledger__settle(struct out_ledger *l, int err, uint64_t on_disk);
 
 /* A record drained after the output failed: not written. */

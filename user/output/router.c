@@ -146,9 +146,10 @@ int out_router__settle(struct out_router *r, bool final)
 		/* A view (tree, folded, chrome) may hold records until the end. */
 		if (!final && rt->sink->ops->bytes(rt->sink) == UINT64_MAX)
 			continue;
-		if (err && !rt->err)
+		if (err < 0 && !rt->err)
 			rt->err = err;
-		out_ledger__settle(&rt->ledger, rt->err, on_disk);
+		/* > 0: the durable part only, the rest stays pending */
+		out_ledger__settle(&rt->ledger, rt->err ? rt->err : err > 0 ? 1 : 0, on_disk);
 		if (rt->err && !first)
 			first = rt->err;
 	}

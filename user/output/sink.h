@@ -29,7 +29,8 @@ struct out_sink_ops {
 	 * end time): 0 or -errno.  Called once, before the last flush. */
 	int (*finish)(struct out_sink *s);
 	/* Make what was written durable: 0, or -errno with *ON_DISK set as
-	 * writer__flush does. */
+	 * writer__flush does; or 1 when only what ends at or before *ON_DISK
+	 * is durable yet (a store commits its batch once a second). */
 	int (*flush)(struct out_sink *s, uint64_t *on_disk);
 	void (*free)(struct out_sink *s);
 };

@@ -65,6 +65,7 @@ struct store_writer {
 	uint32_t *dirty;     /* slots to flush at the next commit */
 	size_t n_dirty;
 	uint64_t calls, since_clock;
+	uint64_t committed; /* calls in the store as of its last commit */
 	uint64_t last_commit_ns; /* CLOCK_MONOTONIC */
 	json_t *files;       /* store_writer__add_file's list */
 	bool in_txn;
@@ -435,6 +436,11 @@ uint64_t store_writer__calls(const struct store_writer *w)
 	return w->calls;
 }
 
+uint64_t store_writer__committed(const struct store_writer *w)
+{
+	return w->committed;
+}
+
 int store_writer__set_meta(struct store_writer *w, const char *key, const char *value)
 {
 	if (!key || !value)
@@ -584,6 +590,8 @@ int store_writer__commit(struct store_writer *w)
 		if (!err)
 			w->in_txn = false;
 	}
+	if (!err)
+		w->committed = w->calls;
 	if (!err) {
 		err = step_reset(w, w->st_begin);
 		if (!err)

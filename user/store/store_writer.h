@@ -133,6 +133,8 @@ int store_writer__maybe_commit(struct store_writer *w, uint64_t now_ns);
 
 /* Calls added so far (committed or not). */
 uint64_t store_writer__calls(const struct store_writer *w);
+/* The calls in the store as of its last commit (what a crash would keep). */
+uint64_t store_writer__committed(const struct store_writer *w);
 
 /* Commit, record end_time_ns (CLOCK_REALTIME; 0: now), close and free W
  * (NULL fine).  0 or the first error seen. */
