@@ -43,6 +43,11 @@
  * where the kernel's user unwinder (is_uprobe_at_func_entry, Linux 6.16+)
  * itself puts the return address at [sp] after the ip (--stack). */
 #define CMON_COOKIE_AT_FUNC_ENTRY (1ULL << 61)
+/* On an entry cookie: the entry instruction is single-stepped, and the
+ * function has a step probe (cmon_step) on a cheap instruction just past
+ * it: its latency is timed from there, without the single-step's cost
+ * (~15 us here, varying by microseconds call to call). */
+#define CMON_COOKIE_STEP (1ULL << 62)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */
@@ -162,6 +167,10 @@ struct cmon_call_rec {
 	__u32 type;  /* CMON_REC_CALL */
 	__u32 flags; /* enum cmon_call_flags */
 	__u64 ts_entry_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	/* The return's time less the frame's step_ns: ts_exit_ns -
+	 * ts_entry_ns is the measured latency, and a returned record's
+	 * order_ns - ts_exit_ns its step (its latency starts that much after
+	 * ts_entry_ns). */
 	__u64 ts_exit_ns;
 	__u64 args[CMON_MAX_ARGS];
 	__u64 ret;
@@ -226,13 +235,18 @@ struct cmon_frame {
 	/* The thread that made the call: a goroutine or a coroutine may
 	 * return on another (its record and captures name this one). */
 	__u32 tid;
-	__u32 pad;
+	/* ns from TS to where the call's latency starts: the step probe's
+	 * time (CMON_COOKIE_STEP), or until it fires an estimate of it; 0
+	 * for other entries.  TS stays the call's identity (captures and
+	 * stacks are tagged with it). */
+	__u32 step_ns;
 };
 
 #define CMON_FRAME_TAIL_CALLED 1u /* left through a tail call: returns with its callee */
 #define CMON_FRAME_FOCUS 2u       /* a --focus function's frame */
 #define CMON_FRAME_QUIET 4u       /* pushed for pairing only: no record */
 #define CMON_FRAME_AT_EXIT 8u     /* profile: --if decides at the return (not counted yet) */
+#define CMON_FRAME_STEP 16u       /* the step probe has not fired yet (step_ns an estimate) */
 
 /*
  * Coroutine stacks (shadow_stack.bpf.h): the regions a process made

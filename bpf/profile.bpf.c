@@ -353,6 +353,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	fr->slot = slot;
 	fr->func_id = func_id;
 	fr->flags = (deferred ? CMON_FRAME_AT_EXIT : 0) | fflags;
+	frame_step_init(fr, cookie);
 	focus_push(ss, fflags);
 	if (deferred)
 		__builtin_memcpy(fr->args, args, sizeof(fr->args));
@@ -375,7 +376,7 @@ static __always_inline void count_return(struct task_struct *task, struct cmon_f
 	__u32 b, cause;
 	__u64 lat;
 
-	lat = ts - fr->ts;
+	lat = frame_latency(fr, ts);
 	if (targ_lat_bias) {
 		__u32 *bias = bpf_map_lookup_elem(&prof_lat_bias, &fr->func_id);
 

@@ -123,6 +123,72 @@ static __always_inline struct cmon_shadow_stack *shadow_stack_get(struct task_st
 	return bpf_task_storage_get(&stacks, task, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
+/*
+ * Step timing.  A single-stepped entry costs ~15 us on this kind of host
+ * and varies by microseconds from call to call, with how long ago the last
+ * single-step was: no calibration taken at start can take it out of a
+ * latency.  So where the function's first instructions lead in a straight
+ * line to a cheap (emulated) one, that one gets a step probe too, and the
+ * latency starts there: the frame's step_ns.  Until it fires, step_ns holds
+ * the calibrated estimate (targ_step_lead_ns), so a call whose step probe
+ * never fired (attached between the two) is still corrected.
+ */
+const volatile __u32 targ_step_lead_ns = 0;
+
+/* A new frame of an entry with COOKIE. */
+static __always_inline void frame_step_init(struct cmon_frame *fr, __u64 cookie)
+{
+	if (cookie & CMON_COOKIE_STEP) {
+		fr->flags |= CMON_FRAME_STEP;
+		fr->step_ns = targ_step_lead_ns;
+	} else {
+		fr->step_ns = 0;
+	}
+}
+
+/* FR's latency at TS: from its step, or its entry. */
+static __always_inline __u64 frame_latency(const struct cmon_frame *fr, __u64 ts)
+{
+	__u64 start = fr->ts + fr->step_ns;
+
+	return ts > start ? ts - start : 0;
+}
+
+/* SS's top frame, whatever its slot (NULL: none). */
+static __always_inline struct cmon_frame *shadow_stack_peek(struct cmon_shadow_stack *ss)
+{
+	__u32 top = ss->depth;
+
+	if (top == 0 || top > CMON_STACK_DEPTH)
+		return NULL;
+	return &ss->frames[(top - 1) & SHADOW_STACK_MASK];
+}
+
+/* The step probe of the function in the cookie: its newest call's
+ * latency starts now.  Only the first hit after the entry counts (the
+ * planner puts the probe where no branch leads back, but a signal handler
+ * may run the function again in between: its frame is then the top). */
+SEC("uprobe")
+int BPF_KPROBE(cmon_step)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct cmon_shadow_stack *ss = shadow_stack_get(task, PT_REGS_SP(ctx), false);
+	struct cmon_frame *fr;
+	__u64 d;
+
+	if (!ss)
+		return 0;
+	fr = shadow_stack_peek(ss);
+	if (!fr || !(fr->flags & CMON_FRAME_STEP) || fr->func_id != func_id)
+		return 0;
+	fr->flags &= ~CMON_FRAME_STEP;
+	d = ts > fr->ts ? ts - fr->ts : 0;
+	fr->step_ns = d > 0xffffffffULL ? 0xffffffffU : (__u32)d;
+	return 0;
+}
+
 /* After a return: a coroutine stack with nothing pending is let go. */
 static __always_inline void shadow_stack_put(struct task_struct *task, __u64 slot,
 					     struct cmon_shadow_stack *ss)

@@ -184,7 +184,8 @@ static __always_inline bool frame_kept(struct cmon_frame *fr, __u32 flags, __u64
 	if (!targ_expr || (fr->flags & CMON_FRAME_QUIET))
 		return true;
 	ev = expr_decide(fr->func_id, bpf_get_current_pid_tgid() >> 32, fr->args, ret,
-			 ts_exit - fr->ts, true, flags & (CMON_CALL_RETURNED | CMON_CALL_TAILCALL));
+			 frame_latency(fr, ts_exit), true,
+			 flags & (CMON_CALL_RETURNED | CMON_CALL_TAILCALL));
 	if (ev == EXPR_KEEP)
 		return true;
 	st = stats_of(fr->func_id);
@@ -226,7 +227,7 @@ static __always_inline void emit_frame(struct task_struct *task, struct cmon_fra
 	rec->func_id = fr->func_id;
 	rec->depth = depth;
 	rec->ts_entry_ns = fr->ts;
-	rec->ts_exit_ns = ts_exit;
+	rec->ts_exit_ns = ts_exit ? fr->ts + frame_latency(fr, ts_exit) : 0;
 	__builtin_memcpy(rec->args, fr->args, sizeof(rec->args));
 	rec->ret = ret;
 	rec->rss_entry = fr->rss;
@@ -605,6 +606,7 @@ int BPF_KPROBE(cmon_entry)
 	fr->func_id = func_id;
 	fr->flags = fflags;
 	fr->tid = (__u32)bpf_get_current_pid_tgid();
+	frame_step_init(fr, cookie);
 	focus_push(ss, fflags);
 	read_args(ctx, go, fr->args);
 	/* --if / --on-change on the arguments alone: decided now, so member

@@ -26,7 +26,8 @@ def list_rows(args):
         fields["FUNCTION"], fields["MODULE"] = w[0], w[1]
         fields["ADDRESS"], fields["OFFSET"], fields["PROBE"] = w[2], w[3], w[4]
         fields["INSTRUCTION"], fields["COST"] = w[5], w[6]
-        fields["NS/HIT"], fields["RET NS"], fields["RETURN"] = w[7], w[8], " ".join(w[9:])
+        fields["NS/HIT"], fields["RET NS"], fields["RETURN"] = w[7], w[8], w[9]
+        fields["TIMED FROM"] = w[10]
         res[fields["FUNCTION"]] = fields
     return res
 

@@ -59,6 +59,25 @@ def test_list_shows_functions_that_never_return():
     check("never-returns" not in rows["twice"], "twice returns: %r" % rows["twice"])
 
 
+def test_indirect_tail_call_returns():
+    """`return f(v)` through a pointer compiles to `jmp *%rax` and nothing
+    else: the function returns (it was taken for one that never does:
+    status never-returns, no value, no latency).  With uretprobes every call
+    returns its value; on return instructions there are none to probe: one
+    warning, the function skipped, nothing attached."""
+    res = trace(["via_ptr"], launch=[target("tailptr"), "4"])
+    eq((res.code, res.stdout), (0, "12\n"), "exit status and output (%s)" % res.stderr)
+    eq([(r["arg1"], r["ret"], r["status"]) for r in res.rows],
+       [(i, 2 * i, "ok") for i in range(4)], "every call returned twice its argument")
+    check(all(r["latency_ns"] is not None for r in res.rows), "every call timed")
+    code, out, err = cmon(["list", "via_ptr", "--", target("tailptr")])
+    check("never-returns" not in out, "list: %r" % out)
+    code, out, err = cmon(["trace", "--return-probe", "insn", "--func", "via_ptr", "--",
+                           target("tailptr"), "4"])
+    eq(code, 1, "insn mode: nothing to trace (%s)" % err)
+    check("leaves through an indirect jump" in err, err)
+
+
 def test_list_usage_matches_parsing():
     prog = target("argc")
     code, out, err = cmon(["list", "--", prog, "twice"])

@@ -132,6 +132,15 @@ $(TARGET_DIR)/inlined: tests/targets/inlined.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 $< -o $@
 
+# via_ptr() leaves only through `jmp *%rax`: it returns (test_safety.py).
+TARGETS += $(TARGET_DIR)/tailptr
+targets: $(TARGET_DIR)/tailptr
+
+$(TARGET_DIR)/tailptr: tests/targets/tailptr.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -fcf-protection=none $< -o $@
+
 # typed.c without DWARF (symbols only): functions captured as raw registers
 # (test_readback.py).
 TARGETS += $(TARGET_DIR)/typed_nodwarf

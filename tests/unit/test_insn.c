@@ -175,6 +175,7 @@ struct exit_case {
 	uint32_t tails[MAX_OFFS];
 	size_t n_tail;
 	bool complete;
+	size_t n_indirect; /* jmp reg / jmp [table]: may be tail calls */
 };
 
 static const struct exit_case exit_cases[] = {
@@ -220,7 +221,11 @@ static const struct exit_case exit_cases[] = {
 	  { 0x48, 0x8d, 0x05, 0x00, 0x00, 0x00, 0x00, 0x48, 0x63, 0x0c, 0xb8,
 	    0x48, 0x01, 0xc8, 0xff, 0xe0, 0x3e, 0xff, 0xe0,
 	    0xff, 0x24, 0xc5, 0x00, 0x00, 0x40, 0x00, 0xc3 }, 27,
-	  { 26 }, 1, { 0 }, 0, true },
+	  { 26 }, 1, { 0 }, 0, true, 3 },
+	{ "an indirect tail call is the only way out: no ret, no tail, one indirect",
+	  /* mov rax,rdi; mov edi,esi; jmp rax (return f(v) through a pointer) */
+	  { 0x48, 0x89, 0xf8, 0x89, 0xf7, 0xff, 0xe0 }, 7,
+	  { 0 }, 0, { 0 }, 0, true, 1 },
 	{ "jmp qword ptr [rip + 0x1234] is a tail exit",
 	  /* pop rbx; jmp [rip+0x1234] */
 	  { 0x5b, 0xff, 0x25, 0x34, 0x12, 0x00, 0x00 }, 7,
@@ -291,6 +296,7 @@ static void test_exit_table(void **state)
 		assert_int_equal(plan.complete, c->complete);
 		assert_int_equal(plan.n_ret, c->n_ret);
 		assert_int_equal(plan.n_tail, c->n_tail);
+		assert_int_equal(plan.n_indirect, c->n_indirect);
 		for (size_t k = 0; k < c->n_ret; k++)
 			assert_int_equal(plan.ret_offs[k], c->rets[k]);
 		for (size_t k = 0; k < c->n_tail; k++)
@@ -357,6 +363,99 @@ static void test_exit_bad_args(void **state)
 	exit_plan__clear(NULL);
 }
 
+/* ---- step plans (single-stepped entries) ---- */
+
+struct step_case {
+	const char *name;
+	uint8_t code[40];
+	size_t len;
+	uint32_t entry_off;
+	uint32_t off; /* 0: no step probe */
+	enum probe_cost cost;
+};
+
+static const struct step_case step_cases[] = {
+	{ "lea then push rbp: the push",
+	  /* lea rax,[rdi+rsi]; push rbp; pop rbp; ret */
+	  { 0x48, 0x8d, 0x04, 0x37, 0x55, 0x5d, 0xc3 }, 7, 0, 4, PROBE_COST_EMULATED },
+	{ "sub rsp; mov edi; call: the call",
+	  /* sub rsp,8; mov edi,0x18; call +0x100; add rsp,8; ret */
+	  { 0x48, 0x83, 0xec, 0x08, 0xbf, 0x18, 0x00, 0x00, 0x00, 0xe8, 0x00, 0x01, 0x00, 0x00,
+	    0x48, 0x83, 0xc4, 0x08, 0xc3 }, 19, 0, 9, PROBE_COST_EMULATED },
+	{ "test then je: the je",
+	  /* test rdi,rdi; je +1; nop; ret */
+	  { 0x48, 0x85, 0xff, 0x74, 0x01, 0x90, 0xc3 }, 7, 0, 3, PROBE_COST_EMULATED },
+	{ "past endbr64",
+	  /* endbr64; mov eax,edi; push rbx; pop rbx; ret */
+	  { 0xf3, 0x0f, 0x1e, 0xfa, 0x89, 0xf8, 0x53, 0x5b, 0xc3 }, 9, 4, 6, PROBE_COST_EMULATED },
+	{ "a 5-byte nop: optimized",
+	  /* mov eax,edi; nopl 0(rax,rax,1); ret */
+	  { 0x89, 0xf8, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3 }, 8, 0, 2, PROBE_COST_OPTIMIZED },
+	{ "mov then ret: none",
+	  /* mov eax,edi; ret */
+	  { 0x89, 0xf8, 0xc3 }, 3, 0, 0, 0 },
+	{ "a lone ret: none",
+	  { 0xc3 }, 1, 0, 0, 0 },
+	{ "a loop back to the push: none",
+	  /* mov eax,edi; push rbx; pop rbx; dec eax; jne -6 (to the push); ret */
+	  { 0x89, 0xf8, 0x53, 0x5b, 0xff, 0xc8, 0x75, 0xfa, 0xc3 }, 9, 0, 0, 0 },
+	{ "a loop back to the entry itself is fine",
+	  /* mov eax,edi; push rbx; pop rbx; dec eax; jne -10 (to +0); ret */
+	  { 0x89, 0xf8, 0x53, 0x5b, 0xff, 0xc8, 0x75, 0xf8, 0xc3 }, 9, 0, 2, PROBE_COST_EMULATED },
+	{ "a jump table in the body: none",
+	  /* mov eax,edi; push rbx; jmp rax; pop rbx; ret */
+	  { 0x89, 0xf8, 0x53, 0xff, 0xe0, 0x5b, 0xc3 }, 7, 0, 0, 0 },
+	{ "a tail jump through the GOT is no jump table",
+	  /* mov eax,edi; push rbx; pop rbx; jmp [rip+0x10] */
+	  { 0x89, 0xf8, 0x53, 0x5b, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00 }, 10, 0, 2,
+	  PROBE_COST_EMULATED },
+	{ "rep stosb before the push: none",
+	  /* mov rcx,rdx; rep stosb; push rbx; pop rbx; ret */
+	  { 0x48, 0x89, 0xd1, 0xf3, 0xaa, 0x53, 0x5b, 0xc3 }, 8, 0, 0, 0 },
+	{ "an indirect call before the push: none",
+	  /* mov rax,rdi; call rax; push rbx; pop rbx; ret */
+	  { 0x48, 0x89, 0xf8, 0xff, 0xd0, 0x53, 0x5b, 0xc3 }, 8, 0, 0, 0 },
+	{ "a syscall before the push: none",
+	  /* mov eax,39; syscall; push rbx; pop rbx; ret */
+	  { 0xb8, 0x27, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x53, 0x5b, 0xc3 }, 10, 0, 0, 0 },
+	{ "too far: none",
+	  /* 9 x mov eax,edi; push rbx; pop rbx; ret */
+	  { 0x89, 0xf8, 0x89, 0xf8, 0x89, 0xf8, 0x89, 0xf8, 0x89, 0xf8, 0x89, 0xf8, 0x89, 0xf8,
+	    0x89, 0xf8, 0x89, 0xf8, 0x53, 0x5b, 0xc3 }, 21, 0, 0, 0 },
+	{ "an undecodable body: none",
+	  /* mov eax,edi; push rbx; (06 invalid) */
+	  { 0x89, 0xf8, 0x53, 0x06 }, 4, 0, 0, 0 },
+};
+
+static void test_step_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(step_cases) / sizeof(step_cases[0]); i++) {
+		const struct step_case *c = &step_cases[i];
+		struct step_plan plan;
+		int ret = insn__plan_step(c->code, c->len, BASE, c->entry_off, &plan);
+
+		if (ret != 0 || plan.off != c->off || (c->off && plan.cost != c->cost))
+			print_message("case '%s': got %d, off %u, cost %d\n", c->name, ret,
+				      plan.off, (int)plan.cost);
+		assert_int_equal(ret, 0);
+		assert_int_equal(plan.off, c->off);
+		if (c->off)
+			assert_int_equal(plan.cost, c->cost);
+	}
+}
+
+static void test_step_bad_args(void **state)
+{
+	uint8_t code[] = { 0x89, 0xf8, 0x53, 0xc3 };
+	struct step_plan plan;
+
+	(void)state;
+	assert_int_equal(insn__plan_step(NULL, 1, BASE, 0, &plan), -EINVAL);
+	assert_int_equal(insn__plan_step(code, sizeof(code), BASE, 4, &plan), -EINVAL);
+	assert_int_equal(insn__plan_step(code, sizeof(code), BASE, 0, NULL), -EINVAL);
+}
+
 /* ---- this binary's own code ---- */
 
 static __attribute__((noinline, used)) int twice(int x)
@@ -406,6 +505,8 @@ int main(void)
 		cmocka_unit_test(test_exit_addr_independent),
 		cmocka_unit_test(test_exit_many),
 		cmocka_unit_test(test_exit_bad_args),
+		cmocka_unit_test(test_step_table),
+		cmocka_unit_test(test_step_bad_args),
 		cmocka_unit_test(test_real_code),
 	};
 

@@ -47,12 +47,12 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 	for (size_t i = 0; i < s->n_funcs; i++)
 		n_usdt += s->funcs[i].usdt;
 	if (n_usdt < s->n_funcs)
-		printf("%-40s %-20s %18s %10s %6s  %-24s %-11s %8s  %8s  %s\n", "FUNCTION",
+		printf("%-40s %-20s %18s %10s %6s  %-24s %-11s %8s  %8s  %-40s  %s\n", "FUNCTION",
 		       "MODULE", "ADDRESS", "OFFSET", "PROBE", "INSTRUCTION", "COST", "NS/HIT",
-		       "RET NS", "RETURN");
+		       "RET NS", "RETURN", "TIMED FROM");
 	for (size_t i = 0; i < s->n_funcs; i++) {
 		const struct probe_func *f = &s->funcs[i];
-		char ret[64], ret_cost[24];
+		char ret[64], ret_cost[24], from[16];
 
 		if (f->usdt)
 			continue; /* listed after the functions */
@@ -63,11 +63,19 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 				 f->exits.n_tail, f->go ? "; Go: its stack moves" : "");
 		else
 			snprintf(ret, sizeof(ret), "%s", return_mode__name(f->ret_mode));
-		printf("%-40s %-20s %#18llx %#10llx    +%-2u  %-24s %-11s %8u  %8s  %s\n", f->name,
-		       s->objects[f->object].module, (unsigned long long)f->addr,
+		/* Where a latency starts: the entry probe, or a single-stepped
+		 * entry's step probe (insn.h), whose time has no single-step in it. */
+		if (f->ret_mode == RETURN_NONE || f->never_returns)
+			snprintf(from, sizeof(from), "-");
+		else if (probe_func__step_timed(f))
+			snprintf(from, sizeof(from), "+%u", f->step.off);
+		else
+			snprintf(from, sizeof(from), "entry");
+		printf("%-40s %-20s %#18llx %#10llx    +%-2u  %-24s %-11s %8u  %8s  %-40s  %s\n",
+		       f->name, s->objects[f->object].module, (unsigned long long)f->addr,
 		       (unsigned long long)f->file_offset, f->entry.skip, f->entry.insn,
 		       probe_cost__name(f->entry.cost), hit_ns(c, f->entry.cost),
-		       ret_ns(c, f, ret_cost, sizeof(ret_cost)), ret);
+		       ret_ns(c, f, ret_cost, sizeof(ret_cost)), ret, from);
 	}
 	for (size_t i = 0, first = 1; i < s->n_funcs; i++) {
 		const struct probe_func *f = &s->funcs[i];

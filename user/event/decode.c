@@ -65,7 +65,14 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	if (in->type != CMON_REC_CALL || in->func_id >= d->set->n_funcs)
 		return -EINVAL;
 	f = &d->set->funcs[in->func_id];
+	/* A step-timed call (probe_func__step_timed) starts where its latency
+	 * does, at its step probe: the record's exit time is the return's less
+	 * that step (order_ns keeps the return's own), so spans nest as the
+	 * calls did.  IN's ts_entry_ns stays the call's identity (captures and
+	 * stacks are tagged with it). */
 	out->ts_ns = in->ts_entry_ns + (uint64_t)d->mono_to_real_ns;
+	if (in->ts_exit_ns && in->order_ns > in->ts_exit_ns)
+		out->ts_ns += in->order_ns - in->ts_exit_ns;
 	out->pid = in->pid;
 	out->tid = in->tid;
 	out->comm = in->comm; /* the kernel NUL-terminates it */

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "cmon_abi.h"
 #include "core/log.h"
+#include "probe/calib.h"
 #include "probe/follow.h"
 #include "probe/resolve.h"
 #include "bpf_setup.h"
@@ -63,6 +64,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 	}
 	t->stack_switch = set->stack_switch;
 	t->expr = s->o.exprs != NULL;
+	t->step_lead_ns = probe_calib__step_lead(probe_calib__measured());
 }
 
 /* Some function has an --on-change program. */
@@ -77,7 +79,16 @@ static bool on_change(const struct bpf_set *s)
 void bpf_set__prepare(struct bpf_set *s)
 {
 	uint32_t n_funcs = s->set->n_funcs ? (uint32_t)s->set->n_funcs : 1;
-	struct bpf_program *progs[] = { s->entry, s->exit, s->usdt, s->py_entry, s->py_exit };
+	struct bpf_program *progs[] = { s->entry, s->exit, s->usdt, s->py_entry, s->py_exit,
+					s->step };
+	bool stepped = false;
+
+	for (size_t i = 0; !s->o.entry_only && i < s->set->n_funcs && !stepped; i++)
+		stepped = probe_func__step_timed(&s->set->funcs[i]);
+	if (s->step && !stepped) { /* nothing to load it for */
+		bpf_program__set_autoload(s->step, false);
+		progs[5] = s->step = NULL;
+	}
 
 	if (!s->o.follow) /* the map is preallocated: not for nothing (the agent loads many) */
 		bpf_map__set_max_entries(s->followed, 1);
@@ -132,6 +143,7 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 	lo->exit_prog = s->exit;
 	lo->usdt_prog = s->usdt;
 	lo->stack_made_prog = s->stack_made;
+	lo->step_prog = s->step;
 	lo->py_entry_prog = s->py_entry;
 	lo->py_exit_prog = s->py_exit;
 	lo->entry_only = s->o.entry_only;

@@ -58,7 +58,7 @@ struct bpf_set_opts {
 /* The programs and maps of the shared headers, bound by the user after
  * each open (NULL: the set has none: py_*), and what is attached. */
 struct bpf_set {
-	struct bpf_program *entry, *exit, *usdt, *stack_made, *py_entry, *py_exit;
+	struct bpf_program *entry, *exit, *usdt, *stack_made, *step, *py_entry, *py_exit;
 	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
 	struct bpf_map *stack_regions, *coro_stacks;
@@ -77,7 +77,7 @@ struct bpf_set {
 /* Settings every skeleton's rodata has, by the same names (the shared
  * headers: mem, lifecycle, follow, filter, exe_filter, shadow_stack, expr). */
 struct bpf_targ {
-	uint32_t nr_cpus, launch_pid, filter_pid;
+	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns;
 	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
 	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, expr;
 };
@@ -108,6 +108,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_exe_ino = (t)->exe_ino;                                 \
 		(rodata)->targ_stack_switch = (t)->stack_switch;                       \
 		(rodata)->targ_expr = (t)->expr;                                       \
+		(rodata)->targ_step_lead_ns = (t)->step_lead_ns;                       \
 	} while (0)
 
 /* The shared headers' programs and maps of SKEL into S (a macro, as
@@ -116,6 +117,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 #define BPF_SET_SHARED(s, skel)                                                        \
 	do {                                                                           \
 		(s)->stack_made = (skel)->progs.cmon_stack_made;                       \
+		(s)->step = (skel)->progs.cmon_step;                                   \
 		(s)->exec_begin = (skel)->progs.cmon_exec_begin;                       \
 		(s)->launch_exec = (skel)->progs.cmon_launch_exec;                     \
 		(s)->follow_fork = (skel)->progs.cmon_follow_fork;                     \

@@ -333,16 +333,30 @@ cleanup:
 
 uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func *f)
 {
-	if (!c || !c->valid || f->entry.cost >= CMON_CALIB_CLASSES)
+	/* A step-timed latency starts at the step probe: its class's cost. */
+	enum probe_cost cost = probe_func__step_timed(f) ? f->step.cost : f->entry.cost;
+
+	if (!c || !c->valid || cost >= CMON_CALIB_CLASSES)
 		return 0;
 	switch (f->ret_mode) {
 	case RETURN_URETPROBE:
-		return c->ns[f->entry.cost][0];
+		return c->ns[cost][0];
 	case RETURN_INSN:
-		return c->ns[f->entry.cost][1];
+		return c->ns[cost][1];
 	default:
 		return 0;
 	}
+}
+
+uint32_t probe_calib__step_lead(const struct probe_calib *c)
+{
+	uint64_t ss, emu;
+
+	if (!c || !c->valid)
+		return 0;
+	ss = c->ns[PROBE_COST_SINGLESTEP][0];
+	emu = c->ns[PROBE_COST_EMULATED][0];
+	return ss > emu && ss - emu < UINT32_MAX ? (uint32_t)(ss - emu) : 0;
 }
 
 void probe_calib__log(const struct probe_calib *c)
@@ -359,9 +373,13 @@ void probe_calib__log(const struct probe_calib *c)
 static struct probe_calib host_calib;
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 
+static bool host_measured;
+
 static void measure_host(void)
 {
 	int err = probe_calib__measure(&host_calib);
+
+	__atomic_store_n(&host_measured, true, __ATOMIC_RELEASE);
 
 	if (err)
 		log_warn("cannot measure the probes' own cost (%s): latencies include it",
@@ -374,4 +392,9 @@ const struct probe_calib *probe_calib__host(void)
 {
 	pthread_once(&host_once, measure_host);
 	return &host_calib;
+}
+
+const struct probe_calib *probe_calib__measured(void)
+{
+	return __atomic_load_n(&host_measured, __ATOMIC_ACQUIRE) ? &host_calib : NULL;
 }

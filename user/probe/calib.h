@@ -47,6 +47,15 @@ uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func 
  * (then not valid: nothing is subtracted). */
 const struct probe_calib *probe_calib__host(void);
 
+/* The host's figures when they have been measured already (by
+ * probe_calib__host; valid or not), else NULL: nothing is measured. */
+const struct probe_calib *probe_calib__measured(void);
+
+/* What a step-timed entry's latency start is estimated to lag its entry
+ * by until its step probe fires (bpf/shadow_stack.bpf.h): the single-step
+ * less an emulated probe, as calibrated; 0 when C is NULL or not valid. */
+uint32_t probe_calib__step_lead(const struct probe_calib *c);
+
 /* The figures, at -v. */
 void probe_calib__log(const struct probe_calib *c);
 

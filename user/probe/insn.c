@@ -360,6 +360,16 @@ static int offs_push(uint32_t **v, size_t *n, size_t *cap, uint32_t off)
 	return 0;
 }
 
+/* An indirect jump through a register or a table: a jump table's, or a
+ * tail call through a function pointer (`jmp *%rax`): its targets are
+ * unknown.  A jump through the GOT leaves the function. */
+static bool raw_is_local_indirect_jmp(const struct raw_insn *r)
+{
+	uint8_t o2 = raw_byte(r, 1);
+
+	return raw_byte(r, 0) == 0xff && ((o2 >> 3) & 7) == 4 && (o2 & 0xc7) != 0x05;
+}
+
 enum exit_kind { EXIT_NONE, EXIT_RET, EXIT_TAIL };
 
 static enum exit_kind exit_kind(const uint8_t *b, size_t n, size_t off, size_t len)
@@ -429,6 +439,12 @@ int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit
 			break;
 		}
 		k = exit_kind(code + off, cs_buf->size, off, len);
+		if (k == EXIT_NONE) {
+			struct raw_insn r;
+
+			raw_parse(code + off, cs_buf->size, &r);
+			out->n_indirect += raw_is_local_indirect_jmp(&r);
+		}
 		if (k == EXIT_RET)
 			err = offs_push(&out->ret_offs, &out->n_ret, &cap_ret, (uint32_t)off);
 		else if (k == EXIT_TAIL)
@@ -440,6 +456,116 @@ int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit
 cleanup:
 	exit_plan__clear(out);
 	return err;
+}
+
+/* Instructions the step planner looks at past the entry one: the time
+ * between them is not in the latency, so they must be few. */
+#define STEP_MAX_INSNS 8
+
+/* A rep-prefixed string operation: runs as long as its count says. */
+static bool raw_is_rep_string(const struct raw_insn *r)
+{
+	uint8_t o = raw_byte(r, 0);
+	bool rep = false;
+
+	for (size_t i = 0; i < r->op; i++)
+		rep |= r->b[i] == 0xf2 || r->b[i] == 0xf3;
+	return rep && ((o >= 0xa4 && o <= 0xa7) || (o >= 0xaa && o <= 0xaf) ||
+		       (o >= 0x6c && o <= 0x6f));
+}
+
+/* A transfer of control whose target the planner cannot see (ret, loop,
+ * jrcxz, indirect call or jump), or one the planner must not step over. */
+static bool raw_leaves_line(const struct raw_insn *r)
+{
+	uint8_t o = raw_byte(r, 0), o2 = raw_byte(r, 1);
+
+	switch (o) {
+	case 0xc2: case 0xc3: case 0xca: case 0xcb:
+	case 0xe0: case 0xe1: case 0xe2: case 0xe3:
+		return true;
+	case 0xff:
+		return ((o2 >> 3) & 7) >= 2 && ((o2 >> 3) & 7) <= 5;
+	case 0x0f:
+		/* cpuid, fences and xsave/xrstor, system instructions: slow */
+		return o2 == 0xa2 || o2 == 0xae || o2 == 0x01 || o2 == 0x00;
+	}
+	return raw_is_rep_string(r);
+}
+
+/* The target of a direct branch or call (E8, E9, EB, Jcc, loop) at OFF (N
+ * bytes), or -1 when R is none. */
+static int64_t raw_branch_target(const struct raw_insn *r, size_t off, size_t n)
+{
+	uint8_t o = raw_byte(r, 0), o2 = raw_byte(r, 1);
+
+	if (o == 0xe8 || o == 0xe9 || o == 0xeb || opc_is_jcc8(o) ||
+	    (o == 0x0f && o2 >= 0x80 && o2 <= 0x8f))
+		return (int64_t)off + (int64_t)n + raw_rel(r);
+	return -1;
+}
+
+int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t entry_off,
+		    struct step_plan *out)
+{
+	const uint8_t *p;
+	size_t off = entry_off, left, n = 0;
+	uint64_t a;
+	int err;
+
+	if (!code || !out || entry_off >= len)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	err = insn_cs_get();
+	if (err)
+		return err;
+
+	/* The straight line from the entry instruction to a cheap one. */
+	for (int i = 0; i <= STEP_MAX_INSNS && off < len; i++) {
+		struct raw_insn r;
+		enum probe_cost c;
+
+		n = insn_decode_one(code, len, off, addr);
+		if (n == 0)
+			return 0;
+		raw_parse(code + off, n, &r);
+		c = classify(code + off, n);
+		if (i > 0 && (c == PROBE_COST_EMULATED || c == PROBE_COST_OPTIMIZED)) {
+			out->off = (uint32_t)off;
+			out->cost = c;
+			break;
+		}
+		if (c == PROBE_COST_UNPROBEABLE || raw_leaves_line(&r) ||
+		    raw_branch_target(&r, off, n) >= 0)
+			return 0;
+		off += n;
+	}
+	if (!out->off)
+		return 0;
+
+	/* No branch of the function may land between the entry and the step
+	 * probe: linear sweep of the whole body, as insn__plan_exits. */
+	p = code;
+	left = len;
+	a = addr;
+	while (left > 0) {
+		size_t at = (size_t)(p - code);
+		struct raw_insn r;
+		int64_t t;
+
+		if (!cs.disasm_iter(cs_handle, &p, &left, &a, cs_buf))
+			goto none;
+		raw_parse(code + at, cs_buf->size, &r);
+		if (raw_is_local_indirect_jmp(&r))
+			goto none;
+		t = raw_branch_target(&r, at, cs_buf->size);
+		if (t > (int64_t)entry_off && t <= (int64_t)out->off)
+			goto none;
+	}
+	return 0;
+none:
+	memset(out, 0, sizeof(*out));
+	return 0;
 }
 
 void exit_plan__clear(struct exit_plan *p)

@@ -46,12 +46,35 @@ struct entry_plan {
  * Returns 0, or -EINVAL when nothing decodes. */
 int insn__plan_entry(const uint8_t *code, size_t len, uint64_t addr, struct entry_plan *out);
 
+/*
+ * Where a single-stepped entry's latency can start.  The single-step costs
+ * ~15 us on some hosts and varies call to call by microseconds, more than
+ * the functions it times; the first cheap instruction the entry leads to
+ * in a straight line gets a second probe that only takes the time (see
+ * bpf/shadow_stack.bpf.h, cmon_step).  The instructions in between must
+ * take no branch, no long-running string operation, and no branch of the
+ * function may lead into them (a loop would fire the probe again).
+ */
+struct step_plan {
+	uint32_t off;         /* bytes past the function start; 0: no step probe */
+	enum probe_cost cost; /* of the instruction there: emulated or optimized */
+};
+
+/* Plan the step probe of the function whose whole body is CODE (LEN bytes
+ * at ADDR), entered at ENTRY_OFF.  Returns 0 (OUT->off 0 when there is no
+ * such place), or a negative errno. */
+int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t entry_off,
+		    struct step_plan *out);
+
 /* The exits of a whole function body. */
 struct exit_plan {
 	uint32_t *ret_offs;  /* offsets (from the function start) of ret instructions */
 	size_t n_ret;
 	uint32_t *tail_offs; /* offsets of jumps whose target is outside [0, len) */
 	size_t n_tail;
+	/* indirect jumps (`jmp *%rax`, jump tables): each may be a tail call
+	 * through a function pointer, so a body with one may return. */
+	size_t n_indirect;
 	bool complete;       /* every byte decoded; false: do not trust the exits */
 };
 

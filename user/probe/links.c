@@ -148,7 +148,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
 	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {}, pyent = {},
-			  pyret = {};
+			  pyret = {}, step = {};
 	int err = 0, fd;
 
 	for (size_t i = 0; i < s->n_funcs && !err; i++) {
@@ -156,6 +156,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		uint64_t at = f->file_offset + f->entry.skip;
 		uint64_t slot = (uint64_t)f->slot_off << CMON_COOKIE_SLOT_OFF_SHIFT |
 				(f->slot_reg == 6 ? CMON_COOKIE_SLOT_RBP : 0);
+		bool stepped;
 
 		if (f->object != obj_idx)
 			continue;
@@ -171,8 +172,14 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 						  f->sema_offset);
 			continue;
 		}
+		stepped = o->step_prog && !o->entry_only && probe_func__step_timed(f);
+		if (stepped)
+			err = probe_list__add(&step, f->file_offset + f->step.off, cookie_of(i, 0));
+		if (err)
+			continue;
 		err = probe_list__add(&entry, f->body_skip ? f->file_offset + f->body_skip : at,
 				      cookie_of(i, 0) | (f->body_skip ? slot : 0) |
+				      (stepped ? CMON_COOKIE_STEP : 0) |
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
 				      (f->focus ? CMON_COOKIE_FOCUS : 0) |
 				      (f->quiet ? CMON_COOKIE_QUIET : 0) |
@@ -201,13 +208,16 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n))
 		goto cleanup;
 
-	/* Entries first: where an entry and an exit share an address (a
-	 * function that is a lone ret), the entry must run first. */
+	/* Step probes before their entries: until its entry is attached, a
+	 * step probe finds no frame of its function and does nothing.
+	 * Entries before exits: where an entry and an exit share an address
+	 * (a function that is a lone ret), the entry must run first. */
 	struct {
 		struct probe_list *l;
 		struct bpf_program *prog;
 		bool ret;
-	} links[] = { { &entry, o->entry_prog, false },
+	} links[] = { { &step, o->step_prog, false },
+		      { &entry, o->entry_prog, false },
 		      { &uret, o->exit_prog, true },
 		      { &insn, o->exit_prog, false },
 		      { &usdt, o->usdt_prog, false },
@@ -277,6 +287,7 @@ cleanup:
 	probe_list__free(&made);
 	probe_list__free(&pyent);
 	probe_list__free(&pyret);
+	probe_list__free(&step);
 	return err;
 }
 

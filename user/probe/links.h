@@ -19,6 +19,9 @@ struct bpf_link;
 struct probe_links_opts {
 	struct bpf_program *entry_prog;
 	struct bpf_program *exit_prog; /* ignored when entry_only */
+	/* shadow_stack.bpf.h's cmon_step, on the step probes of the
+	 * functions timed from there (probe_func__step_timed); NULL: none. */
+	struct bpf_program *step_prog;
 	struct bpf_program *usdt_prog; /* USDT sites (probe_func.usdt); NULL: none */
 	/* shadow_stack.bpf.h's cmon_stack_made, on the objects' stack makers
 	 * when set->stack_switch. */

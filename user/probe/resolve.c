@@ -402,6 +402,13 @@ static bool unwinder_passes(const struct builder *b, const struct probe_target *
 	       (SYMTAB_RT_CXX_EH | SYMTAB_RT_RUST | SYMTAB_EH_TABLES);
 }
 
+bool probe_func__step_timed(const struct probe_func *f)
+{
+	return f->step.off && !f->go && !f->python && !f->usdt && !f->in_lines &&
+	       !f->lines_owner && !f->body_skip && !f->never_returns &&
+	       f->ret_mode != RETURN_NONE;
+}
+
 /* Shown as a person names it: demangled, without a Rust legacy hash
  * (`m::outer`, not `m::outer::h96fa8120dcff8e6b`; both forms match). */
 static char *display_name(const struct symtab_func *f)
@@ -418,6 +425,7 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 {
 	uint8_t head[ENTRY_DECODE_BYTES];
 	uint8_t *body = NULL;
+	bool indirect;
 	long got;
 	int err = 0;
 
@@ -443,8 +451,14 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 		got = symtab__read_code(obj->symtab, f->addr, body, f->size);
 		err = got == (long)f->size ?
 			insn__plan_exits(body, f->size, f->addr, &pf->exits) : -EIO;
+		if (!err && pf->entry.cost == PROBE_COST_SINGLESTEP &&
+		    insn__plan_step(body, f->size, f->addr, pf->entry.skip, &pf->step))
+			memset(&pf->step, 0, sizeof(pf->step));
 		free(body);
-		if (!err && pf->exits.complete && !pf->exits.n_ret && !pf->exits.n_tail)
+		/* No way out at all; an indirect jump may be a tail call
+		 * (`return f(v)` through a pointer is `jmp *%rax`). */
+		if (!err && pf->exits.complete && !pf->exits.n_ret && !pf->exits.n_tail &&
+		    !pf->exits.n_indirect)
 			pf->never_returns = true;
 	} else {
 		err = -E2BIG;
@@ -459,18 +473,21 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 		exit_plan__clear(&pf->exits);
 		return 0;
 	}
-	if (err || !pf->exits.complete)
+	/* Returns only through indirect jumps: none to put a probe on. */
+	if (err || !pf->exits.complete || (!pf->exits.n_ret && !pf->exits.n_tail))
 		goto no_exits;
 	return 0;
 no_exits:
+	indirect = !err && pf->exits.complete && pf->exits.n_indirect;
 	exit_plan__clear(&pf->exits);
 	if (list_only) {
 		pf->ret_mode = RETURN_NONE;
 		return 0;
 	}
-	log_warn("%s in %s: cannot find its return instructions, and a uretprobe is not "
+	log_warn("%s in %s: cannot find its return instructions%s, and a uretprobe is not "
 		 "safe in this program (C++/Rust/Go unwinding); skipped (use --no-return "
-		 "to trace its entries)", f->name, obj->path);
+		 "to trace its entries)", f->name, obj->path,
+		 indirect ? " (it leaves through an indirect jump)" : "");
 	return 1;
 }
 

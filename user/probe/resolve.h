@@ -48,6 +48,9 @@ struct probe_func {
 	size_t object;     /* index into probe_set.objects */
 	uint64_t addr, size, file_offset;
 	struct entry_plan entry;
+	/* A single-stepped entry's step probe (insn.h), used when
+	 * probe_func__step_timed says so. */
+	struct step_plan step;
 	enum return_mode ret_mode; /* RETURN_NONE when never_returns */
 	struct exit_plan exits; /* RETURN_INSN only */
 	/* Entered without a return to wait for: the object's entry point
@@ -81,6 +84,12 @@ struct probe_func {
 	uint8_t slot_reg;
 	uint16_t slot_off;
 };
+
+/* Does F's latency start at its step probe (insn.h: struct step_plan)?
+ * Not for what is timed otherwise: Go and Python functions, USDT and line
+ * sites, a --lines function (its return closes its last line), entries
+ * moved into the body (typed -O0 floats), calls that never return. */
+bool probe_func__step_timed(const struct probe_func *f);
 
 /* Where links go: one process (pid 0: every process mapping the objects). */
 struct probe_target {
