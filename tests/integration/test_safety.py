@@ -78,6 +78,20 @@ def test_indirect_tail_call_returns():
     check("leaves through an indirect jump" in err, err)
 
 
+def test_lone_ret_function_on_its_ret():
+    """hook() is a lone `ret`: on return instructions its entry and exit
+    probes share an address, and the entry must run first.  The kernel runs
+    an address's newest probe first; entries were attached first, so each
+    exit closed the call before (20 ms of sleep: its latency) and the last
+    call was left as never returning."""
+    res = trace(["hook"], launch=[target("tailptr"), "4"], extra=["--return-probe", "insn"])
+    eq((res.code, res.stdout), (0, "12\n"), "exit status and output (%s)" % res.stderr)
+    eq([(r["arg0"], r["status"]) for r in res.rows], [(i, "ok") for i in range(4)],
+       "every call returned")
+    check(all(r["latency_ns"] < 1000000 for r in res.rows),
+          "a lone ret takes no time: %r" % [r["latency_ns"] for r in res.rows])
+
+
 def test_list_usage_matches_parsing():
     prog = target("argc")
     code, out, err = cmon(["list", "--", prog, "twice"])

@@ -1,12 +1,15 @@
 /*
- * tailptr.c: a function whose only way out is a tail call through a
- * pointer (`return f(v)` at -O2: mov %rdi,%rax; mov %esi,%edi; jmp *%rax),
- * for test_safety.py: it returns, though it has no ret of its own.
+ * tailptr.c: functions whose exits are unusual, for test_safety.py:
+ * via_ptr() leaves only by a tail call through a pointer (`return f(v)`
+ * at -O2: mov %rdi,%rax; mov %esi,%edi; jmp *%rax), hook() is a lone ret
+ * (its entry and exit probes share an address).
  *
- *   tailptr N    calls via_ptr(twice, i) for i = 0 .. N-1, prints the sum
+ *   tailptr N    calls via_ptr(twice, i) then hook(i) for i = 0 .. N-1,
+ *                20 ms apart, and prints the sum
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 __attribute__((noinline)) int twice(int v)
 {
@@ -18,13 +21,21 @@ __attribute__((noinline, noipa)) int via_ptr(int (*f)(int), int v)
 	return f(v);
 }
 
+__attribute__((noinline)) void hook(int v)
+{
+	__asm__ volatile("" : : "r"(v));
+}
+
 int main(int argc, char **argv)
 {
 	int (*volatile f)(int) = twice;
 	int n = argc > 1 ? atoi(argv[1]) : 5, sum = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		sum += via_ptr(f, i);
+		hook(i);
+		usleep(20000);
+	}
 	printf("%d\n", sum);
 	return 0;
 }

@@ -208,22 +208,24 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n))
 		goto cleanup;
 
-	/* Step probes before their entries: until its entry is attached, a
-	 * step probe finds no frame of its function and does nothing.
-	 * Entries before exits: where an entry and an exit share an address
-	 * (a function that is a lone ret), the entry must run first. */
+	/* Entries last.  Until a function's entry is attached, its step and
+	 * exit probes find no frame of it and do nothing; the other way
+	 * round, a call entered before its exit probes were there would be
+	 * left open (written as never returning).  And the kernel runs the
+	 * newest probe of an address first: where an entry and an exit share
+	 * one (a function that is a lone ret), the entry must run first. */
 	struct {
 		struct probe_list *l;
 		struct bpf_program *prog;
 		bool ret;
 	} links[] = { { &step, o->step_prog, false },
-		      { &entry, o->entry_prog, false },
 		      { &uret, o->exit_prog, true },
 		      { &insn, o->exit_prog, false },
 		      { &usdt, o->usdt_prog, false },
 		      { &made, o->stack_made_prog, false },
+		      { &pyret, o->py_exit_prog, true },
 		      { &pyent, o->py_entry_prog, false },
-		      { &pyret, o->py_exit_prog, true } };
+		      { &entry, o->entry_prog, false } };
 	bool multi = uprobe_multi__supported();
 	static bool said;
 
