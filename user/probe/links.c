@@ -435,9 +435,11 @@ void probe_links__free(struct probe_links *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->n_fds; i++)
+	/* In the reverse order of attach: entries first, so that no call
+	 * begins that its exit probes are already gone for. */
+	for (size_t i = l->n_fds; i-- > 0;)
 		close(l->fds[i]);
-	for (size_t i = 0; i < l->n_perf; i++)
+	for (size_t i = l->n_perf; i-- > 0;)
 		bpf_link__destroy(l->perf[i]);
 	free(l->fds);
 	free(l->perf);
