@@ -29,6 +29,11 @@
  * CMON_COOKIE_SLOT_RBP, plus this 16-bit offset.  0: the entry's sp. */
 #define CMON_COOKIE_SLOT_OFF_SHIFT 40
 #define CMON_COOKIE_SLOT_RBP (1ULL << 56)
+/* On a tail-jump exit cookie, in the bits entries use for the slot: a
+ * conditional jump's condition code + 1 (0: a jump always taken).  The
+ * exit program ends the call only when the jump is taken. */
+#define CMON_COOKIE_JCC_SHIFT 40
+#define CMON_COOKIE_JCC_MASK 0x1fULL
 /* On an entry cookie: the function never returns normally (_start, no ret
  * instruction): it has no exit probe, and its record is written at entry. */
 #define CMON_COOKIE_NEVER_RETURNS (1ULL << 57)

@@ -462,6 +462,8 @@ int BPF_KPROBE(cmon_prof_exit)
 		kind = CMON_EXIT_RET_INSN; /* ret and tail jump: both at sp */
 	else
 		kind = (cookie >> CMON_COOKIE_KIND_SHIFT) & CMON_COOKIE_KIND_MASK;
+	if (!exit_taken(ctx, cookie))
+		return 0; /* a conditional jump that stays in the function */
 	slot = exit_slot(PT_REGS_SP(ctx), kind);
 	if (go) {
 		slot = go_slot(ctx, slot);

@@ -154,6 +154,34 @@ static __always_inline __u64 frame_latency(const struct cmon_frame *fr, __u64 ts
 	return ts > start ? ts - start : 0;
 }
 
+/*
+ * A conditional jump out of a function (a conditional tail call) is one
+ * of its exits, but its probe fires whether or not it is taken: the
+ * condition (CMON_COOKIE_JCC) is read from the flags.  x86 condition codes:
+ * even ones as below, odd ones their negation.
+ */
+static __always_inline bool exit_taken(struct pt_regs *ctx, __u64 cookie)
+{
+	__u32 cc = (cookie >> CMON_COOKIE_JCC_SHIFT) & CMON_COOKIE_JCC_MASK;
+	__u64 fl = ctx->flags;
+	bool cf = fl & 1, pf = fl & 4, zf = fl & 0x40, sf = fl & 0x80, of = fl & 0x800, t;
+
+	if (!cc)
+		return true;
+	cc--;
+	switch (cc >> 1) {
+	case 0: t = of; break;
+	case 1: t = cf; break;
+	case 2: t = zf; break;
+	case 3: t = cf || zf; break;
+	case 4: t = sf; break;
+	case 5: t = pf; break;
+	case 6: t = sf != of; break;
+	default: t = zf || sf != of; break;
+	}
+	return (cc & 1) ? !t : t;
+}
+
 /* SS's top frame, whatever its slot (NULL: none). */
 static __always_inline struct cmon_frame *shadow_stack_peek(struct cmon_shadow_stack *ss)
 {

@@ -655,6 +655,9 @@ int BPF_KPROBE(cmon_exit)
 	bool go = cookie & CMON_COOKIE_GO;
 	bool kept;
 
+	if (!exit_taken(ctx, cookie))
+		return 0; /* a conditional jump that stays in the function */
+
 	if (go) {
 		slot = go_slot(ctx, at);
 		ss = slot ? keyed_stack_get((__u32)task->tgid, go_g(ctx), false) : NULL;

@@ -32,6 +32,33 @@ def list_rows(args):
     return res
 
 
+def test_hot_cold_split_functions():
+    """gcc moves a function's rare path into a part of its own (work.cold):
+    the hot part begins with `js work.cold`, a jump out of its symbol.  It
+    was taken for a tail call that ended every call there (no value, 0 ns),
+    the cold part was traced as a function of its own (never returning),
+    and the function lost its DWARF types (its DIE has two ranges, no
+    low_pc).  Now the parts are one function: jumps between them stay
+    inside, the cold part's ret is an exit (checked(-1) returns -1 from
+    there), an exception thrown in it leaves the call unreturned."""
+    res = trace(["work", "checked"], launch=[target("coldsplit")], fmt="json")
+    eq(res.code, 0, "exit status (%s)" % res.stderr.strip())
+    got = [(r["func"].split("(")[0], dict(r["args"]), r.get("retval"), r["status"])
+           for r in res.rows]
+    want = []
+    for i in range(1, 5):
+        n = i * 1000
+        want.append(("checked", {"n": n, "tag": "t"}, sum(k ^ n for k in range(n)), "ok"))
+        want.append(("work", {"n": n}, sum(k * (k ^ n) for k in range(n)), "ok"))
+    want += [("work", {"n": -1}, None, "noreturn"),
+             ("checked", {"n": -1, "tag": "neg"}, -1, "ok")]
+    eq(got, want, "every call, typed, with its value")
+    check(all(r["latency_ns"] > 0 for r in res.rows if r["status"] == "ok"), "timed")
+    rows = list_rows(["work", "checked", "--", target("coldsplit")])
+    eq(sorted(rows), ["checked(long, char const*)", "work(long)"], "no .cold function listed")
+    check(all("a cold part" in r["RETURN"] for r in rows.values()), "list: %r" % rows)
+
+
 def test_cxx_exception_ret_insn():
     res = trace(["risky", "shapes::Widget::poke"], launch=[target("cxx_throw")])
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())

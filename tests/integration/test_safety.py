@@ -66,7 +66,7 @@ def test_indirect_tail_call_returns():
     returns its value; on return instructions there are none to probe: one
     warning, the function skipped, nothing attached."""
     res = trace(["via_ptr"], launch=[target("tailptr"), "4"])
-    eq((res.code, res.stdout), (0, "12\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "24\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg1"], r["ret"], r["status"]) for r in res.rows],
        [(i, 2 * i, "ok") for i in range(4)], "every call returned twice its argument")
     check(all(r["latency_ns"] is not None for r in res.rows), "every call timed")
@@ -78,6 +78,19 @@ def test_indirect_tail_call_returns():
     check("leaves through an indirect jump" in err, err)
 
 
+def test_conditional_tail_call_ends_the_call_only_when_taken():
+    """cond_tail() is `test; jne twice; xor; ret`: the jne is an exit (a
+    tail call) only when taken.  Its probe fires either way: the exit
+    program reads the flags.  cond_tail(0) falls through and returns 0 (it
+    was ended at the jne as a tail call, its ret then finding no frame)."""
+    res = trace(["cond_tail"], launch=[target("tailptr"), "4"],
+                extra=["--return-probe", "insn"])
+    eq((res.code, res.stdout), (0, "24\n"), "exit status and output (%s)" % res.stderr)
+    eq([(r["arg0"], r["status"], r["ret"]) for r in res.rows],
+       [(0, "ok", 0), (1, "tailcall", None), (2, "tailcall", None), (3, "tailcall", None)],
+       "the jne ends the call only when taken")
+
+
 def test_lone_ret_function_on_its_ret():
     """hook() is a lone `ret`: on return instructions its entry and exit
     probes share an address, and the entry must run first.  The kernel runs
@@ -85,7 +98,7 @@ def test_lone_ret_function_on_its_ret():
     exit closed the call before (20 ms of sleep: its latency) and the last
     call was left as never returning."""
     res = trace(["hook"], launch=[target("tailptr"), "4"], extra=["--return-probe", "insn"])
-    eq((res.code, res.stdout), (0, "12\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "24\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg0"], r["status"]) for r in res.rows], [(i, "ok") for i in range(4)],
        "every call returned")
     check(all(r["latency_ns"] < 1000000 for r in res.rows),

@@ -132,6 +132,15 @@ $(TARGET_DIR)/inlined: tests/targets/inlined.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 $< -o $@
 
+# gcc's hot/cold split (work.cold), C++ at -O2 (test_programs.py).
+TARGETS += $(TARGET_DIR)/coldsplit
+targets: $(TARGET_DIR)/coldsplit
+
+$(TARGET_DIR)/coldsplit: tests/targets/coldsplit.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O2 -fcf-protection=none $< -o $@
+
 # via_ptr() leaves only through `jmp *%rax`: it returns (test_safety.py).
 TARGETS += $(TARGET_DIR)/tailptr
 targets: $(TARGET_DIR)/tailptr

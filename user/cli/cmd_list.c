@@ -59,8 +59,11 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 		if (f->never_returns)
 			snprintf(ret, sizeof(ret), "never-returns (no exit probe)");
 		else if (f->ret_mode == RETURN_INSN)
-			snprintf(ret, sizeof(ret), "ret-insn (%zu ret, %zu tail%s)", f->exits.n_ret,
-				 f->exits.n_tail, f->go ? "; Go: its stack moves" : "");
+			snprintf(ret, sizeof(ret), "ret-insn (%zu ret, %zu tail%s%s)",
+				 f->exits.n_ret + f->cold_exits.n_ret,
+				 f->exits.n_tail + f->cold_exits.n_tail,
+				 f->cold_size ? "; a cold part" : "",
+				 f->go ? "; Go: its stack moves" : "");
 		else
 			snprintf(ret, sizeof(ret), "%s", return_mode__name(f->ret_mode));
 		/* Where a latency starts: the entry probe, or a single-stepped

@@ -16,11 +16,19 @@
 
 static bool subprogram_at(Dwarf_Die *die, uint64_t addr)
 {
-	Dwarf_Addr a;
+	Dwarf_Addr a, base, start, end;
+	ptrdiff_t off = 0;
 
 	if (dwarf_tag(die) != DW_TAG_subprogram)
 		return false;
-	return (dwarf_entrypc(die, &a) == 0 && a == addr) || (dwarf_lowpc(die, &a) == 0 && a == addr);
+	if ((dwarf_entrypc(die, &a) == 0 && a == addr) || (dwarf_lowpc(die, &a) == 0 && a == addr))
+		return true;
+	/* gcc's hot/cold split: no low_pc, a range per part; the symbol is
+	 * at the start of one (the hot part). */
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
+		if (start == addr)
+			return true;
+	return false;
 }
 
 struct find_addr_arg {

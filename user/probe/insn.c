@@ -370,14 +370,33 @@ static bool raw_is_local_indirect_jmp(const struct raw_insn *r)
 	return raw_byte(r, 0) == 0xff && ((o2 >> 3) & 7) == 4 && (o2 & 0xc7) != 0x05;
 }
 
+/* Is R, at OFF (N bytes), a direct branch or call (E8, E9, EB, Jcc, loop)?
+ * Then *T its target as an offset from the same base (negative: before). */
+static bool raw_branch_target(const struct raw_insn *r, size_t off, size_t n, int64_t *t)
+{
+	uint8_t o = raw_byte(r, 0), o2 = raw_byte(r, 1);
+
+	if (o == 0xe8 || o == 0xe9 || o == 0xeb || opc_is_jcc8(o) ||
+	    (o == 0x0f && o2 >= 0x80 && o2 <= 0x8f)) {
+		*t = (int64_t)off + (int64_t)n + raw_rel(r);
+		return true;
+	}
+	return false;
+}
+
 enum exit_kind { EXIT_NONE, EXIT_RET, EXIT_TAIL };
 
-static enum exit_kind exit_kind(const uint8_t *b, size_t n, size_t off, size_t len)
+/* The exit kind of the instruction B (N bytes) at OFF of a body of LEN at
+ * ADDR, jumps into [IN_LO, IN_HI) staying inside; for a conditional jump
+ * out of it, *COND its condition + 1 (0: none). */
+static enum exit_kind exit_kind(const uint8_t *b, size_t n, size_t off, size_t len, uint64_t addr,
+				uint64_t in_lo, uint64_t in_hi, uint8_t *cond)
 {
 	struct raw_insn r;
 	uint8_t o, o2;
 	uint64_t target;
 
+	*cond = 0;
 	raw_parse(b, n, &r);
 	o = raw_byte(&r, 0);
 	switch (o) {
@@ -391,6 +410,7 @@ static enum exit_kind exit_kind(const uint8_t *b, size_t n, size_t off, size_t l
 		o2 = raw_byte(&r, 1);
 		if (o2 < 0x80 || o2 > 0x8f)
 			return EXIT_NONE;
+		*cond = (uint8_t)((o2 & 0x0f) + 1);
 		break;
 	case 0xff:
 		/* jmp qword ptr [rip + disp]: a tail call through the GOT.
@@ -402,15 +422,45 @@ static enum exit_kind exit_kind(const uint8_t *b, size_t n, size_t off, size_t l
 	default:
 		if (!opc_is_jcc8(o))
 			return EXIT_NONE;
+		if (o >= 0x70 && o <= 0x7f) /* loop and jrcxz: taken as always */
+			*cond = (uint8_t)((o & 0x0f) + 1);
 	}
 	/* Unsigned wrap-around makes targets before the start huge: outside. */
 	target = (uint64_t)off + n + (uint64_t)raw_rel(&r);
-	return target >= len ? EXIT_TAIL : EXIT_NONE;
+	if (target < len || (addr + target >= in_lo && addr + target < in_hi))
+		return EXIT_NONE;
+	return EXIT_TAIL;
+}
+
+int insn__jump_target(const uint8_t *code, size_t len, uint64_t addr, uint32_t off,
+		      uint64_t *target)
+{
+	struct raw_insn r;
+	int64_t t;
+	size_t n;
+
+	if (!code || !target || off >= len || insn_cs_get())
+		return -EINVAL;
+	n = insn_decode_one(code, len, off, addr);
+	if (!n)
+		return -EINVAL;
+	raw_parse(code + off, n, &r);
+	if (!raw_branch_target(&r, off, n, &t))
+		return -EINVAL;
+	*target = addr + (uint64_t)t;
+	return 0;
 }
 
 int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit_plan *out)
 {
-	size_t cap_ret = 0, cap_tail = 0;
+	return insn__plan_exits_in(code, len, addr, 0, 0, out);
+}
+
+int insn__plan_exits_in(const uint8_t *code, size_t len, uint64_t addr, uint64_t in_lo,
+			uint64_t in_hi, struct exit_plan *out)
+{
+	size_t cap_ret = 0, cap_tail = 0, cap_cond = 0;
+	uint8_t cond;
 	const uint8_t *p = code;
 	size_t left = len;
 	uint64_t a = addr;
@@ -438,7 +488,7 @@ int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit
 			out->complete = false;
 			break;
 		}
-		k = exit_kind(code + off, cs_buf->size, off, len);
+		k = exit_kind(code + off, cs_buf->size, off, len, addr, in_lo, in_hi, &cond);
 		if (k == EXIT_NONE) {
 			struct raw_insn r;
 
@@ -447,8 +497,20 @@ int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit
 		}
 		if (k == EXIT_RET)
 			err = offs_push(&out->ret_offs, &out->n_ret, &cap_ret, (uint32_t)off);
-		else if (k == EXIT_TAIL)
-			err = offs_push(&out->tail_offs, &out->n_tail, &cap_tail, (uint32_t)off);
+		else if (k == EXIT_TAIL && !(err = offs_push(&out->tail_offs, &out->n_tail,
+							       &cap_tail, (uint32_t)off))) {
+			/* its condition, alongside (the same capacity) */
+			if (out->n_tail > cap_cond) {
+				uint8_t *c = realloc(out->tail_cond, cap_tail);
+
+				if (!c)
+					err = -ENOMEM;
+				else
+					out->tail_cond = c, cap_cond = cap_tail;
+			}
+			if (!err)
+				out->tail_cond[out->n_tail - 1] = cond;
+		}
 		if (err)
 			goto cleanup;
 	}
@@ -493,17 +555,6 @@ static bool raw_leaves_line(const struct raw_insn *r)
 	return raw_is_rep_string(r);
 }
 
-/* The target of a direct branch or call (E8, E9, EB, Jcc, loop) at OFF (N
- * bytes), or -1 when R is none. */
-static int64_t raw_branch_target(const struct raw_insn *r, size_t off, size_t n)
-{
-	uint8_t o = raw_byte(r, 0), o2 = raw_byte(r, 1);
-
-	if (o == 0xe8 || o == 0xe9 || o == 0xeb || opc_is_jcc8(o) ||
-	    (o == 0x0f && o2 >= 0x80 && o2 <= 0x8f))
-		return (int64_t)off + (int64_t)n + raw_rel(r);
-	return -1;
-}
 
 int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t entry_off,
 		    struct step_plan *out)
@@ -524,6 +575,7 @@ int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t ent
 	for (int i = 0; i <= STEP_MAX_INSNS && off < len; i++) {
 		struct raw_insn r;
 		enum probe_cost c;
+		int64_t t;
 
 		n = insn_decode_one(code, len, off, addr);
 		if (n == 0)
@@ -536,7 +588,7 @@ int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t ent
 			break;
 		}
 		if (c == PROBE_COST_UNPROBEABLE || raw_leaves_line(&r) ||
-		    raw_branch_target(&r, off, n) >= 0)
+		    raw_branch_target(&r, off, n, &t))
 			return 0;
 		off += n;
 	}
@@ -558,8 +610,8 @@ int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t ent
 		raw_parse(code + at, cs_buf->size, &r);
 		if (raw_is_local_indirect_jmp(&r))
 			goto none;
-		t = raw_branch_target(&r, at, cs_buf->size);
-		if (t > (int64_t)entry_off && t <= (int64_t)out->off)
+		if (raw_branch_target(&r, at, cs_buf->size, &t) && t > (int64_t)entry_off &&
+		    t <= (int64_t)out->off)
 			goto none;
 	}
 	return 0;
@@ -574,5 +626,6 @@ void exit_plan__clear(struct exit_plan *p)
 		return;
 	free(p->ret_offs);
 	free(p->tail_offs);
+	free(p->tail_cond);
 	memset(p, 0, sizeof(*p));
 }

@@ -71,6 +71,10 @@ struct exit_plan {
 	uint32_t *ret_offs;  /* offsets (from the function start) of ret instructions */
 	size_t n_ret;
 	uint32_t *tail_offs; /* offsets of jumps whose target is outside [0, len) */
+	/* Each one's condition: 0 a jump always taken, else a conditional
+	 * jump's condition code (the low nibble of its opcode) + 1: its exit
+	 * probe must see whether it is taken (CMON_COOKIE_JCC). */
+	uint8_t *tail_cond;
 	size_t n_tail;
 	/* indirect jumps (`jmp *%rax`, jump tables): each may be a tail call
 	 * through a function pointer, so a body with one may return. */
@@ -84,6 +88,16 @@ struct exit_plan {
  * is a tail exit.  Returns 0 and fills OUT (free with exit_plan__clear), or a
  * negative errno. */
 int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit_plan *out);
+
+/* As insn__plan_exits, with jumps into [IN_LO, IN_HI) (addresses: the
+ * function's other part, gcc's hot/cold split) staying inside too. */
+int insn__plan_exits_in(const uint8_t *code, size_t len, uint64_t addr, uint64_t in_lo,
+			uint64_t in_hi, struct exit_plan *out);
+
+/* The target address of the direct jump at OFF of CODE (LEN bytes at
+ * ADDR): 0 and *TARGET, or -EINVAL when it is none. */
+int insn__jump_target(const uint8_t *code, size_t len, uint64_t addr, uint32_t off,
+		      uint64_t *target);
 void exit_plan__clear(struct exit_plan *p);
 
 /* Unload the disassembler (it is loaded again on the next use): planning

@@ -198,6 +198,17 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_tail && !err; k++)
 			err = probe_list__add(&insn, f->file_offset + f->exits.tail_offs[k],
 					      cookie_of(i, CMON_EXIT_TAIL_JMP) |
+					      (uint64_t)f->exits.tail_cond[k] << CMON_COOKIE_JCC_SHIFT |
+					      (f->go ? CMON_COOKIE_GO : 0));
+		/* its cold part's exits are its own (resolve.h) */
+		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->cold_exits.n_ret && !err; k++)
+			err = probe_list__add(&insn, f->cold_file_offset + f->cold_exits.ret_offs[k],
+					      cookie_of(i, CMON_EXIT_RET_INSN) |
+					      (f->go ? CMON_COOKIE_GO : 0));
+		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->cold_exits.n_tail && !err; k++)
+			err = probe_list__add(&insn, f->cold_file_offset + f->cold_exits.tail_offs[k],
+					      cookie_of(i, CMON_EXIT_TAIL_JMP) |
+					      (uint64_t)f->cold_exits.tail_cond[k] << CMON_COOKIE_JCC_SHIFT |
 					      (f->go ? CMON_COOKIE_GO : 0));
 	}
 	/* Where the target makes coroutine stacks (libc's makecontext: an

@@ -418,6 +418,75 @@ static char *display_name(const struct symtab_func *f)
 	return strndup(f->demangled, funcpattern__rust_hash_cut(f->demangled));
 }
 
+/* gcc's hot/cold split puts a function's rare paths in a symbol of their
+ * own, <name>.cold (<name>.part.0.cold, ...): a part of the function, not
+ * a function.  NAME ends so. */
+static bool is_cold_part(const char *name)
+{
+	const char *c = strstr(name, ".cold");
+
+	while (c && c[5] && !(c[5] == '.' && c[6] >= '0' && c[6] <= '9'))
+		c = strstr(c + 1, ".cold");
+	return c != NULL;
+}
+
+/* F's cold part in OBJ: the <F>.cold symbol one of F's jumps out of BODY
+ * leads into (EXITS: F's exits planned without it).  NULL: none. */
+static const struct symtab_func *cold_part_of(const struct probe_object *obj,
+					      const struct symtab_func *f, const uint8_t *body,
+					      const struct exit_plan *exits)
+{
+	size_t n = strlen(f->name);
+
+	for (size_t k = 0; k < exits->n_tail; k++) {
+		const struct symtab_func *c;
+		uint64_t target;
+
+		if (insn__jump_target(body, f->size, f->addr, exits->tail_offs[k], &target))
+			continue;
+		c = symtab__find_addr(obj->symtab, target);
+		if (c && c->size && !strncmp(c->name, f->name, n) && c->name[n] == '.' &&
+		    is_cold_part(c->name + n))
+			return c;
+	}
+	return NULL;
+}
+
+/* Plan the cold part C of PF (hot BODY at F): both parts' exits, each
+ * with the other part inside.  0 or -errno (then no cold part). */
+static int plan_cold_part(struct probe_func *pf, const struct probe_object *obj,
+			  const struct symtab_func *f, const uint8_t *body,
+			  const struct symtab_func *c)
+{
+	struct exit_plan hot = {}, cold = {};
+	uint8_t *code;
+	int err;
+
+	if (c->size > MAX_BODY_BYTES)
+		return -E2BIG;
+	code = malloc(c->size);
+	if (!code)
+		return -ENOMEM;
+	err = symtab__read_code(obj->symtab, c->addr, code, c->size) == (long)c->size ?
+		insn__plan_exits_in(code, c->size, c->addr, f->addr, f->addr + f->size, &cold) :
+		-EIO;
+	free(code);
+	if (!err)
+		err = insn__plan_exits_in(body, f->size, f->addr, c->addr, c->addr + c->size, &hot);
+	if (err || !cold.complete || !hot.complete) {
+		exit_plan__clear(&hot);
+		exit_plan__clear(&cold);
+		return err ? err : -EINVAL;
+	}
+	exit_plan__clear(&pf->exits);
+	pf->exits = hot;
+	pf->cold_exits = cold;
+	pf->cold_addr = c->addr;
+	pf->cold_size = c->size;
+	pf->cold_file_offset = c->file_offset;
+	return 0;
+}
+
 /* Plan the probes of F in OBJ.  Returns 0, 1 when the function must be
  * skipped (reason logged at WHY_LEVEL), or -errno. */
 static int plan_func(struct probe_func *pf, const struct probe_object *obj,
@@ -451,6 +520,13 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 		got = symtab__read_code(obj->symtab, f->addr, body, f->size);
 		err = got == (long)f->size ?
 			insn__plan_exits(body, f->size, f->addr, &pf->exits) : -EIO;
+		if (!err && pf->exits.complete) {
+			const struct symtab_func *c = cold_part_of(obj, f, body, &pf->exits);
+
+			if (c && plan_cold_part(pf, obj, f, body, c))
+				log_debug("%s in %s: its cold part %s could not be decoded", f->name,
+					  obj->path, c->name);
+		}
 		if (!err && pf->entry.cost == PROBE_COST_SINGLESTEP &&
 		    insn__plan_step(body, f->size, f->addr, pf->entry.skip, &pf->step))
 			memset(&pf->step, 0, sizeof(pf->step));
@@ -458,7 +534,8 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 		/* No way out at all; an indirect jump may be a tail call
 		 * (`return f(v)` through a pointer is `jmp *%rax`). */
 		if (!err && pf->exits.complete && !pf->exits.n_ret && !pf->exits.n_tail &&
-		    !pf->exits.n_indirect)
+		    !pf->exits.n_indirect && !pf->cold_exits.n_ret && !pf->cold_exits.n_tail &&
+		    !pf->cold_exits.n_indirect)
 			pf->never_returns = true;
 	} else {
 		err = -E2BIG;
@@ -466,20 +543,25 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 	if (pf->never_returns) {
 		log_debug("%s in %s never returns normally: no exit probe", f->name, obj->path);
 		exit_plan__clear(&pf->exits);
+		exit_plan__clear(&pf->cold_exits);
 		pf->ret_mode = RETURN_NONE;
 		return 0;
 	}
 	if (mode != RETURN_INSN) {
 		exit_plan__clear(&pf->exits);
+		exit_plan__clear(&pf->cold_exits);
 		return 0;
 	}
 	/* Returns only through indirect jumps: none to put a probe on. */
-	if (err || !pf->exits.complete || (!pf->exits.n_ret && !pf->exits.n_tail))
+	if (err || !pf->exits.complete ||
+	    (!pf->exits.n_ret && !pf->exits.n_tail && !pf->cold_exits.n_ret &&
+	     !pf->cold_exits.n_tail))
 		goto no_exits;
 	return 0;
 no_exits:
 	indirect = !err && pf->exits.complete && pf->exits.n_indirect;
 	exit_plan__clear(&pf->exits);
+	exit_plan__clear(&pf->cold_exits);
 	if (list_only) {
 		pf->ret_mode = RETURN_NONE;
 		return 0;
@@ -626,6 +708,9 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 				bool dup = false;
 
 				if (!funcpattern__match_func(p, &funcs[i]))
+					continue;
+				/* a part of a function, probed with it (resolve.h) */
+				if (is_cold_part(funcs[i].name))
 					continue;
 				if (excluded(b->o, obj->path, &funcs[i])) {
 					n_excluded++;
@@ -1063,6 +1148,7 @@ void probe_set__free(struct probe_set *set)
 		free(set->funcs[i].name);
 		free(set->funcs[i].usdt_args);
 		exit_plan__clear(&set->funcs[i].exits);
+		exit_plan__clear(&set->funcs[i].cold_exits);
 	}
 	for (size_t i = 0; i < set->n_objects; i++) {
 		free(set->objects[i].path);

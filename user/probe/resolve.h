@@ -53,6 +53,13 @@ struct probe_func {
 	struct step_plan step;
 	enum return_mode ret_mode; /* RETURN_NONE when never_returns */
 	struct exit_plan exits; /* RETURN_INSN only */
+	/* gcc's hot/cold split: the function's cold part (a symbol <name>.cold,
+	 * not a function of its own), where its rare paths are.  Jumps between
+	 * the parts stay inside; the cold part's returns and jumps out are the
+	 * function's exits too (COLD_EXITS, offsets from COLD_ADDR: RETURN_INSN
+	 * only).  COLD_SIZE 0: none. */
+	uint64_t cold_addr, cold_size, cold_file_offset;
+	struct exit_plan cold_exits;
 	/* Entered without a return to wait for: the object's entry point
 	 * (_start: [sp] is argc, not a return address) or a body with no ret
 	 * and no tail jump (noreturn).  It gets no exit probe in any mode: a

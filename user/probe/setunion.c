@@ -17,6 +17,23 @@ static int copy_u32s(const uint32_t *src, size_t n, uint32_t **out)
 	return 0;
 }
 
+/* OUT (a copy of IN's fields) gets arrays of its own. */
+static int copy_exits(const struct exit_plan *in, struct exit_plan *out)
+{
+	out->ret_offs = out->tail_offs = NULL;
+	out->tail_cond = NULL;
+	if (in->n_tail) {
+		out->tail_cond = malloc(in->n_tail);
+		if (!out->tail_cond)
+			return -ENOMEM;
+		memcpy(out->tail_cond, in->tail_cond, in->n_tail);
+	}
+	if (copy_u32s(in->ret_offs, in->n_ret, &out->ret_offs) ||
+	    copy_u32s(in->tail_offs, in->n_tail, &out->tail_offs))
+		return -ENOMEM;
+	return 0;
+}
+
 static int copy_func(const struct probe_func *f, size_t object, struct probe_func *out)
 {
 	*out = *f;
@@ -24,12 +41,15 @@ static int copy_func(const struct probe_func *f, size_t object, struct probe_fun
 	out->name = strdup(f->name);
 	out->usdt_args = f->usdt_args ? strdup(f->usdt_args) : NULL;
 	out->exits.ret_offs = out->exits.tail_offs = NULL;
+	out->exits.tail_cond = NULL;
+	out->cold_exits.ret_offs = out->cold_exits.tail_offs = NULL;
+	out->cold_exits.tail_cond = NULL;
 	if (!out->name || (f->usdt_args && !out->usdt_args) ||
-	    copy_u32s(f->exits.ret_offs, f->exits.n_ret, &out->exits.ret_offs) ||
-	    copy_u32s(f->exits.tail_offs, f->exits.n_tail, &out->exits.tail_offs)) {
+	    copy_exits(&f->exits, &out->exits) || copy_exits(&f->cold_exits, &out->cold_exits)) {
 		free(out->name);
 		free(out->usdt_args);
 		exit_plan__clear(&out->exits);
+		exit_plan__clear(&out->cold_exits);
 		out->name = NULL;
 		out->usdt_args = NULL;
 		return -ENOMEM;
