@@ -13,6 +13,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "core/log.h"
+#include "proc/launch.h"
 #include "probe/attach.h"
 #include "event/tracer.h"
 
@@ -82,6 +83,7 @@ static int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	launch__save_dispositions();
 	log_route_libbpf();
 	/* Large buffers (kernel BTF, symbol tables) are needed only while
 	 * starting up: serve them from mmap so freeing them returns the

@@ -78,3 +78,44 @@ def test_short_runs_leak_no_uprobe():
         eq(res.code, 0, "exit status (%s)" % res.stderr)
         eq(len(res.rows), 3, "busy_fp's calls")
     eq(kernel_uprobe_leaks_since(mark), 0, "uprobes the kernel leaked at cmon's exit")
+
+
+def _ignoring_sigint():
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_sigint_while_starting_with_sigint_ignored():
+    """A background job of a shell script starts with SIGINT ignored.  cmon
+    handles SIGINT from its first step: one sent while the probes are being
+    attached stops it once they are (it was lost: the trace ran on until a
+    second one), and the program it launched is not run.  The program it
+    does run gets the dispositions cmon was given back (SIGINT ignored, as
+    untraced), not cmon's own."""
+    from cmonlib import CMON
+    import signal
+    out = tmpfile("sigign.csv")
+    p = subprocess.Popen([CMON, "trace", "--func", "add", "-F", "csv", "-o", out, "--",
+                          target("calls"), "loop", "100000000"], preexec_fn=_ignoring_sigint,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    try:
+        p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise AssertionError("cmon ran on after a SIGINT sent while it was starting")
+    eq(p.returncode, 0, "exit status")
+    code, ps, _ = subprocess.run(["pgrep", "-f", "calls loop 100000000"], capture_output=True,
+                                 text=True).returncode, None, None
+    check(code != 0, "the launched program was not run")
+
+    def sigign(cmd):
+        r = subprocess.run(cmd, preexec_fn=_ignoring_sigint, capture_output=True, text=True)
+        return [l for l in r.stdout.splitlines() if l.startswith("SigIgn:")]
+    want = sigign(["/bin/grep", "SigIgn", "/proc/self/status"])
+    got = sigign([CMON, "trace", "-q", "--func", "libc.so.6:exit", "-F", "csv",
+                  "-o", tmpfile("sigign2.csv"), "--", "/bin/grep", "SigIgn", "/proc/self/status"])
+    check(want and int(want[0].split()[1], 16) & 2, "SIGINT ignored untraced: %r" % want)
+    eq(got, want, "the dispositions of the launched program, traced and untraced")

@@ -666,6 +666,8 @@ static int setup(struct profile_run *r)
 	 * sees it: the conditions' own bias stays 0. */
 	po.exprs = r->exprs;
 	po.calib = r->calib;
+	if (session_stop_signal) /* interrupted while starting: nothing attached */
+		return -EINTR;
 	r->prof = profiler__new(r->set, &po);
 	if (!r->prof) {
 		err = -errno;
@@ -686,8 +688,11 @@ int cmd_profile(int argc, char **argv)
 	err = cmd_opts__begin(CMD_PROFILE, argc, argv, &r.opts);
 	if (err >= 0)
 		return err;
+	session__install_signals(); /* from the start, as trace */
 
 	err = setup(&r);
+	if (err == -EINTR && session_stop_signal)
+		err = 0; /* stopped while starting: nothing to report */
 	if (err)
 		goto cleanup;
 	r.ses.follow = r.prof ? profiler__follow(r.prof) : tracer__follow(r.tracer);

@@ -757,6 +757,11 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	err = cmd_opts__begin(kind, argc, argv, &r.opts);
 	if (err >= 0)
 		return err;
+	/* From the start: a SIGINT while probes are being attached stops the
+	 * trace when they are (a job started with SIGINT ignored would lose
+	 * it, and run on); the program launched gets cmon's own dispositions
+	 * back (launch.h). */
+	session__install_signals();
 	if (kind == CMD_BREAK) {
 		/* Each hit once, at entry, with its stack, as text on stderr
 		 * (the program's stdout stays its own). */
@@ -764,10 +769,10 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		r.opts.stack = true;
 		r.opts.format = OUT_TEXT;
 		r.ses.out = stderr;
+		/* (The signals, from before the first probe: a signal must
+		 * find the resume path, never kill cmon with the process
+		 * stopped.) */
 		breakpoint__init(r.opts.resume_after_s, r.opts.quiet);
-		/* From before the first probe: a signal must find the resume
-		 * path, never kill cmon with the process stopped. */
-		session__install_signals();
 	}
 
 	/* capture: its store once the functions are known; break: stderr.
@@ -861,6 +866,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
+	if (session_stop_signal) /* interrupted while starting: nothing attached */
+		goto cleanup;
 	r.tracer = tracer__new(r.set, &to);
 	if (!r.tracer) {
 		err = -errno;

@@ -222,7 +222,8 @@ int session__release(struct session *s)
 {
 	int err;
 
-	if (!s->launched)
+	/* Stopped while starting: the program is not run (untraced). */
+	if (!s->launched || session_stop_signal)
 		return 0;
 	err = launch__release(&s->launch);
 	if (err)

@@ -9,6 +9,21 @@
 #include <sys/wait.h>
 #include "launch.h"
 
+/* The signals cmon handles or ignores itself, and whether cmon was
+ * started with each ignored (launch__save_dispositions). */
+static const int kept_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+static bool inherited_ign[sizeof(kept_signals) / sizeof(kept_signals[0])];
+
+void launch__save_dispositions(void)
+{
+	for (size_t i = 0; i < sizeof(kept_signals) / sizeof(kept_signals[0]); i++) {
+		struct sigaction sa;
+
+		inherited_ign[i] = !sigaction(kept_signals[i], NULL, &sa) &&
+				   sa.sa_handler == SIG_IGN;
+	}
+}
+
 int launch__start(const char *path, char *const argv[], struct launch *l)
 {
 	int go[2] = { -1, -1 }, errp[2] = { -1, -1 };
@@ -32,10 +47,10 @@ int launch__start(const char *path, char *const argv[], struct launch *l)
 
 		close(go[1]);
 		close(errp[0]);
-		/* Default dispositions: the program must behave as untraced. */
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
+		/* The dispositions cmon was given: the program must behave as
+		 * untraced (a job started with SIGINT ignored keeps it so). */
+		for (size_t i = 0; i < sizeof(kept_signals) / sizeof(kept_signals[0]); i++)
+			signal(kept_signals[i], inherited_ign[i] ? SIG_IGN : SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127); /* cmon went away before attaching */
 		close(go[0]);

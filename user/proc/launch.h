@@ -25,6 +25,10 @@ struct launch {
 };
 
 /* Fork a child that will execv(PATH, ARGV).  Returns 0 or a negative errno. */
+/* Note the signal dispositions cmon was started with (first thing in
+ * main): a launched program gets them back, whatever cmon set since. */
+void launch__save_dispositions(void);
+
 int launch__start(const char *path, char *const argv[], struct launch *l);
 
 /* Release the child into execv.  Returns 0, or the negative errno of a
