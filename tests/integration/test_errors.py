@@ -125,3 +125,31 @@ def test_write_error():
     check("No space left on device" in err, "write error reported: %r" % err)
     check("Operation not permitted" not in err, "misleading error: %r" % err)
     eq(code, 1, "exit status")
+
+
+def test_thread_id_is_not_a_process():
+    """-p with a thread's id (not its process's): the kernel attaches probes
+    to processes, and cmon said the process 'exited while cmon was
+    attaching'.  Now one line naming the process, nothing attached."""
+    import threading
+    import time
+    tid, stop = [], threading.Event()
+
+    def sleeper():
+        tid.append(threading.get_native_id())
+        stop.wait(30)
+    t = threading.Thread(target=sleeper)
+    t.start()
+    try:
+        while not tid:
+            time.sleep(0.01)
+        before = bpf_snapshot()
+        code, out, err = cmon(["trace", "-p", str(tid[0]), "--func", "add"])
+        eq((code, stderr_lines(err)), (1, ["cmon: %d is a thread of process %d: give the "
+                                          "process (-p %d)" % (tid[0], os.getpid(),
+                                                               os.getpid())]),
+           "exit status and the one line")
+        assert_no_leak(before)
+    finally:
+        stop.set()
+        t.join()

@@ -178,11 +178,19 @@ static int add_pid_target(struct builder *b, pid_t pid)
 	struct proc_object *objs = NULL;
 	struct probe_target *t;
 	size_t n = 0;
+	pid_t tgid;
 	int err = 0;
 
 	/* Each record cmon writes would be more calls to record: a loop. */
 	if (pid == getpid() && !b->o->list_only) {
 		log_error("process %d is cmon itself: it cannot trace its own calls", pid);
+		return -EINVAL;
+	}
+	/* A thread's id reads as a process in /proc, but the kernel attaches
+	 * probes to processes: it would fail as "exited while attaching". */
+	tgid = b->o->list_only ? 0 : proc__tgid(pid);
+	if (tgid > 0 && tgid != pid) {
+		log_error("%d is a thread of process %d: give the process (-p %d)", pid, tgid, tgid);
 		return -EINVAL;
 	}
 	err = proc_objects__read(pid, &objs, &n);

@@ -394,3 +394,22 @@ bool proc__alive(pid_t pid)
 
 	return s && !strchr("ZXx", s);
 }
+
+pid_t proc__tgid(pid_t id)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	if (id <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}

@@ -46,6 +46,10 @@ int maps_line__parse(char *line, struct maps_line *out);
 /* Does process PID exist (and is it not a zombie)? */
 bool proc__alive(pid_t pid);
 
+/* The process (thread group) of thread ID, from /proc/ID/status: > 0, or
+ * 0 when it cannot be read. */
+pid_t proc__tgid(pid_t id);
+
 /* From /proc/PID/stat (TID > 0: /proc/PID/task/TID/stat): the state
  * letter ('R', 'S', 'T', 'Z'...; 0 when gone or unreadable) and, with
  * START, the start time (clock ticks after boot: a pid reused is another
