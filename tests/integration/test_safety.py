@@ -76,6 +76,7 @@ def test_indirect_tail_call_returns():
                            target("tailptr"), "4"])
     eq(code, 1, "insn mode: nothing to trace (%s)" % err)
     check("leaves through an indirect jump" in err, err)
+    check("--return-probe insn wants them" in err, "the reason is the user's choice: %r" % err)
 
 
 def test_conditional_tail_call_ends_the_call_only_when_taken():

@@ -498,8 +498,10 @@ static int plan_cold_part(struct probe_func *pf, const struct probe_object *obj,
 /* Plan the probes of F in OBJ.  Returns 0, 1 when the function must be
  * skipped (reason logged at WHY_LEVEL), or -errno. */
 static int plan_func(struct probe_func *pf, const struct probe_object *obj,
-		     const struct symtab_func *f, enum return_mode mode, bool list_only)
+		     const struct symtab_func *f, enum return_mode mode, bool forced, bool list_only)
 {
+	/* warnings name it as the user does (demangled) */
+	const char *nm = f->demangled ? f->demangled : f->name;
 	uint8_t head[ENTRY_DECODE_BYTES];
 	uint8_t *body = NULL;
 	bool indirect;
@@ -513,7 +515,7 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 	}
 	if (pf->entry.cost == PROBE_COST_UNPROBEABLE && !list_only) {
 		log_warn("%s in %s: the kernel cannot probe its first instruction (%s); skipped",
-			 f->name, obj->path, pf->entry.insn);
+			 nm, obj->path, pf->entry.insn);
 		return 1;
 	}
 	pf->ret_mode = mode;
@@ -574,10 +576,11 @@ no_exits:
 		pf->ret_mode = RETURN_NONE;
 		return 0;
 	}
-	log_warn("%s in %s: cannot find its return instructions%s, and a uretprobe is not "
-		 "safe in this program (C++/Rust/Go unwinding); skipped (use --no-return "
-		 "to trace its entries)", f->name, obj->path,
-		 indirect ? " (it leaves through an indirect jump)" : "");
+	log_warn("%s in %s: cannot find its return instructions%s, and %s; skipped (use "
+		 "--no-return to trace its entries)", nm, obj->path,
+		 indirect ? " (it leaves through an indirect jump)" : "",
+		 forced ? "--return-probe insn wants them" :
+			  "a uretprobe is not safe in this program (C++/Rust/Go unwinding)");
 	return 1;
 }
 
@@ -620,7 +623,8 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 	if (!pf)
 		return -ENOMEM;
 	pf->size = f->size;
-	err = plan_func(pf, &s->objects[obj_idx], f, mode, b->o->list_only);
+	err = plan_func(pf, &s->objects[obj_idx], f, mode,
+			b->o->ret_choice == RETURN_FORCE_INSN, b->o->list_only);
 	if (err)
 		return err < 0 ? err : 0;
 	pf->name = display_name(f);
