@@ -196,6 +196,9 @@ enum {
 	F_OPCALL,
 	F_UNDEMANGLED,
 	F_UPPER_HASH,
+	F_TEMPLATE,
+	F_TEMPLATE_METHOD,
+	F_FORWARD,
 	F_COUNT,
 };
 
@@ -209,6 +212,13 @@ static const struct symtab_func funcs[F_COUNT] = {
 	[F_OPCALL] = { .name = "_ZN1AclEi", .demangled = "A::operator()(int)" },
 	[F_UNDEMANGLED] = { .name = "_Zbogus" },
 	[F_UPPER_HASH] = { .name = "_Zx", .demangled = "foo::h0123456789ABCDEF" },
+	/* Template instances demangle with their return type first. */
+	[F_TEMPLATE] = { .name = "_ZN2ns5twiceIiEET_S1_", .demangled = "int ns::twice<int>(int)" },
+	[F_TEMPLATE_METHOD] = { .name = "_ZNK2ns3Box3getIlEET_S2_",
+				.demangled = "long ns::Box::get<long>(long) const" },
+	[F_FORWARD] = { .name = "_ZSt7forwardIRZ4mainEUliE_EOT_RNSt16remove_referenceIS2_E4typeE",
+			.demangled = "main::{lambda(int)#1}& std::forward<main::{lambda(int)#1}&>("
+				     "std::remove_reference<main::{lambda(int)#1}&>::type&)" },
 };
 
 struct func_case {
@@ -272,6 +282,22 @@ static const struct func_case func_cases[] = {
 	/* Upper-case hex is not a Rust hash. */
 	{ "foo", F_UPPER_HASH, false },
 	{ "foo::h0123456789ABCDEF", F_UPPER_HASH, true },
+
+	{ "ns::twice", F_TEMPLATE, true },
+	{ "ns::twice<int>", F_TEMPLATE, true },
+	{ "ns::twice<int>(int)", F_TEMPLATE, true },
+	{ "int ns::twice<int>(int)", F_TEMPLATE, true },
+	{ "ns::*", F_TEMPLATE, true },
+	{ "*twice*", F_TEMPLATE, true },
+	{ "ns::twice<long>", F_TEMPLATE, false },
+	{ "int*", F_TEMPLATE, false },
+	{ "ns::Box::get", F_TEMPLATE_METHOD, true },
+	{ "ns::Box::*", F_TEMPLATE_METHOD, true },
+	{ "ns::Box::get<long>", F_TEMPLATE_METHOD, true },
+	{ "std::forward", F_FORWARD, true },
+	{ "std::*", F_FORWARD, true },
+	{ "main::*", F_FORWARD, false },
+	{ "main", F_FORWARD, false },
 };
 
 static void test_match_func(void **state)

@@ -170,9 +170,43 @@ static bool match_prefix(const struct funcpattern *p, const char *s, size_t n,
 	return ok;
 }
 
+/*
+ * A function template's instance demangles with its return type first and
+ * its template arguments last: "int ns::twice<int>(int)".  NAME..OPEN
+ * being that ("...>" before the parameters), *FROM is where the qualified
+ * name starts (past the return type, at the last blank outside brackets)
+ * and *LT where its template arguments do; false when it is not one.
+ */
+static bool template_name(const char *name, const char *open, const char **from,
+			  const char **lt)
+{
+	int angle = 0, paren = 0;
+	const char *q;
+
+	if (open == name || open[-1] != '>')
+		return false;
+	*lt = NULL;
+	*from = name;
+	for (q = open; q-- > name;) {
+		if (*q == '>')
+			angle++;
+		else if (*q == '<' && --angle == 0 && !*lt && !paren)
+			*lt = q;
+		else if (*q == ')')
+			paren++;
+		else if (*q == '(')
+			paren--;
+		else if (*q == ' ' && !angle && !paren) {
+			*from = q + 1;
+			break;
+		}
+	}
+	return *lt && *lt > *from;
+}
+
 bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_func *f)
 {
-	const char *dem = f->demangled, *open;
+	const char *dem = f->demangled, *open, *from, *lt;
 	char buf[256];
 	size_t cut;
 
@@ -180,9 +214,17 @@ bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_fu
 		return true;
 	if (!dem)
 		return false;
+	open = params_start(dem);
+	/* A template's instance: "ns::twice<int>(int)", "ns::twice<int>" and
+	 * "ns::twice"; its return type is no part of its name (a glob over the
+	 * whole text matched "main::*" against main's lambda returned by
+	 * std::forward), but the whole text itself is (as cmon list shows it). */
+	if (open && template_name(dem, open, &from, &lt))
+		return (!p->glob && match_one(p, dem)) || match_one(p, from) ||
+		       match_prefix(p, from, (size_t)(open - from), buf, sizeof(buf)) ||
+		       match_prefix(p, from, (size_t)(lt - from), buf, sizeof(buf));
 	if (match_one(p, dem))
 		return true;
-	open = params_start(dem);
 	if (open && match_prefix(p, dem, (size_t)(open - dem), buf, sizeof(buf)))
 		return true;
 	cut = funcpattern__rust_hash_cut(dem);
