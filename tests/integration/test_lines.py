@@ -36,6 +36,18 @@ def test_line_runs_counted_exactly():
         eq(len(res.rows), 3, "%s: path suffix" % binary)
 
 
+def test_line_of_one_line_function_counted_once_a_run():
+    """triple() is one line: at -O0 its prologue, body and epilogue are three
+    rows of the line table, and each row was a site (3 records a call, three
+    identical rows in profile).  A run of rows of one line is one site."""
+    line = line_of("marker: one-liner")
+    for binary in ("lines", "lines_O2"):
+        res = trace([], launch=[target(binary), "5"], extra=["--line", "lines.c:%d" % line])
+        eq(res.code, 0, "%s: exit status (%s)" % (binary, res.stderr))
+        eq([r["func"] for r in res.rows], ["lines.c:%d (triple)" % line] * 5,
+           "%s: one record each time the line ran" % binary)
+
+
 def test_line_errors_name_nearest_code():
     code, _, err = cmon(["trace", "--line", "lines.c:2", "--", target("lines"), "1"])
     eq(code, 1, "no code at a comment line")

@@ -12,7 +12,7 @@
 
 #define NOINLINE __attribute__((noinline, used))
 
-volatile long total;
+volatile long total, tripled;
 
 NOINLINE long walk(long i)
 {
@@ -21,6 +21,10 @@ NOINLINE long walk(long i)
 	total += sq; /* marker: once per walk */
 	return sq + 1;
 }
+
+/* One line, three rows of the line table at -O0 (prologue, body,
+ * epilogue): one run of the line each call. */
+NOINLINE long triple(long x) { return x * 3; } /* marker: one-liner */
 
 NOINLINE long grow_lines(long mb)
 {
@@ -44,7 +48,7 @@ int main(int argc, char **argv)
 	}
 	n = argc > 1 ? atol(argv[1]) : 5;
 	for (long i = 0; i < n; i++)
-		walk(i);
+		tripled += triple(walk(i));
 	printf("total=%ld\n", total);
 	return 0;
 }

@@ -55,21 +55,38 @@ int lines__addrs(struct debuginfo *di, const char *file, unsigned line, uint64_t
 		size_t nl;
 
 		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &nl) == 0) {
+			/* The row before, in address order within a sequence: a
+			 * line's code split over several rows in a row (its
+			 * prologue, body and epilogue, a call and what follows it)
+			 * runs once, so only the first row of such a run is a
+			 * site (else one run of the line fired each). */
+			const char *prev_src = NULL;
+			int prev_ln = -1;
+
 			for (size_t i = 0; i < nl && !err; i++) {
 				Dwarf_Line *l = dwarf_onesrcline(lines, i);
 				const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-				bool stmt = false, end = false;
+				bool stmt = false, end = false, cont;
 				Dwarf_Addr a;
 				int ln;
 
-				if (!src || !lines__file_matches(src, file) || dwarf_lineno(l, &ln) ||
-				    dwarf_lineaddr(l, &a))
+				if (!src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &a)) {
+					prev_ln = -1;
+					continue;
+				}
+				cont = ln == prev_ln && prev_src && !strcmp(src, prev_src);
+				if (dwarf_lineendsequence(l, &end) == 0 && end) {
+					prev_ln = -1;
+					continue;
+				}
+				prev_ln = ln;
+				prev_src = src;
+				if (!lines__file_matches(src, file))
 					continue;
 				file_seen = true;
-				if ((dwarf_lineendsequence(l, &end) == 0 && end) ||
-				    dwarf_linebeginstatement(l, &stmt) || !stmt)
+				if (dwarf_linebeginstatement(l, &stmt) || !stmt)
 					continue;
-				if ((unsigned)ln == line)
+				if ((unsigned)ln == line && !cont)
 					err = push(addrs, n, &cap, a);
 				else if ((unsigned)ln < line && (unsigned)ln > *below)
 					*below = (unsigned)ln;
