@@ -36,6 +36,11 @@ CASES = {
                                 "calls"], 2, "--bogus"),
     "format_xml": (lambda: ["trace", "-F", "xml", "--func", "add", "--", target(), "calls"],
                    2, "xml"),
+    # one line: the capture's own reason, not also "no traced function..."
+    "capture_named_like_a_parameter": (lambda: ["capture", "--func", "sum_buf", "--capture",
+                                                "buf=buf:len", "-o", tmpfile("capx"), "--",
+                                                target("typed_O2"), "loop", "2"], 1,
+                                       "the name is a parameter of sum_buf"),
     "return_probe_foo": (lambda: ["trace", "--return-probe", "foo", "--func", "add", "--",
                                   target(), "calls"], 2, "foo"),
     "zero_max_events": (lambda: ["trace", "--max-events", "0", "--func", "add", "--",

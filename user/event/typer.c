@@ -60,8 +60,12 @@ static bool names_arg(const struct func_sig *sig, const char *name)
 
 /* The --capture specs this function can take: those whose names it has
  * (the others are for other functions, and not worth a message). */
+/* What became of each --capture (typer__new): no function names its
+ * arguments, one took it, or its plan was refused (with an error line). */
+enum { SPEC_UNUSED = 0, SPEC_TAKEN, SPEC_REFUSED };
+
 static int plan_one(struct typer *t, size_t i, const struct func_sig *sig,
-		    const struct plan_opts *base, bool *took)
+		    const struct plan_opts *base, uint8_t *took)
 {
 	struct capture_spec *mine = NULL;
 	struct plan_opts o = *base;
@@ -84,7 +88,9 @@ static int plan_one(struct typer *t, size_t i, const struct func_sig *sig,
 		o.n_captures = 1;
 		if (plan__build(sig, &o, &e, &r, &probe) == 0) {
 			mine[n++] = t->specs[k];
-			took[k] = true;
+			took[k] = SPEC_TAKEN;
+		} else if (!took[k]) {
+			took[k] = SPEC_REFUSED; /* plan__build said why */
 		}
 		plan_layout__free(probe);
 	}
@@ -196,7 +202,7 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 	struct debuginfo **dis = NULL;
 	struct plan_opts po;
 	struct typer *t;
-	bool *took = NULL;
+	uint8_t *took = NULL;
 	int err = 0;
 
 	*out = NULL;
@@ -253,10 +259,11 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 		}
 	}
 	for (size_t k = 0; k < t->n_specs; k++) {
-		if (!took[k]) {
-			log_error("--capture '%s': no traced function has the arguments it names",
-				  t->specs[k].text);
-			err = -ENOENT;
+		if (took[k] != SPEC_TAKEN) {
+			if (took[k] != SPEC_REFUSED) /* else its own line said why */
+				log_error("--capture '%s': no traced function has the arguments "
+					  "it names", t->specs[k].text);
+			err = took[k] == SPEC_REFUSED ? -EINVAL : -ENOENT;
 			goto cleanup;
 		}
 	}
