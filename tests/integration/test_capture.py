@@ -313,3 +313,21 @@ def test_capture_sigkill():
         eq(lines, ["cmon: capturing to %s" % out], "capture's stderr")
     finally:
         t.kill()
+
+
+def test_export_column_names_unique():
+    """A capture is written capture_<name> when its name is a fixed column
+    (n); another capture named capture_n made two columns of one name
+    (parsers keep one).  The second is capture_n_2."""
+    store = tmpfile("dupcols")
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "sum_buf", "--capture",
+                         "n=buf:len", "--capture", "capture_n=buf:len", "--",
+                         target("typed_O2"), "loop", "2"])
+    eq(code, 0, "capture (%s)" % err)
+    out = tmpfile("dupcols-out")
+    code, _, err = cmon(["export", "-F", "csv", "-o", out, store])
+    eq(code, 0, "export (%s)" % err)
+    with open(os.path.join(out, "sum_buf.csv")) as f:
+        head = next(csv.reader(f))
+    eq(len(head), len(set(head)), "unique column names: %r" % head)
+    check("capture_n" in head and "capture_n_2" in head, "both captures: %r" % head)

@@ -355,6 +355,36 @@ static void columns__release(struct columns *cols)
 	memset(cols, 0, sizeof(*cols));
 }
 
+/* Column I's name is taken (a fixed column, or an earlier one: a capture
+ * capture_n next to a parameter n renamed capture_n): NAME_2, NAME_3... */
+static bool head_taken(const struct columns *cols, size_t i, const char *name)
+{
+	if (is_fixed(name))
+		return true;
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(cols->head[j], name))
+			return true;
+	return false;
+}
+
+static int columns__unique(struct columns *cols, size_t i)
+{
+	char *base = cols->head[i], *alt = NULL;
+
+	if (!head_taken(cols, i, base))
+		return 0;
+	for (unsigned k = 2;; k++) {
+		free(alt);
+		if (asprintf(&alt, "%s_%u", base, k) < 0)
+			return -ENOMEM;
+		if (!head_taken(cols, i, alt))
+			break;
+	}
+	free(base);
+	cols->head[i] = alt;
+	return 0;
+}
+
 static int columns__init(struct columns *cols, const struct cmon_function *f,
 			 const struct cmon_call *first)
 {
@@ -404,6 +434,9 @@ static int columns__init(struct columns *cols, const struct cmon_function *f,
 		cols->kind[n + i] = f->captures[i].kind;
 		cols->n = n + i + 1;
 	}
+	for (size_t i = 0; i < cols->n; i++)
+		if (columns__unique(cols, i))
+			return -ENOMEM;
 	return 0;
 }
 
