@@ -26,6 +26,7 @@
 #include "filter.bpf.h"
 #include "args.bpf.h"
 #include "expr.bpf.h"
+#include "usdt.bpf.h"
 
 /* libbpf 1.1 stops at the fifth argument register. */
 #ifndef PT_REGS_PARM6
@@ -248,11 +249,23 @@ static __always_inline struct cmon_prof_value *count_call(struct task_struct *ta
 	return v;
 }
 
-/* A USDT site fired: counted (no return, no latency). */
+/* A USDT site fired: counted (no return, no latency), and with --hist its
+ * argument bucketed, read as the site's note says (usdt.bpf.h). */
 SEC("uprobe")
 int BPF_KPROBE(cmon_prof_usdt)
 {
-	count_call(bpf_get_current_task_btf(), bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK);
+	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
+	struct cmon_prof_value *v = count_call(bpf_get_current_task_btf(), func_id);
+	struct cmon_usdt_spec *spec;
+	__u32 k = (__u32)targ_hist_arg;
+
+	if (!v || targ_hist_arg < 0 || targ_hist_arg >= CMON_MAX_ARGS)
+		return 0;
+	spec = bpf_map_lookup_elem(&usdt_specs, &func_id);
+	if (spec && k < spec->n_args && k < CMON_MAX_ARGS)
+		count_arg_value(v, usdt_arg(ctx, &spec->args[k]));
+	else
+		v->arg_overflow++; /* a site with fewer arguments */
 	return 0;
 }
 

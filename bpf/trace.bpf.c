@@ -52,6 +52,7 @@ struct {
 #include "fetch.bpf.h"
 #include "filter.bpf.h"
 #include "expr.bpf.h"
+#include "usdt.bpf.h"
 #include "args.bpf.h"
 
 static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
@@ -263,43 +264,6 @@ static long tail_step(__u64 i, void *data)
 	emit_frame(c->task, fr, c->ss->depth - 1, c->flags, c->ret, c->ts, c->rss, c->vms, false);
 	shadow_stack_pop(c->ss);
 	return 0;
-}
-
-/* USDT sites: their argument specs, by func_id (sized by user space). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cmon_usdt_spec);
-} usdt_specs SEC(".maps");
-
-static __always_inline __u64 usdt_arg(struct pt_regs *ctx, const struct cmon_usdt_arg *a)
-{
-	__u64 v = 0, reg = 0;
-	__u32 shift;
-
-	if (a->kind == CMON_USDT_CONST)
-		return (__u64)a->value;
-	if (a->reg_off > sizeof(struct pt_regs) - 8)
-		return 0;
-	bpf_probe_read_kernel(&reg, sizeof(reg), (void *)ctx + (a->reg_off & 0xff8));
-	if (a->kind == CMON_USDT_MEM) {
-		__u32 n = a->size;
-
-		if (n > 8)
-			n = 8;
-		if (n == 0)
-			n = 1;
-		if (bpf_probe_read_user(&v, n, (void *)(reg + a->value)))
-			v = 0;
-	} else {
-		v = reg;
-	}
-	/* The argument's own width and sign: -1 in a 4-byte int is -1. */
-	shift = a->size >= 1 && a->size < 8 ? 64 - 8 * a->size : 0;
-	if (shift)
-		v = a->is_signed ? (__u64)((__s64)(v << shift) >> shift) : (v << shift) >> shift;
-	return v;
 }
 
 /* A record written at entry (--no-return, never-returns, USDT): reserved

@@ -88,18 +88,59 @@ def test_usdt_profile_counts():
        {"demo:tick": (6, 0, None), "demo:guarded": (6, 0, None)}, "counts per site")
 
 
+def test_usdt_argument_histograms():
+    """A USDT site's argument bucketed by its number, at the width and sign
+    its note says (-4@%eax: int32): profile --hist and the agent's arg
+    instrument (they were left empty, and --check said ok).  demo:tick
+    fires with (i, -5 - i, ...) for i < 10."""
+    import json
+    import os
+    import shutil
+    from agentlib import Agent, run_target, value, write_spec
+    path = tmpfile("usdt-hist.json")
+    code, out, err = cmon(["profile", "-F", "json", "-o", path, "--usdt", "demo:tick",
+                           "--hist", "0", "--", target("usdt"), "10"])
+    eq(code, 0, "profile --hist 0 (%s)" % err)
+    fin = [json.loads(l) for l in read_text(path).splitlines() if '"final":true' in l][0]
+    eq(fin["arg_hist"]["type"], "int32 (USDT)", "its type, from the note")
+    eq([(b["low"], b["high"], b["count"]) for b in fin["arg_hist"]["buckets"]],
+       [(0, 0, 1), (1, 1, 1), (2, 3, 2), (4, 7, 4), (8, 15, 2)], "arg0 = 0..9, log2")
+    code, out, err = cmon(["profile", "-F", "json", "-o", path, "--usdt", "demo:tick",
+                           "--hist", "1", "--hist-linear", "-20,0,5", "--", target("usdt"),
+                           "10"])
+    eq(code, 0, "profile --hist 1 (%s)" % err)
+    fin = [json.loads(l) for l in read_text(path).splitlines() if '"final":true' in l][0]
+    eq([(b["low"], b["high"], b["count"]) for b in fin["arg_hist"]["buckets"]],
+       [(-15, -11, 4), (-10, -6, 5), (-5, -1, 1)], "arg1 = -5..-14, signed, linear")
+    for spec, why in (("ret", "give its argument's number"), ("5", "fewer arguments")):
+        code, out, err = cmon(["profile", "--usdt", "demo:tick", "--hist", spec, "--",
+                               target("usdt"), "3"])
+        eq((code, len(err.splitlines())), (1, 1), "--hist %s: one line (%s)" % (spec, err))
+        check(why in err, err)
+
+    app = tmpfile("usdt-hist-app")
+    shutil.copy(target("usdt"), app)
+    os.chmod(app, 0o755)
+    spec = tmpfile("usdt-hist.yaml")
+    write_spec(spec, [{"name": "uarg", "target": app, "usdt": "demo:tick",
+                       "instrument": "arg", "arg": 0}])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"uarg": "applied"})
+        run_target(app, 10)
+        m = a.metrics()
+        eq([value(m, "cmon_uarg_arg_bucket", probe="uarg", function="demo:tick", le=le)
+            for le in ("0", "1", "3", "7", "15", "+Inf")], [1, 2, 4, 8, 10, 10],
+           "agent: arg0's cumulative buckets")
+    finally:
+        a.stop()
+
+
 def test_usdt_what_is_not_measured_is_refused():
-    """A USDT site has no return and its arguments are counted, not
-    bucketed: profile --hist and the agent's latency/arg instruments or
-    'if' on a site are refused with one line, not left as an empty
-    histogram (--check says so too)."""
+    """A USDT site has no return: the agent's latency instrument and an 'if'
+    on a site are refused with one line (--check too), not left empty."""
     from agentlib import write_spec
-    code, out, err = cmon(["profile", "--usdt", "demo:tick", "--hist", "0", "--",
-                           target("usdt"), "3"])
-    eq((code, out, err.count("\n")), (1, "", 1), "profile --usdt --hist: one line (%s)" % err)
-    check("USDT sites are counted only" in err, err)
-    for extra, what in (({"instrument": "latency"}, "not latency"),
-                        ({"instrument": "arg", "arg": 0}, "not arg"),
+    for extra, what in (({"instrument": "latency"}, "no return to time"),
                         ({"instrument": "count", "if": "arg0 > 1"}, "'if' applies")):
         spec = tmpfile("usdt-bad.yaml")
         probe = {"name": "u", "target": target("usdt"), "usdt": "demo:tick",

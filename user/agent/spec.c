@@ -526,12 +526,11 @@ static int validate(struct pstate *st, yaml_node_t *n)
 				  "executable)");
 	if (p->n_py && p->instrument != INSTR_COUNT && p->instrument != INSTR_LATENCY)
 		return probe_fail(p, n, "'py' takes instrument count or latency");
-	/* A USDT site has no return to time and its arguments are not
-	 * bucketed (profile.bpf.c's cmon_prof_usdt counts it): refused here,
-	 * not left as an empty histogram. */
-	if (p->n_usdts && (p->instrument == INSTR_LATENCY || p->instrument == INSTR_ARG))
-		return probe_fail(p, n, "'usdt' sites are counted or logged: instrument count or "
-				  "log, not %s", probe_instrument__name(p->instrument));
+	/* A USDT site has no return to time: refused here, not left as an
+	 * empty histogram (its arguments are bucketed by number: arg). */
+	if (p->n_usdts && p->instrument == INSTR_LATENCY)
+		return probe_fail(p, n, "'usdt' sites have no return to time: instrument count, "
+				  "arg or log, not latency");
 	if (p->n_usdts && p->if_expr)
 		return probe_fail(p, n, "'if' applies to functions only, not to 'usdt' sites");
 	if (p->instrument == INSTR_ARG && !st->have_arg)

@@ -50,6 +50,32 @@ static bool int_like(const struct ctype *t, struct hist_arg *h)
 	return true;
 }
 
+/* What SPEC is at USDT site F: its note's argument NUM, at its width and
+ * sign (a site has no return and no names).  -ENOENT: not there. */
+static int one_site(const struct probe_func *f, int num, struct hist_arg *h, const char **why)
+{
+	const struct cmon_usdt_arg *a;
+
+	memset(h, 0, sizeof(*h));
+	h->reg = num;
+	h->bytes = 8;
+	if (num < 0 || num >= CMON_MAX_ARGS) {
+		*why = "is a USDT site: give its argument's number (0..5)";
+		return -ENOENT;
+	}
+	if ((uint32_t)num >= f->usdt_spec.n_args) {
+		*why = "is a USDT site with fewer arguments";
+		return -ENOENT;
+	}
+	a = &f->usdt_spec.args[num];
+	h->bytes = a->size == 1 || a->size == 2 || a->size == 4 ? a->size : 8;
+	h->is_signed = a->is_signed;
+	h->typed = true;
+	snprintf(h->type, sizeof(h->type), "%s%u (USDT)", a->is_signed ? "int" : "uint",
+		 8 * h->bytes);
+	return 0;
+}
+
 /* What SPEC is in one function; -ENOENT: not there (*why says so). */
 static int one_func(const struct func_sig *sig, const char *spec, int num, struct hist_arg *h,
 		    const char **why)
@@ -111,11 +137,11 @@ int hist_arg__resolve(const struct probe_set *set, const char *spec, const char 
 		const char *why = "";
 		struct hist_arg h;
 
-		if (!dis[f->object])
+		if (!f->usdt && !dis[f->object])
 			dis[f->object] = debuginfo__open(set->objects[f->object].attach_path);
-		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)
+		if (!f->usdt && dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)
 			debuginfo__signature(dis[f->object], f->addr, f->addr + f->entry.skip, &sig);
-		if (one_func(sig, spec, num, &h, &why)) {
+		if (f->usdt ? one_site(f, num, &h, &why) : one_func(sig, spec, num, &h, &why)) {
 			log_error("%s %s: %s %s", what, spec, f->name, why);
 			err = -EINVAL;
 		} else if (i == 0) {

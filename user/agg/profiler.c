@@ -100,6 +100,7 @@ static int open_and_load(void *ctx, bool mem_cast)
 				 opts->per_pid || p->sparse ? 1 : n_funcs);
 	bpf_map__set_max_entries(p->skel->maps.prof_pids, (__u32)entries);
 	bpf_map__set_max_entries(p->skel->maps.prof_unslotted, n_funcs);
+	bpf_map__set_max_entries(p->skel->maps.usdt_specs, n_funcs);
 	p->skel->rodata->targ_lat_bias = opts->calib && opts->calib->valid;
 	bpf_map__set_max_entries(p->skel->maps.prof_lat_bias,
 				 p->skel->rodata->targ_lat_bias ? n_funcs : 1);
@@ -170,6 +171,8 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 	}
 	/* --if: each function's program, before anything is attached. */
 	err = bpf_set__load_exprs(&p->bs);
+	if (!err)
+		err = bpf_set__load_usdt_specs(&p->bs, p->skel->maps.usdt_specs);
 	if (err)
 		goto fail;
 	return p;

@@ -613,13 +613,6 @@ static int setup(struct profile_run *r)
 			  "of -p PID or -- CMD");
 		return -EINVAL;
 	}
-	/* A USDT site's arguments are counted, not bucketed (profile.bpf.c's
-	 * cmon_prof_usdt): a histogram of them would stay empty. */
-	if (r->opts.n_usdts && r->opts.hist) {
-		log_error("--hist: USDT sites are counted only (their arguments are not bucketed); "
-			  "use cmon trace --usdt to see them");
-		return -EINVAL;
-	}
 	err = session__begin(&r->ses, 1 << 16); /* a report is written whole, then flushed */
 	if (err)
 		return err;

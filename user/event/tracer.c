@@ -258,20 +258,6 @@ static void destroy_skel(void *ctx)
 	t->skel = NULL;
 }
 
-/* Each USDT site's argument specs, by func_id. */
-static int load_usdt_specs(struct tracer *t)
-{
-	int fd = bpf_map__fd(t->skel->maps.usdt_specs);
-
-	for (size_t i = 0; i < t->set->n_funcs; i++) {
-		__u32 key = (__u32)i;
-
-		if (t->set->funcs[i].usdt &&
-		    bpf_map_update_elem(fd, &key, &t->set->funcs[i].usdt_spec, BPF_ANY))
-			return -errno;
-	}
-	return 0;
-}
 
 struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts *opts)
 {
@@ -311,7 +297,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	if (!err && opts->plans)
 		err = load_plans(t);
 	if (!err)
-		err = load_usdt_specs(t);
+		err = bpf_set__load_usdt_specs(&t->bs, t->skel->maps.usdt_specs);
 	if (err)
 		goto fail;
 	if (staging_wanted(opts)) {

@@ -134,6 +134,20 @@ int bpf_set__load_exprs(struct bpf_set *s)
 	return 0;
 }
 
+int bpf_set__load_usdt_specs(struct bpf_set *s, struct bpf_map *specs)
+{
+	int fd = bpf_map__fd(specs);
+
+	for (size_t i = 0; i < s->set->n_funcs; i++) {
+		__u32 key = (__u32)i;
+
+		if (s->set->funcs[i].usdt &&
+		    bpf_map_update_elem(fd, &key, &s->set->funcs[i].usdt_spec, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 int bpf_set__attach_lifecycle(struct bpf_set *s)
 {
 	struct probe_links_opts *lo = &s->lo;

@@ -134,6 +134,10 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
  * attachable (probe_links__prepare). */
 void bpf_set__prepare(struct bpf_set *s);
 
+/* Each USDT site's argument specs (usdt.bpf.h) into SPECS, by func_id
+ * (sized to the set's functions before load).  0 or -errno. */
+int bpf_set__load_usdt_specs(struct bpf_set *s, struct bpf_map *specs);
+
 /* OPEN_LOAD(CTX, MEM_CAST) opens, configures and loads the user's
  * skeleton; when it fails with MEM_CAST and o.mem, DESTROY(CTX) and once
  * more without.  0, or -errno after "cannot load the BPF programs". */
