@@ -44,7 +44,9 @@ def test_stats_digits_of_perturbed_inputs():
     eq(doc["runs"], runs, "runs")
     eq(doc["mismatches"], [], "mismatches")
     rows = {(v["call"], v["value"]): v for v in doc["values"]}
-    names = ["s.x", "s.f", "s.n", "n", "return", "v[0]", "v[1]", "v[2]"]
+    # s.tag is above INT64_MAX: the parser refused the whole of s (s.x,
+    # s.f, s.n went with it); it is compared as a double
+    names = ["s.x", "s.f", "s.n", "s.tag", "n", "return", "v[0]", "v[1]", "v[2]"]
     eq(sorted(rows), sorted((c, n) for c in (1, 2, 3) for n in names), "rows")
     for k in range(3):
         x = rows[(k + 1, "s.x")]
@@ -62,6 +64,9 @@ def test_stats_digits_of_perturbed_inputs():
             r = rows[(k + 1, n)]
             eq((r["sig_digits"], r["mean"], r["std"], r["runs"]), ("all", want, 0, 3),
                "call %d %s" % (k + 1, n))
+        t = rows[(k + 1, "s.tag")]
+        eq((t["sig_digits"], t["std"], t["runs"]), ("all", 0, 3), "call %d s.tag" % (k + 1))
+        check(abs(t["mean"] - float(2 ** 64 - 1 - k)) < 1e5, "s.tag's mean: %r" % t)
     eq(rows[(1, "n")]["type"], "int", "parameter type")
 
 
@@ -80,7 +85,7 @@ def test_stats_text_csv_and_output_file():
     code, out, err = cmon(["stats", "-F", "csv", "-o", path] + runs)
     eq((code, out), (0, ""), "csv to a file (%s)" % err)
     rows = list(csv.DictReader(io.StringIO(read_text(path), newline="")))
-    eq(len(rows), 24, "csv rows")
+    eq(len(rows), 27, "csv rows")
     eq(list(rows[0]), ["function", "process", "call", "value", "type", "runs", "mean", "std",
                        "min", "max", "sig_digits"], "csv header")
     x = [r for r in rows if r["call"] == "3" and r["value"] == "v[0]"][0]

@@ -16,6 +16,7 @@
  * different number of processes or calls (rows then say in how many runs
  * the value exists).  Reported on stderr, and in CSV/JSON output.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -186,15 +187,76 @@ static int flatten(struct stats *st, size_t run, const char *func, unsigned proc
 	return err;
 }
 
+/* TEXT with every integer above INT64_MAX written as a real (jansson
+ * refuses those, and would drop the whole object holding one): a copy to
+ * free, or NULL when it has none or memory ran out. */
+static char *big_ints_as_reals(const char *text)
+{
+	struct strbuf out = {};
+	bool changed = false, in_str = false;
+	const char *p = text;
+
+	while (*p) {
+		if (in_str) {
+			if (*p == '\\' && p[1]) {
+				if (strbuf__putn(&out, p, 2))
+					goto fail;
+				p += 2;
+				continue;
+			}
+			in_str = *p != '"';
+		} else if (*p == '"') {
+			in_str = true;
+		} else if (isdigit((unsigned char)*p) && (p == text || !isalnum((unsigned char)p[-1]))) {
+			const char *q = p;
+			char *end;
+			unsigned long long u;
+
+			while (isdigit((unsigned char)*q))
+				q++;
+			errno = 0;
+			u = strtoull(p, &end, 10);
+			if (end == q && *q != '.' && *q != 'e' && *q != 'E' &&
+			    (errno == ERANGE || u > (unsigned long long)INT64_MAX) &&
+			    (p == text || p[-1] != '-')) {
+				if (strbuf__printf(&out, "%.17g", errno == ERANGE ? 1.8446744073709552e19
+										 : (double)u))
+					goto fail;
+				changed = true;
+				p = q;
+				continue;
+			}
+			if (strbuf__putn(&out, p, (size_t)(q - p)))
+				goto fail;
+			p = q;
+			continue;
+		}
+		if (strbuf__putc(&out, *p))
+			goto fail;
+		p++;
+	}
+	if (changed)
+		return out.buf;
+fail:
+	strbuf__release(&out);
+	return NULL;
+}
+
 static int add_json(struct stats *st, size_t run, const char *func, unsigned proc, uint64_t call,
 		    const char *name, const char *text, const char *type)
 {
+	char *reals = NULL;
 	json_t *j;
 	int err;
 
 	if (!text)
 		return 0;
 	j = json_loads(text, JSON_DECODE_ANY, NULL);
+	/* a uint64 above INT64_MAX inside an object or array: as a double */
+	if (!j && (text[0] == '{' || text[0] == '[') && (reals = big_ints_as_reals(text))) {
+		j = json_loads(reals, JSON_DECODE_ANY, NULL);
+		free(reals);
+	}
 	if (!j) {
 		/* jansson stops at INT64_MAX: a uint64 above it, compared by its
 		 * bits (nested in an object, such a value is left out). */
