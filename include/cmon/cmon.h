@@ -198,6 +198,13 @@ struct cmon_call {
 	const struct cmon_blob *blobs;
 	const char *args_json;  /* the arguments object as stored */
 	void *internal_;        /* the library's */
+	/* What the values do not say, as JSON text, NULL when nothing:
+	 * {"truncated":[paths],"faults":[paths]}: a string or buffer cut at
+	 * --strlen, a pointer that could not be read (its value reads null
+	 * as a NULL pointer's does).  Paths as trace writes them ("s",
+	 * "p->name").  Last: added after the rest, whose layout is unchanged
+	 * (a store written before it has none: NULL). */
+	const char *notes_json;
 };
 
 /* Call N (from 1) of function FUNC (a name as for cmon_store_function).

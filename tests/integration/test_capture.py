@@ -331,3 +331,47 @@ def test_export_column_names_unique():
         head = next(csv.reader(f))
     eq(len(head), len(set(head)), "unique column names: %r" % head)
     check("capture_n" in head and "capture_n_2" in head, "both captures: %r" % head)
+
+
+def test_store_keeps_truncated_and_unreadable():
+    """A string cut at --strlen and a pointer that could not be read are
+    noted in the store (calls.notes, libcmon's notes_json): a value read
+    back null was ambiguous with a NULL pointer, and a cut string looked
+    whole.  cmon show says which."""
+    store = tmpfile("notes")
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "greet", "--",
+                         target("typed_O2"), "long", "70000"])
+    eq(code, 0, "capture (%s)" % err)
+    code, out, err = cmon(["show", store, "greet", "1"])
+    eq(code, 0, "show (%s)" % err)
+    eq([l for l in out.splitlines() if l.startswith(("truncated", "unreadable"))],
+       ["truncated  s"], "the long string is noted as cut")
+    cold = tmpfile("notes-cold")
+    store2 = tmpfile("notes2")
+    code, _, err = cmon(["capture", "-q", "-o", store2, "--no-fault-in", "--func", "cold_str",
+                         "--", target("typed_O2"), "cold", cold])
+    eq(code, 0, "capture --no-fault-in (%s)" % err)
+    code, out, err = cmon(["show", store2, "cold_str", "1"])
+    eq(code, 0, "show (%s)" % err)
+    check("  s (const char *) = null" in out, out)
+    eq([l for l in out.splitlines() if l.startswith(("truncated", "unreadable"))],
+       ["unreadable s"], "the unreadable string is noted")
+
+
+def test_store_written_before_notes_reads():
+    """A store written before calls.notes existed (the column dropped here)
+    still reads: show prints its calls, without notes."""
+    import sqlite3
+    import shutil
+    store = tmpfile("old-notes")
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "greet", "--",
+                         target("typed_O2"), "long", "70000"])
+    eq(code, 0, "capture (%s)" % err)
+    db = sqlite3.connect(os.path.join(store, "calls.db"))
+    db.execute("ALTER TABLE calls DROP COLUMN notes")
+    db.commit()
+    db.close()
+    code, out, err = cmon(["show", store, "greet", "1"])
+    eq(code, 0, "show an older store (%s)" % err)
+    check("ret        (size_t) 70000" in out, out)
+    check("truncated" not in out, out)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/options.h"
@@ -17,6 +18,31 @@
 
 /* Bytes of each buffer shown as hex and text. */
 #define SHOW_BYTES 64
+
+/* The paths the store notes as cut at --strlen or unreadable (a value
+ * null because its pointer could not be read, not a NULL pointer). */
+static void print_notes(const char *notes_json)
+{
+	static const char *const keys[2][2] = { { "truncated", "truncated" },
+						{ "faults", "unreadable" } };
+	json_t *j = json_loads(notes_json, 0, NULL);
+
+	for (size_t k = 0; j && k < 2; k++) {
+		json_t *a = json_object_get(j, keys[k][0]), *v;
+		size_t i;
+
+		if (!json_is_array(a) || !json_array_size(a))
+			continue;
+		printf("%-10s ", keys[k][1]);
+		json_array_foreach(a, i, v) {
+			if (i)
+				printf(", ");
+			store_cli__put_safe(stdout, json_is_string(v) ? json_string_value(v) : "?");
+		}
+		putchar('\n');
+	}
+	json_decref(j);
+}
 
 static void usage(FILE *f)
 {
@@ -122,6 +148,8 @@ static int print_call(const struct cmon_call *c, const struct cmon_function *f)
 		store_cli__put_safe(stdout, a->value ? a->value : "(not captured)");
 		putchar('\n');
 	}
+	if (c->notes_json)
+		print_notes(c->notes_json);
 	printf("%-10s ", "ret");
 	if (*c->ret_type) {
 		putchar('(');

@@ -28,6 +28,7 @@ struct store_sink {
 	uint64_t (*shapes)[RENDER_MAX_DIMS];
 	size_t cap_blobs;
 	uint64_t durable;    /* calls committed when the store was closed */
+	struct strbuf notes; /* a call's truncated and faults (store_call) */
 	bool said;           /* its failure was logged */
 };
 
@@ -167,6 +168,14 @@ static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t f
 		sc.n_blobs++;
 	}
 	sc.blobs = ss->blobs;
+	if (ro && (ro->n_truncated || ro->n_faults)) {
+		strbuf__reset(&ss->notes);
+		if (strbuf__printf(&ss->notes, "{\"truncated\":%s,\"faults\":%s}",
+				   ro->n_truncated ? ro->truncated.buf : "[]",
+				   ro->n_faults ? ro->faults.buf : "[]"))
+			return -ENOMEM;
+		sc.notes_json = ss->notes.buf;
+	}
 	id = store_writer__add_call(ss->store, &sc);
 	return id < 0 ? ss_failed(ss, (int)id) : 0;
 }
@@ -223,6 +232,7 @@ static void ss_free(struct out_sink *s)
 	free(ss->blobs);
 	free(ss->shapes);
 	free(ss->path);
+	strbuf__release(&ss->notes);
 	hmap__release(&ss->pyfuncs);
 	free(ss);
 }

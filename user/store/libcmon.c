@@ -57,6 +57,7 @@ struct cmon_store {
 	struct cmon_process *procs;
 	size_t n_procs;
 	sqlite3_stmt *st_call, *st_blobs;
+	bool has_notes; /* calls.notes (stores written before it have none) */
 };
 
 struct cmon_iter {
@@ -367,9 +368,16 @@ static int quick_check(struct cmon_store *s)
 	return err;
 }
 
-static const char CALL_COLS[] =
-	"SELECT id, n, pid, tid, ts_ns, latency_ns, status, ret, args, rss_entry, rss_exit,"
-	" vms_entry, vms_exit FROM calls ";
+/* The columns build_call reads, in its order: a store written before
+ * calls.notes reads it as NULL. */
+static const char *call_cols(const struct cmon_store *s)
+{
+	return s->has_notes
+		       ? "SELECT id, n, pid, tid, ts_ns, latency_ns, status, ret, args, rss_entry,"
+			 " rss_exit, vms_entry, vms_exit, notes FROM calls "
+		       : "SELECT id, n, pid, tid, ts_ns, latency_ns, status, ret, args, rss_entry,"
+			 " rss_exit, vms_entry, vms_exit, NULL FROM calls ";
+}
 
 static int open_store(struct cmon_store *s, const char *path, unsigned flags)
 {
@@ -423,7 +431,12 @@ static int open_store(struct cmon_store *s, const char *path, unsigned flags)
 	{
 		char sql[512];
 
-		snprintf(sql, sizeof(sql), "%s WHERE func_id = ?1 AND n = ?2", CALL_COLS);
+		sqlite3_stmt *probe = NULL;
+
+		s->has_notes = sqlite3_prepare_v2(s->db, "SELECT notes FROM calls LIMIT 0", -1,
+						  &probe, NULL) == SQLITE_OK;
+		sqlite3_finalize(probe);
+		snprintf(sql, sizeof(sql), "%s WHERE func_id = ?1 AND n = ?2", call_cols(s));
 		rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st_call, NULL);
 	}
 	if (rc == SQLITE_OK)
@@ -1002,9 +1015,15 @@ static int build_call(struct cmon_store *s, const struct func_entry *fe, sqlite3
 	c->rss_exit = col_u64(st, 10);
 	c->vms_entry = col_u64(st, 11);
 	c->vms_exit = col_u64(st, 12);
+	c->notes_json = col_text(&a, st, 13, NULL, &oom);
 	snprintf(what, sizeof(what), "call %llu of %.100s", (unsigned long long)c->n, f->name);
 	if (oom) {
 		err = nomem(s);
+		goto cleanup;
+	}
+	if (c->notes_json && !jscan__valid(c->notes_json, strlen(c->notes_json))) {
+		err = set_err(s, CMON_ERR_CORRUPT,
+			      "%s: store is corrupted (%s: notes are not JSON)", s->path, what);
 		goto cleanup;
 	}
 	if (c->ret && !jscan__valid(c->ret, strlen(c->ret))) {
@@ -1109,7 +1128,7 @@ int cmon_store_calls(struct cmon_store *s, const char *func, uint64_t first,
 		return nomem(s);
 	it->s = s;
 	it->f = fe;
-	snprintf(sql, sizeof(sql), "%s WHERE func_id = ?1 AND n >= ?2 ORDER BY n", CALL_COLS);
+	snprintf(sql, sizeof(sql), "%s WHERE func_id = ?1 AND n >= ?2 ORDER BY n", call_cols(s));
 	rc = sqlite3_prepare_v2(s->db, sql, -1, &it->st, NULL);
 	if (rc != SQLITE_OK) {
 		free(it);

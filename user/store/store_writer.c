@@ -39,7 +39,7 @@ static const char SCHEMA[] =
 	"CREATE TABLE calls(id INTEGER PRIMARY KEY, func_id INTEGER NOT NULL,"
 	" n INTEGER NOT NULL, pid INTEGER, tid INTEGER, ts_ns INTEGER, latency_ns INTEGER,"
 	" status TEXT, ret TEXT, args TEXT, rss_entry INTEGER, rss_exit INTEGER,"
-	" vms_entry INTEGER, vms_exit INTEGER);"
+	" vms_entry INTEGER, vms_exit INTEGER, notes TEXT);"
 	"CREATE UNIQUE INDEX calls_func_n ON calls(func_id, n);"
 	"CREATE TABLE blobs(call_id INTEGER NOT NULL, name TEXT NOT NULL, dtype TEXT NOT NULL,"
 	" shape TEXT NOT NULL, truncated INTEGER NOT NULL DEFAULT 0, data BLOB);"
@@ -327,8 +327,8 @@ static int open_db(struct store_writer *w, const struct store_meta *meta)
 		return err;
 
 	err = prepare(w, "INSERT INTO calls(func_id, n, pid, tid, ts_ns, latency_ns, status, ret,"
-		      " args, rss_entry, rss_exit, vms_entry, vms_exit)"
-		      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)", &w->st_call);
+		      " args, rss_entry, rss_exit, vms_entry, vms_exit, notes)"
+		      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)", &w->st_call);
 	if (!err)
 		err = prepare(w, "INSERT INTO blobs(call_id, name, dtype, shape, truncated, data)"
 			      " VALUES(?1,?2,?3,?4,?5,?6)", &w->st_blob);
@@ -543,6 +543,7 @@ int64_t store_writer__add_call(struct store_writer *w, const struct store_call *
 	bind_opt_u64(st, 11, c->rss_exit);
 	bind_opt_u64(st, 12, c->vms_entry);
 	bind_opt_u64(st, 13, c->vms_exit);
+	bind_opt_text(st, 14, c->notes_json);
 	err = step_reset(w, st);
 	if (err)
 		return err;

@@ -76,6 +76,10 @@ struct store_call {
 	uint64_t rss_entry, rss_exit, vms_entry, vms_exit; /* bytes; STORE_NONE: unknown */
 	const struct store_blob *blobs;
 	size_t n_blobs;
+	/* What the values do not say: {"truncated":[paths],"faults":[paths]}
+	 * (a string cut at --strlen, a pointer that could not be read, as
+	 * trace's records say); NULL: nothing. */
+	const char *notes_json;
 };
 
 struct store_writer;
