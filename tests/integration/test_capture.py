@@ -375,3 +375,23 @@ def test_store_written_before_notes_reads():
     eq(code, 0, "show an older store (%s)" % err)
     check("ret        (size_t) 70000" in out, out)
     check("truncated" not in out, out)
+
+
+def test_capture_of_rows_is_one_array():
+    """trace2(const double (*mat)[2], int n): --capture rows=mat[n] is n
+    rows of 2 doubles, one <f8 [n, 2] array.  It was stored as n opaque
+    16-byte records (|V16 [2], hex in CSV, no .npy) plus a blob per row."""
+    store = tmpfile("rows")
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "trace2", "--capture",
+                         "rows=mat[n]", "--", target("typed_O2"), "all"])
+    eq(code, 0, "capture (%s)" % err)
+    code, out, err = cmon(["show", store, "trace2", "1"])
+    eq(code, 0, "show (%s)" % err)
+    blobs = out[out.index("blobs"):].splitlines()
+    eq(blobs, ["blobs      1", "  rows  <f8 [2, 2] = [[1.5, 2], [3, 4.25]]"], "one array")
+    out_dir = tmpfile("rows-csv")
+    code, _, err = cmon(["export", "-F", "csv", "-o", out_dir, store])
+    eq(code, 0, "export (%s)" % err)
+    with open(os.path.join(out_dir, "trace2.csv")) as f:
+        row = list(csv.DictReader(f))[0]
+    eq(json.loads(row["rows"]), [[1.5, 2], [3, 4.25]], "the CSV cell: a JSON array")

@@ -42,6 +42,7 @@ struct rctx {
 	struct render_out *o;
 	struct strbuf *sb; /* where values are written */
 	int err;
+	bool in_capture; /* a --capture's elements: the capture is the blob */
 };
 
 static void put(struct rctx *r, const char *s)
@@ -657,7 +658,7 @@ static void emit_array(struct rctx *r, const struct view *v, uint32_t off, const
 		path_pop(r, saved);
 	}
 	put(r, "]");
-	if (top) {
+	if (top && !r->in_capture) {
 		uint32_t shape[RENDER_MAX_DIMS];
 		const struct ctype *ne = NULL;
 		uint8_t nd = numeric_shape(t, shape, &ne);
@@ -1020,6 +1021,7 @@ static void render_capture(struct rctx *r, const struct plan_capture *pc)
 			goto out;
 		}
 		put(r, "[");
+		r->in_capture = true;
 		for (uint32_t i = 0; i < n && !r->err; i++) {
 			size_t s2;
 
@@ -1030,16 +1032,28 @@ static void render_capture(struct rctx *r, const struct plan_capture *pc)
 			emit(r, &v, i * pc->elem_size, pc->elem, ".", 1);
 			path_pop(r, s2);
 		}
+		r->in_capture = false;
 		put(r, "]");
 		free(why);
 	}
 	if (truncated)
 		note_truncated(r);
 	{
-		uint32_t shape[1] = { (uint32_t)(bytes / pc->elem_size) };
+		uint32_t shape[RENDER_MAX_DIMS] = { (uint32_t)(bytes / pc->elem_size) };
+		const struct ctype *elem = pc->kind == CAPTURE_ARRAY ? pc->elem : NULL, *ne = NULL;
+		uint8_t nd = 1;
 
-		add_blob(r, pc->name, pc->kind == CAPTURE_ARRAY ? pc->elem : NULL, shape, 1, it->data,
-			 (size_t)bytes, truncated);
+		/* elements that are arrays of numbers (double (*q)[2]): one
+		 * array of [n, 2] doubles, not n opaque records */
+		if (elem && elem->kind == CTYPE_ARRAY) {
+			uint8_t inner = numeric_shape(elem, shape + 1, &ne);
+
+			if (inner && inner < RENDER_MAX_DIMS) {
+				nd = (uint8_t)(1 + inner);
+				elem = ne;
+			}
+		}
+		add_blob(r, pc->name, elem, shape, nd, it->data, (size_t)bytes, truncated);
 		/* A string is characters, not bytes: readers show it as text. */
 		if (!r->err && pc->kind == CAPTURE_STR)
 			snprintf(r->o->blobs[r->o->n_blobs - 1].dtype,
