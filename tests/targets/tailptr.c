@@ -4,8 +4,8 @@
  * at -O2: mov %rdi,%rax; mov %esi,%edi; jmp *%rax), hook() is a lone ret
  * (its entry and exit probes share an address).
  *
- *   tailptr N    calls via_ptr(twice, i), hook(i) and cond_tail(i) for
- *                i = 0 .. N-1, 20 ms apart, and prints the sum
+ *   tailptr N    calls via_ptr(twice, i), hook(i), cond_tail(i) and
+ *                sra(&pair, i) for i = 0 .. N-1, 20 ms apart, prints the sum
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +26,15 @@ __attribute__((noinline)) void hook(int v)
 	__asm__ volatile("" : : "r"(v));
 }
 
+struct pair {
+	int a, b;
+};
+
+static __attribute__((noinline)) int sra(const struct pair *p, int k)
+{
+	return p->b * k;
+}
+
 /* In assembly: gcc makes no conditional tail calls (clang does). */
 __asm__(".text\n.globl cond_tail\n.type cond_tail, @function\n.p2align 4\n"
 	"cond_tail:\n test %rdi, %rdi\n jne twice\n xor %eax, %eax\n ret\n"
@@ -36,11 +45,13 @@ int main(int argc, char **argv)
 {
 	int (*volatile f)(int) = twice;
 	int n = argc > 1 ? atoi(argv[1]) : 5, sum = 0;
+	struct pair pr = { 1, argc };
 
 	for (int i = 0; i < n; i++) {
 		sum += via_ptr(f, i);
 		hook(i);
 		sum += cond_tail(i);
+		sum += sra(&pr, i);
 		usleep(20000);
 	}
 	printf("%d\n", sum);

@@ -75,6 +75,10 @@ struct loc_ctx {
 	bool frame_based;
 };
 
+/* PARAM is not passed at PC: a clone's (foo.isra.0) parameter that gcc
+ * took out, its location DW_OP_GNU_parameter_ref (the caller's value). */
+bool loc__not_passed(Dwarf_Die *param, uint64_t pc);
+
 /* The CFA at PC as register + offset. */
 int loc__cfa_at(struct debuginfo *di, uint64_t pc, uint8_t *reg, int64_t *off);
 /* PARAM's location at C->pc into OUT, ABI its ABI location (the rule in

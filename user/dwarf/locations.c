@@ -293,6 +293,21 @@ static int const_value_loc(Dwarf_Attribute *a, uint32_t size, struct dloc *l)
 	return -ENOTSUP;
 }
 
+bool loc__not_passed(Dwarf_Die *param, uint64_t pc)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (!dwarf_attr(param, DW_AT_location, &a) ||
+	    dwarf_getlocation_addr(&a, pc, &ops, &n, 1) != 1)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].atom == DW_OP_GNU_parameter_ref)
+			return true;
+	return false;
+}
+
 void loc__param(struct loc_ctx *c, Dwarf_Die *param, const struct ctype *t,
 		      uint64_t low, const struct dloc *abi, struct dloc *out)
 {
@@ -317,7 +332,11 @@ void loc__param(struct loc_ctx *c, Dwarf_Die *param, const struct ctype *t,
 		out->source = DLOC_SRC_ABI;
 		return;
 	}
-	*out = *abi; /* rule b */
+	*out = *abi; /* rule b (none for a parameter not passed: optimized out) */
 	out->source = DLOC_SRC_ABI_FALLBACK;
+	if (loc__not_passed(param, c->pc)) {
+		memset(out, 0, sizeof(*out));
+		out->source = DLOC_SRC_DWARF;
+	}
 }
 

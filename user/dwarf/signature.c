@@ -216,8 +216,31 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 
 		abi__go(&sig->ret_type, 1, 8 + (int64_t)args_stack, &sig->ret_loc);
 	} else {
+		/* A parameter gcc's IPA-SRA or constant propagation took out of a
+		 * clone (foo.isra.0, foo.constprop.0) is not passed: the others
+		 * take the registers in order without it. */
+		const struct ctype **passed = calloc(n ? n : 1, sizeof(*passed));
+		struct dloc *ploc = calloc(n ? n : 1, sizeof(*ploc));
+		size_t np = 0;
+
+		if (!passed || !ploc) {
+			free(passed);
+			free(ploc);
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (!loc__not_passed(&pdies[i], probe_addr))
+				passed[np++] = types[i];
 		abi__sysv_return(sig->ret_type, &sig->ret_loc, &hidden);
-		abi__sysv_params(types, n, hidden, abi);
+		abi__sysv_params(passed, np, hidden, ploc);
+		for (size_t i = 0, k = 0; i < n; i++)
+			if (!loc__not_passed(&pdies[i], probe_addr))
+				abi[i] = ploc[k++];
+			else
+				memset(&abi[i], 0, sizeof(abi[i])); /* optimized out */
+		free(passed);
+		free(ploc);
 	}
 	lc.di = di;
 	lc.func = &func;
