@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* funcpattern.c: parse --func specs and match them against symbols. */
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -231,4 +232,58 @@ bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_fu
 	if (cut != strlen(dem) && match_prefix(p, dem, cut, buf, sizeof(buf)))
 		return true;
 	return false;
+}
+
+/* Rust's legacy mangling escapes what C++ names cannot hold, and the C++
+ * demangler leaves it: "_$u7b$$u7b$closure$u7d$$u7d$", "$LT$T$GT$", ".."
+ * for "::".  Undone in place (the text only shrinks). */
+void funcpattern__rust_unescape(char *s)
+{
+	static const struct {
+		const char *esc;
+		char c;
+	} named[] = { { "$SP$", '@' }, { "$BP$", '*' }, { "$RF$", '&' }, { "$LT$", '<' },
+		      { "$GT$", '>' }, { "$LP$", '(' }, { "$RP$", ')' }, { "$C$", ',' } };
+	char *w = s;
+
+	for (const char *r = s; *r;) {
+		bool done = false;
+
+		if (r[0] == '_' && r[1] == '$' && (r == s || r[-1] == ':')) {
+			r++; /* "_$" opens a segment that starts with an escape */
+			continue;
+		}
+		if (r[0] == '.' && r[1] == '.') {
+			*w++ = ':';
+			*w++ = ':';
+			r += 2;
+			continue;
+		}
+		if (r[0] == '$') {
+			for (size_t k = 0; k < sizeof(named) / sizeof(named[0]) && !done; k++) {
+				size_t n = strlen(named[k].esc);
+
+				if (!strncmp(r, named[k].esc, n)) {
+					*w++ = named[k].c;
+					r += n;
+					done = true;
+				}
+			}
+			if (!done && r[1] == 'u' && isxdigit((unsigned char)r[2]) &&
+			    isxdigit((unsigned char)r[3]) && r[4] == '$') {
+				char hex[3] = { r[2], r[3], 0 };
+				unsigned long c = strtoul(hex, NULL, 16);
+
+				if (c >= 0x20 && c < 0x7f) {
+					*w++ = (char)c;
+					r += 5;
+					done = true;
+				}
+			}
+			if (done)
+				continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
 }

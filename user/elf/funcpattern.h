@@ -47,6 +47,11 @@ bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_fu
  * strlen(NAME) when it has none. */
 size_t funcpattern__rust_hash_cut(const char *name);
 
+/* Undo, in place, the escapes Rust's legacy mangling adds and the C++
+ * demangler leaves ("_$u7b$$u7b$closure$u7d$$u7d$" is "{{closure}}",
+ * "$LT$" '<', ".." "::"). */
+void funcpattern__rust_unescape(char *s);
+
 /* The demangled name without its parameter list (and trailing qualifiers),
  * written to BUF (size LEN).  Returns BUF, or NULL when NAME has no list. */
 char *funcpattern__strip_params(const char *name, char *buf, size_t len);

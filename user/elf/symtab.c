@@ -7,6 +7,7 @@
  * descriptor stays open, for symtab__read_code.
  */
 #include <dlfcn.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -20,6 +21,7 @@
 #include "core/grow.h"
 #include "core/log.h"
 #include "elfcheck.h"
+#include "funcpattern.h"
 #include "symtab.h"
 
 /* libstdc++'s demangler (linked with -lstdc++); handles Rust legacy too. */
@@ -469,6 +471,9 @@ static int demangle_all(struct symtab *st)
 		/* Either OUT is BUF, or BUF was freed and OUT has LEN bytes. */
 		buf = out;
 		cap = len;
+		/* a Rust legacy name (its hash last): its escapes undone */
+		if (funcpattern__rust_hash_cut(out) != strlen(out) && strchr(out, '$'))
+			funcpattern__rust_unescape(out);
 		f->demangled = arena_strndup(st, out, strlen(out));
 		if (!f->demangled) {
 			err = -ENOMEM;
