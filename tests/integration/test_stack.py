@@ -44,3 +44,16 @@ def test_stack_at_push_rbp_caller_once():
     st = json.loads(res.text.splitlines()[0])["stack"]
     eq([f.split("+")[0] for f in st[:4]], ["middle", "outer", "run", "main"],
        "innermost first, each once: %r" % st)
+
+
+def test_stack_of_a_process_already_gone():
+    """argc (PIE) exits within a millisecond, before cmon reads its
+    mappings for the first stack: its frames were raw addresses.  The
+    traced function's probe is where the first frame is, which places the
+    executable: its frames are named anyway."""
+    for _ in range(3):
+        res = trace(["twice"], launch=[target("argc")], fmt="json", extra=["--stack"])
+        eq(res.code, 0, "exit status (%s)" % res.stderr)
+        st = json.loads(res.text.splitlines()[0])["stack"]
+        eq(st[0], "twice+0x0 (argc)", "the function itself: %r" % st)
+        eq(st[1].split("+")[0], "main", "its caller, in the same executable: %r" % st)

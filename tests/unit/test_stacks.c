@@ -37,10 +37,10 @@ static void test_forget(void **state)
 	stack_book__add(b, &a);
 	stack_book__forget(b, 7, 999);  /* another call: kept */
 	stack_book__forget(b, 8, 1000); /* another thread: kept */
-	assert_int_equal(stack_book__take(b, 0, 7, 1000, &out), 0);
+	assert_int_equal(stack_book__take(b, 0, 7, 1000, NULL, &out), 0);
 	stack_book__add(b, &a);
 	stack_book__forget(b, 7, 1000);
-	assert_int_equal(stack_book__take(b, 0, 7, 1000, &out), -ENOENT);
+	assert_int_equal(stack_book__take(b, 0, 7, 1000, NULL, &out), -ENOENT);
 	stack_book__add(b, &a); /* the same slot again: nothing was dropped */
 	stack_book__add(b, &c);
 	assert_int_equal(stack_book__dropped(b), 0);

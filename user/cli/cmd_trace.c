@@ -258,9 +258,14 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 	cr.stack = NULL;
 	cr.line_timed = false;
 	if (r->stacks) {
+		const struct probe_func *f = &r->set->funcs[rec->func_id];
+		const struct probe_object *o = &r->set->objects[f->object];
+		struct stack_anchor at = { o->attach_path, o->module,
+					   f->addr + (f->body_skip ? f->body_skip : f->entry.skip) };
+
 		r->stack_text.len = 0;
 		if (!stack_book__take(r->stacks, (pid_t)rec->pid, rec->tid, rec->ts_entry_ns,
-				      &r->stack_text))
+				      f->usdt || f->python ? NULL : &at, &r->stack_text))
 			cr.stack = r->stack_text.buf;
 	}
 	if (r->lines_mode) {

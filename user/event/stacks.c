@@ -138,8 +138,10 @@ static struct symtab *symtab_of(struct stack_book *b, const struct proc_object *
 	return v->st;
 }
 
-/* One frame: "func+0x1f (module)", "0x... (module)" or "0x...". */
-static int frame_text(struct stack_book *b, struct proc_cache *pc, uint64_t ip, char *buf,
+/* One frame: "func+0x1f (module)", "0x... (module)" or "0x...".  BIAS
+ * of ANCHOR's object when the mappings are gone (HAVE_BIAS). */
+static int frame_text(struct stack_book *b, struct proc_cache *pc, uint64_t ip,
+		      const struct stack_anchor *anchor, bool have_bias, uint64_t bias, char *buf,
 		      size_t len)
 {
 	const struct proc_object *best = NULL;
@@ -151,6 +153,19 @@ static int frame_text(struct stack_book *b, struct proc_cache *pc, uint64_t ip, 
 	for (size_t i = 0; pc && i < pc->n; i++)
 		if (pc->objs[i].start <= ip && (!best || pc->objs[i].start > best->start))
 			best = &pc->objs[i];
+	/* The mappings are gone: the traced function's own object, placed
+	 * by the first frame (stack_anchor). */
+	if (!best && have_bias) {
+		struct proc_object o = { .open_path = (char *)anchor->path,
+					 .path = (char *)anchor->module };
+
+		st = symtab_of(b, &o);
+		if (st && (f = symtab__find_addr(st, ip - bias)))
+			return snprintf(buf, len, "%s+0x%" PRIx64 " (%s)",
+					f->demangled ? f->demangled : f->name, ip - bias - f->addr,
+					anchor->module);
+		f = NULL;
+	}
 	/* The mappings are gone: a non-PIE executable's symbols still say. */
 	for (size_t i = 0; !best && (!pc || !pc->n) && i < b->n_fixed; i++) {
 		st = symtab_of(b, &b->fixed[i]);
@@ -176,8 +191,10 @@ static int frame_text(struct stack_book *b, struct proc_cache *pc, uint64_t ip, 
 }
 
 int stack_book__take(struct stack_book *b, pid_t pid, uint32_t tid, uint64_t ts,
-		     struct strbuf *out)
+		     const struct stack_anchor *anchor, struct strbuf *out)
 {
+	bool have_bias;
+	uint64_t bias;
 	struct cmon_stack_rec *s = &b->slots[slot_of(tid, ts)];
 	struct proc_cache *pc;
 	int err;
@@ -187,13 +204,15 @@ int stack_book__take(struct stack_book *b, pid_t pid, uint32_t tid, uint64_t ts,
 	uint32_t printed = 0;
 
 	pc = proc_of(b, pid);
+	have_bias = anchor && anchor->path && (!pc || !pc->n) && s->n && s->ips[0] >= anchor->link;
+	bias = have_bias ? s->ips[0] - anchor->link : 0;
 	err = 0;
 	for (uint32_t i = 0; i < s->n && !err; i++, printed++) {
 		char frame[512];
 
 		if (!s->ips[i])
 			break; /* the end of the chain (or an unreadable return address) */
-		frame_text(b, pc, s->ips[i], frame, sizeof(frame));
+		frame_text(b, pc, s->ips[i], anchor, have_bias, bias, frame, sizeof(frame));
 		err = strbuf__puts(out, frame);
 		if (!err)
 			err = strbuf__putc(out, '\n');

@@ -30,11 +30,22 @@ void stack_book__fixed_object(struct stack_book *b, const char *path, const char
 /* Read PID's mappings now (it may be gone when its records are drained). */
 void stack_book__note_process(struct stack_book *b, pid_t pid);
 
+/* Where the stack's first frame is in its file: the traced function's
+ * probe, at link address LINK of the object at PATH, named MODULE.  When
+ * the process is gone before its mappings were read (a short-lived PIE
+ * program), the frames in that object still symbolize: its load bias is
+ * the first frame's address less LINK. */
+struct stack_anchor {
+	const char *path, *module;
+	uint64_t link;
+};
+
 /* The stack of the call (PID, TID, TS), innermost first, one frame a line
  * ("func+0x1f (module)\n"), NUL-terminated, appended to OUT, and
- * forgotten.  0, -ENOENT (none kept), -ENOMEM. */
+ * forgotten; ANCHOR (or NULL) as above.  0, -ENOENT (none kept),
+ * -ENOMEM. */
 int stack_book__take(struct stack_book *b, pid_t pid, uint32_t tid, uint64_t ts,
-		     struct strbuf *out);
+		     const struct stack_anchor *anchor, struct strbuf *out);
 
 /* The call (TID, TS) will have no record (--if left it out): its stack,
  * if kept, is forgotten (not counted as dropped). */
