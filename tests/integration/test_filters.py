@@ -202,6 +202,11 @@ def test_agent_if():
         eq(value(m, "cmon_agent_calls_filtered_total", probe="gets"), 3, "3 not GET")
         eq(series(m, "cmon_agent_calls_filtered_total", probe="all"), {},
            "no such series without if:")
+        # hits: every entry, whatever the instrument (a log probe counted
+        # them before its if:, a count probe after)
+        eq([value(m, "cmon_agent_probe_hits_total", probe=p) for p in ("big", "all", "slow",
+                                                                        "gets")],
+           [10, 10, 10, 6], "hits of each probe")
     finally:
         eq(a.stop(), 0, "agent exit status")
     rows = [json.loads(line) for line in read_text(log).splitlines()]

@@ -258,7 +258,8 @@ static const struct family_def agent_families[] = {
 	  "Each probe's target, instrument and metric, and the error that keeps it from being "
 	  "applied (empty when none)." },
 	{ "cmon_agent_probe_hits_total", METRIC_COUNTER,
-	  "Calls of the probe's functions the kernel saw (entries, after the probe's filters)." },
+	  "Calls of the probe's functions the kernel saw (entries, after the probe's process "
+	  "filters; those its if: left out included)." },
 	{ "cmon_agent_calls_filtered_total", METRIC_COUNTER,
 	  "Calls the probe's if: condition left out (not in its counts; probes with if: only)." },
 	{ "cmon_agent_events_lost_total", METRIC_COUNTER,

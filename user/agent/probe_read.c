@@ -29,7 +29,8 @@ static int add_row(struct read_ctx *rc, uint32_t func, uint32_t kpid, const stru
 		else
 			pid = pid_cap__admit(rc->p->cap, kpid) ? kpid : SERIES_PID_OTHER;
 	}
-	rc->tot->hits += v->calls;
+	/* every entry seen, those if: left out too (as a log probe counts) */
+	rc->tot->hits += v->calls + v->filtered;
 	rc->tot->lost += v->lost;
 	rc->tot->filtered += v->filtered;
 	name = rc->g->names[func];
