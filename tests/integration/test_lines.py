@@ -5,6 +5,7 @@ line has none; cmon list --lines; --lines FUNC: every line of a function
 with the time and RSS change until the thread's next line (the memset of
 8 MiB shows +8 MiB)."""
 import json
+import re
 import os
 
 from cmonlib import check, cmon, eq, target, trace
@@ -46,6 +47,26 @@ def test_line_of_one_line_function_counted_once_a_run():
         eq(res.code, 0, "%s: exit status (%s)" % (binary, res.stderr))
         eq([r["func"] for r in res.rows], ["lines.c:%d (triple)" % line] * 5,
            "%s: one record each time the line ran" % binary)
+
+
+def test_every_listed_line_is_a_site():
+    """Each line `cmon list --lines` shows for show_list() can be traced, at
+    -O0, -O1 and -O2: at -O1 the fprintf line's one statement row follows a
+    non-statement row of the same line, and the rule that keeps one site a
+    run of rows took that row for a continuation (no code at the line).
+    The fprintf line runs once a node."""
+    show = line_of("marker: show line")
+    for binary in ("lines", "lines_O1", "lines_O2"):
+        code, out, err = cmon(["list", "--lines", "show_list", "--", target(binary)])
+        eq(code, 0, "%s: list --lines (%s)" % (binary, err))
+        listed = sorted({int(m) for m in re.findall(r"lines\.c:(\d+)", out)})
+        check(show in listed, "%s: the fprintf line listed: %r" % (binary, listed))
+        for line in listed:
+            res = trace([], launch=[target(binary), "list"],
+                        extra=["--line", "lines.c:%d" % line])
+            eq(res.code, 0, "%s: --line lines.c:%d (%s)" % (binary, line, res.stderr))
+        res = trace([], launch=[target(binary), "list"], extra=["--line", "lines.c:%d" % show])
+        eq(len(res.rows), 3, "%s: the fprintf line ran 3 times" % binary)
 
 
 def test_line_errors_name_nearest_code():

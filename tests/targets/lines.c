@@ -5,6 +5,7 @@
  *
  *   lines N      walk(i) for i < N: the "once per walk" line runs N times
  *   lines grow   grow_lines(8): the "touches" line touches 8 MiB
+ *   lines list   show_list() over 3 nodes: its fprintf line runs 3 times
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,22 @@ NOINLINE long walk(long i)
  * epilogue): one run of the line each call. */
 NOINLINE long triple(long x) { return x * 3; } /* marker: one-liner */
 
+struct node {
+	const char *name;
+	long w;
+	struct node *next;
+};
+
+/* At -O1 the fprintf line's one statement row follows a row of its own
+ * that is not a statement: its site must stay. */
+NOINLINE void show_list(struct node *it, FILE *f)
+{
+	while (it) {
+		fprintf(f, "%s=%ld\n", it->name, it->w); /* marker: show line */
+		it = it->next;
+	}
+}
+
 NOINLINE long grow_lines(long mb)
 {
 	size_t len = (size_t)mb << 20;
@@ -42,6 +59,12 @@ int main(int argc, char **argv)
 {
 	long n;
 
+	if (argc > 1 && !strcmp(argv[1], "list")) {
+		struct node c = { "gamma", 3, NULL }, b = { "beta", 2, &c }, a = { "alpha", 1, &b };
+
+		show_list(&a, stdout);
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "grow")) {
 		printf("grow=%ld\n", grow_lines(8));
 		return 0;

@@ -188,9 +188,14 @@ $(TARGET_DIR)/calls_fp: tests/targets/calls.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -no-pie -fcf-protection=none $< -o $@
 
-# Source lines for --line (test_lines.py), -O0 and -O2.
-TARGETS += $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O2
-targets: $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O2
+# Source lines for --line (test_lines.py), -O0, -O1 and -O2.
+TARGETS += $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
+targets: $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
+
+$(TARGET_DIR)/lines_O1: tests/targets/lines.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O1 -fcf-protection=none $< -o $@
 
 $(TARGET_DIR)/lines: tests/targets/lines.c
 	$(call msg,TARGET,$@)

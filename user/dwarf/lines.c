@@ -74,18 +74,24 @@ int lines__addrs(struct debuginfo *di, const char *file, unsigned line, uint64_t
 					prev_ln = -1;
 					continue;
 				}
-				cont = ln == prev_ln && prev_src && !strcmp(src, prev_src);
 				if (dwarf_lineendsequence(l, &end) == 0 && end) {
 					prev_ln = -1;
 					continue;
 				}
+				/* only statement rows make runs: a line whose one
+				 * statement row follows a row of its own that is not
+				 * one still has its site */
+				if (dwarf_linebeginstatement(l, &stmt) || !stmt) {
+					if (lines__file_matches(src, file))
+						file_seen = true;
+					continue;
+				}
+				cont = ln == prev_ln && prev_src && !strcmp(src, prev_src);
 				prev_ln = ln;
 				prev_src = src;
 				if (!lines__file_matches(src, file))
 					continue;
 				file_seen = true;
-				if (dwarf_linebeginstatement(l, &stmt) || !stmt)
-					continue;
 				if ((unsigned)ln == line && !cont)
 					err = push(addrs, n, &cap, a);
 				else if ((unsigned)ln < line && (unsigned)ln > *below)
