@@ -186,3 +186,20 @@ def test_list_cost_measured_on_this_host():
             return
         seen.append((hit["busy_ss"], paid))
     raise AssertionError("NS/HIT of the single-stepped site vs what a call paid: %r" % seen)
+
+
+def test_spans_of_a_single_stepped_entry_nest():
+    """nest_outer's entry is single-stepped with no step probe (TIMED FROM
+    entry); it calls nest_inner (emulated).  The single-step's cost is
+    taken out of its latency: its span began at the entry probe and so was
+    cut short at its end, where nest_inner's span then stuck out (55 of
+    100 in one program).  It begins that much later instead, so spans end
+    where the calls did: inner's end before outer's, every call."""
+    res = trace(["nest_*"], launch=[target("busy"), "nest", "50"], fmt="json")
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    outer = sorted((r for r in res.rows if r["func"] == "nest_outer"), key=lambda r: r["ts_ns"])
+    inner = sorted((r for r in res.rows if r["func"] == "nest_inner"), key=lambda r: r["ts_ns"])
+    eq((len(outer), len(inner)), (50, 50), "records")
+    late = [(o["ts_ns"] + o["latency_ns"], i["ts_ns"] + i["latency_ns"])
+            for o, i in zip(outer, inner) if i["ts_ns"] + i["latency_ns"] > o["ts_ns"] + o["latency_ns"]]
+    eq(late, [], "inner ends after outer (outer end, inner end)")

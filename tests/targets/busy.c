@@ -54,6 +54,21 @@ __asm__(".text\n"
 
 long busy_ss(long), busy_fp(long), busy_cet(long), busy_nop5(long);
 
+/* A single-stepped entry with no step probe (nine single-stepped
+ * instructions before the first cheap one: beyond the step planner's
+ * reach) calling an emulated one: their spans must nest (test_latency.py).
+ *   busy nest N    nest_outer(i) for i < N */
+__asm__(".text\n"
+	".globl nest_inner\n.type nest_inner, @function\n.p2align 4\nnest_inner:\n"
+	" push %rbp\n mov %rsp, %rbp\n call spin_5us\n pop %rbp\n ret\n"
+	".size nest_inner, . - nest_inner\n"
+	".globl nest_outer\n.type nest_outer, @function\n.p2align 4\nnest_outer:\n"
+	" lea (%rdi), %rdi\n lea (%rdi), %rdi\n lea (%rdi), %rdi\n lea (%rdi), %rdi\n"
+	" lea (%rdi), %rdi\n lea (%rdi), %rdi\n lea (%rdi), %rdi\n lea (%rdi), %rdi\n"
+	" lea (%rdi), %rdi\n push %rbp\n mov %rsp, %rbp\n call nest_inner\n pop %rbp\n ret\n"
+	".size nest_outer, . - nest_outer\n");
+long nest_outer(long);
+
 /* In C (typed from DWARF, as most traced code is), with a frame so that it
  * starts with push %rbp. */
 __attribute__((noinline, used, optimize("no-omit-frame-pointer"))) long quick_fp(long t, long i)
@@ -113,6 +128,12 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "threads"))
 		return threads(argc, argv);
+	if (argc == 3 && !strcmp(argv[1], "nest")) {
+		for (long i = 0; i < atol(argv[2]); i++)
+			acc += nest_outer(i);
+		printf("nest %ld\n", acc);
+		return 0;
+	}
 	if (argc != 2 || n <= 0) {
 		fprintf(stderr, "usage: busy N\n");
 		return 2;

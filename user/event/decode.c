@@ -12,13 +12,26 @@ int decoder__init(struct decoder *d, const struct probe_set *set, const struct p
 	int64_t best = INT64_MAX;
 
 	d->set = set;
-	d->bias_ns = NULL;
+	d->bias_ns = d->lead_ns = NULL;
 	if (calib && calib->valid) {
 		d->bias_ns = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*d->bias_ns));
-		if (!d->bias_ns)
+		d->lead_ns = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*d->lead_ns));
+		if (!d->bias_ns || !d->lead_ns) {
+			free(d->bias_ns);
+			free(d->lead_ns);
+			d->bias_ns = d->lead_ns = NULL;
 			return -ENOMEM;
-		for (size_t i = 0; i < set->n_funcs; i++)
-			d->bias_ns[i] = probe_calib__bias(calib, &set->funcs[i]);
+		}
+		for (size_t i = 0; i < set->n_funcs; i++) {
+			const struct probe_func *f = &set->funcs[i];
+
+			d->bias_ns[i] = probe_calib__bias(calib, f);
+			/* the single-step's extra cost comes before the function
+			 * runs (a step-timed call's ts_ns is moved by its step) */
+			if (f->entry.cost == PROBE_COST_SINGLESTEP && !probe_func__step_timed(f) &&
+			    !f->body_skip)
+				d->lead_ns[i] = probe_calib__step_lead(calib);
+		}
 	}
 	/* Take the offset from the tightest of a few readings. */
 	for (int i = 0; i < 5; i++) {
@@ -37,7 +50,8 @@ int decoder__init(struct decoder *d, const struct probe_set *set, const struct p
 void decoder__release(struct decoder *d)
 {
 	free(d->bias_ns);
-	d->bias_ns = NULL;
+	free(d->lead_ns);
+	d->bias_ns = d->lead_ns = NULL;
 }
 
 static enum call_status status_of(uint32_t flags)
@@ -73,6 +87,9 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->ts_ns = in->ts_entry_ns + (uint64_t)d->mono_to_real_ns;
 	if (in->ts_exit_ns && in->order_ns > in->ts_exit_ns)
 		out->ts_ns += in->order_ns - in->ts_exit_ns;
+	else if (in->ts_exit_ns && d->lead_ns && d->lead_ns[in->func_id] &&
+		 in->ts_exit_ns - in->ts_entry_ns > d->lead_ns[in->func_id])
+		out->ts_ns += d->lead_ns[in->func_id];
 	out->pid = in->pid;
 	out->tid = in->tid;
 	out->comm = in->comm; /* the kernel NUL-terminates it */

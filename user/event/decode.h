@@ -17,6 +17,11 @@ struct decoder {
 	const struct probe_set *set;
 	int64_t mono_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	uint64_t *bias_ns;       /* [n_funcs] the probe's own share of a latency; NULL: 0 */
+	/* [n_funcs] (with bias_ns) how far after the entry probe a call
+	 * timed from it begins: a single-stepped entry's lead (its share of
+	 * the bias before the function runs), so that a span [ts_ns, ts_ns +
+	 * latency_ns] lies where the call ran and nests; 0 for others. */
+	uint64_t *lead_ns;
 };
 
 /* CALIB (NULL or not valid: nothing) is subtracted from latencies: they are
