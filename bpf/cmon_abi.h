@@ -53,6 +53,10 @@
  * it: its latency is timed from there, without the single-step's cost
  * (~15 us here, varying by microseconds call to call). */
 #define CMON_COOKIE_STEP (1ULL << 62)
+/* On an entry cookie: a branch of the function leads back to its entry (a
+ * loop at -Os, a tail call to itself): an entry at the slot of the
+ * function's own pending call is that call going on, not a new one. */
+#define CMON_COOKIE_REENTERED (1ULL << 63)
 
 enum cmon_exit_kind {
 	CMON_EXIT_URETPROBE = 0, /* kernel uretprobe: ret already popped, slot = sp - 8 */

@@ -287,6 +287,8 @@ int BPF_KPROBE(cmon_prof_entry)
 	bool deferred = false;
 	__u32 fflags = 0;
 
+	if (reentered(task, cookie, func_id, slot))
+		return 0;
 	if (go && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
 		/* Per goroutine (shadow_stack.bpf.h); a function restarted
 		 * after its stack grew is no new call: looked at first. */

@@ -192,6 +192,21 @@ static __always_inline struct cmon_frame *shadow_stack_peek(struct cmon_shadow_s
 	return &ss->frames[(top - 1) & SHADOW_STACK_MASK];
 }
 
+/* An entry of FUNC_ID at SLOT with COOKIE is its pending call going on (a
+ * branch back to its entry: CMON_COOKIE_REENTERED), not a new call. */
+static __always_inline bool reentered(struct task_struct *task, __u64 cookie, __u32 func_id,
+				      __u64 slot)
+{
+	struct cmon_shadow_stack *ss;
+	struct cmon_frame *fr;
+
+	if (!(cookie & CMON_COOKIE_REENTERED))
+		return false;
+	ss = shadow_stack_get(task, slot, false);
+	fr = ss ? shadow_stack_peek(ss) : NULL;
+	return fr && fr->slot == slot && fr->func_id == func_id;
+}
+
 /* The step probe of the function in the cookie: its newest call's
  * latency starts now.  Only the first hit after the entry counts (the
  * planner puts the probe where no branch leads back, but a signal handler

@@ -487,6 +487,8 @@ int BPF_KPROBE(cmon_entry)
 
 	if (!task_wanted(task))
 		return 0;
+	if (!targ_entry_only && reentered(task, cookie, func_id, at))
+		return 0;
 	if (targ_break_count)
 		return break_hit(ctx, task, cookie, func_id, at, st);
 	if (go) {

@@ -66,7 +66,7 @@ def test_indirect_tail_call_returns():
     returns its value; on return instructions there are none to probe: one
     warning, the function skipped, nothing attached."""
     res = trace(["via_ptr"], launch=[target("tailptr"), "4"])
-    eq((res.code, res.stdout), (0, "36\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "42\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg1"], r["ret"], r["status"]) for r in res.rows],
        [(i, 2 * i, "ok") for i in range(4)], "every call returned twice its argument")
     check(all(r["latency_ns"] is not None for r in res.rows), "every call timed")
@@ -86,7 +86,7 @@ def test_conditional_tail_call_ends_the_call_only_when_taken():
     was ended at the jne as a tail call, its ret then finding no frame)."""
     res = trace(["cond_tail"], launch=[target("tailptr"), "4"],
                 extra=["--return-probe", "insn"])
-    eq((res.code, res.stdout), (0, "36\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "42\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg0"], r["status"], r["ret"]) for r in res.rows],
        [(0, "ok", 0), (1, "tailcall", None), (2, "tailcall", None), (3, "tailcall", None)],
        "the jne ends the call only when taken")
@@ -99,7 +99,7 @@ def test_lone_ret_function_on_its_ret():
     exit closed the call before (20 ms of sleep: its latency) and the last
     call was left as never returning."""
     res = trace(["hook"], launch=[target("tailptr"), "4"], extra=["--return-probe", "insn"])
-    eq((res.code, res.stdout), (0, "36\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "42\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg0"], r["status"]) for r in res.rows], [(i, "ok") for i in range(4)],
        "every call returned")
     check(all(r["latency_ns"] < 1000000 for r in res.rows),
@@ -261,7 +261,29 @@ def test_clone_parameter_not_passed_is_optimized_out():
     p->b is): a pointer that faulted, 'p: null'.  It is optimized out, and
     the others keep their own locations."""
     res = trace(["tailptr:sra*"], launch=[target("tailptr"), "3"], fmt="json")
-    eq((res.code, res.stdout), (0, "18\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "21\n"), "exit status and output (%s)" % res.stderr)
     eq([(dict(r["args"]), r["retval"], "faults" in r) for r in res.rows],
        [({"k": i, "p": "<unavailable: optimized out>"}, 2 * i, False) for i in range(3)],
        "p optimized out, k and the value exact")
+
+
+def test_loop_back_to_the_entry_is_one_call():
+    """count_down() jumps back to its own first instruction n times (gcc -Os
+    makes loops so): each jump hit the entry probe, and was counted as a
+    call of its own (18 calls for 3, and as many noreturn on ret
+    instructions).  An entry at the slot of the function's own pending call
+    is that call going on: 4 calls, each returning n, in every mode and in
+    profile."""
+    for how in ("uretprobe", "insn"):
+        res = trace(["count_down"], launch=[target("tailptr"), "4"],
+                    extra=["--return-probe", how])
+        eq((res.code, res.stdout), (0, "42\n"), "%s: exit status and output (%s)"
+           % (how, res.stderr))
+        eq([(r["arg0"], r["ret"], r["status"]) for r in res.rows],
+           [(i, i, "ok") for i in range(4)], "%s: one call each, returning n" % how)
+    path = tmpfile("count_down.json")
+    code, out, err = cmon(["profile", "-F", "json", "-o", path, "--func", "count_down", "--",
+                           target("tailptr"), "4"])
+    eq(code, 0, "profile (%s)" % err)
+    fin = [json.loads(l) for l in open(path) if '"final":true' in l][0]
+    eq((fin["calls"], fin["returns"], fin["noreturn"]), (4, 4, 0), "profile counts")

@@ -4,8 +4,9 @@
  * at -O2: mov %rdi,%rax; mov %esi,%edi; jmp *%rax), hook() is a lone ret
  * (its entry and exit probes share an address).
  *
- *   tailptr N    calls via_ptr(twice, i), hook(i), cond_tail(i) and
- *                sra(&pair, i) for i = 0 .. N-1, 20 ms apart, prints the sum
+ *   tailptr N    calls via_ptr(twice, i), hook(i), cond_tail(i),
+ *                sra(&pair, i) and count_down(i, 0) for i = 0 .. N-1, 20 ms
+ *                apart, prints the sum
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,12 @@ __asm__(".text\n.globl cond_tail\n.type cond_tail, @function\n.p2align 4\n"
 	".size cond_tail, . - cond_tail\n");
 int cond_tail(int v);
 
+/* count_down(n, 0): n jumps back to its entry, then returns n. */
+__asm__(".text\n.globl count_down\n.type count_down, @function\n.p2align 4\n"
+	"count_down:\n test %rdi, %rdi\n je 1f\n dec %rdi\n inc %rsi\n jmp count_down\n"
+	"1:\n mov %rsi, %rax\n ret\n.size count_down, . - count_down\n");
+long count_down(long n, long acc);
+
 int main(int argc, char **argv)
 {
 	int (*volatile f)(int) = twice;
@@ -52,6 +59,7 @@ int main(int argc, char **argv)
 		hook(i);
 		sum += cond_tail(i);
 		sum += sra(&pr, i);
+		sum += (int)count_down(i, 0);
 		usleep(20000);
 	}
 	printf("%d\n", sum);

@@ -556,6 +556,31 @@ static bool raw_leaves_line(const struct raw_insn *r)
 }
 
 
+bool insn__branches_into(const uint8_t *code, size_t len, uint64_t addr, uint32_t lo,
+			 uint32_t hi)
+{
+	const uint8_t *p = code;
+	size_t left = len;
+	uint64_t a = addr;
+
+	if (!code || !len || insn_cs_get())
+		return false;
+	while (left > 0) {
+		size_t at = (size_t)(p - code);
+		struct raw_insn r;
+		int64_t t;
+
+		if (!cs.disasm_iter(cs_handle, &p, &left, &a, cs_buf))
+			return false;
+		raw_parse(code + at, cs_buf->size, &r);
+		/* a call to the function itself is recursion: a new call */
+		if (raw_byte(&r, 0) != 0xe8 && raw_branch_target(&r, at, cs_buf->size, &t) &&
+		    t >= (int64_t)lo && t <= (int64_t)hi)
+			return true;
+	}
+	return false;
+}
+
 int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t entry_off,
 		    struct step_plan *out)
 {

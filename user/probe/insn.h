@@ -66,6 +66,12 @@ struct step_plan {
 int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t entry_off,
 		    struct step_plan *out);
 
+/* Does a direct branch of the body CODE (LEN bytes at ADDR) lead to an
+ * offset in [LO, HI] (the entry: a loop at -Os, a tail call to itself)?
+ * False when it does not or the body does not decode. */
+bool insn__branches_into(const uint8_t *code, size_t len, uint64_t addr, uint32_t lo,
+			 uint32_t hi);
+
 /* The exits of a whole function body. */
 struct exit_plan {
 	uint32_t *ret_offs;  /* offsets (from the function start) of ret instructions */

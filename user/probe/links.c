@@ -180,6 +180,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		err = probe_list__add(&entry, f->body_skip ? f->file_offset + f->body_skip : at,
 				      cookie_of(i, 0) | (f->body_skip ? slot : 0) |
 				      (stepped ? CMON_COOKIE_STEP : 0) |
+				      (f->reentered && !f->go ? CMON_COOKIE_REENTERED : 0) |
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
 				      (f->focus ? CMON_COOKIE_FOCUS : 0) |
 				      (f->quiet ? CMON_COOKIE_QUIET : 0) |

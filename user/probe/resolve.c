@@ -540,6 +540,8 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 		if (!err && pf->entry.cost == PROBE_COST_SINGLESTEP &&
 		    insn__plan_step(body, f->size, f->addr, pf->entry.skip, &pf->step))
 			memset(&pf->step, 0, sizeof(pf->step));
+		if (!err)
+			pf->reentered = insn__branches_into(body, f->size, f->addr, 0, pf->entry.skip);
 		free(body);
 		/* No way out at all; an indirect jump may be a tail call
 		 * (`return f(v)` through a pointer is `jmp *%rax`). */

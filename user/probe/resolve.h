@@ -51,6 +51,9 @@ struct probe_func {
 	/* A single-stepped entry's step probe (insn.h), used when
 	 * probe_func__step_timed says so. */
 	struct step_plan step;
+	/* A branch of the body leads back to the entry (CMON_COOKIE_REENTERED):
+	 * an entry at the slot of the pending call is that call going on. */
+	bool reentered;
 	enum return_mode ret_mode; /* RETURN_NONE when never_returns */
 	struct exit_plan exits; /* RETURN_INSN only */
 	/* gcc's hot/cold split: the function's cold part (a symbol <name>.cold,
