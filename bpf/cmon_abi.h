@@ -34,6 +34,22 @@
  * exit program ends the call only when the jump is taken. */
 #define CMON_COOKIE_JCC_SHIFT 40
 #define CMON_COOKIE_JCC_MASK 0x1fULL
+/* On an exit cookie: an indirect jump (jmp *%reg, jmp *disp(%reg)) that
+ * may leave the function (a tail call through a pointer) or stay in it;
+ * bits 45-59 its site in the ind_sites map (shadow_stack.bpf.h), which
+ * says where its target is and the function's extent. */
+#define CMON_COOKIE_IND (1ULL << 63)
+#define CMON_COOKIE_IND_SHIFT 45
+#define CMON_COOKIE_IND_MASK 0x7fffULL
+
+struct cmon_ind_site {
+	__u32 off;  /* of the jump from the function's start */
+	__u32 size; /* the function's */
+	__s32 disp; /* MEM: the target is at reg + disp */
+	__u8 reg;   /* x86 encoding: 0 rax, 1 rcx, 2 rdx, 3 rbx, 4 rsp, 5 rbp, 6 rsi, 7 rdi, 8.. r8.. */
+	__u8 mem;
+	__u8 pad[2];
+};
 /* On an entry cookie: the function never returns normally (_start, no ret
  * instruction): it has no exit probe, and its record is written at entry. */
 #define CMON_COOKIE_NEVER_RETURNS (1ULL << 57)
@@ -672,6 +688,7 @@ _Static_assert(sizeof(struct cmon_frame) == 96, "cmon_frame layout");
 _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 96 * CMON_STACK_DEPTH,
 	       "cmon_shadow_stack layout");
 _Static_assert(sizeof(struct cmon_usdt_arg) == 16, "cmon_usdt_arg layout");
+_Static_assert(sizeof(struct cmon_ind_site) == 16, "cmon_ind_site layout");
 _Static_assert(sizeof(struct cmon_stack_regions) == 8 + 16 * CMON_MAX_STACK_REGIONS,
 	       "cmon_stack_regions layout");
 _Static_assert(sizeof(struct cmon_stack_key) == 16, "cmon_stack_key layout");

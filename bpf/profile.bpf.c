@@ -473,9 +473,7 @@ int BPF_KPROBE(cmon_prof_exit)
 
 	if (targ_exit_kinds == EXIT_KIND_ALL_URET)
 		kind = CMON_EXIT_URETPROBE;
-	else if (targ_exit_kinds == EXIT_KIND_ALL_INSN)
-		kind = CMON_EXIT_RET_INSN; /* ret and tail jump: both at sp */
-	else
+	else /* a ret and a tail jump are both at sp, but a tail has no value */
 		kind = (cookie >> CMON_COOKIE_KIND_SHIFT) & CMON_COOKIE_KIND_MASK;
 	if (!exit_taken(ctx, cookie))
 		return 0; /* a conditional jump that stays in the function */

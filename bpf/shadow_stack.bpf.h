@@ -160,12 +160,67 @@ static __always_inline __u64 frame_latency(const struct cmon_frame *fr, __u64 ts
  * condition (CMON_COOKIE_JCC) is read from the flags.  x86 condition codes:
  * even ones as below, odd ones their negation.
  */
+/* Indirect jumps that may leave their function (CMON_COOKIE_IND), by site
+ * (sized by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cmon_ind_site);
+} ind_sites SEC(".maps");
+
+static __always_inline __u64 reg_value(struct pt_regs *ctx, __u32 reg)
+{
+	__u64 v;
+
+	/* barrier_var: one fixed-offset context load per case (the verifier
+	 * refuses a load at a computed context offset) */
+	switch (reg) {
+	case 0: v = ctx->ax; barrier_var(v); break;
+	case 1: v = ctx->cx; barrier_var(v); break;
+	case 2: v = ctx->dx; barrier_var(v); break;
+	case 3: v = ctx->bx; barrier_var(v); break;
+	case 4: v = ctx->sp; barrier_var(v); break;
+	case 5: v = ctx->bp; barrier_var(v); break;
+	case 6: v = ctx->si; barrier_var(v); break;
+	case 7: v = ctx->di; barrier_var(v); break;
+	case 8: v = ctx->r8; barrier_var(v); break;
+	case 9: v = ctx->r9; barrier_var(v); break;
+	case 10: v = ctx->r10; barrier_var(v); break;
+	case 11: v = ctx->r11; barrier_var(v); break;
+	case 12: v = ctx->r12; barrier_var(v); break;
+	case 13: v = ctx->r13; barrier_var(v); break;
+	case 14: v = ctx->r14; barrier_var(v); break;
+	default: v = ctx->r15; barrier_var(v); break;
+	}
+	return v;
+}
+
+/* An indirect jump leaves its function: its target (the register, or the
+ * word at register + disp) is outside [start, start + size). */
+static __always_inline bool ind_jump_leaves(struct pt_regs *ctx, __u64 cookie)
+{
+	__u32 id = (cookie >> CMON_COOKIE_IND_SHIFT) & CMON_COOKIE_IND_MASK;
+	struct cmon_ind_site *s = bpf_map_lookup_elem(&ind_sites, &id);
+	__u64 target, start;
+
+	if (!s)
+		return false;
+	target = reg_value(ctx, s->reg & 15);
+	if (s->mem && bpf_probe_read_user(&target, sizeof(target), (void *)(target + s->disp)))
+		return false; /* the jump itself will fault */
+	start = PT_REGS_IP(ctx) - s->off;
+	return target < start || target - start >= s->size;
+}
+
 static __always_inline bool exit_taken(struct pt_regs *ctx, __u64 cookie)
 {
 	__u32 cc = (cookie >> CMON_COOKIE_JCC_SHIFT) & CMON_COOKIE_JCC_MASK;
 	__u64 fl = ctx->flags;
 	bool cf = fl & 1, pf = fl & 4, zf = fl & 0x40, sf = fl & 0x80, of = fl & 0x800, t;
 
+	if (cookie & CMON_COOKIE_IND)
+		return ind_jump_leaves(ctx, cookie);
 	if (!cc)
 		return true;
 	cc--;

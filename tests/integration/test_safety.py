@@ -60,23 +60,30 @@ def test_list_shows_functions_that_never_return():
 
 
 def test_indirect_tail_call_returns():
-    """`return f(v)` through a pointer compiles to `jmp *%rax` and nothing
-    else: the function returns (it was taken for one that never does:
-    status never-returns, no value, no latency).  With uretprobes every call
-    returns its value; on return instructions there are none to probe: one
-    warning, the function skipped, nothing attached."""
+    """`return f(v)` through a pointer compiles to `jmp *%rax`: the function
+    returns (it was taken for one that never does: status never-returns, no
+    value, no latency).  With uretprobes every call returns its value.  On
+    return instructions the jump is probed and ends the call when its target
+    is outside the function (a tail call, as a direct one: no value): via_ptr
+    has no other exit, either() has a ret too (v <= 1), and table()'s jump
+    table jumps inside (its calls return their values)."""
     res = trace(["via_ptr"], launch=[target("tailptr"), "4"])
-    eq((res.code, res.stdout), (0, "42\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "468\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg1"], r["ret"], r["status"]) for r in res.rows],
        [(i, 2 * i, "ok") for i in range(4)], "every call returned twice its argument")
     check(all(r["latency_ns"] is not None for r in res.rows), "every call timed")
     code, out, err = cmon(["list", "via_ptr", "--", target("tailptr")])
     check("never-returns" not in out, "list: %r" % out)
-    code, out, err = cmon(["trace", "--return-probe", "insn", "--func", "via_ptr", "--",
-                           target("tailptr"), "4"])
-    eq(code, 1, "insn mode: nothing to trace (%s)" % err)
-    check("leaves through an indirect jump" in err, err)
-    check("--return-probe insn wants them" in err, "the reason is the user's choice: %r" % err)
+    res = trace(["via_ptr", "either", "table"], launch=[target("tailptr"), "4"],
+                extra=["--return-probe", "insn"])
+    eq((res.code, res.stdout), (0, "468\n"), "insn: exit status and output (%s)" % res.stderr)
+    got = {f: [(r["ret"], r["status"]) for r in res.rows if r["func"] == f]
+           for f in ("via_ptr", "either", "table")}
+    eq(got["via_ptr"], [(None, "tailcall")] * 4, "via_ptr: its jmp *%rax ends each call")
+    eq(got["either"], [(100, "ok"), (101, "ok"), (None, "tailcall"), (None, "tailcall")],
+       "either: its ret, or its tail call")
+    eq(got["table"], [(18, "ok"), (90, "ok"), (48, "ok"), (59, "ok")],
+       "table: the jump table's jump stays inside")
 
 
 def test_conditional_tail_call_ends_the_call_only_when_taken():
@@ -86,7 +93,7 @@ def test_conditional_tail_call_ends_the_call_only_when_taken():
     was ended at the jne as a tail call, its ret then finding no frame)."""
     res = trace(["cond_tail"], launch=[target("tailptr"), "4"],
                 extra=["--return-probe", "insn"])
-    eq((res.code, res.stdout), (0, "42\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "468\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg0"], r["status"], r["ret"]) for r in res.rows],
        [(0, "ok", 0), (1, "tailcall", None), (2, "tailcall", None), (3, "tailcall", None)],
        "the jne ends the call only when taken")
@@ -99,7 +106,7 @@ def test_lone_ret_function_on_its_ret():
     exit closed the call before (20 ms of sleep: its latency) and the last
     call was left as never returning."""
     res = trace(["hook"], launch=[target("tailptr"), "4"], extra=["--return-probe", "insn"])
-    eq((res.code, res.stdout), (0, "42\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "468\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg0"], r["status"]) for r in res.rows], [(i, "ok") for i in range(4)],
        "every call returned")
     check(all(r["latency_ns"] < 1000000 for r in res.rows),
@@ -261,7 +268,7 @@ def test_clone_parameter_not_passed_is_optimized_out():
     p->b is): a pointer that faulted, 'p: null'.  It is optimized out, and
     the others keep their own locations."""
     res = trace(["tailptr:sra*"], launch=[target("tailptr"), "3"], fmt="json")
-    eq((res.code, res.stdout), (0, "21\n"), "exit status and output (%s)" % res.stderr)
+    eq((res.code, res.stdout), (0, "382\n"), "exit status and output (%s)" % res.stderr)
     eq([(dict(r["args"]), r["retval"], "faults" in r) for r in res.rows],
        [({"k": i, "p": "<unavailable: optimized out>"}, 2 * i, False) for i in range(3)],
        "p optimized out, k and the value exact")
@@ -277,7 +284,7 @@ def test_loop_back_to_the_entry_is_one_call():
     for how in ("uretprobe", "insn"):
         res = trace(["count_down"], launch=[target("tailptr"), "4"],
                     extra=["--return-probe", how])
-        eq((res.code, res.stdout), (0, "42\n"), "%s: exit status and output (%s)"
+        eq((res.code, res.stdout), (0, "468\n"), "%s: exit status and output (%s)"
            % (how, res.stderr))
         eq([(r["arg0"], r["ret"], r["status"]) for r in res.rows],
            [(i, i, "ok") for i in range(4)], "%s: one call each, returning n" % how)

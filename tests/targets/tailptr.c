@@ -5,8 +5,8 @@
  * (its entry and exit probes share an address).
  *
  *   tailptr N    calls via_ptr(twice, i), hook(i), cond_tail(i),
- *                sra(&pair, i) and count_down(i, 0) for i = 0 .. N-1, 20 ms
- *                apart, prints the sum
+ *                sra(&pair, i), count_down(i, 0), either(twice, i) and
+ *                table(i, i + 1) for i = 0 .. N-1, 20 ms apart, prints the sum
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,29 @@ __attribute__((noinline)) int twice(int v)
 __attribute__((noinline, noipa)) int via_ptr(int (*f)(int), int v)
 {
 	return f(v);
+}
+
+/* v > 1: a tail call through f (jmp *%rax); else its own ret. */
+__attribute__((noinline, noipa)) int either(int (*f)(int), int v)
+{
+	if (v > 1)
+		return f(v);
+	return v + 100;
+}
+
+/* A switch gcc makes a jump table of (its cases compute differently): an
+ * indirect jump that stays in the function. */
+__attribute__((noinline, noipa)) int table(int k, int x)
+{
+	switch (k) {
+	case 0: return x * 7 + 11;
+	case 1: return (x ^ 0x55) + 3;
+	case 2: return x << 4;
+	case 3: return x * x * x - 5;
+	case 4: return 1000 / (x + 1);
+	case 5: return x | 0x300;
+	default: return -x;
+	}
 }
 
 __attribute__((noinline)) void hook(int v)
@@ -60,6 +83,7 @@ int main(int argc, char **argv)
 		sum += cond_tail(i);
 		sum += sra(&pr, i);
 		sum += (int)count_down(i, 0);
+		sum += either(f, i) + table(i, i + 1);
 		usleep(20000);
 	}
 	printf("%d\n", sum);

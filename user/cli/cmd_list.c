@@ -52,19 +52,22 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 		       "RET NS", "RETURN", "TIMED FROM");
 	for (size_t i = 0; i < s->n_funcs; i++) {
 		const struct probe_func *f = &s->funcs[i];
-		char ret[64], ret_cost[24], from[16];
+		char ret[128], ret_cost[24], from[16], ind_text[32];
 
 		if (f->usdt)
 			continue; /* listed after the functions */
 		if (f->never_returns)
 			snprintf(ret, sizeof(ret), "never-returns (no exit probe)");
-		else if (f->ret_mode == RETURN_INSN)
-			snprintf(ret, sizeof(ret), "ret-insn (%zu ret, %zu tail%s%s)",
+		else if (f->ret_mode == RETURN_INSN) {
+			size_t ind = f->ind_base != UINT32_MAX ? f->exits.n_ind : 0;
+
+			snprintf(ind_text, sizeof(ind_text), ", %zu indirect", ind);
+			snprintf(ret, sizeof(ret), "ret-insn (%zu ret, %zu tail%s%s%s)",
 				 f->exits.n_ret + f->cold_exits.n_ret,
-				 f->exits.n_tail + f->cold_exits.n_tail,
+				 f->exits.n_tail + f->cold_exits.n_tail, ind ? ind_text : "",
 				 f->cold_size ? "; a cold part" : "",
 				 f->go ? "; Go: its stack moves" : "");
-		else
+		} else
 			snprintf(ret, sizeof(ret), "%s", return_mode__name(f->ret_mode));
 		/* Where a latency starts: the entry probe, or a single-stepped
 		 * entry's step probe (insn.h), whose time has no single-step in it. */

@@ -96,6 +96,8 @@ void bpf_set__prepare(struct bpf_set *s)
 	 * LRU map of --on-change is preallocated. */
 	bpf_map__set_max_entries(s->expr_progs, s->o.exprs ? 2 * n_funcs : 1);
 	bpf_map__set_max_entries(s->change_last, on_change(s) ? CHANGE_ENTRIES : 1);
+	bpf_map__set_max_entries(s->ind_sites,
+				 s->set->n_ind_sites ? (uint32_t)s->set->n_ind_sites : 1);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			probe_links__prepare(progs[i]);
@@ -130,6 +132,23 @@ int bpf_set__load_exprs(struct bpf_set *s)
 			continue;
 		if (bpf_map_update_elem(fd, &k, &s->o.exprs[k], BPF_ANY))
 			return -errno;
+	}
+	/* Each indirect jump's site: where its target is, the function's
+	 * extent (probe_set__number_ind_sites numbered them). */
+	fd = bpf_map__fd(s->ind_sites);
+	for (size_t i = 0; i < s->set->n_funcs; i++) {
+		const struct probe_func *f = &s->set->funcs[i];
+
+		for (size_t k = 0; f->ind_base != UINT32_MAX && k < f->exits.n_ind; k++) {
+			const struct ind_jump *j = &f->exits.ind[k];
+			struct cmon_ind_site v = { .off = j->off, .size = (__u32)f->size,
+						   .disp = j->disp, .reg = j->reg, .mem = j->mem };
+			__u32 key = f->ind_base + (__u32)k;
+
+			if (f->ret_mode == RETURN_INSN &&
+			    bpf_map_update_elem(fd, &key, &v, BPF_ANY))
+				return -errno;
+		}
 	}
 	return 0;
 }

@@ -12,7 +12,8 @@
  *     BPF_SET_SHARED      (in the callback) their programs and maps
  *     bpf_set__prepare    (in the callback) the shared maps' sizes, the
  *                         programs made attachable
- *   bpf_set__load_exprs   --if / --on-change programs into their map
+ *   bpf_set__load_exprs   --if / --on-change programs into their map, and
+ *                         the indirect jumps' sites (cmon_ind_site)
  *   bpf_set__attach_lifecycle  thread exit, exec, the fork follower
  *   bpf_set__attach_probes     the probe set's uprobe_multi links
  *   bpf_set__detach_probes / bpf_set__detach / bpf_set__free
@@ -61,7 +62,7 @@ struct bpf_set {
 	struct bpf_program *entry, *exit, *usdt, *stack_made, *step, *py_entry, *py_exit;
 	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
-	struct bpf_map *stack_regions, *coro_stacks;
+	struct bpf_map *stack_regions, *coro_stacks, *ind_sites;
 
 	const struct probe_set *set;
 	struct bpf_set_opts o;
@@ -127,6 +128,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->change_last = (skel)->maps.change_last;                           \
 		(s)->stack_regions = (skel)->maps.stack_regions;                       \
 		(s)->coro_stacks = (skel)->maps.coro_stacks;                           \
+		(s)->ind_sites = (skel)->maps.ind_sites;                               \
 	} while (0)
 
 /* Before load, the programs and maps bound: the shared maps sized for the

@@ -384,6 +384,33 @@ static bool raw_branch_target(const struct raw_insn *r, size_t off, size_t n, in
 	return false;
 }
 
+/* R, an indirect jump at OFF, as an exit probe can follow it: jmp *%reg,
+ * or jmp *disp(%reg) (no index register: a table indexed so stays in the
+ * function, a jump table's).  False for other forms. */
+static bool ind_jump_of(const struct raw_insn *r, uint32_t off, struct ind_jump *j)
+{
+	uint8_t modrm = raw_byte(r, 1), mod = modrm >> 6, rm = modrm & 7;
+	uint8_t base = (uint8_t)(rm | ((r->rex & 1) << 3));
+	size_t at = r->op + 2; /* the displacement, after the modrm byte */
+
+	memset(j, 0, sizeof(*j));
+	j->off = off;
+	j->reg = base;
+	if (mod == 3)
+		return true;
+	if (rm == 4 || (mod == 0 && rm == 5))
+		return false; /* SIB (a table), or rip-relative (the GOT: a tail exit) */
+	j->mem = true;
+	if (mod == 1 && at < r->len)
+		j->disp = (int8_t)r->b[at];
+	else if (mod == 2 && at + 4 <= r->len)
+		j->disp = (int32_t)((uint32_t)r->b[at] | (uint32_t)r->b[at + 1] << 8 |
+				    (uint32_t)r->b[at + 2] << 16 | (uint32_t)r->b[at + 3] << 24);
+	else if (mod != 0)
+		return false;
+	return true;
+}
+
 enum exit_kind { EXIT_NONE, EXIT_RET, EXIT_TAIL };
 
 /* The exit kind of the instruction B (N bytes) at OFF of a body of LEN at
@@ -459,7 +486,7 @@ int insn__plan_exits(const uint8_t *code, size_t len, uint64_t addr, struct exit
 int insn__plan_exits_in(const uint8_t *code, size_t len, uint64_t addr, uint64_t in_lo,
 			uint64_t in_hi, struct exit_plan *out)
 {
-	size_t cap_ret = 0, cap_tail = 0, cap_cond = 0;
+	size_t cap_ret = 0, cap_tail = 0, cap_cond = 0, cap_ind = 0;
 	uint8_t cond;
 	const uint8_t *p = code;
 	size_t left = len;
@@ -491,9 +518,24 @@ int insn__plan_exits_in(const uint8_t *code, size_t len, uint64_t addr, uint64_t
 		k = exit_kind(code + off, cs_buf->size, off, len, addr, in_lo, in_hi, &cond);
 		if (k == EXIT_NONE) {
 			struct raw_insn r;
+			struct ind_jump j;
 
 			raw_parse(code + off, cs_buf->size, &r);
-			out->n_indirect += raw_is_local_indirect_jmp(&r);
+			if (raw_is_local_indirect_jmp(&r)) {
+				out->n_indirect++;
+				if (ind_jump_of(&r, (uint32_t)off, &j)) {
+					struct ind_jump *v = out->n_ind == cap_ind ?
+						realloc(out->ind, (cap_ind = cap_ind ? 2 * cap_ind : 4) *
+								  sizeof(*v)) : out->ind;
+
+					if (!v) {
+						err = -ENOMEM;
+						goto cleanup;
+					}
+					out->ind = v;
+					out->ind[out->n_ind++] = j;
+				}
+			}
 		}
 		if (k == EXIT_RET)
 			err = offs_push(&out->ret_offs, &out->n_ret, &cap_ret, (uint32_t)off);
@@ -652,5 +694,6 @@ void exit_plan__clear(struct exit_plan *p)
 	free(p->ret_offs);
 	free(p->tail_offs);
 	free(p->tail_cond);
+	free(p->ind);
 	memset(p, 0, sizeof(*p));
 }

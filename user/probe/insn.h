@@ -72,6 +72,14 @@ int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t ent
 bool insn__branches_into(const uint8_t *code, size_t len, uint64_t addr, uint32_t lo,
 			 uint32_t hi);
 
+/* An indirect jump of a function body (cmon_ind_site). */
+struct ind_jump {
+	uint32_t off;  /* from the function's start */
+	int32_t disp;  /* MEM: the target is the word at reg + disp */
+	uint8_t reg;   /* x86 encoding: 0 rax .. 7 rdi, 8 r8 .. 15 r15 */
+	bool mem;
+};
+
 /* The exits of a whole function body. */
 struct exit_plan {
 	uint32_t *ret_offs;  /* offsets (from the function start) of ret instructions */
@@ -85,6 +93,11 @@ struct exit_plan {
 	/* indirect jumps (`jmp *%rax`, jump tables): each may be a tail call
 	 * through a function pointer, so a body with one may return. */
 	size_t n_indirect;
+	/* Those whose target an exit probe can compute (jmp *%reg, jmp
+	 * *disp(%reg); not a table indexed by a scaled register): probed,
+	 * they end a call when their target is outside the function. */
+	struct ind_jump *ind;
+	size_t n_ind;
 	bool complete;       /* every byte decoded; false: do not trust the exits */
 };
 

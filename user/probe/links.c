@@ -201,6 +201,14 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 					      cookie_of(i, CMON_EXIT_TAIL_JMP) |
 					      (uint64_t)f->exits.tail_cond[k] << CMON_COOKIE_JCC_SHIFT |
 					      (f->go ? CMON_COOKIE_GO : 0));
+		/* indirect jumps: exits when they leave the function (the BPF
+		 * side looks at their target, cmon_ind_site) */
+		for (size_t k = 0; f->ret_mode == RETURN_INSN && f->ind_base != UINT32_MAX &&
+				   k < f->exits.n_ind && !err; k++)
+			err = probe_list__add(&insn, f->file_offset + f->exits.ind[k].off,
+					      cookie_of(i, CMON_EXIT_TAIL_JMP) | CMON_COOKIE_IND |
+					      (uint64_t)(f->ind_base + k) << CMON_COOKIE_IND_SHIFT |
+					      (f->go ? CMON_COOKIE_GO : 0));
 		/* its cold part's exits are its own (resolve.h) */
 		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->cold_exits.n_ret && !err; k++)
 			err = probe_list__add(&insn, f->cold_file_offset + f->cold_exits.ret_offs[k],

@@ -566,7 +566,7 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 	}
 	/* Returns only through indirect jumps: none to put a probe on. */
 	if (err || !pf->exits.complete ||
-	    (!pf->exits.n_ret && !pf->exits.n_tail && !pf->cold_exits.n_ret &&
+	    (!pf->exits.n_ret && !pf->exits.n_tail && !pf->exits.n_ind && !pf->cold_exits.n_ret &&
 	     !pf->cold_exits.n_tail))
 		goto no_exits;
 	return 0;
@@ -1134,8 +1134,26 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 			b.set->stack_switch = true;
 	for (size_t i = 0; i < b.set->n_funcs; i++)
 		b.set->go |= b.set->funcs[i].go;
+	probe_set__number_ind_sites(b.set);
 	*out = b.set;
 	return 0;
+}
+
+void probe_set__number_ind_sites(struct probe_set *set)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n_funcs; i++) {
+		struct probe_func *f = &set->funcs[i];
+
+		f->ind_base = UINT32_MAX;
+		if (f->ret_mode != RETURN_INSN || !f->exits.n_ind ||
+		    n + f->exits.n_ind > CMON_COOKIE_IND_MASK + 1)
+			continue;
+		f->ind_base = (uint32_t)n;
+		n += f->exits.n_ind;
+	}
+	set->n_ind_sites = n;
 }
 
 size_t probe_set__probe_count(const struct probe_set *set)

@@ -63,6 +63,10 @@ struct probe_func {
 	 * only).  COLD_SIZE 0: none. */
 	uint64_t cold_addr, cold_size, cold_file_offset;
 	struct exit_plan cold_exits;
+	/* RETURN_INSN: the first of its indirect jumps' sites (exits.ind) in
+	 * the set's ind_sites map (probe_set__number_ind_sites); UINT32_MAX:
+	 * not probed (past the map's reach). */
+	uint32_t ind_base;
 	/* Entered without a return to wait for: the object's entry point
 	 * (_start: [sp] is argc, not a return address) or a body with no ret
 	 * and no tail jump (noreturn).  It gets no exit probe in any mode: a
@@ -126,7 +130,14 @@ struct probe_set {
 	bool go; /* some function is Go's: frames pair per goroutine */
 	uint64_t exe_dev, exe_ino; /* --binary: the program whose processes count */
 	pid_t launch_pid; /* -- CMD: the child, traced from its exec (lifecycle.bpf.h) */
+	size_t n_ind_sites; /* the indirect jumps probed as possible exits */
 };
+
+/* Number the indirect jumps of SET's functions on return instructions:
+ * each function's ind_base, and n_ind_sites (a set's map holds at most
+ * CMON_COOKIE_IND_MASK + 1: the jumps of functions past that are not
+ * probed).  Done by probe_set__resolve and probe_set__union. */
+void probe_set__number_ind_sites(struct probe_set *set);
 
 struct resolve_opts {
 	const pid_t *pids;      /* -p */

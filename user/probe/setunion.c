@@ -22,6 +22,13 @@ static int copy_exits(const struct exit_plan *in, struct exit_plan *out)
 {
 	out->ret_offs = out->tail_offs = NULL;
 	out->tail_cond = NULL;
+	out->ind = NULL;
+	if (in->n_ind) {
+		out->ind = malloc(in->n_ind * sizeof(*out->ind));
+		if (!out->ind)
+			return -ENOMEM;
+		memcpy(out->ind, in->ind, in->n_ind * sizeof(*out->ind));
+	}
 	if (in->n_tail) {
 		out->tail_cond = malloc(in->n_tail);
 		if (!out->tail_cond)
@@ -42,8 +49,10 @@ static int copy_func(const struct probe_func *f, size_t object, struct probe_fun
 	out->usdt_args = f->usdt_args ? strdup(f->usdt_args) : NULL;
 	out->exits.ret_offs = out->exits.tail_offs = NULL;
 	out->exits.tail_cond = NULL;
+	out->exits.ind = NULL;
 	out->cold_exits.ret_offs = out->cold_exits.tail_offs = NULL;
 	out->cold_exits.tail_cond = NULL;
+	out->cold_exits.ind = NULL;
 	if (!out->name || (f->usdt_args && !out->usdt_args) ||
 	    copy_exits(&f->exits, &out->exits) || copy_exits(&f->cold_exits, &out->cold_exits)) {
 		free(out->name);
@@ -200,6 +209,7 @@ int probe_set__union(const struct probe_set *const *sets, size_t n, uint32_t *co
 			goto fail;
 	}
 	free(keys);
+	probe_set__number_ind_sites(u);
 	*out = u;
 	return 0;
 fail:
