@@ -84,15 +84,16 @@ def test_failed_run_leaves_no_file():
     eq(read_text(path), "keep\n", "an existing file after a failed run")
 
 
-def _summary(err):
+def _summary(err, funcs=("add",)):
+    """The summary's events written / not written, and the calls of FUNCS."""
     got = {}
     for line in err.splitlines():
         for key in ("events written", "events not written"):
             if line.startswith("cmon: %s: " % key):
                 got[key] = int(line.split(": ")[2].split()[0])
         words = line.split()
-        if len(words) == 5 and words[1] == "add":
-            got["calls"] = int(words[2])
+        if len(words) == 5 and words[1] in funcs:
+            got["calls"] = got.get("calls", 0) + int(words[2])
     return got
 
 
@@ -149,14 +150,7 @@ def test_full_disk_store_counts_what_was_committed():
         held = db.execute("SELECT count(*) FROM calls").fetchone()[0]
         funcs = sorted(r[0] for r in db.execute("SELECT name FROM functions"))
         db.close()
-        got = {}
-        for line in err.splitlines():
-            for key in ("events written", "events not written"):
-                if line.startswith("cmon: %s: " % key):
-                    got[key] = int(line.split(": ")[2].split()[0])
-            w = line.split()
-            if len(w) == 5 and w[1] in ("sum_buf", "sum_ints"):
-                got["calls"] = got.get("calls", 0) + int(w[2])
+        got = _summary(err, ("sum_buf", "sum_ints"))
         check(held > 100, "calls in the store: %d" % held)
         eq(got["events written"], held, "written = the calls the store holds")
         eq(got["events written"] + got["events not written"], got["calls"],

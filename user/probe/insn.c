@@ -598,37 +598,49 @@ static bool raw_leaves_line(const struct raw_insn *r)
 }
 
 
-bool insn__branches_into(const uint8_t *code, size_t len, uint64_t addr, uint32_t lo,
-			 uint32_t hi)
+enum landing { LANDS_NOT, LANDS_IN, LANDS_UNKNOWN };
+
+/* Does a direct branch of the body CODE (LEN bytes at ADDR) land in [LO,
+ * HI] (offsets)?  Calls count only with CALLS (a call to the function
+ * itself is recursion: a new call); an indirect jump inside the body makes
+ * it unknown with INDIRECT_UNKNOWN (a jump table's targets), and so does a
+ * body that does not decode. */
+static enum landing body_lands_in(const uint8_t *code, size_t len, uint64_t addr, int64_t lo,
+				  int64_t hi, bool calls, bool indirect_unknown)
 {
 	const uint8_t *p = code;
 	size_t left = len;
 	uint64_t a = addr;
 
-	if (!code || !len || insn_cs_get())
-		return false;
 	while (left > 0) {
 		size_t at = (size_t)(p - code);
 		struct raw_insn r;
 		int64_t t;
 
 		if (!cs.disasm_iter(cs_handle, &p, &left, &a, cs_buf))
-			return false;
+			return LANDS_UNKNOWN;
 		raw_parse(code + at, cs_buf->size, &r);
-		/* a call to the function itself is recursion: a new call */
-		if (raw_byte(&r, 0) != 0xe8 && raw_branch_target(&r, at, cs_buf->size, &t) &&
-		    t >= (int64_t)lo && t <= (int64_t)hi)
-			return true;
+		if (indirect_unknown && raw_is_local_indirect_jmp(&r))
+			return LANDS_UNKNOWN;
+		if ((calls || raw_byte(&r, 0) != 0xe8) &&
+		    raw_branch_target(&r, at, cs_buf->size, &t) && t >= lo && t <= hi)
+			return LANDS_IN;
 	}
-	return false;
+	return LANDS_NOT;
+}
+
+bool insn__branches_into(const uint8_t *code, size_t len, uint64_t addr, uint32_t lo,
+			 uint32_t hi)
+{
+	if (!code || !len || insn_cs_get())
+		return false;
+	return body_lands_in(code, len, addr, lo, hi, false, false) == LANDS_IN;
 }
 
 int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t entry_off,
 		    struct step_plan *out)
 {
-	const uint8_t *p;
-	size_t off = entry_off, left, n = 0;
-	uint64_t a;
+	size_t off = entry_off, n = 0;
 	int err;
 
 	if (!code || !out || entry_off >= len)
@@ -663,27 +675,10 @@ int insn__plan_step(const uint8_t *code, size_t len, uint64_t addr, uint32_t ent
 		return 0;
 
 	/* No branch of the function may land between the entry and the step
-	 * probe: linear sweep of the whole body, as insn__plan_exits. */
-	p = code;
-	left = len;
-	a = addr;
-	while (left > 0) {
-		size_t at = (size_t)(p - code);
-		struct raw_insn r;
-		int64_t t;
-
-		if (!cs.disasm_iter(cs_handle, &p, &left, &a, cs_buf))
-			goto none;
-		raw_parse(code + at, cs_buf->size, &r);
-		if (raw_is_local_indirect_jmp(&r))
-			goto none;
-		if (raw_branch_target(&r, at, cs_buf->size, &t) && t > (int64_t)entry_off &&
-		    t <= (int64_t)out->off)
-			goto none;
-	}
-	return 0;
-none:
-	memset(out, 0, sizeof(*out));
+	 * probe, nor may a jump table (its targets are unknown). */
+	if (body_lands_in(code, len, addr, (int64_t)entry_off + 1, out->off, true, true) !=
+	    LANDS_NOT)
+		memset(out, 0, sizeof(*out));
 	return 0;
 }
 
