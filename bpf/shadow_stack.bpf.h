@@ -154,12 +154,6 @@ static __always_inline __u64 frame_latency(const struct cmon_frame *fr, __u64 ts
 	return ts > start ? ts - start : 0;
 }
 
-/*
- * A conditional jump out of a function (a conditional tail call) is one
- * of its exits, but its probe fires whether or not it is taken: the
- * condition (CMON_COOKIE_JCC) is read from the flags.  x86 condition codes:
- * even ones as below, odd ones their negation.
- */
 /* Indirect jumps that may leave their function (CMON_COOKIE_IND), by site
  * (sized by user space). */
 struct {
@@ -213,6 +207,13 @@ static __always_inline bool ind_jump_leaves(struct pt_regs *ctx, __u64 cookie)
 	return target < start || target - start >= s->size;
 }
 
+/*
+ * Does the exit probe with COOKIE end its call?  A conditional jump out of
+ * a function (a conditional tail call) is one of its exits, but its probe
+ * fires whether or not it is taken: the condition (CMON_COOKIE_JCC) is read
+ * from the flags (x86 condition codes: even ones as below, odd ones their
+ * negation).  An indirect jump ends it when it leaves the function.
+ */
 static __always_inline bool exit_taken(struct pt_regs *ctx, __u64 cookie)
 {
 	__u32 cc = (cookie >> CMON_COOKIE_JCC_SHIFT) & CMON_COOKIE_JCC_MASK;

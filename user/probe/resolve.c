@@ -564,7 +564,8 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 		exit_plan__clear(&pf->cold_exits);
 		return 0;
 	}
-	/* Returns only through indirect jumps: none to put a probe on. */
+	/* No exit a probe can see (its indirect jumps index tables: their
+	 * targets cannot be followed). */
 	if (err || !pf->exits.complete ||
 	    (!pf->exits.n_ret && !pf->exits.n_tail && !pf->exits.n_ind && !pf->cold_exits.n_ret &&
 	     !pf->cold_exits.n_tail))
@@ -580,7 +581,7 @@ no_exits:
 	}
 	log_warn("%s in %s: cannot find its return instructions%s, and %s; skipped (use "
 		 "--no-return to trace its entries)", nm, obj->path,
-		 indirect ? " (it leaves through an indirect jump)" : "",
+		 indirect ? " (it leaves through an indirect jump cmon cannot follow)" : "",
 		 forced ? "--return-probe insn wants them" :
 			  "a uretprobe is not safe in this program (C++/Rust/Go unwinding)");
 	return 1;
