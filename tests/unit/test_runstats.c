@@ -42,6 +42,10 @@ static void test_identical_zero_and_caps(void **state)
 	const double wide[] = { 1, 100 };
 	runstats__compute(wide, 2, false, 15.95, &rs);
 	assert_true(rs.digits == 0);
+	/* spread exactly the mean: -log10(1) is -0.0, printed "-0.00" */
+	const double unit[] = { -6, -3, 0 };
+	runstats__compute(unit, 3, false, 15.95, &rs);
+	assert_true(rs.digits == 0 && !signbit(rs.digits));
 }
 
 static void test_type_digits(void **state)

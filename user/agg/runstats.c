@@ -35,7 +35,7 @@ void runstats__compute(const double *v, size_t n, bool identical, double cap,
 	} else {
 		double s = -log10(out->sd / fabs(out->mean));
 
-		out->digits = s < 0 ? 0 : s > cap ? cap : s;
+		out->digits = s <= 0 ? 0 : s > cap ? cap : s; /* 0, not -0 */
 	}
 }
 
