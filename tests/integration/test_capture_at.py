@@ -58,3 +58,23 @@ def test_capture_at_usage():
                          target("mutate")])
     eq((code, err), (2, "cmon: trace: --capture-at 'later': expected entry, return or both\n"),
        "a bad --capture-at")
+
+
+def test_store_notes_are_the_entry_values():
+    """--capture-at both keeps the entry's values in the store; what the
+    read at the return found (fill()'s "hello", cut by --strlen 3) is not
+    noted as if it were the stored value's (it showed buf = "" with
+    'truncated buf').  trace's record still lists it."""
+    import os
+    from cmonlib import tmpfile
+    store = tmpfile("at-both")
+    code, _, err = cmon(["capture", "-q", "--func", "fill", "--capture-at", "both", "--strlen",
+                         "3", "-o", store, "--", target("mutate")])
+    eq(code, 0, "capture (%s)" % err)
+    code, out, err = cmon(["show", store, "fill", "1"])
+    eq(code, 0, "show (%s)" % err)
+    eq([l for l in out.splitlines() if l.startswith(("truncated", "unreadable"))], [],
+       "no notes for the entry's values: %r" % out)
+    res = trace(["fill"], launch=[target("mutate")], fmt="json",
+                extra=["--capture-at", "both", "--strlen", "3"])
+    eq([r.get("truncated") for r in res.rows], [["buf"]], "trace: the return's read was cut")

@@ -1130,6 +1130,10 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 	}
 	err = err ?: strbuf__putc(&o->args, '}');
 	/* --capture-at both: the same pointers at the return, and the change */
+	o->again_truncated[0] = o->again_truncated[1] = o->truncated.len;
+	o->again_faults[0] = o->again_faults[1] = o->faults.len;
+	o->again_n_truncated = o->n_truncated;
+	o->again_n_faults = o->n_faults;
 	if (!err && l->capture_at == PLAN_AT_BOTH && l->again && c->has_ret) {
 		size_t n = 0;
 
@@ -1154,7 +1158,11 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 						   one->buf ? one->buf : "null");
 		}
 		err = err ?: strbuf__putc(&o->at_return, '}') ?: strbuf__putc(&o->changed, '}');
+		o->again_truncated[1] = o->truncated.len;
+		o->again_faults[1] = o->faults.len;
 	}
+	o->again_n_truncated = o->n_truncated - o->again_n_truncated;
+	o->again_n_faults = o->n_faults - o->again_n_faults;
 	/* the return value */
 	if (!err) {
 		r.sb = &o->ret;

@@ -107,6 +107,10 @@ struct render_out {
 	struct strbuf at_return, changed;
 	size_t n_changed;
 	size_t n_truncated, n_faults;
+	/* --capture-at both: the bytes [from, to) of truncated / faults (and
+	 * how many paths) that the values read again at the return added: a
+	 * store keeps only the entry's values, and notes only theirs */
+	size_t again_truncated[2], again_faults[2], again_n_truncated, again_n_faults;
 	size_t n_unavailable;      /* values in SSE or x87 registers (unreadable) */
 	const char **cells;        /* [n_cells]: each parameter's JSON value text */
 	size_t n_cells;

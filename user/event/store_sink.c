@@ -85,6 +85,26 @@ static int64_t py_store_func(struct store_sink *ss, const struct call_record *cr
 	return id;
 }
 
+/* LIST, a JSON array of N paths, without the bytes [CUT[0], CUT[1]) that
+ * hold N_CUT of them (--capture-at both: the values read again at the
+ * return, which the store does not keep), into OUT.  0 or -ENOMEM. */
+static int put_list_but(struct strbuf *out, const struct strbuf *list, size_t n,
+			const size_t cut[2], size_t n_cut)
+{
+	const char *b = list->buf ? list->buf : "[]";
+	size_t len = list->buf ? list->len : 2, from = cut[0], to = cut[1];
+
+	if (!n || n == n_cut)
+		return strbuf__puts(out, "[]");
+	if (!n_cut || from >= to || to > len)
+		return strbuf__putn(out, b, len);
+	/* the cut's paths are "a" (the first: the next one's comma goes) or
+	 * ",a" (after others) */
+	if (b[from] != ',' && to < len && b[to] == ',')
+		to++;
+	return strbuf__putn(out, b, from) ?: strbuf__putn(out, b + to, len - to);
+}
+
 /* One call into the store, with its typed values and buffers. */
 static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t func_id)
 {
@@ -168,11 +188,15 @@ static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t f
 		sc.n_blobs++;
 	}
 	sc.blobs = ss->blobs;
-	if (ro && (ro->n_truncated || ro->n_faults)) {
+	if (ro && (ro->n_truncated > ro->again_n_truncated || ro->n_faults > ro->again_n_faults)) {
 		strbuf__reset(&ss->notes);
-		if (strbuf__printf(&ss->notes, "{\"truncated\":%s,\"faults\":%s}",
-				   ro->n_truncated ? ro->truncated.buf : "[]",
-				   ro->n_faults ? ro->faults.buf : "[]"))
+		if (strbuf__puts(&ss->notes, "{\"truncated\":") ||
+		    put_list_but(&ss->notes, &ro->truncated, ro->n_truncated, ro->again_truncated,
+				 ro->again_n_truncated) ||
+		    strbuf__puts(&ss->notes, ",\"faults\":") ||
+		    put_list_but(&ss->notes, &ro->faults, ro->n_faults, ro->again_faults,
+				 ro->again_n_faults) ||
+		    strbuf__putc(&ss->notes, '}'))
 			return -ENOMEM;
 		sc.notes_json = ss->notes.buf;
 	}
