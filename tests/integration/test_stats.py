@@ -64,8 +64,12 @@ def test_stats_digits_of_perturbed_inputs():
             r = rows[(k + 1, n)]
             eq((r["sig_digits"], r["mean"], r["std"], r["runs"]), ("all", want, 0, 3),
                "call %d %s" % (k + 1, n))
+        # s.tag differs by 1 and 2 between runs: compared exactly (by its
+        # bits), not as doubles (equal: they said "all")
         t = rows[(k + 1, "s.tag")]
-        eq((t["sig_digits"], t["std"], t["runs"]), ("all", 0, 3), "call %d s.tag" % (k + 1))
+        eq(t["runs"], 3, "call %d s.tag" % (k + 1))
+        check(t["sig_digits"] != "all" and abs(t["sig_digits"] - 64 * math.log10(2)) < 1e-3,
+              "s.tag's values differ, below a double's resolution: %r" % t)
         check(abs(t["mean"] - float(2 ** 64 - 1 - k)) < 1e5, "s.tag's mean: %r" % t)
     eq(rows[(1, "n")]["type"], "int", "parameter type")
 

@@ -8,8 +8,8 @@
  *   s.x    = 3.0 + k + DELTA        (double, in memory: a struct member)
  *   s.f    = (float)(0.5 + k)       (float, the same in every run)
  *   s.n    = 10 * k                 (int)
- *   s.tag  = UINT64_MAX - k         (uint64 above INT64_MAX: JSON a parser
- *                                    may refuse; the same in every run)
+ *   s.tag  = UINT64_MAX - k - DELTA * 1e4   (uint64 above INT64_MAX: JSON
+ *                                    a parser may refuse; 0, 1, 2 lower by run)
  *   vals[] = { 1.0 + DELTA, 2.0, 4.0 * (k + 1) }
  * and compute_step returns s.n + n, the same in every run.  Running it with DELTA 0,
  * 1e-4, 2e-4 makes s.x and vals[0] differ in their 4th-5th digit and leaves
@@ -46,7 +46,8 @@ int main(int argc, char **argv)
 
 	for (int k = 0; k < calls; k++) {
 		struct sample s = { 3.0 + k + delta, (float)(0.5 + k), 10 * k,
-				    ~0ull - (unsigned long long)k };
+				    ~0ull - (unsigned long long)k -
+					    (unsigned long long)(delta * 1e4 + 0.5) };
 		double vals[3] = { 1.0 + delta, 2.0, 4.0 * (k + 1) };
 
 		total += compute_step(&s, vals, 3);

@@ -138,6 +138,11 @@ static int add_value(struct stats *st, size_t run, const char *func, unsigned pr
 	return 0;
 }
 
+/* A uint64 above INT64_MAX, which jansson refuses (and with it the whole
+ * object holding one), is rewritten as a string of its digits behind this
+ * marker, which flatten reads back exactly. */
+#define BIG_UINT_MARK "\001u64:"
+
 /* Every number in J under PATH (st->path holds it). */
 static int flatten(struct stats *st, size_t run, const char *func, unsigned proc, uint64_t call,
 		   json_t *j, const char *type)
@@ -153,6 +158,18 @@ static int flatten(struct stats *st, size_t run, const char *func, unsigned proc
 	if (json_is_real(j))
 		return add_value(st, run, func, proc, call, st->path.buf, type, false,
 				 json_real_value(j), 0);
+	if (json_is_string(j) && !strncmp(json_string_value(j), BIG_UINT_MARK,
+					  sizeof(BIG_UINT_MARK) - 1)) {
+		unsigned long long u;
+
+		errno = 0;
+		u = strtoull(json_string_value(j) + sizeof(BIG_UINT_MARK) - 1, NULL, 10);
+		if (errno)
+			return 0; /* above UINT64_MAX: not a C value */
+		/* compared by its bits, as a top-level one */
+		return add_value(st, run, func, proc, call, st->path.buf, type, true, (double)u,
+				 (int64_t)u);
+	}
 	if (json_is_boolean(j))
 		return add_value(st, run, func, proc, call, st->path.buf, type, true,
 				 json_is_true(j), json_is_true(j));
@@ -187,10 +204,9 @@ static int flatten(struct stats *st, size_t run, const char *func, unsigned proc
 	return err;
 }
 
-/* TEXT with every integer above INT64_MAX written as a real (jansson
- * refuses those, and would drop the whole object holding one): a copy to
- * free, or NULL when it has none or memory ran out. */
-static char *big_ints_as_reals(const char *text)
+/* TEXT with every integer above INT64_MAX marked so (BIG_UINT_MARK): a
+ * copy to free, or NULL when it has none or memory ran out. */
+static char *big_ints_marked(const char *text)
 {
 	struct strbuf out = {};
 	bool changed = false, in_str = false;
@@ -219,8 +235,8 @@ static char *big_ints_as_reals(const char *text)
 			if (end == q && *q != '.' && *q != 'e' && *q != 'E' &&
 			    (errno == ERANGE || u > (unsigned long long)INT64_MAX) &&
 			    (p == text || p[-1] != '-')) {
-				if (strbuf__printf(&out, "%.17g", errno == ERANGE ? 1.8446744073709552e19
-										 : (double)u))
+				if (strbuf__puts(&out, "\"\\u0001u64:") ||
+				    strbuf__putn(&out, p, (size_t)(q - p)) || strbuf__putc(&out, '"'))
 					goto fail;
 				changed = true;
 				p = q;
@@ -252,8 +268,8 @@ static int add_json(struct stats *st, size_t run, const char *func, unsigned pro
 	if (!text)
 		return 0;
 	j = json_loads(text, JSON_DECODE_ANY, NULL);
-	/* a uint64 above INT64_MAX inside an object or array: as a double */
-	if (!j && (text[0] == '{' || text[0] == '[') && (reals = big_ints_as_reals(text))) {
+	/* a uint64 above INT64_MAX inside an object or array: marked, exact */
+	if (!j && (text[0] == '{' || text[0] == '[') && (reals = big_ints_marked(text))) {
 		j = json_loads(reals, JSON_DECODE_ANY, NULL);
 		free(reals);
 	}
