@@ -171,13 +171,15 @@ static __always_inline bool wanted(struct task_struct *task)
 	return task_wanted(task);
 }
 
-static __always_inline void count_arg_value(struct cmon_prof_value *v, __u64 a)
+/* Bucket A, an argument IS_SIGNED, BYTES wide. */
+static __always_inline void count_arg_as(struct cmon_prof_value *v, __u64 a, __u32 bytes,
+					 __u32 is_signed)
 {
 	__u32 b;
 
-	a = hist_arg_value(a, targ_hist_bytes, targ_hist_signed);
+	a = hist_arg_value(a, bytes, is_signed);
 	/* log2 buckets hold values >= 0: a negative one is out of range */
-	if (!targ_linear && targ_hist_signed && (__s64)a < 0)
+	if (!targ_linear && is_signed && (__s64)a < 0)
 		b = HIST_ARG_NBUCKETS;
 	else if (targ_linear)
 		b = hist_arg_linear_bucket(a, targ_lin_min, targ_lin_step);
@@ -187,6 +189,12 @@ static __always_inline void count_arg_value(struct cmon_prof_value *v, __u64 a)
 		v->arg_hist[b]++;
 	else
 		v->arg_overflow++;
+}
+
+/* A function's argument: at the width and sign --hist resolved. */
+static __always_inline void count_arg_value(struct cmon_prof_value *v, __u64 a)
+{
+	count_arg_as(v, a, targ_hist_bytes, targ_hist_signed);
 }
 
 static __always_inline void count_arg(struct cmon_prof_value *v, struct pt_regs *ctx)
@@ -262,8 +270,10 @@ int BPF_KPROBE(cmon_prof_usdt)
 	if (!v || targ_hist_arg < 0 || targ_hist_arg >= CMON_MAX_ARGS)
 		return 0;
 	spec = bpf_map_lookup_elem(&usdt_specs, &func_id);
+	/* at its own note's width and sign (usdt_arg widens it to 64 bits),
+	 * whatever functions of the set say */
 	if (spec && k < spec->n_args && k < CMON_MAX_ARGS)
-		count_arg_value(v, usdt_arg(ctx, &spec->args[k]));
+		count_arg_as(v, usdt_arg(ctx, &spec->args[k]), 8, spec->args[k].is_signed);
 	else
 		v->arg_overflow++; /* a site with fewer arguments */
 	return 0;
