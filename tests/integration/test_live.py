@@ -228,3 +228,24 @@ def test_one_store_per_process():
                 .splitlines()]
         eq([(r["pid"], r["a"]) for r in rows], [(p.pid, i) for i in range(n)],
            "calls in %s" % store)
+
+
+def test_store_on_a_nearly_full_disk_says_why():
+    """A store created where only a few KiB are left: SQLite fails to
+    extend its -shm file, an I/O error whose cause is ENOSPC; cmon said
+    'Input/output error'.  One line, the cause, exit 1, nothing traced."""
+    import tempfile
+    mnt = tempfile.mkdtemp(dir=os.path.dirname(tmpfile("x")))
+    subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", mnt])
+    try:
+        for kib in (268, 284):
+            with open(os.path.join(mnt, "fill"), "wb") as f:
+                f.write(b"\0" * (kib * 1024))
+            code, out, err = cmon(["capture", "-o", os.path.join(mnt, "r%d" % kib), "--func",
+                                   "add", "--", target(), "calls"])
+            eq((code, out), (1, ""), "exit status, nothing run (%s)" % err)
+            eq(len(err.splitlines()), 1, "one line: %r" % err)
+            check("No space left on device" in err, "%d KiB used: %r" % (kib, err))
+            os.unlink(os.path.join(mnt, "fill"))
+    finally:
+        subprocess.call(["umount", mnt])

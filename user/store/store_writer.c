@@ -115,6 +115,10 @@ static int fail(struct store_writer *w, int rc)
 
 	if (!err)
 		return 0;
+	/* an I/O error: the system's own cause (a write into a full disk
+	 * extending the -shm file says ENOSPC there, not SQLITE_FULL) */
+	if ((rc & 0xff) == SQLITE_IOERR && w->db && sqlite3_system_errno(w->db) > 0)
+		err = -sqlite3_system_errno(w->db);
 	snprintf(w->errmsg, sizeof(w->errmsg), "%s", sqlite3_errmsg(w->db));
 	if (!w->failed)
 		w->failed = err;
