@@ -13,13 +13,15 @@ def test_usdt_args_and_semaphore_launched():
     eq(res.code, 0, "exit status (%s)" % res.stderr)
     # The semaphore is up while cmon is attached: the guarded probe fires.
     eq(res.stdout, "guarded=4\n", "program output under cmon")
-    got = [(r["func"], r["arg0"], r["arg1"], r["arg2"], r["status"], r["ret"], r["depth"])
-           for r in res.rows]
+    got = [(r["func"], r["arg0"], r["arg1"], r["arg2"], r["arg3"], r["status"], r["ret"],
+            r["depth"]) for r in res.rows]
     want = []
     for i in range(4):
-        want.append(("demo:tick", i, -5 - i, 1234567890123 + i, "usdt", None, None))
-        want.append(("demo:guarded", 100 + i, 0, 0, "usdt", None, None))
-    eq(got, want, "records (func, arg0..2, status, ret, depth)")
+        # arg3 is 8@: unsigned 64-bit (it was written as -1 - i)
+        want.append(("demo:tick", i, -5 - i, 1234567890123 + i, 2 ** 64 - 1 - i, "usdt", None,
+                     None))
+        want.append(("demo:guarded", 100 + i, 0, 0, 0, "usdt", None, None))
+    eq(got, want, "records (func, arg0..3, status, ret, depth)")
     check("demo:tick" in res.stderr and "demo:guarded" in res.stderr, res.stderr)
 
 
@@ -50,7 +52,8 @@ def test_usdt_list_and_errors():
     eq(code, 0, "list exit status (%s)" % err)
     rows = {l.split()[0]: l.split() for l in out.splitlines() if l.startswith("demo:")}
     eq(sorted(rows), ["demo:guarded", "demo:tick"], "probes listed")
-    eq(rows["demo:tick"][-3:], ["-4@%eax", "-4@%ecx", "-8@%rdx"], "tick's argument specs")
+    eq([a.split("@")[0] for a in rows["demo:tick"][-4:]], ["-4", "-4", "-8", "8"],
+       "tick's argument specs: sizes, the last unsigned")
     check(rows["demo:guarded"][4] != "0", "guarded has a semaphore: %r" % rows["demo:guarded"])
     code, _, err = cmon(["trace", "--usdt", "demo:nosuch", "--", target("usdt")])
     eq(code, 1, "no match: exit 1")

@@ -1,7 +1,8 @@
 /*
  * usdt.c: static probes (<sys/sdt.h>) whose firings the tests know.
  *
- *   usdt N             N x demo:tick(i, -5 - i, 1234567890123 + i); and,
+ *   usdt N             N x demo:tick(i, -5 - i, 1234567890123 + i,
+ *                      UINT64_MAX - i: an unsigned 8@ argument); and,
  *                      only while a tracer holds its semaphore,
  *                      demo:guarded(i); prints "guarded=K" (K fired)
  *   usdt --wait N      prints "ready PID", waits for a line, runs as above,
@@ -37,13 +38,14 @@ int main(int argc, char **argv)
 	int wait = argc > 1 && !strcmp(argv[1], "--wait");
 	int n = argc > 1 + wait ? atoi(argv[1 + wait]) : 3, guarded = 0;
 	volatile long big = 1234567890123L;
+	volatile unsigned long wide = ~0UL;
 
 	if (wait) {
 		printf("ready %d\n", (int)getpid());
 		wait_line();
 	}
 	for (int i = 0; i < n; i++) {
-		DTRACE_PROBE3(demo, tick, i, -5 - i, big + i);
+		DTRACE_PROBE4(demo, tick, i, -5 - i, big + i, wide - (unsigned long)i);
 		if (DEMO_GUARDED_ENABLED()) {
 			STAP_PROBE1(demo, guarded, 100 + i);
 			guarded++;

@@ -100,6 +100,11 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 		     out->status == CALL_USDT || out->status == CALL_LINE ? -1 : (int)in->depth;
 	for (int i = 0; i < CMON_MAX_ARGS; i++)
 		out->args[i] = (int64_t)in->args[i];
+	/* a USDT site's unsigned 64-bit arguments (8@): as such, not as -1 */
+	out->args_unsigned = 0;
+	for (uint32_t i = 0; f->usdt && i < f->usdt_spec.n_args && i < CMON_MAX_ARGS; i++)
+		if (f->usdt_spec.args[i].size == 8 && !f->usdt_spec.args[i].is_signed)
+			out->args_unsigned |= (uint8_t)(1u << i);
 	out->ret = (int64_t)in->ret;
 	out->latency_ns = probe_calib__own(in->ts_exit_ns > in->ts_entry_ns ?
 					   in->ts_exit_ns - in->ts_entry_ns : 0,

@@ -149,11 +149,19 @@ static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t f
 										: NULL;
 	} else {
 		/* Raw mode: the registers, named as in trace's columns. */
-		snprintf(raw_args, sizeof(raw_args),
-			 "{\"arg0\":%lld,\"arg1\":%lld,\"arg2\":%lld,\"arg3\":%lld,"
-			 "\"arg4\":%lld,\"arg5\":%lld}",
-			 (long long)cr->args[0], (long long)cr->args[1], (long long)cr->args[2],
-			 (long long)cr->args[3], (long long)cr->args[4], (long long)cr->args[5]);
+		int n = 0;
+
+		/* as trace's columns: signed, but a USDT 8@ argument unsigned */
+		for (int i = 0; i < 6 && n >= 0 && (size_t)n < sizeof(raw_args); i++)
+			n += cr->args_unsigned >> i & 1
+				     ? snprintf(raw_args + n, sizeof(raw_args) - (size_t)n,
+						"%s\"arg%d\":%llu", i ? "," : "{", i,
+						(unsigned long long)cr->args[i])
+				     : snprintf(raw_args + n, sizeof(raw_args) - (size_t)n,
+						"%s\"arg%d\":%lld", i ? "," : "{", i,
+						(long long)cr->args[i]);
+		if (n >= 0 && (size_t)n + 2 <= sizeof(raw_args))
+			snprintf(raw_args + n, sizeof(raw_args) - (size_t)n, "}");
 		snprintf(raw_ret, sizeof(raw_ret), "%lld", (long long)cr->ret);
 		sc.args_json = raw_args;
 		sc.ret_json = cr->status == CALL_OK ? raw_ret : NULL;

@@ -63,6 +63,7 @@ struct call_record {
 	const char *module;    /* basename of the object holding func */
 	int depth;             /* traced calls pending below it; -1 unknown */
 	int64_t args[6];       /* raw integer argument registers */
+	uint8_t args_unsigned; /* bit i: args[i] is unsigned 64-bit (a USDT 8@ argument) */
 	int64_t ret;           /* valid when status == CALL_OK */
 	uint64_t latency_ns;   /* valid when status is CALL_OK or CALL_TAILCALL */
 	uint64_t rss_entry, rss_exit, vms_entry, vms_exit; /* bytes; *_exit as latency */

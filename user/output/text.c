@@ -123,19 +123,23 @@ static char *wall_time(char *p, struct text_clock *clk, uint64_t ts_ns)
 }
 
 /* Small values in decimal, the rest (pointers, masks) in hex. */
-static char *value(char *p, int64_t v)
+static char *hex(char *p, uint64_t u)
 {
-	uint64_t u = (uint64_t)v;
 	int shift = 60;
 
-	if (v > -1000000 && v < 1000000)
-		return decimal__i64(p, v);
 	p = WR_LIT(p, "0x");
 	while (shift > 0 && !(u >> shift))
 		shift -= 4;
 	for (; shift >= 0; shift -= 4)
 		*p++ = "0123456789abcdef"[(u >> shift) & 0xf];
 	return p;
+}
+
+static char *value(char *p, int64_t v)
+{
+	if (v > -1000000 && v < 1000000)
+		return decimal__i64(p, v);
+	return hex(p, (uint64_t)v);
 }
 
 /* SCALED with DEC decimals (0..2). */
@@ -307,7 +311,9 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 	for (int i = 0; i < 6 && rec->status != CALL_LINE; i++) { /* a line has none */
 		if (i)
 			*p++ = ' ';
-		p = value(p, rec->args[i]);
+		p = rec->args_unsigned >> i & 1 && rec->args[i] < 0
+			    ? hex(p, (uint64_t)rec->args[i]) /* above INT64_MAX: large */
+			    : value(p, rec->args[i]);
 	}
 	*p++ = '\n';
 	sb->len = (size_t)(p - sb->buf);
