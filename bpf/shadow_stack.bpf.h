@@ -217,13 +217,16 @@ static __always_inline bool ind_jump_leaves(struct pt_regs *ctx, __u64 cookie)
 static __always_inline bool exit_taken(struct pt_regs *ctx, __u64 cookie)
 {
 	__u32 cc = (cookie >> CMON_COOKIE_JCC_SHIFT) & CMON_COOKIE_JCC_MASK;
-	__u64 fl = ctx->flags;
-	bool cf = fl & 1, pf = fl & 4, zf = fl & 0x40, sf = fl & 0x80, of = fl & 0x800, t;
+	__u64 fl;
+	bool cf, pf, zf, sf, of, t;
 
 	if (cookie & CMON_COOKIE_IND)
 		return ind_jump_leaves(ctx, cookie);
 	if (!cc)
 		return true;
+	/* only a conditional jump needs the flags */
+	fl = ctx->flags;
+	cf = fl & 1, pf = fl & 4, zf = fl & 0x40, sf = fl & 0x80, of = fl & 0x800;
 	cc--;
 	switch (cc >> 1) {
 	case 0: t = of; break;

@@ -261,7 +261,7 @@ fail:
 static int add_json(struct stats *st, size_t run, const char *func, unsigned proc, uint64_t call,
 		    const char *name, const char *text, const char *type)
 {
-	char *reals = NULL;
+	char *marked = NULL;
 	json_t *j;
 	int err;
 
@@ -269,13 +269,13 @@ static int add_json(struct stats *st, size_t run, const char *func, unsigned pro
 		return 0;
 	j = json_loads(text, JSON_DECODE_ANY, NULL);
 	/* a uint64 above INT64_MAX inside an object or array: marked, exact */
-	if (!j && (text[0] == '{' || text[0] == '[') && (reals = big_ints_marked(text))) {
-		j = json_loads(reals, JSON_DECODE_ANY, NULL);
-		free(reals);
+	if (!j && (text[0] == '{' || text[0] == '[') && (marked = big_ints_marked(text))) {
+		j = json_loads(marked, JSON_DECODE_ANY, NULL);
+		free(marked);
 	}
 	if (!j) {
-		/* jansson stops at INT64_MAX: a uint64 above it, compared by its
-		 * bits (nested in an object, such a value is left out). */
+		/* jansson stops at INT64_MAX: a bare uint64 above it, compared
+		 * by its bits (one in an object or array was marked above). */
 		char *end;
 		unsigned long long u;
 

@@ -220,27 +220,31 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 		 * clone (foo.isra.0, foo.constprop.0) is not passed: the others
 		 * take the registers in order without it. */
 		const struct ctype **passed = calloc(n ? n : 1, sizeof(*passed));
-		struct dloc *ploc = calloc(n ? n : 1, sizeof(*ploc));
+		bool *gone = calloc(n ? n : 1, sizeof(*gone));
 		size_t np = 0;
 
-		if (!passed || !ploc) {
+		if (!passed || !gone) {
 			free(passed);
-			free(ploc);
+			free(gone);
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		for (size_t i = 0; i < n; i++)
-			if (!loc__not_passed(&pdies[i], probe_addr))
+		for (size_t i = 0; i < n; i++) {
+			gone[i] = loc__not_passed(&pdies[i], probe_addr);
+			if (!gone[i])
 				passed[np++] = types[i];
+		}
 		abi__sysv_return(sig->ret_type, &sig->ret_loc, &hidden);
-		abi__sysv_params(passed, np, hidden, ploc);
-		for (size_t i = 0, k = 0; i < n; i++)
-			if (!loc__not_passed(&pdies[i], probe_addr))
-				abi[i] = ploc[k++];
+		abi__sysv_params(passed, np, hidden, abi);
+		/* spread the NP locations to their parameters, in place from the
+		 * last (the k-th passed one is at or after k) */
+		for (size_t i = n, k = np; i-- > 0;)
+			if (!gone[i])
+				abi[i] = abi[--k];
 			else
 				memset(&abi[i], 0, sizeof(abi[i])); /* optimized out */
 		free(passed);
-		free(ploc);
+		free(gone);
 	}
 	lc.di = di;
 	lc.func = &func;

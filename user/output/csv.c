@@ -92,8 +92,7 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 		p = decimal__u64(p, (uint64_t)rec->depth);
 	*p++ = ',';
 	for (int i = 0; i < 6; i++) {
-		p = rec->args_unsigned >> i & 1 ? decimal__u64(p, (uint64_t)rec->args[i])
-						: decimal__i64(p, rec->args[i]);
+		p = wr_arg_decimal(p, rec, i);
 		*p++ = ',';
 	}
 	if (call_record__has_ret(rec))

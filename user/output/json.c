@@ -20,13 +20,6 @@ static const unsigned char json_class[256] = {
 	['"'] = '"', ['\\'] = '\\', [0x7f ... 0xff] = 1,
 };
 
-/* Argument I of REC: unsigned when the record says so (USDT 8@). */
-static char *json_arg(char *p, const struct call_record *rec, int i)
-{
-	return rec->args_unsigned >> i & 1 ? decimal__u64(p, (uint64_t)rec->args[i])
-					   : decimal__i64(p, rec->args[i]);
-}
-
 static inline char *json_u00(char *p, unsigned c)
 {
 	p = WR_LIT(p, "\\u00");
@@ -117,17 +110,17 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	else
 		p = WR_LIT(p, "null");
 	p = WR_LIT(p, ",\"arg0\":");
-	p = json_arg(p, rec, 0);
+	p = wr_arg_decimal(p, rec, 0);
 	p = WR_LIT(p, ",\"arg1\":");
-	p = json_arg(p, rec, 1);
+	p = wr_arg_decimal(p, rec, 1);
 	p = WR_LIT(p, ",\"arg2\":");
-	p = json_arg(p, rec, 2);
+	p = wr_arg_decimal(p, rec, 2);
 	p = WR_LIT(p, ",\"arg3\":");
-	p = json_arg(p, rec, 3);
+	p = wr_arg_decimal(p, rec, 3);
 	p = WR_LIT(p, ",\"arg4\":");
-	p = json_arg(p, rec, 4);
+	p = wr_arg_decimal(p, rec, 4);
 	p = WR_LIT(p, ",\"arg5\":");
-	p = json_arg(p, rec, 5);
+	p = wr_arg_decimal(p, rec, 5);
 	p = WR_LIT(p, ",\"ret\":");
 	if (call_record__has_ret(rec))
 		p = decimal__i64(p, rec->ret);

@@ -22,6 +22,14 @@ static inline char *wr_mem(char *p, const void *s, size_t n)
 /* A string literal without its NUL; the length is a constant. */
 #define WR_LIT(p, lit) wr_mem((p), (lit), sizeof(lit) - 1)
 
+/* Argument I of REC in decimal: signed, but unsigned when the record says
+ * so (a USDT 8@ argument). */
+static inline char *wr_arg_decimal(char *p, const struct call_record *rec, int i)
+{
+	return rec->args_unsigned >> i & 1 ? decimal__u64(p, (uint64_t)rec->args[i])
+					   : decimal__i64(p, rec->args[i]);
+}
+
 /*
  * Length of the valid UTF-8 sequence starting at S (N bytes available),
  * 2..4, or 0 when S[0] does not start one (stray continuation, overlong,

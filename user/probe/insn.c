@@ -524,34 +524,24 @@ int insn__plan_exits_in(const uint8_t *code, size_t len, uint64_t addr, uint64_t
 			if (raw_is_local_indirect_jmp(&r)) {
 				out->n_indirect++;
 				if (ind_jump_of(&r, (uint32_t)off, &j)) {
-					struct ind_jump *v = out->n_ind == cap_ind ?
-						realloc(out->ind, (cap_ind = cap_ind ? 2 * cap_ind : 4) *
-								  sizeof(*v)) : out->ind;
-
-					if (!v) {
+					if (GROW(out->ind, out->n_ind, cap_ind, 4)) {
 						err = -ENOMEM;
 						goto cleanup;
 					}
-					out->ind = v;
 					out->ind[out->n_ind++] = j;
 				}
 			}
 		}
 		if (k == EXIT_RET)
 			err = offs_push(&out->ret_offs, &out->n_ret, &cap_ret, (uint32_t)off);
-		else if (k == EXIT_TAIL && !(err = offs_push(&out->tail_offs, &out->n_tail,
-							       &cap_tail, (uint32_t)off))) {
-			/* its condition, alongside (the same capacity) */
-			if (out->n_tail > cap_cond) {
-				uint8_t *c = realloc(out->tail_cond, cap_tail);
-
-				if (!c)
-					err = -ENOMEM;
-				else
-					out->tail_cond = c, cap_cond = cap_tail;
+		else if (k == EXIT_TAIL) {
+			/* its condition first, alongside at the same index */
+			err = GROW(out->tail_cond, out->n_tail, cap_cond, 4);
+			if (!err) {
+				out->tail_cond[out->n_tail] = cond;
+				err = offs_push(&out->tail_offs, &out->n_tail, &cap_tail,
+						(uint32_t)off);
 			}
-			if (!err)
-				out->tail_cond[out->n_tail - 1] = cond;
 		}
 		if (err)
 			goto cleanup;

@@ -141,6 +141,29 @@ static uint64_t cookie_of(size_t func_id, enum cmon_exit_kind kind)
 	return (uint64_t)func_id | ((uint64_t)kind << CMON_COOKIE_KIND_SHIFT);
 }
 
+/* The exit probes of function FUNC_ID's PLAN (a part at file offset BASE),
+ * their cookies with FLAGS.  Its indirect jumps are probed when they have
+ * sites from IND_BASE on in cmon_ind_site (UINT32_MAX: none): the BPF side
+ * looks at their target. */
+static int add_exit_plan(struct probe_list *l, const struct exit_plan *plan, uint64_t base,
+			 uint32_t ind_base, size_t func_id, uint64_t flags)
+{
+	int err = 0;
+
+	for (size_t k = 0; k < plan->n_ret && !err; k++)
+		err = probe_list__add(l, base + plan->ret_offs[k],
+				      cookie_of(func_id, CMON_EXIT_RET_INSN) | flags);
+	for (size_t k = 0; k < plan->n_tail && !err; k++)
+		err = probe_list__add(l, base + plan->tail_offs[k],
+				      cookie_of(func_id, CMON_EXIT_TAIL_JMP) | flags |
+				      (uint64_t)plan->tail_cond[k] << CMON_COOKIE_JCC_SHIFT);
+	for (size_t k = 0; ind_base != UINT32_MAX && k < plan->n_ind && !err; k++)
+		err = probe_list__add(l, base + plan->ind[k].off,
+				      cookie_of(func_id, CMON_EXIT_TAIL_JMP) | flags | CMON_COOKIE_IND |
+				      (uint64_t)(ind_base + k) << CMON_COOKIE_IND_SHIFT);
+	return err;
+}
+
 /* The three links of one object in one process: entries, uretprobes, and
  * uprobes on return instructions. */
 static int attach_object(struct probe_links *t, const struct probe_set *s,
@@ -192,33 +215,13 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			continue;
 		if (f->ret_mode == RETURN_URETPROBE)
 			err = probe_list__add(&uret, at, cookie_of(i, CMON_EXIT_URETPROBE));
-		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_ret && !err; k++)
-			err = probe_list__add(&insn, f->file_offset + f->exits.ret_offs[k],
-					      cookie_of(i, CMON_EXIT_RET_INSN) |
-					      (f->go ? CMON_COOKIE_GO : 0));
-		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->exits.n_tail && !err; k++)
-			err = probe_list__add(&insn, f->file_offset + f->exits.tail_offs[k],
-					      cookie_of(i, CMON_EXIT_TAIL_JMP) |
-					      (uint64_t)f->exits.tail_cond[k] << CMON_COOKIE_JCC_SHIFT |
-					      (f->go ? CMON_COOKIE_GO : 0));
-		/* indirect jumps: exits when they leave the function (the BPF
-		 * side looks at their target, cmon_ind_site) */
-		for (size_t k = 0; f->ret_mode == RETURN_INSN && f->ind_base != UINT32_MAX &&
-				   k < f->exits.n_ind && !err; k++)
-			err = probe_list__add(&insn, f->file_offset + f->exits.ind[k].off,
-					      cookie_of(i, CMON_EXIT_TAIL_JMP) | CMON_COOKIE_IND |
-					      (uint64_t)(f->ind_base + k) << CMON_COOKIE_IND_SHIFT |
-					      (f->go ? CMON_COOKIE_GO : 0));
+		if (f->ret_mode == RETURN_INSN && !err)
+			err = add_exit_plan(&insn, &f->exits, f->file_offset, f->ind_base, i,
+					    f->go ? CMON_COOKIE_GO : 0);
 		/* its cold part's exits are its own (resolve.h) */
-		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->cold_exits.n_ret && !err; k++)
-			err = probe_list__add(&insn, f->cold_file_offset + f->cold_exits.ret_offs[k],
-					      cookie_of(i, CMON_EXIT_RET_INSN) |
-					      (f->go ? CMON_COOKIE_GO : 0));
-		for (size_t k = 0; f->ret_mode == RETURN_INSN && k < f->cold_exits.n_tail && !err; k++)
-			err = probe_list__add(&insn, f->cold_file_offset + f->cold_exits.tail_offs[k],
-					      cookie_of(i, CMON_EXIT_TAIL_JMP) |
-					      (uint64_t)f->cold_exits.tail_cond[k] << CMON_COOKIE_JCC_SHIFT |
-					      (f->go ? CMON_COOKIE_GO : 0));
+		if (f->ret_mode == RETURN_INSN && !err)
+			err = add_exit_plan(&insn, &f->cold_exits, f->cold_file_offset, UINT32_MAX, i,
+					    f->go ? CMON_COOKIE_GO : 0);
 	}
 	/* Where the target makes coroutine stacks (libc's makecontext: an
 	 * object of the target, traced functions or not). */

@@ -5,40 +5,26 @@
 #include <string.h>
 #include "probe/setunion.h"
 
-static int copy_u32s(const uint32_t *src, size_t n, uint32_t **out)
+/* A copy of N elements of SIZE bytes at SRC (NULL: N is 0, or no memory). */
+static void *copy_array(const void *src, size_t n, size_t size)
 {
-	*out = NULL;
-	if (!n)
-		return 0;
-	*out = malloc(n * sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	memcpy(*out, src, n * sizeof(**out));
-	return 0;
+	void *p = n ? malloc(n * size) : NULL;
+
+	if (p)
+		memcpy(p, src, n * size);
+	return p;
 }
 
-/* OUT (a copy of IN's fields) gets arrays of its own. */
+/* OUT (a copy of IN's fields) gets arrays of its own, each set even on
+ * error (to a copy or NULL). */
 static int copy_exits(const struct exit_plan *in, struct exit_plan *out)
 {
-	out->ret_offs = out->tail_offs = NULL;
-	out->tail_cond = NULL;
-	out->ind = NULL;
-	if (in->n_ind) {
-		out->ind = malloc(in->n_ind * sizeof(*out->ind));
-		if (!out->ind)
-			return -ENOMEM;
-		memcpy(out->ind, in->ind, in->n_ind * sizeof(*out->ind));
-	}
-	if (in->n_tail) {
-		out->tail_cond = malloc(in->n_tail);
-		if (!out->tail_cond)
-			return -ENOMEM;
-		memcpy(out->tail_cond, in->tail_cond, in->n_tail);
-	}
-	if (copy_u32s(in->ret_offs, in->n_ret, &out->ret_offs) ||
-	    copy_u32s(in->tail_offs, in->n_tail, &out->tail_offs))
-		return -ENOMEM;
-	return 0;
+	out->ret_offs = copy_array(in->ret_offs, in->n_ret, sizeof(*in->ret_offs));
+	out->tail_offs = copy_array(in->tail_offs, in->n_tail, sizeof(*in->tail_offs));
+	out->tail_cond = copy_array(in->tail_cond, in->n_tail, sizeof(*in->tail_cond));
+	out->ind = copy_array(in->ind, in->n_ind, sizeof(*in->ind));
+	return (in->n_ret && !out->ret_offs) || (in->n_ind && !out->ind) ||
+	       (in->n_tail && (!out->tail_offs || !out->tail_cond)) ? -ENOMEM : 0;
 }
 
 static int copy_func(const struct probe_func *f, size_t object, struct probe_func *out)
@@ -47,14 +33,9 @@ static int copy_func(const struct probe_func *f, size_t object, struct probe_fun
 	out->object = object;
 	out->name = strdup(f->name);
 	out->usdt_args = f->usdt_args ? strdup(f->usdt_args) : NULL;
-	out->exits.ret_offs = out->exits.tail_offs = NULL;
-	out->exits.tail_cond = NULL;
-	out->exits.ind = NULL;
-	out->cold_exits.ret_offs = out->cold_exits.tail_offs = NULL;
-	out->cold_exits.tail_cond = NULL;
-	out->cold_exits.ind = NULL;
-	if (!out->name || (f->usdt_args && !out->usdt_args) ||
-	    copy_exits(&f->exits, &out->exits) || copy_exits(&f->cold_exits, &out->cold_exits)) {
+	/* both copied whatever fails: their arrays are then out's to free */
+	if ((copy_exits(&f->exits, &out->exits) | copy_exits(&f->cold_exits, &out->cold_exits)) ||
+	    !out->name || (f->usdt_args && !out->usdt_args)) {
 		free(out->name);
 		free(out->usdt_args);
 		exit_plan__clear(&out->exits);
