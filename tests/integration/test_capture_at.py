@@ -2,6 +2,8 @@
 parameters point to, read at the call, again at the return, or both with
 what changed: deposit() moves an account's balance 100 -> 110 -> 130,
 fill() writes "hello" into an empty buffer, peek() changes nothing."""
+import json
+
 from cmonlib import cmon, eq, target, trace
 
 OUT = "ann#7 balance=130 buf=hello peek=130\n"
@@ -47,6 +49,13 @@ def test_capture_at_entry_return_both():
              ("fill", {"buf": "", "n": 16}, {"buf": "hello"}, {"buf": ["", "hello"]}),
              ("peek", {"a": acct(130)}, {"a": acct(130)}, {})],
        "both: at the call, at the return, what changed")
+    # CSV has them too, as the cells "at_return" and "changed".
+    res = trace(["deposit"], launch=[target("mutate")], fmt="csv",
+                extra=["--capture-at", "both"])
+    eq(res.code, 0, "csv: exit status (%s)" % res.stderr.strip())
+    eq([(json.loads(r["typed"]["at_return"])["a"]["balance"], json.loads(r["typed"]["changed"]))
+        for r in res.rows], [(110, {"a->balance": [100, 110]}),
+                             (130, {"a->balance": [110, 130]})], "csv: at_return and changed")
     res = trace(["deposit"], launch=[target("mutate")], fmt="text",
                 extra=["--capture-at", "both"])
     eq(res.code, 0, "text: exit status (%s)" % res.stderr.strip())

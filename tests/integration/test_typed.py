@@ -158,7 +158,8 @@ def test_typed_csv():
                  "g", "h"]
         # Prefixed: eight's "c" or a parameter named "pid" cannot be taken
         # for a fixed column; the typed return value last.
-        eq(rows[0], COLUMNS + ["args." + n for n in names] + ["retval"],
+        # Then what JSON gives as keys: "truncated", "faults" (empty here).
+        eq(rows[0], COLUMNS + ["args." + n for n in names] + ["retval", "truncated", "faults"],
            "%s CSV header" % binary)
         for fields in rows[1:]:
             eq(len(fields), len(rows[0]), "%s CSV fields in %r" % (binary, fields))
@@ -236,6 +237,28 @@ def test_typed_capture_buf():
         text, _ = trace_typed(binary, ["sum_ints"], extra=["--capture", "v=values[n]"])
         recs = json_records(text)
         eq([x["captures"] for x in recs], [{"v": V1}, {"v": V2}], "%s v=values[n]" % binary)
+
+
+def test_typed_csv_captures_and_notes():
+    """CSV carries what JSON gives as keys: the captured bytes (they used to
+    be dropped from CSV), and which values were cut or unreadable."""
+    for binary in BUILDS:
+        text, _ = trace_typed(binary, ["sum_buf"], fmt="csv",
+                              extra=["--capture", "data=buf:len", "--capture-max", "8"])
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        eq(rows[0][-5:], ["args.len", "retval", "captures", "truncated", "faults"],
+           "%s CSV header with --capture" % binary)
+        eq(len(rows), 2, "%s CSV rows" % binary)
+        rec = dict(zip(rows[0], rows[1]))
+        eq(json.loads(rec["captures"]), {"data": BUF13[:8].hex()}, "%s captures cell" % binary)
+        eq((json.loads(rec["truncated"]), rec["faults"]), (["data"], ""),
+           "%s truncated and faults cells" % binary)
+    # A cut string parameter is listed in the same column.
+    text, _ = trace_typed("typed_O2", ["greet"], fmt="csv", extra=["--strlen", "4"])
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    rec = dict(zip(rows[0], rows[1]))
+    eq((rec["args.s"], json.loads(rec["truncated"]), rec["faults"]), ('"hi \\""', ["s"], ""),
+       "greet with --strlen 4, in CSV")
 
 
 def test_typed_strlen():

@@ -465,6 +465,13 @@ static int make_router(struct trace_run *r)
 	} else {
 		r->file_opts.fmt = r->opts.format;
 		r->file_opts.columns = typer__columns(r->typer, &r->file_opts.n_columns);
+		/* CSV carries what JSON gives as keys, so nothing asked is dropped */
+		if (r->opts.n_captures)
+			r->file_opts.csv_extras |= CSV_CAPTURES;
+		if (r->opts.capture_at == PLAN_AT_BOTH)
+			r->file_opts.csv_extras |= CSV_AT_RETURN;
+		if (r->opts.n_captures || typer__typed_count(r->typer))
+			r->file_opts.csv_extras |= CSV_NOTES;
 		if (r->py) {
 			size_t n = r->file_opts.n_columns;
 

@@ -78,7 +78,7 @@ struct out_sink *file_sink__new(const struct file_sink_opts *o, FILE *out)
 		free(fs);
 		return NULL;
 	}
-	writer__set_columns(fs->w, o->columns, o->n_columns);
+	writer__set_columns(fs->w, o->columns, o->n_columns, o->csv_extras);
 	return &fs->base;
 }
 

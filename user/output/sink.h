@@ -54,6 +54,7 @@ struct file_sink_opts {
 	enum out_format fmt;
 	const char *const *columns;
 	size_t n_columns;
+	unsigned csv_extras; /* enum csv_extra */
 };
 
 /* On OUT, which stays open.  NULL: out of memory. */

@@ -6,6 +6,7 @@
  * text, already escaped.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,48 @@ int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n
 		err = strbuf__puts(sb, ",");
 	if (!err && t && call_record__has_ret(rec) && t->retval && strcmp(t->retval, "null"))
 		err = csv_escape(sb, t->retval);
+	return err;
+}
+
+/* The JSON-only parts of a typed record, as CSV cells after "retval". */
+static const struct {
+	const char *name;
+	unsigned flag; /* enum csv_extra */
+	size_t field;  /* offset in struct call_typed of its JSON text */
+} csv_extra_cols[] = {
+	{ "captures", CSV_CAPTURES, offsetof(struct call_typed, captures) },
+	{ "at_return", CSV_AT_RETURN, offsetof(struct call_typed, at_return) },
+	{ "changed", CSV_AT_RETURN, offsetof(struct call_typed, changed) },
+	{ "truncated", CSV_NOTES, offsetof(struct call_typed, truncated) },
+	{ "faults", CSV_NOTES, offsetof(struct call_typed, faults) },
+};
+#define N_CSV_EXTRA_COLS (sizeof(csv_extra_cols) / sizeof(csv_extra_cols[0]))
+
+int writer__csv_header_extras(struct strbuf *sb, unsigned extras)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < N_CSV_EXTRA_COLS && !err; i++)
+		if (extras & csv_extra_cols[i].flag)
+			err = strbuf__printf(sb, ",%s", csv_extra_cols[i].name);
+	return err;
+}
+
+int writer__csv_extras(struct strbuf *sb, const struct call_record *rec, unsigned extras)
+{
+	const struct call_typed *t = rec->typed;
+	int err = 0;
+
+	for (size_t i = 0; i < N_CSV_EXTRA_COLS && !err; i++) {
+		const char *v;
+
+		if (!(extras & csv_extra_cols[i].flag))
+			continue;
+		err = strbuf__putc(sb, ',');
+		v = t ? *(const char *const *)((const char *)t + csv_extra_cols[i].field) : NULL;
+		if (!err && v && strcmp(v, "{}")) /* {}: no captures for this function */
+			err = csv_escape(sb, v);
+	}
 	return err;
 }
 

@@ -22,6 +22,7 @@ struct writer {
 	int err; /* first write error; the stream is not used after it */
 	const char *const *columns; /* extra CSV columns: typed parameter names */
 	size_t n_columns;
+	unsigned csv_extras; /* enum csv_extra */
 	struct view *view; /* chrome, tree, folded: they see the whole run */
 	uint64_t bytes;    /* rows formatted (handed to stdio or waiting in
 			    * line), header included */
@@ -84,15 +85,18 @@ static int put_header(struct writer *w)
 	err = writer__csv_header(&w->line);
 	if (!err && w->n_columns)
 		err = writer__csv_header_columns(&w->line, w->columns, w->n_columns);
+	if (!err && w->csv_extras)
+		err = writer__csv_header_extras(&w->line, w->csv_extras);
 	return err ? err : strbuf__puts(&w->line, "\r\n");
 }
 
-int writer__set_columns(struct writer *w, const char *const *names, size_t n)
+int writer__set_columns(struct writer *w, const char *const *names, size_t n, unsigned extras)
 {
 	if (w->header_done && w->fmt != OUT_JSON)
 		return -EBUSY;
 	w->columns = names;
 	w->n_columns = n;
+	w->csv_extras = extras;
 	return 0;
 }
 
@@ -135,6 +139,8 @@ int writer__write(struct writer *w, const struct call_record *rec)
 		err = writer__csv_row(&w->line, rec);
 		if (!err && w->n_columns)
 			err = writer__csv_typed(&w->line, rec, w->n_columns);
+		if (!err && w->csv_extras)
+			err = writer__csv_extras(&w->line, rec, w->csv_extras);
 		if (!err)
 			err = strbuf__puts(&w->line, "\r\n");
 		break;

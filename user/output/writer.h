@@ -5,7 +5,8 @@
  *
  *   ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret,
  *   latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module
- *   [, one column per typed parameter name]
+ *   [, one column per typed parameter name, retval]
+ *   [, captures] [, at_return, changed] [, truncated, faults]
  *
  * Typed records (DWARF) also carry, in JSON, "args" {name: value},
  * "retval", and when present "captures", "truncated" and "faults"; in text
@@ -41,10 +42,19 @@ struct writer;
 struct writer *writer__new(enum out_format fmt, FILE *out);
 int writer__write(struct writer *w, const struct call_record *rec); /* 0 or -errno (EIO..) */
 
+/* CSV columns after the typed ones for what JSON gives as keys: each
+ * cell holds that key's JSON text, empty when the call has none. */
+enum csv_extra {
+	CSV_CAPTURES = 1u << 0,  /* "captures" (--capture) */
+	CSV_AT_RETURN = 1u << 1, /* "at_return", "changed" (--capture-at both) */
+	CSV_NOTES = 1u << 2,     /* "truncated", "faults" (typed values) */
+};
+
 /* Extra CSV columns, one per typed parameter name, after the fixed ones
- * (a record's cells say which column each fills; others stay empty).
- * Call before the first record; NAMES must outlive the writer. */
-int writer__set_columns(struct writer *w, const char *const *names, size_t n);
+ * (a record's cells say which column each fills; others stay empty), then
+ * the EXTRAS (enum csv_extra).  Call before the first record; NAMES must
+ * outlive the writer. */
+int writer__set_columns(struct writer *w, const char *const *names, size_t n, unsigned extras);
 /* Records come from a store, in entry order per thread with depth computed
  * from the calls' intervals (cmon export): tree and folded group them as
  * they come instead of waiting for each outermost call to end. */

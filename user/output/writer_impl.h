@@ -90,6 +90,8 @@ int writer__text_header(struct strbuf *sb);
 /* typed.c: the DWARF-typed parts appended to a row already built. */
 int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size_t n);
 int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n_columns);
+int writer__csv_header_extras(struct strbuf *sb, unsigned extras);
+int writer__csv_extras(struct strbuf *sb, const struct call_record *rec, unsigned extras);
 int writer__json_typed(struct strbuf *sb, const struct call_record *rec);
 /* ARGS_START: where the row's raw-argument text begins. */
 int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_record *rec);
