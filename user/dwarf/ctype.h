@@ -47,6 +47,15 @@ struct ctype_member {
 	const struct ctype *type;
 };
 
+/* One variant of a Rust enum (a DWARF variant part): its fields are the
+ * members of TYPE, a struct laid over the whole enum. */
+struct ctype_variant {
+	const char *name;         /* "Some", "Err" */
+	const struct ctype *type;
+	uint64_t discr_value;     /* the discriminant that selects it */
+	bool is_default;          /* no value of its own: any other discriminant */
+};
+
 struct ctype_enumerator {
 	const char *name;
 	int64_t value;           /* an unsigned 64-bit enumerator is stored bit-for-bit */
@@ -69,6 +78,11 @@ struct ctype {
 	const struct ctype_enumerator *enumerators; /* ENUM */
 	size_t n_enumerators;
 	const struct ctype *alias_of; /* typedef/qualifier: the type named; NULL otherwise */
+	/* STRUCT: a Rust enum, one of VARIANTS as the discriminant of
+	 * DISCR_SIZE bytes at DISCR_OFFSET says (n_variants 0: a plain struct) */
+	const struct ctype_variant *variants;
+	size_t n_variants;
+	uint32_t discr_offset, discr_size;
 };
 
 /* "void" "int" "uint" "char" "bool" "enum" "float" "pointer" "struct"

@@ -427,6 +427,67 @@ static int build_members(struct debuginfo *di, Dwarf_Die *die, struct ctype *t, 
 	return 0;
 }
 
+/* A Rust enum: DIE's variant part, if it has one, as T's variants.  Its
+ * discriminant is the member DW_AT_discr names; a variant without
+ * DW_AT_discr_value takes every value the others do not (a niche layout's
+ * dataful variant).  Left a plain struct when the part is not understood. */
+static int build_variants(struct debuginfo *di, Dwarf_Die *die, struct ctype *t, int depth)
+{
+	Dwarf_Die part, child, discr, dt, mem, mt;
+	struct ctype_variant *vs;
+	Dwarf_Attribute a;
+	Dwarf_Word doff, off, v;
+	size_t n = 0, i = 0;
+	uint32_t size;
+
+	if (dwarf_child(die, &part) != 0)
+		return 0;
+	while (dwarf_tag(&part) != DW_TAG_variant_part)
+		if (dwarf_siblingof(&part, &part) != 0)
+			return 0;
+	if (!dwarf_attr(&part, DW_AT_discr, &a) || !dwarf_formref_die(&a, &discr) ||
+	    member_offset(&discr, &doff) != 0 || !dtype__die_type(&discr, &dt))
+		return 0;
+	size = die_size(&dt, 0);
+	if (!size || size > 8 || doff + size > t->size || dwarf_child(&part, &child) != 0)
+		return 0;
+	do
+		n += dwarf_tag(&child) == DW_TAG_variant;
+	while (dwarf_siblingof(&child, &child) == 0);
+	if (!n)
+		return 0;
+	vs = ctype_arena__alloc(di->arena, n * sizeof(*vs));
+	if (!vs)
+		return -ENOMEM;
+	dwarf_child(&part, &child);
+	do {
+		const char *name;
+
+		if (dwarf_tag(&child) != DW_TAG_variant || i >= n)
+			continue;
+		if (dwarf_child(&child, &mem) != 0)
+			return 0;
+		while (dwarf_tag(&mem) != DW_TAG_member)
+			if (dwarf_siblingof(&mem, &mem) != 0)
+				return 0;
+		/* the variant's struct lies over the whole enum */
+		if (member_offset(&mem, &off) != 0 || off || !(name = dwarf_diename(&mem)))
+			return 0;
+		vs[i].name = ctype_arena__strdup(di->arena, name);
+		vs[i].type = dtype__of(di, dtype__die_type(&mem, &mt) ? &mt : NULL, depth + 1);
+		if (!vs[i].name || !vs[i].type)
+			return -ENOMEM;
+		vs[i].is_default = !attr_udata(&child, DW_AT_discr_value, &v);
+		vs[i].discr_value = vs[i].is_default ? 0 : v;
+		i++;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	t->variants = vs;
+	t->n_variants = i;
+	t->discr_offset = (uint32_t)doff;
+	t->discr_size = size;
+	return 0;
+}
+
 static int build_enumerators(struct debuginfo *di, Dwarf_Die *die, struct ctype *t)
 {
 	Dwarf_Die child;
@@ -732,7 +793,7 @@ const struct ctype *dtype__of(struct debuginfo *di, Dwarf_Die *die, int depth)
 			t->by_reference = cxx_own_nontrivial(die);
 		if (attr_udata(die, DW_AT_alignment, &cc) && cc && cc <= 4096)
 			t->align = (uint32_t)cc; /* kept by finalize */
-		return build_members(di, die, t, depth) ? NULL : t;
+		return build_members(di, die, t, depth) || build_variants(di, die, t, depth) ? NULL : t;
 	case DW_TAG_enumeration_type:
 		size = die_size(die, 4);
 		t = new_node(di, die, CTYPE_ENUM, size, size);

@@ -598,6 +598,79 @@ static void emit_members(struct rctx *r, const struct view *v, uint32_t off, con
 	}
 }
 
+/* Tuple fields are named __0, __1, ... by rustc. */
+static bool is_tuple_field(const struct ctype_member *m)
+{
+	return m->name && m->name[0] == '_' && m->name[1] == '_' && m->name[2] >= '0' &&
+	       m->name[2] <= '9';
+}
+
+/* A Rust enum, as the variant its discriminant selects: "None" (no
+ * fields), {"Some":5} (one tuple field), {"V":[a,b]} (tuple fields),
+ * {"V":{"x":1}} (named fields). */
+static void emit_variant(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
+			 int depth)
+{
+	const struct ctype_variant *pick = NULL, *other = NULL;
+	const struct ctype *vt;
+	uint64_t d, mask = t->discr_size >= 8 ? UINT64_MAX : (1ULL << (t->discr_size * 8)) - 1;
+	uint8_t why = why_range(v, off + t->discr_offset, t->discr_size, NULL);
+	bool tuple = true, first = true;
+	size_t saved;
+	char buf[64];
+
+	if (why != W_OK) { /* which variant it is cannot be told */
+		put_marker(r, why, t);
+		return;
+	}
+	d = (uint64_t)load_le(v->data + off + t->discr_offset, t->discr_size);
+	for (size_t i = 0; i < t->n_variants; i++) {
+		if (t->variants[i].is_default)
+			other = &t->variants[i];
+		else if ((t->variants[i].discr_value & mask) == d)
+			pick = &t->variants[i];
+	}
+	if (!pick)
+		pick = other;
+	if (!pick) {
+		snprintf(buf, sizeof(buf), "\"<no variant has discriminant %llu>\"",
+			 (unsigned long long)d);
+		put(r, buf);
+		return;
+	}
+	vt = ctype__concrete(pick->type);
+	if (!vt || !vt->n_members) {
+		put_str(r, pick->name, strlen(pick->name));
+		return;
+	}
+	for (size_t i = 0; i < vt->n_members; i++)
+		tuple = tuple && is_tuple_field(&vt->members[i]);
+	put(r, "{");
+	put_str(r, pick->name, strlen(pick->name));
+	put(r, ":");
+	saved = path_push(r, ".", pick->name);
+	if (tuple && vt->n_members == 1) {
+		emit(r, v, off + vt->members[0].offset, vt->members[0].type, ".", depth + 1);
+	} else if (tuple) {
+		put(r, "[");
+		for (size_t i = 0; i < vt->n_members; i++) {
+			size_t at = path_push(r, ".", vt->members[i].name);
+
+			if (i)
+				put(r, ",");
+			emit(r, v, off + vt->members[i].offset, vt->members[i].type, ".", depth + 1);
+			path_pop(r, at);
+		}
+		put(r, "]");
+	} else {
+		put(r, "{");
+		emit_members(r, v, off, vt, ".", depth + 1, &first);
+		put(r, "}");
+	}
+	path_pop(r, saved);
+	put(r, "}");
+}
+
 /* Nested array dimensions down to a numeric element: ndim, or 0 when the
  * element is not numeric. */
 static uint8_t numeric_shape(const struct ctype *t, uint32_t *shape, const struct ctype **elem)
@@ -697,6 +770,8 @@ static void emit(struct rctx *r, const struct view *v, uint32_t off, const struc
 		}
 		if (t->kind == CTYPE_ARRAY) {
 			emit_array(r, v, off, t, depth, true);
+		} else if (t->n_variants) {
+			emit_variant(r, v, off, t, depth);
 		} else {
 			bool first = true;
 

@@ -138,6 +138,38 @@ static bool is_go(Dwarf_Die *func)
 	return dwarf_diecu(func, &cu, NULL, NULL) && dwarf_srclang(&cu) == DW_LANG_Go;
 }
 
+/* FUNC is Rust code (its compile unit says so). */
+static bool is_rust(Dwarf_Die *func)
+{
+	Dwarf_Die cu;
+
+	return dwarf_diecu(func, &cu, NULL, NULL) && dwarf_srclang(&cu) == DW_LANG_Rust;
+}
+
+static bool is_aggregate(const struct ctype *t)
+{
+	t = ctype__concrete(t);
+	return t && (t->kind == CTYPE_STRUCT || t->kind == CTYPE_UNION || t->kind == CTYPE_ARRAY);
+}
+
+/* Rust's own ABI passes an aggregate its own way (an Option<u8> in two
+ * registers, returned in al and dl), not as SysV's: where DWARF gives no
+ * location, SysV's guess would show another value.  No guess then: the
+ * return value of an aggregate, and every parameter once one is an
+ * aggregate (it moves the registers of those after it). */
+static void rust_abi_unknown(const struct ctype *ret, struct dloc *ret_loc,
+			     const struct ctype *const *types, size_t n, struct dloc *abi)
+{
+	bool any = false;
+
+	if (is_aggregate(ret))
+		memset(ret_loc, 0, sizeof(*ret_loc));
+	for (size_t i = 0; i < n; i++)
+		any = any || is_aggregate(types[i]);
+	for (size_t i = 0; any && i < n; i++)
+		memset(&abi[i], 0, sizeof(abi[i]));
+}
+
 #define MAX_PARAMS 64
 
 int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t probe_addr,
@@ -245,6 +277,8 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 				memset(&abi[i], 0, sizeof(abi[i])); /* optimized out */
 		free(passed);
 		free(gone);
+		if (is_rust(&func))
+			rust_abi_unknown(sig->ret_type, &sig->ret_loc, types, n, abi);
 	}
 	lc.di = di;
 	lc.func = &func;
