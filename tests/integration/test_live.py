@@ -249,3 +249,27 @@ def test_store_on_a_nearly_full_disk_says_why():
             os.unlink(os.path.join(mnt, "fill"))
     finally:
         subprocess.call(["umount", mnt])
+
+
+def test_store_full_at_its_last_commit_says_why():
+    """A run short enough that all its calls are in the batch committed at
+    the end, on a disk with room for the store but not for them: the error
+    gave '(closing it)' for SQLite's cause (the writer was freed before
+    the line was written)."""
+    import tempfile
+    mnt = tempfile.mkdtemp(dir=os.path.dirname(tmpfile("x")))
+    subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt])
+    try:
+        with open(os.path.join(mnt, "fill"), "wb") as f:
+            f.write(b"\0" * ((1024 - 128) * 1024))
+        store = os.path.join(mnt, "run")
+        code, _, err = cmon(["capture", "-o", store, "--func", "add", "--", target(), "loop",
+                             "5000"])
+        eq(code, 1, "exit status (%s)" % err)
+        check("capture store %s: No space left on device (database or disk is full)" % store
+              in err, err)
+        s = _summary(err)
+        eq(s["events written"] + s["events not written"], s["calls"],
+           "every call written or counted as not written: %r" % s)
+    finally:
+        subprocess.call(["umount", mnt])

@@ -242,16 +242,16 @@ static int ss_flush(struct out_sink *s, uint64_t *on_disk)
 static int ss_finish(struct out_sink *s)
 {
 	struct store_sink *ss = (struct store_sink *)s;
-	uint64_t calls = store_writer__calls(ss->store);
 	int err;
 
-	ss->durable = store_writer__committed(ss->store);
-	err = store_writer__close(ss->store, 0);
-	ss->store = NULL;
+	/* ended before it is closed: a failure still has SQLite's message */
+	err = store_writer__end(ss->store, 0);
 	if (err)
-		return ss_failed(ss, err);
-	ss->durable = calls;
-	return 0;
+		ss_failed(ss, err);
+	ss->durable = store_writer__committed(ss->store);
+	err = store_writer__close(ss->store, 0); /* END's error again, or closing's */
+	ss->store = NULL;
+	return err ? ss_failed(ss, err) : 0;
 }
 
 static void ss_free(struct out_sink *s)

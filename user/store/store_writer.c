@@ -615,23 +615,34 @@ int store_writer__maybe_commit(struct store_writer *w, uint64_t now_ns)
 	return store_writer__commit(w);
 }
 
+int store_writer__end(struct store_writer *w, uint64_t end_time_ns)
+{
+	int err = w->failed;
+
+	if (err || !w->in_txn) /* failed, or ended already */
+		return err;
+	err = procs_flush(w);
+	if (!err)
+		err = put_meta_u64(w, "end_time_ns", end_time_ns ? end_time_ns : clock__wall_ns());
+	if (!err)
+		err = put_meta_u64(w, "last_commit_ns", clock__wall_ns());
+	if (!err)
+		err = step_reset(w, w->st_commit);
+	if (!err) {
+		w->in_txn = false;
+		w->committed = w->calls;
+	}
+	return err;
+}
+
 int store_writer__close(struct store_writer *w, uint64_t end_time_ns)
 {
 	int err = 0;
 
 	if (!w)
 		return 0;
-	err = w->failed;
-	if (!err) {
-		err = procs_flush(w);
-		if (!err)
-			err = put_meta_u64(w, "end_time_ns", end_time_ns ? end_time_ns : clock__wall_ns());
-		if (!err)
-			err = put_meta_u64(w, "last_commit_ns", clock__wall_ns());
-		if (!err && w->in_txn)
-			err = step_reset(w, w->st_commit);
-		w->in_txn = false;
-	} else if (w->in_txn && !sqlite3_get_autocommit(w->db)) {
+	err = store_writer__end(w, end_time_ns);
+	if (err && w->in_txn && !sqlite3_get_autocommit(w->db)) {
 		/* Failed: keep what was committed, drop the broken batch. */
 		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
 	}

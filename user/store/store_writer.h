@@ -140,8 +140,13 @@ uint64_t store_writer__calls(const struct store_writer *w);
 /* The calls in the store as of its last commit (what a crash would keep). */
 uint64_t store_writer__committed(const struct store_writer *w);
 
-/* Commit, record end_time_ns (CLOCK_REALTIME; 0: now), close and free W
- * (NULL fine).  0 or the first error seen. */
+/* Record end_time_ns (CLOCK_REALTIME; 0: now) and commit the last batch;
+ * W stays open, so that store_writer__errmsg() can say why it failed.
+ * Nothing is added after it.  0 or the first error seen. */
+int store_writer__end(struct store_writer *w, uint64_t end_time_ns);
+
+/* store_writer__end() if not done yet, then close and free W (NULL
+ * fine).  0 or the first error seen. */
 int store_writer__close(struct store_writer *w, uint64_t end_time_ns);
 
 #endif
