@@ -272,3 +272,25 @@ def test_store_export_csv_json():
     eq(list(recs[0].keys()), ["n", "pid", "tid", "ts_ns", "latency_ns", "status", "ret", "buf",
                               "len", "flags", "rss_entry", "rss_exit", "vms_entry", "vms_exit"],
        "keys")
+
+
+def test_store_export_on_a_full_disk_says_why():
+    """Exporting to a full disk: the tables' writes fail in stdio's buffer
+    and again at the close, which said 'Input/output error' for the cause."""
+    import tempfile
+    path = _fill()
+    mnt = tempfile.mkdtemp(dir=os.path.dirname(tmpfile("x")))
+    subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt])
+    try:
+        fd = os.open(os.path.join(mnt, "fill"), os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        for fmt in ("csv", "json"):
+            _one_error(["export", path, "-F", fmt, "-o", os.path.join(mnt, fmt)], 1,
+                       "No space left on device")
+    finally:
+        subprocess.call(["umount", mnt])

@@ -148,13 +148,16 @@ static FILE *create_file(int dirfd, const char *name, int *err)
 	return f;
 }
 
+/* 0 or -errno.  A buffered write that failed (a full disk) fails again
+ * at fclose's flush, which says why; EIO only when it did not. */
 static int close_file(FILE *f)
 {
 	int bad = ferror(f);
 
-	if (fclose(f) || bad)
-		return -EIO;
-	return 0;
+	errno = 0;
+	if (fclose(f))
+		return errno > 0 ? -errno : -EIO;
+	return bad ? -EIO : 0;
 }
 
 /* ------------------------------------------------------------- per call */
