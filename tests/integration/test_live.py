@@ -129,6 +129,37 @@ def test_full_disk_counts_what_was_written():
     eq(s["events not written"], s["calls"], "/dev/full: every call not written")
 
 
+def test_full_disk_process_counts_add_up():
+    """--follow's records per process after the output failed: they stopped
+    counting (a record drained after the failure was refused before it was
+    counted), so the processes held fewer records than were produced.  They
+    count every record, said to be written or not."""
+    import re
+    import tempfile
+    for out in ("/dev/full", None):
+        mnt = None
+        if out is None:
+            mnt = tempfile.mkdtemp(dir=os.path.dirname(tmpfile("x")))
+            subprocess.check_call(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt])
+            out = os.path.join(mnt, "out.csv")
+        try:
+            code, _, err = cmon(["trace", "--follow", "-F", "csv", "-o", out, "--func", "add",
+                                 "--", target(), "loop", "5000"])
+        finally:
+            if mnt:
+                subprocess.call(["umount", mnt])
+        eq(code, 1, "%s: exit status (%s)" % (out, err))
+        s = _summary(err)
+        procs = re.findall(r"^cmon:   process \d+ \(calls\): (\d+) records( \(written or not\))?$",
+                           err, re.M)
+        eq(len(procs), 1, "%s: one process line: %r" % (out, err))
+        eq(int(procs[0][0]), s["calls"], "%s: the process's records are every call: %r"
+           % (out, err))
+        eq(s["events written"] + s["events not written"], s["calls"],
+           "%s: every call written or counted as not written: %r" % (out, s))
+        check(procs[0][1], "%s: said to be written or not: %r" % (out, err))
+
+
 def test_full_disk_store_counts_what_was_committed():
     """A capture store on a filesystem that fills up: 'written' is the calls
     the store holds (it counted calls in a batch not committed yet, and a

@@ -70,8 +70,8 @@ struct trace_run {
 	uint64_t handed;           /* records given to the router */
 	bool max_reached;
 	int write_err;
-	/* Records received per process, for the summary when children are
-	 * followed (last used first: records come in runs). */
+	/* Records received per process, written or not, for the summary
+	 * when children are followed (last used first: records come in runs). */
 	struct proc_count {
 		pid_t pid;
 		uint64_t records;
@@ -246,11 +246,11 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 
 	if (r->max_reached)
 		return -1;
+	count_process(r, rec); /* written or not: the summary's counts add up */
 	if (r->write_err) {
 		refuse_record(r);
 		return 0;
 	}
-	count_process(r, rec);
 	if (decoder__decode(&r->decoder, rec, &cr))
 		return 0;
 	cr.typed = typer__render(r->typer, rec, &ro);
@@ -579,8 +579,10 @@ static uint64_t report(struct trace_run *r)
 					"attached: %llu (their library calls are not recorded)\n",
 				(unsigned long long)follow__missed(r->ses.follow));
 		for (size_t i = 0; i < r->n_procs && i < SUMMARY_PROCS; i++)
-			fprintf(stderr, "cmon:   process %d (%s): %llu records\n", (int)r->procs[i].pid,
-				r->procs[i].comm, (unsigned long long)r->procs[i].records);
+			fprintf(stderr, "cmon:   process %d (%s): %llu records%s\n",
+				(int)r->procs[i].pid, r->procs[i].comm,
+				(unsigned long long)r->procs[i].records,
+				unwritten(r) ? " (written or not)" : "");
 		if (r->n_procs > SUMMARY_PROCS)
 			fprintf(stderr, "cmon:   and %zu more processes\n", r->n_procs - SUMMARY_PROCS);
 	}
