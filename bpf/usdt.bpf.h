@@ -22,22 +22,26 @@ static __always_inline __u64 usdt_arg(struct pt_regs *ctx, const struct cmon_usd
 	__u64 v = 0, reg = 0;
 	__u32 shift;
 
-	if (a->kind == CMON_USDT_CONST)
-		return (__u64)a->value;
-	if (a->reg_off > sizeof(struct pt_regs) - 8)
-		return 0;
-	bpf_probe_read_kernel(&reg, sizeof(reg), (void *)ctx + (a->reg_off & 0xff8));
-	if (a->kind == CMON_USDT_MEM) {
-		__u32 n = a->size;
-
-		if (n > 8)
-			n = 8;
-		if (n == 0)
-			n = 1;
-		if (bpf_probe_read_user(&v, n, (void *)(reg + a->value)))
-			v = 0;
+	if (a->kind == CMON_USDT_CONST) {
+		/* gcc writes an unsigned constant as a signed immediate
+		 * (1@$-6 for 250): the width and sign below say which */
+		v = (__u64)a->value;
 	} else {
-		v = reg;
+		if (a->reg_off > sizeof(struct pt_regs) - 8)
+			return 0;
+		bpf_probe_read_kernel(&reg, sizeof(reg), (void *)ctx + (a->reg_off & 0xff8));
+		if (a->kind == CMON_USDT_MEM) {
+			__u32 n = a->size;
+
+			if (n > 8)
+				n = 8;
+			if (n == 0)
+				n = 1;
+			if (bpf_probe_read_user(&v, n, (void *)(reg + a->value)))
+				v = 0;
+		} else {
+			v = reg;
+		}
 	}
 	/* The argument's own width and sign: -1 in a 4-byte int is -1. */
 	shift = a->size >= 1 && a->size < 8 ? 64 - 8 * a->size : 0;

@@ -207,6 +207,22 @@ def test_typed_text():
     eq(want, {}, "functions without a text line")
 
 
+def test_typed_text_long_return_value():
+    """A typed return value too wide for the RET column is written after the
+    arguments; the column used to show the raw rax (0x1000fffffffe, the two
+    ints packed) as if it were the value."""
+    for binary in BUILDS:
+        text, _ = trace_typed(binary, ["wide_ret"], fmt="text", args=("wide", "-2"))
+        lines = text.splitlines()
+        eq(len(lines), 2, "%s: header and one row: %r" % (binary, lines))
+        row = lines[1]
+        check("0x1000fffffffe" not in row, "%s: raw rax shown: %r" % (binary, row))
+        check(row.endswith('v=-2 retval={"status_code_value_xyz":-2,'
+                           '"bytes_transferred_total_count":4096}'),
+              "%s: the value after the arguments: %r" % (binary, row))
+        eq(row.split()[5], "(retval=)", "%s: RET points to it" % binary)
+
+
 def test_typed_raw():
     text, _ = trace_typed("typed_O2", ["paint", "greet"], extra=["--raw"])
     recs = json_records(text)

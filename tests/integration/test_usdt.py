@@ -21,6 +21,8 @@ def test_usdt_args_and_semaphore_launched():
         want.append(("demo:tick", i, -5 - i, 1234567890123 + i, 2 ** 64 - 1 - i, "usdt", None,
                      None))
         want.append(("demo:guarded", 100 + i, 0, 0, 0, "usdt", None, None))
+    # Constants at their width and sign: the note says 1@$-6 for 250.
+    want.append(("demo:consts", 250, 65000, 4000000000, -5, "usdt", None, None))
     eq(got, want, "records (func, arg0..3, status, ret, depth)")
     check("demo:tick" in res.stderr and "demo:guarded" in res.stderr, res.stderr)
 
@@ -51,7 +53,9 @@ def test_usdt_list_and_errors():
     code, out, err = cmon(["list", "--usdt", "demo:*", "--", target("usdt")])
     eq(code, 0, "list exit status (%s)" % err)
     rows = {l.split()[0]: l.split() for l in out.splitlines() if l.startswith("demo:")}
-    eq(sorted(rows), ["demo:guarded", "demo:tick"], "probes listed")
+    eq(sorted(rows), ["demo:consts", "demo:guarded", "demo:tick"], "probes listed")
+    eq([a.split("@")[0] for a in rows["demo:consts"][-4:]], ["1", "2", "4", "-1"],
+       "consts' argument specs: constants, unsigned but the last")
     eq([a.split("@")[0] for a in rows["demo:tick"][-4:]], ["-4", "-4", "-8", "8"],
        "tick's argument specs: sizes, the last unsigned")
     check(rows["demo:guarded"][4] != "0", "guarded has a semaphore: %r" % rows["demo:guarded"])
@@ -88,7 +92,8 @@ def test_usdt_profile_counts():
     fin = {r["func"]: r for r in (json.loads(l) for l in read_text(path).splitlines())
            if r["final"]}
     eq({f: (r["calls"], r["returns"], r["p50_ns"]) for f, r in fin.items()},
-       {"demo:tick": (6, 0, None), "demo:guarded": (6, 0, None)}, "counts per site")
+       {"demo:tick": (6, 0, None), "demo:guarded": (6, 0, None), "demo:consts": (1, 0, None)},
+       "counts per site")
 
 
 def test_usdt_argument_histograms():

@@ -6,6 +6,7 @@
  *   typed [--wait] cold FILE   cold_str() on a string in FILE, mapped and
  *                              never touched before the call (not resident)
  *   typed [--wait] long N      greet() on a string of N 'x'
+ *   typed [--wait] wide V      wide_ret(V): a struct whose JSON is long
  *   typed [--wait] loop N      sum_buf + sum_ints N times, 1 ms apart
  *                              (N = 0: until killed)
  *
@@ -314,6 +315,19 @@ static int run_loop(long n)
 	return 0;
 }
 
+/* A return value too wide for the text table's RET column. */
+struct io_result {
+	int status_code_value_xyz;
+	int bytes_transferred_total_count;
+};
+
+NOINLINE struct io_result wide_ret(int v)
+{
+	struct io_result r = { v, 4096 };
+
+	return r;
+}
+
 /* greet() on a string of N 'x' (--strlen at its largest). */
 static int run_long(long n)
 {
@@ -336,6 +350,12 @@ static int run(int argc, char **argv)
 		return run_cold(argv[1]);
 	if (!strcmp(argv[0], "long") && argc > 1)
 		return run_long(atol(argv[1]));
+	if (!strcmp(argv[0], "wide") && argc > 1) {
+		struct io_result r = wide_ret(atoi(argv[1]));
+
+		printf("wide %d %d\n", r.status_code_value_xyz, r.bytes_transferred_total_count);
+		return 0;
+	}
 	if (!strcmp(argv[0], "loop"))
 		return run_loop(argc > 1 ? atol(argv[1]) : 0);
 	fprintf(stderr, "typed: unknown scenario %s\n", argv[0]);

@@ -4,7 +4,10 @@
  *   usdt N             N x demo:tick(i, -5 - i, 1234567890123 + i,
  *                      UINT64_MAX - i: an unsigned 8@ argument); and,
  *                      only while a tracer holds its semaphore,
- *                      demo:guarded(i); prints "guarded=K" (K fired)
+ *                      demo:guarded(i); then demo:consts(250, 65000,
+ *                      4000000000, -5): constants in the note, which gcc
+ *                      spells as signed immediates (1@$-6 for 250);
+ *                      prints "guarded=K" (K fired)
  *   usdt --wait N      prints "ready PID", waits for a line, runs as above,
  *                      then prints "ready" and waits again, and prints the
  *                      semaphore's value ("semaphore=0" once nothing traces)
@@ -21,6 +24,8 @@
 __extension__ unsigned short demo_guarded_semaphore __attribute__((unused))
 	__attribute__((section(".probes")));
 __extension__ unsigned short demo_tick_semaphore __attribute__((unused))
+	__attribute__((section(".probes")));
+__extension__ unsigned short demo_consts_semaphore __attribute__((unused))
 	__attribute__((section(".probes")));
 #define DEMO_GUARDED_ENABLED() __builtin_expect(demo_guarded_semaphore, 0)
 
@@ -51,6 +56,8 @@ int main(int argc, char **argv)
 			guarded++;
 		}
 	}
+	DTRACE_PROBE4(demo, consts, (unsigned char)250, (unsigned short)65000, 4000000000u,
+		      (signed char)-5);
 	printf("guarded=%d\n", guarded);
 	if (wait) {
 		printf("ready\n");

@@ -264,13 +264,15 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 			q = WR_LIT(tmp, "void");
 			break;
 		}
-		/* The typed return value when DWARF gives one that fits. */
-		if (rec->typed && rec->typed->retval &&
-		    (strcmp(rec->typed->retval, "null") || rec->typed->python) &&
-		    strlen(rec->typed->retval) < sizeof(tmp)) {
+		/* The typed return value when DWARF gives one: here when it
+		 * fits, else after the arguments (never the raw rax instead). */
+		if (wr_text_typed_ret(rec)) {
 			const char *v = call_typed__text(rec->typed, rec->typed->retval);
 
-			q = wr_mem(tmp, v, strlen(v));
+			if (strlen(v) < WR_TEXT_RET_MAX)
+				q = wr_mem(tmp, v, strlen(v));
+			else
+				q = WR_LIT(tmp, "(retval=)");
 			break;
 		}
 		q = value(tmp, rec->ret);

@@ -164,6 +164,13 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 		if (!err)
 			err = strbuf__puts(sb, call_typed__text(t, t->cells[i]));
 	}
+	/* A return value too long for the RET column (text.c) */
+	if (!err && wr_text_typed_ret(rec) &&
+	    strlen(call_typed__text(t, t->retval)) >= WR_TEXT_RET_MAX) {
+		err = strbuf__puts(sb, t->n_cells ? " retval=" : "retval=");
+		if (!err)
+			err = strbuf__puts(sb, call_typed__text(t, t->retval));
+	}
 	if (!err && t->captures && strcmp(t->captures, "{}")) {
 		err = strbuf__puts(sb, " captures=");
 		if (!err)

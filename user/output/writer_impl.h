@@ -116,4 +116,15 @@ static inline bool wr_has_exit(const struct call_record *rec)
 	       (rec->status == CALL_LINE && rec->line_timed);
 }
 
+/* The text table shows the typed return value (CALL_OK): in the RET
+ * column when shorter than WR_TEXT_RET_MAX, else after the arguments. */
+#define WR_TEXT_RET_MAX 64
+static inline bool wr_text_typed_ret(const struct call_record *rec)
+{
+	const struct call_typed *t = rec->typed;
+
+	return rec->status == CALL_OK && t && !t->returns_void && t->retval &&
+	       (strcmp(t->retval, "null") || t->python);
+}
+
 #endif
