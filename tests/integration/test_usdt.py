@@ -27,6 +27,23 @@ def test_usdt_args_and_semaphore_launched():
     check("demo:tick" in res.stderr and "demo:guarded" in res.stderr, res.stderr)
 
 
+def test_usdt_unsigned_arg_in_views():
+    """An 8@ (unsigned 64-bit) argument reads as unsigned in -F tree and -F
+    chrome too, as in CSV/JSON: demo:tick's arg3 is UINT64_MAX - i, not -1 - i."""
+    import json
+    res = trace([], launch=[target("usdt"), "2"], extra=["--usdt", "demo:tick"], fmt="tree")
+    eq(res.code, 0, "tree exit status (%s)" % res.stderr)
+    calls = [l.split("| ", 1)[1] for l in res.text.splitlines() if "demo:tick(" in l]
+    eq(calls, ["demo:tick(%d, %d, %d, %d, 0, 0);" % (i, -5 - i, 1234567890123 + i, 2 ** 64 - 1 - i)
+               for i in range(2)], "tree lines:\n%s" % res.text)
+    res = trace([], launch=[target("usdt"), "2"], extra=["--usdt", "demo:tick"], fmt="chrome")
+    eq(res.code, 0, "chrome exit status (%s)" % res.stderr)
+    xs = [e for e in json.loads(res.text) if e["ph"] == "X"]
+    eq([e["args"] for e in xs],
+       [{"arg0": i, "arg1": -5 - i, "arg2": 1234567890123 + i, "arg3": 2 ** 64 - 1 - i,
+         "arg4": 0, "arg5": 0} for i in range(2)], "chrome args")
+
+
 def test_usdt_semaphore_lowered_after_detach():
     """-p: the semaphore is raised only while cmon runs, by the kernel: after
     cmon exits the process sees 0 and its guarded probe stays quiet."""

@@ -51,7 +51,10 @@ static char *render_args(const struct call_record *rec)
 					     call_typed__text(t, t->cells[i]));
 	} else {
 		for (int i = 0; i < 6 && !err; i++)
-			err = strbuf__printf(&sb, "%s%" PRId64, i ? ", " : "", rec->args[i]);
+			err = rec->args_unsigned >> i & 1
+				      ? strbuf__printf(&sb, "%s%" PRIu64, i ? ", " : "",
+						       (uint64_t)rec->args[i])
+				      : strbuf__printf(&sb, "%s%" PRId64, i ? ", " : "", rec->args[i]);
 	}
 	if (err) {
 		strbuf__release(&sb);

@@ -128,8 +128,12 @@ static int call_args(struct strbuf *sb, const struct call_record *rec)
 		if (!err && rec->status == CALL_OK && t->retval && strcmp(t->retval, "null"))
 			err = strbuf__printf(sb, "%s\"return\":%s", first ? "" : ",", t->retval);
 	} else {
-		for (int i = 0; i < 6 && !err; i++)
-			err = strbuf__printf(sb, "%s\"arg%d\":%" PRId64, i ? "," : "", i, rec->args[i]);
+		for (int i = 0; i < 6 && !err; i++) {
+			char num[DECIMAL_MAX + 1];
+
+			*wr_arg_decimal(num, rec, i) = '\0';
+			err = strbuf__printf(sb, "%s\"arg%d\":%s", i ? "," : "", i, num);
+		}
 		if (!err && rec->status == CALL_OK)
 			err = strbuf__printf(sb, ",\"return\":%" PRId64, rec->ret);
 	}
