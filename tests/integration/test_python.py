@@ -399,7 +399,7 @@ def test_python_views():
     check('kinds(i=-42, f=2.5, s="hello", b=True, none=None, raw=' in text, text)
     res = _py(["boom"], [CALLS], fmt="chrome")
     ev = [e for e in json.loads(res.text) if e.get("name") == "boom"]
-    eq([(e["cat"], e["ph"], e["args"]) for e in ev], [("exception", "X", {"x": 7})],
+    eq([(e["cat"], e["ph"], e["args"]) for e in ev], [("exception", "X", {"args": {"x": 7}})],
        "boom as a complete event marked exception")
     check(ev[0]["dur"] > 0, "with its duration")
 

@@ -130,8 +130,9 @@ def test_chrome_events_match_calls():
     events = load_chrome(r.text)
     xs = [e for e in events if e["ph"] == "X"]
     got = sorted((e["name"], json.dumps(e["args"], sort_keys=True)) for e in xs)
-    want = sorted((f, json.dumps({a.split("=")[0]: int(a.split("=")[1]), "return": int(ret)},
-                                 sort_keys=True)) for _, f, a, ret in RECURSE_TREE)
+    want = sorted((f, json.dumps({"args": {a.split("=")[0]: int(a.split("=")[1])},
+                                  "return": int(ret)}, sort_keys=True))
+                  for _, f, a, ret in RECURSE_TREE)
     eq(got, want, "X events (name, args)")
     pids = {e["pid"] for e in xs}
     eq(len(pids), 1, "one process")
@@ -142,7 +143,7 @@ def test_chrome_events_match_calls():
         # dur is the function's own time: a one-line fact(1) can read 0
         check(e["dur"] >= 0 and e["ts"] > 1.6e15, "ts/dur in us: %r" % e)
     # nesting by time: every fact(n) lies inside fact(n+1)
-    facts = {e["args"]["n"]: e for e in xs if e["name"] == "fact"}
+    facts = {e["args"]["args"]["n"]: e for e in xs if e["name"] == "fact"}
     for n in range(1, 5):
         inner, outer = facts[n], facts[n + 1]
         check(outer["ts"] <= inner["ts"] and
@@ -167,8 +168,31 @@ def test_chrome_noreturn_marked():
     eq(sorted((e["name"], e["cat"], e["dur"], json.dumps(e["args"], sort_keys=True))
               for e in xs),
        [("add", "ok", xs[[e["name"] for e in xs].index("add")]["dur"],
-         json.dumps({"a": 1, "b": 1, "return": 2}, sort_keys=True)),
-        ("jumper", "noreturn", 0, json.dumps({"x": 7}))], "events")
+         json.dumps({"args": {"a": 1, "b": 1}, "return": 2}, sort_keys=True)),
+        ("jumper", "noreturn", 0, json.dumps({"args": {"x": 7}}))], "events")
+
+
+def test_chrome_param_named_like_a_key():
+    """A parameter named "captures" (typed.c's clash(int captures, v, n)),
+    traced with --capture: the parameters are nested under "args", so
+    neither they nor cmon's "captures" and "return" are lost to a duplicate
+    key (JSON readers keep the last)."""
+    for binary in ("typed_O0", "typed_O2"):
+        r = trace(["clash"], [target(binary), "clash"], extra=["--capture", "w=v[n]"],
+                  fmt="chrome")
+        eq(r.code, 0, "%s exit status (%s)" % (binary, r.stderr))
+        dup = []
+
+        def pairs(kv):
+            keys = [k for k, _ in kv]
+            dup.extend(k for k in set(keys) if keys.count(k) > 1)
+            return dict(kv)
+        xs = [e for e in json.loads(r.text, object_pairs_hook=pairs) if e["ph"] == "X"]
+        eq(dup, [], "%s: duplicate keys in %r" % (binary, r.text))
+        a = xs[0]["args"]
+        eq(len(xs), 1, "%s: one clash event" % binary)
+        eq((a["args"]["captures"], a["args"]["n"], a["captures"], a["return"]),
+           (99, 3, {"w": [4, 5, 6]}, 114), "%s: clash args" % binary)
 
 
 def test_chrome_threads_named_and_counted():
@@ -181,7 +205,7 @@ def test_chrome_threads_named_and_counted():
     eq(len(tids), 3, "threads")
     names = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name"]
     eq(sorted(e["tid"] for e in names), sorted(tids), "one thread_name per thread")
-    eq(sorted(e["args"]["i"] for e in xs), sorted(list(range(5)) * 3), "i arguments")
+    eq(sorted(e["args"]["args"]["i"] for e in xs), sorted(list(range(5)) * 3), "i arguments")
 
 
 def test_view_format_refused_by_profile():
@@ -222,8 +246,9 @@ def test_export_tree_folded_chrome_from_store():
     events = load_chrome(_export(store, "chrome", ["--chrome"]))
     xs = [e for e in events if e["ph"] == "X"]
     got = sorted((e["name"], json.dumps(e["args"], sort_keys=True)) for e in xs)
-    want = sorted((f, json.dumps({a.split("=")[0]: int(a.split("=")[1]), "return": int(ret)},
-                                 sort_keys=True)) for _, f, a, ret in RECURSE_TREE)
+    want = sorted((f, json.dumps({"args": {a.split("=")[0]: int(a.split("=")[1])},
+                                  "return": int(ret)}, sort_keys=True))
+                  for _, f, a, ret in RECURSE_TREE)
     eq(got, want, "exported chrome X events")
 
 

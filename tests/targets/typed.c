@@ -9,6 +9,8 @@
  *   typed [--wait] wide V      wide_ret(V): a struct whose JSON is long
  *   typed [--wait] loop N      sum_buf + sum_ints N times, 1 ms apart
  *                              (N = 0: until killed)
+ *   typed [--wait] clash       clash(99, {4, 5, 6}, 3): a parameter named
+ *                              like a key -F chrome adds (test_views.py)
  *
  * --wait prints "ready PID" and waits for a line on stdin first.
  *
@@ -186,6 +188,17 @@ NOINLINE long sum_ints(const int32_t *values, int n)
 	return s;
 }
 
+/* A parameter named "captures", the key -F chrome gives --capture values. */
+NOINLINE int clash(int captures, const int32_t *v, int n)
+{
+	int s = captures;
+
+	BARRIER();
+	for (int i = 0; i < n; i++)
+		s += v[i];
+	return s;
+}
+
 NOINLINE struct pt make_pt(long x, long y)
 {
 	struct pt p = { x * 2, y - 1 };
@@ -355,6 +368,11 @@ static int run(int argc, char **argv)
 
 		printf("wide %d %d\n", r.status_code_value_xyz, r.bytes_transferred_total_count);
 		return 0;
+	}
+	if (!strcmp(argv[0], "clash")) {
+		static const int32_t v[3] = { 4, 5, 6 };
+
+		return clash(99, v, 3) == 114 ? 0 : 1;
 	}
 	if (!strcmp(argv[0], "loop"))
 		return run_loop(argc > 1 ? atol(argv[1]) : 0);

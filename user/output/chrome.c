@@ -4,10 +4,12 @@
  * Perfetto (ui.perfetto.dev) and chrome://tracing open:
  *
  *   {"name":"outer","cat":"ok","ph":"X","pid":P,"tid":T,"ts":1732500000000.123,
- *    "dur":5.870,"args":{"x":10,"return":25}}
+ *    "dur":5.870,"args":{"args":{"x":10},"return":25}}
  *
  * one complete event per call, ts and dur in µs (ns kept as 3 decimals);
- * "args" holds the typed parameters (raw: arg0..arg5) and "return".  "cat"
+ * "args" holds the typed parameters nested under "args" (as -F json has
+ * them, so no parameter name collides with cmon's keys), "captures" and
+ * "return"; raw records have arg0..arg5 and "return" instead.  "cat"
  * is the call's status, so calls that never returned (cat "noreturn", dur
  * 0) can be picked out; --no-return records are cat "entry".  Counter
  * events ("ph":"C", name "memory", args rss and vms in bytes) per process
@@ -109,24 +111,26 @@ static int mem_event(struct chrome_view *c, uint32_t pid, uint64_t ts, uint64_t 
 static int call_args(struct strbuf *sb, const struct call_record *rec)
 {
 	const struct call_typed *t = rec->typed;
-	bool first = true;
 	int err = strbuf__puts(sb, ",\"args\":{");
 
 	if (t) {
+		/* The parameters one level down, as -F json nests them: their
+		 * names can then not collide with "captures" and "return". */
+		if (!err)
+			err = strbuf__puts(sb, "\"args\":{");
 		for (size_t i = 0; i < t->n_cells && !err; i++) {
-			err = strbuf__puts(sb, first ? "" : ",");
+			err = strbuf__puts(sb, i ? "," : "");
 			if (!err)
 				err = json_escape(sb, t->names[i]);
 			if (!err)
 				err = strbuf__printf(sb, ":%s", t->cells[i]);
-			first = false;
 		}
-		if (!err && t->captures && strcmp(t->captures, "{}")) {
-			err = strbuf__printf(sb, "%s\"captures\":%s", first ? "" : ",", t->captures);
-			first = false;
-		}
+		if (!err)
+			err = strbuf__puts(sb, "}");
+		if (!err && t->captures && strcmp(t->captures, "{}"))
+			err = strbuf__printf(sb, ",\"captures\":%s", t->captures);
 		if (!err && rec->status == CALL_OK && t->retval && strcmp(t->retval, "null"))
-			err = strbuf__printf(sb, "%s\"return\":%s", first ? "" : ",", t->retval);
+			err = strbuf__printf(sb, ",\"return\":%s", t->retval);
 	} else {
 		for (int i = 0; i < 6 && !err; i++) {
 			char num[DECIMAL_MAX + 1];
