@@ -88,6 +88,7 @@ enum cmon_record_type {
 	CMON_REC_PY = 5,      /* struct cmon_py_rec: one Python call (--py) */
 	CMON_REC_PY_CODE = 6, /* struct cmon_py_code_rec: a code object seen first */
 	CMON_REC_BATCH = 7,   /* struct cmon_batch: CMON_BATCH call records of one CPU */
+	CMON_REC_CAPTURE_BATCH = 8, /* struct cmon_capture_batch: capture records of one CPU */
 };
 
 /*
@@ -415,6 +416,28 @@ struct cmon_capture_rec {
 	__u32 len;       /* bytes after this header */
 };
 
+/*
+ * Capture records staged per CPU, as call records are (struct cmon_batch):
+ * a ring-buffer reservation is most of a small record's cost.  Records of
+ * less than CMON_CAPBATCH_REC_MAX bytes are appended to DATA, one after the
+ * other (each 8-aligned, as in the ring buffer); the batch goes to the
+ * ring buffer whole (its header and LEN bytes) when the next record would
+ * not fit, and user space takes a partial one from the mmapped map at
+ * every poll.  BUSY as in struct cmon_batch.  DATA has CMON_CAPBATCH_REC_MAX
+ * bytes of slack past CMON_CAPBATCH_BYTES so that the verifier can bound a
+ * record's writes; records never use it.
+ */
+#define CMON_CAPBATCH_BYTES 8192u
+#define CMON_CAPBATCH_REC_MAX 2048u
+struct cmon_capture_batch {
+	__u32 type; /* CMON_REC_CAPTURE_BATCH */
+	__u32 len;  /* bytes of records in data */
+	__u64 busy;
+	__u32 n;    /* records in data */
+	__u8 pad[44];
+	__u8 data[CMON_CAPBATCH_BYTES + CMON_CAPBATCH_REC_MAX];
+};
+
 /* at_return of an empty capture record: the call was left out by --if or
  * --on-change at its return; its entry capture and stack are forgotten. */
 #define CMON_CAPTURE_DROP 2u
@@ -682,6 +705,10 @@ _Static_assert(sizeof(struct cmon_consumer) == 64, "cmon_consumer layout");
 _Static_assert(sizeof(struct cmon_batch) == 64 + CMON_BATCH * 152 && sizeof(struct cmon_batch) % 64 == 0,
 	       "cmon_batch layout");
 _Static_assert(sizeof(struct cmon_func_stats) == 64, "cmon_func_stats layout");
+_Static_assert(sizeof(struct cmon_capture_batch) == 64 + CMON_CAPBATCH_BYTES + CMON_CAPBATCH_REC_MAX,
+	       "cmon_capture_batch layout");
+_Static_assert(sizeof(struct cmon_capture_rec) == 32 && sizeof(struct cmon_capture_item) == 8,
+	       "cmon_capture_rec layout: records stay 8-aligned");
 _Static_assert(sizeof(struct cmon_follow_stats) == 24, "cmon_follow_stats layout");
 _Static_assert(sizeof(struct cmon_fork_rec) == 8, "cmon_fork_rec layout");
 _Static_assert(sizeof(struct cmon_frame) == 96, "cmon_frame layout");

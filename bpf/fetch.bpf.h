@@ -10,6 +10,7 @@
 #define CMON_FETCH_BPF_H
 
 #include "cmon_abi.h"
+#include "capture_staging.bpf.h"
 
 const volatile bool targ_capture = false;   /* any function has a plan */
 const volatile bool targ_sleepable = false; /* programs loaded sleepable */
@@ -95,13 +96,23 @@ static __always_inline __u32 item_size(const __u64 *r, struct cmon_fetch *it, bo
  * function has no plan, or -1 when the record could not be written (the
  * caller counts it lost).
  */
-static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, __u32 at_return,
-					   __u64 sp, __u64 tag, __u64 *ts_out,
-					   const __u64 *entry_args)
+struct fetch_call {
+	__u64 tag;
+	__u64 *ts_out;
+	const __u64 *entry_args;
+};
+
+/* Out of line (a subprogram of its own stack frame): inlined, its buffers
+ * and the staging's would take the exit program past BPF's 512 bytes. */
+static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 at_return,
+				     __u64 sp, struct fetch_call *c)
 {
+	__u64 tag = c->tag, *ts_out = c->ts_out;
+	const __u64 *entry_args = c->entry_args;
 	__u32 key = func_id * 2 + at_return, off, total = sizeof(struct cmon_capture_rec);
 	__u64 addrs[CMON_MAX_FETCH] = {};
 	struct cmon_capture_rec hdr = {};
+	struct cmon_capture_batch *staged;
 	struct cmon_fetch_plan *plan;
 	struct bpf_dynptr ptr;
 	__u64 r[16];
@@ -119,7 +130,21 @@ static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, _
 	}
 	if (total > CMON_CAPTURE_MAX)
 		total = CMON_CAPTURE_MAX;
-	if (bpf_ringbuf_reserve_dynptr(&events, total, 0, &ptr)) {
+	/* The record goes into this CPU's batch when it may, else straight
+	 * into the ring buffer. */
+	staged = capbatch_take(total);
+	if (staged) {
+		__u32 at = staged->len, size = total;
+
+		/* The verifier's bound (no change: capbatch_take took less),
+		 * hidden from the compiler, which would drop it. */
+		barrier_var(size);
+		size &= CMON_CAPBATCH_REC_MAX - 1;
+		if (at > CMON_CAPBATCH_BYTES || bpf_dynptr_from_mem(staged->data + at, size, 0, &ptr)) {
+			capbatch_release(staged);
+			return -1; /* never: capbatch_take made room */
+		}
+	} else if (bpf_ringbuf_reserve_dynptr(&events, total, 0, &ptr)) {
 		bpf_ringbuf_discard_dynptr(&ptr, 0);
 		return -1;
 	}
@@ -202,8 +227,23 @@ written:
 	hdr.at_return = at_return;
 	hdr.len = off - sizeof(hdr);
 	bpf_dynptr_write(&ptr, 0, &hdr, sizeof(hdr), 0);
-	bpf_ringbuf_submit_dynptr(&ptr, BPF_RB_NO_WAKEUP);
+	if (staged) {
+		staged->len += off; /* a multiple of 8: header and items are */
+		staged->n++;
+		capbatch_release(staged);
+	} else {
+		bpf_ringbuf_submit_dynptr(&ptr, BPF_RB_NO_WAKEUP);
+	}
 	return 0;
+}
+
+static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, __u32 at_return,
+					   __u64 sp, __u64 tag, __u64 *ts_out,
+					   const __u64 *entry_args)
+{
+	struct fetch_call c = { .tag = tag, .ts_out = ts_out, .entry_args = entry_args };
+
+	return fetch_plan_run(regs, func_id, at_return, sp, &c);
 }
 
 #endif

@@ -49,16 +49,16 @@ struct {
 	__type(value, struct cmon_func_stats);
 } func_stats SEC(".maps");
 
+static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
+{
+	return bpf_map_lookup_elem(&func_stats, &func_id);
+}
+
 #include "fetch.bpf.h"
 #include "filter.bpf.h"
 #include "expr.bpf.h"
 #include "usdt.bpf.h"
 #include "args.bpf.h"
-
-static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
-{
-	return bpf_map_lookup_elem(&func_stats, &func_id);
-}
 
 /* Records written on each CPU: the fill is checked every
  * CMON_WAKEUP_CHECK_EVERY of them. */

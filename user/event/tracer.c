@@ -20,6 +20,7 @@
 #include "probe/links.h"
 #include "probe/bpf_setup.h"
 #include "proc/procmaps.h"
+#include "capture_staging.h"
 #include "staging.h"
 #include "tracer.h"
 #include "trace.skel.h"
@@ -61,13 +62,17 @@ struct tracer {
 	/* Call records staged per CPU in the kernel (bpf/staging.bpf.h) and put
 	 * back in time order here; NULL: each record is handed on as it comes. */
 	struct staging *stage;
+	/* Capture records staged per CPU (bpf/capture_staging.bpf.h), with the
+	 * call records only: NULL otherwise. */
+	struct capture_staging *cap_stage;
 };
 
 /* Staging, unless records must keep their place beside others: an
  * entry-only call's stack follows its record in the ring buffer, Python
  * records go out as they come, and break stops one call at a time.  A
- * call's capture records are not staged: written to the ring buffer before
- * its call record, they are in hand when the window lets the call out. */
+ * call's capture records are staged with the call records only: each poll
+ * sweeps them after the call records (capture_staging.h), so they are in
+ * hand when the window lets their calls out. */
 static bool staging_disabled; /* CMON_NO_STAGING, read by main */
 
 static bool staging_wanted(const struct tracer_opts *o)
@@ -139,6 +144,10 @@ static int handle(struct tracer *t, void *data, size_t size)
 		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
+	if (*type == CMON_REC_CAPTURE_BATCH && size >= offsetof(struct cmon_capture_batch, data))
+		return t->opts.on_capture ? capture_staging__batch(data, size, t->opts.on_capture,
+								   t->opts.ctx)
+					  : 0;
 	if (size >= sizeof(struct cmon_batch) && *type == CMON_REC_BATCH)
 		return t->stage ? staging__add_batch(t->stage, data) : 0;
 	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
@@ -236,6 +245,9 @@ static int open_and_load(void *ctx, bool mem_cast)
 				 set->n_funcs ? (__u32)set->n_funcs : 1);
 	t->skel->rodata->targ_capture = opts->plans != NULL;
 	t->skel->rodata->targ_sleepable = opts->plans && opts->sleepable;
+	t->skel->rodata->targ_capture_staging = opts->plans && staging_wanted(opts);
+	bpf_map__set_max_entries(t->skel->maps.capture_staging,
+				 opts->plans && staging_wanted(opts) ? (__u32)bs->ncpus : 1);
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
 	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
@@ -305,6 +317,14 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		if (!t->stage) {
 			err = -errno;
 			goto fail;
+		}
+		if (opts->plans) {
+			t->cap_stage = capture_staging__new(
+				bpf_map__fd(t->skel->maps.capture_staging), t->bs.ncpus);
+			if (!t->cap_stage) {
+				err = -errno;
+				goto fail;
+			}
 		}
 	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_ringbuf, t, NULL);
@@ -401,7 +421,7 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 {
 	struct epoll_event ev[4];
 	uint64_t cutoff = 0;
-	bool empty = ring_fill(t) <= 0;
+	bool empty = ring_fill(t) <= 0, caps_all = true;
 	int n, err;
 
 	/* Records are submitted without a wakeup.  Only a poll on an empty
@@ -429,6 +449,15 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	 * goes out, in order. */
 	if (t->stage)
 		cutoff = staging__sweep(t->stage, false);
+	/* Captures after the call records, before the fill is read: every
+	 * capture of a call that goes out is then in hand (capture_staging.h).
+	 * A batch held past the wait keeps the window shut this poll. */
+	if (t->cap_stage) {
+		err = capture_staging__sweep(t->cap_stage, false, t->opts.on_capture, t->opts.ctx,
+					     &caps_all);
+		if (err)
+			return err;
+	}
 	t->read_left = ring_fill(t);
 	t->read_all = t->read_left <= 0;
 	t->budget = POLL_BUDGET;
@@ -445,7 +474,7 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	 * behind it, so nothing is let out of the window this time but by its
 	 * bound. */
 	if (t->stage) {
-		err = staging__deliver(t->stage, t->read_all ? cutoff : 0, on_staged, t);
+		err = staging__deliver(t->stage, t->read_all && caps_all ? cutoff : 0, on_staged, t);
 		if (err)
 			return err;
 	}
@@ -463,6 +492,14 @@ int tracer__drain(struct tracer *t)
 	 * while attached, and then the cutoff keeps a thread's order. */
 	if (t->stage)
 		cutoff = staging__sweep(t->stage, true) ?: UINT64_MAX;
+	if (t->cap_stage) {
+		bool all;
+
+		err = capture_staging__sweep(t->cap_stage, true, t->opts.on_capture, t->opts.ctx,
+					     &all);
+		if (err)
+			return err;
+	}
 	n = ring_buffer__consume(t->rb);
 	if (t->stage && n >= 0) {
 		err = staging__deliver(t->stage, cutoff, on_staged, t);
@@ -659,6 +696,7 @@ void tracer__free(struct tracer *t)
 	if (t->consumer)
 		munmap(t->consumer, t->page_size);
 	staging__free(t->stage);
+	capture_staging__free(t->cap_stage);
 	trace_bpf__destroy(t->skel);
 	free(t);
 }
