@@ -223,6 +223,30 @@ def test_typed_text_long_return_value():
         eq(row.split()[5], "(retval=)", "%s: RET points to it" % binary)
 
 
+def test_typed_text_marks():
+    """The table says which values are not what the program held: a string
+    cut at --strlen, a --capture cut at --capture-max (truncated=[...]), a
+    pointer the probe could not read (faults=[...]).  They used to read as
+    whole strings, and an unreadable pointer as a NULL one."""
+    for binary in BUILDS:
+        text, _ = trace_typed(binary, ["greet"], fmt="text", args=("long", "99"),
+                              extra=["--strlen", "20"])
+        row = text.splitlines()[1]
+        check(row.endswith(' s="%s" none=null truncated=["s"]' % ("x" * 20)),
+              "%s: greet cut at --strlen 20: %r" % (binary, row))
+        text, _ = trace_typed(binary, ["badptr"], fmt="text", args=("bad",))
+        rows = text.splitlines()[1:]
+        eq(len(rows), 2, "%s: two badptr rows: %r" % (binary, rows))
+        check(rows[0].endswith(' s=null o=null faults=["s","o"]'),
+              "%s: (char *)8 and (struct outer *)16: %r" % (binary, rows[0]))
+        check(rows[1].endswith(" s=null o=null"), "%s: real NULLs, no mark: %r" % (binary, rows[1]))
+        text, _ = trace_typed(binary, ["sum_buf"], fmt="text",
+                              extra=["--capture", "data=buf:len", "--capture-max", "8"])
+        row = text.splitlines()[1]
+        check(row.endswith(' len=13 captures={"data":"%s"} truncated=["data"]' % BUF13[:8].hex()),
+              "%s: a capture cut at --capture-max: %r" % (binary, row))
+
+
 def test_typed_raw():
     text, _ = trace_typed("typed_O2", ["paint", "greet"], extra=["--raw"])
     recs = json_records(text)

@@ -11,6 +11,9 @@
  *                              (N = 0: until killed)
  *   typed [--wait] clash       clash(99, {4, 5, 6}, 3): a parameter named
  *                              like a key -F chrome adds (test_views.py)
+ *   typed [--wait] bad         badptr((char *)8, (struct outer *)16): two
+ *                              pointers no probe can read, then
+ *                              badptr(NULL, NULL): two real NULLs
  *
  * --wait prints "ready PID" and waits for a line on stdin first.
  *
@@ -341,6 +344,14 @@ NOINLINE struct io_result wide_ret(int v)
 	return r;
 }
 
+/* Compares its pointers, never follows them: the probe's reads of
+ * (char *)8 and (struct outer *)16 fault, the program's do not happen. */
+NOINLINE int badptr(const char *s, const struct outer *o)
+{
+	BARRIER();
+	return (s != NULL) + (o != NULL);
+}
+
 /* greet() on a string of N 'x' (--strlen at its largest). */
 static int run_long(long n)
 {
@@ -373,6 +384,13 @@ static int run(int argc, char **argv)
 		static const int32_t v[3] = { 4, 5, 6 };
 
 		return clash(99, v, 3) == 114 ? 0 : 1;
+	}
+	if (!strcmp(argv[0], "bad")) {
+		int n = badptr((const char *)8, (const struct outer *)16);
+
+		n += badptr(NULL, NULL);
+		printf("bad %d\n", n);
+		return 0;
 	}
 	if (!strcmp(argv[0], "loop"))
 		return run_loop(argc > 1 ? atol(argv[1]) : 0);

@@ -181,6 +181,18 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 		if (!err)
 			err = strbuf__puts(sb, t->changed);
 	}
+	/* Values that are not what the program held: cut at --strlen or
+	 * --capture-max, or unreadable (null, as a NULL pointer shows). */
+	if (!err && t->truncated) {
+		err = strbuf__puts(sb, " truncated=");
+		if (!err)
+			err = strbuf__puts(sb, t->truncated);
+	}
+	if (!err && t->faults) {
+		err = strbuf__puts(sb, " faults=");
+		if (!err)
+			err = strbuf__puts(sb, t->faults);
+	}
 	return err ? err : strbuf__puts(sb, "\n");
 }
 
