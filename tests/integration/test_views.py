@@ -195,6 +195,31 @@ def test_chrome_param_named_like_a_key():
            (99, 3, {"w": [4, 5, 6]}, 114), "%s: clash args" % binary)
 
 
+def _chrome_calls(funcs, launch, extra=()):
+    r = trace(funcs, launch, extra=list(extra), fmt="chrome")
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    return [e for e in load_chrome(r.text) if e["ph"] == "X"]
+
+
+def test_chrome_marks_truncated_and_faults():
+    """Beside "captures": "truncated" (a string cut at --strlen, a capture
+    cut at --capture-max) and "faults" (a pointer the probe could not read:
+    null, but not a NULL pointer), as -F json has them.  They were lost."""
+    for binary in ("typed_O0", "typed_O2"):
+        (e,) = _chrome_calls(["greet"], [target(binary), "long", "99"], ["--strlen", "20"])
+        eq(e["args"], {"args": {"s": "x" * 20, "none": None}, "return": 99,
+                       "truncated": ["s"]}, "%s: greet cut at --strlen 20" % binary)
+        xs = _chrome_calls(["badptr"], [target(binary), "bad"])
+        eq([e["args"] for e in xs],
+           [{"args": {"s": None, "o": None}, "return": 2, "faults": ["s", "o"]},
+            {"args": {"s": None, "o": None}, "return": 0}],
+           "%s: unreadable pointers, then real NULLs" % binary)
+        (e,) = _chrome_calls(["sum_buf"], [target(binary), "all"],
+                             ["--capture", "data=buf:len", "--capture-max", "8"])
+        eq((e["args"]["captures"], e["args"]["truncated"]),
+           ({"data": "68690a00ff010203"}, ["data"]), "%s: a capture cut at 8 bytes" % binary)
+
+
 def test_chrome_threads_named_and_counted():
     r = trace(["work"], [target(), "threads", "3", "5"], fmt="chrome")
     eq(r.code, 0, "exit status (%s)" % r.stderr)

@@ -8,8 +8,10 @@
  *
  * one complete event per call, ts and dur in µs (ns kept as 3 decimals);
  * "args" holds the typed parameters nested under "args" (as -F json has
- * them, so no parameter name collides with cmon's keys), "captures" and
- * "return"; raw records have arg0..arg5 and "return" instead.  "cat"
+ * them, so no parameter name collides with cmon's keys), "captures",
+ * "return", and "truncated" / "faults" (value paths cut short or not
+ * readable) when there are any; raw records have arg0..arg5 and "return"
+ * instead.  "cat"
  * is the call's status, so calls that never returned (cat "noreturn", dur
  * 0) can be picked out; --no-return records are cat "entry".  Counter
  * events ("ph":"C", name "memory", args rss and vms in bytes) per process
@@ -131,6 +133,11 @@ static int call_args(struct strbuf *sb, const struct call_record *rec)
 			err = strbuf__printf(sb, ",\"captures\":%s", t->captures);
 		if (!err && rec->status == CALL_OK && t->retval && strcmp(t->retval, "null"))
 			err = strbuf__printf(sb, ",\"return\":%s", t->retval);
+		/* Value paths cut short or unreadable, as -F json lists them. */
+		if (!err && t->truncated)
+			err = strbuf__printf(sb, ",\"truncated\":%s", t->truncated);
+		if (!err && t->faults)
+			err = strbuf__printf(sb, ",\"faults\":%s", t->faults);
 	} else {
 		for (int i = 0; i < 6 && !err; i++) {
 			char num[DECIMAL_MAX + 1];
