@@ -17,9 +17,14 @@ RECURSE_TREE = [(0, "fact", "n=5", "120"), (1, "fact", "n=4", "24"), (2, "fact",
 TREE_LINE = re.compile(r"^( {10}|(?: *[0-9.]+ (?:us|ms| s)| +noreturn)) \[ *(\d+)\] \| ( *)(.*)$")
 
 
+NOTES = re.compile(r"^(.*?) ?((?:captures|changed|truncated|faults)=.*)?$")
+
+
 def parse_tree(text):
-    """[(tid, depth, func, args, ret-or-None, duration-or-None)] in line order;
-    closing lines fill in the return and duration of the call they close."""
+    """[(tid, depth, func, args, ret-or-None, duration-or-None, notes)] in line
+    order; closing lines fill in the return, duration and notes (what ends
+    the line that ends the call: "truncated=[...] ...") of the call they
+    close."""
     lines = text.splitlines()
     eq(lines[0], "# DURATION     TID     FUNCTION", "tree header")
     calls, open_ = [], []
@@ -34,15 +39,18 @@ def parse_tree(text):
         if body.startswith("}"):
             c = open_.pop()
             eq(depth, c["depth"], "closing brace depth of %s" % c["func"])
-            m2 = re.match(r"^\}(?: = (.*))?; // (.*)$", body)
+            m2 = re.match(r"^\}(?: = (.*?))?; // (.*)$", body)
             check(m2, "closing line: %r" % line)
-            eq(m2.group(2), c["func"], "closing comment")
-            c["ret"], c["dur"] = m2.group(1), dur
+            func, notes = NOTES.match(m2.group(2)).groups()
+            eq(func, c["func"], "closing comment")
+            c["ret"], c["dur"], c["notes"] = m2.group(1), dur, notes
             continue
-        m2 = re.match(r"^(\w+)\((.*)\)(?: \{| = (.*);|;.*)$", body)
+        m2 = re.match(r"^(\w+)\((.*?)\)(?: \{| = (.*?);(?: // (.*))?|;(?: // (.*))?)$", body)
         check(m2, "call line: %r" % line)
+        comment = m2.group(4) or m2.group(5) or ""
+        notes = NOTES.match(comment).group(2)
         c = {"tid": tid, "depth": depth, "func": m2.group(1), "args": m2.group(2),
-             "ret": m2.group(3), "dur": dur or None}
+             "ret": m2.group(3), "dur": dur or None, "notes": notes}
         calls.append(c)
         if body.endswith("{"):
             check(dur == "", "an opening line has no duration: %r" % line)
@@ -97,6 +105,26 @@ def test_tree_hold_bound_cuts_with_note():
     # every call is still there once, with its own arguments and return
     eq(sorted((c["func"], c["args"], c["ret"]) for c in calls),
        sorted((f, a, ret) for _, f, a, ret in RECURSE_TREE), "calls after a cut")
+
+
+def test_tree_marks_truncated_and_faults():
+    """The line that ends a call says which of its values are not what the
+    program held: a string cut at --strlen (it looked whole), a pointer the
+    probe could not read (its null looked like a NULL pointer's)."""
+    for binary in ("typed_O0", "typed_O2"):
+        r = trace(["greet"], [target(binary), "long", "99"], extra=["--strlen", "20"],
+                  fmt="tree")
+        eq(r.code, 0, "exit status (%s)" % r.stderr)
+        calls = parse_tree(r.text)
+        eq([(c["func"], c["args"], c["ret"], c["notes"]) for c in calls],
+           [("greet", 's="%s", none=null' % ("x" * 20), "99", 'truncated=["s"]')],
+           "%s: greet cut at --strlen 20:\n%s" % (binary, r.text))
+        r = trace(["badptr"], [target(binary), "bad"], fmt="tree")
+        eq(r.code, 0, "exit status (%s)" % r.stderr)
+        calls = parse_tree(r.text)
+        eq([(c["args"], c["ret"], c["notes"]) for c in calls],
+           [("s=null, o=null", "2", 'faults=["s","o"]'), ("s=null, o=null", "0", None)],
+           "%s: unreadable pointers, then real NULLs:\n%s" % (binary, r.text))
 
 
 def test_folded_stacks_by_self_time():

@@ -35,6 +35,7 @@ static void held__release(struct held_call *h)
 	free(h->comm);
 	free(h->args);
 	free(h->ret);
+	free(h->notes);
 }
 
 /* "name=value, ..." for typed records, the six registers for raw ones. */
@@ -87,8 +88,30 @@ static char *render_ret(const struct call_record *rec, int *err)
 	return out;
 }
 
-static int held__init(struct held_call *h, const struct call_record *rec)
+/* "truncated=[...] faults=[...]", the JSON lists of value paths, as the
+ * text table ends its row with them; NULL with *ERR 0: nothing to say. */
+static char *render_notes(const struct call_record *rec, int *err)
 {
+	const struct call_typed *t = rec->typed;
+	const struct { const char *key, *json; } parts[] = {
+		{ "truncated", t ? t->truncated : NULL },
+		{ "faults", t ? t->faults : NULL },
+	};
+	struct strbuf sb = {};
+
+	*err = 0;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !*err; i++)
+		if (parts[i].json)
+			*err = strbuf__printf(&sb, "%s%s=%s", sb.len ? " " : "", parts[i].key,
+					      parts[i].json);
+	if (*err)
+		strbuf__release(&sb);
+	return *err ? NULL : sb.buf;
+}
+
+static int held__init(struct held_call *h, const struct call_record *rec, bool notes)
+{
+	int err2 = 0;
 	int err;
 
 	memset(h, 0, sizeof(*h));
@@ -104,7 +127,9 @@ static int held__init(struct held_call *h, const struct call_record *rec)
 	h->comm = strdup(rec->comm ? rec->comm : "");
 	h->args = render_args(rec);
 	h->ret = render_ret(rec, &err);
-	if (!h->func || !h->comm || !h->args || err) {
+	if (notes)
+		h->notes = render_notes(rec, &err2);
+	if (!h->func || !h->comm || !h->args || err || err2) {
 		held__release(h);
 		return -ENOMEM;
 	}
@@ -183,7 +208,7 @@ int callgroups__add(struct callgroups *g, const struct call_record *rec)
 		t->calls = c;
 		t->cap = cap;
 	}
-	err = held__init(&t->calls[t->n], rec);
+	err = held__init(&t->calls[t->n], rec, g->notes);
 	if (err)
 		return err;
 	t->n++;

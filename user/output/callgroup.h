@@ -29,6 +29,8 @@ struct held_call {
 	char *func, *comm;
 	char *args;    /* "name=value, ..." (raw: the six registers) */
 	char *ret;     /* text of the return value; NULL: none (void, no return) */
+	char *notes;   /* with callgroups.notes: what the call's line ends with,
+			* "truncated=[...] faults=[...]"; NULL: nothing */
 };
 
 /* CALLS[0..N) of one thread, in entry order.  CUT: handed over before the
@@ -42,6 +44,7 @@ struct callgroups {
 	void *ctx;
 	size_t max_held;         /* per thread */
 	bool replay;
+	bool notes;              /* fill held_call.notes (the tree shows them) */
 	struct hmap index;       /* tid -> slot in threads + 1 */
 	struct thread_hold *threads;
 	size_t n_threads, cap_threads;

@@ -11,7 +11,9 @@
  *      5.870 us [  4242] | } = 25; // outer
  *
  * A call with traced callees opens a block; its duration and return value
- * are on the closing line.  A thread's calls are printed when its
+ * are on the closing line.  The line that ends a call ends with what its
+ * values do not say, in the comment: " // truncated=["s"] faults=["o"]"
+ * (a leaf's own comment, or the closing line's after the name).  A thread's calls are printed when its
  * outermost traced call has ended (callgroup.h); a group printed earlier
  * because the hold bound was reached is preceded by a "# note" line.
  */
@@ -54,8 +56,9 @@ static void put_prefix(struct strbuf *sb, const struct held_call *c, bool with_d
 	strbuf__printf(sb, "[%6" PRIu32 "] | %*s", c->tid, 2 * depth, "");
 }
 
-/* " = RET;" or ";" (and a mark for calls that did not return). */
-static void put_end(struct strbuf *sb, const struct held_call *c)
+/* " = RET;" or ";" (and a mark for calls that did not return); true when
+ * that mark opened a comment. */
+static bool put_end(struct strbuf *sb, const struct held_call *c)
 {
 	if (c->ret)
 		strbuf__printf(sb, " = %s;", c->ret);
@@ -67,8 +70,19 @@ static void put_end(struct strbuf *sb, const struct held_call *c)
 		strbuf__puts(sb, "; // exception");
 	else if (c->status == CALL_YIELD)
 		strbuf__puts(sb, "; // yield");
-	else
+	else {
 		strbuf__puts(sb, ";");
+		return false;
+	}
+	return !c->ret;
+}
+
+/* What the call's values do not say (truncated=[...] faults=[...]), at the
+ * end of the line that ends the call, in its comment. */
+static void put_notes(struct strbuf *sb, const struct held_call *c, bool in_comment)
+{
+	if (c->notes)
+		strbuf__printf(sb, "%s%s", in_comment ? " " : " // ", c->notes);
 }
 
 static void close_block(struct strbuf *sb, const struct held_call *c, int depth)
@@ -76,7 +90,9 @@ static void close_block(struct strbuf *sb, const struct held_call *c, int depth)
 	put_prefix(sb, c, true, depth);
 	strbuf__puts(sb, "}");
 	put_end(sb, c);
-	strbuf__printf(sb, " // %s\n", c->func);
+	strbuf__printf(sb, " // %s", c->func);
+	put_notes(sb, c, true);
+	strbuf__puts(sb, "\n");
 }
 
 static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut)
@@ -115,7 +131,7 @@ static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut
 		} else {
 			put_prefix(sb, c, true, d);
 			strbuf__printf(sb, "%s(%s)", c->func, c->args);
-			put_end(sb, c);
+			put_notes(sb, c, put_end(sb, c));
 			strbuf__puts(sb, "\n");
 		}
 	}
@@ -170,5 +186,6 @@ struct view *tree_view__new(void)
 		return NULL;
 	t->v.ops = &tree_ops;
 	callgroups__init(&t->groups, on_group, t, 0);
+	t->groups.notes = true;
 	return &t->v;
 }
