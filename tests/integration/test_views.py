@@ -127,6 +127,31 @@ def test_tree_marks_truncated_and_faults():
            "%s: unreadable pointers, then real NULLs:\n%s" % (binary, r.text))
 
 
+def test_tree_captures_and_changes():
+    """--capture values (cut at --capture-max: marked) and --capture-at
+    both's changes end the call's line, as the text table shows them; the
+    tree dropped them."""
+    for binary in ("typed_O0", "typed_O2"):
+        r = trace(["sum_ints", "sum_buf"], [target(binary), "all"],
+                  extra=["--capture", "v=values[n]", "--capture", "data=buf:len",
+                         "--capture-max", "12"], fmt="tree")
+        eq(r.code, 0, "exit status (%s)" % r.stderr)
+        eq([(c["func"], c["ret"], c["notes"]) for c in parse_tree(r.text)],
+           [("sum_buf", "630",
+             'captures={"data":"68690a00ff01020304050607"} truncated=["data"]'),
+            ("sum_ints", "39997", 'captures={"v":[1,-2,3]} truncated=["v"]'),
+            ("sum_ints", "24", 'captures={"v":[7,8,9]}')],  # 12 bytes: whole
+           "%s: captures in the tree:\n%s" % (binary, r.text))
+    r = trace(["deposit", "fill", "peek"], [target("mutate")], extra=["--capture-at", "both"],
+              fmt="tree")
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    eq([(c["func"], c["notes"]) for c in parse_tree(r.text)],
+       [("deposit", 'changed={"a->balance":[100,110]}'),
+        ("deposit", 'changed={"a->balance":[110,130]}'),
+        ("fill", 'changed={"buf":["","hello"]}'), ("peek", None)],
+       "--capture-at both in the tree:\n%s" % r.text)
+
+
 def test_folded_stacks_by_self_time():
     # Raw latencies: a leaf's own time after the probe's cost is taken out
     # can be 0 ns, and a stack of weight 0 is not written.

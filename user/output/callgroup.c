@@ -88,12 +88,16 @@ static char *render_ret(const struct call_record *rec, int *err)
 	return out;
 }
 
-/* "truncated=[...] faults=[...]", the JSON lists of value paths, as the
- * text table ends its row with them; NULL with *ERR 0: nothing to say. */
+/* "captures={...} changed={...} truncated=[...] faults=[...]" (JSON text),
+ * as the text table ends its row with them: the --capture values, what
+ * --capture-at both found changed at the return, and the value paths cut
+ * short or not readable.  NULL with *ERR 0: nothing to say. */
 static char *render_notes(const struct call_record *rec, int *err)
 {
 	const struct call_typed *t = rec->typed;
 	const struct { const char *key, *json; } parts[] = {
+		{ "captures", t ? t->captures : NULL },
+		{ "changed", t ? t->changed : NULL },
 		{ "truncated", t ? t->truncated : NULL },
 		{ "faults", t ? t->faults : NULL },
 	};
@@ -101,7 +105,7 @@ static char *render_notes(const struct call_record *rec, int *err)
 
 	*err = 0;
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !*err; i++)
-		if (parts[i].json)
+		if (parts[i].json && strcmp(parts[i].json, "{}")) /* {}: none, nothing changed */
 			*err = strbuf__printf(&sb, "%s%s=%s", sb.len ? " " : "", parts[i].key,
 					      parts[i].json);
 	if (*err)

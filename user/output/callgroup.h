@@ -30,7 +30,8 @@ struct held_call {
 	char *args;    /* "name=value, ..." (raw: the six registers) */
 	char *ret;     /* text of the return value; NULL: none (void, no return) */
 	char *notes;   /* with callgroups.notes: what the call's line ends with,
-			* "truncated=[...] faults=[...]"; NULL: nothing */
+			* "captures={...} changed={...} truncated=[...]
+			* faults=[...]"; NULL: nothing */
 };
 
 /* CALLS[0..N) of one thread, in entry order.  CUT: handed over before the

@@ -11,9 +11,11 @@
  *      5.870 us [  4242] | } = 25; // outer
  *
  * A call with traced callees opens a block; its duration and return value
- * are on the closing line.  The line that ends a call ends with what its
- * values do not say, in the comment: " // truncated=["s"] faults=["o"]"
- * (a leaf's own comment, or the closing line's after the name).  A thread's calls are printed when its
+ * are on the closing line.  The line that ends a call ends its comment (a
+ * leaf's own, or the closing line's after the name) with the --capture
+ * values, --capture-at both's changes and what its values do not say:
+ * " // captures={"v":[1,2]} changed={"a->n":[1,2]} truncated=["s"]".
+ * at_return is not repeated: it is the arguments with "changed" applied.  A thread's calls are printed when its
  * outermost traced call has ended (callgroup.h); a group printed earlier
  * because the hold bound was reached is preceded by a "# note" line.
  */
@@ -77,8 +79,9 @@ static bool put_end(struct strbuf *sb, const struct held_call *c)
 	return !c->ret;
 }
 
-/* What the call's values do not say (truncated=[...] faults=[...]), at the
- * end of the line that ends the call, in its comment. */
+/* The call's --capture values and changes, and what its values do not say
+ * (captures={...} changed={...} truncated=[...] faults=[...]), at the end of
+ * the line that ends the call, in its comment. */
 static void put_notes(struct strbuf *sb, const struct held_call *c, bool in_comment)
 {
 	if (c->notes)
