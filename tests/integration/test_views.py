@@ -273,6 +273,25 @@ def test_chrome_marks_truncated_and_faults():
            ({"data": "68690a00ff010203"}, ["data"]), "%s: a capture cut at 8 bytes" % binary)
 
 
+def test_chrome_capture_at_both():
+    """--capture-at both: the event's args hold "at_return" and "changed"
+    as -F json has them (they were dropped)."""
+    acct = {"id": 7, "owner": "ann"}
+    xs = _chrome_calls(["deposit", "fill", "peek"], [target("mutate")], ["--capture-at", "both"])
+    eq([(e["name"], e["args"]) for e in xs],
+       [("deposit", {"args": {"a": dict(acct, balance=100), "amount": 10}, "return": 110,
+                     "at_return": {"a": dict(acct, balance=110)},
+                     "changed": {"a->balance": [100, 110]}}),
+        ("deposit", {"args": {"a": dict(acct, balance=110), "amount": 20}, "return": 130,
+                     "at_return": {"a": dict(acct, balance=130)},
+                     "changed": {"a->balance": [110, 130]}}),
+        ("fill", {"args": {"buf": "", "n": 16}, "return": 5, "at_return": {"buf": "hello"},
+                  "changed": {"buf": ["", "hello"]}}),
+        ("peek", {"args": {"a": dict(acct, balance=130)}, "return": 130,
+                  "at_return": {"a": dict(acct, balance=130)}, "changed": {}})],
+       "events of mutate")
+
+
 def test_chrome_threads_named_and_counted():
     r = trace(["work"], [target(), "threads", "3", "5"], fmt="chrome")
     eq(r.code, 0, "exit status (%s)" % r.stderr)

@@ -9,8 +9,9 @@
  * one complete event per call, ts and dur in µs (ns kept as 3 decimals);
  * "args" holds the typed parameters nested under "args" (as -F json has
  * them, so no parameter name collides with cmon's keys), "captures",
- * "return", and "truncated" / "faults" (value paths cut short or not
- * readable) when there are any; raw records have arg0..arg5 and "return"
+ * "return", with --capture-at both "at_return" and "changed", and
+ * "truncated" / "faults" (value paths cut short or not readable) when
+ * there are any; raw records have arg0..arg5 and "return"
  * instead.  "cat"
  * is the call's status, so calls that never returned (cat "noreturn", dur
  * 0) can be picked out; --no-return records are cat "entry".  Counter
@@ -133,6 +134,12 @@ static int call_args(struct strbuf *sb, const struct call_record *rec)
 			err = strbuf__printf(sb, ",\"captures\":%s", t->captures);
 		if (!err && rec->status == CALL_OK && t->retval && strcmp(t->retval, "null"))
 			err = strbuf__printf(sb, ",\"return\":%s", t->retval);
+		/* --capture-at both: the pointers' values at the return, and
+		 * the leaves that changed ({} when none did), as in -F json. */
+		if (!err && t->at_return)
+			err = strbuf__printf(sb, ",\"at_return\":%s", t->at_return);
+		if (!err && t->changed)
+			err = strbuf__printf(sb, ",\"changed\":%s", t->changed);
 		/* Value paths cut short or unreadable, as -F json lists them. */
 		if (!err && t->truncated)
 			err = strbuf__printf(sb, ",\"truncated\":%s", t->truncated);
