@@ -36,6 +36,12 @@ def parse_tree(text):
         dur, tid, indent, body = m.group(1).strip(), int(m.group(2)), len(m.group(3)), m.group(4)
         check(indent % 2 == 0, "odd indent: %r" % line)
         depth = indent // 2
+        if body.startswith("// at "):
+            # --stack: a frame of the call whose line came last, one level in
+            eq(depth, calls[-1]["depth"] + 1, "frame line indent: %r" % line)
+            eq(m.group(1).strip(), "", "a frame line has no duration: %r" % line)
+            calls[-1]["stack"].append(body[len("// at "):])
+            continue
         if body.startswith("}"):
             c = open_.pop()
             eq(depth, c["depth"], "closing brace depth of %s" % c["func"])
@@ -50,7 +56,7 @@ def parse_tree(text):
         comment = m2.group(4) or m2.group(5) or ""
         notes = NOTES.match(comment).group(2)
         c = {"tid": tid, "depth": depth, "func": m2.group(1), "args": m2.group(2),
-             "ret": m2.group(3), "dur": dur or None, "notes": notes}
+             "ret": m2.group(3), "dur": dur or None, "notes": notes, "stack": []}
         calls.append(c)
         if body.endswith("{"):
             check(dur == "", "an opening line has no duration: %r" % line)
@@ -150,6 +156,32 @@ def test_tree_captures_and_changes():
         ("deposit", 'changed={"a->balance":[110,130]}'),
         ("fill", 'changed={"buf":["","hello"]}'), ("peek", None)],
        "--capture-at both in the tree:\n%s" % r.text)
+
+
+def test_tree_and_chrome_show_stack():
+    """--stack: the tree lists each call's frames under its first line
+    ("// at FRAME"), chrome puts them in the event's args as "stack", as
+    -F json does.  Both dropped them without a word."""
+    r = trace(["outer", "middle", "leaf"], [target("calls_fp"), "recurse"], fmt="tree",
+              extra=["--stack"])
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    calls = parse_tree(r.text)
+    # frames in calls_fp itself (libc's below main may show as an address)
+    eq([(c["depth"], c["func"], [f.split("+")[0] for f in c["stack"] if "(calls_fp)" in f])
+        for c in calls],
+       [(0, "outer", ["outer", "run", "main"]), (1, "middle", ["middle", "outer", "run", "main"]),
+        (2, "leaf", ["leaf", "middle", "outer", "run", "main"])],
+       "tree frames:\n%s" % r.text)
+    eq(calls[2]["stack"][0], "leaf+0x0 (calls_fp)", "the function itself, at its entry")
+    eq([c["ret"] for c in calls], ["25", "22", "11"], "returns on the closing lines")
+    xs = _chrome_calls(["leaf"], [target("calls_fp"), "recurse"], ["--stack"])
+    eq(len(xs), 1, "one leaf event")
+    st = xs[0]["args"]["stack"]
+    eq([f.split("+")[0] for f in st[:5]], ["leaf", "middle", "outer", "run", "main"],
+       "chrome: innermost first: %r" % st)
+    eq(st[0], "leaf+0x0 (calls_fp)", "chrome: the function itself")
+    check("stack" not in _chrome_calls(["leaf"], [target("calls_fp"), "recurse"])[0]["args"],
+          "no stack without --stack")
 
 
 def test_folded_stacks_by_self_time():

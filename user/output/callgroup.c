@@ -36,6 +36,7 @@ static void held__release(struct held_call *h)
 	free(h->args);
 	free(h->ret);
 	free(h->notes);
+	free(h->stack);
 }
 
 /* "name=value, ..." for typed records, the six registers for raw ones. */
@@ -113,7 +114,7 @@ static char *render_notes(const struct call_record *rec, int *err)
 	return *err ? NULL : sb.buf;
 }
 
-static int held__init(struct held_call *h, const struct call_record *rec, bool notes)
+static int held__init(struct held_call *h, const struct call_record *rec, bool details)
 {
 	int err2 = 0;
 	int err;
@@ -131,8 +132,11 @@ static int held__init(struct held_call *h, const struct call_record *rec, bool n
 	h->comm = strdup(rec->comm ? rec->comm : "");
 	h->args = render_args(rec);
 	h->ret = render_ret(rec, &err);
-	if (notes)
+	if (details) {
 		h->notes = render_notes(rec, &err2);
+		if (rec->stack && !(h->stack = strdup(rec->stack)))
+			err2 = -ENOMEM;
+	}
 	if (!h->func || !h->comm || !h->args || err || err2) {
 		held__release(h);
 		return -ENOMEM;
@@ -212,7 +216,7 @@ int callgroups__add(struct callgroups *g, const struct call_record *rec)
 		t->calls = c;
 		t->cap = cap;
 	}
-	err = held__init(&t->calls[t->n], rec, g->notes);
+	err = held__init(&t->calls[t->n], rec, g->details);
 	if (err)
 		return err;
 	t->n++;

@@ -29,7 +29,9 @@ struct held_call {
 	char *func, *comm;
 	char *args;    /* "name=value, ..." (raw: the six registers) */
 	char *ret;     /* text of the return value; NULL: none (void, no return) */
-	char *notes;   /* with callgroups.notes: what the call's line ends with,
+	char *stack;   /* with callgroups.details: --stack's frames, one a line
+			* (record.h); NULL: none */
+	char *notes;   /* with callgroups.details: what the call's line ends with,
 			* "captures={...} changed={...} truncated=[...]
 			* faults=[...]"; NULL: nothing */
 };
@@ -45,7 +47,8 @@ struct callgroups {
 	void *ctx;
 	size_t max_held;         /* per thread */
 	bool replay;
-	bool notes;              /* fill held_call.notes (the tree shows them) */
+	bool details;            /* fill held_call.notes and .stack (the tree
+				  * shows them; folded does not: no copies) */
 	struct hmap index;       /* tid -> slot in threads + 1 */
 	struct thread_hold *threads;
 	size_t n_threads, cap_threads;

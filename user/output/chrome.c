@@ -11,7 +11,7 @@
  * them, so no parameter name collides with cmon's keys), "captures",
  * "return", with --capture-at both "at_return" and "changed", and
  * "truncated" / "faults" (value paths cut short or not readable) when
- * there are any; raw records have arg0..arg5 and "return"
+ * there are any, with --stack "stack" (the frames, as -F json has them); raw records have arg0..arg5 and "return"
  * instead.  "cat"
  * is the call's status, so calls that never returned (cat "noreturn", dur
  * 0) can be picked out; --no-return records are cat "entry".  Counter
@@ -155,6 +155,9 @@ static int call_args(struct strbuf *sb, const struct call_record *rec)
 		if (!err && rec->status == CALL_OK)
 			err = strbuf__printf(sb, ",\"return\":%" PRId64, rec->ret);
 	}
+	/* --stack: the frames at the entry, innermost first, as in -F json */
+	if (!err && rec->stack)
+		err = writer__json_stack(sb, rec->stack);
 	return err ? err : strbuf__puts(sb, "}");
 }
 

@@ -15,13 +15,16 @@
  * leaf's own, or the closing line's after the name) with the --capture
  * values, --capture-at both's changes and what its values do not say:
  * " // captures={"v":[1,2]} changed={"a->n":[1,2]} truncated=["s"]".
- * at_return is not repeated: it is the arguments with "changed" applied.  A thread's calls are printed when its
+ * at_return is not repeated: it is the arguments with "changed" applied.
+ * --stack's frames follow the call's first line, one "// at FRAME" line
+ * each, indented one level under it.  A thread's calls are printed when its
  * outermost traced call has ended (callgroup.h); a group printed earlier
  * because the hold bound was reached is preceded by a "# note" line.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include "callgroup.h"
 #include "core/strbuf.h"
 #include "view.h"
@@ -88,6 +91,19 @@ static void put_notes(struct strbuf *sb, const struct held_call *c, bool in_comm
 		strbuf__printf(sb, "%s%s", in_comment ? " " : " // ", c->notes);
 }
 
+/* --stack: the call's frames under its line, one indented comment each. */
+static void put_stack(struct strbuf *sb, const struct held_call *c, int depth)
+{
+	for (const char *p = c->stack; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+
+		put_prefix(sb, c, false, depth + 1);
+		strbuf__printf(sb, "// at %.*s\n", n, p);
+		p += n + (nl != NULL);
+	}
+}
+
 static void close_block(struct strbuf *sb, const struct held_call *c, int depth)
 {
 	put_prefix(sb, c, true, depth);
@@ -130,12 +146,14 @@ static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut
 		if (i + 1 < n && calls[i + 1].depth > c->depth) {
 			put_prefix(sb, c, false, d);
 			strbuf__printf(sb, "%s(%s) {\n", c->func, c->args);
+			put_stack(sb, c, d);
 			open[n_open++] = i;
 		} else {
 			put_prefix(sb, c, true, d);
 			strbuf__printf(sb, "%s(%s)", c->func, c->args);
 			put_notes(sb, c, put_end(sb, c));
 			strbuf__puts(sb, "\n");
+			put_stack(sb, c, d);
 		}
 	}
 	while (n_open) {
@@ -189,6 +207,6 @@ struct view *tree_view__new(void)
 		return NULL;
 	t->v.ops = &tree_ops;
 	callgroups__init(&t->groups, on_group, t, 0);
-	t->groups.notes = true;
+	t->groups.details = true;
 	return &t->v;
 }
