@@ -237,7 +237,7 @@ def export_csv(store):
         return list(csv.reader(io.StringIO(text, newline="")))
 
     head = ["n", "pid", "tid", "ts_ns", "latency_ns", "status", "ret"]
-    tail = ["rss_entry", "rss_exit", "vms_entry", "vms_exit"]
+    tail = ["rss_entry", "rss_exit", "vms_entry", "vms_exit", "truncated", "faults"]
     rows = table("sum_ints")
     # "n" is taken by the call number: the parameter's column is arg_n.
     eq(rows[0], head + ["values", "arg_n", "v"] + tail, "sum_ints.csv header")
@@ -356,6 +356,69 @@ def test_store_keeps_truncated_and_unreadable():
     check("  s (const char *) = null" in out, out)
     eq([l for l in out.splitlines() if l.startswith(("truncated", "unreadable"))],
        ["unreadable s"], "the unreadable string is noted")
+
+
+def _export_all(store, name):
+    """`cmon export STORE` as csv, json and --per-call: {fmt: folder}."""
+    dirs = {}
+    for fmt, args in (("csv", ["-F", "csv", "-o"]), ("json", ["-F", "json", "-o"]),
+                      ("per-call", ["--per-call"])):
+        dirs[fmt] = tmpfile("%s-%s" % (name, fmt))
+        code, _, err = cmon(["export", store] + args + [dirs[fmt]])
+        eq(code, 0, "export %s (%s)" % (fmt, err))
+    return dirs
+
+
+def _notes_of(dirs, func):
+    """Each format's (truncated, faults) of FUNC's call 1, as lists."""
+    with open(os.path.join(dirs["csv"], func + ".csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    eq(rows[0][-2:], ["truncated", "faults"], "CSV's last columns")
+    cells = rows[1][-2:]
+    got = {"csv": tuple(json.loads(c) if c else [] for c in cells),
+           "csv-cells-empty": tuple(c == "" for c in cells)}
+    with open(os.path.join(dirs["json"], func + ".jsonl")) as f:
+        rec = json.loads(f.readline())
+    got["json"] = (rec["truncated"], rec["faults"])
+    with open(os.path.join(dirs["per-call"], func, "1", "args.json")) as f:
+        rec = json.load(f)
+    got["per-call"] = (rec["truncated"], rec["faults"])
+    return got
+
+
+def test_export_keeps_truncated_and_unreadable():
+    """`cmon export -F csv|json` and --per-call's args.json carry the store's
+    notes: a string cut at --strlen and a capture cut at --capture-max (in
+    "truncated"), a pointer that could not be read (in "faults").  They were
+    left out: a cut string looked whole, an unreadable pointer like NULL."""
+    store = tmpfile("xnotes")
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "greet", "--capture",
+                         "t=s:str", "--", target("typed_O2"), "long", "70000"])
+    eq(code, 0, "capture (%s)" % err)
+    got = _notes_of(_export_all(store, "xnotes"), "greet")
+    for fmt in ("csv", "json", "per-call"):
+        eq(got[fmt], (["s", "t"], []), "greet's notes (%s)" % fmt)
+    eq(got["csv-cells-empty"], (False, True), "CSV: faults empty when none")
+    cold = tmpfile("xnotes-cold")
+    store2 = tmpfile("xnotes2")
+    code, _, err = cmon(["capture", "-q", "-o", store2, "--no-fault-in", "--func", "cold_str",
+                         "--", target("typed_O2"), "cold", cold])
+    eq(code, 0, "capture --no-fault-in (%s)" % err)
+    dirs = _export_all(store2, "xnotes2")
+    got = _notes_of(dirs, "cold_str")
+    for fmt in ("csv", "json", "per-call"):
+        eq(got[fmt], ([], ["s"]), "cold_str's notes (%s)" % fmt)
+    with open(os.path.join(dirs["per-call"], "cold_str", "1", "args.json")) as f:
+        eq(json.load(f)["args"], {"s": None}, "the unreadable s")
+    # Without notes: nothing listed.
+    store3 = tmpfile("xnotes3")
+    code, _, err = cmon(["capture", "-q", "-o", store3, "--func", "cold_str", "--",
+                         target("typed_O2"), "cold", tmpfile("xnotes-cold3")])
+    eq(code, 0, "capture (%s)" % err)
+    got = _notes_of(_export_all(store3, "xnotes3"), "cold_str")
+    for fmt in ("csv", "json", "per-call"):
+        eq(got[fmt], ([], []), "cold_str's notes, read whole (%s)" % fmt)
+    eq(got["csv-cells-empty"], (True, True), "CSV: both empty")
 
 
 def test_store_written_before_notes_reads():

@@ -247,9 +247,10 @@ def test_store_export_csv_json():
     check(text.endswith("\r\n"), "CSV ends with CRLF")
     rows = list(csv.reader(io.StringIO(text, newline="")))
     eq(rows[0], ["n", "pid", "tid", "ts_ns", "latency_ns", "status", "ret", "buf", "len",
-                 "flags", "rss_entry", "rss_exit", "vms_entry", "vms_exit"], "header")
+                 "flags", "rss_entry", "rss_exit", "vms_entry", "vms_exit", "truncated",
+                 "faults"], "header")
     eq(rows[1], ["1", "100", "101", "1700000000000001000", "1500", "ok", "0", "GET /a", "6",
-                 "-1", "4096", "8192", "100000", "100000"], "row 1")
+                 "-1", "4096", "8192", "100000", "100000", "", ""], "row 1")
     eq(rows[2][7:10], ['a,b "q"\nline2', "18446744073709551615", "2147483647"], "row 2 args")
     eq(rows[3][4:7], ["", "noreturn", ""], "row 3 latency, status, ret")
     eq(len(rows), 4, "rows")
@@ -270,8 +271,9 @@ def test_store_export_csv_json():
     eq(recs[1]["buf"], 'a,b "q"\nline2', "string value")
     eq(recs[2]["latency_ns"], None, "noreturn latency")
     eq(list(recs[0].keys()), ["n", "pid", "tid", "ts_ns", "latency_ns", "status", "ret", "buf",
-                              "len", "flags", "rss_entry", "rss_exit", "vms_entry", "vms_exit"],
-       "keys")
+                              "len", "flags", "rss_entry", "rss_exit", "vms_entry", "vms_exit",
+                              "truncated", "faults"], "keys")
+    eq((recs[0]["truncated"], recs[0]["faults"]), ([], []), "no notes")
 
 
 def test_store_export_on_a_full_disk_says_why():

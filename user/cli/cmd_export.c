@@ -40,6 +40,9 @@
 
 #define SAFE_NAME_MAX 96
 
+/* An error already said (a call's notes that are not lists of paths). */
+#define NOTES_BAD 2
+
 enum export_mode { EXPORT_NONE, EXPORT_PER_CALL, EXPORT_CSV, EXPORT_JSON, EXPORT_VIEW };
 
 /* Names already handed out in one folder, to keep safe names unique. */
@@ -210,13 +213,37 @@ static int write_npy(int dirfd, const char *name, const struct cmon_blob *b, uns
 			   exact ? b->len : (b->len / item) * item);
 }
 
-static int export_call(int ffd, const struct cmon_call *c, struct strbuf *tmp)
+/* A call's notes in NOTES[0] (truncated) and NOTES[1] (faults): 0, or -EINVAL
+ * after saying the store is corrupted. */
+static int call_notes(const struct cmon_call *c, struct strbuf notes[2])
+{
+	int err = store_cli__notes(c->notes_json, &notes[0], &notes[1]);
+
+	if (err == -EINVAL) {
+		log_error("export: store is corrupted (%s call %" PRIu64
+			  ": notes are not lists of value paths)", c->func, c->n);
+		return NOTES_BAD;
+	}
+	return err;
+}
+
+/* A list of value paths as JSON: the list, or [] when there is none. */
+static void put_json_list(FILE *f, const struct strbuf *l)
+{
+	fputs(l->len ? l->buf : "[]", f);
+}
+
+static int export_call(int ffd, const struct cmon_call *c, struct strbuf *tmp,
+		       struct strbuf notes[2])
 {
 	struct names files = {};
 	char dir[24];
 	FILE *f = NULL;
 	int cfd, err = 0;
 
+	err = call_notes(c, notes);
+	if (err)
+		return err;
 	snprintf(dir, sizeof(dir), "%" PRIu64, c->n);
 	cfd = store_fs__mkdirat(ffd, dir);
 	if (cfd < 0)
@@ -262,6 +289,10 @@ static int export_call(int ffd, const struct cmon_call *c, struct strbuf *tmp)
 	put_opt_u64(f, c->vms_entry, "null");
 	fputs(", \"vms_exit\": ", f);
 	put_opt_u64(f, c->vms_exit, "null");
+	fputs(",\n \"truncated\": ", f);
+	put_json_list(f, &notes[0]);
+	fputs(", \"faults\": ", f);
+	put_json_list(f, &notes[1]);
 	fputs(",\n \"blobs\": [", f);
 	for (size_t i = 0; i < c->n_blobs; i++) {
 		const struct cmon_blob *b = &c->blobs[i];
@@ -321,6 +352,8 @@ cleanup:
 static const char *const fixed_head[] = { "n", "pid", "tid", "ts_ns", "latency_ns", "status",
 					  "ret" };
 static const char *const fixed_tail[] = { "rss_entry", "rss_exit", "vms_entry", "vms_exit" };
+/* Then what the values do not say: the paths cut short, and unreadable. */
+static const char *const fixed_notes[] = { "truncated", "faults" };
 
 static bool is_fixed(const char *name)
 {
@@ -329,6 +362,9 @@ static bool is_fixed(const char *name)
 			return true;
 	for (size_t i = 0; i < sizeof(fixed_tail) / sizeof(*fixed_tail); i++)
 		if (!strcmp(name, fixed_tail[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(fixed_notes) / sizeof(*fixed_notes); i++)
+		if (!strcmp(name, fixed_notes[i]))
 			return true;
 	return false;
 }
@@ -496,13 +532,20 @@ static void table_header(FILE *f, enum export_mode mode, const struct columns *c
 	}
 	for (size_t i = 0; i < sizeof(fixed_tail) / sizeof(*fixed_tail); i++)
 		fprintf(f, ",%s", fixed_tail[i]);
+	for (size_t i = 0; i < sizeof(fixed_notes) / sizeof(*fixed_notes); i++)
+		fprintf(f, ",%s", fixed_notes[i]);
 	fputs("\r\n", f);
 }
 
-static void table_row(FILE *f, enum export_mode mode, const struct columns *cols,
-		      const struct cmon_call *c, struct strbuf *tmp, struct strbuf *tmp2)
+static int table_row(FILE *f, enum export_mode mode, const struct columns *cols,
+		     const struct cmon_call *c, struct strbuf *tmp, struct strbuf *tmp2,
+		     struct strbuf notes[2])
 {
 	const uint64_t mem[4] = { c->rss_entry, c->rss_exit, c->vms_entry, c->vms_exit };
+	int err = call_notes(c, notes);
+
+	if (err)
+		return err;
 
 	if (mode == EXPORT_CSV) {
 		fprintf(f, "%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",", c->n, c->pid, c->tid,
@@ -520,8 +563,14 @@ static void table_row(FILE *f, enum export_mode mode, const struct columns *cols
 			fputc(',', f);
 			put_opt_u64(f, mem[i], "");
 		}
+		/* The lists' JSON text; empty when none. */
+		for (size_t i = 0; i < 2; i++) {
+			fputc(',', f);
+			if (notes[i].len)
+				put_csv_str(f, tmp, notes[i].buf);
+		}
 		fputs("\r\n", f);
-		return;
+		return 0;
 	}
 	fprintf(f, "{\"n\": %" PRIu64 ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32
 		", \"ts_ns\": %" PRIu64 ", \"latency_ns\": ", c->n, c->pid, c->tid, c->ts_ns);
@@ -540,7 +589,12 @@ static void table_row(FILE *f, enum export_mode mode, const struct columns *cols
 		fprintf(f, ", \"%s\": ", fixed_tail[i]);
 		put_opt_u64(f, mem[i], "null");
 	}
+	for (size_t i = 0; i < 2; i++) {
+		fprintf(f, ", \"%s\": ", fixed_notes[i]);
+		put_json_list(f, &notes[i]);
+	}
 	fputs("}\n", f);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- driver */
@@ -550,6 +604,7 @@ struct export_ctx {
 	enum export_mode mode;
 	int rootfd;
 	struct strbuf tmp, tmp2;
+	struct strbuf notes[2]; /* a call's truncated and faults lists */
 	struct names entries;  /* names used in the root folder */
 	uint64_t calls;
 };
@@ -592,7 +647,7 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 	}
 	while ((r = cmon_iter_next(it, &c)) == 1) {
 		if (x->mode == EXPORT_PER_CALL) {
-			err = export_call(ffd, c, &x->tmp);
+			err = export_call(ffd, c, &x->tmp, x->notes);
 		} else {
 			if (!header_done) {
 				err = columns__init(&cols, f, c);
@@ -601,7 +656,7 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 				table_header(out, x->mode, &cols, &x->tmp);
 				header_done = true;
 			}
-			table_row(out, x->mode, &cols, c, &x->tmp, &x->tmp2);
+			err = table_row(out, x->mode, &cols, c, &x->tmp, &x->tmp2, x->notes);
 		}
 		cmon_call_free(c);
 		c = NULL;
@@ -826,10 +881,11 @@ int cmd_export(int argc, char **argv)
 		x.calls == 1 ? "" : "s", nf, nf == 1 ? "" : "s", made);
 	goto cleanup;
 fail:
-	/* err 1: the store's own message; else a file system errno. */
+	/* err 1: the store's own message; NOTES_BAD: said; else a file
+	 * system errno. */
 	if (err == 1)
 		log_error("%s", cmon_store_error(x.s));
-	else
+	else if (err != NOTES_BAD)
 		log_error("export: writing %s: %s", made, strerror(-err));
 	rc = CMON_EXIT_ERROR;
 	goto cleanup;
@@ -842,6 +898,8 @@ cleanup:
 	names__release(&x.entries);
 	strbuf__release(&x.tmp);
 	strbuf__release(&x.tmp2);
+	strbuf__release(&x.notes[0]);
+	strbuf__release(&x.notes[1]);
 	free(entries);
 	free(made);
 	free(def);

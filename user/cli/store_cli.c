@@ -2,6 +2,7 @@
 /* store_cli.c: helpers of the store-reading subcommands. */
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -244,6 +245,55 @@ bytes:
 		err = strbuf__putn(out, two, 2);
 	}
 	return err ?: strbuf__putc(out, '"');
+}
+
+int store_cli__notes(const char *notes_json, struct strbuf *truncated, struct strbuf *faults)
+{
+	static const char *const keys[2] = { "truncated", "faults" };
+	struct strbuf *outs[2] = { truncated, faults };
+	json_t *j;
+	int err = 0;
+
+	strbuf__reset(truncated);
+	strbuf__reset(faults);
+	if (!notes_json)
+		return 0;
+	j = json_loads(notes_json, 0, NULL);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return -EINVAL;
+	}
+	for (size_t k = 0; k < 2 && !err; k++) {
+		json_t *a = json_object_get(j, keys[k]), *v;
+		size_t i;
+
+		if (!a)
+			continue;
+		if (!json_is_array(a)) {
+			err = -EINVAL;
+			break;
+		}
+		json_array_foreach(a, i, v) {
+			if (!json_is_string(v) ||
+			    json_string_length(v) != strlen(json_string_value(v))) {
+				err = -EINVAL;
+				break;
+			}
+			err = strbuf__puts(outs[k], i ? "," : "[");
+			if (!err)
+				err = json_escape(outs[k], json_string_value(v));
+			if (err)
+				break;
+		}
+		if (!err && json_array_size(a))
+			err = strbuf__putc(outs[k], ']');
+	}
+	json_decref(j);
+	if (err) {
+		strbuf__reset(truncated);
+		strbuf__reset(faults);
+	}
+	return err;
 }
 
 const struct cmon_capture_info *store_cli__capture(const struct cmon_function *f,

@@ -45,6 +45,14 @@ struct strbuf;
 int store_cli__blob_json(const struct cmon_blob *b, const char *kind, size_t max,
 			 struct strbuf *out, bool *cut);
 
+/* A call's notes (cmon_call.notes_json; NULL: none) as two JSON arrays of
+ * value paths: TRUNCATED (a string or buffer cut at --strlen/--capture-max)
+ * and FAULTS (a pointer that could not be read: its value reads null).
+ * Each is reset, and left empty (len 0) when the call has none of it; else
+ * it holds '["s","p->name"]'.  0, -EINVAL when the notes are not an object
+ * of such lists (a corrupted store), or -ENOMEM. */
+int store_cli__notes(const char *notes_json, struct strbuf *truncated, struct strbuf *faults);
+
 /* The capture of F named NAME, or NULL. */
 const struct cmon_capture_info *store_cli__capture(const struct cmon_function *f,
 						   const char *name);
