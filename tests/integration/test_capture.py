@@ -247,7 +247,7 @@ def export_csv(store):
     check(all(re.match(r"^0x[0-9a-f]+$", r[7]) for r in rows[1:]), "values column: %r" % rows)
     rows = table("greet")
     eq(rows[0], head + ["s", "none"] + tail, "greet.csv header")
-    eq(rows[1][6:9], ["10", 'hi "q"\n\u00e9\u00ff', ""], "greet row (ret, s, none)")
+    eq(rows[1][6:9], ["10", 'hi "q"\n\u00e9\u00ff', "null"], "greet row (ret, s, none)")
     rows = table("wides")
     eq(rows[1][6:11], ["9223372036854775801", "-9223372036854775808", "18446744073709551615",
                        "-7", "9223372036854775807"], "wides row")
@@ -419,6 +419,40 @@ def test_export_keeps_truncated_and_unreadable():
     for fmt in ("csv", "json", "per-call"):
         eq(got[fmt], ([], []), "cold_str's notes, read whole (%s)" % fmt)
     eq(got["csv-cells-empty"], (True, True), "CSV: both empty")
+
+
+def test_export_csv_null_is_not_an_empty_string():
+    """Export CSV wrote a NULL char * and "" alike (empty cells); trace CSV
+    tells them apart.  A string is its text ("" an empty cell), null is
+    `null`, and a string that would read as null or as JSON text (one that
+    is `null`, one starting with '"') is its JSON text."""
+    import sqlite3
+    store = tmpfile("nullstr")
+    # typed long 0: greet("", NULL); t reads the NULL, u the "".
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "greet", "--capture",
+                         "t=none:str", "--capture", "u=s:str", "--", target("typed_O2"),
+                         "long", "0"])
+    eq(code, 0, "capture (%s)" % err)
+
+    def rows():
+        out_dir = tmpfile("nullstr-csv")
+        code, _, err = cmon(["export", store, "-F", "csv", "-o", out_dir])
+        eq(code, 0, "export (%s)" % err)
+        m = re.search(r" to (.+)$", err.strip())
+        with open(os.path.join(m.group(1), "greet.csv"), newline="") as f:
+            return list(csv.DictReader(f))
+    (r,) = rows()
+    eq({k: r[k] for k in ("ret", "s", "none", "t", "u", "faults")},
+       {"ret": "0", "s": "", "none": "null", "t": "null", "u": "", "faults": '["t"]'},
+       "greet(\"\", NULL) in CSV")
+    # Strings that would read as null or as JSON text: their JSON text.
+    db = sqlite3.connect(os.path.join(store, "calls.db"))
+    db.execute("""UPDATE calls SET args = '{"s":"null","none":"\\"q\\""}'""")
+    db.commit()
+    db.close()
+    (r,) = rows()
+    eq((r["s"], r["none"]), ('"null"', '"\\"q\\""'), "the string null, a string '\"q\"'")
+    eq([json.loads(r[k]) for k in ("s", "none")], ["null", '"q"'], "read back as JSON")
 
 
 def test_store_written_before_notes_reads():

@@ -500,23 +500,41 @@ static const char *cell_json(const struct columns *cols, size_t i, const struct 
 	return tmp2->buf;
 }
 
-/* A value in a CSV cell: scalars as themselves (a JSON string decoded),
- * null and absent empty, objects and arrays as their JSON text. */
+/* A value in a CSV cell, as the JSON table has it: null (a NULL pointer,
+ * one that could not be read, a value the call does not have) is `null`;
+ * a string is its text, so "" is an empty cell, but a string that would
+ * read as something else (the text null, one starting with '"', one with a
+ * NUL byte) is its JSON text ("\"null\""): a cell `null` is never a
+ * string, a cell starting with '"' always JSON.  Numbers and true/false as
+ * themselves, objects and arrays as their JSON text. */
 static void csv_value(FILE *f, struct strbuf *tmp, const char *json)
 {
-	if (!json || !strcmp(json, "null"))
+	if (!json || !strcmp(json, "null")) {
+		fputs("null", f);
 		return;
+	}
 	if (json[0] == '"') {
 		json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+		const char *text = json_string_value(v);
 
-		if (json_is_string(v) && json_string_length(v) == strlen(json_string_value(v))) {
-			put_csv_str(f, tmp, json_string_value(v));
+		if (text && json_string_length(v) == strlen(text) && text[0] != '"' &&
+		    strcmp(text, "null")) {
+			put_csv_str(f, tmp, text);
 			json_decref(v);
 			return;
 		}
 		json_decref(v);
 	}
 	put_csv_str(f, tmp, json);
+}
+
+/* The ret cell: empty when the call has no return value (it did not
+ * return, or the function is void), else as csv_value. */
+static void csv_ret(FILE *f, struct strbuf *tmp, const struct cmon_call *c)
+{
+	if (!c->ret || !strcmp(c->ret_type, "void"))
+		return;
+	csv_value(f, tmp, c->ret);
 }
 
 static void table_header(FILE *f, enum export_mode mode, const struct columns *cols,
@@ -554,7 +572,7 @@ static int table_row(FILE *f, enum export_mode mode, const struct columns *cols,
 		fputc(',', f);
 		put_csv_str(f, tmp, c->status);
 		fputc(',', f);
-		csv_value(f, tmp, c->ret);
+		csv_ret(f, tmp, c);
 		for (size_t i = 0; i < cols->n; i++) {
 			fputc(',', f);
 			csv_value(f, tmp, cell_json(cols, i, c, tmp2));
