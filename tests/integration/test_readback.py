@@ -100,6 +100,39 @@ def test_export_includes_captures():
         eq(got, [V1, V2], "sum_ints v (%s)" % fmt)
 
 
+def test_export_chrome_includes_captures():
+    """`cmon export STORE -F chrome` carries the --capture values as
+    "captures" in each event's args, as `trace -F chrome` does (they were
+    left out); a capture the call does not have (a NULL pointer) is null."""
+    caps = ["text=s:str", "data=buf:len", "v=values[n]", "nil=none:str"]
+    funcs = ["greet", "sum_buf", "sum_ints"]
+    store = _capture("typed_O2", tmpfile("chromecaps"), funcs, caps)
+    out = tmpfile("chromecaps.json")
+    code, _, err = cmon(["export", store, "-F", "chrome", "-o", out])
+    eq(code, 0, "cmon export -F chrome (%s)" % err.strip())
+    with open(out) as f:
+        exported = [e for e in json.load(f) if e["ph"] == "X"]
+    path = tmpfile("chromecaps-trace.json")
+    cmd = ["trace", "-q", "-F", "chrome", "-o", path] + funcs_args(funcs)
+    for c in caps:
+        cmd += ["--capture", c]
+    code, _, err = cmon(cmd + ["--", target("typed_O2"), "all"])
+    eq(code, 0, "cmon trace -F chrome (%s)" % err.strip())
+    with open(path) as f:
+        traced = [e for e in json.load(f) if e["ph"] == "X"]
+
+    def captures(events):   # (the pointers differ from run to run)
+        return sorted((e["name"], json.dumps(e["args"].get("captures"), sort_keys=True))
+                      for e in events)
+    eq(captures(exported), captures(traced), "export's chrome captures are trace's")
+    by_name = {}
+    for e in exported:
+        by_name.setdefault(e["name"], []).append(e["args"].get("captures"))
+    eq(by_name["greet"], [{"text": S_TEXT, "nil": None}], "greet's captures")
+    eq(by_name["sum_buf"], [{"data": BUF13_HEX}], "sum_buf's captures")
+    eq(sorted(c["v"] for c in by_name["sum_ints"]), sorted([V1, V2]), "sum_ints' captures")
+
+
 def test_show_arrays_as_numbers():
     """`cmon show`: arrays as numbers with their dtype, strings as text, hex
     only for raw bytes."""

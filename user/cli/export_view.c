@@ -19,12 +19,14 @@
 #include "cli/export_view.h"
 #include "cli/store_cli.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 
 /* A call as the writers see it: names and values point into C. */
 struct record_of {
 	struct call_record rec;
 	struct call_typed typed;
 	const char **names, **cells;
+	struct strbuf captures; /* {"name":value,...} as trace's typed records */
 };
 
 static enum call_status status_of(const char *s)
@@ -48,7 +50,37 @@ static enum call_status status_of(const char *s)
 	return CALL_NORETURN;
 }
 
-static int record_of(struct record_of *r, const struct cmon_call *c, int depth)
+/* F's --capture values of C as trace gives them ("captures"): an object
+ * by capture name, in F's order, each value as the export tables have it
+ * (a :str capture a string, an array of numbers, bytes as hex), null when
+ * the call has none (a NULL pointer, a capture lost). */
+static int captures_of(struct strbuf *sb, const struct cmon_call *c,
+		       const struct cmon_function *f)
+{
+	int err = strbuf__putc(sb, '{');
+
+	for (size_t i = 0; i < f->n_captures && !err; i++) {
+		const struct cmon_blob *b;
+		bool cut;
+
+		if (i)
+			err = strbuf__putc(sb, ',');
+		if (!err)
+			err = json_escape(sb, f->captures[i].name);
+		if (!err)
+			err = strbuf__putc(sb, ':');
+		if (err)
+			break;
+		if (cmon_call_blob(c, f->captures[i].name, &b))
+			err = strbuf__puts(sb, "null");
+		else
+			err = store_cli__blob_json(b, f->captures[i].kind, 0, sb, &cut);
+	}
+	return err ? err : strbuf__putc(sb, '}');
+}
+
+static int record_of(struct record_of *r, const struct cmon_call *c,
+		     const struct cmon_function *f, int depth)
 {
 	struct call_record *rec = &r->rec;
 
@@ -66,6 +98,13 @@ static int record_of(struct record_of *r, const struct cmon_call *c, int depth)
 	r->typed.names = r->names;
 	r->typed.cells = r->cells;
 	r->typed.n_cells = c->n_args;
+	if (f && f->n_captures) {
+		int err = captures_of(&r->captures, c, f);
+
+		if (err)
+			return err;
+		r->typed.captures = r->captures.buf;
+	}
 	memset(rec, 0, sizeof(*rec));
 	rec->ts_ns = c->ts_ns;
 	rec->pid = c->pid;
@@ -89,12 +128,14 @@ static void record_of__release(struct record_of *r)
 	free(r->names);
 	free(r->cells);
 	r->names = r->cells = NULL;
+	strbuf__release(&r->captures);
 }
 
-static int write_call(struct writer *w, const struct cmon_call *c, int depth)
+static int write_call(struct writer *w, const struct cmon_call *c,
+		      const struct cmon_function *f, int depth)
 {
 	struct record_of r = {};
-	int err = record_of(&r, c, depth);
+	int err = record_of(&r, c, f, depth);
 
 	if (!err)
 		err = writer__write(w, &r.rec);
@@ -107,10 +148,16 @@ static uint64_t end_of(const struct cmon_call *c)
 	return c->latency_ns == CMON_NONE ? c->ts_ns : c->ts_ns + c->latency_ns;
 }
 
+/* A loaded call and the function it is a call of. */
+struct held {
+	struct cmon_call *c;
+	const struct cmon_function *f;
+};
+
 static int by_thread_entry(const void *a, const void *b)
 {
-	const struct cmon_call *x = *(const struct cmon_call *const *)a;
-	const struct cmon_call *y = *(const struct cmon_call *const *)b;
+	const struct cmon_call *x = ((const struct held *)a)->c;
+	const struct cmon_call *y = ((const struct held *)b)->c;
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
@@ -122,7 +169,7 @@ static int by_thread_entry(const void *a, const void *b)
 }
 
 /* Calls in entry order per thread, each with the count of calls it is in. */
-static int write_nested(struct writer *w, struct cmon_call **all, size_t n)
+static int write_nested(struct writer *w, struct held *all, size_t n)
 {
 	const struct cmon_call **open = malloc((n ? n : 1) * sizeof(*open));
 	size_t depth = 0;
@@ -133,12 +180,12 @@ static int write_nested(struct writer *w, struct cmon_call **all, size_t n)
 	if (n > 1)
 		qsort(all, n, sizeof(*all), by_thread_entry);
 	for (size_t i = 0; i < n && !err; i++) {
-		if (i && all[i]->tid != all[i - 1]->tid)
+		if (i && all[i].c->tid != all[i - 1].c->tid)
 			depth = 0;
-		while (depth && end_of(open[depth - 1]) <= all[i]->ts_ns)
+		while (depth && end_of(open[depth - 1]) <= all[i].c->ts_ns)
 			depth--;
-		err = write_call(w, all[i], (int)depth);
-		open[depth++] = all[i];
+		err = write_call(w, all[i].c, all[i].f, (int)depth);
+		open[depth++] = all[i].c;
 	}
 	free(open);
 	return err;
@@ -147,7 +194,8 @@ static int write_nested(struct writer *w, struct cmon_call **all, size_t n)
 int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *calls)
 {
 	const struct cmon_function *fs;
-	struct cmon_call **all = NULL, *c = NULL;
+	struct held *all = NULL;
+	struct cmon_call *c = NULL;
 	struct writer *w = writer__new(fmt, out);
 	size_t nf, n = 0, cap = 0;
 	int err = 0;
@@ -175,13 +223,13 @@ int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *
 		while (!err && (r = cmon_iter_next(it, &c)) == 1) {
 			(*calls)++;
 			if (fmt == OUT_CHROME) {
-				err = write_call(w, c, 0);
+				err = write_call(w, c, &fs[f], 0);
 				cmon_call_free(c);
 				continue;
 			}
 			if (n == cap) {
 				size_t nc = cap ? 2 * cap : 1024;
-				struct cmon_call **v = realloc(all, nc * sizeof(*v));
+				struct held *v = realloc(all, nc * sizeof(*v));
 
 				if (!v) {
 					cmon_call_free(c);
@@ -191,7 +239,8 @@ int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *
 				all = v;
 				cap = nc;
 			}
-			all[n++] = c;
+			all[n].c = c;
+			all[n++].f = &fs[f];
 		}
 		if (!err && r < 0)
 			err = 1;
@@ -203,7 +252,7 @@ int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *
 		err = writer__finish(w);
 out:
 	for (size_t i = 0; i < n; i++)
-		cmon_call_free(all[i]);
+		cmon_call_free(all[i].c);
 	free(all);
 	writer__free(w);
 	return err;
