@@ -103,6 +103,11 @@ const char *cmon_store_error(const struct cmon_store *s);
 /* The calls.db file S reads. */
 const char *cmon_store_path(const struct cmon_store *s);
 
+/* 1 when S records calls' notes (cmon_call.notes_json; NULL there then
+ * means nothing was cut or unreadable); 0 for a store written before them,
+ * whose notes are unknown. */
+int cmon_store_has_notes(const struct cmon_store *s);
+
 /*
  * Metadata: the value of KEY, or NULL when the store does not have it.
  * Keys: format_version, cmon_version, command_line, target_path, build_id,

@@ -472,6 +472,27 @@ def test_store_written_before_notes_reads():
     eq(code, 0, "show an older store (%s)" % err)
     check("ret        (size_t) 70000" in out, out)
     check("truncated" not in out, out)
+    # Its exports do not claim that nothing was cut: the notes are null
+    # (unknown), and a warning says why.
+    dirs = {}
+    for fmt, args in (("csv", ["-F", "csv", "-o"]), ("json", ["-F", "json", "-o"]),
+                      ("per-call", ["--per-call"])):
+        dirs[fmt] = tmpfile("old-notes-%s" % fmt)
+        code, _, err = cmon(["export", store] + args + [dirs[fmt]])
+        eq(code, 0, "export %s of an older store (%s)" % (fmt, err))
+        lines = stderr_lines(err)
+        eq(len(lines), 2, "export %s stderr: %r" % (fmt, lines))
+        check(lines[0].startswith("cmon: warning: ") and "null (unknown)" in lines[0],
+              "warning: %r" % lines[0])
+    with open(os.path.join(dirs["csv"], "greet.csv"), newline="") as f:
+        row = list(csv.DictReader(f))[0]
+    eq((row["truncated"], row["faults"]), ("null", "null"), "CSV notes of an older store")
+    with open(os.path.join(dirs["json"], "greet.jsonl")) as f:
+        rec = json.loads(f.readline())
+    eq((rec["truncated"], rec["faults"]), (None, None), "JSON notes of an older store")
+    with open(os.path.join(dirs["per-call"], "greet", "1", "args.json")) as f:
+        rec = json.load(f)
+    eq((rec["truncated"], rec["faults"]), (None, None), "args.json notes of an older store")
 
 
 def test_capture_of_rows_is_one_array():

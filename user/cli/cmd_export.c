@@ -227,10 +227,15 @@ static int call_notes(const struct cmon_call *c, struct strbuf notes[2])
 	return err;
 }
 
-/* A list of value paths as JSON: the list, or [] when there is none. */
+/* Set when the store predates calls.notes: its calls' notes are unknown,
+ * written null (never "none"). */
+static bool notes_unknown;
+
+/* A list of value paths as JSON: the list, [] when there is none, null when
+ * the store does not say. */
 static void put_json_list(FILE *f, const struct strbuf *l)
 {
-	fputs(l->len ? l->buf : "[]", f);
+	fputs(notes_unknown ? "null" : l->len ? l->buf : "[]", f);
 }
 
 static int export_call(int ffd, const struct cmon_call *c, struct strbuf *tmp,
@@ -581,10 +586,12 @@ static int table_row(FILE *f, enum export_mode mode, const struct columns *cols,
 			fputc(',', f);
 			put_opt_u64(f, mem[i], "");
 		}
-		/* The lists' JSON text; empty when none. */
+		/* The lists' JSON text; empty when none; null: unknown. */
 		for (size_t i = 0; i < 2; i++) {
 			fputc(',', f);
-			if (notes[i].len)
+			if (notes_unknown)
+				fputs("null", f);
+			else if (notes[i].len)
 				put_csv_str(f, tmp, notes[i].buf);
 		}
 		fputs("\r\n", f);
@@ -870,6 +877,10 @@ int cmd_export(int argc, char **argv)
 		rc = CMON_EXIT_ERROR;
 		goto cleanup;
 	}
+	notes_unknown = !cmon_store_has_notes(x.s);
+	if (notes_unknown)
+		log_warn("%s was written before stores noted cut and unreadable values: "
+			 "truncated and faults are null (unknown)", cmon_store_path(x.s));
 	entries = calloc(nf + 1, sizeof(*entries));
 	if (!entries) {
 		log_error("export: out of memory");

@@ -512,6 +512,11 @@ const char *cmon_store_path(const struct cmon_store *s)
 	return s ? s->path : NULL;
 }
 
+int cmon_store_has_notes(const struct cmon_store *s)
+{
+	return s && s->has_notes;
+}
+
 const char *cmon_store_meta(const struct cmon_store *s, const char *key)
 {
 	if (!s || !key)
