@@ -8,7 +8,7 @@ import os
 import re
 
 from cmonlib import (COLUMNS, U64, check, cmon, eq, funcs_args, parse_csv, read_text, run,
-                     target, tmpfile)
+                     target, tmpfile, trace)
 
 BUILDS = ["typed_O0", "typed_O2"]
 TYPED_KEYS = ["args", "retval", "captures", "truncated", "faults"]
@@ -386,3 +386,34 @@ def test_void_has_no_return():
         text, _ = trace_typed(binary, ["move_pt"], fmt="text")
         line = text.splitlines()[1].split()
         eq(line[4:6], ["move_pt", "void"], "%s text: RET of move_pt" % binary)
+
+
+def test_unnamed_parameters_never_take_a_name():
+    """C23 unnamed parameters (tests/targets/unnamed.c, -std=gnu2x): un2(int
+    param1, int) got "param1" for its second parameter too, so JSON had two
+    "param1" keys and CSV one column holding 222 (111 lost).  An unnamed
+    parameter is "#I" (its position from 0), which no C name can be."""
+    res = trace(["un2", "un3"], launch=[target("unnamed")], fmt="json")
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, "un2=112 un3=42\n", "program output")
+    for line in res.text.splitlines():
+        pairs = json.loads(line, object_pairs_hook=lambda p: p)
+        args = dict(pairs)["args"]
+        keys = [k for k, _ in args]
+        eq(len(keys), len(set(keys)), "no duplicate keys in %r" % args)
+    got = {r["func"]: dict(r["args"]) for r in res.rows}
+    eq(got, {"un2": {"param1": 111, "#1": 222}, "un3": {"#0": 7, "b": 21, "#2": 9}},
+       "every parameter, the unnamed ones by position")
+    res = trace(["un2", "un3"], launch=[target("unnamed")], fmt="csv")
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    rows = list(csv.reader(io.StringIO(res.text, newline="")))
+    eq(rows[0][len(COLUMNS):], ["args.param1", "args.#1", "args.#0", "args.b", "args.#2",
+                                "retval", "truncated", "faults"], "CSV header")
+    cells = {r["func"]: {k: v for k, v in r["typed"].items() if k.startswith("args.") and v}
+             for r in res.rows}
+    eq(cells, {"un2": {"args.param1": "111", "args.#1": "222"},
+               "un3": {"args.#0": "7", "args.b": "21", "args.#2": "9"}},
+       "CSV: one column each, 111 kept")
+    res = trace(["un2"], launch=[target("unnamed")], fmt="text")
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    check("param1=111 #1=222" in res.text, "text: %r" % res.text)

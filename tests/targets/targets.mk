@@ -306,3 +306,12 @@ $(TARGET_DIR)/filters_nodwarf: tests/targets/filters.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -fno-inline -fcf-protection=none -Wall -Wextra -Werror -O1 $< -o $@
+
+# C23 unnamed parameters (test_typed.py): their names never take a real one's.
+TARGETS += $(TARGET_DIR)/unnamed
+targets: $(TARGET_DIR)/unnamed
+
+$(TARGET_DIR)/unnamed: tests/targets/unnamed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -std=gnu2x -O1 $< -o $@

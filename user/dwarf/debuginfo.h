@@ -103,7 +103,7 @@ struct dloc {
 };
 
 struct func_param {
-	const char *name;          /* DWARF name; "param<i>" when unnamed */
+	const char *name;          /* DWARF name; "#<i>" when unnamed */
 	const struct ctype *type;
 	struct dloc loc;           /* at the probe address */
 };

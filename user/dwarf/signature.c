@@ -219,7 +219,11 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 
 		types[i] = dtype__of(di, dtype__die_type(&pdies[i], &t) ? &t : NULL, 0);
 		if (!pn) {
-			snprintf(buf, sizeof(buf), "param%zu", i);
+			/* Unnamed (C23 `int f(int a, int)`, C++): "#I", I its
+			 * position from 0 as in argI.  '#' is in no C, C++,
+			 * Rust or Go name, so it never takes a real parameter's
+			 * name ("param1" did: two "param1" keys in "args"). */
+			snprintf(buf, sizeof(buf), "#%zu", i);
 			pn = buf;
 		}
 		sig->params[i].name = ctype_arena__strdup(di->arena, pn);
