@@ -132,3 +132,26 @@ def test_line_locals_typed_at_O0_and_O2():
     code, _, err = cmon(["trace", "--locals", "--func", "walk", "--", target("lines"), "1"])
     eq((code, err), (2, "cmon: trace: --locals reads the variables where a --line runs: "
                         "give --line\n"), "--locals without --line")
+
+
+def test_line_has_no_arguments():
+    """A line has no arguments: arg0..arg5 empty in CSV, null in JSON (they
+    were 0).  With --locals they hold the argument registers where the line
+    ran (the locals in registers are read from them): kept."""
+    line = line_of("marker: once per walk")
+    res = trace([], launch=[target("lines"), "3"], extra=["--line", "lines.c:%d" % line])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    args = ["arg%d" % i for i in range(6)]
+    eq([[r[a] for a in args] for r in res.rows], [[None] * 6] * 3, "CSV: no arguments")
+    res = trace([], launch=[target("lines"), "3"], fmt="json",
+                extra=["--line", "lines.c:%d" % line])
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq([[r[a] for a in args] for r in res.rows], [[None] * 6] * 3, "JSON: no arguments")
+    # walk(long i): at -O0 the line runs with i (0, 1, 2) still in rdi.
+    for fmt in ("csv", "json"):
+        res = trace([], launch=[target("lines"), "3"], fmt=fmt,
+                    extra=["--line", "lines.c:%d" % line, "--locals"])
+        eq(res.code, 0, "exit status (%s)" % res.stderr)
+        check(all(all(isinstance(r[a], int) for a in args) for r in res.rows),
+              "%s --locals: the registers at the line: %r" % (fmt, res.rows))
+        eq([r["arg0"] for r in res.rows], [0, 1, 2], "%s --locals: rdi holds i" % fmt)

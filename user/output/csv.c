@@ -68,7 +68,7 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 	const char *mod = wr_str(rec->module);
 	const char *status = call_status__name(rec->status);
 	size_t lc = strlen(comm), lf = strlen(func), lm = strlen(mod);
-	bool has_exit = wr_has_exit(rec);
+	bool has_exit = wr_has_exit(rec), has_args = wr_has_args(rec);
 	char *p;
 	int err;
 
@@ -92,7 +92,8 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 		p = decimal__u64(p, (uint64_t)rec->depth);
 	*p++ = ',';
 	for (int i = 0; i < 6; i++) {
-		p = wr_arg_decimal(p, rec, i);
+		if (has_args)
+			p = wr_arg_decimal(p, rec, i);
 		*p++ = ',';
 	}
 	if (call_record__has_ret(rec))

@@ -84,7 +84,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	const char *mod = wr_str(rec->module);
 	const char *status = call_status__name(rec->status);
 	size_t lc = strlen(comm), lf = strlen(func), lm = strlen(mod);
-	bool has_exit = wr_has_exit(rec);
+	bool has_exit = wr_has_exit(rec), has_args = wr_has_args(rec);
 	char *p;
 	int err;
 
@@ -109,18 +109,16 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 		p = decimal__u64(p, (uint64_t)rec->depth);
 	else
 		p = WR_LIT(p, "null");
-	p = WR_LIT(p, ",\"arg0\":");
-	p = wr_arg_decimal(p, rec, 0);
-	p = WR_LIT(p, ",\"arg1\":");
-	p = wr_arg_decimal(p, rec, 1);
-	p = WR_LIT(p, ",\"arg2\":");
-	p = wr_arg_decimal(p, rec, 2);
-	p = WR_LIT(p, ",\"arg3\":");
-	p = wr_arg_decimal(p, rec, 3);
-	p = WR_LIT(p, ",\"arg4\":");
-	p = wr_arg_decimal(p, rec, 4);
-	p = WR_LIT(p, ",\"arg5\":");
-	p = wr_arg_decimal(p, rec, 5);
+	for (int i = 0; i < 6; i++) {
+		static const char key[6][9] = { ",\"arg0\":", ",\"arg1\":", ",\"arg2\":",
+						",\"arg3\":", ",\"arg4\":", ",\"arg5\":" };
+
+		p = wr_mem(p, key[i], 8);
+		if (has_args)
+			p = wr_arg_decimal(p, rec, i);
+		else
+			p = WR_LIT(p, "null");
+	}
 	p = WR_LIT(p, ",\"ret\":");
 	if (call_record__has_ret(rec))
 		p = decimal__i64(p, rec->ret);

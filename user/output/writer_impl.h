@@ -116,6 +116,14 @@ static inline bool wr_has_exit(const struct call_record *rec)
 	       (rec->status == CALL_LINE && rec->line_timed);
 }
 
+/* The raw argument registers a record has: a source line (--line) has
+ * none, except where --locals read them at the line (its locals typed from
+ * them: such a record is typed).  Without them arg0..arg5 are absent. */
+static inline bool wr_has_args(const struct call_record *rec)
+{
+	return rec->status != CALL_LINE || rec->typed;
+}
+
 /* The text table shows the typed return value (CALL_OK): in the RET
  * column when shorter than WR_TEXT_RET_MAX, else after the arguments. */
 #define WR_TEXT_RET_MAX 64
