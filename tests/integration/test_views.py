@@ -387,3 +387,34 @@ def test_export_tree_noreturn_is_a_leaf():
     eq([(c["depth"], c["func"], c["args"], c["ret"], c["dur"]) for c in calls],
        [(0, "jumper", "x=7", None, "noreturn"), (0, "add", "a=1, b=1", "2", calls[1]["dur"])],
        "tree of a longjmp")
+
+
+def test_folded_says_which_calls_have_no_weight():
+    """Folded stacks are weighted by time: a call with no latency (longjmp'd,
+    noreturn, --no-return) weighs nothing.  That was silent (an empty output,
+    exit 0, "events written: 6"): one line says how many and why, and
+    --no-return -F folded, which can only write nothing, is refused."""
+    from cmonlib import CALLS_OUT, cmon, stderr_lines, tmpfile
+    r = trace(["jumper", "add"], [target(), "longjmp"], fmt="folded", extra=["--raw-latency"])
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    eq(r.stdout, LONGJMP_OUT, "program output")
+    eq([l.rsplit(" ", 1)[0] for l in r.text.splitlines()], ["calls;add"], "stacks")
+    eq([l for l in stderr_lines(r.stderr) if "folded" in l],
+       ["cmon: warning: folded: 1 of 2 calls had no latency, so no weight of their own in "
+        "the stacks (1 noreturn)"], "the longjmp'd call said")
+    code, out, err = cmon(["trace", "-F", "folded", "--no-return", "--func", "add", "--",
+                           target(), "calls"])
+    eq((code, out, stderr_lines(err)),
+       (2, "", ["cmon: trace: -F folded weighs stacks by the calls' time, which --no-return "
+                "does not measure: it would write nothing"]), "--no-return -F folded refused")
+    # A store of entries only (capture --no-return): export -F folded says so.
+    code, out, err = cmon(["capture", "--no-return", "-o", tmpfile("entries"), "--func", "add",
+                           "--", target(), "calls"])
+    eq((code, out), (0, CALLS_OUT), "capture exit status (%s)" % err)
+    store = re.search(r"^cmon: capturing to (.+)$", err, re.M).group(1)
+    path = tmpfile("entries.folded")
+    code, out, err = cmon(["export", store, "-F", "folded", "-o", path])
+    eq(code, 0, "export exit status (%s)" % err)
+    eq(open(path).read(), "", "no stack has a weight")
+    check("cmon: warning: folded: 2 of 2 calls had no latency, so no weight of their own in "
+          "the stacks (2 entry)" in stderr_lines(err), err)

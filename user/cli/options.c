@@ -753,6 +753,11 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			  "no --no-return", name);
 		return -EINVAL;
 	}
+	if (o->no_return && o->format == OUT_FOLDED) {
+		log_error("%s: -F folded weighs stacks by the calls' time, which --no-return does "
+			  "not measure: it would write nothing", name);
+		return -EINVAL;
+	}
 	if (o->hist_linear && o->hist_arg < 0) {
 		log_error("%s: --hist-linear needs --hist ARG", name);
 		return -EINVAL;

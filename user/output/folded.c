@@ -8,8 +8,11 @@
  * callees'), the input of flamegraph.pl, inferno-flamegraph and speedscope.
  * The stack's root is the process name.  Stacks come from the nesting of
  * traced calls per thread (callgroup.h): untraced functions in between do
- * not appear.  A call with no known latency (noreturn, --no-return) weighs
- * nothing itself but its callees keep it in their stacks.  ';' in a name
+ * not appear.  A call with no known latency (noreturn, --no-return, a
+ * USDT or --line record) weighs nothing itself but its callees keep it in
+ * their stacks; at the end one line on stderr says how many such calls
+ * there were, by status (cmon trace refuses --no-return -F folded: it
+ * could write nothing).  ';' in a name
  * becomes ':' and line ends become spaces, so every line splits back.
  * When the hold bound cuts a thread's calls (callgroup.h), their stacks
  * start below the caller still running, and a warning says so.
@@ -29,6 +32,8 @@ struct folded_view {
 	struct callgroups groups;
 	struct hmap stacks; /* "comm;f;g" -> self ns */
 	struct strbuf key;
+	uint64_t calls;                        /* every call seen */
+	uint64_t untimed[CALL_YIELD + 1];      /* by status: no latency, no weight */
 };
 
 static int put_frame(struct strbuf *sb, const char *name)
@@ -81,6 +86,10 @@ static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut
 			child_ns[parent[i]] += calls[i].latency_ns;
 		stack[depth++] = (ssize_t)i;
 	}
+	f->calls += n;
+	for (size_t i = 0; i < n; i++)
+		if (!calls[i].has_exit && (unsigned)calls[i].status <= CALL_YIELD)
+			f->untimed[calls[i].status]++;
 	for (size_t i = 0; i < n && !err; i++) {
 		uint64_t self, *w;
 
@@ -119,6 +128,33 @@ static int by_key(const void *a, const void *b)
 	return strcmp((*x)->key, (*y)->key);
 }
 
+/* One line: the calls the stacks could not weigh, and why (nothing was
+ * dropped quietly: an empty output with "events written: 6" said nothing). */
+static void note_untimed(const struct folded_view *f)
+{
+	char by[256];
+	size_t at = 0;
+	uint64_t total = 0;
+
+	by[0] = '\0';
+	for (unsigned s = 0; s <= CALL_YIELD; s++) {
+		if (!f->untimed[s])
+			continue;
+		total += f->untimed[s];
+		if (at < sizeof(by)) {
+			int k = snprintf(by + at, sizeof(by) - at, "%s%llu %s", at ? ", " : "",
+					 (unsigned long long)f->untimed[s],
+					 call_status__name((enum call_status)s));
+
+			at += k > 0 ? (size_t)k : 0;
+		}
+	}
+	if (total)
+		log_warn("folded: %llu of %llu call%s had no latency, so no weight of their "
+			 "own in the stacks (%s)", (unsigned long long)total,
+			 (unsigned long long)f->calls, f->calls == 1 ? "" : "s", by);
+}
+
 static int folded_finish(struct view *v)
 {
 	struct folded_view *f = (struct folded_view *)v;
@@ -126,6 +162,8 @@ static int folded_finish(struct view *v)
 	size_t n = 0;
 	int err = callgroups__flush_all(&f->groups);
 
+	if (!err)
+		note_untimed(f);
 	if (f->groups.cuts)
 		log_warn("folded: %llu time%s a thread held more than %zu calls under one caller: "
 			 "those stacks start below it", (unsigned long long)f->groups.cuts,
