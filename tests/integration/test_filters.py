@@ -3,6 +3,7 @@
 returning a * a; `reqs` handle(&req) with methods GET POST GET PUT GET POST
 and len 1..6; `change` level(v) for 1 1 2 2 2 3; `sleep` nap(ms) for
 1 30 2 40 ms)."""
+import csv
 import json
 import shutil
 
@@ -153,6 +154,22 @@ def test_profile_if_counts():
     pick = [r for r in rows if r["func"] == "pick"][-1]
     eq((pick["calls"], pick["filtered"]), (3, 7), "pick: 3 counted, 7 filtered")
     check("cmon: 7 calls filtered out by --if" in err, err)
+    # CSV and the text table count them per function too (only JSON did).
+    csv_path = tmpfile("filters-profile.csv")
+    code, _, err = cmon(["profile", "-F", "csv", "-o", csv_path, "--func", "pick", "--if",
+                         "a >= 7", "--", target("filters"), "ints"])
+    eq(code, 0, err)
+    rows = list(csv.DictReader(open(csv_path, newline="")))
+    pick = [r for r in rows if r["func"] == "pick"][-1]
+    eq((pick["calls"], pick["filtered"]), ("3", "7"), "CSV pick: 3 counted, 7 filtered")
+    code, out, err = cmon(["profile", "--func", "pick", "--if", "a >= 7", "--",
+                           target("filters"), "ints"])
+    eq(code, 0, err)
+    table = [l.split() for l in out.splitlines()]
+    head = [l for l in table if l and l[0] == "FUNCTION"][0]
+    row = [l for l in table if l and l[0] == "pick"][0]
+    eq(head[-1], "FILTERED", "text: a FILTERED column with --if: %r" % head)
+    eq((row[1], row[-1]), ("3", "7"), "text pick: 3 counted, 7 filtered")
     # A name one of the functions lacks: the error names it.
     code, _, err = cmon(["profile", "--func", "pick", "--func", "nap", "--if", "a >= 7",
                          "--", target("filters"), "ints"])

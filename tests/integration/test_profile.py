@@ -14,7 +14,7 @@ from cmonlib import (MiB, Background, WaitTarget, assert_no_leak, bpf_snapshot, 
 PROFILE_CSV = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
                "noreturn", "lost", "total_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns",
                "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist",
-               "arg_out_of_range"]
+               "arg_out_of_range", "filtered"]
 PROFILE_JSON = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
                 "noreturn", "lost", "total_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns",
                 "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist"]
@@ -229,6 +229,7 @@ def test_profile_csv():
     want = ";".join("%d..%d=%d" % b for b in log2_buckets(range(n)))
     eq(r["arg_hist"], want, "arg_hist")
     eq(r["arg_out_of_range"], "0", "arg_out_of_range")
+    eq(r["filtered"], "", "no --if: nothing filtered, the column empty")
 
 
 def test_profile_interval_reports():

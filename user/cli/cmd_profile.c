@@ -304,8 +304,11 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 	put_name(r->ses.out, "FUNCTION", w);
 	if (o->per_pid)
 		fprintf(r->ses.out, " %8s", "PID");
-	fprintf(r->ses.out, " %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s %7s %6s\n", "CALLS", "TOTAL",
+	fprintf(r->ses.out, " %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s %7s %6s", "CALLS", "TOTAL",
 		"MEAN", "MIN", "P50", "P90", "P99", "P99.9", "MAX", "RSS+", "NORET", "LOST");
+	if (o->if_expr)
+		fprintf(r->ses.out, " %10s", "FILTERED");
+	fputc('\n', r->ses.out);
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct prof_row *row = &r->rows[i];
 		char t[8][24], rss[24];
@@ -329,9 +332,12 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 			else
 				fprintf(r->ses.out, " %8s", "?");
 		}
-		fprintf(r->ses.out, " %10llu %9s %9s %9s %9s %9s %9s %9s %9s %10s %7llu %6llu\n",
+		fprintf(r->ses.out, " %10llu %9s %9s %9s %9s %9s %9s %9s %9s %10s %7llu %6llu",
 			(unsigned long long)row->calls, t[0], t[1], t[2], t[3], t[4], t[5], t[6],
 			t[7], rss, (unsigned long long)row->noreturn, (unsigned long long)row->lost);
+		if (o->if_expr)
+			fprintf(r->ses.out, " %10llu", (unsigned long long)row->filtered);
+		fputc('\n', r->ses.out);
 	}
 	if (o->hist_arg >= 0)
 		for (size_t i = 0; i < r->n_rows; i++)
@@ -343,7 +349,7 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 #define CSV_HEADER                                                                         \
 	"report,elapsed_s,final,func,module,pid,calls,returns,noreturn,lost,total_ns,min_ns," \
 	"mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,rss_growth_bytes,arg_hist,"           \
-	"arg_out_of_range\r\n"
+	"arg_out_of_range,filtered\r\n"
 
 static void put_escaped(struct profile_run *r, const char *s, bool json)
 {
@@ -421,6 +427,10 @@ static void csv_report(struct profile_run *r, double elapsed, bool final)
 		} else {
 			fputc(',', r->ses.out);
 		}
+		/* calls --if left out (not in calls): empty without --if */
+		fputc(',', r->ses.out);
+		if (o->if_expr)
+			fprintf(r->ses.out, "%llu", (unsigned long long)row->filtered);
 		fputs("\r\n", r->ses.out);
 	}
 }
