@@ -93,10 +93,10 @@ static void test_chrome(void **state)
 	assert_true(!strncmp(s, "[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":7,\"tid\":7,"
 			       "\"args\":{\"name\":\"app\"}},\n", 70));
 	assert_non_null(strstr(s, "{\"name\":\"leaf\",\"cat\":\"ok\",\"ph\":\"X\",\"pid\":7,"
-				  "\"tid\":10,\"ts\":1.300,\"dur\":0.100,\"args\":{\"x\":3,"
+				  "\"tid\":10,\"ts\":1.300,\"dur\":0.100,\"args\":{\"args\":{\"x\":3},"
 				  "\"return\":4}}"));
-	/* void return: no "return" key */
-	assert_non_null(strstr(s, "\"ts\":1.350,\"dur\":0.050,\"args\":{\"x\":9}}"));
+	/* void return: no "return" key; parameters nested, as in -F json */
+	assert_non_null(strstr(s, "\"ts\":1.350,\"dur\":0.050,\"args\":{\"args\":{\"x\":9}}}"));
 	assert_non_null(strstr(s, "\"ts\":1.100,\"dur\":2500.000,"));
 	/* one memory counter per change: 4096 at the first entry, 8192 after */
 	assert_non_null(strstr(s, "{\"name\":\"memory\",\"ph\":\"C\",\"pid\":7,\"ts\":1.300,"
