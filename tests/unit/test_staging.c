@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include "event/capture_staging.h"
 #include "event/staging.h"
 
 struct seen {
@@ -128,12 +129,77 @@ static void test_error_keeps_the_rest(void **state)
 	staging__free(s);
 }
 
+struct caps {
+	uint32_t func[8];
+	size_t size[8];
+	int n;
+};
+
+static int collect_cap(void *ctx, const struct cmon_capture_rec *rec, size_t size)
+{
+	struct caps *c = ctx;
+
+	if (c->n == 8)
+		return -EIO;
+	c->func[c->n] = rec->func_id;
+	c->size[c->n++] = size;
+	return 0;
+}
+
+/* Append a capture record of LEN item bytes for FUNC to B, 8-aligned as the
+ * programs write them. */
+static void put_cap(struct cmon_capture_batch *b, uint32_t func, uint32_t len)
+{
+	struct cmon_capture_rec r = { .type = CMON_REC_CAPTURE, .func_id = func, .len = len };
+
+	memcpy(b->data + b->len, &r, sizeof(r));
+	memset(b->data + b->len + sizeof(r), 0xab, len);
+	b->len += (uint32_t)((sizeof(r) + len + 7) & ~(size_t)7);
+	b->n++;
+}
+
+/* A batch from the ring buffer: each record whole, at its 8-aligned
+ * place, nothing read past what the batch holds. */
+static void test_capture_batch_records(void **state)
+{
+	static struct cmon_capture_batch b;
+	size_t head = offsetof(struct cmon_capture_batch, data);
+	struct caps c = { .n = 0 };
+
+	(void)state;
+	b.type = CMON_REC_CAPTURE_BATCH;
+	put_cap(&b, 1, 0);
+	put_cap(&b, 2, 13); /* padded to 48 */
+	put_cap(&b, 3, 64);
+	assert_int_equal(b.len, 32 + 48 + 96);
+	assert_int_equal(capture_staging__batch(&b, head + b.len, collect_cap, &c), 0);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.func[0], 1);
+	assert_int_equal(c.size[0], 32);
+	assert_int_equal(c.func[1], 2);
+	assert_int_equal(c.size[1], 45);
+	assert_int_equal(c.func[2], 3);
+	assert_int_equal(c.size[2], 96);
+	/* A batch claiming more than it came with is not read. */
+	c.n = 0;
+	assert_int_equal(capture_staging__batch(&b, head + b.len - 8, collect_cap, &c), 0);
+	assert_int_equal(c.n, 0);
+	/* A record running past the batch's end stops the walk there. */
+	b.len -= 8;
+	assert_int_equal(capture_staging__batch(&b, head + b.len, collect_cap, &c), 0);
+	assert_int_equal(c.n, 2);
+	/* The callback's error comes back. */
+	c.n = 8;
+	assert_int_equal(capture_staging__batch(&b, head + b.len, collect_cap, &c), -EIO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_and_cutoff),
 		cmocka_unit_test(test_stable_and_sorted_prefix),
 		cmocka_unit_test(test_error_keeps_the_rest),
+		cmocka_unit_test(test_capture_batch_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
