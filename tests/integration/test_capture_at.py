@@ -80,10 +80,14 @@ def test_store_notes_are_the_entry_values():
     code, _, err = cmon(["capture", "-q", "--func", "fill", "--capture-at", "both", "--strlen",
                          "3", "-o", store, "--", target("mutate")])
     eq(code, 0, "capture (%s)" % err)
+    eq(err, "cmon: warning: --capture-at both: the store keeps the values at the call; "
+            "at_return and changed are shown by trace only\n",
+       "the store's limit is said, not left silent")
     code, out, err = cmon(["show", store, "fill", "1"])
     eq(code, 0, "show (%s)" % err)
     eq([l for l in out.splitlines() if l.startswith(("truncated", "unreadable"))], [],
        "no notes for the entry's values: %r" % out)
     res = trace(["fill"], launch=[target("mutate")], fmt="json",
                 extra=["--capture-at", "both", "--strlen", "3"])
-    eq([r.get("truncated") for r in res.rows], [["buf"]], "trace: the return's read was cut")
+    eq([r.get("truncated") for r in res.rows], [["at_return.buf"]],
+       "trace: the return's read was cut, and the path says which read")

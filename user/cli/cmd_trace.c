@@ -789,6 +789,12 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		breakpoint__init(r.opts.resume_after_s, r.opts.quiet);
 	}
 
+	/* The store has no place for the values at the return: say so, the
+	 * reads still cost (trace shows them). */
+	if (kind == CMD_CAPTURE && r.opts.capture_at == PLAN_AT_BOTH)
+		log_warn("--capture-at both: the store keeps the values at the call; "
+			 "at_return and changed are shown by trace only");
+
 	/* capture: its store once the functions are known; break: stderr.
 	 * Output in 256 KiB writes: ~2,000 records each; a larger buffer
 	 * only adds resident memory. */

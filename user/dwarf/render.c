@@ -1221,7 +1221,9 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 			strbuf__reset(one);
 			r.sb = one;
 			path_pop(&r, 0);
-			path_push(&r, NULL, name);
+			/* its notes name this read: "at_return.buf", not "buf" */
+			path_push(&r, NULL, "at_return");
+			path_push(&r, ".", name);
 			err = r.err ?: render_value(&r, l->again[i]);
 			if (!err && n++)
 				err = strbuf__putc(&o->at_return, ',');
