@@ -4,12 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "core/clock.h"
 #include "capture_staging.h"
-
-/* How long a sweep waits for a program holding a batch: a record's time,
- * unless its task was preempted or is faulting a page in. */
-#define HOLD_WAIT_NS 50000ull
+#include "staging.h"
 
 struct capture_staging {
 	struct cmon_capture_batch *slots; /* the map, mmapped */
@@ -81,25 +77,6 @@ int capture_staging__batch(const struct cmon_capture_batch *b, size_t size, capt
 	return each_record(b->data, b->len, fn, ctx);
 }
 
-/* Hold B as its programs do, with an atomic exchange. */
-static bool hold(struct cmon_capture_batch *b, bool final)
-{
-	uint64_t give_up = 0;
-
-	for (;;) {
-		uint64_t free_ = 0;
-
-		if (__atomic_compare_exchange_n(&b->busy, &free_, 1, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return true;
-		if (!give_up)
-			give_up = clock__mono_ns() + (final ? 100 * HOLD_WAIT_NS : HOLD_WAIT_NS);
-		else if (clock__mono_ns() > give_up)
-			return false;
-		__builtin_ia32_pause();
-	}
-}
-
 int capture_staging__sweep(struct capture_staging *s, bool final, capture_rec_fn fn, void *ctx,
 			   bool *all)
 {
@@ -112,7 +89,7 @@ int capture_staging__sweep(struct capture_staging *s, bool final, capture_rec_fn
 
 		if (!__atomic_load_n(&b->len, __ATOMIC_RELAXED))
 			continue; /* staged after this look: after the first sweep too */
-		if (!hold(b, final)) {
+		if (!staging__hold(&b->busy, final)) {
 			*all = false;
 			continue;
 		}

@@ -130,15 +130,14 @@ static int join_swept(struct staging *s)
 	return 0;
 }
 
-/* Hold CPU's batch: as its programs do, with an atomic exchange. */
-static bool hold(struct cmon_batch *b, bool final)
+bool staging__hold(__u64 *busy, bool final)
 {
 	uint64_t give_up = 0;
 
 	for (;;) {
-		uint64_t free_ = 0;
+		__u64 free_ = 0;
 
-		if (__atomic_compare_exchange_n(&b->busy, &free_, 1, false, __ATOMIC_ACQUIRE,
+		if (__atomic_compare_exchange_n(busy, &free_, 1, false, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
 			return true;
 		if (!give_up)
@@ -163,7 +162,7 @@ uint64_t staging__sweep(struct staging *s, bool final)
 
 		if (!__atomic_load_n(&b->n, __ATOMIC_RELAXED))
 			continue; /* staged after this look: the next sweep's */
-		if (!hold(b, final))
+		if (!staging__hold(&b->busy, final))
 			continue; /* its holder was preempted: the next sweep */
 		n = b->n;
 		if (n > CMON_BATCH)

@@ -49,6 +49,12 @@ uint64_t staging__sweep(struct staging *s, bool final);
 typedef int (*staging_fn)(void *ctx, const struct cmon_call_rec *rec);
 int staging__deliver(struct staging *s, uint64_t cutoff, staging_fn fn, void *ctx);
 
+/* Hold a batch's BUSY word (a call or a capture batch) as its programs do,
+ * with an atomic exchange, waiting a record's time for a holder (FINAL:
+ * after the probes are gone, longer).  False: still held (its task was
+ * preempted, or is faulting a page in). */
+bool staging__hold(__u64 *busy, bool final);
+
 /* Records waiting in the window. */
 size_t staging__waiting(const struct staging *s);
 
