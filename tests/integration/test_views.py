@@ -381,6 +381,26 @@ def test_export_tree_folded_chrome_from_store():
     eq(got, want, "exported chrome X events")
 
 
+def test_export_views_mark_truncated_and_faults():
+    """An exported tree and chrome mark the values the store notes as cut
+    or unreadable, as trace's views do (they were dropped from stores)."""
+    from cmonlib import cmon, tmpfile
+    for scenario, funcs, extra, notes, key in [
+            (["long", "99"], ["greet"], ["--strlen", "20"], ['truncated=["s"]'], "truncated"),
+            (["bad"], ["badptr"], [], ['faults=["s","o"]', None], "faults")]:
+        path = tmpfile("marks-%s" % scenario[0])
+        code, _, err = cmon(["capture", "-q", "-o", path] + extra +
+                            [a for f in funcs for a in ("--func", f)] +
+                            ["--", target("typed_O2")] + scenario)
+        eq(code, 0, "capture exit status (%s)" % err)
+        calls = parse_tree(_export(path, "tree"))
+        eq([c["notes"] for c in calls], notes, "exported tree of %s" % funcs[0])
+        xs = [e for e in load_chrome(_export(path, "chrome", ["--chrome"])) if e["ph"] == "X"]
+        eq([e["args"].get(key) for e in xs],
+           [json.loads(n.split("=", 1)[1]) if n else None for n in notes],
+           "exported chrome of %s" % funcs[0])
+
+
 def test_export_tree_noreturn_is_a_leaf():
     store = _capture("lj", ["jumper", "add"], [target(), "longjmp"])
     calls = parse_tree(_export(store, "tree"))

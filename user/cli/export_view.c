@@ -27,6 +27,7 @@ struct record_of {
 	struct call_typed typed;
 	const char **names, **cells;
 	struct strbuf captures; /* {"name":value,...} as trace's typed records */
+	struct strbuf truncated, faults; /* the call's notes, as trace lists them */
 };
 
 static enum call_status status_of(const char *s)
@@ -105,6 +106,15 @@ static int record_of(struct record_of *r, const struct cmon_call *c,
 			return err;
 		r->typed.captures = r->captures.buf;
 	}
+	/* which values were cut or unreadable: the views mark them */
+	if (c->notes_json) {
+		int err = store_cli__notes(c->notes_json, &r->truncated, &r->faults);
+
+		if (err)
+			return err;
+		r->typed.truncated = r->truncated.len ? r->truncated.buf : NULL;
+		r->typed.faults = r->faults.len ? r->faults.buf : NULL;
+	}
 	memset(rec, 0, sizeof(*rec));
 	rec->ts_ns = c->ts_ns;
 	rec->pid = c->pid;
@@ -129,6 +139,8 @@ static void record_of__release(struct record_of *r)
 	free(r->cells);
 	r->names = r->cells = NULL;
 	strbuf__release(&r->captures);
+	strbuf__release(&r->truncated);
+	strbuf__release(&r->faults);
 }
 
 static int write_call(struct writer *w, const struct cmon_call *c,
