@@ -157,6 +157,8 @@ void dloc__piece_add(struct dloc *l, enum dloc_kind kind, uint8_t reg, uint32_t 
 	l->p[l->n].off = off;
 	l->p[l->n].value = 0;
 	l->p[l->n].deref = 0;
+	l->p[l->n].shift = 0;
+	l->p[l->n].mask = 0;
 	l->n++;
 }
 

@@ -83,6 +83,10 @@ struct dloc_piece {
 	uint32_t size;  /* bytes of the value this piece holds */
 	int64_t off;    /* DLOC_MEM: offset from reg; DLOC_REG: addend */
 	uint64_t value; /* DLOC_CONST */
+	/* DLOC_REG: ((reg + off) >> shift) & mask (mask 0: all of it), the
+	 * DW_OP_and / DW_OP_shr of a value rustc packs in a register */
+	uint8_t shift;
+	uint64_t mask;
 };
 
 #define DLOC_MAX_PIECES 8

@@ -117,6 +117,35 @@ static bool is_const_op(const Dwarf_Op *op, uint64_t *v)
 	}
 }
 
+/* After a DW_OP_bregN at OPS[I]: the DW_OP_and and DW_OP_shr by constants
+ * that end in DW_OP_stack_value (rustc reads an enum's tag and payload out
+ * of one register: breg5 0; constu 0xffffffff; and; lit1; and;
+ * stack_value).  Folds them into CUR's shift and mask and returns the index
+ * past DW_OP_stack_value, or 0 when the ops are anything else. */
+static size_t reg_arith(const Dwarf_Op *ops, size_t n, size_t i, struct dloc_piece *cur)
+{
+	uint64_t mask = UINT64_MAX, v;
+	unsigned shift = 0;
+
+	for (i++; i + 1 < n; i += 2) {
+		if (!is_const_op(&ops[i], &v))
+			return ops[i].atom == DW_OP_stack_value ? i + 1 : 0;
+		if (ops[i + 1].atom == DW_OP_and) {
+			mask &= v;
+		} else if (ops[i + 1].atom == DW_OP_shr && v < 64 && shift + v < 64) {
+			shift += (unsigned)v;
+			mask >>= v;
+		} else {
+			return 0;
+		}
+	}
+	if (i >= n || ops[i].atom != DW_OP_stack_value)
+		return 0;
+	cur->shift = (uint8_t)shift;
+	cur->mask = mask == UINT64_MAX ? 0 : mask;
+	return i + 1;
+}
+
 /* Evaluate OPS (a location description of a SIZE-byte value) into L.
  * 0, or -ENOTSUP for anything outside the supported subset. */
 static int eval_ops(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, uint32_t size, struct dloc *l)
@@ -151,14 +180,22 @@ static int eval_ops(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, uint32_t s
 			Dwarf_Word r = op->atom == DW_OP_bregx ? op->number : (Dwarf_Word)(op->atom - DW_OP_breg0);
 			int64_t off = (int64_t)(op->atom == DW_OP_bregx ? op->number2 : op->number);
 
+			size_t next = 0;
+
 			if (have || r > DREG_R15)
 				return -ENOTSUP;
 			memset(&cur, 0, sizeof(cur));
-			cur.kind = stack_value ? DLOC_REG : DLOC_MEM;
+			if (!stack_value && i + 1 < n && ops[i + 1].atom != DW_OP_piece &&
+			    ops[i + 1].atom != DW_OP_deref) {
+				next = reg_arith(ops, n, i, &cur);
+				if (!next)
+					return -ENOTSUP;
+			}
+			cur.kind = stack_value || next ? DLOC_REG : DLOC_MEM;
 			cur.reg = (uint8_t)r;
 			cur.off = off;
 			have = true;
-			i += stack_value ? 2 : 1;
+			i = next ? next : i + (stack_value ? 2 : 1);
 		} else if (op->atom == DW_OP_fbreg) {
 			uint8_t r;
 			int64_t off;

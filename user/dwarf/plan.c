@@ -220,6 +220,8 @@ static void plan_value_src(struct builder *b, struct plan_value *v, const struct
 		switch (p->kind) {
 		case DLOC_REG:
 			s->addend = p->off;
+			s->shift = p->shift;
+			s->mask = p->mask;
 			if (!v->at_return && arg_index(b, p->reg) >= 0) {
 				s->kind = PSRC_ARG;
 				s->index = (uint8_t)arg_index(b, p->reg);
@@ -317,7 +319,8 @@ static bool pointer_base(struct builder *b, int value, int parent, uint32_t off,
 			continue;
 		}
 		po = off - start;
-		if (po + 8 > s->size)
+		/* a shifted or masked register is no address the kernel can use */
+		if (po + 8 > s->size || s->shift || s->mask)
 			return false;
 		switch (s->kind) {
 		case PSRC_ARG:

@@ -121,6 +121,8 @@ struct plan_src {
 	uint32_t size;     /* bytes of the value this source holds, in order */
 	int64_t addend;    /* PSRC_ARG/RET/REG item: register value + addend */
 	uint64_t value;    /* PSRC_CONST */
+	uint8_t shift;     /* PSRC_ARG/RET/REG item: then >> shift, & mask (0: none) */
+	uint64_t mask;
 };
 
 /* A parameter or the return value: its bytes are the sources in order. */

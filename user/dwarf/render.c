@@ -852,6 +852,15 @@ static void fill_reg(uint8_t *data, uint8_t *why, uint32_t n, uint64_t v)
 	}
 }
 
+/* A register source's value: the register plus the addend, shifted and
+ * masked as DWARF computed it. */
+static uint64_t reg_src(const struct plan_src *s, uint64_t reg)
+{
+	uint64_t v = (reg + (uint64_t)s->addend) >> s->shift;
+
+	return s->mask ? v & s->mask : v;
+}
+
 static void assemble(const struct rctx *r, const struct plan_value *pv, uint8_t *data, uint8_t *why,
 		     uint32_t size)
 {
@@ -865,10 +874,10 @@ static void assemble(const struct rctx *r, const struct plan_value *pv, uint8_t 
 
 		switch (s->kind) {
 		case PSRC_ARG:
-			fill_reg(data + pos, why + pos, n, (uint64_t)r->c->args[s->index] + (uint64_t)s->addend);
+			fill_reg(data + pos, why + pos, n, reg_src(s, (uint64_t)r->c->args[s->index]));
 			break;
 		case PSRC_RET:
-			fill_reg(data + pos, why + pos, n, (uint64_t)r->c->ret + (uint64_t)s->addend);
+			fill_reg(data + pos, why + pos, n, reg_src(s, (uint64_t)r->c->ret));
 			break;
 		case PSRC_CONST:
 			fill_reg(data + pos, why + pos, n, s->value);
@@ -884,7 +893,7 @@ static void assemble(const struct rctx *r, const struct plan_value *pv, uint8_t 
 				uint64_t rv;
 
 				memcpy(&rv, it->data, 8);
-				fill_reg(data + pos, why + pos, n, rv + (uint64_t)s->addend);
+				fill_reg(data + pos, why + pos, n, reg_src(s, rv));
 			} else {
 				uint32_t have = it->len < n ? it->len : n;
 
@@ -915,9 +924,9 @@ static bool render_register_int(struct rctx *r, const struct plan_value *pv)
 	    t->kind != CTYPE_BOOL && t->kind != CTYPE_ENUM)
 		return false;
 	if (s->kind == PSRC_ARG)
-		v = (uint64_t)r->c->args[s->index] + (uint64_t)s->addend;
+		v = reg_src(s, (uint64_t)r->c->args[s->index]);
 	else if (s->kind == PSRC_RET)
-		v = (uint64_t)r->c->ret + (uint64_t)s->addend;
+		v = reg_src(s, (uint64_t)r->c->ret);
 	else
 		return false;
 	if (t->size < 8)
