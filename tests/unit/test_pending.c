@@ -86,11 +86,47 @@ static void test_bound_lets_the_oldest_go(void **state)
 	pending__free(pc);
 }
 
+/* A call left out at its return is forgotten whether its entry capture
+ * is waiting already or comes after the word (staged on another CPU): it
+ * neither waits forever nor is counted as let go. */
+static void test_forget_before_and_after(void **state)
+{
+	struct pending_caps *pc = pending__new(0);
+	struct cap e = cap_of(7, 10, 3, 0), x = cap_of(7, 11, 3, 1);
+
+	(void)state;
+	assert_non_null(pc);
+	assert_int_equal(pending__put(pc, &e.h), 0);
+	pending__forget(pc, 7, 10, 3); /* it was there */
+	assert_int_equal(pending__count(pc), 0);
+	pending__forget(pc, 7, 11, 3); /* it comes later */
+	assert_int_equal(pending__put(pc, &x.h), 0); /* the return side: kept */
+	e = cap_of(7, 11, 3, 0);
+	assert_int_equal(pending__put(pc, &e.h), 0);
+	assert_null(pending__take(pc, 7, 11, 3, 0));
+	assert_int_equal(pending__count(pc), 1);
+	/* once only: a later call with the same key waits as any */
+	assert_int_equal(pending__put(pc, &e.h), 0);
+	assert_int_equal(pending__count(pc), 2);
+	/* the oldest words go past PENDING_FORGOTTEN */
+	for (uint64_t ts = 100; ts < 100 + PENDING_FORGOTTEN + 1; ts++)
+		pending__forget(pc, 8, ts, 3);
+	e = cap_of(8, 100, 3, 0);
+	assert_int_equal(pending__put(pc, &e.h), 0);
+	assert_int_equal(pending__count(pc), 3);
+	e = cap_of(8, 101, 3, 0);
+	assert_int_equal(pending__put(pc, &e.h), 0);
+	assert_int_equal(pending__count(pc), 3);
+	assert_int_equal(pending__evicted(pc), 0);
+	pending__free(pc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_take_matches_call_and_side),
 		cmocka_unit_test(test_bound_lets_the_oldest_go),
+		cmocka_unit_test(test_forget_before_and_after),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* pending.c: capture records waiting for their call records (pending.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,19 @@ static size_t held(const struct waiting *w)
 	return sizeof(*w) + sizeof(w->rec[0]) + w->rec->len;
 }
 
+/* A call left out whose entry capture had not come yet. */
+struct forgotten {
+	uint64_t ts;
+	uint32_t tid, func_id;
+};
+
 struct pending_caps {
 	struct waiting **buckets;
 	struct waiting *oldest, *newest;
 	size_t bytes, max_bytes, count;
 	uint64_t evicted;
+	struct forgotten forgotten[PENDING_FORGOTTEN]; /* ts 0: a free slot */
+	unsigned n_forgotten, next_forgotten;
 };
 
 static size_t bucket_of(uint32_t tid, uint64_t ts)
@@ -72,12 +81,33 @@ static void unlink_waiting(struct pending_caps *pc, struct waiting **pp, struct 
 	pc->count--;
 }
 
+/* REC is the entry capture of a call left out already: used up. */
+static bool was_forgotten(struct pending_caps *pc, const struct cmon_capture_rec *rec)
+{
+	if (!pc->n_forgotten || rec->at_return)
+		return false;
+	for (unsigned i = 0; i < PENDING_FORGOTTEN; i++) {
+		struct forgotten *f = &pc->forgotten[i];
+
+		if (f->ts && f->ts == rec->ts_entry_ns && f->tid == rec->tid &&
+		    f->func_id == rec->func_id) {
+			f->ts = 0;
+			pc->n_forgotten--;
+			return true;
+		}
+	}
+	return false;
+}
+
 int pending__put(struct pending_caps *pc, const struct cmon_capture_rec *rec)
 {
 	size_t size = sizeof(*rec) + rec->len;
-	struct waiting *w = malloc(sizeof(*w) + size);
+	struct waiting *w;
 	size_t b;
 
+	if (was_forgotten(pc, rec))
+		return 0;
+	w = malloc(sizeof(*w) + size);
 	if (!w)
 		return -ENOMEM;
 	memcpy(w->rec, rec, size);
@@ -122,6 +152,23 @@ struct cmon_capture_rec *pending__take(struct pending_caps *pc, uint32_t tid, ui
 		}
 	}
 	return NULL;
+}
+
+void pending__forget(struct pending_caps *pc, uint32_t tid, uint64_t ts, uint32_t func_id)
+{
+	struct cmon_capture_rec *r = pending__take(pc, tid, ts, func_id, 0);
+	struct forgotten *f;
+
+	if (r || !ts) {
+		pending__release(r);
+		return;
+	}
+	/* The oldest remembered goes: its capture is most likely lost. */
+	f = &pc->forgotten[pc->next_forgotten];
+	if (!f->ts)
+		pc->n_forgotten++;
+	*f = (struct forgotten){ .ts = ts, .tid = tid, .func_id = func_id };
+	pc->next_forgotten = (pc->next_forgotten + 1) % PENDING_FORGOTTEN;
 }
 
 void pending__release(struct cmon_capture_rec *rec)

@@ -29,6 +29,12 @@ struct cmon_capture_rec *pending__take(struct pending_caps *pc, uint32_t tid, ui
 				       uint32_t func_id, uint32_t at_return);
 void pending__release(struct cmon_capture_rec *rec); /* NULL fine */
 
+/* The call (TID, TS, FUNC_ID) was left out at its return: forget its
+ * entry capture, now, or when it comes (staged on another CPU, it may come
+ * after this word; the last PENDING_FORGOTTEN such calls are remembered). */
+#define PENDING_FORGOTTEN 64
+void pending__forget(struct pending_caps *pc, uint32_t tid, uint64_t ts, uint32_t func_id);
+
 /* Captures let go unmatched to stay under the bound, and waiting now. */
 uint64_t pending__evicted(const struct pending_caps *pc);
 size_t pending__count(const struct pending_caps *pc);

@@ -380,8 +380,7 @@ int typer__capture(struct typer *t, const struct cmon_capture_rec *rec)
 		return 0;
 	if (rec->at_return == CMON_CAPTURE_DROP) {
 		/* --if / --on-change left the call out at its return. */
-		pending__release(pending__take(t->pending, rec->tid, rec->ts_entry_ns,
-					       rec->func_id, 0));
+		pending__forget(t->pending, rec->tid, rec->ts_entry_ns, rec->func_id);
 		return 0;
 	}
 	return pending__put(t->pending, rec);
