@@ -65,11 +65,14 @@ def test_stats_digits_of_perturbed_inputs():
             eq((r["sig_digits"], r["mean"], r["std"], r["runs"]), ("all", want, 0, 3),
                "call %d %s" % (k + 1, n))
         # s.tag differs by 1 and 2 between runs: compared exactly (by its
-        # bits), not as doubles (equal: they said "all")
+        # bits), not as doubles (equal: they said "all"), and its spread
+        # computed exactly (as doubles: std 0, digits at the cap)
         t = rows[(k + 1, "s.tag")]
         eq(t["runs"], 3, "call %d s.tag" % (k + 1))
-        check(t["sig_digits"] != "all" and abs(t["sig_digits"] - 64 * math.log10(2)) < 1e-3,
-              "s.tag's values differ, below a double's resolution: %r" % t)
+        top = 2 ** 64 - 1 - k
+        eq((t["min"], t["max"], t["std"]), (top - 2, top, 1), "call %d s.tag, exactly" % (k + 1))
+        check(abs(t["sig_digits"] - math.log10(top - 1)) < 1e-3,
+              "s.tag's digits: -log10(1 / mean): %r" % t)
         check(abs(t["mean"] - float(2 ** 64 - 1 - k)) < 1e5, "s.tag's mean: %r" % t)
     eq(rows[(1, "n")]["type"], "int", "parameter type")
 

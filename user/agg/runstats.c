@@ -3,37 +3,40 @@
 #include <string.h>
 #include "runstats.h"
 
-void runstats__compute(const double *v, size_t n, bool identical, double cap,
+void runstats__compute(const long double *v, size_t n, bool identical, double cap,
 		       struct runstats *out)
 {
-	double sum = 0, ss = 0;
+	long double sum = 0, ss = 0, d;
 
 	memset(out, 0, sizeof(*out));
 	out->n = n;
 	if (!n)
 		return;
 	out->min = out->max = v[0];
+	/* Sums of the differences from the first value: exact for integers
+	 * near 2^64, whose own sum would not be. */
 	for (size_t i = 0; i < n; i++) {
-		sum += v[i];
+		sum += v[i] - v[0];
 		if (v[i] < out->min)
 			out->min = v[i];
 		if (v[i] > out->max)
 			out->max = v[i];
 	}
-	out->mean = sum / (double)n;
+	d = sum / (long double)n;
+	out->mean = v[0] + d;
 	for (size_t i = 0; i < n; i++)
-		ss += (v[i] - out->mean) * (v[i] - out->mean);
-	out->sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+		ss += (v[i] - v[0] - d) * (v[i] - v[0] - d);
+	out->sd = n > 1 ? sqrtl(ss / (long double)(n - 1)) : 0;
 	if (n < 2) {
 		out->digits = RUNSTATS_NA;
 	} else if (identical) {
 		out->digits = RUNSTATS_ALL;
 	} else if (out->mean == 0 || out->sd == 0) {
 		/* Spread around zero: no digit agrees.  sd 0 with different
-		 * values: differences below double's resolution of the mean. */
+		 * values: differences below the resolution of the mean. */
 		out->digits = out->mean == 0 ? 0 : cap;
 	} else {
-		double s = -log10(out->sd / fabs(out->mean));
+		double s = (double)-log10l(out->sd / fabsl(out->mean));
 
 		out->digits = s <= 0 ? 0 : s > cap ? cap : s; /* 0, not -0 */
 	}

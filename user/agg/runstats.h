@@ -18,15 +18,18 @@
 #define RUNSTATS_ALL (-1.0) /* every run identical */
 #define RUNSTATS_NA (-2.0)  /* one run only: nothing to compare */
 
+/* In long double (64-bit mantissa, exponents to 1e±4932): every 64-bit
+ * integer is exact, and the squares of doubles near 1e-300 or 1e300 do not
+ * underflow or overflow. */
 struct runstats {
 	size_t n;
-	double mean, sd, min, max;
+	long double mean, sd, min, max;
 	double digits; /* RUNSTATS_ALL, RUNSTATS_NA, or 0..cap */
 };
 
 /* V[0..N) (N >= 1); IDENTICAL: the runs' values are exactly the same (the
  * caller compares them in their own type).  CAP: runstats__type_digits. */
-void runstats__compute(const double *v, size_t n, bool identical, double cap,
+void runstats__compute(const long double *v, size_t n, bool identical, double cap,
 		       struct runstats *out);
 
 /* Decimal digits a type holds: log10(2^mantissa bits) for floating types

@@ -447,7 +447,7 @@ static const char *digits_text(const struct runstats *rs, char *buf, size_t cap)
 
 static void row_stats(const struct stats *st, const struct row *r, struct runstats *rs)
 {
-	double v[st->n_runs];
+	long double v[st->n_runs];
 	size_t n = 0;
 	bool identical = true;
 	size_t first = st->n_runs;
@@ -459,10 +459,25 @@ static void row_stats(const struct stats *st, const struct row *r, struct runsta
 			first = i;
 		else if (r->integer ? r->iv[i] != r->iv[first] : r->v[i] != r->v[first])
 			identical = false;
-		v[n++] = r->v[i];
+		/* an integer exactly: the double says which way its bits read
+		 * (negative: signed; past INT64_MAX: unsigned) */
+		if (r->integer)
+			v[n++] = r->v[i] >= 0x1p63 ? (long double)(uint64_t)r->iv[i]
+						   : (long double)r->iv[i];
+		else
+			v[n++] = r->v[i];
 	}
 	runstats__compute(v, n, identical, runstats__type_digits(*r->type ? r->type : NULL,
 								 r->integer), rs);
+}
+
+/* A min or max: one of the runs' values, exactly (an integer's digits). */
+static void put_extreme(FILE *f, const struct row *r, long double v)
+{
+	if (r->integer)
+		fprintf(f, "%.0Lf", v);
+	else
+		fprintf(f, "%.17Lg", v);
 }
 
 static void call_label(const struct row *r, char *buf, size_t cap)
@@ -508,7 +523,7 @@ static void write_text(const struct stats *st, FILE *f)
 		store_cli__put_safe(f, r->func);
 		fprintf(f, "%*s %-8s ", (int)(wf - strlen(r->func)), "", call);
 		store_cli__put_safe(f, r->path);
-		fprintf(f, "%*s %4zu %14.10g %11.4g %14.10g %14.10g %6s\n",
+		fprintf(f, "%*s %4zu %14.10Lg %11.4Lg %14.10Lg %14.10Lg %6s\n",
 			(int)(wv - strlen(r->path)), "", rs.n, rs.mean, rs.sd, rs.min, rs.max,
 			digits_text(&rs, dg, sizeof(dg)));
 	}
@@ -530,8 +545,11 @@ static void write_csv(const struct stats *st, FILE *f, struct strbuf *tmp)
 		put_escaped(f, tmp, r->path, false);
 		fputc(',', f);
 		put_escaped(f, tmp, r->type, false);
-		fprintf(f, ",%zu,%.17g,%.17g,%.17g,%.17g,%s\r\n", rs.n, rs.mean, rs.sd, rs.min,
-			rs.max, digits_text(&rs, dg, sizeof(dg)));
+		fprintf(f, ",%zu,%.17Lg,%.17Lg,", rs.n, rs.mean, rs.sd);
+		put_extreme(f, r, rs.min);
+		fputc(',', f);
+		put_extreme(f, r, rs.max);
+		fprintf(f, ",%s\r\n", digits_text(&rs, dg, sizeof(dg)));
 	}
 }
 
@@ -559,8 +577,12 @@ static void write_json(const struct stats *st, FILE *f, struct strbuf *tmp)
 		put_escaped(f, tmp, r->path, true);
 		fputs(",\"type\":", f);
 		put_escaped(f, tmp, r->type, true);
-		fprintf(f, ",\"runs\":%zu,\"mean\":%.17g,\"std\":%.17g,\"min\":%.17g,"
-			   "\"max\":%.17g,\"sig_digits\":", rs.n, rs.mean, rs.sd, rs.min, rs.max);
+		fprintf(f, ",\"runs\":%zu,\"mean\":%.17Lg,\"std\":%.17Lg,\"min\":", rs.n, rs.mean,
+			rs.sd);
+		put_extreme(f, r, rs.min);
+		fputs(",\"max\":", f);
+		put_extreme(f, r, rs.max);
+		fputs(",\"sig_digits\":", f);
 		if (rs.digits == RUNSTATS_ALL)
 			fputs("\"all\"}", f);
 		else if (rs.digits == RUNSTATS_NA)

@@ -378,7 +378,7 @@ int report__add_source(struct report *r, const char *path, char *err, size_t err
 	if (c == '{') {
 		/* One document (stats) or JSON Lines. */
 		json_error_t je;
-		json_t *doc = json_loadf(f, JSON_DISABLE_EOF_CHECK, &je);
+		json_t *doc = json_loadf(f, JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &je);
 		int next;
 
 		while ((next = getc(f)) == ' ' || next == '\n' || next == '\r' || next == '\t')
