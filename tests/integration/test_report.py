@@ -11,7 +11,7 @@ import subprocess
 import threading
 import zlib
 
-from cmonlib import Skip, check, cmon, eq, read_text, target, tmpdir, tmpfile
+from cmonlib import Skip, check, cmon, eq, read_text, run, target, tmpdir, tmpfile
 
 CHROMIUM = shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -266,3 +266,78 @@ def test_report_from_profile_json_intervals():
     reports = d["profile"]["reports"]
     check(len(reports) >= 2, "interval reports kept: %d" % len(reports))
     eq(sorted(r["report"] for r in reports), list(range(1, len(reports) + 1)), "report numbers")
+
+
+DUP_LIB = """__attribute__((noinline)) int dup(int x) { return x * 3; }
+int lib_entry(int n) { int s = 0; for (int i = 0; i < n; i++) s += dup(i); return s; }
+"""
+DUP_PROG = """#include <stdio.h>
+int lib_entry(int n);
+static __attribute__((noinline)) int dup(int x) { return x + 1; }
+int main(void) { int s = 0; for (int i = 0; i < 2; i++) s += dup(i);
+                 printf("%d\\n", s + lib_entry(3)); return 0; }
+"""
+
+
+def dup_program():
+    """prog with a static dup() (2 calls) linked to libdup.so with its own dup() (3 calls)."""
+    if not shutil.which("cc"):
+        raise Skip("no C compiler")
+    d = os.path.join(tmpdir(), "dup")
+    os.makedirs(d, exist_ok=True)
+    for name, text in (("libdup.c", DUP_LIB), ("prog.c", DUP_PROG)):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    for cmd in (["cc", "-g", "-O1", "-shared", "-fPIC", "-o", "libdup.so", "libdup.c"],
+                ["cc", "-g", "-O1", "-o", "prog", "prog.c", "-L.", "-ldup",
+                 "-Wl,-rpath,$ORIGIN"]):
+        code, _, err = run(cmd, cwd=d)
+        eq(code, 0, "%s (%s)" % (" ".join(cmd), err))
+    return os.path.join(d, "prog")
+
+
+def test_report_keeps_same_named_functions_of_two_modules_apart():
+    """A program's static dup and a library's dup are two functions, named as
+    cmon ls / stats / export name them (MODULE:NAME), from every kind of
+    source that knows the module."""
+    prog = dup_program()
+    funcs = ["--func", "prog:dup", "--func", "libdup.so:dup"]
+    want = [("libdup.so:dup", 3), ("prog:dup", 2)]
+    store = tmpfile("dup-store")
+    code, _, err = cmon(["capture", "-q", "-o", store] + funcs + ["--", prog])
+    eq(code, 0, "capture (%s)" % err)
+    code, out, err = cmon(["ls", store])
+    check(re.search(r"^dup\s+prog\s+2\s", out, re.M) and
+          re.search(r"^dup\s+libdup\.so\s+3\s", out, re.M), "ls keeps them apart: %s" % out)
+    sources = [(store, "table")]
+    for cmd, fmt, name, part in (("trace", "csv", "dup-t.csv", "table"),
+                                 ("trace", "json", "dup-t.json", "table"),
+                                 ("profile", "csv", "dup-p.csv", "final"),
+                                 ("profile", "json", "dup-p.json", "final")):
+        code, _, err = cmon([cmd, "-q", "-F", fmt, "-o", tmpfile(name)] + funcs + ["--", prog])
+        eq(code, 0, "%s -F %s (%s)" % (cmd, fmt, err))
+        sources.append((tmpfile(name), part))
+    for src, part in sources:
+        page = tmpfile("dup.html")
+        code, _, err = cmon(["report", src, "-o", page])
+        eq(code, 0, "report %s (%s)" % (src, err))
+        d = page_data(page)
+        sect = d["trace" if part == "table" else "profile"][part]
+        eq(sorted((r["func"], r["calls"]) for r in sect), want, "rows of %s" % src)
+        if part == "table":
+            eq(sorted(f["func"] for f in d["trace"]["latency_over_time"]),
+               [w[0] for w in want], "charted functions of %s" % src)
+    # The same function from two sources is still one function.
+    page = tmpfile("dup2.html")
+    code, _, err = cmon(["report", store, tmpfile("dup-t.csv"), "-o", page])
+    eq(code, 0, "report of two sources (%s)" % err)
+    eq(sorted((r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]),
+       [("libdup.so:dup", 6), ("prog:dup", 4)], "rows of two sources")
+    # A name in one module only keeps its bare name.
+    one = tmpfile("dup-one.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", one, "--func", "prog:dup", "--", prog])
+    eq(code, 0, "trace (%s)" % err)
+    code, _, err = cmon(["report", one, "-o", page])
+    eq(code, 0, "report (%s)" % err)
+    eq([(r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]], [("dup", 2)],
+       "a name in one module")

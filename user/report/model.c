@@ -404,6 +404,60 @@ out:
 	return m;
 }
 
+static const char *row_str(json_t *row, const char *key)
+{
+	json_t *v = json_object_get(row, key);
+
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* Profile rows named as the calls are: MODULE:NAME when the same name is
+ * profiled in another module.  A copy of ROWS (NULL on ENOMEM). */
+static json_t *profile_rows(json_t *rows)
+{
+	json_t *out = json_deep_copy(rows), *seen = json_object(), *clash = json_object(), *row;
+	size_t i;
+
+	if (!out || !seen || !clash)
+		goto fail;
+	/* seen: name -> the first module it came with; clash: names seen with
+	 * two modules */
+	json_array_foreach(rows, i, row) {
+		const char *fn = row_str(row, "func"), *mod = row_str(row, "module");
+		json_t *first = json_object_get(seen, fn);
+
+		if (!first) {
+			if (json_object_set_new(seen, fn, json_string(mod)))
+				goto fail;
+		} else if (strcmp(json_string_value(first), mod) &&
+			   json_object_set_new(clash, fn, json_true())) {
+			goto fail;
+		}
+	}
+	json_array_foreach(out, i, row) {
+		const char *fn = row_str(row, "func"), *mod = row_str(row, "module");
+		char *name;
+
+		if (!*mod || !json_object_get(clash, fn))
+			continue;
+		if (asprintf(&name, "%s:%s", mod, fn) < 0)
+			goto fail;
+		if (json_object_set_new(row, "func", json_string(name))) {
+			free(name);
+			goto fail;
+		}
+		free(name);
+	}
+	json_decref(seen);
+	json_decref(clash);
+	return out;
+fail:
+	json_decref(out);
+	json_decref(seen);
+	json_decref(clash);
+	return NULL;
+}
+
 json_t *report__model(const struct report *r)
 {
 	bool cut = false;
@@ -418,14 +472,22 @@ json_t *report__model(const struct report *r)
 		json_object_set_new(m, "trace", calls_model(r, &cut));
 	/* Profile: the final report's rows for the table; every report for
 	 * calls per second between reports. */
-	json_array_foreach(r->profile_rows, i, row)
-		if (json_is_true(json_object_get(row, "final")))
-			json_array_append(final, row);
-	if (json_array_size(r->profile_rows))
-		json_object_set_new(m, "profile", json_pack("{s:o, s:O}", "final", final, "reports",
-							   r->profile_rows));
-	else
+	if (json_array_size(r->profile_rows)) {
+		json_t *rows = profile_rows(r->profile_rows);
+
+		if (!rows) {
+			json_decref(final);
+			json_decref(m);
+			return NULL;
+		}
+		json_array_foreach(rows, i, row)
+			if (json_is_true(json_object_get(row, "final")))
+				json_array_append(final, row);
+		json_object_set_new(m, "profile", json_pack("{s:o, s:o}", "final", final, "reports",
+							   rows));
+	} else {
 		json_decref(final);
+	}
 	if (json_array_size(r->stats))
 		json_object_set(m, "stats", r->stats);
 	json_object_set_new(m, "downsampled", json_boolean(cut));

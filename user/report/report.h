@@ -28,7 +28,10 @@ struct rcall {
 };
 
 struct report {
-	char **funcs;           /* function names, interned */
+	char **funcs;           /* names shown: NAME, or MODULE:NAME when another
+				 * function of that name is in another module
+				 * (as cmon ls / stats / export name them) */
+	char **func_names, **func_modules; /* interned by (module, name) */
 	size_t n_funcs, cap_funcs;
 	struct rcall *calls;
 	size_t n_calls, cap_calls;

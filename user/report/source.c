@@ -24,9 +24,14 @@ void report__init(struct report *r)
 
 void report__release(struct report *r)
 {
-	for (size_t i = 0; i < r->n_funcs; i++)
+	for (size_t i = 0; i < r->n_funcs; i++) {
 		free(r->funcs[i]);
+		free(r->func_names[i]);
+		free(r->func_modules[i]);
+	}
 	free(r->funcs);
+	free(r->func_names);
+	free(r->func_modules);
 	free(r->calls);
 	json_decref(r->profile_rows);
 	json_decref(r->stats);
@@ -45,29 +50,76 @@ static int fail(char *err, size_t len, const char *fmt, ...)
 	return -1;
 }
 
-static int func_index(struct report *r, const char *name, uint32_t *idx)
+/* The name shown for function I: MODULE:NAME when a function of the same
+ * name from another module is in the report, else NAME. */
+static int func_rename(struct report *r, size_t i, bool qualified)
 {
-	for (size_t i = r->n_funcs; i-- > 0;)
-		if (!strcmp(r->funcs[i], name)) {
+	char *s = NULL;
+
+	if (qualified && *r->func_modules[i]) {
+		if (asprintf(&s, "%s:%s", r->func_modules[i], r->func_names[i]) < 0)
+			return -ENOMEM;
+	} else if (!(s = strdup(r->func_names[i]))) {
+		return -ENOMEM;
+	}
+	free(r->funcs[i]);
+	r->funcs[i] = s;
+	return 0;
+}
+
+/* Functions are told apart by module and name: the same name in two
+ * modules (a program's static dup, a library's dup) is two functions. */
+static int func_index(struct report *r, const char *module, const char *name, uint32_t *idx)
+{
+	bool clash = false;
+	size_t i;
+
+	if (!module)
+		module = "";
+	for (i = r->n_funcs; i-- > 0;)
+		if (!strcmp(r->func_names[i], name) && !strcmp(r->func_modules[i], module)) {
 			*idx = (uint32_t)i;
 			return 0;
 		}
 	if (r->n_funcs == r->cap_funcs) {
 		size_t cap = r->cap_funcs ? 2 * r->cap_funcs : 16;
-		char **v = realloc(r->funcs, cap * sizeof(*v));
+		char **v = realloc(r->funcs, cap * sizeof(*v)), **n, **m;
 
 		if (!v)
 			return -ENOMEM;
 		r->funcs = v;
+		if (!(n = realloc(r->func_names, cap * sizeof(*n))))
+			return -ENOMEM;
+		r->func_names = n;
+		if (!(m = realloc(r->func_modules, cap * sizeof(*m))))
+			return -ENOMEM;
+		r->func_modules = m;
 		r->cap_funcs = cap;
 	}
-	if (!(r->funcs[r->n_funcs] = strdup(name)))
+	i = r->n_funcs;
+	r->funcs[i] = NULL;
+	r->func_names[i] = strdup(name);
+	r->func_modules[i] = strdup(module);
+	if (!r->func_names[i] || !r->func_modules[i]) {
+		free(r->func_names[i]);
+		free(r->func_modules[i]);
 		return -ENOMEM;
-	*idx = (uint32_t)r->n_funcs++;
+	}
+	r->n_funcs++;
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(r->func_names[j], name)) {
+			clash = true;
+			if (func_rename(r, j, true))
+				return -ENOMEM;
+		}
+	if (func_rename(r, i, clash))
+		return -ENOMEM;
+	*idx = (uint32_t)i;
 	return 0;
 }
 
-static int add_call(struct report *r, const char *func, const struct rcall *c)
+static int add_call(struct report *r, const char *module, const char *func,
+		    const struct rcall *c)
 {
 	struct rcall *slot;
 
@@ -82,7 +134,7 @@ static int add_call(struct report *r, const char *func, const struct rcall *c)
 	}
 	slot = &r->calls[r->n_calls];
 	*slot = *c;
-	if (func_index(r, func, &slot->func))
+	if (func_index(r, module, func, &slot->func))
 		return -ENOMEM;
 	r->n_calls++;
 	return 0;
@@ -122,7 +174,7 @@ static int read_store(struct report *r, const char *path, char *err, size_t errl
 				.rss_entry = c->rss_entry, .rss_exit = c->rss_exit,
 				.vms_entry = c->vms_entry, .vms_exit = c->vms_exit, .pid = c->pid,
 			};
-			int e = add_call(r, c->func, &rc_);
+			int e = add_call(r, fs[f].module, fs[f].name, &rc_);
 
 			cmon_call_free(c);
 			if (e) {
@@ -232,7 +284,7 @@ static int read_csv(struct report *r, FILE *f, const char *path, bool profile, c
 {
 	char *buf = NULL, *hdr_line = NULL, *hdr[64], *fl[256];
 	size_t cap = 0, nh, items = 0;
-	int idx[P_N], rc = 0, ncols = profile ? P_N : C_N;
+	int idx[P_N], rc = 0, ncols = profile ? P_N : C_N, mod;
 
 	if (!read_line(f, &buf, &cap) || !(hdr_line = strdup(buf))) {
 		free(buf);
@@ -247,6 +299,7 @@ static int read_csv(struct report *r, FILE *f, const char *path, bool profile, c
 			goto out;
 		}
 	}
+	mod = column(hdr, nh, "module"); /* optional: older files have none */
 	while (read_line(f, &buf, &cap)) {
 		size_t n = csv_split(buf, fl, 256);
 
@@ -268,7 +321,9 @@ static int read_csv(struct report *r, FILE *f, const char *path, bool profile, c
 					      "max_ns", (json_int_t)num_or_none(fl[idx[P_MAX]]),
 					      "elapsed_s", atof(fl[idx[P_ELAPSED]]),
 					      "final", !strcmp(fl[idx[P_FINAL]], "1"));
-			if (!o || json_object_set_new(o, "rss_growth_bytes",
+			if (!o || json_object_set_new(o, "module",
+						      json_string(mod >= 0 ? fl[mod] : "")) ||
+			    json_object_set_new(o, "rss_growth_bytes",
 						      json_integer((json_int_t)num_or_none(
 							      fl[idx[P_RSS]]))) ||
 			    json_object_set_new(o, "report", json_integer(atoll(fl[idx[P_REPORT]]))) ||
@@ -289,7 +344,7 @@ static int read_csv(struct report *r, FILE *f, const char *path, bool profile, c
 
 			if (c.ts_ns == REPORT_NONE)
 				continue;
-			if (add_call(r, fl[idx[C_FUNC]], &c)) {
+			if (add_call(r, mod >= 0 ? fl[mod] : "", fl[idx[C_FUNC]], &c)) {
 				rc = fail(err, errlen, "%s: out of memory", path);
 				goto out;
 			}
@@ -336,7 +391,7 @@ static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, si
 			profile = true;
 			json_array_append_new(r->profile_rows, o);
 		} else {
-			json_t *fn = json_object_get(o, "func");
+			json_t *fn = json_object_get(o, "func"), *mo = json_object_get(o, "module");
 			struct rcall c = {
 				.ts_ns = jnum(o, "ts_ns"), .latency_ns = jnum(o, "latency_ns"),
 				.rss_entry = jnum(o, "rss_entry"), .rss_exit = jnum(o, "rss_exit"),
@@ -345,7 +400,8 @@ static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, si
 			};
 
 			if (c.ts_ns != REPORT_NONE && json_is_string(fn) &&
-			    add_call(r, json_string_value(fn), &c))
+			    add_call(r, json_is_string(mo) ? json_string_value(mo) : "",
+				     json_string_value(fn), &c))
 				rc = fail(err, errlen, "%s: out of memory", path);
 			json_decref(o);
 		}
