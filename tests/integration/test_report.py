@@ -341,3 +341,39 @@ def test_report_keeps_same_named_functions_of_two_modules_apart():
     eq(code, 0, "report (%s)" % err)
     eq([(r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]], [("dup", 2)],
        "a name in one module")
+
+
+def test_report_refuses_foreign_json_lines():
+    """A JSON object line is a trace record only with the record's keys, a
+    profile row only with "report" and "func": any other object is refused
+    as `[1,2,3]` or a foreign CSV are, and no page is written."""
+    import json
+    trace_json = tmpfile("ok.json")
+    code, _, err = cmon(["trace", "-q", "-F", "json", "-o", trace_json, "--func", "grow", "--",
+                         target("calls"), "grow", "4"])
+    eq(code, 0, "trace json (%s)" % err)
+    rec = json.loads(read_text(trace_json).splitlines()[0])
+    page = tmpfile("foreign.html")
+    cases = [('{"a":1}\n', "not a store, a trace or profile"),
+             ("{}\n", "not a store, a trace or profile"),
+             ("[1,2,3]\n", "not a store, a trace or profile"),
+             ("a,b\n1,2\n", "not a store, a trace or profile")]
+    for drop in ("ts_ns", "func"):
+        cut = dict(rec)
+        del cut[drop]
+        cases.append((json.dumps(cut) + "\n", "not a store, a trace or profile"))
+    cases.append((json.dumps(rec) + '\n{"a":1}\n', "line 2 is neither a trace record"))
+    for i, (text, needle) in enumerate(cases):
+        src = tmpfile("foreign-%d.json" % i)
+        with open(src, "w") as f:
+            f.write(text)
+        code, out, err = cmon(["report", src, "-o", page])
+        eq(code, 1, "exit status for %r (%s)" % (text, err))
+        lines = err.strip().splitlines()
+        eq(len(lines), 1, "one error line: %r" % err)
+        check(needle in lines[0], "%r in %r" % (needle, lines[0]))
+        check(not os.path.exists(page), "no page written for %r" % text)
+    code, _, err = cmon(["report", trace_json, "-o", page])
+    eq(code, 0, "the real trace is still read (%s)" % err)
+    eq([(r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]], [("grow", 1)],
+       "the real trace's table")

@@ -3,7 +3,8 @@
  * source.c: what cmon wrote, read back for a report.  The kind of a file is
  * told by its content: a folder or calls.db is a store; a first line
  * "ts_ns,pid,..." a trace CSV, "report,elapsed_s,..." a profile CSV; JSON
- * Lines with "ts_ns" a trace, with "report" a profile; one JSON object with
+ * Lines of records ("ts_ns", "pid", "func") a trace, of rows ("report",
+ * "func") a profile (any other object line is refused); one JSON object with
  * "runs" and "values" is `cmon stats -F json`.
  */
 #include <errno.h>
@@ -366,6 +367,23 @@ static uint64_t jnum(json_t *o, const char *key)
 								 : REPORT_NONE;
 }
 
+#define NOT_OURS "not a store, a trace or profile CSV/JSON, or stats JSON"
+
+/* A line of `profile -F json` ("report", "func") or of `trace -F json` (a
+ * record: "ts_ns", "pid", "func", ...)?  Any other JSON object is not ours. */
+static bool profile_line(json_t *o)
+{
+	return json_is_integer(json_object_get(o, "report")) &&
+	       json_is_string(json_object_get(o, "func"));
+}
+
+static bool trace_line(json_t *o)
+{
+	return json_is_integer(json_object_get(o, "ts_ns")) &&
+	       json_is_integer(json_object_get(o, "pid")) &&
+	       json_is_string(json_object_get(o, "func"));
+}
+
 static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, size_t errlen)
 {
 	char *buf = NULL;
@@ -382,15 +400,16 @@ static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, si
 		o = json_loads(buf, 0, NULL);
 		if (!json_is_object(o)) {
 			json_decref(o);
-			if (feof(f))
+			if (feof(f) && items)
 				break; /* the last line, cut short */
-			rc = fail(err, errlen, "%s: line %zu is not a JSON object", path, lineno);
+			rc = items ? fail(err, errlen, "%s: line %zu is not a JSON object", path, lineno)
+				   : fail(err, errlen, "%s: " NOT_OURS, path);
 			break;
 		}
-		if (json_object_get(o, "report")) {
+		if (profile_line(o)) {
 			profile = true;
 			json_array_append_new(r->profile_rows, o);
-		} else {
+		} else if (trace_line(o)) {
 			json_t *fn = json_object_get(o, "func"), *mo = json_object_get(o, "module");
 			struct rcall c = {
 				.ts_ns = jnum(o, "ts_ns"), .latency_ns = jnum(o, "latency_ns"),
@@ -399,11 +418,18 @@ static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, si
 				.pid = (uint32_t)jnum(o, "pid"),
 			};
 
-			if (c.ts_ns != REPORT_NONE && json_is_string(fn) &&
+			if (c.ts_ns != REPORT_NONE &&
 			    add_call(r, json_is_string(mo) ? json_string_value(mo) : "",
 				     json_string_value(fn), &c))
 				rc = fail(err, errlen, "%s: out of memory", path);
 			json_decref(o);
+		} else {
+			json_decref(o);
+			rc = items ? fail(err, errlen, "%s: line %zu is neither a trace record nor a "
+					  "profile row (no ts_ns, pid and func, or report and func)",
+					  path, lineno)
+				   : fail(err, errlen, "%s: " NOT_OURS, path);
+			break;
 		}
 		items++;
 		if (rc)
@@ -461,8 +487,7 @@ int report__add_source(struct report *r, const char *path, char *err, size_t err
 		else if (!strncmp(head, "report,", 7))
 			rc = read_csv(r, f, path, true, err, errlen);
 		else
-			rc = fail(err, errlen, "%s: not a store, a trace or profile CSV/JSON, or stats "
-				  "JSON", path);
+			rc = fail(err, errlen, "%s: " NOT_OURS, path);
 	}
 	fclose(f);
 	return rc;
