@@ -377,3 +377,40 @@ def test_report_refuses_foreign_json_lines():
     eq(code, 0, "the real trace is still read (%s)" % err)
     eq([(r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]], [("grow", 1)],
        "the real trace's table")
+
+
+def test_report_counts_a_source_given_twice_once():
+    """The same store by three paths (folder, folder/, folder/calls.db) and the
+    same file twice (and through a symlink) are read once, each repeat said in
+    one warning line; a copy is another source."""
+    calls = target("calls")
+    store = tmpfile("twice")
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "fact", "--", calls, "recurse"])
+    eq(code, 0, "capture (%s)" % err)
+    csv_ = tmpfile("twice.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", csv_, "--func", "grow", "--",
+                         calls, "grow", "4"])
+    eq(code, 0, "trace (%s)" % err)
+    link = tmpfile("twice-link.csv")
+    os.symlink(csv_, link)
+    page = tmpfile("twice.html")
+    rel = os.path.relpath(store)
+    code, _, err = cmon(["report", store, store + "/", "./" + rel + "/calls.db", csv_, csv_,
+                         link, "-o", page])
+    eq(code, 0, "report (%s)" % err)
+    warn = [l for l in err.splitlines() if "counted once" in l]
+    eq(len(warn), 4, "one warning line per repeat: %r" % err)
+    check(all("again" in w for w in warn[:2]) and "store" in warn[0] and "store" in warn[1],
+          "the store's repeats said: %r" % warn)
+    d = page_data(page)
+    eq([(s["path"], s["kind"]) for s in d["sources"]], [(store, "store"), (csv_, "trace CSV")],
+       "sources read")
+    eq(sorted((r["func"], r["calls"]) for r in d["trace"]["table"]), [("fact", 5), ("grow", 1)],
+       "each call counted once")
+    copy = tmpfile("twice-copy.csv")
+    shutil.copyfile(csv_, copy)
+    code, _, err = cmon(["report", csv_, copy, "-o", page])
+    eq(code, 0, "report (%s)" % err)
+    check("counted once" not in err, "no warning for a copy: %r" % err)
+    eq([(r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]], [("grow", 2)],
+       "a copy is counted")

@@ -38,13 +38,19 @@ struct report {
 	json_t *profile_rows;   /* array of profile objects (final report rows) */
 	json_t *stats;          /* array of stats documents */
 	json_t *sources;        /* [{path, kind, items}] */
+	struct rseen {          /* the files read (a store: its calls.db) */
+		uint64_t dev, ino;
+		char *path;     /* as given */
+	} *seen;
+	size_t n_seen;
 };
 
 void report__init(struct report *r);
 void report__release(struct report *r);
 
 /* Read PATH (kind detected from its content) into R.  0, or -1 with a
- * one-line message in ERR. */
+ * one-line message in ERR.  A file read before (the same store or file by
+ * another path) is skipped with a warning: 0. */
 int report__add_source(struct report *r, const char *path, char *err, size_t errlen);
 
 /* The page's data: a JSON object (model.c).  NULL on ENOMEM. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <cmon/cmon.h>
+#include "core/log.h"
 #include "report.h"
 
 void report__init(struct report *r)
@@ -37,6 +38,9 @@ void report__release(struct report *r)
 	json_decref(r->profile_rows);
 	json_decref(r->stats);
 	json_decref(r->sources);
+	for (size_t i = 0; i < r->n_seen; i++)
+		free(r->seen[i].path);
+	free(r->seen);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -441,16 +445,75 @@ static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, si
 	return rc;
 }
 
+/* The file PATH reads (a store folder: its calls.db) was read before as
+ * another source: its path then, else NULL. */
+static const char *seen_before(const struct report *r, const struct stat *st)
+{
+	for (size_t i = 0; i < r->n_seen; i++)
+		if (r->seen[i].dev == (uint64_t)st->st_dev && r->seen[i].ino == (uint64_t)st->st_ino)
+			return r->seen[i].path;
+	return NULL;
+}
+
+static int add_seen(struct report *r, const struct stat *st, const char *path)
+{
+	struct rseen *v = realloc(r->seen, (r->n_seen + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	r->seen = v;
+	v[r->n_seen].dev = (uint64_t)st->st_dev;
+	v[r->n_seen].ino = (uint64_t)st->st_ino;
+	if (!(v[r->n_seen].path = strdup(path)))
+		return -ENOMEM;
+	r->n_seen++;
+	return 0;
+}
+
+static int read_source(struct report *r, const char *path, const struct stat *st, char *err,
+		       size_t errlen);
+
+static bool is_db(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 8 && !strcmp(path + n - 8, "calls.db");
+}
+
 int report__add_source(struct report *r, const char *path, char *err, size_t errlen)
 {
-	struct stat st;
-	size_t n = strlen(path);
-	FILE *f;
-	int c, rc;
+	struct stat st, id;
+	const char *before;
+	char *db = NULL;
+	bool known;
 
 	if (stat(path, &st))
 		return fail(err, errlen, "%s: %s", path, strerror(errno));
-	if (S_ISDIR(st.st_mode) || (n >= 8 && !strcmp(path + n - 8, "calls.db")))
+	/* A store is known by its calls.db: "run", "run/" and "run/calls.db"
+	 * are one store (a folder without one: the store's error, below). */
+	id = st;
+	known = !S_ISDIR(st.st_mode) ||
+		(asprintf(&db, "%s/calls.db", path) >= 0 && !stat(db, &id));
+	free(db);
+	if (known && (before = seen_before(r, &id))) {
+		log_warn("report: %s is %s again (the same %s): counted once", path, before,
+			 S_ISDIR(st.st_mode) || is_db(path) ? "store" : "file");
+		return 0;
+	}
+	if (read_source(r, path, &st, err, errlen))
+		return -1;
+	if (known && add_seen(r, &id, path))
+		return fail(err, errlen, "%s: out of memory", path);
+	return 0;
+}
+
+static int read_source(struct report *r, const char *path, const struct stat *st, char *err,
+		       size_t errlen)
+{
+	FILE *f;
+	int c, rc;
+
+	if (S_ISDIR(st->st_mode) || is_db(path))
 		return read_store(r, path, err, errlen);
 	f = fopen(path, "r");
 	if (!f)
