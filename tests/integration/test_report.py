@@ -400,6 +400,7 @@ def test_report_counts_a_source_given_twice_once():
     eq(code, 0, "report (%s)" % err)
     warn = [l for l in err.splitlines() if "counted once" in l]
     eq(len(warn), 4, "one warning line per repeat: %r" % err)
+    check("cmon: report of 2 sources written to " in err, "the sources read: %r" % err)
     check(all("again" in w for w in warn[:2]) and "store" in warn[0] and "store" in warn[1],
           "the store's repeats said: %r" % warn)
     d = page_data(page)

@@ -99,8 +99,9 @@ int cmd_report(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	fprintf(stderr, "cmon: report of %zu source%s written to %s\n", (size_t)(argc - optind),
-		argc - optind == 1 ? "" : "s", output);
+	/* the sources read: one given twice was read once */
+	fprintf(stderr, "cmon: report of %zu source%s written to %s\n", json_array_size(r.sources),
+		json_array_size(r.sources) == 1 ? "" : "s", output);
 cleanup:
 	json_decref(model);
 	report__release(&r);
