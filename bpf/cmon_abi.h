@@ -273,6 +273,8 @@ struct cmon_frame {
 #define CMON_FRAME_QUIET 4u       /* pushed for pairing only: no record */
 #define CMON_FRAME_AT_EXIT 8u     /* profile: --if decides at the return (not counted yet) */
 #define CMON_FRAME_STEP 16u       /* the step probe has not fired yet (step_ns an estimate) */
+#define CMON_FRAME_NO_URET 32u    /* entered past the kernel's nested uretprobes: a
+				   * return through one is not seen (lost, not noreturn) */
 
 /*
  * Coroutine stacks (shadow_stack.bpf.h): the regions a process made
@@ -320,7 +322,14 @@ struct cmon_func_stats {
 			      * their return (user space filters the others) */
 	__u64 filtered;     /* --if: the condition was false, no record */
 	__u64 unchanged;    /* --on-change: the value was the last one, no record */
+	__u64 lost_uret;    /* return not seen: nested past the kernel's
+			     * CMON_KERNEL_URET_DEPTH uretprobes */
 };
+
+/* The kernel installs at most this many nested uretprobes per thread
+ * (MAX_URETPROBE_DEPTH): a deeper call gets none, and its return, if it
+ * was to come through one, is never seen. */
+#define CMON_KERNEL_URET_DEPTH 64
 
 /* Following a program's children (follow.bpf.h): at most this many
  * processes at once; a fork past it is not followed, and counted. */
@@ -704,7 +713,7 @@ _Static_assert(sizeof(struct cmon_call_rec) == 152, "cmon_call_rec layout");
 _Static_assert(sizeof(struct cmon_consumer) == 64, "cmon_consumer layout");
 _Static_assert(sizeof(struct cmon_batch) == 64 + CMON_BATCH * 152 && sizeof(struct cmon_batch) % 64 == 0,
 	       "cmon_batch layout");
-_Static_assert(sizeof(struct cmon_func_stats) == 64, "cmon_func_stats layout");
+_Static_assert(sizeof(struct cmon_func_stats) == 72, "cmon_func_stats layout");
 _Static_assert(sizeof(struct cmon_capture_batch) == 64 + CMON_CAPBATCH_BYTES + CMON_CAPBATCH_REC_MAX,
 	       "cmon_capture_batch layout");
 _Static_assert(sizeof(struct cmon_capture_rec) == 32 && sizeof(struct cmon_capture_item) == 8,

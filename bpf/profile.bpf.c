@@ -160,10 +160,15 @@ static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr
 	v = value_of(fr->func_id, task->tgid, true, &cause);
 	if (!v)
 		return;
-	if (fr->flags & CMON_FRAME_AT_EXIT)
+	if (fr->flags & CMON_FRAME_NO_URET) {
+		/* it may well have returned: the kernel gave it no uretprobe */
+		v->lost++;
+		count_loss(CMON_LOSS_URET_DEPTH);
+	} else if (fr->flags & CMON_FRAME_AT_EXIT) {
 		v->filtered++; /* a condition on the return cannot hold */
-	else
+	} else {
 		v->noreturn++;
+	}
 }
 
 static __always_inline bool wanted(struct task_struct *task)

@@ -36,6 +36,8 @@ enum cmon_prof_loss {
 	CMON_LOSS_TASK_MEM,    /* the thread's shadow stack could not be allocated */
 	CMON_LOSS_TABLE_FULL,  /* --per-pid: no (function, process) slot left */
 	CMON_LOSS_VALUE_MEM,   /* the kernel could not allocate the function's counters */
+	CMON_LOSS_URET_DEPTH,  /* its return, through a uretprobe, was nested past the
+				* kernel's CMON_KERNEL_URET_DEPTH: not seen */
 	CMON_LOSS_NCAUSES,
 };
 

@@ -138,6 +138,12 @@ const volatile __u32 targ_step_lead_ns = 0;
 /* A new frame of an entry with COOKIE. */
 static __always_inline void frame_step_init(struct cmon_frame *fr, __u64 cookie)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	/* Past the kernel's nested uretprobes (this call's is not made yet):
+	 * a return through one will not come. */
+	if (BPF_CORE_READ(task, utask, depth) >= CMON_KERNEL_URET_DEPTH)
+		fr->flags |= CMON_FRAME_NO_URET;
 	if (cookie & CMON_COOKIE_STEP) {
 		fr->flags |= CMON_FRAME_STEP;
 		fr->step_ns = targ_step_lead_ns;

@@ -243,6 +243,14 @@ static __always_inline void emit_frame(struct task_struct *task, struct cmon_fra
 /* A frame the stack moved past: its call never returned. */
 static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr, __u32 depth)
 {
+	if (fr->flags & CMON_FRAME_NO_URET) {
+		/* it may well have returned: the kernel gave it no uretprobe */
+		struct cmon_func_stats *st = stats_of(fr->func_id);
+
+		if (st && !(fr->flags & CMON_FRAME_QUIET))
+			st->lost_uret++;
+		return;
+	}
 	emit_frame(task, fr, depth, CMON_CALL_NORETURN, 0, 0, 0, 0, false);
 }
 

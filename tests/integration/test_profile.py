@@ -133,6 +133,26 @@ def test_profile_exact_counts():
     assert_no_leak(before)
 
 
+def test_profile_returns_past_the_kernels_uretprobe_depth():
+    """nest(100) makes 101 nested calls and every one returns, but the
+    kernel installs at most 64 nested uretprobes a thread: the 37 deepest
+    returns are not seen.  They are lost (with their cause), not calls that
+    never returned; --return-probe insn sees them all."""
+    for extra, want in [((), (101, 64, 0, 37)), (("--return-probe", "insn"), (101, 101, 0, 0))]:
+        code, out, err, text = profile(["nest"], launch=[target(), "deep", "100"],
+                                       extra=extra)
+        eq(out, "nest=100\n", "program output")
+        r = by_func(final_rows(parse_profile_json(text)))["nest"]
+        eq((r["calls"], r["returns"], r["noreturn"], r["lost"]), want,
+           "nest %s: calls, returns, noreturn, lost" % " ".join(extra))
+        if want[3]:
+            eq(code, 3, "losses: exit 3 (%s)" % err)
+            check("37 whose return was nested past the kernel's 64 uretprobes" in err,
+                  "the cause said: %r" % err)
+        else:
+            eq(code, 0, "exit status (%s)" % err)
+
+
 def test_profile_nap_percentiles():
     """100 x 1 ms, 100 x 2 ms, 50 x 5 ms: percentiles within 2 % (the bucket
     bound) plus scheduling slack of the durations the program measured."""

@@ -303,3 +303,19 @@ def test_cxx_forced_unwind_through_traced_frames():
        [("leave(int)", 1, "noreturn", None), ("leave(int)", 2, "ok", 2),
         ("worker(int)", 1, "noreturn", None), ("worker(int)", 2, "ok", 3)],
        "records (func, id, status, ret)")
+
+
+def test_trace_returns_past_the_kernels_uretprobe_depth():
+    """trace: the 37 returns of nest(100) nested past the kernel's 64
+    uretprobes are not seen; they are counted lost with their cause, not
+    written as calls that never returned (noreturn)."""
+    res = trace(["nest"], launch=[target(), "deep", "100"])
+    eq(res.stdout, "nest=100\n", "program output")
+    eq(res.code, 3, "losses: exit 3 (%s)" % res.stderr)
+    eq(sorted((r["status"], r["ret"]) for r in res.rows),
+       sorted(("ok", k) for k in range(37, 101)), "the 64 outer returns, with their values")
+    check("(37 returns nested past the kernel's 64 uretprobes: --return-probe insn sees them)"
+          in res.stderr, "the cause, per function: %r" % res.stderr)
+    res = trace(["nest"], launch=[target(), "deep", "100"], extra=["--return-probe", "insn"])
+    eq(res.code, 0, "insn: exit status (%s)" % res.stderr)
+    eq(sorted(r["ret"] for r in res.rows), list(range(101)), "insn: every return")

@@ -32,6 +32,20 @@ NOINLINE long negate(long v) { BARRIER(); return -v; }
 
 NOINLINE long fact(long n) { BARRIER(); return n <= 1 ? 1 : n * fact(n - 1); }
 
+/* N + 1 nested calls, each returning: deeper than the kernel's 64 nested
+ * uretprobes when N >= 64. */
+NOINLINE long nest(long n)
+{
+	long r;
+
+	BARRIER();
+	if (n <= 0)
+		return 0;
+	r = nest(n - 1) + 1;
+	__asm__ volatile("" : : "r"(r) : "memory"); /* no tail call */
+	return r;
+}
+
 NOINLINE int leaf(int x) { BARRIER(); return x + 1; }
 NOINLINE int middle(int x) { BARRIER(); return leaf(x) * 2; }
 NOINLINE int outer(int x) { BARRIER(); return middle(x) + 3; }
@@ -110,6 +124,10 @@ static int run(int argc, char **argv)
 	if (!strcmp(s, "recurse")) {
 		printf("fact=%ld\n", fact(5));
 		printf("outer=%d\n", outer(10));
+		return 0;
+	}
+	if (!strcmp(s, "deep") && argc > 1) {
+		printf("nest=%ld\n", nest(atol(argv[1])));
 		return 0;
 	}
 	if (!strcmp(s, "grow")) {

@@ -102,7 +102,8 @@ int probe_read__gen(struct agent_probe *p, struct probe_gen *g, struct series_ta
 			struct cmon_func_stats st;
 
 			if (!tracer__func_stats(g->tracer, g->py_func, &st))
-				tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+				tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem +
+					     st.lost_uret;
 		}
 		return rc.err;
 	}
@@ -114,7 +115,7 @@ int probe_read__gen(struct agent_probe *p, struct probe_gen *g, struct series_ta
 			if (tracer__func_stats(g->tracer, (unsigned)i, &st))
 				continue;
 			tot->hits += st.calls;
-			tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+			tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
 			tot->filtered += st.filtered;
 		}
 		return 0;

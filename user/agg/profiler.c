@@ -384,6 +384,7 @@ int profiler__losses(struct profiler *p, struct profiler_losses *out)
 	out->task_mem = sum[CMON_LOSS_TASK_MEM];
 	out->table_full = sum[CMON_LOSS_TABLE_FULL];
 	out->value_mem = sum[CMON_LOSS_VALUE_MEM];
+	out->uret_depth = sum[CMON_LOSS_URET_DEPTH];
 	return 0;
 }
 
@@ -418,6 +419,9 @@ const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t 
 	describe_cause(buf, len, &off, l->value_mem,
 		       "whose function's counters the kernel could not allocate in time "
 		       "(more functions x CPUs than the preallocated budget)");
+	snprintf(depth, sizeof(depth), "whose return was nested past the kernel's %d uretprobes",
+		 CMON_KERNEL_URET_DEPTH);
+	describe_cause(buf, len, &off, l->uret_depth, depth);
 	return buf;
 }
 

@@ -777,7 +777,7 @@ int cmd_profile(int argc, char **argv)
 		struct cmon_func_stats st;
 
 		if (!tracer__func_stats(r.tracer, r.py_func, &st))
-			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
 	}
 	if (r.prof) {
 		uint64_t run_ns, runs;

@@ -39,6 +39,7 @@ struct trace_run {
 	struct typer *typer;
 	struct pytrace *py; /* --py */
 	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
+	uint64_t lost_uret; /* returns nested past the kernel's uretprobes (report) */
 	const char **py_columns; /* CSV: the typed columns and "" (args) */
 	/* The router's sinks: trace's writers, or capture's stores */
 	struct file_sink_opts file_opts;
@@ -517,7 +518,8 @@ static uint64_t report(struct trace_run *r)
 		struct cmon_func_stats st;
 
 		if (!tracer__func_stats(r->tracer, (unsigned)i, &st)) {
-			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
+			r->lost_uret += st.lost_uret;
 			lost_captures += st.lost_capture;
 			filtered += st.filtered;
 			unchanged += st.unchanged;
@@ -616,7 +618,7 @@ static uint64_t report(struct trace_run *r)
 		/* Probed for --focus alone: not a function the user traces. */
 		if (r->set->funcs[i].quiet || tracer__func_stats(r->tracer, (unsigned)i, &st))
 			continue;
-		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem;
+		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
 		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
 			(unsigned long long)st.calls, (unsigned long long)written(r, i),
 			(unsigned long long)l);
@@ -624,6 +626,10 @@ static uint64_t report(struct trace_run *r)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
 				(unsigned long long)st.lost_depth,
 				r->set->funcs[i].python ? CMON_PY_STACK_DEPTH : CMON_STACK_DEPTH);
+		if (st.lost_uret)
+			fprintf(stderr, "  (%llu returns nested past the kernel's %d uretprobes: "
+					"--return-probe insn sees them)",
+				(unsigned long long)st.lost_uret, CMON_KERNEL_URET_DEPTH);
 		if (r->opts.n_focus && !r->set->funcs[i].python)
 			fprintf(stderr, "  (%llu outside --focus)",
 				(unsigned long long)st.outside_focus);
@@ -976,7 +982,11 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	lost = report(&r);
 	if (r.watcher)
 		lost += watcher__report(r.watcher, r.opts.quiet);
-	if (lost && !r.opts.quiet)
+	if (lost && lost == r.lost_uret && !r.opts.quiet)
+		log_warn("%llu returns were not seen (see above): nested past the kernel's %d "
+			 "uretprobes; --return-probe insn sees them", (unsigned long long)lost,
+			 CMON_KERNEL_URET_DEPTH);
+	else if (lost && !r.opts.quiet)
 		log_warn("%llu events were lost (see above): a larger --ringbuf-size absorbs a "
 			 "burst; calls faster than cmon writes them need --raw (no DWARF "
 			 "typing) or cmon profile", (unsigned long long)lost);

@@ -647,6 +647,7 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		out->lost_ringbuf += per_cpu[c].lost_ringbuf;
 		out->lost_depth += per_cpu[c].lost_depth;
 		out->lost_nomem += per_cpu[c].lost_nomem;
+		out->lost_uret += per_cpu[c].lost_uret;
 		out->lost_capture += per_cpu[c].lost_capture;
 		out->outside_focus += per_cpu[c].outside_focus;
 		out->filtered += per_cpu[c].filtered;
