@@ -138,11 +138,11 @@ const volatile __u32 targ_step_lead_ns = 0;
 /* A new frame of an entry with COOKIE. */
 static __always_inline void frame_step_init(struct cmon_frame *fr, __u64 cookie)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct uprobe_task *ut = bpf_get_current_task_btf()->utask;
 
 	/* Past the kernel's nested uretprobes (this call's is not made yet):
-	 * a return through one will not come. */
-	if (BPF_CORE_READ(task, utask, depth) >= CMON_KERNEL_URET_DEPTH)
+	 * a return through one will not come.  Direct loads: no helper. */
+	if (ut && ut->depth >= CMON_KERNEL_URET_DEPTH)
 		fr->flags |= CMON_FRAME_NO_URET;
 	if (cookie & CMON_COOKIE_STEP) {
 		fr->flags |= CMON_FRAME_STEP;
