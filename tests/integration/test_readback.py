@@ -203,6 +203,37 @@ def test_truncated_at_max_strlen():
         check(set(r["args"]["s"]) == {"x"}, "s is all 'x'")
 
 
+def test_cut_capture_stored_with_the_shape_kept():
+    """A capture cut at --capture-max is stored with the shape of what was
+    kept (and truncated): libcmon checks that a blob's shape fits its bytes,
+    so a cut capture must read back whole, as its kept elements."""
+    store = tmpfile("cut-shape")
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "sum_ints", "--capture",
+                         "v=values[n]", "--capture-max", "8", "--",
+                         target("typed_O2"), "all"])
+    eq(code, 0, "capture (%s)" % err.strip())
+    lines = _show(store, "sum_ints", 1)
+    check("  v  <i4 [2] = [1, -2]  (truncated)" in lines, "\n".join(lines))
+    out_dir = tmpfile("cut-shape-calls")
+    code, _, err = cmon(["export", store, "--per-call", out_dir])
+    eq(code, 0, "export (%s)" % err.strip())
+    with open(os.path.join(out_dir, "sum_ints", "1", "args.json")) as f:
+        a = json.load(f)
+    eq([(b["name"], b["dtype"], b["shape"], b["truncated"], b["bytes"]) for b in a["blobs"]],
+       [("v", "<i4", [2], True, 8)], "the cut capture's blob")
+    store2 = tmpfile("cut-shape-str")
+    code, _, err = cmon(["capture", "-q", "-o", store2, "--func", "greet", "--capture",
+                         "t=s:str", "--capture-max", "4", "--", target("typed_O2"), "all"])
+    eq(code, 0, "capture (%s)" % err.strip())
+    out_dir = tmpfile("cut-shape-str-calls")
+    code, _, err = cmon(["export", store2, "--per-call", out_dir])
+    eq(code, 0, "export (%s)" % err.strip())
+    with open(os.path.join(out_dir, "greet", "1", "args.json")) as f:
+        a = json.load(f)
+    eq([(b["name"], b["dtype"], b["shape"], b["truncated"], b["bytes"]) for b in a["blobs"]],
+       [("t", "|S1", [4], True, 4)], "the cut string capture's blob")
+
+
 def _hist(funcs, hist, extra=(), binary="calls", args=("calls",)):
     from test_profile import by_func, final_rows, hist_of, parse_profile_json, profile
     code, out, err, text = profile(funcs, launch=[target(binary)] + list(args),

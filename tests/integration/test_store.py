@@ -97,7 +97,7 @@ def test_store_show():
     eq(code, 0, "exit status (%s)" % err)
     for want in ["status     noreturn", "latency    -", "ret        (int) -",
                  "rss        12288 (12.0 KiB) at entry",
-                 "  buf  |u1 [100]  8 bytes (truncated)"]:
+                 "  buf  |u1 [8]  8 bytes (truncated)"]:
         check(want in out.splitlines(), "%r not in:\n%s" % (want, out))
     # C++ names, MODULE:NAME.
     code, out, err = cmon(["show", path, "ns::Widget::resize(int, int)", "1"])
@@ -134,6 +134,37 @@ def test_store_errors():
     _one_error(["ls", cut], 1, "truncated")
     _one_error(["export", cut, "--per-call", tmpfile("cut-out")], 1, "truncated")
     check(not os.path.exists(tmpfile("cut-out")), "export of a bad store made its folder")
+
+
+def _sql(path, sql):
+    """Run SQL on the store at PATH (damage it, as a disk or a hand could)."""
+    import sqlite3
+    db = sqlite3.connect(os.path.join(path, "calls.db"))
+    try:
+        db.executescript(sql)
+        db.commit()
+    finally:
+        db.close()
+
+
+def test_store_blob_shape_must_fit_its_data():
+    """A blob whose shape disagrees with its bytes (parse_request's call 3
+    holds 8 bytes of |u1) is a corrupted store: show and export refuse it in
+    one line; it was shown as 100 elements over 8 bytes, and libcmon gave a
+    shape a client would index out of bounds."""
+    for shape in ("[100]", "[4294967296,4294967296]", "[2]"):
+        path = _fill("shape")
+        _sql(path, "UPDATE blobs SET shape = '%s' WHERE call_id = (SELECT c.id FROM calls c"
+                   " JOIN functions f ON f.id = c.func_id WHERE f.name = 'parse_request'"
+                   " AND c.n = 3)" % shape)
+        _one_error(["show", path, "parse_request", "3"], 1, "store is corrupted")
+        _one_error(["show", path, "parse_request", "3"], 1, "buffer 'buf' has shape '%s'" % shape)
+        _one_error(["export", path, "-F", "json", "-o", tmpfile("shape-json")], 1,
+                   "store is corrupted")
+        _one_error(["export", path, "--per-call", tmpfile("shape-calls")], 1,
+                   "store is corrupted")
+        code, out, err = cmon(["show", path, "parse_request", "2"])
+        eq(code, 0, "the other calls still read (%s)" % err)
 
 
 def _walk_modes(top):

@@ -64,10 +64,10 @@ int main(int argc, char **argv)
 		return die("add_function", -5);
 
 	{
-		const uint64_t s6[] = { 6 }, s13[] = { 13 }, s100[] = { 100 };
+		const uint64_t s6[] = { 6 }, s13[] = { 13 }, s8[] = { 8 };
 		const struct store_blob b1 = { "buf", "|u1", 1, s6, false, "GET /a", 6 };
 		const struct store_blob b2 = { "buf", "|u1", 1, s13, false, buf2, 13 };
-		const struct store_blob b3 = { "buf", "|u1", 1, s100, true, "ABCDEFGH", 8 };
+		const struct store_blob b3 = { "buf", "|u1", 1, s8, true, "ABCDEFGH", 8 };
 		const struct store_call calls[] = {
 			{ parse, 100, 101, "app", T0 + 1000, 1500, "ok", "0",
 			  "{\"buf\": \"GET /a\", \"len\": 6, \"flags\": -1}",

@@ -792,6 +792,98 @@ static void test_bad_files(void **state)
 	free(db);
 }
 
+/* A copy of DATA at P with SQL applied to it. */
+static void damaged_copy(const char *p, const unsigned char *data, size_t len, const char *sql)
+{
+	sqlite3 *db2;
+
+	unlink(p);
+	write_file(p, data, len);
+	assert_int_equal(sqlite3_open(p, &db2), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db2, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db2);
+}
+
+/* Call 1 of f and every call of f by the iterator: CMON_ERR_CORRUPT with
+ * NEEDLE in the message (NULL: both read, 0). */
+static void expect_f(const char *p, const char *needle)
+{
+	struct cmon_store *s;
+	struct cmon_iter *it;
+	struct cmon_call *c = NULL;
+	int r;
+
+	assert_int_equal(cmon_store_open(p, &s), 0);
+	r = cmon_store_call(s, "f", 1, &c);
+	if (needle) {
+		assert_int_equal(r, CMON_ERR_CORRUPT);
+		assert_null(c);
+		if (!strstr(cmon_store_error(s), needle))
+			fail_msg("'%s' not in '%s'", needle, cmon_store_error(s));
+	} else {
+		assert_int_equal(r, 0);
+		cmon_call_free(c);
+	}
+	assert_int_equal(cmon_store_calls(s, "f", 1, &it), 0);
+	while ((r = cmon_iter_next(it, &c)) == 1)
+		cmon_call_free(c);
+	assert_int_equal(r, needle ? CMON_ERR_CORRUPT : 0);
+	cmon_iter_free(it);
+	cmon_store_close(s);
+}
+
+/* A blob whose shape disagrees with its data is damage: a client indexing
+ * DATA by SHAPE would read out of bounds.  f's call 1 holds "<i2" [8] (16
+ * bytes). */
+static void test_blob_shape_checked(void **state)
+{
+	char *db = small_store("shape-src"), *p = path_in("shape.db");
+	size_t len;
+	unsigned char *data = read_file(db, &len);
+#define CALL1 " WHERE call_id = (SELECT id FROM calls WHERE func_id = 1 AND n = 1)"
+
+	(void)state;
+	expect_f(db, NULL);
+	/* the same bytes read as another shape of the same size: fine */
+	damaged_copy(p, data, len, "UPDATE blobs SET shape = '[2, 4]'" CALL1);
+	expect_f(p, NULL);
+	damaged_copy(p, data, len, "UPDATE blobs SET shape = '[100]'" CALL1);
+	expect_f(p, "shape '[100]' of <i2, 200 bytes, but holds 16");
+	/* truncated or not, the shape is that of what is there */
+	damaged_copy(p, data, len, "UPDATE blobs SET shape = '[100]', truncated = 1" CALL1);
+	expect_f(p, "holds 16");
+	damaged_copy(p, data, len, "UPDATE blobs SET shape = '[4]'" CALL1);
+	expect_f(p, "8 bytes, but holds 16");
+	/* products that wrap around 64 bits */
+	damaged_copy(p, data, len, "UPDATE blobs SET shape = '[4294967296,4294967296]'" CALL1);
+	expect_f(p, "too large");
+	damaged_copy(p, data, len, "UPDATE blobs SET shape = '[9223372036854775808]'" CALL1);
+	expect_f(p, "too large");
+	damaged_copy(p, data, len, "UPDATE blobs SET shape = '[4294967296, 4294967296, 0]'" CALL1);
+	expect_f(p, "0 bytes, but holds 16");
+	/* a scalar (no dims) is one element */
+	damaged_copy(p, data, len, "UPDATE blobs SET shape = '[]'" CALL1);
+	expect_f(p, "2 bytes, but holds 16");
+	damaged_copy(p, data, len, "UPDATE blobs SET dtype = '<i8'" CALL1);
+	expect_f(p, "64 bytes, but holds 16");
+	damaged_copy(p, data, len, "UPDATE blobs SET dtype = 'x4'" CALL1);
+	expect_f(p, "dtype 'x4'");
+	/* data that is not a blob */
+	damaged_copy(p, data, len, "UPDATE blobs SET data = CAST(data AS TEXT)" CALL1);
+	expect_f(p, "holds no blob");
+	damaged_copy(p, data, len, "UPDATE blobs SET data = NULL, shape = '[0]'" CALL1);
+	expect_f(p, "holds no blob");
+	damaged_copy(p, data, len, "UPDATE blobs SET data = 1234567890123456, shape = '[4]'" CALL1);
+	expect_f(p, "holds no blob");
+	/* an empty blob of shape [0] is whole */
+	damaged_copy(p, data, len, "UPDATE blobs SET data = x'', shape = '[0]'" CALL1);
+	expect_f(p, NULL);
+#undef CALL1
+	free(data);
+	free(p);
+	free(db);
+}
+
 /* A function stored without a signature: export's columns are the first
  * call's argument names, and the rows after it are read by them (they
  * pointed into the first call, freed before the second row was read:
@@ -1121,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_run_n_and_modes),
 		cmocka_unit_test(test_symlink_not_followed),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_blob_shape_checked),
 		cmocka_unit_test(test_export_columns_from_first_call),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_crash),

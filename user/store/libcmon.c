@@ -869,6 +869,49 @@ static int parse_shape(struct arena **a, const char *s, size_t n, struct cmon_bl
 	return 0;
 }
 
+/* A blob's shape must describe its data: a client indexes DATA by SHAPE.
+ * Elements (the product of the dims, overflow-checked) times the dtype's
+ * element size is exactly LEN, for a cut capture too (stored with the shape
+ * of what was kept), and the data is an SQLite blob. */
+static int check_blob(struct cmon_store *s, const struct cmon_blob *b, bool is_blob, size_t len,
+		      const char *shape, const char *what)
+{
+	size_t esize = cmon_dtype_size(b->dtype);
+	uint64_t bytes = esize;
+	bool zero = false, over = false;
+
+	if (!is_blob)
+		return set_err(s, CMON_ERR_CORRUPT,
+			       "%s: store is corrupted (%s: buffer '%s' holds no blob)", s->path,
+			       what, b->name);
+	if (!esize)
+		return set_err(s, CMON_ERR_CORRUPT,
+			       "%s: store is corrupted (%s: buffer '%s' has dtype '%.32s')", s->path,
+			       what, b->name, b->dtype);
+	for (unsigned i = 0; i < b->ndim; i++) {
+		if (!b->shape[i])
+			zero = true;
+		else if (bytes > SIZE_MAX / b->shape[i])
+			over = true;
+		else
+			bytes *= b->shape[i];
+	}
+	if (zero)
+		bytes = 0;
+	if (over && !zero)
+		return set_err(s, CMON_ERR_CORRUPT,
+			       "%s: store is corrupted (%s: buffer '%s' has shape '%.64s' of %s:"
+			       " too large)",
+			       s->path, what, b->name, shape, b->dtype);
+	if (bytes != len)
+		return set_err(s, CMON_ERR_CORRUPT,
+			       "%s: store is corrupted (%s: buffer '%s' has shape '%.64s' of %s,"
+			       " %llu bytes, but holds %zu)",
+			       s->path, what, b->name, shape, b->dtype, (unsigned long long)bytes,
+			       len);
+	return 0;
+}
+
 static int load_blobs(struct cmon_store *s, struct arena **a, struct cmon_call *c, int64_t call_id,
 		      const char *what)
 {
@@ -883,6 +926,7 @@ static int load_blobs(struct cmon_store *s, struct arena **a, struct cmon_call *
 		struct cmon_blob *b;
 		const char *shape;
 		const void *data;
+		bool is_blob;
 		int len, r;
 
 		if (ARENA_GROW(a, bl, n, cap, 4)) {
@@ -895,6 +939,7 @@ static int load_blobs(struct cmon_store *s, struct arena **a, struct cmon_call *
 		b->dtype = col_text(a, st, 1, "", &oom);
 		shape = col_text(a, st, 2, "", &oom);
 		b->truncated = sqlite3_column_int(st, 3) ? 1 : 0;
+		is_blob = sqlite3_column_type(st, 4) == SQLITE_BLOB;
 		data = sqlite3_column_blob(st, 4);
 		len = sqlite3_column_bytes(st, 4);
 		if (oom || (len > 0 && !data)) {
@@ -912,6 +957,9 @@ static int load_blobs(struct cmon_store *s, struct arena **a, struct cmon_call *
 				      s->path, what, b->name, shape);
 			goto cleanup;
 		}
+		err = check_blob(s, b, is_blob, (size_t)len, shape, what);
+		if (err)
+			goto cleanup;
 		if (len > 0) {
 			void *copy = arena__alloc(a, (size_t)len);
 
