@@ -299,8 +299,14 @@ static void test_roundtrip(void **state)
 		check_parse_call(c, i);
 		cmon_call_free(c);
 	}
-	assert_int_equal(cmon_store_call(s, "parse", 0, &c), CMON_ERR_NOCALL);
+	/* call number 0 is a bad argument (cmon.h), for both */
+	assert_int_equal(cmon_store_call(s, "parse", 0, &c), CMON_ERR_INVAL);
 	assert_null(c);
+	assert_non_null(strstr(cmon_store_error(s), "no call 0"));
+	it = (struct cmon_iter *)1;
+	assert_int_equal(cmon_store_calls(s, "parse", 0, &it), CMON_ERR_INVAL);
+	assert_null(it);
+	assert_int_equal(cmon_store_call(s, "none", 0, &c), CMON_ERR_INVAL);
 	assert_int_equal(cmon_store_call(s, "parse", NCALLS + 1, &c), CMON_ERR_NOCALL);
 	assert_string_equal(cmon_store_error(s), "parse has 1000 calls: no call 1001");
 	assert_int_equal(cmon_store_call(s, "none", 1, &c), CMON_ERR_NOCALL);

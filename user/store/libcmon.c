@@ -1113,7 +1113,12 @@ int cmon_store_call(struct cmon_store *s, const char *func, uint64_t n, struct c
 	err = find_function(s, func, &fe);
 	if (err)
 		return err;
-	if (n < 1 || n > fe->pub.calls)
+	/* Numbers count from 1: 0 is a bad argument (as for cmon_store_calls),
+	 * not a call out of range. */
+	if (n == 0)
+		return set_err(s, CMON_ERR_INVAL, "call numbers count from 1: no call 0 of %s",
+			       fe->pub.name);
+	if (n > fe->pub.calls)
 		return set_err(s, CMON_ERR_NOCALL, "%s has %llu call%s: no call %llu", fe->pub.name,
 			       (unsigned long long)fe->pub.calls, fe->pub.calls == 1 ? "" : "s",
 			       (unsigned long long)n);
@@ -1170,8 +1175,13 @@ int cmon_store_calls(struct cmon_store *s, const char *func, uint64_t first,
 	char sql[512];
 	int rc, err;
 
-	if (!s || !func || !out || first < 1)
+	if (!s || !func || !out)
 		return CMON_ERR_INVAL;
+	if (first < 1) {
+		*out = NULL;
+		return set_err(s, CMON_ERR_INVAL, "call numbers count from 1: no call 0 of %s",
+			       func);
+	}
 	*out = NULL;
 	err = find_function(s, func, &fe);
 	if (err)
