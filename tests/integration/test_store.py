@@ -167,6 +167,30 @@ def test_store_blob_shape_must_fit_its_data():
         eq(code, 0, "the other calls still read (%s)" % err)
 
 
+def test_store_numbering_gap_or_repeat_refused():
+    """A store whose call numbers have a gap (a call moved to another
+    function) or a repeat (the unique index dropped) is corrupted: every
+    reader refuses it in one line.  export, stats and report read the calls
+    through libcmon's iterator, which skipped or merged them and exited 0
+    while show refused."""
+    other = _fill("numbering-ok")
+    damage = {"gap": ("UPDATE calls SET func_id = 99 WHERE id = 1", "call 1 is missing"),
+              "repeat": ("DROP INDEX calls_func_n; UPDATE calls SET n = 1 WHERE id = 2",
+                         "call 1 comes again")}
+    for name, (sql, needle) in damage.items():
+        path = _fill("numbering-" + name)
+        _sql(path, sql)
+        for args in (["export", path, "-F", "csv", "-o", tmpfile(name + "-csv")],
+                     ["export", path, "-F", "json", "-o", tmpfile(name + "-json")],
+                     ["export", path, "--per-call", tmpfile(name + "-calls")],
+                     ["export", path, "-F", "chrome", "-o", tmpfile(name + ".json")],
+                     ["export", path, "-F", "tree", "-o", tmpfile(name + ".txt")],
+                     ["stats", path, other],
+                     ["report", path, "-o", tmpfile(name + ".html")]):
+            _one_error(args, 1, "store is corrupted")
+            _one_error(args, 1, needle)
+
+
 def _walk_modes(top):
     for d, dirs, files in os.walk(top):
         eq(stat.S_IMODE(os.lstat(d).st_mode), 0o700, "mode of folder %s" % d)

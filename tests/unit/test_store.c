@@ -890,6 +890,91 @@ static void test_blob_shape_checked(void **state)
 	free(db);
 }
 
+/* Iterate f from FIRST: the error (0: read to the end) and the calls read. */
+static int iterate_f(const char *p, uint64_t first, uint64_t *got, char *msg, size_t cap)
+{
+	struct cmon_store *s;
+	struct cmon_iter *it;
+	struct cmon_call *c;
+	int r;
+
+	*got = 0;
+	assert_int_equal(cmon_store_open(p, &s), 0);
+	assert_int_equal(cmon_store_calls(s, "f", first, &it), 0);
+	while ((r = cmon_iter_next(it, &c)) == 1) {
+		assert_int_equal(c->n, first + *got);
+		(*got)++;
+		cmon_call_free(c);
+	}
+	/* and it stays at its end */
+	assert_int_equal(cmon_iter_next(it, &c), 0);
+	snprintf(msg, cap, "%s", r ? cmon_store_error(s) : "");
+	cmon_iter_free(it);
+	cmon_store_close(s);
+	return r;
+}
+
+/* A gap or a repeat in a function's call numbers is damage: the iterator
+ * says so, as cmon_store_call does, rather than skip or merge calls (export,
+ * stats and report read through it).  f has calls 1..13. */
+static void test_iter_numbering_checked(void **state)
+{
+	char *db = small_store("num-src"), *p = path_in("num.db");
+	size_t len;
+	unsigned char *data = read_file(db, &len);
+	char msg[512];
+	uint64_t got;
+	static const struct {
+		const char *sql;
+		uint64_t first, got;
+		const char *needle; /* NULL: read whole */
+	} cases[] = {
+		{ "SELECT 1", 1, 13, NULL },
+		/* call 1 moved to another function: its first call is missing */
+		{ "UPDATE calls SET func_id = 99 WHERE func_id = 1 AND n = 1", 1, 0,
+		  "calls of f: call 1 is missing" },
+		{ "UPDATE calls SET func_id = 99 WHERE func_id = 1 AND n = 1", 2, 12, NULL },
+		/* a hole in the middle */
+		{ "DELETE FROM calls WHERE func_id = 1 AND n = 5", 1, 4,
+		  "calls of f: call 5 is missing" },
+		{ "DELETE FROM calls WHERE func_id = 1 AND n = 5", 3, 2, "call 5 is missing" },
+		{ "DELETE FROM calls WHERE func_id = 1 AND n = 5", 6, 8, NULL },
+		/* the last call renumbered past a hole */
+		{ "UPDATE calls SET n = 14 WHERE func_id = 1 AND n = 13", 1, 12,
+		  "call 13 is missing" },
+		/* a repeat, without the unique index */
+		{ "DROP INDEX calls_func_n; UPDATE calls SET n = 1 WHERE func_id = 1 AND n = 2", 1,
+		  1, "calls of f: call 1 comes again after call 1" },
+		{ "DROP INDEX calls_func_n; UPDATE calls SET n = 7 WHERE func_id = 1 AND n = 13", 1,
+		  7, "call 7 comes again after call 7" },
+		/* a number that is not one */
+		{ "UPDATE calls SET n = 'x' WHERE func_id = 1 AND n = 13", 1, 12,
+		  "a call numbered 'x'" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int r;
+
+		damaged_copy(p, data, len, cases[i].sql);
+		r = iterate_f(p, cases[i].first, &got, msg, sizeof(msg));
+		if (cases[i].needle) {
+			assert_int_equal(r, CMON_ERR_CORRUPT);
+			if (!strstr(msg, cases[i].needle))
+				fail_msg("case %zu: '%s' not in '%s'", i, cases[i].needle, msg);
+			assert_non_null(strstr(msg, "store is corrupted"));
+		} else {
+			assert_int_equal(r, 0);
+		}
+		if (got != cases[i].got)
+			fail_msg("case %zu: %" PRIu64 " calls read, not %" PRIu64, i, got,
+				 cases[i].got);
+	}
+	free(data);
+	free(p);
+	free(db);
+}
+
 /* A function stored without a signature: export's columns are the first
  * call's argument names, and the rows after it are read by them (they
  * pointed into the first call, freed before the second row was read:
@@ -1220,6 +1305,7 @@ int main(void)
 		cmocka_unit_test(test_symlink_not_followed),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_blob_shape_checked),
+		cmocka_unit_test(test_iter_numbering_checked),
 		cmocka_unit_test(test_export_columns_from_first_call),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_crash),

@@ -64,6 +64,7 @@ struct cmon_iter {
 	struct cmon_store *s;
 	const struct func_entry *f;
 	sqlite3_stmt *st;
+	uint64_t next; /* the call number due next: calls come as first, first + 1, ... */
 	bool done;
 };
 
@@ -1191,6 +1192,7 @@ int cmon_store_calls(struct cmon_store *s, const char *func, uint64_t first,
 		return nomem(s);
 	it->s = s;
 	it->f = fe;
+	it->next = first;
 	snprintf(sql, sizeof(sql), "%s WHERE func_id = ?1 AND n >= ?2 ORDER BY n", call_cols(s));
 	rc = sqlite3_prepare_v2(s->db, sql, -1, &it->st, NULL);
 	if (rc != SQLITE_OK) {
@@ -1214,14 +1216,44 @@ int cmon_iter_next(struct cmon_iter *it, struct cmon_call **out)
 	if (it->done)
 		return 0;
 	rc = sqlite3_step(it->st);
+	snprintf(what, sizeof(what), "calls of %.100s", it->f->pub.name);
 	if (rc == SQLITE_DONE) {
 		it->done = true;
+		/* Numbers run 1..calls without gaps (as cmon_store_call reads
+		 * them): a hole, a repeat or a call moved away is damage, not a
+		 * shorter or merged list. */
+		if (it->next <= it->f->pub.calls)
+			return set_err(it->s, CMON_ERR_CORRUPT,
+				       "%s: store is corrupted (%s: call %llu is missing)", it->s->path,
+				       what, (unsigned long long)it->next);
 		return 0;
 	}
 	if (rc != SQLITE_ROW) {
 		it->done = true;
-		snprintf(what, sizeof(what), "calls of %.100s", it->f->pub.name);
 		return sql_fail(it->s, rc, what);
+	}
+	{
+		sqlite3_int64 n = sqlite3_column_int64(it->st, 1);
+
+		if (sqlite3_column_type(it->st, 1) != SQLITE_INTEGER || n < 1 ||
+		    (uint64_t)n != it->next) {
+			it->done = true;
+			if (sqlite3_column_type(it->st, 1) != SQLITE_INTEGER || n < 1)
+				return set_err(it->s, CMON_ERR_CORRUPT,
+					       "%s: store is corrupted (%s: a call numbered '%.32s')",
+					       it->s->path, what,
+					       (const char *)sqlite3_column_text(it->st, 1) ?: "");
+			if ((uint64_t)n > it->next)
+				return set_err(it->s, CMON_ERR_CORRUPT,
+					       "%s: store is corrupted (%s: call %llu is missing)",
+					       it->s->path, what, (unsigned long long)it->next);
+			return set_err(it->s, CMON_ERR_CORRUPT,
+				       "%s: store is corrupted (%s: call %llu comes again after"
+				       " call %llu)",
+				       it->s->path, what, (unsigned long long)n,
+				       (unsigned long long)(it->next - 1));
+		}
+		it->next++;
 	}
 	err = build_call(it->s, it->f, it->st, out);
 	if (err) {
