@@ -22,8 +22,8 @@ def _fill(name="run"):
     return out.strip()
 
 
-def _one_error(args, status, needle):
-    code, out, err = cmon(args)
+def _one_error(args, status, needle, timeout=60):
+    code, out, err = cmon(args, timeout=timeout)
     lines = stderr_lines(err)
     eq(len(lines), 1, "stderr lines of cmon %s: %r" % (" ".join(args), lines))
     check(lines[0].startswith("cmon: "), "message starts with 'cmon: ': %r" % lines[0])
@@ -189,6 +189,24 @@ def test_store_numbering_gap_or_repeat_refused():
                      ["report", path, "-o", tmpfile(name + ".html")]):
             _one_error(args, 1, "store is corrupted")
             _one_error(args, 1, needle)
+
+
+def test_store_fifo_refused_not_waited_on():
+    """A FIFO as calls.db or as one of SQLite's side files (-journal, -wal,
+    -shm): ls, show, rm and libcmon's open waited forever on it (SQLite
+    opens a hot journal, a WAL); now each refuses in one line."""
+    for side in ("calls.db-journal", "calls.db-wal", "calls.db-shm", "calls.db"):
+        path = _fill("fifo")
+        if side == "calls.db":
+            os.unlink(os.path.join(path, side))
+        os.mkfifo(os.path.join(path, side))
+        for args in (["ls", path], ["show", path, "parse_request", "1"],
+                     ["export", path, "-F", "csv", "-o", tmpfile("fifo-out")]):
+            _one_error(args, 1, "%s is a FIFO, not a regular file" % side, timeout=15)
+        _one_error(["rm", path], 1, "%s is a FIFO" % side, timeout=15)
+        check(os.path.exists(os.path.join(path, side)), "rm removed nothing")
+        code, out, err = cmon(["ls", os.path.dirname(path)], timeout=15)
+        eq(code, 0, "ls of the folder of stores (%s)" % err)
 
 
 def _walk_modes(top):

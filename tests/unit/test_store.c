@@ -975,6 +975,39 @@ static void test_iter_numbering_checked(void **state)
 	free(db);
 }
 
+/* A FIFO as calls.db or a side file is refused before anything opens it:
+ * open(2) of a FIFO waits for a writer forever. */
+static void test_fifo_refused(void **state)
+{
+	static const char *const sides[] = { "-journal", "-wal", "-shm", "" };
+	char *db = small_store("fifo-src"), *dir = path_in("fifo-src"), *p;
+	struct cmon_store *s;
+	char msg[512];
+
+	(void)state;
+	alarm(20); /* a hang fails the test (SIGALRM) rather than the run */
+	for (size_t i = 0; i < ARRAY_SIZE(sides); i++) {
+		assert_true(asprintf(&p, "%s%s", db, sides[i]) > 0);
+		if (!*sides[i])
+			assert_int_equal(rename(db, path_in("fifo-src.db")), 0);
+		assert_int_equal(mkfifo(p, 0600), 0);
+		assert_int_equal(cmon_store_open_ex(dir, 0, &s, msg, sizeof(msg)),
+				 CMON_ERR_NOTSTORE);
+		assert_null(s);
+		assert_non_null(strstr(msg, p));
+		assert_non_null(strstr(msg, "is a FIFO, not a regular file"));
+		/* the file named directly too */
+		assert_int_equal(cmon_store_open_ex(db, 0, &s, msg, sizeof(msg)),
+				 CMON_ERR_NOTSTORE);
+		if (*sides[i])
+			assert_int_equal(unlink(p), 0);
+		free(p);
+	}
+	alarm(0);
+	free(dir);
+	free(db);
+}
+
 /* A function stored without a signature: export's columns are the first
  * call's argument names, and the rows after it are read by them (they
  * pointed into the first call, freed before the second row was read:
@@ -1306,6 +1339,7 @@ int main(void)
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_blob_shape_checked),
 		cmocka_unit_test(test_iter_numbering_checked),
+		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_export_columns_from_first_call),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_crash),

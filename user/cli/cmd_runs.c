@@ -67,7 +67,8 @@ bool runs__is_store_dir(const char *path)
 
 	if (asprintf(&db, "%s/calls.db", path) < 0)
 		return false;
-	yes = !lstat(db, &st) && S_ISREG(st.st_mode);
+	/* Of any type: libcmon says what is wrong with one that is not a file. */
+	yes = !lstat(db, &st);
 	free(db);
 	return yes;
 }
@@ -171,6 +172,7 @@ static bool ends_in_dot(const char *path)
 
 static const char *check_store(const char *path, int *dfd, struct stat *id)
 {
+	static char whybuf[128];
 	struct cmon_store *s = NULL;
 	struct stat st;
 	struct dirent *e;
@@ -200,8 +202,16 @@ static const char *check_store(const char *path, int *dfd, struct stat *id)
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !is_store_file(e->d_name))
 			why = "holds files that are not the store's";
 	closedir(d);
-	if (!why && (fstatat(fd, "calls.db", &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)))
+	if (!why && fstatat(fd, "calls.db", &st, AT_SYMLINK_NOFOLLOW))
 		why = "no calls.db: not a store";
+	/* Before libcmon opens it: an open() of a FIFO there waits forever. */
+	for (size_t i = 0; !why && i < sizeof(store_files) / sizeof(store_files[0]); i++)
+		if (!fstatat(fd, store_files[i], &st, AT_SYMLINK_NOFOLLOW) && !S_ISREG(st.st_mode)) {
+			snprintf(whybuf, sizeof(whybuf), "%s is %s, not a regular file",
+				 store_files[i], S_ISLNK(st.st_mode) ? "a symlink" :
+						 S_ISFIFO(st.st_mode) ? "a FIFO" : "not a file");
+			why = whybuf;
+		}
 	if (!why) {
 		err = cmon_store_open_ex(path, 0, &s, NULL, 0);
 		if (err && err != CMON_ERR_CORRUPT && err != CMON_ERR_VERSION && err != CMON_ERR_BUSY)

@@ -4,7 +4,8 @@
 
 #include <stdbool.h>
 
-/* PATH is a folder holding calls.db. */
+/* PATH is a folder holding an entry calls.db (of any type: a FIFO, a symlink
+ * there is a store to refuse with a reason, not another folder). */
 bool runs__is_store_dir(const char *path);
 
 /* `cmon ls DIR` on a folder of stores: one line per store; an exit status. */

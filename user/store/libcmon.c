@@ -201,7 +201,8 @@ static int check_header(struct cmon_store *s)
 	int fd, err = 0;
 	bool has_wal;
 
-	fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put there since check_file_types does not hang. */
+	fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return set_err(s, errno == ENOENT ? CMON_ERR_NOENT : CMON_ERR_IO, "%s: cannot open: %s",
 			       s->path, strerror(errno));
@@ -380,6 +381,37 @@ static const char *call_cols(const struct cmon_store *s)
 			 " rss_exit, vms_entry, vms_exit, NULL FROM calls ";
 }
 
+static const char *file_type(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a folder" : S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : "not a file";
+}
+
+/* calls.db and SQLite's side files, when there, must be regular files: an
+ * open() of a FIFO waits for a writer forever (ours, or SQLite's of a hot
+ * journal or a WAL), a device reads anything. */
+static int check_file_types(struct cmon_store *s)
+{
+	static const char *const sides[] = { "", "-journal", "-wal", "-shm" };
+
+	for (size_t i = 0; i < sizeof(sides) / sizeof(sides[0]); i++) {
+		struct stat st;
+		char *p = NULL;
+		int err = 0;
+
+		if (asprintf(&p, "%s%s", s->path, sides[i]) < 0)
+			return nomem(s);
+		if (!stat(p, &st) && !S_ISREG(st.st_mode))
+			err = set_err(s, CMON_ERR_NOTSTORE,
+				      "%s: not a cmon store (%s is %s, not a regular file)", s->path,
+				      p, file_type(st.st_mode));
+		free(p);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int open_store(struct cmon_store *s, const char *path, unsigned flags)
 {
 	struct stat st;
@@ -397,7 +429,9 @@ static int open_store(struct cmon_store *s, const char *path, unsigned flags)
 	}
 	if (S_ISDIR(st.st_mode) && stat(s->path, &st) && errno == ENOENT)
 		return set_err(s, CMON_ERR_NOTSTORE, "%s: not a cmon store (no calls.db in it)", path);
-	err = check_header(s);
+	err = check_file_types(s);
+	if (!err)
+		err = check_header(s);
 	if (err)
 		return err;
 	rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
