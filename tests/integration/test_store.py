@@ -209,6 +209,30 @@ def test_store_fifo_refused_not_waited_on():
         eq(code, 0, "ls of the folder of stores (%s)" % err)
 
 
+def test_store_ls_folder_names_damaged_stores():
+    """`cmon ls DIR` names a store folder it cannot read (a truncated or an
+    empty calls.db) as damaged, with the reason; they were counted among
+    "other entries, not stores", where a user would not look for them."""
+    d = tmpfile("damaged-runs")
+    os.mkdir(d)
+    good, cut, empty = (_fill(os.path.join(d, n)) for n in ("good", "cut", "empty"))
+    with open(os.path.join(cut, "calls.db"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(cut, "calls.db"), "wb") as f:
+        f.write(data[:len(data) // 2])
+    open(os.path.join(empty, "calls.db"), "wb").close()
+    os.mkdir(os.path.join(d, "notes"))
+    code, out, err = cmon(["ls", d])
+    eq((code, err), (0, ""), "exit status and stderr")
+    lines = out.splitlines()
+    eq(len(lines), 5, "header, three folders, summary:\n%s" % out)
+    check(re.match(r"^cut\s+damaged: store is truncated \(\d+ bytes; its header says \d+\)$",
+                   lines[1]), lines[1])
+    check(re.match(r"^empty\s+damaged: not a cmon store \(empty file\)$", lines[2]), lines[2])
+    check(lines[3].startswith("good ") and "cmon capture" in lines[3], lines[3])
+    eq(lines[4], "1 store, 2 damaged (1 other entry, not stores)", "summary")
+
+
 def _walk_modes(top):
     for d, dirs, files in os.walk(top):
         eq(stat.S_IMODE(os.lstat(d).st_mode), 0o700, "mode of folder %s" % d)

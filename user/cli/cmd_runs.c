@@ -3,7 +3,9 @@
  * cmd_runs.c: capture stores as a set.
  *
  *   cmon ls DIR        DIR holds stores (run/, run-1/, ...): one line each,
- *                      command, start time, calls, size on disk
+ *                      command, start time, calls, size on disk; a store
+ *                      folder libcmon cannot read (truncated, empty,
+ *                      corrupted) as "damaged: " and the reason
  *   cmon rm RUN...     remove stores; anything that is not one is refused
  *                      (and then nothing is removed)
  *
@@ -83,7 +85,7 @@ int runs__list_dir(const char *dir)
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	char **names = NULL;
-	size_t n = 0, cap = 0, stores = 0, others = 0;
+	size_t n = 0, cap = 0, stores = 0, others = 0, damaged = 0;
 	int rc = CMON_EXIT_OK;
 
 	if (!d) {
@@ -115,13 +117,37 @@ int runs__list_dir(const char *dir)
 		const char *t;
 		uint64_t calls = 0, ns;
 		size_t nf = 0;
+		char msg[1100];
+		int err;
 
 		if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
 			rc = CMON_EXIT_ERROR;
 			break;
 		}
-		if (!runs__is_store_dir(path) || cmon_store_open_ex(path, 0, &s, NULL, 0)) {
+		if (!runs__is_store_dir(path)) {
 			others++;
+			free(path);
+			continue;
+		}
+		err = cmon_store_open_ex(path, 0, &s, msg, sizeof(msg));
+		if (err) {
+			/* A store folder libcmon cannot read (truncated, empty,
+			 * corrupted, another version): named, with the reason,
+			 * not counted among the other entries. */
+			const char *why = msg[0] ? msg : cmon_strerror(err);
+			size_t pl = strlen(path);
+
+			/* Its messages start with the file's path: the name says it. */
+			if (!strncmp(why, "./", 2) && strncmp(path, "./", 2))
+				why += 2;
+			if (!strncmp(why, path, pl) && !strncmp(why + pl, "/calls.db: ", 11))
+				why += pl + 11;
+			damaged++;
+			store_cli__put_safe(stdout, names[i]);
+			printf("%*s damaged: ",
+			       (int)(strlen(names[i]) < 24 ? 24 - strlen(names[i]) : 0), "");
+			store_cli__put_safe(stdout, why);
+			putchar('\n');
 			free(path);
 			continue;
 		}
@@ -143,6 +169,8 @@ int runs__list_dir(const char *dir)
 		free(path);
 	}
 	printf("%zu store%s", stores, stores == 1 ? "" : "s");
+	if (damaged)
+		printf(", %zu damaged", damaged);
 	if (others)
 		printf(" (%zu other entr%s, not stores)", others, others == 1 ? "y" : "ies");
 	putchar('\n');
