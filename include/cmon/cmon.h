@@ -85,7 +85,10 @@ struct cmon_store;
  * is an SQLite database with cmon's tables and format version
  * CMON_STORE_FORMAT.  On success *OUT is the store; on failure *OUT is NULL
  * and, when ERRBUF is not NULL, ERRBUF (ERRLEN bytes) holds a one-line
- * message naming the file and the problem.
+ * message naming the file and the problem.  calls.db and SQLite's side
+ * files next to it (-journal, -wal, -shm), when there, must be regular
+ * files: anything else (a FIFO, which an open would wait on forever) gives
+ * CMON_ERR_NOTSTORE before any is opened.
  */
 int cmon_store_open_ex(const char *path, unsigned flags, struct cmon_store **out, char *errbuf,
 		       size_t errlen);
@@ -174,13 +177,17 @@ struct cmon_arg {
 	const char *value;  /* JSON text as captured; NULL: the call has no value for it */
 };
 
-/* A buffer captured with a call, as a numpy-style array. */
+/* A buffer captured with a call, as a numpy-style array.  SHAPE describes
+ * DATA: the product of the dims times cmon_dtype_size(DTYPE) is LEN (a store
+ * where it is not gives CMON_ERR_CORRUPT), so DATA can be indexed by SHAPE. */
 struct cmon_blob {
 	const char *name;       /* the argument or capture it belongs to */
 	const char *dtype;      /* numpy dtype string: "|u1", "<i4", "<f8", ... */
 	unsigned ndim;
-	const uint64_t *shape;  /* ndim dims, C order, of the array as it was */
-	int truncated;          /* 1: DATA holds only the first LEN bytes of it */
+	const uint64_t *shape;  /* ndim dims, C order, of what was kept (DATA) */
+	int truncated;          /* 1: the capture was cut (at --capture-max or
+				 * --strlen): the array was longer than SHAPE
+				 * says, and its first elements are DATA */
 	const void *data;
 	size_t len;
 };
@@ -212,8 +219,9 @@ struct cmon_call {
 	const char *notes_json;
 };
 
-/* Call N (from 1) of function FUNC (a name as for cmon_store_function).
- * Free *OUT with cmon_call_free. */
+/* Call N (from 1; 0: CMON_ERR_INVAL, past the last: CMON_ERR_NOCALL) of
+ * function FUNC (a name as for cmon_store_function).  Free *OUT with
+ * cmon_call_free. */
 int cmon_store_call(struct cmon_store *s, const char *func, uint64_t n, struct cmon_call **out);
 
 /* The captured buffer NAME of C; *OUT belongs to C. */
@@ -224,7 +232,10 @@ const struct cmon_arg *cmon_call_arg(const struct cmon_call *c, const char *name
 
 void cmon_call_free(struct cmon_call *c); /* NULL is fine */
 
-/* Every call of a function, in call-number order, from call FIRST (>= 1). */
+/* Every call of a function, in call-number order, from call FIRST (>= 1;
+ * 0: CMON_ERR_INVAL).  Calls come numbered FIRST, FIRST + 1, ... up to the
+ * function's calls: a gap or a repeat in the store gives CMON_ERR_CORRUPT
+ * from cmon_iter_next where it shows. */
 struct cmon_iter;
 int cmon_store_calls(struct cmon_store *s, const char *func, uint64_t first,
 		     struct cmon_iter **out);

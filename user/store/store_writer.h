@@ -56,8 +56,11 @@ struct store_blob {
 	const char *name;       /* the argument or capture it belongs to */
 	const char *dtype;      /* numpy dtype string: "|u1", "<i4", "<f8", "|S1"... */
 	unsigned ndim;          /* <= STORE_MAX_NDIM */
-	const uint64_t *shape;  /* ndim dims, C order, as captured (before truncation) */
-	bool truncated;         /* DATA holds only the first LEN bytes */
+	const uint64_t *shape;  /* ndim dims, C order, of DATA: what was kept (a cut
+				 * capture's, not the whole array's); their product
+				 * times the dtype's size is LEN, or libcmon reads
+				 * the blob as corrupted */
+	bool truncated;         /* the capture was cut: the array was longer */
 	const void *data;
 	size_t len;
 };
