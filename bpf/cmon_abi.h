@@ -404,7 +404,12 @@ struct cmon_fetch {
 /* One function's fetch program, at entry or at return. */
 struct cmon_fetch_plan {
 	__u32 n;
-	__u32 pad;
+	/* At the return: the registers given back their entry values (the
+	 * call's argument registers, kept in its frame) before the items run,
+	 * so that a length register (len_reg) is the count the call was
+	 * given.  Bit 24 + i: argument i (0..5) is put in DWARF register
+	 * (entry_regs >> 4 * i) & 15.  0 at entry. */
+	__u32 entry_regs;
 	struct cmon_fetch items[CMON_MAX_FETCH];
 };
 

@@ -123,6 +123,13 @@ static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 
 	plan = bpf_map_lookup_elem(&fetch_plans, &key);
 	if (!plan || !plan->n)
 		return 1;
+	if (entry_args && plan->entry_regs) {
+		__u32 m = plan->entry_regs;
+
+		for (int i = 0; i < CMON_MAX_ARGS; i++)
+			if (m >> (24 + i) & 1)
+				r[(m >> (4 * i)) & 15] = entry_args[i];
+	}
 	for (int i = 0; i < CMON_MAX_FETCH; i++) {
 		if (i >= plan->n)
 			break;

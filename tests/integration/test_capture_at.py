@@ -91,3 +91,66 @@ def test_store_notes_are_the_entry_values():
                 extra=["--capture-at", "both", "--strlen", "3"])
     eq([r.get("truncated") for r in res.rows], [["at_return.buf"]],
        "trace: the return's read was cut, and the path says which read")
+
+
+def _obj(v):
+    """A JSON value as parsed by cmonlib (objects as lists of pairs) with
+    its objects as dicts."""
+    if isinstance(v, list) and v and all(isinstance(p, tuple) for p in v):
+        return {k: _obj(x) for k, x in v}
+    if isinstance(v, list):
+        return [_obj(x) for x in v]
+    return v
+
+
+CAPS = ["--capture", "ob=out:str", "--capture", "vv=vals[nv]", "--capture", "d=out:n",
+        "--capture", "v3=vals[3]"]
+INIT = {"ob": "INIT", "vv": [-1, -2, -3], "d": "494e4954000000000000", "v3": [-1, -2, -3]}
+FINAL = {"ob": "abcdefghi", "vv": [100, 101, 102], "d": "61626364656667686900",
+         "v3": [100, 101, 102]}
+
+
+def test_captures_follow_capture_at():
+    """--capture buffers are read when the parameters are: produce()
+    overwrites "INIT" and {-1,-2,-3}; with return the captures are the
+    final values (they stayed the entry's before), with both the entry's,
+    and at_return/changed carry theirs too.  The counts (n, nv) are the
+    call's: produce() clobbers n's register before it returns."""
+    got = {}
+    for at in ("entry", "return", "both"):
+        res = trace(["produce"], launch=[target("mutate")], fmt="json",
+                    extra=CAPS + ["--capture-at", at])
+        eq(res.code, 0, "%s: exit status (%s)" % (at, res.stderr.strip()))
+        eq(res.stdout, OUT, "%s: program output" % at)
+        eq(len(res.rows), 1, "%s: one call" % at)
+        r = res.rows[0]
+        got[at] = (_obj(r["args"])["out"], _obj(r["captures"]), _obj(r.get("at_return")),
+                   _obj(r.get("changed")))
+    eq(got["entry"], ("INIT", INIT, None, None), "entry: the values at the call")
+    eq(got["return"], ("abcdefghi", FINAL, None, None), "return: the final values")
+    changed = {"out": ["INIT", "abcdefghi"], "ob": ["INIT", "abcdefghi"],
+               "d": [INIT["d"], FINAL["d"]]}
+    for i in range(3):
+        changed["vv[%d]" % i] = [-1 - i, 100 + i]
+        changed["v3[%d]" % i] = [-1 - i, 100 + i]
+    eq(got["both"], ("INIT", INIT, dict(FINAL, out="abcdefghi"), changed),
+       "both: at the call, at the return, what changed")
+
+
+def test_store_captures_follow_capture_at():
+    """The store keeps the captures as it keeps args: the final values with
+    return, the entry's with both (and no blob of the return's read)."""
+    from cmonlib import tmpfile
+    want = {"return": ('"abcdefghi"', '"abcdefghi"', "[100, 101, 102]"),
+            "both": ('"INIT"', '"INIT"', "[-1, -2, -3]")}
+    for at, (arg, ob, vv) in want.items():
+        store = tmpfile("capat-" + at)
+        code, _, err = cmon(["capture", "-q", "--func", "produce", "--capture-at", at, "-o",
+                             store] + CAPS[:4] + ["--", target("mutate")])
+        eq(code, 0, "%s: capture (%s)" % (at, err))
+        code, out, err = cmon(["show", store, "produce", "1"])
+        eq(code, 0, "%s: show (%s)" % (at, err))
+        lines = [l.split() for l in out.splitlines()]
+        eq([l[-1] for l in lines if l[:1] == ["out"]], [arg], "%s: the argument" % at)
+        eq([" ".join(l[3:]) for l in lines if l[:1] in (["ob"], ["vv"])],
+           ["= " + ob, "= " + vv], "%s: the blobs: %r" % (at, out))

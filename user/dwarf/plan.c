@@ -514,6 +514,64 @@ static const char *func_name(const struct func_sig *sig)
 	return sig ? sig->name : "the function";
 }
 
+/* Whether the return value is read from register REG at the return. */
+static bool ret_uses_reg(const struct builder *b, uint8_t reg)
+{
+	const struct plan_layout *l = b->l;
+	const struct plan_value *v;
+
+	if (l->ret_value < 0)
+		return false;
+	v = &l->values[l->ret_value];
+	for (uint8_t i = 0; i < v->n_src; i++) {
+		const struct plan_src *s = &v->src[i];
+		const struct cmon_fetch *it;
+
+		if (s->kind == PSRC_RET && reg == DREG_RAX)
+			return true;
+		if (s->kind != PSRC_ITEM || s->index >= b->plan[1]->n)
+			continue;
+		/* its register, or the one its memory is at (then its derefs') */
+		it = &b->plan[1]->items[s->index];
+		if ((it->kind == CMON_FETCH_REG || it->base == CMON_BASE_REG) && it->reg == reg)
+			return true;
+	}
+	return false;
+}
+
+/* --capture-at return|both: the entry's fetch F again at the return, from
+ * the pointer and count the call was given (its argument registers, kept
+ * in the frame, as for a pointer parameter: the registers themselves may
+ * be clobbered by then; the count's register is given back its entry
+ * value, unless the return value is read from it).  A pointer or count
+ * elsewhere (a stack slot, another register) is read at the call only,
+ * and said so. */
+static void plan_capture_again(struct builder *b, const char *spec, const struct cmon_fetch *f,
+			       struct plan_capture *pc)
+{
+	struct cmon_fetch g = *f;
+	int ai = f->base == CMON_BASE_REG && !f->deref ? arg_index(b, f->reg) : -1;
+	int li = f->len_reg >= 0 ? arg_index(b, (uint8_t)f->len_reg) : 0;
+	const char *why = ai < 0 ? "its pointer is not an argument register" :
+			  li < 0 ? "its count is not an argument register" :
+			  f->len_reg >= 0 && ret_uses_reg(b, (uint8_t)f->len_reg)
+				  ? "its count's register holds the return value" : NULL;
+	int idx;
+
+	if (pc->item < 0)
+		return;
+	if (why) {
+		log_warn("--capture %s: %s: read at the call only", spec, why);
+		return;
+	}
+	g.base = CMON_BASE_ENTRY_ARG;
+	g.reg = (uint8_t)ai;
+	idx = add_item(b, 1, &g);
+	pc->ret_item = (int16_t)idx;
+	if (idx >= 0 && f->len_reg >= 0)
+		b->plan[1]->entry_regs |= 1u << (24 + li) | (uint32_t)(f->len_reg & 15) << (4 * li);
+}
+
 static int plan_capture(struct builder *b, const struct capture_spec *cs, struct plan_capture *pc)
 {
 	const struct func_sig *sig = b->sig;
@@ -530,6 +588,7 @@ static int plan_capture(struct builder *b, const struct capture_spec *cs, struct
 		return -ENOMEM;
 	pc->kind = cs->kind;
 	pc->item = -1;
+	pc->ret_item = -1;
 	if (find_param(sig, cs->name)) {
 		log_error("--capture %s: the name is a parameter of %s: pick another", spec,
 			  func_name(sig));
@@ -639,6 +698,8 @@ static int plan_capture(struct builder *b, const struct capture_spec *cs, struct
 	pc->size = (uint32_t)size;
 	idx = add_item(b, 0, &f);
 	pc->item = (int16_t)idx;
+	if (b->o->capture_at != PLAN_AT_ENTRY)
+		plan_capture_again(b, spec, &f, pc);
 	return 0;
 }
 

@@ -28,7 +28,8 @@
  *   - other pointers (void *, int *, char **, functions) are shown as
  *     addresses.
  * --capture specs are planned after the parameters' own items and before
- * any deref.  A plan holds CMON_MAX_FETCH items and CMON_CAPTURE_MAX bytes:
+ * any deref (with --capture-at return|both, in both plans: at the return
+ * from the pointer and count the call was given).  A plan holds CMON_MAX_FETCH items and CMON_CAPTURE_MAX bytes:
  * what does not fit (the deepest derefs first, since they come last) is
  * recorded as dropped (PD_DROPPED / PU_TOO_MANY_ITEMS) and rendered as
  * "<not captured: too many items>".
@@ -158,6 +159,11 @@ struct plan_capture {
 	uint32_t elem_size;
 	uint32_t size;             /* the item's size limit */
 	int16_t item;              /* entry item; -1: dropped */
+	/* --capture-at return|both: the return plan's item reading it again
+	 * (from the entry's pointer and count, kept in the call's frame), or
+	 * -1: read at the call only (a pointer or count that is not an
+	 * argument register, or it did not fit) */
+	int16_t ret_item;
 	/* The count, to cut the bytes to exactly count * elem_size when the
 	 * register held more than the argument (an int's upper half): */
 	struct plan_src len;       /* PSRC_ARG, PSRC_CONST, or PSRC_NONE (unknown) */

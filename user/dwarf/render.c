@@ -43,6 +43,8 @@ struct rctx {
 	struct strbuf *sb; /* where values are written */
 	int err;
 	bool in_capture; /* a --capture's elements: the capture is the blob */
+	bool no_blobs;   /* --capture-at both, a read at the return: the store
+			  * keeps the entry's values */
 };
 
 static void put(struct rctx *r, const char *s)
@@ -979,7 +981,7 @@ static void add_blob(struct rctx *r, const char *name, const struct ctype *elem,
 	struct render_blob *b;
 	size_t name_off, data_off;
 
-	if (r->err)
+	if (r->err || r->no_blobs)
 		return;
 	if (o->n_blobs == o->cap_blobs) {
 		size_t cap = o->cap_blobs ? o->cap_blobs * 2 : 8;
@@ -1026,18 +1028,21 @@ static void add_blob(struct rctx *r, const char *name, const struct ctype *elem,
 
 /* ---- --capture ---- */
 
-static void render_capture(struct rctx *r, const struct plan_capture *pc)
+/* Capture PC as read at the call, or AT_RETURN by its return item; its
+ * path goes under what R's path holds ("at_return"). */
+static void render_capture(struct rctx *r, const struct plan_capture *pc, bool at_return)
 {
 	const struct render_item *it;
 	uint64_t want = UINT64_MAX, bytes;
 	bool truncated;
-	size_t saved = path_push(r, NULL, pc->name);
+	int item = at_return ? pc->ret_item : pc->item;
+	size_t saved = path_push(r, r->o->path.len ? "." : NULL, pc->name);
 
-	if (pc->item < 0) {
+	if (item < 0) {
 		put_marker(r, W_DROPPED, NULL);
 		goto out;
 	}
-	it = item_at(r, false, pc->item);
+	it = item_at(r, at_return, item);
 	if (!it) {
 		put_marker(r, W_MISSING, NULL);
 		goto out;
@@ -1139,7 +1144,7 @@ static void render_capture(struct rctx *r, const struct plan_capture *pc)
 		}
 		add_blob(r, pc->name, elem, shape, nd, it->data, (size_t)bytes, truncated);
 		/* A string is characters, not bytes: readers show it as text. */
-		if (!r->err && pc->kind == CAPTURE_STR)
+		if (!r->err && !r->no_blobs && pc->kind == CAPTURE_STR)
 			snprintf(r->o->blobs[r->o->n_blobs - 1].dtype,
 				 sizeof(r->o->blobs[0].dtype), "|S1");
 	}
@@ -1178,18 +1183,21 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 	err = err ?: strbuf__putc(&o->args, '{');
 	if (err)
 		return err;
-	if (o->cap_cells < l->n_params) {
-		size_t *offs = realloc(o->cell_offs, l->n_params * sizeof(*offs));
+	/* cell_offs: the parameters' cells, then the captures' texts (their
+	 * values at the call, for "changed") */
+	if (o->cap_cells < l->n_params + l->n_captures) {
+		size_t n = l->n_params + l->n_captures;
+		size_t *offs = realloc(o->cell_offs, n * sizeof(*offs));
 		const char **cells;
 
 		if (!offs)
 			return -ENOMEM;
 		o->cell_offs = offs;
-		cells = realloc(o->cells, l->n_params * sizeof(*cells));
+		cells = realloc(o->cells, n * sizeof(*cells));
 		if (!cells)
 			return -ENOMEM;
 		o->cells = cells;
-		o->cap_cells = l->n_params;
+		o->cap_cells = n;
 	}
 	/* parameters: each into ONE, then into args and its cell; with
 	 * --capture-at return, a pointer's pointee as the return found it */
@@ -1213,7 +1221,40 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		o->n_cells = i + 1;
 	}
 	err = err ?: strbuf__putc(&o->args, '}');
-	/* --capture-at both: the same pointers at the return, and the change */
+	/* the return value */
+	if (!err) {
+		r.sb = &o->ret;
+		path_pop(&r, 0);
+		path_push(&r, NULL, "return");
+		if (l->ret_value >= 0 && c->has_ret)
+			err = r.err ?: render_value(&r, l->ret_value);
+		else
+			err = strbuf__puts(&o->ret, "null");
+	}
+	/* --capture: each into ONE, then into captures and (for "changed")
+	 * cellbuf; with --capture-at return, as the return found it */
+	err = err ?: strbuf__putc(&o->captures, '{');
+	for (size_t i = 0; i < l->n_captures && !err; i++) {
+		const struct plan_capture *pc = &l->captures[i];
+
+		strbuf__reset(one);
+		r.sb = one;
+		path_pop(&r, 0);
+		render_capture(&r, pc, l->capture_at == PLAN_AT_RETURN && pc->ret_item >= 0 &&
+					       c->has_ret);
+		err = r.err;
+		if (!err && i)
+			err = strbuf__putc(&o->captures, ',');
+		err = err ?: json_escape(&o->captures, pc->name);
+		err = err ?: strbuf__putc(&o->captures, ':');
+		err = err ?: strbuf__putn(&o->captures, one->buf ? one->buf : "", one->len);
+		o->cell_offs[l->n_params + i] = o->cellbuf.len;
+		err = err ?: strbuf__putn(&o->cellbuf, one->buf ? one->buf : "", one->len + 1);
+	}
+	err = err ?: strbuf__putc(&o->captures, '}');
+	/* --capture-at both: the same pointers (and --capture buffers) at the
+	 * return, and the change; after the rest, so that the notes of these
+	 * reads are one range of truncated / faults */
 	o->again_truncated[0] = o->again_truncated[1] = o->truncated.len;
 	o->again_faults[0] = o->again_faults[1] = o->faults.len;
 	o->again_n_truncated = o->n_truncated;
@@ -1243,39 +1284,35 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 						   o->cellbuf.buf + o->cell_offs[i],
 						   one->buf ? one->buf : "null");
 		}
+		/* and the --capture buffers, by the entry's pointer and count */
+		r.no_blobs = true;
+		for (size_t i = 0; i < l->n_captures && !err; i++) {
+			const struct plan_capture *pc = &l->captures[i];
+
+			if (pc->ret_item < 0)
+				continue;
+			strbuf__reset(one);
+			r.sb = one;
+			path_pop(&r, 0);
+			path_push(&r, NULL, "at_return");
+			render_capture(&r, pc, true);
+			err = r.err;
+			if (!err && n++)
+				err = strbuf__putc(&o->at_return, ',');
+			err = err ?: json_escape(&o->at_return, pc->name);
+			err = err ?: strbuf__putc(&o->at_return, ':');
+			err = err ?: strbuf__putn(&o->at_return, one->buf ? one->buf : "", one->len);
+			err = err ?: changed__diff(&o->changed, &o->n_changed, pc->name,
+						   o->cellbuf.buf + o->cell_offs[l->n_params + i],
+						   one->buf ? one->buf : "null");
+		}
+		r.no_blobs = false;
 		err = err ?: strbuf__putc(&o->at_return, '}') ?: strbuf__putc(&o->changed, '}');
 		o->again_truncated[1] = o->truncated.len;
 		o->again_faults[1] = o->faults.len;
 	}
 	o->again_n_truncated = o->n_truncated - o->again_n_truncated;
 	o->again_n_faults = o->n_faults - o->again_n_faults;
-	/* the return value */
-	if (!err) {
-		r.sb = &o->ret;
-		path_pop(&r, 0);
-		path_push(&r, NULL, "return");
-		if (l->ret_value >= 0 && c->has_ret)
-			err = r.err ?: render_value(&r, l->ret_value);
-		else
-			err = strbuf__puts(&o->ret, "null");
-	}
-	/* --capture */
-	err = err ?: strbuf__putc(&o->captures, '{');
-	for (size_t i = 0; i < l->n_captures && !err; i++) {
-		const struct plan_capture *pc = &l->captures[i];
-
-		if (i)
-			err = strbuf__putc(&o->captures, ',');
-		err = err ?: json_escape(&o->captures, pc->name);
-		err = err ?: strbuf__putc(&o->captures, ':');
-		if (err)
-			break;
-		r.sb = &o->captures;
-		path_pop(&r, 0);
-		render_capture(&r, pc);
-		err = r.err;
-	}
-	err = err ?: strbuf__putc(&o->captures, '}');
 	err = err ?: strbuf__putc(&o->truncated, ']');
 	err = err ?: strbuf__putc(&o->faults, ']');
 	if (err)
