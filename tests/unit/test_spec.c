@@ -210,6 +210,10 @@ static const struct {
 	  "line 3: 'log' is only for instrument log" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, lifespan: 10}\n", "b",
 	  "line 3: 'lifespan' must be a duration with a unit: 30s, 10m, 2h, 1d, 1h30m" },
+	/* 2^64 ms or so: its expiry wrapped and the probe expired at once */
+	{ "  - {name: b, target: /a, func: f, instrument: count, lifespan: 18446744073709551s}\n",
+	  "b", "line 3: 'lifespan' is over 100 years: leave it out for a probe that does not "
+	  "expire" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, pid: -3}\n", "b",
 	  "line 3: 'pid' must be a non-negative integer" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, pid: 0}\n", "b",

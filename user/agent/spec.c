@@ -489,6 +489,11 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 		if (!s || spec_duration__parse(s, &p->lifespan_ms) || !p->lifespan_ms)
 			return probe_fail(p, v, "'lifespan' must be a duration with a unit: "
 					  "30s, 10m, 2h, 1d, 1h30m");
+		/* the expiry is the monotonic clock plus it: keep it far from
+		 * wrapping (a lifespan of 2^64 ms expired at once) */
+		if (p->lifespan_ms > SPEC_LIFESPAN_MAX_MS)
+			return probe_fail(p, v, "'lifespan' is over 100 years: leave it out for a "
+					  "probe that does not expire");
 		return 0;
 	}
 	if (!strcmp(key, "log")) {

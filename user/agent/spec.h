@@ -59,6 +59,10 @@ struct spec_label {
 #define SPEC_DEFAULT_LOG_BYTES (10ull << 20)
 #define SPEC_DEFAULT_LOG_KEEP 3
 
+/* The longest lifespan: the expiry (the monotonic clock plus it) stays far
+ * from wrapping. */
+#define SPEC_LIFESPAN_MAX_MS (100ull * 366 * 24 * 3600 * 1000) /* 100 years */
+
 struct probe_spec {
 	char *name;    /* as written (NULL when missing) */
 	char *id;      /* unique key: name, or "probe#N" / "NAME@line" when
@@ -85,7 +89,7 @@ struct probe_spec {
 	bool per_pid;
 	uint32_t max_pids;
 	uint32_t max_functions; /* function labels before function="other" */
-	uint64_t lifespan_ms; /* 0: forever */
+	uint64_t lifespan_ms; /* 0: forever; at most SPEC_LIFESPAN_MAX_MS */
 	char *log_path;
 	uint64_t log_max_bytes;
 	unsigned log_keep;
