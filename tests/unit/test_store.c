@@ -988,8 +988,12 @@ static void test_fifo_refused(void **state)
 	alarm(20); /* a hang fails the test (SIGALRM) rather than the run */
 	for (size_t i = 0; i < ARRAY_SIZE(sides); i++) {
 		assert_true(asprintf(&p, "%s%s", db, sides[i]) > 0);
-		if (!*sides[i])
-			assert_int_equal(rename(db, path_in("fifo-src.db")), 0);
+		if (!*sides[i]) {
+			char *moved = path_in("fifo-src.db");
+
+			assert_int_equal(rename(db, moved), 0);
+			free(moved);
+		}
 		assert_int_equal(mkfifo(p, 0600), 0);
 		assert_int_equal(cmon_store_open_ex(dir, 0, &s, msg, sizeof(msg)),
 				 CMON_ERR_NOTSTORE);
