@@ -141,7 +141,8 @@ static void test_json(void **state)
 		"      \"lifespan\": \"30s\"\n"
 		"    },\n"
 		"    {\"name\": \"t\", \"target\": \"/a\", \"func\": [\"x\", \"y\"], "
-		"\"instrument\": \"log\", \"log\": {\"path\": \"/tmp/t.jsonl\", \"keep\": 0}}\n"
+		"\"instrument\": \"log\", \"log\": {\"path\": \"/tmp/t.jsonl\", \"keep\": 0, "
+		"\"max_bytes\": \"10M\"}}\n"
 		"  ]\n"
 		"}\n";
 	struct agent_spec *s = parse_ok(json);
@@ -156,7 +157,8 @@ static void test_json(void **state)
 	assert_null(s->probes[1].error);
 	assert_int_equal(s->probes[1].n_funcs, 2);
 	assert_int_equal(s->probes[1].log_keep, 0);
-	assert_int_equal(s->probes[1].log_max_bytes, SPEC_DEFAULT_LOG_BYTES);
+	/* a size with its unit, quoted: JSON's only way (it was refused) */
+	assert_int_equal(s->probes[1].log_max_bytes, 10 << 20);
 	agent_spec__free(s);
 }
 

@@ -205,8 +205,12 @@ static int get_uint(struct probe_spec *p, const yaml_node_t *n, const char *key,
 	unsigned long long v, mul = 1;
 	char *end;
 
-	if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || !isdigit((unsigned char)*s))
-		return probe_fail(p, n, "'%s' must be a non-negative integer", key);
+	/* A size may be quoted ("10M"): a JSON spec has no other way to
+	 * give the unit.  A plain number may not: "10" is a string. */
+	if (!s || (!suffixes && n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) ||
+	    !isdigit((unsigned char)*s))
+		return suffixes ? probe_fail(p, n, "'%s' must be a byte count: 4096, 64K, 10M, 1G", key)
+				: probe_fail(p, n, "'%s' must be a non-negative integer", key);
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (suffixes && *end) {
@@ -222,7 +226,9 @@ static int get_uint(struct probe_spec *p, const yaml_node_t *n, const char *key,
 			end += strlen(end);
 	}
 	if (errno || *end || !mul)
-		return probe_fail(p, n, "'%s' must be a non-negative integer, not '%s'", key, s);
+		return suffixes ? probe_fail(p, n, "'%s' must be a byte count: 4096, 64K, 10M, 1G, "
+					     "not '%s'", key, s)
+				: probe_fail(p, n, "'%s' must be a non-negative integer, not '%s'", key, s);
 	if (v > max / mul)
 		return probe_fail(p, n, "'%s' is too large (at most %llu)", key, max);
 	*out = v * mul;
