@@ -86,24 +86,16 @@ static __always_inline __u32 item_size(const __u64 *r, struct cmon_fetch *it, bo
 	return size > CMON_ITEM_MAX + 2 ? CMON_ITEM_MAX + 2 : (__u32)size;
 }
 
-/*
- * Run the plan of FUNC_ID (at entry or at return) and submit a capture
- * record tagged with TAG, the call's entry time; at entry pass 0: the time
- * is taken after the reads (so a slow read does not count in the call's
- * latency) and returned in TS_OUT.  SLOT is the call's return-address slot,
- * the stack pointer at entry.  ENTRY_ARGS: at the return, the call's
- * argument registers at its entry (NULL at entry).  Returns 0, 1 when the
- * function has no plan, or -1 when the record could not be written (the
- * caller counts it lost).
- */
+/* run_fetch_plan's arguments past the fifth, which a BPF call cannot pass. */
 struct fetch_call {
 	__u64 tag;
 	__u64 *ts_out;
 	const __u64 *entry_args;
 };
 
-/* Out of line (a subprogram of its own stack frame): inlined, its buffers
- * and the staging's would take the exit program past BPF's 512 bytes. */
+/* run_fetch_plan, out of line (a subprogram of its own stack frame):
+ * inlined, its buffers and the staging's would take the exit program past
+ * BPF's 512 bytes. */
 static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 at_return,
 				     __u64 sp, struct fetch_call *c)
 {
@@ -244,6 +236,16 @@ written:
 	return 0;
 }
 
+/*
+ * Run the plan of FUNC_ID (at entry or at return) and submit a capture
+ * record tagged with TAG, the call's entry time; at entry pass 0: the time
+ * is taken after the reads (so a slow read does not count in the call's
+ * latency) and returned in TS_OUT.  SLOT is the call's return-address slot,
+ * the stack pointer at entry.  ENTRY_ARGS: at the return, the call's
+ * argument registers at its entry (NULL at entry).  Returns 0, 1 when the
+ * function has no plan, or -1 when the record could not be written (the
+ * caller counts it lost).
+ */
 static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, __u32 at_return,
 					   __u64 sp, __u64 tag, __u64 *ts_out,
 					   const __u64 *entry_args)
