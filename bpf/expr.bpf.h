@@ -71,6 +71,19 @@ static __always_inline bool expr_cmp(__u8 op, __u64 a, __u64 b, bool is_signed)
 	}
 }
 
+extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz, const void *unsafe_ptr__ign,
+				  __u64 flags) __ksym __weak;
+
+/* A sleepable program (trace with fault-in, fetch.bpf.h) reads the string
+ * as its record does, faulting its page in: a string the program had not
+ * touched yet read as a fault, and compared unequal to the very value the
+ * record then showed. */
+#ifdef CMON_FETCH_BPF_H
+#define EXPR_FAULT_IN targ_sleepable
+#else
+#define EXPR_FAULT_IN false
+#endif
+
 /* The user string at ADDR equals constant IDX of the program. */
 static __always_inline bool expr_str_eq(struct expr_ctx *c, __u64 addr, __s64 idx)
 {
@@ -79,7 +92,8 @@ static __always_inline bool expr_str_eq(struct expr_ctx *c, __u64 addr, __s64 id
 	for (int w = 0; w < (CMON_EXPR_STR_MAX + 8) / 8; w++)
 		c->buf[w] = 0;
 	/* One byte more than a constant can hold: a longer string differs. */
-	if (bpf_probe_read_user_str(c->buf, CMON_EXPR_STR_MAX + 2, (void *)addr) <= 0)
+	if ((EXPR_FAULT_IN ? bpf_copy_from_user_str(c->buf, CMON_EXPR_STR_MAX + 2, (void *)addr, 0)
+			   : bpf_probe_read_user_str(c->buf, CMON_EXPR_STR_MAX + 2, (void *)addr)) <= 0)
 		return false;
 	for (int w = 0; w < (CMON_EXPR_STR_MAX + 8) / 8; w++)
 		if (c->buf[w] != k[w])
@@ -122,7 +136,8 @@ static long expr_step(__u64 i, void *data)
 		} else {
 			if (n > 8)
 				n = 8;
-			if (bpf_probe_read_user(&v, n, (void *)a))
+			if (EXPR_FAULT_IN ? bpf_copy_from_user(&v, n, (void *)a)
+					  : bpf_probe_read_user(&v, n, (void *)a))
 				v = 0;
 			v = expr_ext(v, n, in->is_signed);
 		}

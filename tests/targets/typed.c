@@ -287,7 +287,7 @@ static int run_all(void)
 
 static int run_cold(const char *path)
 {
-	static const char text[] = "a cold string, on a page nobody touched";
+	static const char text[] = "a cold string, never touched";
 	char page[4096] = { 0 };
 	const char *p;
 	size_t n;
