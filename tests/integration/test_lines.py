@@ -78,7 +78,9 @@ def test_line_errors_name_nearest_code():
     code, _, err = cmon(["trace", "--line", "nosuch.c:3", "--", target("lines"), "1"])
     eq((code, err.strip()), (1, "cmon: --line nosuch.c:3: no DWARF line table names nosuch.c"),
        "unknown file")
-    for bad in ("lines.c", "lines.c:0", "lines.c:x", ":18"):
+    # 2^32 + 8: no int line number (it wrapped to line 8)
+    for bad in ("lines.c", "lines.c:0", "lines.c:x", ":18", "lines.c:4294967304",
+                "lines.c:18446744073709551623"):
         code, _, err = cmon(["trace", "--line", bad, "--", target("lines"), "1"])
         eq(code, 2, "--line %s: a usage error (%s)" % (bad, err))
         check("expected FILE:LINE" in err, err)

@@ -412,9 +412,16 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			break;
 		case OPT_LINE: {
 			const char *colon = strrchr(optarg, ':');
+			unsigned long ln = 0;
 
-			if (!colon || colon == optarg || !colon[1] ||
-			    strspn(colon + 1, "0123456789") != strlen(colon + 1) || !atoi(colon + 1)) {
+			/* a line number DWARF can have (an int): 2^32 + 8 was line 8 */
+			if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+				errno = 0;
+				ln = strtoul(colon + 1, NULL, 10);
+				if (errno || ln > INT_MAX)
+					ln = 0;
+			}
+			if (!colon || colon == optarg || !ln) {
 				log_error("%s: --line '%s': expected FILE:LINE (a line number from 1)",
 					  name, optarg);
 				return -EINVAL;
