@@ -61,6 +61,18 @@ def test_watch_launched_pie_every_write_in_order():
     check("cmon: watch counter" in err and ": 5 writes" in err, err)
 
 
+def test_watch_given_twice_reported_once():
+    """--watch counter twice watches it once: each write was reported twice
+    (and counted as 10 of 10 seen).  Two names of the same bytes stay two
+    watches (test_watch_pid_addr_len_and_symbol_csv)."""
+    code, out, err, rows = _json(["--watch", "counter", "--watch", "counter"])
+    eq(code, 0, "exit status (%s)" % err)
+    watch = [r for r in rows if r.get("kind") == "watch"]
+    eq([(r["old"], r["new"], r["func"], r["line"]) for r in watch], _writes(),
+       "each write once")
+    check("cmon: watching 1 address in process" in err, err)
+
+
 def test_watch_text_and_second_global():
     code, out, err = cmon(["trace", "--watch", "counter", "--watch", "small_u16", "--",
                            target("watch"), "writes"])
@@ -161,9 +173,13 @@ def test_watch_errors():
     eq(len(stderr_lines(err)), 1, err)
     check(err.startswith("cmon: --watch 'nosuch': no global variable or symbol 'nosuch'"), err)
 
-    code, out, err = cmon(["trace", "--watch", "0x1003:4", "--", target("watch"), "writes"])
-    eq(code, 1, "misaligned ADDR:LEN")
-    check("expected ADDR:LEN" in err, err)
+    # A malformed ADDR:LEN is a usage error (2), as malformed values are,
+    # said before the program runs (it was 1)
+    for bad in ("0x1003:4", "0x1000:3"):
+        code, out, err = cmon(["trace", "--watch", bad, "--", target("watch"), "writes"])
+        eq((code, out), (2, ""), "malformed ADDR:LEN %s" % bad)
+        eq(stderr_lines(err), ["cmon: --watch '%s': expected ADDR:LEN (hex address, LEN 1, 2, "
+                               "4 or 8, the address a multiple of LEN)" % bad], "one line")
 
     code, _, err = cmon(["trace", "--watch", "counter", "--binary", target("watch")])
     eq(code, 2, "--binary: no one process")

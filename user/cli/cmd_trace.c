@@ -700,8 +700,9 @@ static int start_watch(struct trace_run *r, bool csv_header)
 	if (!err)
 		err = session__continue(&r->ses);
 	if (!err && !r->opts.quiet)
-		fprintf(stderr, "cmon: watching %zu address%s in process %d\n", r->opts.n_watches,
-			r->opts.n_watches == 1 ? "" : "es", (int)wo.pid);
+		fprintf(stderr, "cmon: watching %zu address%s in process %d\n",
+			watcher__count(r->watcher), watcher__count(r->watcher) == 1 ? "" : "es",
+			(int)wo.pid);
 	return err;
 }
 

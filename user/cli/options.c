@@ -11,6 +11,7 @@
 #include "dwarf/plan.h"
 #include "filter/expr.h"
 #include "output/outpath.h"
+#include "event/watcher.h"
 #include "cli/commands.h"
 #include "core/optable.h"
 #include "options.h"
@@ -435,13 +436,19 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case OPT_LOCALS:
 			o->locals = true;
 			break;
-		case OPT_WATCH:
+		case OPT_WATCH: {
+			uint64_t wa;
+			uint32_t wl;
+
 			if (o->n_watches >= CMON_MAX_WATCH) {
 				log_error("%s: at most %d --watch", name, CMON_MAX_WATCH);
 				return -EINVAL;
 			}
+			if (watch__is_addr_len(optarg) && watch__addr_len(optarg, &wa, &wl))
+				return -EINVAL;
 			err = push_ptr(&o->watches, &o->n_watches, sizeof(char *), &optarg);
 			break;
+		}
 		case OPT_COUNT:
 			if (parse_u64(optarg, &v) || v == 0 || v > 1000000) {
 				log_error("%s: invalid --count '%s' (1..1000000)", name, optarg);

@@ -116,6 +116,30 @@ static uint32_t hw_len(uint64_t addr, uint64_t size)
 
 /* EXPR to an address in the process: ADDR:LEN, SYMBOL+OFF, or NAME (a
  * DWARF global of the executable, else its symbol). */
+bool watch__is_addr_len(const char *expr)
+{
+	/* ADDR:LEN starts with a digit (a name never does; "ns::x" is a name). */
+	return expr[0] >= '0' && expr[0] <= '9' && strchr(expr, ':');
+}
+
+int watch__addr_len(const char *expr, uint64_t *addr, uint32_t *len)
+{
+	unsigned long long a, l;
+	char *end;
+
+	errno = 0;
+	a = strtoull(expr, &end, 16);
+	if (errno || end == expr || *end != ':' || (l = strtoull(end + 1, &end, 10), *end) ||
+	    (l != 1 && l != 2 && l != 4 && l != 8) || a % l) {
+		log_error("--watch '%s': expected ADDR:LEN (hex address, LEN 1, 2, 4 or 8, "
+			  "the address a multiple of LEN)", expr);
+		return -EINVAL;
+	}
+	*addr = a;
+	*len = (uint32_t)l;
+	return 0;
+}
+
 static int resolve(struct watcher *w, struct watch *wa)
 {
 	const char *expr = wa->expr, *exe = w->objs[0].open_path;
@@ -125,21 +149,14 @@ static int resolve(struct watcher *w, struct watch *wa)
 	uint64_t addr, size, off = 0;
 	int err;
 
-	/* ADDR:LEN starts with a digit (a name never does; "ns::x" is a name). */
-	if (expr[0] >= '0' && expr[0] <= '9' && strchr(expr, ':')) {
-		unsigned long long a, l;
+	if (watch__is_addr_len(expr)) {
+		uint64_t a;
+		uint32_t l;
 
-		errno = 0;
-		a = strtoull(expr, &end, 16);
-		if (errno || end == expr || *end != ':' ||
-		    (l = strtoull(end + 1, &end, 10), *end) ||
-		    (l != 1 && l != 2 && l != 4 && l != 8) || a % l) {
-			log_error("--watch '%s': expected ADDR:LEN (hex address, LEN 1, 2, 4 or 8, "
-				  "the address a multiple of LEN)", expr);
+		if (watch__addr_len(expr, &a, &l))
 			return -EINVAL;
-		}
 		wa->addr = a;
-		wa->len = (uint32_t)l;
+		wa->len = l;
 		wa->kind = GLOBAL_RAW;
 		snprintf(wa->type, sizeof(wa->type), "raw");
 		return 0;
@@ -213,11 +230,23 @@ int watcher__new(const struct watcher_opts *opts, struct watcher **out)
 		goto fail;
 	}
 	for (size_t i = 0; i < opts->n_exprs && i < CMON_MAX_WATCH; i++) {
-		w->w[i].expr = opts->exprs[i];
-		err = resolve(w, &w->w[i]);
+		struct watch *wa = &w->w[w->n];
+		bool again = false;
+
+		wa->expr = opts->exprs[i];
+		err = resolve(w, wa);
 		if (err)
 			goto fail;
-		w->n++;
+		/* The same --watch given twice is watched once: each write
+		 * would otherwise be reported twice under one name (two names
+		 * of the same bytes are two watches, each reported). */
+		for (size_t k = 0; k < w->n && !again; k++)
+			again = w->w[k].addr == wa->addr && w->w[k].len == wa->len &&
+				!strcmp(w->w[k].expr, wa->expr);
+		if (again)
+			log_info("--watch %s: given twice: watched once", wa->expr);
+		else
+			w->n++;
 	}
 	w->skel = watch_bpf__open();
 	if (!w->skel) {
@@ -618,6 +647,8 @@ int watcher__drain(struct watcher *w)
 	fflush(w->opts.out);
 	return n;
 }
+
+size_t watcher__count(const struct watcher *w) { return w->n; }
 
 uint64_t watcher__report(struct watcher *w, bool quiet)
 {

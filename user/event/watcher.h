@@ -30,6 +30,12 @@ struct watcher_opts {
 };
 
 /* Resolve and load.  0 and *OUT, or -errno after one error line. */
+/* --watch ADDR:LEN (a hex address and 1, 2, 4 or 8 bytes at a multiple of
+ * them), not a name: checked when the options are read, so that a
+ * malformed one is a usage error.  0, or -EINVAL after one error line. */
+bool watch__is_addr_len(const char *expr);
+int watch__addr_len(const char *expr, uint64_t *addr, uint32_t *len);
+
 int watcher__new(const struct watcher_opts *opts, struct watcher **out);
 
 /* Seed the old values and open the events on every thread.  0, or -errno
@@ -46,6 +52,8 @@ void watcher__detach(struct watcher *w);
 
 /* Per watch: the address and the writes seen; writes lost.  Returns the
  * writes lost (not recorded: ring buffer full). */
+/* Watches (a --watch given twice counts once). */
+size_t watcher__count(const struct watcher *w);
 uint64_t watcher__report(struct watcher *w, bool quiet);
 
 void watcher__free(struct watcher *w); /* NULL fine */
