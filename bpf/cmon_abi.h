@@ -317,7 +317,8 @@ struct cmon_func_stats {
 	__u64 lost_depth;   /* entry not recorded: CMON_STACK_DEPTH pending calls */
 	__u64 lost_nomem;   /* entry not recorded: no per-thread storage */
 	__u64 lost_capture; /* capture record not written: ring buffer full */
-	__u64 outside_focus; /* --focus: entered outside every focus function;
+	__u64 outside_focus; /* --focus: entered outside every focus function,
+			      * or deeper than --max-depth below one;
 			      * --py's evaluator: calls found not selected at
 			      * their return (user space filters the others) */
 	__u64 filtered;     /* --if: the condition was false, no record */

@@ -525,6 +525,8 @@ int BPF_KPROBE(cmon_entry)
 	}
 	if (st && !(fflags & CMON_FRAME_QUIET))
 		st->calls++;
+	else if (st && !(cookie & CMON_COOKIE_QUIET))
+		st->outside_focus++; /* in the focus, deeper than --max-depth */
 
 	/* --no-return, or a function without a return to wait for (a frame
 	 * pushed for it would only ever be abandoned). */

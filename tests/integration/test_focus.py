@@ -29,6 +29,8 @@ def test_focus_recursion_and_max_depth():
                 extra=["--focus", "fact", "--max-depth", "2"])
     eq(_rows(res), [("fact", 3, 2), ("fact", 4, 1), ("fact", 5, 0)],
        "fact at most 2 below the outermost fact")
+    # the 2 deeper calls are counted, not gone from the summary
+    check("(2 outside --focus or below --max-depth)" in res.stderr, res.stderr)
     res = trace(["leaf"], launch=[target(), "recurse"], extra=["--focus", "fact"])
     eq(_rows(res), [], "leaf is never inside fact")
 

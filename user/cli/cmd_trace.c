@@ -631,7 +631,9 @@ static uint64_t report(struct trace_run *r)
 					"--return-probe insn sees them)",
 				(unsigned long long)st.lost_uret, CMON_KERNEL_URET_DEPTH);
 		if (r->opts.n_focus && !r->set->funcs[i].python)
-			fprintf(stderr, "  (%llu outside --focus)",
+			fprintf(stderr, r->opts.max_depth >= 0 ? "  (%llu outside --focus or below "
+								  "--max-depth)"
+							       : "  (%llu outside --focus)",
 				(unsigned long long)st.outside_focus);
 		if (r->opts.if_expr)
 			fprintf(stderr, "  (%llu filtered)", (unsigned long long)st.filtered);
