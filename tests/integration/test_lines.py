@@ -136,6 +136,21 @@ def test_line_locals_typed_at_O0_and_O2():
                         "give --line\n"), "--locals without --line")
 
 
+def test_line_locals_of_an_inlined_copy():
+    """--locals inside an inlined copy reads the copy's own variables
+    (scaled's v, w, r); libdw's scopes there end at the copy's abstract
+    definition, and the line was left untyped (no values at all)."""
+    line = line_of("marker: inlined")
+    for binary in ("lines", "lines_O2"):
+        res = trace([], launch=[target(binary), "inl"], fmt="json",
+                    extra=["--line", "lines.c:%d" % line, "--locals"])
+        eq((res.code, res.stdout), (0, "inl=32\n"), "%s: exit status and output (%s)"
+           % (binary, res.stderr))
+        eq([dict(r["args"]) for r in res.rows],
+           [{"r": i * (i + 5), "w": i + 5, "v": i} for i in range(3)],
+           "%s: scaled's locals at each run" % binary)
+
+
 def test_line_has_no_arguments():
     """A line has no arguments: arg0..arg5 empty in CSV, null in JSON (they
     were 0).  With --locals they hold the argument registers where the line

@@ -6,6 +6,7 @@
  *   lines N      walk(i) for i < N: the "once per walk" line runs N times
  *   lines grow   grow_lines(8): the "touches" line touches 8 MiB
  *   lines list   show_list() over 3 nodes: its fprintf line runs 3 times
+ *   lines inl    outer_of(i) for i < 3, inlining scaled(i, i + 5)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,22 @@ NOINLINE void show_list(struct node *it, FILE *f)
 	}
 }
 
+volatile int sink;
+
+/* Inlined into outer_of: --locals at its lines reads the copy's own
+ * variables (v, w, r), not the function it was inlined into. */
+static inline __attribute__((always_inline)) int scaled(int v, int w)
+{
+	int r;
+
+	sink = v;
+	r = v * w;
+	sink = r; /* marker: inlined */
+	return r + 1;
+}
+
+NOINLINE int outer_of(int x) { return scaled(x, x + 5) + 3; }
+
 NOINLINE long grow_lines(long mb)
 {
 	size_t len = (size_t)mb << 20;
@@ -63,6 +80,14 @@ int main(int argc, char **argv)
 		struct node c = { "gamma", 3, NULL }, b = { "beta", 2, &c }, a = { "alpha", 1, &b };
 
 		show_list(&a, stdout);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "inl")) {
+		int s = 0;
+
+		for (int i = 0; i < 3; i++)
+			s += outer_of(i);
+		printf("inl=%d\n", s);
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "grow")) {

@@ -316,6 +316,28 @@ static const char *integrated_name(Dwarf_Die *die)
 	return dwarf_attr_integrate(die, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
 }
 
+/* The subprogram of CU whose code holds PC (nested ones too: C++ members
+ * are children of their class), into *OUT. */
+static bool cu_subprogram_at(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *out)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(parent, &child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) > 0) {
+			*out = child;
+			return true;
+		}
+		if ((tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+		     tag == DW_TAG_structure_type) && cu_subprogram_at(&child, pc, out))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
 int debuginfo__locals(struct debuginfo *di, uint64_t pc, struct func_sig **out)
 {
 	Dwarf_Die cu, *scopes = NULL, *vars = NULL, t, func;
@@ -345,7 +367,10 @@ int debuginfo__locals(struct debuginfo *di, uint64_t pc, struct func_sig **out)
 			func = scopes[i];
 			break;
 		}
-		if (i == n_scopes - 1)
+		/* Past an inlined copy, libdw goes on with the scopes of its
+		 * abstract definition (to the CU), not the function it was
+		 * inlined into: that one is the CU's subprogram holding PC. */
+		if (i == n_scopes - 1 && !cu_subprogram_at(&cu, pc, &func))
 			fi = -1;
 	}
 	vars = calloc(MAX_LOCALS, sizeof(*vars));
