@@ -46,9 +46,9 @@ struct cmon_ind_site {
 	__u32 off;  /* of the jump from the function's start */
 	__u32 size; /* the function's */
 	__s32 disp; /* MEM: the target is at reg + disp */
-	__u8 reg;   /* x86 encoding: 0 rax, 1 rcx, 2 rdx, 3 rbx, 4 rsp, 5 rbp, 6 rsi, 7 rdi, 8.. r8.. */
+	__u16 reg_off; /* the register, as its offset in struct pt_regs (regs.bpf.h) */
 	__u8 mem;
-	__u8 pad[2];
+	__u8 pad;
 };
 /* On an entry cookie: the function never returns normally (_start, no ret
  * instruction): it has no exit probe, and its record is written at entry. */

@@ -22,6 +22,7 @@
 #define CMON_SHADOW_STACK_BPF_H
 
 #include "cmon_abi.h"
+#include "regs.bpf.h"
 
 /* Task-local: no thread table to fill, freed with the task. */
 struct {
@@ -169,33 +170,6 @@ struct {
 	__type(value, struct cmon_ind_site);
 } ind_sites SEC(".maps");
 
-static __always_inline __u64 reg_value(struct pt_regs *ctx, __u32 reg)
-{
-	__u64 v;
-
-	/* barrier_var: one fixed-offset context load per case (the verifier
-	 * refuses a load at a computed context offset) */
-	switch (reg) {
-	case 0: v = ctx->ax; barrier_var(v); break;
-	case 1: v = ctx->cx; barrier_var(v); break;
-	case 2: v = ctx->dx; barrier_var(v); break;
-	case 3: v = ctx->bx; barrier_var(v); break;
-	case 4: v = ctx->sp; barrier_var(v); break;
-	case 5: v = ctx->bp; barrier_var(v); break;
-	case 6: v = ctx->si; barrier_var(v); break;
-	case 7: v = ctx->di; barrier_var(v); break;
-	case 8: v = ctx->r8; barrier_var(v); break;
-	case 9: v = ctx->r9; barrier_var(v); break;
-	case 10: v = ctx->r10; barrier_var(v); break;
-	case 11: v = ctx->r11; barrier_var(v); break;
-	case 12: v = ctx->r12; barrier_var(v); break;
-	case 13: v = ctx->r13; barrier_var(v); break;
-	case 14: v = ctx->r14; barrier_var(v); break;
-	default: v = ctx->r15; barrier_var(v); break;
-	}
-	return v;
-}
-
 /* An indirect jump leaves its function: its target (the register, or the
  * word at register + disp) is outside [start, start + size). */
 static __always_inline bool ind_jump_leaves(struct pt_regs *ctx, __u64 cookie)
@@ -206,7 +180,7 @@ static __always_inline bool ind_jump_leaves(struct pt_regs *ctx, __u64 cookie)
 
 	if (!s)
 		return false;
-	target = reg_value(ctx, s->reg & 15);
+	target = regs_at(ctx, s->reg_off);
 	if (s->mem && bpf_probe_read_user(&target, sizeof(target), (void *)(target + s->disp)))
 		return false; /* the jump itself will fault */
 	start = PT_REGS_IP(ctx) - s->off;

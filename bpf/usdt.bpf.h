@@ -8,6 +8,7 @@
 #define CMON_USDT_BPF_H
 
 #include "cmon_abi.h"
+#include "regs.bpf.h"
 
 /* USDT sites: their argument specs, by func_id (sized by user space). */
 struct {
@@ -19,7 +20,7 @@ struct {
 
 static __always_inline __u64 usdt_arg(struct pt_regs *ctx, const struct cmon_usdt_arg *a)
 {
-	__u64 v = 0, reg = 0;
+	__u64 v = 0, reg;
 	__u32 shift;
 
 	if (a->kind == CMON_USDT_CONST) {
@@ -27,9 +28,7 @@ static __always_inline __u64 usdt_arg(struct pt_regs *ctx, const struct cmon_usd
 		 * (1@$-6 for 250): the width and sign below say which */
 		v = (__u64)a->value;
 	} else {
-		if (a->reg_off > sizeof(struct pt_regs) - 8)
-			return 0;
-		bpf_probe_read_kernel(&reg, sizeof(reg), (void *)ctx + (a->reg_off & 0xff8));
+		reg = regs_at(ctx, a->reg_off);
 		if (a->kind == CMON_USDT_MEM) {
 			__u32 n = a->size;
 

@@ -35,7 +35,7 @@ static const struct {
 	{ { "rip", "eip", NULL, NULL }, 128 },
 };
 
-static int reg_offset(const char *name, size_t len)
+int usdt__reg_offset(const char *name, size_t len)
 {
 	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
 		for (int k = 0; k < 4; k++)
@@ -67,7 +67,7 @@ int usdt__parse_arg(const char *spec, struct usdt_arg *a)
 	}
 	if (*p == '%') { /* a register */
 		a->kind = USDT_ARG_REG;
-		a->reg = reg_offset(p + 1, strlen(p + 1));
+		a->reg = usdt__reg_offset(p + 1, strlen(p + 1));
 		return a->reg < 0 ? -EINVAL : 0;
 	}
 	/* OFF(%reg): memory; an index register (base,index,scale) is not read. */
@@ -78,7 +78,7 @@ int usdt__parse_arg(const char *spec, struct usdt_arg *a)
 	a->value = paren == p ? 0 : strtoll(p, &end, 0);
 	if (paren != p && end != paren)
 		return -EINVAL;
-	a->reg = reg_offset(paren + 2, strlen(paren + 2) - 1);
+	a->reg = usdt__reg_offset(paren + 2, strlen(paren + 2) - 1);
 	return a->reg < 0 ? -EINVAL : 0;
 }
 

@@ -43,6 +43,10 @@ struct usdt_probe {
 int usdt__read(const char *path, struct usdt_probe **out, size_t *n);
 void usdt__free(struct usdt_probe *p, size_t n);
 
+/* The offset in struct pt_regs of x86-64 register NAME (LEN bytes, any
+ * width: "rdi", "edi", "dil"), or -1. */
+int usdt__reg_offset(const char *name, size_t len);
+
 /* One argument spec ("-4@%edi") into A.  0 or -EINVAL. */
 int usdt__parse_arg(const char *spec, struct usdt_arg *a);
 

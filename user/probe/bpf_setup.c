@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "cmon_abi.h"
 #include "core/log.h"
+#include "elf/usdt.h"
 #include "probe/calib.h"
 #include "probe/follow.h"
 #include "probe/resolve.h"
@@ -123,6 +124,19 @@ int bpf_set__load(struct bpf_set *s, int (*open_load)(void *ctx, bool mem_cast),
 	return err;
 }
 
+/* The offset in struct pt_regs of x86 register encoding REG (0 rax .. 7
+ * rdi, 8 r8 .. 15 r15), as USDT arguments name theirs: the programs read
+ * both with regs_at (bpf/regs.bpf.h). */
+static __u16 pt_regs_off(uint8_t reg)
+{
+	static const char *const x86[16] = { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi",
+					     "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
+					     "r14", "r15" };
+	const char *r = x86[reg & 15];
+
+	return (__u16)usdt__reg_offset(r, strlen(r));
+}
+
 int bpf_set__load_exprs(struct bpf_set *s)
 {
 	int fd = bpf_map__fd(s->expr_progs);
@@ -142,7 +156,8 @@ int bpf_set__load_exprs(struct bpf_set *s)
 		for (size_t k = 0; f->ind_base != UINT32_MAX && k < f->exits.n_ind; k++) {
 			const struct ind_jump *j = &f->exits.ind[k];
 			struct cmon_ind_site v = { .off = j->off, .size = (__u32)f->size,
-						   .disp = j->disp, .reg = j->reg, .mem = j->mem };
+						   .disp = j->disp, .mem = j->mem,
+						   .reg_off = pt_regs_off(j->reg) };
 			__u32 key = f->ind_base + (__u32)k;
 
 			if (f->ret_mode == RETURN_INSN &&
