@@ -383,7 +383,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	fr->slot = slot;
 	fr->func_id = func_id;
 	fr->flags = (deferred ? CMON_FRAME_AT_EXIT : 0) | fflags;
-	frame_step_init(fr, cookie);
+	frame_init(fr, cookie);
 	focus_push(ss, fflags);
 	if (deferred)
 		__builtin_memcpy(fr->args, args, sizeof(fr->args));

@@ -137,7 +137,7 @@ static __always_inline struct cmon_shadow_stack *shadow_stack_get(struct task_st
 const volatile __u32 targ_step_lead_ns = 0;
 
 /* A new frame of an entry with COOKIE. */
-static __always_inline void frame_step_init(struct cmon_frame *fr, __u64 cookie)
+static __always_inline void frame_init(struct cmon_frame *fr, __u64 cookie)
 {
 	struct uprobe_task *ut = bpf_get_current_task_btf()->utask;
 

@@ -582,7 +582,7 @@ int BPF_KPROBE(cmon_entry)
 	fr->func_id = func_id;
 	fr->flags = fflags;
 	fr->tid = (__u32)bpf_get_current_pid_tgid();
-	frame_step_init(fr, cookie);
+	frame_init(fr, cookie);
 	focus_push(ss, fflags);
 	read_args(ctx, go, fr->args);
 	/* --if / --on-change on the arguments alone: decided now, so member
