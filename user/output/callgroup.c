@@ -10,6 +10,7 @@
 #include <string.h>
 #include "callgroup.h"
 #include "core/strbuf.h"
+#include "writer_impl.h"
 
 struct thread_hold {
 	uint32_t tid;
@@ -89,29 +90,20 @@ static char *render_ret(const struct call_record *rec, int *err)
 	return out;
 }
 
-/* "captures={...} changed={...} truncated=[...] faults=[...]" (JSON text),
- * as the text table ends its row with them: the --capture values, what
- * --capture-at both found changed at the return, and the value paths cut
- * short or not readable.  NULL with *ERR 0: nothing to say. */
+/* "captures={...} changed={...} truncated=[...] faults=[...]", as the
+ * text table ends its row with them (writer__typed_notes).  NULL with *ERR
+ * 0: nothing to say. */
 static char *render_notes(const struct call_record *rec, int *err)
 {
-	const struct call_typed *t = rec->typed;
-	const struct { const char *key, *json; } parts[] = {
-		{ "captures", t ? t->captures : NULL },
-		{ "changed", t ? t->changed : NULL },
-		{ "truncated", t ? t->truncated : NULL },
-		{ "faults", t ? t->faults : NULL },
-	};
 	struct strbuf sb = {};
 
-	*err = 0;
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !*err; i++)
-		if (parts[i].json && strcmp(parts[i].json, "{}")) /* {}: none, nothing changed */
-			*err = strbuf__printf(&sb, "%s%s=%s", sb.len ? " " : "", parts[i].key,
-					      parts[i].json);
-	if (*err)
+	*err = writer__typed_notes(&sb, rec->typed);
+	if (*err || !sb.len) {
 		strbuf__release(&sb);
-	return *err ? NULL : sb.buf;
+		return NULL;
+	}
+	memmove(sb.buf, sb.buf + 1, sb.len); /* its leading space, and the NUL */
+	return sb.buf;
 }
 
 static int held__init(struct held_call *h, const struct call_record *rec, bool details)

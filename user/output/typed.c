@@ -171,29 +171,28 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 		if (!err)
 			err = strbuf__puts(sb, call_typed__text(t, t->retval));
 	}
-	if (!err && t->captures && strcmp(t->captures, "{}")) {
-		err = strbuf__puts(sb, " captures=");
-		if (!err)
-			err = strbuf__puts(sb, t->captures);
-	}
-	if (!err && t->changed && strcmp(t->changed, "{}")) {
-		err = strbuf__puts(sb, " changed=");
-		if (!err)
-			err = strbuf__puts(sb, t->changed);
-	}
-	/* Values that are not what the program held: cut at --strlen or
-	 * --capture-max, or unreadable (null, as a NULL pointer shows). */
-	if (!err && t->truncated) {
-		err = strbuf__puts(sb, " truncated=");
-		if (!err)
-			err = strbuf__puts(sb, t->truncated);
-	}
-	if (!err && t->faults) {
-		err = strbuf__puts(sb, " faults=");
-		if (!err)
-			err = strbuf__puts(sb, t->faults);
-	}
+	if (!err)
+		err = writer__typed_notes(sb, t);
 	return err ? err : strbuf__puts(sb, "\n");
+}
+
+int writer__typed_notes(struct strbuf *sb, const struct call_typed *t)
+{
+	/* --capture values and what --capture-at both found changed ({}:
+	 * none), then the values that are not what the program held: cut at
+	 * --strlen or --capture-max, or unreadable (null, as a NULL shows). */
+	const struct { const char *key, *json; } parts[] = {
+		{ "captures", t ? t->captures : NULL },
+		{ "changed", t ? t->changed : NULL },
+		{ "truncated", t ? t->truncated : NULL },
+		{ "faults", t ? t->faults : NULL },
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !err; i++)
+		if (parts[i].json && strcmp(parts[i].json, "{}"))
+			err = strbuf__printf(sb, " %s=%s", parts[i].key, parts[i].json);
+	return err;
 }
 
 /* --stack: "stack": ["func+0x1f (module)", ...] at the row's end. */

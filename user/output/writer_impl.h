@@ -90,6 +90,10 @@ int writer__text_header(struct strbuf *sb);
 /* typed.c: the DWARF-typed parts appended to a row already built. */
 int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size_t n);
 int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n_columns);
+/* " captures={...} changed={...} truncated=[...] faults=[...]", those T
+ * has (T NULL: none), appended: how the text table and the tree end a
+ * call's line.  0 or -ENOMEM. */
+int writer__typed_notes(struct strbuf *sb, const struct call_typed *t);
 int writer__csv_header_extras(struct strbuf *sb, unsigned extras);
 int writer__csv_extras(struct strbuf *sb, const struct call_record *rec, unsigned extras);
 int writer__json_typed(struct strbuf *sb, const struct call_record *rec);
