@@ -91,6 +91,31 @@ struct {
 	__type(value, __u32);
 } prof_lat_bias SEC(".maps");
 
+/*
+ * The agent's reloads: the new profiler is attached before the old one
+ * goes, and both share this word (user space reuses the map); an entry
+ * counts only in the generation it names, so the switch is one store, at
+ * one instant: no call counted twice, none missed.  Returns are not gated:
+ * each pairs with its own generation's frames.  targ_gen 0: not shared.
+ */
+const volatile __u32 targ_gen = 0;
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} prof_gate SEC(".maps");
+
+static __always_inline bool gen_counting(void)
+{
+	__u32 k = 0, *gen;
+
+	if (!targ_gen)
+		return true;
+	gen = bpf_map_lookup_elem(&prof_gate, &k);
+	return gen && *gen == targ_gen;
+}
+
 /* Calls not recorded, by cause (enum cmon_prof_loss). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -268,10 +293,13 @@ SEC("uprobe")
 int BPF_KPROBE(cmon_prof_usdt)
 {
 	__u32 func_id = bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK;
-	struct cmon_prof_value *v = count_call(bpf_get_current_task_btf(), func_id);
+	struct cmon_prof_value *v;
 	struct cmon_usdt_spec *spec;
 	__u32 k = (__u32)targ_hist_arg;
 
+	if (!gen_counting())
+		return 0;
+	v = count_call(bpf_get_current_task_btf(), func_id);
 	if (!v || targ_hist_arg < 0 || targ_hist_arg >= CMON_MAX_ARGS)
 		return 0;
 	spec = bpf_map_lookup_elem(&usdt_specs, &func_id);
@@ -302,7 +330,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	bool deferred = false;
 	__u32 fflags = 0;
 
-	if (reentered(task, cookie, func_id, slot))
+	if (!gen_counting() || reentered(task, cookie, func_id, slot))
 		return 0;
 	if (go && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
 		/* Per goroutine (shadow_stack.bpf.h); a function restarted

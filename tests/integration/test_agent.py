@@ -151,6 +151,46 @@ def test_agent_reload_keeps_counting():
     assert_no_leak(before, what="the agent")
 
 
+def test_agent_reload_under_calls_counts_each_once():
+    """Calls running flat out while the spec changes: the probes sharing a
+    profiler are attached again with the new one, which goes on before the
+    old one goes.  Every call is counted once: none twice in the overlap
+    (thousands were), none missed in a gap."""
+    app = calls_copy("app-reload")
+    spec = tmpfile("probes-reload.yaml")
+    write_spec(spec, [count_probe("adds", app)])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"adds": "applied"})
+        p = subprocess.Popen([app, "until-usr1"], stdout=subprocess.PIPE, text=True)
+        try:
+            eq(p.stdout.readline(), "counting %d\n" % p.pid, "target started")
+            end = time.monotonic() + 10
+            while time.monotonic() < end and value(a.metrics(), "cmon_agent_probe_hits_total",
+                                                   probe="adds") < 1000:
+                time.sleep(0.02)
+            # Two reloads while it calls: a probe joins the share, then goes.
+            for n, probes in ((2, [count_probe("adds", app), count_probe("negs", app, "negate")]),
+                              (3, [count_probe("adds", app)])):
+                write_spec(spec, probes)
+                a.wait_metric("cmon_agent_spec_reloads_total", n, result="ok")
+                a.wait_probes({q["name"]: "applied" for q in probes})
+                time.sleep(0.1)
+            reattached = a.probes()["adds"]
+        finally:
+            p.send_signal(signal.SIGUSR1)
+            out, _ = p.communicate(timeout=30)
+        eq(p.returncode, 0, "target exit status")
+        made = int(out.split()[1].split("=")[1])
+        check(made > 1000, "calls made: %d" % made)
+        a.wait_metric("cmon_adds_calls_total", made, probe="adds", function="add", timeout=10)
+        time.sleep(0.3)  # anything counted late would show now
+        eq(value(a.metrics(), "cmon_adds_calls_total", probe="adds", function="add"), made,
+           "calls counted across two reloads (%r)" % reattached)
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+
+
 def test_agent_exposition_promtool():
     promtool = shutil.which("promtool")
     if not promtool:

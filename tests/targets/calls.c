@@ -8,6 +8,7 @@
  * Functions are noinline and externally visible so they stay in .symtab.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,14 @@ NOINLINE __attribute__((optimize("optimize-sibling-calls"))) int tail_caller(int
 }
 
 NOINLINE int exit_inside(int code) { BARRIER(); exit(code); }
+
+static volatile sig_atomic_t *usr1_flag;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	*usr1_flag = 1;
+}
 
 static int run(int argc, char **argv)
 {
@@ -215,6 +224,22 @@ static int run(int argc, char **argv)
 				clock_gettime(CLOCK_MONOTONIC, &t);
 			while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 2000);
 		}
+	}
+	if (!strcmp(s, "until-usr1")) { /* add() flat out until SIGUSR1; how many */
+		static volatile sig_atomic_t stop;
+		struct sigaction sa = { .sa_handler = on_usr1 };
+		long n = 0, sum = 0;
+
+		usr1_flag = &stop;
+		sigaction(SIGUSR1, &sa, NULL);
+		printf("counting %d\n", (int)getpid());
+		fflush(stdout);
+		while (!stop) {
+			sum += add((int)n, 1);
+			n++;
+		}
+		printf("counted n=%ld sum=%ld\n", n, sum);
+		return 0;
 	}
 	if (!strcmp(s, "loop-wait")) { /* a burst, then alive until stdin says */
 		long n = argc > 1 ? atol(argv[1]) : 1000000;

@@ -106,6 +106,10 @@ struct probe_share {
 	struct profiler *prof;
 	size_t n_probes;
 	double attach_ms;
+	/* The gate its successive profilers share, and the generation
+	 * counting now (profiler__gate_set): a reload switches at once. */
+	int gate_fd;
+	uint32_t gen;
 	/* The last read, in round EPOCH of the pool, sorted by (func_id, pid). */
 	uint64_t epoch;
 	struct share_row *rows;

@@ -27,6 +27,14 @@ int probe_share__join(struct agent_probe *p, struct probe_gen *g)
 		}
 		sh->pool = pool;
 		sh->opts = g->po;
+		sh->gate_fd = profiler__gate_new();
+		if (sh->gate_fd < 0) {
+			int err = sh->gate_fd;
+
+			free(sh->key);
+			free(sh);
+			return err;
+		}
 		sh->next = pool->shares;
 		pool->shares = sh;
 	}
@@ -153,6 +161,7 @@ static void share_free(struct probe_share *sh)
 	free(sh->members);
 	free(sh->rows);
 	free(sh->key);
+	close(sh->gate_fd);
 	free(sh);
 }
 
@@ -173,7 +182,7 @@ void probe_pool__free(struct probe_pool *pool)
  * and each member's function ids in IDS[k].  Slow: no lock held.  0, or
  * -errno with *MSG. */
 static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set **set,
-		       struct profiler **prof, char **msg)
+		       struct profiler **prof, uint32_t *gen, char **msg)
 {
 	const struct probe_set **sets = calloc(sh->n_members, sizeof(*sets));
 	struct errcap cap;
@@ -201,6 +210,10 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 		 * own, taken out in the kernel (its bias stays 0). */
 		po.exprs = exprs;
 		po.calib = probe_calib__host();
+		/* Counting from the store that retires the one attached now. */
+		*gen = sh->gen + 1 ? sh->gen + 1 : 1;
+		po.gen = *gen;
+		po.gate_fd = sh->gate_fd;
 		if (!err) {
 			*prof = profiler__new(*set, &po);
 			if (!*prof)
@@ -274,7 +287,7 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
 		struct probe_share *sh = *at;
 		struct probe_set *set = NULL, *old_set;
 		struct profiler *prof = NULL, *old_prof;
-		uint32_t **ids = NULL;
+		uint32_t **ids = NULL, gen = 0;
 		size_t n = sh->n_members;
 		char **names = NULL; /* the members, logged after */
 		bool *joined = NULL;
@@ -300,9 +313,21 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
 					err = -ENOMEM;
 			}
 			if (!err)
-				err = share_build(sh, ids, &set, &prof, &msg);
+				err = share_build(sh, ids, &set, &prof, &gen, &msg);
 		}
 		probe__lock(m);
+		/* The new profiler counts from here, the old one no more. */
+		if (prof) {
+			err = profiler__gate_set(sh->gate_fd, gen);
+			if (err) {
+				profiler__free(prof);
+				prof = NULL;
+				probe_set__free(set);
+				set = NULL;
+			} else {
+				sh->gen = gen;
+			}
+		}
 		/* The old profiler's counts, final, go to each member's base. */
 		if (sh->prof) {
 			profiler__detach(sh->prof);

@@ -91,6 +91,13 @@ static int open_and_load(void *ctx, bool mem_cast)
 	p->skel->rodata->targ_exit_kinds = exit_kinds(p->set);
 	p->skel->rodata->targ_focus = opts->focus;
 	p->skel->rodata->targ_max_depth = opts->focus ? opts->max_depth : -1;
+	p->skel->rodata->targ_gen = opts->gen;
+	if (opts->gen) {
+		int err = bpf_map__reuse_fd(p->skel->maps.prof_gate, opts->gate_fd);
+
+		if (err)
+			return err;
+	}
 
 	/* Only the map the mode uses is sized; the other keeps one slot. */
 	entries = opts->per_pid ? (uint64_t)n_funcs * opts->max_pids : p->sparse ? n_funcs : 1;
@@ -441,6 +448,22 @@ int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64
 		*run_cnt += info.run_cnt;
 	}
 	return 0;
+}
+
+int profiler__gate_new(void)
+{
+	/* As profile.bpf.c declares prof_gate: reuse_fd checks the shape. */
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "prof_gate", sizeof(__u32), sizeof(__u32), 1,
+				NULL);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int profiler__gate_set(int gate_fd, uint32_t gen)
+{
+	__u32 k = 0;
+
+	return bpf_map_update_elem(gate_fd, &k, &gen, BPF_ANY) ? -errno : 0;
 }
 
 void profiler__detach(struct profiler *p)

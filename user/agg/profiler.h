@@ -49,6 +49,11 @@ struct profiler_opts {
 	/* The probes' own cost, taken out of every latency in the kernel
 	 * before it is counted or bucketed (NULL: raw latencies). */
 	const struct probe_calib *calib;
+	/* A profiler replacing another on the same probes (the agent's
+	 * reloads): entries count only while the gate map GATE_FD holds GEN
+	 * (profiler__gate_new, profiler__gate_set).  GEN 0: no gate. */
+	uint32_t gen;
+	int gate_fd;
 };
 
 struct func_profile {
@@ -68,6 +73,11 @@ struct func_profile {
 
 /* Returns NULL and sets errno. */
 struct profiler *profiler__new(const struct probe_set *set, const struct profiler_opts *opts);
+
+/* A gate for profilers that replace one another: a map fd, or -errno. */
+int profiler__gate_new(void);
+/* From now on, only the profiler of generation GEN counts.  0 or -errno. */
+int profiler__gate_set(int gate_fd, uint32_t gen);
 
 /* Attach every probe of the set; nothing stays attached on failure (one
  * error line printed).  0 or -errno. */
