@@ -8,7 +8,7 @@ import json
 import re
 import os
 
-from cmonlib import check, cmon, eq, target, trace
+from cmonlib import check, cmon, eq, run, target, trace
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "targets", "lines.c")
 
@@ -172,3 +172,27 @@ def test_line_has_no_arguments():
         check(all(all(isinstance(r[a], int) for a in args) for r in res.rows),
               "%s --locals: the registers at the line: %r" % (fmt, res.rows))
         eq([r["arg0"] for r in res.rows], [0, 1, 2], "%s --locals: rdi holds i" % fmt)
+
+
+def test_lines_of_a_build_without_aranges():
+    """clang writes no .debug_aranges (nor do Go and rustc): the code
+    address of a line or function found no compilation unit, so --lines
+    and `list --lines` said "no DWARF line table" and --locals read
+    nothing.  The CUs' own ranges answer now."""
+    binary = target("lines_clang")
+    code, out, _ = run(["readelf", "-S", binary])
+    eq((code, ".debug_aranges" in out), (0, False), "the build has no .debug_aranges")
+    line = line_of("marker: once per walk")
+    code, out, err = cmon(["list", "--lines", "walk", "--", binary])
+    eq(code, 0, "list --lines (%s)" % err)
+    listed = [int(m) for m in re.findall(r"lines\.c:(\d+)", out)]
+    check(line in listed, "the marker line listed: %r" % listed)
+    res = trace([], launch=[binary, "5"], fmt="json",
+                extra=["--line", "lines.c:%d" % line, "--locals"])
+    eq((res.code, res.stdout), (0, "total=30\n"), "exit status and output (%s)" % res.stderr)
+    eq([dict(r["args"]) for r in res.rows], [{"i": i, "sq": i * i} for i in range(5)],
+       "the locals at each run")
+    res = trace([], launch=[binary, "2"], fmt="json", extra=["--lines", "walk"])
+    eq(res.code, 0, "--lines walk (%s)" % res.stderr)
+    got = [r["func"] for r in res.rows if r["status"] == "line"]
+    eq(got.count("lines.c:%d (walk)" % line), 2, "the marker line ran once a walk: %r" % got)

@@ -207,6 +207,16 @@ $(TARGET_DIR)/lines_O2: tests/targets/lines.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -fcf-protection=none $< -o $@
 
+# The same built by clang, which writes no .debug_aranges (nor do Go and
+# rustc): a code address finds its compilation unit by the CUs' own ranges.
+TARGETS += $(TARGET_DIR)/lines_clang
+targets: $(TARGET_DIR)/lines_clang
+
+$(TARGET_DIR)/lines_clang: tests/targets/lines.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O0 $< -o $@
+
 # A C program that maps the C++ runtime through a dependency (as redis does
 # through jemalloc), and a C++ exception unwinding through libc's qsort:
 # where returns may be uretprobes and where they must not.

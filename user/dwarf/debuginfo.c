@@ -287,6 +287,7 @@ void debuginfo__free(struct debuginfo *di)
 		return;
 	free(di->fresh.v);
 	free(di->aliases.v);
+	free(di->cu_ranges);
 	free(di->slots);
 	if (di->cfi_eh)
 		dwarf_cfi_end(di->cfi_eh);
@@ -305,6 +306,83 @@ void debuginfo__free(struct debuginfo *di)
 	free(di->dwarf_path);
 	free(di->path);
 	free(di);
+}
+
+struct cu_range {
+	uint64_t lo, hi;   /* [lo, hi) */
+	Dwarf_Off die_off; /* the CU's DIE */
+};
+
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* One pass over every CU, its ranges kept (a CU without code has none). */
+static void cu_ranges_build(struct debuginfo *di)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	di->cu_ranges_built = true;
+	while (dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t at = 0;
+
+		if (dwarf_offdie(di->dwarf, off + hsize, &cu)) {
+			while ((at = dwarf_ranges(&cu, at, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (di->n_cu_ranges == cap) {
+					size_t c = cap ? cap * 2 : 64;
+					struct cu_range *v = realloc(di->cu_ranges, c * sizeof(*v));
+
+					if (!v)
+						goto done; /* lookups fail: as with no index */
+					di->cu_ranges = v;
+					cap = c;
+				}
+				di->cu_ranges[di->n_cu_ranges++] =
+					(struct cu_range){ .lo = lo, .hi = hi, .die_off = off + hsize };
+			}
+		}
+		off = next;
+	}
+done:
+	if (di->n_cu_ranges)
+		qsort(di->cu_ranges, di->n_cu_ranges, sizeof(*di->cu_ranges), cu_range_cmp);
+}
+
+bool debuginfo__cu_at(struct debuginfo *di, uint64_t addr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi;
+
+	if (!di || !di->dwarf)
+		return false;
+	/* .debug_aranges may be incomplete (assembler objects): its answer
+	 * is checked against the CU's own ranges. */
+	if (dwarf_addrdie(di->dwarf, addr, cu) && dwarf_haspc(cu, addr) > 0)
+		return true;
+	if (!di->cu_ranges_built)
+		cu_ranges_build(di);
+	/* The first range starting above ADDR; the one holding it is before. */
+	hi = di->n_cu_ranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (di->cu_ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* CUs do not overlap, but a few ranges back cost nothing to check. */
+	for (size_t k = lo, seen = 0; k-- > 0 && seen < 8; seen++)
+		if (addr < di->cu_ranges[k].hi)
+			return dwarf_offdie(di->dwarf, di->cu_ranges[k].die_off, cu) != NULL;
+	return false;
 }
 
 struct Dwarf *debuginfo__dwarf(struct debuginfo *di)

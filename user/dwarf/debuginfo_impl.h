@@ -46,7 +46,17 @@ struct debuginfo {
 	struct ctype *void_type;
 	struct ptr_vec fresh;   /* concrete nodes built since the last finalize */
 	struct ptr_vec aliases; /* alias nodes waiting for their fields */
+	/* Every CU's address ranges, sorted: built on the first lookup that
+	 * .debug_aranges cannot answer (debuginfo__cu_at). */
+	struct cu_range *cu_ranges;
+	size_t n_cu_ranges;
+	bool cu_ranges_built;
 };
+
+/* debuginfo.c: the compilation unit whose code holds ADDR.  From
+ * .debug_aranges when it has it, else from the CUs' own ranges: Go, clang
+ * and rustc write no .debug_aranges.  False: none. */
+bool debuginfo__cu_at(struct debuginfo *di, uint64_t addr, Dwarf_Die *cu);
 
 
 /* dtypes.c */

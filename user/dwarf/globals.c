@@ -4,6 +4,7 @@
 #include <string.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include "dwarf/debuginfo_impl.h"
 #include "dwarf/globals.h"
 
 /* The type's kind and a short name, qualifiers and typedefs looked through. */
@@ -112,7 +113,7 @@ int dwarf_global__line(struct debuginfo *di, uint64_t addr, const char **file, u
 
 	if (!dw)
 		return -ENODATA;
-	if (!dwarf_addrdie(dw, addr, &cu) || !(l = dwarf_getsrc_die(&cu, addr)) ||
+	if (!debuginfo__cu_at(di, addr, &cu) || !(l = dwarf_getsrc_die(&cu, addr)) ||
 	    dwarf_lineno(l, &ln) || ln <= 0)
 		return -ENOENT;
 	*file = dwarf_linesrc(l, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/grow.h"
+#include "dwarf/debuginfo_impl.h"
 #include "dwarf/lines.h"
 
 int lines__file_matches(const char *path, const char *file)
@@ -129,7 +130,7 @@ int lines__in_range(struct debuginfo *di, uint64_t low, uint64_t high, struct li
 	*file = NULL;
 	if (!dw)
 		return -ENODATA;
-	if (!dwarf_addrdie(dw, low, &cu) || dwarf_getsrclines(&cu, &lines, &nl) != 0)
+	if (!debuginfo__cu_at(di, low, &cu) || dwarf_getsrclines(&cu, &lines, &nl) != 0)
 		return -ENOENT;
 	for (size_t i = 0; i < nl; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);

@@ -65,18 +65,9 @@ static int find_in_cu(Dwarf_Die *cu, uint64_t addr, Dwarf_Die *out)
 int sig__find_subprogram(struct debuginfo *di, uint64_t addr, Dwarf_Die *out)
 {
 	Dwarf_Die cu;
-	Dwarf_Off off = 0, next;
-	size_t hsize;
 
-	if (dwarf_addrdie(di->dwarf, addr, &cu) && find_in_cu(&cu, addr, out) == 0)
+	if (debuginfo__cu_at(di, addr, &cu) && find_in_cu(&cu, addr, out) == 0)
 		return 0;
-	/* No (or incomplete) .debug_aranges: every CU. */
-	while (dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (dwarf_offdie(di->dwarf, off + hsize, &cu) && dwarf_haspc(&cu, addr) > 0 &&
-		    find_in_cu(&cu, addr, out) == 0)
-			return 0;
-		off = next;
-	}
 	return -ENOENT;
 }
 
@@ -352,7 +343,7 @@ int debuginfo__locals(struct debuginfo *di, uint64_t pc, struct func_sig **out)
 	*out = NULL;
 	if (di->kind != DEBUGINFO_DWARF)
 		return -ENODATA;
-	if (!dwarf_addrdie(di->dwarf, pc, &cu))
+	if (!debuginfo__cu_at(di, pc, &cu))
 		return -ENOENT;
 	n_scopes = dwarf_getscopes(&cu, pc, &scopes);
 	if (n_scopes <= 0)
