@@ -123,6 +123,7 @@ run_one() { # config build calls
 	case $cfg in
 	untraced) "$bin" "$n" 1 >"$out" 2>"$err" ;;
 	floor_ret) "$PEAKRSS" "$tmp/rss" "$B/uprobe-floor" --ret "$bin" "$FUNC" -- "$bin" "$n" 1 >"$out" 2>"$err" ;;
+	floor_clock) "$PEAKRSS" "$tmp/rss" "$B/uprobe-floor" --clock "$bin" "$FUNC" -- "$bin" "$n" 1 >"$out" 2>"$err" ;;
 	cmon | cmon_nomem)
 		local extra=()
 		[ "$cfg" = cmon_nomem ] && extra=(--no-mem)
@@ -152,10 +153,11 @@ run_one() { # config build calls
 }
 
 declare -A NS CALLS RSSMAX ERR
-CONFIGS="untraced floor_ret cmon cmon_nomem bt_hist funclatency"
+CONFIGS="untraced floor_ret floor_clock cmon cmon_nomem bt_hist funclatency"
 declare -A LABEL=(
 	[untraced]="untraced"
 	[floor_ret]="empty uprobe + uretprobe (the floor)"
+	[floor_clock]="uprobe + uretprobe reading only the clock (any latency profile's floor)"
 	[cmon]="cmon profile (RSS growth on, the default)"
 	[cmon_nomem]="cmon profile --no-mem"
 	[bt_hist]="bpftrace entry+return latency \`hist()\`"
@@ -238,6 +240,7 @@ for t in $BUILDS; do
 		rb=-
 		case $c in
 		untraced | floor_ret) ;;
+		floor_clock) rf=$(ratio "$ns" "$floor") ;;
 		*) rf=$(ratio "$ns" "$floor") rb=$(ratio "$ns" "$bt") ;;
 		esac
 		RATIO[$k]=$(awk -v a="$ns" -v b="$floor" 'BEGIN { if (b > 0) printf "%.3f", a / b }')
@@ -263,6 +266,7 @@ done
 if [ -n "${BENCH_RESULTS:-}" ]; then
 	for t in $BUILDS; do
 		[ -n "${RATIO[$t.cmon]:-}" ] && echo "profile_ratio_$t=${RATIO[$t.cmon]}" >>"$BENCH_RESULTS"
+		[ -n "${RATIO[$t.floor_clock]:-}" ] && echo "profile_clock_$t=${RATIO[$t.floor_clock]}" >>"$BENCH_RESULTS"
 	done
 fi
 
@@ -277,6 +281,9 @@ for t in $BUILDS; do
 		printf -- '- %s: %s ≤ 1.05× the uprobe+uretprobe floor on target_%s: %s\n' \
 			"$v" "${LABEL[$c]}" "$t" "${r:+${r}×}"
 	done
+	# What two clock reads alone add on this host: a profile cannot go below.
+	r=${RATIO[$t.floor_clock]:-}
+	[ -n "$r" ] && printf -- '- (the clock: reading it at the entry and the return alone costs %s× the floor on target_%s)\n' "$r" "$t"
 done
 echo
 echo "Total time: $(($(date +%s) - START)) s."

@@ -1,8 +1,9 @@
-// uprobe-floor [--ret] BINARY FUNC -- CMD ARGS...
+// uprobe-floor [--ret | --clock] BINARY FUNC -- CMD ARGS...
 //
 // Runs CMD with an empty uprobe (and, with --ret, an empty uretprobe) on
 // FUNC in BINARY, scoped to CMD's pid: the cheapest tracing any uprobe tool
-// can do, which the benchmark uses as its floor.
+// can do, which the benchmark uses as its floor.  --clock: a uprobe and a
+// uretprobe that only read the clock, the floor of any latency profile.
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -26,20 +27,23 @@ static int silent_print(enum libbpf_print_level level, const char *fmt,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: uprobe-floor [--ret] BINARY FUNC -- CMD ARGS...\n");
+		"usage: uprobe-floor [--ret | --clock] BINARY FUNC -- CMD ARGS...\n");
 }
 
 int main(int argc, char **argv)
 {
 	struct floor_bpf *skel = NULL;
 	struct bpf_link *entry = NULL, *ret = NULL;
-	bool with_ret = false;
+	bool with_ret = false, with_clock = false;
 	int go[2] = { -1, -1 };
 	pid_t child = -1;
 	int status = 0, rc = 1, argi = 1;
 
 	if (argi < argc && strcmp(argv[argi], "--ret") == 0) {
 		with_ret = true;
+		argi++;
+	} else if (argi < argc && strcmp(argv[argi], "--clock") == 0) {
+		with_ret = with_clock = true;
 		argi++;
 	}
 	if (argc - argi < 4 || strcmp(argv[argi + 2], "--") != 0) {
@@ -83,7 +87,8 @@ int main(int argc, char **argv)
 	}
 
 	LIBBPF_OPTS(bpf_uprobe_opts, eopts, .func_name = func);
-	entry = bpf_program__attach_uprobe_opts(skel->progs.floor_entry, child,
+	entry = bpf_program__attach_uprobe_opts(with_clock ? skel->progs.floor_clock_entry
+							   : skel->progs.floor_entry, child,
 						binary, 0, &eopts);
 	if (!entry) {
 		fprintf(stderr, "uprobe-floor: attach %s:%s: %s\n", binary,
@@ -93,7 +98,8 @@ int main(int argc, char **argv)
 	if (with_ret) {
 		LIBBPF_OPTS(bpf_uprobe_opts, ropts, .func_name = func,
 			    .retprobe = true);
-		ret = bpf_program__attach_uprobe_opts(skel->progs.floor_return,
+		ret = bpf_program__attach_uprobe_opts(with_clock ? skel->progs.floor_clock_return
+								 : skel->progs.floor_return,
 						      child, binary, 0, &ropts);
 		if (!ret) {
 			fprintf(stderr, "uprobe-floor: attach ret %s:%s: %s\n",
