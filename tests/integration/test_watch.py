@@ -61,6 +61,20 @@ def test_watch_launched_pie_every_write_in_order():
     check("cmon: watch counter" in err and ": 5 writes" in err, err)
 
 
+def test_watch_lines_in_a_clang_build():
+    """A clang build: its DWARF 5 gives the global's address as an index
+    into .debug_addr (DW_OP_addrx), so the variable was not found and its
+    values were raw hex; and it writes no .debug_aranges, so each write's
+    source line was null (line 0)."""
+    code, out, err, rows = _json(["--watch", "counter"], binary="watch_clang")
+    eq((code, out), (0, "counter 50\n"), "exit status and output (%s)" % err)
+    watch = [r for r in rows if r.get("kind") == "watch"]
+    eq([(r["old"], r["new"], r["func"]) for r in watch], [w[:3] for w in _writes()],
+       "old, new and writer of each write")
+    check(all(r["file"].endswith("watch.c") for r in watch), watch)
+    eq([r["line"] for r in watch], [w[3] for w in _writes()], "the line of each write")
+
+
 def test_watch_given_twice_reported_once():
     """--watch counter twice watches it once: each write was reported twice
     (and counted as 10 of 10 seen).  Two names of the same bytes stay two

@@ -287,9 +287,15 @@ $(TARGET_DIR)/forks: tests/targets/forks.c
 	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -fcf-protection=none $< -o $@
 
 # Globals written at known lines, a function to stop in (test_watch.py,
-# test_break.py): PIE with frame pointers, and a fixed-address build.
-TARGETS += $(TARGET_DIR)/watch $(TARGET_DIR)/watch_nopie
-targets: $(TARGET_DIR)/watch $(TARGET_DIR)/watch_nopie
+# test_break.py): PIE with frame pointers, a fixed-address build, and a
+# clang build (no .debug_aranges).
+TARGETS += $(TARGET_DIR)/watch $(TARGET_DIR)/watch_nopie $(TARGET_DIR)/watch_clang
+targets: $(TARGET_DIR)/watch $(TARGET_DIR)/watch_nopie $(TARGET_DIR)/watch_clang
+
+$(TARGET_DIR)/watch_clang: tests/targets/watch.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O0 -fno-omit-frame-pointer $< -o $@
 
 $(TARGET_DIR)/watch: tests/targets/watch.c
 	$(call msg,TARGET,$@)

@@ -61,18 +61,30 @@ static void type_of(Dwarf_Die *var, struct dwarf_global *g)
 	snprintf(g->type, sizeof(g->type), "%s", name ? name : "?");
 }
 
-/* DW_AT_location as one DW_OP_addr. */
+/* DW_AT_location as one fixed address: DW_OP_addr, or in DWARF 5 (clang's
+ * default) an index into .debug_addr. */
 static int fixed_addr(Dwarf_Die *var, uint64_t *addr)
 {
-	Dwarf_Attribute a;
+	Dwarf_Attribute a, in_addr;
+	Dwarf_Addr v;
 	Dwarf_Op *ops;
 	size_t n;
 
-	if (!dwarf_attr(var, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) || n != 1 ||
-	    ops[0].atom != DW_OP_addr)
+	if (!dwarf_attr(var, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) || n != 1)
 		return -ENOENT;
-	*addr = ops[0].number;
-	return 0;
+	switch (ops[0].atom) {
+	case DW_OP_addr:
+		*addr = ops[0].number;
+		return 0;
+	case DW_OP_addrx:
+	case DW_OP_GNU_addr_index:
+		if (dwarf_getlocation_attr(&a, &ops[0], &in_addr) || dwarf_formaddr(&in_addr, &v))
+			return -ENOENT;
+		*addr = v;
+		return 0;
+	default:
+		return -ENOENT;
+	}
 }
 
 int dwarf_global__find(struct debuginfo *di, const char *name, struct dwarf_global *out)

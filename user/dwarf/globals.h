@@ -17,7 +17,7 @@ enum global_kind {
 };
 
 struct dwarf_global {
-	uint64_t addr;       /* link-time address (DW_OP_addr) */
+	uint64_t addr;       /* link-time address (DW_OP_addr or addrx) */
 	uint64_t size;       /* the type's byte size */
 	enum global_kind kind;
 	char type[64];       /* "long", "unsigned short", "char *" */
