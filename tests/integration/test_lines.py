@@ -175,7 +175,7 @@ def test_line_has_no_arguments():
 
 
 def test_lines_of_a_build_without_aranges():
-    """clang writes no .debug_aranges (nor do Go and rustc): the code
+    """clang writes no .debug_aranges (nor does Go): the code
     address of a line or function found no compilation unit, so --lines
     and `list --lines` said "no DWARF line table" and --locals read
     nothing.  The CUs' own ranges answer now."""

@@ -207,8 +207,8 @@ $(TARGET_DIR)/lines_O2: tests/targets/lines.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O2 -fcf-protection=none $< -o $@
 
-# The same built by clang, which writes no .debug_aranges (nor do Go and
-# rustc): a code address finds its compilation unit by the CUs' own ranges.
+# The same built by clang, which writes no .debug_aranges (nor does Go): a
+# code address finds its compilation unit by the CUs' own ranges.
 TARGETS += $(TARGET_DIR)/lines_clang
 targets: $(TARGET_DIR)/lines_clang
 

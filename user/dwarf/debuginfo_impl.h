@@ -54,8 +54,8 @@ struct debuginfo {
 };
 
 /* debuginfo.c: the compilation unit whose code holds ADDR.  From
- * .debug_aranges when it has it, else from the CUs' own ranges: Go, clang
- * and rustc write no .debug_aranges.  False: none. */
+ * .debug_aranges when it has it, else from the CUs' own ranges: Go and
+ * clang write no .debug_aranges.  False: none. */
 bool debuginfo__cu_at(struct debuginfo *di, uint64_t addr, Dwarf_Die *cu);
 
 
