@@ -114,6 +114,32 @@ run_funclatency() { # tool bin n -> prints the target's output; histogram in $tm
 	return $rc
 }
 
+# cmon profile --binary: every process running the file counts (the
+# executable's identity is checked in the kernel on each entry).  Start it,
+# wait until it says it attached, run the target, stop it.
+run_binary_mode() { # bin n -> prints the target's output; profile in $tmp/prof.json
+	local bin=$1 n=$2 i rc cpid
+	"$CMON" profile --binary "$bin" --func "$FUNC" -F json -o "$tmp/prof.json" \
+		2>"$tmp/bin.err" &
+	cpid=$!
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^cmon: attached' "$tmp/bin.err" 2>/dev/null && break
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! grep -q '^cmon: attached' "$tmp/bin.err" 2>/dev/null; then
+		kill -INT "$cpid" 2>/dev/null
+		wait "$cpid" 2>/dev/null
+		cat "$tmp/bin.err" >&2
+		return 1
+	fi
+	"$bin" "$n" 1
+	rc=$?
+	kill -INT "$cpid" 2>/dev/null
+	wait "$cpid" 2>/dev/null
+	return $rc
+}
+
 # One run.  Sets R_NS R_CALLS R_RSS R_ERR.
 run_one() { # config build calls
 	local cfg=$1 bin=$B/target_$2 n=$3 rc
@@ -130,6 +156,7 @@ run_one() { # config build calls
 		"$PEAKRSS" "$tmp/rss" "$CMON" profile -q "${extra[@]}" -F json -o "$tmp/prof.json" \
 			--func "$FUNC" -- "$bin" "$n" 1 >"$out" 2>"$err"
 		;;
+	cmon_binary) run_binary_mode "$bin" "$n" >"$out" 2>"$err" ;;
 	bt_hist) "$PEAKRSS" "$tmp/rss" bpftrace -o "$tmp/bt.txt" \
 		-e "uprobe:$bin:$FUNC { @s[tid] = nsecs; } uretprobe:$bin:$FUNC /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }" \
 		-c "$bin $n 1" >"$out" 2>"$err" ;;
@@ -153,13 +180,14 @@ run_one() { # config build calls
 }
 
 declare -A NS CALLS RSSMAX ERR
-CONFIGS="untraced floor_ret floor_clock cmon cmon_nomem bt_hist funclatency"
+CONFIGS="untraced floor_ret floor_clock cmon cmon_nomem cmon_binary bt_hist funclatency"
 declare -A LABEL=(
 	[untraced]="untraced"
 	[floor_ret]="empty uprobe + uretprobe (the floor)"
 	[floor_clock]="uprobe + uretprobe reading only the clock (any latency profile's floor)"
 	[cmon]="cmon profile (RSS growth on, the default)"
 	[cmon_nomem]="cmon profile --no-mem"
+	[cmon_binary]="cmon profile --binary (any process running the file)"
 	[bt_hist]="bpftrace entry+return latency \`hist()\`"
 	[funclatency]="bcc \`funclatency-bpfcc\`"
 )
