@@ -29,10 +29,11 @@ static __always_inline bool task_wanted(struct task_struct *task)
 	if (targ_filter_cgroup && bpf_get_current_cgroup_id() != targ_filter_cgroup)
 		return false;
 	if (targ_filter_comm) {
+		struct task_struct *leader = task->group_leader; /* a direct load */
 		__u64 comm[2] = {};
 
-		BPF_CORE_READ_INTO(&comm, task, group_leader, comm);
-		if (comm[0] != targ_comm_lo || comm[1] != targ_comm_hi)
+		if (!leader || bpf_probe_read_kernel(comm, sizeof(comm), leader->comm) ||
+		    comm[0] != targ_comm_lo || comm[1] != targ_comm_hi)
 			return false;
 	}
 	return exe_wanted(task) && launch_wanted(task);
