@@ -120,8 +120,9 @@ static bool is_const_op(const Dwarf_Op *op, uint64_t *v)
 /* After a DW_OP_bregN at OPS[I]: the DW_OP_and and DW_OP_shr by constants
  * that end in DW_OP_stack_value (rustc reads an enum's tag and payload out
  * of one register: breg5 0; constu 0xffffffff; and; lit1; and;
- * stack_value).  Folds them into CUR's shift and mask and returns the index
- * past DW_OP_stack_value, or 0 when the ops are anything else. */
+ * stack_value; clang -gdwarf-4 a struct's piece: breg5 0; constu 32; shr;
+ * stack_value; piece 2).  Folds them into CUR's shift and mask and returns
+ * the index past DW_OP_stack_value, or 0 when the ops are anything else. */
 static size_t reg_arith(const Dwarf_Op *ops, size_t n, size_t i, struct dloc_piece *cur)
 {
 	uint64_t mask = UINT64_MAX, v;
@@ -129,7 +130,7 @@ static size_t reg_arith(const Dwarf_Op *ops, size_t n, size_t i, struct dloc_pie
 
 	for (i++; i + 1 < n; i += 2) {
 		if (!is_const_op(&ops[i], &v))
-			return ops[i].atom == DW_OP_stack_value ? i + 1 : 0;
+			break; /* DW_OP_stack_value, then a DW_OP_piece */
 		if (ops[i + 1].atom == DW_OP_and) {
 			mask &= v;
 		} else if (ops[i + 1].atom == DW_OP_shr && v < 64 && shift + v < 64) {
