@@ -343,3 +343,18 @@ $(TARGET_DIR)/typed_clang4: tests/targets/typed.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -gdwarf-4 -O2 -fno-inline -fcf-protection=none -Wno-unknown-attributes $< -o $@
+
+# Types in type units (-fdebug-types-section): .debug_types in DWARF 4,
+# DW_UT_type units of .debug_info in DWARF 5.
+TARGETS += $(TARGET_DIR)/typed_types4 $(TARGET_DIR)/typed_types5
+targets: $(TARGET_DIR)/typed_types4 $(TARGET_DIR)/typed_types5
+
+$(TARGET_DIR)/typed_types4: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O2 -gdwarf-4 -fdebug-types-section $< -o $@
+
+$(TARGET_DIR)/typed_types5: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O2 -gdwarf-5 -fdebug-types-section $< -o $@

@@ -77,8 +77,15 @@ static int cache_put(struct debuginfo *di, const void *key, struct ctype *t)
 bool dtype__die_type(Dwarf_Die *die, Dwarf_Die *out)
 {
 	Dwarf_Attribute a;
+	Dwarf_Die def;
 
-	return dwarf_attr_integrate(die, DW_AT_type, &a) && dwarf_formref_die(&a, out);
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, out))
+		return false;
+	/* A type in a type unit (-fdebug-types-section): the CU holds a
+	 * declaration whose DW_AT_signature names the definition. */
+	if (dwarf_attr(out, DW_AT_signature, &a) && dwarf_formref_die(&a, &def))
+		*out = def;
+	return true;
 }
 
 static bool is_cxx(Dwarf_Die *die)
