@@ -3,8 +3,9 @@ debug info comes in (tests/targets/typed.c, lines.c, watch.c built in each
 in tests/targets/targets.mk): the values must be those of the plain -g
 build (test_typed.py, test_lines.py, test_watch.py)."""
 import json
+import os
 
-from cmonlib import check, cmon, eq, funcs_args, read_text, target, tmpfile
+from cmonlib import HERE, check, cmon, eq, funcs_args, read_text, target, tmpfile, trace
 
 
 def typed_records(binary, funcs, args=("all",)):
@@ -48,3 +49,42 @@ def test_type_units():
     by value as {}, struct pointers as bare addresses."""
     for binary in ("typed_types4", "typed_types5"):
         check_all_typed(binary)
+
+
+def test_split_dwarf():
+    """-gsplit-dwarf: the program's skeleton unit has ranges and lines only,
+    the DIEs are in the .dwo; each unit is read as its split unit.  Typed
+    arguments, --locals and a global's type were silently missing."""
+    import test_lines
+    import test_watch
+    check_all_typed("typed_split")
+    line = test_lines.line_of("marker: once per walk")
+    res = trace([], launch=[target("lines_split"), "5"], fmt="json",
+                extra=["--line", "lines.c:%d" % line, "--locals"])
+    eq((res.code, res.stdout), (0, "total=30\n"), "lines_split: exit status (%s)" % res.stderr)
+    eq([dict(r["args"]) for r in res.rows], [{"i": i, "sq": i * i} for i in range(5)],
+       "lines_split: the locals at each run")
+    code, out, err, rows = test_watch._json(["--watch", "counter"], binary="watch_split")
+    eq((code, out), (0, "counter 50\n"), "watch_split: exit status (%s)" % err)
+    eq([(r["old"], r["new"], r["func"], r["line"]) for r in rows if r.get("kind") == "watch"],
+       test_watch._writes(), "watch_split: old, new (typed: long), writer and line")
+
+
+def test_split_dwarf_without_its_dwo():
+    """The .dwo gone: the values are raw, and one line says why (it was
+    silent)."""
+    binary = target("typed_split_nodwo")
+    path = tmpfile("fmt-nodwo.json")
+    code, out, err = cmon(["trace", "-q", "-F", "json", "-o", path, "--func", "paint",
+                           "--", binary, "all"])
+    eq(code, 0, "exit status (%s)" % err)
+    # DW_AT_dwo_name as the build wrote it: relative to DW_AT_comp_dir
+    # (the source tree) when $(OUT) is
+    dwo = binary + "-typed.dwo"
+    msg = ("cmon: warning: %s: split DWARF (-gsplit-dwarf) whose %s was not found: its "
+           "functions untyped, its lines without locals\n")
+    check(err in (msg % (binary, dwo),
+                  msg % (binary, os.path.relpath(dwo, os.path.dirname(os.path.dirname(HERE))))),
+          "the warning: %r" % err)
+    eq([("args" in r, r["arg0"], r["arg1"]) for r in map(json.loads, read_text(path).splitlines())],
+       [(False, 2, 6)], "paint(BLUE, 6) untyped")

@@ -358,3 +358,32 @@ $(TARGET_DIR)/typed_types5: tests/targets/typed.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TYPED_CFLAGS) -O2 -gdwarf-5 -fdebug-types-section $< -o $@
+
+# -gsplit-dwarf: the DIEs in a .dwo beside the program (its skeleton unit
+# in the program has only ranges and lines); and one whose .dwo is gone.
+TARGETS += $(TARGET_DIR)/typed_split $(TARGET_DIR)/lines_split $(TARGET_DIR)/watch_split \
+	$(TARGET_DIR)/typed_split_nodwo
+targets: $(TARGET_DIR)/typed_split $(TARGET_DIR)/lines_split $(TARGET_DIR)/watch_split \
+	$(TARGET_DIR)/typed_split_nodwo
+
+$(TARGET_DIR)/typed_split: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O2 -gsplit-dwarf $< -o $@
+
+$(TARGET_DIR)/lines_split: tests/targets/lines.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -fcf-protection=none -gsplit-dwarf $< -o $@
+
+$(TARGET_DIR)/watch_split: tests/targets/watch.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fPIE -pie -fno-omit-frame-pointer -fcf-protection=none \
+		-gsplit-dwarf $< -o $@
+
+$(TARGET_DIR)/typed_split_nodwo: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O2 -gsplit-dwarf $< -o $@
+	$(Q)rm -f $@-typed.dwo

@@ -5,6 +5,7 @@
  * file; the rest of dwarf/ builds types, locations and signatures on it
  * (debuginfo_impl.h).
  */
+#include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -308,6 +309,34 @@ void debuginfo__free(struct debuginfo *di)
 	free(di);
 }
 
+bool debuginfo__unit_die(struct debuginfo *di, Dwarf_Die *cu)
+{
+	Dwarf_Die sub;
+	Dwarf_Attribute a;
+	uint8_t type;
+
+	if (dwarf_cu_info(cu->cu, NULL, &type, NULL, &sub, NULL, NULL, NULL) != 0 ||
+	    type != DW_UT_skeleton)
+		return true;
+	if (dwarf_tag(&sub) == DW_TAG_compile_unit) {
+		*cu = sub;
+		return true;
+	}
+	/* The .dwo was not found (libdw looks beside the DWARF file, then
+	 * under DW_AT_comp_dir; 0.188 reads no .dwp): say so once, not a
+	 * silently untyped trace. */
+	if (di && !di->dwo_missing_said) {
+		const char *dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_dwo_name, &a) ?:
+						   dwarf_attr(cu, DW_AT_GNU_dwo_name, &a));
+
+		di->dwo_missing_said = true;
+		log_warn("%s: split DWARF (-gsplit-dwarf) whose %s was not found: "
+			 "its functions untyped, its lines without locals",
+			 di->path, dwo ? dwo : ".dwo file");
+	}
+	return false;
+}
+
 struct cu_range {
 	uint64_t lo, hi;   /* [lo, hi) */
 	Dwarf_Off die_off; /* the CU's DIE */
@@ -365,7 +394,7 @@ bool debuginfo__cu_at(struct debuginfo *di, uint64_t addr, Dwarf_Die *cu)
 	/* .debug_aranges may be incomplete (assembler objects): its answer
 	 * is checked against the CU's own ranges. */
 	if (dwarf_addrdie(di->dwarf, addr, cu) && dwarf_haspc(cu, addr) > 0)
-		return true;
+		return debuginfo__unit_die(di, cu);
 	if (!di->cu_ranges_built)
 		cu_ranges_build(di);
 	/* The first range starting above ADDR; the one holding it is before. */
@@ -381,7 +410,8 @@ bool debuginfo__cu_at(struct debuginfo *di, uint64_t addr, Dwarf_Die *cu)
 	/* CUs do not overlap, but a few ranges back cost nothing to check. */
 	for (size_t k = lo, seen = 0; k-- > 0 && seen < 8; seen++)
 		if (addr < di->cu_ranges[k].hi)
-			return dwarf_offdie(di->dwarf, di->cu_ranges[k].die_off, cu) != NULL;
+			return dwarf_offdie(di->dwarf, di->cu_ranges[k].die_off, cu) &&
+			       debuginfo__unit_die(di, cu);
 	return false;
 }
 
@@ -435,7 +465,7 @@ int debuginfo__func_addr(struct debuginfo *di, const char *name, uint64_t *addr)
 	if (di->kind != DEBUGINFO_DWARF)
 		return -ENODATA;
 	while (!f.found && dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (dwarf_offdie(di->dwarf, off + hsize, &cu))
+		if (dwarf_offdie(di->dwarf, off + hsize, &cu) && debuginfo__unit_die(di, &cu))
 			dwarf_getfuncs(&cu, find_name_cb, &f, 0);
 		off = next;
 	}

@@ -51,7 +51,13 @@ struct debuginfo {
 	struct cu_range *cu_ranges;
 	size_t n_cu_ranges;
 	bool cu_ranges_built;
+	bool dwo_missing_said;
 };
+
+/* debuginfo.c: CU as the unit its DIEs are in: a skeleton unit
+ * (-gsplit-dwarf) is replaced by its split unit from the .dwo.  False when
+ * that is missing (warned once when DI is given). */
+bool debuginfo__unit_die(struct debuginfo *di, Dwarf_Die *cu);
 
 /* debuginfo.c: the compilation unit whose code holds ADDR.  From
  * .debug_aranges when it has it, else from the CUs' own ranges: Go and

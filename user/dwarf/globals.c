@@ -98,7 +98,8 @@ int dwarf_global__find(struct debuginfo *di, const char *name, struct dwarf_glob
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu, child;
 
-		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
+		if (dwarf_offdie(dw, off + hsize, &cu) && debuginfo__unit_die(di, &cu) &&
+		    dwarf_child(&cu, &child) == 0) {
 			do {
 				const char *n;
 

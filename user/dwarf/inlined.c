@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "dwarf/debuginfo.h"
+#include "dwarf/debuginfo_impl.h"
 #include "dwarf/inlined.h"
 
 struct walk {
@@ -113,7 +113,7 @@ int inlined__callers(const char *path, const char *name, char *buf, size_t len)
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
-		if (dwarf_offdie(dw, off + hsize, &cu))
+		if (dwarf_offdie(dw, off + hsize, &cu) && debuginfo__unit_die(NULL, &cu))
 			walk_children(&w, &cu, NULL);
 		off = next;
 	}
