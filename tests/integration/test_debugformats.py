@@ -88,3 +88,21 @@ def test_split_dwarf_without_its_dwo():
           "the warning: %r" % err)
     eq([("args" in r, r["arg0"], r["arg1"]) for r in map(json.loads, read_text(path).splitlines())],
        [(False, 2, 6)], "paint(BLUE, 6) untyped")
+
+
+def test_minidebuginfo_symbols():
+    """A stripped program whose local function symbols are in .gnu_debugdata
+    (MiniDebugInfo, xz): its functions were not found ("no function
+    matches").  They are probed now, untyped (no DWARF)."""
+    binary = target("typed_minidebug")
+    path = tmpfile("fmt-mini.json")
+    code, out, err = cmon(["trace", "-q", "-F", "json", "-o", path, "--func", "paint",
+                           "--func", "widths", "--", binary, "all"])
+    eq(code, 0, "exit status (%s)" % err)
+    eq([(r["func"], "args" in r, r["arg0"], r["arg1"], r["ret"])
+        for r in map(json.loads, read_text(path).splitlines())],
+       [("widths", False, -128 & 0xffffffff, 255, 2147516541), ("paint", False, 2, 6, 26)],
+       "widths and paint, raw registers")
+    code, out, err = cmon(["list", "paint", "--", binary])
+    eq(code, 0, "list (%s)" % err)
+    check(out.splitlines()[1].split()[:2] == ["paint", "typed_minidebug"], out)

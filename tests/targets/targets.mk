@@ -387,3 +387,25 @@ $(TARGET_DIR)/typed_split_nodwo: tests/targets/typed.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TYPED_CFLAGS) -O2 -gsplit-dwarf $< -o $@
 	$(Q)rm -f $@-typed.dwo
+
+# MiniDebugInfo as Fedora builds it (gdb manual, "MiniDebugInfo"): fully
+# stripped, the function symbols .dynsym lacks in .gnu_debugdata, an
+# xz-compressed ELF file of their .symtab; no DWARF.
+TARGETS += $(TARGET_DIR)/typed_minidebug
+targets: $(TARGET_DIR)/typed_minidebug
+
+$(TARGET_DIR)/typed_minidebug: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O2 $< -o $@.full
+	$(Q)nm -D $@.full --format=posix --defined-only | awk '{ print $$1 }' | sort > $@.dynsyms
+	$(Q)nm $@.full --format=posix --defined-only | \
+		awk '{ if ($$2 == "T" || $$2 == "t" || $$2 == "D") print $$1 }' | sort > $@.funcsyms
+	$(Q)comm -13 $@.dynsyms $@.funcsyms > $@.keep
+	$(Q)objcopy --only-keep-debug $@.full $@.mini
+	$(Q)objcopy -S --remove-section .gdb_index --remove-section .comment \
+		--keep-symbols=$@.keep $@.mini
+	$(Q)rm -f $@.mini.xz && xz $@.mini
+	$(Q)strip --strip-all -R .comment $@.full -o $@.tmp
+	$(Q)objcopy --add-section .gnu_debugdata=$@.mini.xz $@.tmp
+	$(Q)rm -f $@.full $@.dynsyms $@.funcsyms $@.keep $@.mini.xz && mv $@.tmp $@

@@ -13,6 +13,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -484,12 +485,71 @@ static int demangle_all(struct symtab *st)
 	return err;
 }
 
+/* MiniDebugInfo (Fedora, RHEL): a stripped program keeps its local
+ * function symbols in .gnu_debugdata, an xz-compressed ELF file whose
+ * .symtab .dynsym does not repeat.  Read when the file has no .symtab. */
+#define DEBUGDATA_MAX (256u << 20)
+
+static int read_debugdata(struct symtab *st, Elf_Data *xz, const struct versions *vs,
+			  struct sym_vec *vec)
+{
+	lzma_stream z = LZMA_STREAM_INIT;
+	size_t cap = xz->d_size * 8 + 4096, len = 0;
+	unsigned char *buf = NULL;
+	Elf *mini = NULL;
+	Elf_Scn *scn = NULL;
+	lzma_ret r;
+	int err = 0;
+
+	if (lzma_stream_decoder(&z, UINT64_MAX, 0) != LZMA_OK)
+		return 0;
+	z.next_in = xz->d_buf;
+	z.avail_in = xz->d_size;
+	do {
+		if (len == cap || !buf) {
+			unsigned char *nb;
+
+			if (buf)
+				cap *= 2;
+			if (cap > DEBUGDATA_MAX || !(nb = realloc(buf, cap))) {
+				err = cap > DEBUGDATA_MAX ? 0 : -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+		}
+		z.next_out = buf + len;
+		z.avail_out = cap - len;
+		r = lzma_code(&z, LZMA_FINISH);
+		len = cap - z.avail_out;
+	} while (r == LZMA_OK);
+	if (r != LZMA_STREAM_END) {
+		log_debug("%s: .gnu_debugdata does not decompress (xz error %d)", st->path, r);
+		goto out;
+	}
+	mini = elf_memory((char *)buf, len);
+	if (!mini || elf_kind(mini) != ELF_K_ELF)
+		goto out;
+	while ((scn = elf_nextscn(mini, scn)) && !err) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			err = read_symbols(st, mini, scn, &sh, NULL, vs, vec);
+	}
+out:
+	if (mini)
+		elf_end(mini);
+	lzma_end(&z);
+	free(buf); /* read_symbols copied the names */
+	return err;
+}
+
 static int collect(struct symtab *st, Elf *elf)
 {
 	struct versions vs = { 0 };
 	struct sym_vec vec = { 0 };
 	Elf_Data *versym = NULL;
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = NULL, *debugdata = NULL;
+	bool have_symtab = false;
 	size_t shstrndx, n;
 	int err = 0;
 
@@ -521,16 +581,25 @@ static int collect(struct symtab *st, Elf *elf)
 	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
+		const char *sname;
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		if (sh.sh_type == SHT_SYMTAB)
+		sname = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (sh.sh_type == SHT_SYMTAB) {
 			err = read_symbols(st, elf, scn, &sh, NULL, &vs, &vec);
-		else if (sh.sh_type == SHT_DYNSYM)
+			have_symtab = true;
+		} else if (sh.sh_type == SHT_DYNSYM) {
 			err = read_symbols(st, elf, scn, &sh, versym, &vs, &vec);
+		} else if (sname && !strcmp(sname, ".gnu_debugdata") && sh.sh_type == SHT_PROGBITS) {
+			debugdata = scn;
+		}
 		if (err < 0)
 			goto cleanup;
 	}
+	if (!have_symtab && debugdata && elf_getdata(debugdata, NULL) &&
+	    (err = read_debugdata(st, elf_getdata(debugdata, NULL), &vs, &vec)) < 0)
+		goto cleanup;
 
 	if (vec.n)
 		qsort(vec.v, vec.n, sizeof(*vec.v), raw_cmp);
