@@ -5,7 +5,7 @@ build (test_typed.py, test_lines.py, test_watch.py)."""
 import json
 import os
 
-from cmonlib import HERE, check, cmon, eq, funcs_args, read_text, target, tmpfile, trace
+from cmonlib import HERE, Skip, check, cmon, eq, funcs_args, read_text, target, tmpfile, trace
 
 
 def typed_records(binary, funcs, args=("all",)):
@@ -106,3 +106,30 @@ def test_minidebuginfo_symbols():
     code, out, err = cmon(["list", "paint", "--", binary])
     eq(code, 0, "list (%s)" % err)
     check(out.splitlines()[1].split()[:2] == ["paint", "typed_minidebug"], out)
+
+
+def test_dwz_shared_file():
+    """dwz -m: the types both programs have are in the file that
+    .gnu_debugaltlink names (DW_FORM_GNU_ref_alt): every value as plain.
+    That file gone: the arguments were null, silently; one warning names
+    the missing file now."""
+    if not os.path.exists(target("typed_dwz")):
+        raise Skip("dwz not installed")
+    check_all_typed("typed_dwz")
+    binary = target("typed_dwz_noalt")
+    path = tmpfile("fmt-noalt.json")
+    code, out, err = cmon(["trace", "-q", "-F", "json", "-o", path, "--func", "paint",
+                           "--line", "typed.c:%d" % typed_line("(int)c * 10"), "--", binary,
+                           "all"])
+    eq((code, err), (0, "cmon: warning: %s: its DWARF (dwz) refers to "
+                        "/nonexistent/.dwz/typed.debug (.gnu_debugaltlink), which was not "
+                        "found: the types and names kept there are missing\n" % binary),
+       "exit status and one warning")
+
+
+def typed_line(text):
+    with open(os.path.join(os.path.dirname(HERE), "targets", "typed.c")) as f:
+        for n, l in enumerate(f, 1):
+            if text in l:
+                return n
+    raise AssertionError("no %r in typed.c" % text)

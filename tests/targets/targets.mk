@@ -409,3 +409,27 @@ $(TARGET_DIR)/typed_minidebug: tests/targets/typed.c
 	$(Q)strip --strip-all -R .comment $@.full -o $@.tmp
 	$(Q)objcopy --add-section .gnu_debugdata=$@.mini.xz $@.tmp
 	$(Q)rm -f $@.full $@.dynsyms $@.funcsyms $@.keep $@.mini.xz && mv $@.tmp $@
+
+# dwz -m (Debian's -dbgsym packages): what two programs share moved into
+# one file that .gnu_debugaltlink names; and the same whose shared file is
+# gone.  Only where dwz is installed.
+ifneq ($(shell command -v dwz 2>/dev/null),)
+TARGETS += $(TARGET_DIR)/typed_dwz $(TARGET_DIR)/typed_dwz_noalt
+targets: $(TARGET_DIR)/typed_dwz $(TARGET_DIR)/typed_dwz_noalt
+
+$(TARGET_DIR)/typed_dwz: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O2 $< -o $@.tmp
+	$(Q)cp $@.tmp $@.twin
+	$(Q)dwz -m $(abspath $@).alt -M $(abspath $@).alt $@.tmp $@.twin
+	$(Q)rm -f $@.twin && mv $@.tmp $@
+
+$(TARGET_DIR)/typed_dwz_noalt: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TYPED_CFLAGS) -O2 $< -o $@.tmp
+	$(Q)cp $@.tmp $@.twin
+	$(Q)dwz -m $@.alt -M /nonexistent/.dwz/typed.debug $@.tmp $@.twin
+	$(Q)rm -f $@.twin $@.alt && mv $@.tmp $@
+endif

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -203,6 +204,45 @@ out:
 	return ok;
 }
 
+/* A warning about a file's debug info: said once a run, however many
+ * times the file is opened (each command opens it for lines, types...). */
+static bool first_warning(const char *what, const char *path)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char *seen[64];
+	static size_t n;
+	char *key = NULL;
+	bool first = true;
+
+	if (asprintf(&key, "%s:%s", what, path) < 0)
+		return true;
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < n && first; i++)
+		first = strcmp(seen[i], key) != 0;
+	if (first && n < sizeof(seen) / sizeof(seen[0])) {
+		seen[n++] = key;
+		key = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+	free(key);
+	return first;
+}
+
+/* DWARF that dwz moved partly into a shared file (.gnu_debugaltlink, as
+ * in Debian's -dbgsym packages): libdw finds it by its path, beside the
+ * DWARF file or by build-id under /usr/lib/debug.  Without it every type
+ * and name there is unknown: say so rather than print nulls. */
+static void check_alt(struct debuginfo *di)
+{
+	const char *name;
+	const void *bid;
+
+	if (dwelf_dwarf_gnu_debugaltlink(di->dwarf, &name, &bid) > 0 && !dwarf_getalt(di->dwarf) &&
+	    first_warning("alt", di->path))
+		log_warn("%s: its DWARF (dwz) refers to %s (.gnu_debugaltlink), which was not "
+			 "found: the types and names kept there are missing", di->path, name);
+}
+
 static int find_dwarf(struct debuginfo *di, const struct debuginfo_opts *o)
 {
 	const char *root = o && o->debug_root ? o->debug_root : DEFAULT_DEBUG_ROOT;
@@ -231,6 +271,7 @@ static int find_dwarf(struct debuginfo *di, const struct debuginfo_opts *o)
 	return di->desc ? 0 : -ENOMEM;
 found:
 	di->kind = DEBUGINFO_DWARF;
+	check_alt(di);
 	return di->desc && di->dwarf_path ? 0 : -ENOMEM;
 }
 
@@ -325,7 +366,7 @@ bool debuginfo__unit_die(struct debuginfo *di, Dwarf_Die *cu)
 	/* The .dwo was not found (libdw looks beside the DWARF file, then
 	 * under DW_AT_comp_dir; 0.188 reads no .dwp): say so once, not a
 	 * silently untyped trace. */
-	if (di && !di->dwo_missing_said) {
+	if (di && !di->dwo_missing_said && first_warning("dwo", di->path)) {
 		const char *dwo = dwarf_formstring(dwarf_attr(cu, DW_AT_dwo_name, &a) ?:
 						   dwarf_attr(cu, DW_AT_GNU_dwo_name, &a));
 
