@@ -5,7 +5,7 @@ build (test_typed.py, test_lines.py, test_watch.py)."""
 import json
 import os
 
-from cmonlib import HERE, Skip, check, cmon, eq, funcs_args, read_text, target, tmpfile, trace
+from cmonlib import HERE, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq, funcs_args, read_text, target, tmpfile, trace
 
 
 def typed_records(binary, funcs, args=("all",)):
@@ -133,3 +133,16 @@ def typed_line(text):
             if text in l:
                 return n
     raise AssertionError("no %r in typed.c" % text)
+
+
+def test_fully_stripped_program_fails_in_one_line():
+    """No .symtab, no .gnu_debugdata, no DWARF: one line saying the program
+    is stripped (it said only "no function matches" when the program was
+    launched, its libraries searched), exit 1, no probe left."""
+    before = bpf_snapshot()
+    binary = target("calls_stripped")
+    code, out, err = cmon(["trace", "--func", "add", "--", binary, "calls"])
+    eq((code, out, err), (1, "", "cmon: no function matches 'add' in %s and its libraries "
+                                 "(searched 3 objects): %s has no symbol table (stripped)\n"
+                          % (binary, binary)), "exit status and the error")
+    assert_no_leak(before)

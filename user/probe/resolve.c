@@ -779,6 +779,11 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 		else if (stripped && searched == 1)
 			log_error("no function matches '%s' in %s: %s has no symbol table "
 				  "(stripped)", p->func, desc, stripped);
+		else if (stripped)
+			/* a launched program fully stripped: its libraries were
+			 * searched, not it */
+			log_error("no function matches '%s' in %s (searched %zu objects): %s has "
+				  "no symbol table (stripped)", p->func, desc, searched, stripped);
 		else
 			log_error("no function matches '%s' in %s (searched %zu object%s)",
 				  p->func, desc, searched, searched == 1 ? "" : "s");
