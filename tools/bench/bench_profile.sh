@@ -81,10 +81,27 @@ FAILED=0
 START=$(date +%s)
 
 
+# A tool started in the background (PID) is ready when FILE has a line
+# matching PATTERN (30 s at most); otherwise it is stopped and its stderr
+# (ERR) shown.  0: ready.
+wait_ready() { # pid file pattern err
+	local pid=$1 file=$2 pat=$3 err=$4 i
+	for ((i = 0; i < 600; i++)); do
+		grep -q "$pat" "$file" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q "$pat" "$file" 2>/dev/null && return 0
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	cat "$err" >&2
+	return 1
+}
+
 # funclatency-bpfcc attaches by path (every process running the file) and
 # compiles at start: start it, wait for its banner, run the target, stop it.
 run_funclatency() { # tool bin n -> prints the target's output; histogram in $tmp/fl.txt
-	local tool=$1 bin=$2 n=$3 i rc
+	local tool=$1 bin=$2 n=$3 rc
 	rm -f "$tmp/fl.txt"
 	# Job control on: a background job of a script otherwise starts with
 	# SIGINT ignored, and python then never sees its KeyboardInterrupt.
@@ -92,16 +109,8 @@ run_funclatency() { # tool bin n -> prints the target's output; histogram in $tm
 	PYTHONUNBUFFERED=1 "$tool" "$bin:$FUNC" >"$tmp/fl.txt" 2>"$tmp/fl.err" &
 	FL_PID=$!
 	set +m
-	for ((i = 0; i < 600; i++)); do
-		grep -q '^Tracing' "$tmp/fl.txt" 2>/dev/null && break
-		kill -0 "$FL_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	if ! grep -q '^Tracing' "$tmp/fl.txt" 2>/dev/null; then
-		kill -INT "$FL_PID" 2>/dev/null
-		wait "$FL_PID" 2>/dev/null
+	if ! wait_ready "$FL_PID" "$tmp/fl.txt" '^Tracing' "$tmp/fl.err"; then
 		FL_PID=
-		cat "$tmp/fl.err" >&2
 		return 1
 	fi
 	"$bin" "$n" 1
@@ -118,21 +127,11 @@ run_funclatency() { # tool bin n -> prints the target's output; histogram in $tm
 # executable's identity is checked in the kernel on each entry).  Start it,
 # wait until it says it attached, run the target, stop it.
 run_binary_mode() { # bin n -> prints the target's output; profile in $tmp/prof.json
-	local bin=$1 n=$2 i rc cpid
+	local bin=$1 n=$2 rc cpid
 	"$CMON" profile --binary "$bin" --func "$FUNC" -F json -o "$tmp/prof.json" \
 		2>"$tmp/bin.err" &
 	cpid=$!
-	for ((i = 0; i < 200; i++)); do
-		grep -q '^cmon: attached' "$tmp/bin.err" 2>/dev/null && break
-		kill -0 "$cpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if ! grep -q '^cmon: attached' "$tmp/bin.err" 2>/dev/null; then
-		kill -INT "$cpid" 2>/dev/null
-		wait "$cpid" 2>/dev/null
-		cat "$tmp/bin.err" >&2
-		return 1
-	fi
+	wait_ready "$cpid" "$tmp/bin.err" '^cmon: attached' "$tmp/bin.err" || return 1
 	"$bin" "$n" 1
 	rc=$?
 	kill -INT "$cpid" 2>/dev/null
