@@ -266,6 +266,10 @@ struct cmon_frame {
 	 * for other entries.  TS stays the call's identity (captures and
 	 * stacks are tagged with it). */
 	__u32 step_ns;
+	/* profile: the probes' cost inside this call spent on the traced
+	 * calls it made (their entry and return probes, as a caller sees
+	 * them, and what they in turn made), taken out of its latency. */
+	__u64 child_ns;
 };
 
 #define CMON_FRAME_TAIL_CALLED 1u /* left through a tail call: returns with its callee */
@@ -726,8 +730,8 @@ _Static_assert(sizeof(struct cmon_capture_rec) == 32 && sizeof(struct cmon_captu
 	       "cmon_capture_rec layout: records stay 8-aligned");
 _Static_assert(sizeof(struct cmon_follow_stats) == 24, "cmon_follow_stats layout");
 _Static_assert(sizeof(struct cmon_fork_rec) == 8, "cmon_fork_rec layout");
-_Static_assert(sizeof(struct cmon_frame) == 96, "cmon_frame layout");
-_Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 96 * CMON_STACK_DEPTH,
+_Static_assert(sizeof(struct cmon_frame) == 104, "cmon_frame layout");
+_Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 104 * CMON_STACK_DEPTH,
 	       "cmon_shadow_stack layout");
 _Static_assert(sizeof(struct cmon_usdt_arg) == 16, "cmon_usdt_arg layout");
 _Static_assert(sizeof(struct cmon_ind_site) == 16, "cmon_ind_site layout");

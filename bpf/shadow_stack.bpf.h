@@ -151,6 +151,7 @@ static __always_inline void frame_init(struct cmon_frame *fr, __u64 cookie)
 	} else {
 		fr->step_ns = 0;
 	}
+	fr->child_ns = 0;
 }
 
 /* FR's latency at TS: from its step, or its entry. */

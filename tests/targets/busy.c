@@ -69,6 +69,15 @@ __asm__(".text\n"
 	".size nest_outer, . - nest_outer\n");
 long nest_outer(long);
 
+/* An emulated entry around a traced single-stepped one: the callee's
+ * probes (~15 us here) run inside the caller's latency.
+ *   busy wrap N    wrap_fp(i) for i < N; prints its p50 as timed here */
+__asm__(".text\n"
+	".globl wrap_fp\n.type wrap_fp, @function\n.p2align 4\nwrap_fp:\n"
+	" push %rbp\n mov %rsp, %rbp\n call busy_ss\n pop %rbp\n ret\n"
+	".size wrap_fp, . - wrap_fp\n");
+long wrap_fp(long);
+
 /* In C (typed from DWARF, as most traced code is), with a frame so that it
  * starts with push %rbp. */
 __attribute__((noinline, used, optimize("no-omit-frame-pointer"))) long quick_fp(long t, long i)
@@ -133,6 +142,23 @@ int main(int argc, char **argv)
 			acc += nest_outer(i);
 		printf("nest %ld\n", acc);
 		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "wrap")) {
+		long m = atol(argv[2]);
+		long long *w = calloc(m > 0 ? (size_t)m : 1, sizeof(long long));
+
+		if (!w || m <= 0)
+			return 2;
+		for (long i = 0; i < m; i++) {
+			long long t0 = now_ns();
+
+			acc += wrap_fp(i);
+			w[i] = now_ns() - t0;
+		}
+		qsort(w, (size_t)m, sizeof(long long), cmp_ll);
+		printf("wrap_fp p50=%lld\n", w[m / 2]);
+		free(w);
+		return acc == 0;
 	}
 	if (argc != 2 || n <= 0) {
 		fprintf(stderr, "usage: busy N\n");

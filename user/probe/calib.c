@@ -348,6 +348,22 @@ uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func 
 	}
 }
 
+uint64_t probe_calib__caller_cost(const struct probe_calib *c, const struct probe_func *f)
+{
+	uint64_t ns;
+
+	if (!c || !c->valid || f->entry.cost >= CMON_CALIB_CLASSES)
+		return 0;
+	ns = c->call_ns[f->entry.cost];
+	if (probe_func__step_timed(f) && f->step.cost < CMON_CALIB_CLASSES)
+		ns += c->call_ns[f->step.cost];
+	if (f->ret_mode == RETURN_URETPROBE)
+		ns += c->ret_ns[0];
+	else if (f->ret_mode == RETURN_INSN)
+		ns += c->ret_ns[1];
+	return ns;
+}
+
 uint32_t probe_calib__step_lead(const struct probe_calib *c)
 {
 	uint64_t ss, emu;

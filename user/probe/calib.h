@@ -42,6 +42,12 @@ int probe_calib__measure(struct probe_calib *out);
 uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func *f);
 
 
+/* What F's probes cost a caller of F: its entry probe (and step probe)
+ * and its return probe, as a caller times them (0 when unknown).  A
+ * caller's own latency is its measured one less this for each traced call
+ * it made. */
+uint64_t probe_calib__caller_cost(const struct probe_calib *c, const struct probe_func *f);
+
 /* This host's figures, measured on the first call (once per process,
  * thread-safe): logged at -v, or a warning when they cannot be measured
  * (then not valid: nothing is subtracted). */
