@@ -267,8 +267,8 @@ struct cmon_frame {
 	 * stacks are tagged with it). */
 	__u32 step_ns;
 	/* profile: the probes' cost inside this call spent on the traced
-	 * calls it made (their entry and return probes, as a caller sees
-	 * them, and what they in turn made), taken out of its latency. */
+	 * calls it made (their probes as a caller times them, and what they
+	 * in turn made: shadow_stack.bpf.h), taken out of its latency. */
 	__u64 child_ns;
 };
 

@@ -116,35 +116,6 @@ static __always_inline bool gen_counting(void)
 	return gen && *gen == targ_gen;
 }
 
-/* What a traced call's probes cost its caller (entry and return probes as
- * a caller sees them, calibrated like prof_lat_bias), by function: a
- * caller's latency is its own only without its traced callees' probes.
- * max_entries = functions; only read with targ_lat_bias. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} prof_call_cost SEC(".maps");
-
-/* FR returned and is popped from SS: its probes' cost, and its callees',
- * go to the frame below (its caller's, when that is traced). */
-static __always_inline void pass_child_cost(struct cmon_shadow_stack *ss, struct cmon_frame *fr)
-{
-	__u64 cost = fr->child_ns;
-	struct cmon_frame *caller;
-	__u32 *own;
-
-	if (!targ_lat_bias)
-		return;
-	own = bpf_map_lookup_elem(&prof_call_cost, &fr->func_id);
-	if (own)
-		cost += *own;
-	caller = shadow_stack_peek(ss);
-	if (caller)
-		caller->child_ns += cost;
-}
-
 /* Calls not recorded, by cause (enum cmon_prof_loss). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -463,12 +434,12 @@ static __always_inline void count_return(struct task_struct *task, struct cmon_f
 	__u32 b, cause;
 	__u64 lat;
 
-	lat = frame_latency(fr, ts);
+	lat = frame_latency_net(fr, ts); /* child_ns is 0 without targ_child_cost */
 	if (targ_lat_bias) {
 		__u32 *bias = bpf_map_lookup_elem(&prof_lat_bias, &fr->func_id);
-		__u64 probes = fr->child_ns + (bias ? *bias : 0);
 
-		lat = lat > probes ? lat - probes : 0;
+		if (bias)
+			lat = lat > *bias ? lat - *bias : 0;
 	}
 	if (fr->flags & CMON_FRAME_AT_EXIT) {
 		/* --if on the return: counted now, or filtered. */
@@ -529,7 +500,7 @@ static long prof_tail_step(__u64 i, void *data)
 		return 1;
 	count_return(c->task, fr, c->ts, c->kind, c->regs);
 	shadow_stack_pop(c->ss);
-	pass_child_cost(c->ss, fr);
+	frame_pass_cost(c->ss, fr);
 	return 0;
 }
 
@@ -566,7 +537,7 @@ int BPF_KPROBE(cmon_prof_exit)
 	if (!(fr->flags & CMON_FRAME_QUIET))
 		count_return(task, fr, ts, kind, ctx);
 	shadow_stack_pop(ss);
-	pass_child_cost(ss, fr);
+	frame_pass_cost(ss, fr);
 	fr = shadow_stack_top(ss, slot);
 	if (fr && (fr->flags & CMON_FRAME_TAIL_CALLED)) {
 		struct prof_tail_ctx c = { .task = task, .ss = ss, .regs = ctx, .slot = slot,

@@ -162,6 +162,21 @@ static __always_inline __u64 frame_latency(const struct cmon_frame *fr, __u64 ts
 	return ts > start ? ts - start : 0;
 }
 
+/*
+ * A caller's latency is its own only without its traced callees' probes.
+ * What each function's probes cost a caller (entry, step and return
+ * probes as a caller times them: probe_calib__caller_cost), by function;
+ * a frame gathers its callees' in child_ns (and theirs in turn), and is
+ * timed net of it.  Sized and filled by user space with targ_child_cost.
+ */
+const volatile bool targ_child_cost = false;
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} call_cost SEC(".maps");
+
 /* Indirect jumps that may leave their function (CMON_COOKIE_IND), by site
  * (sized by user space). */
 struct {
@@ -230,6 +245,33 @@ static __always_inline struct cmon_frame *shadow_stack_peek(struct cmon_shadow_s
 	if (top == 0 || top > CMON_STACK_DEPTH)
 		return NULL;
 	return &ss->frames[(top - 1) & SHADOW_STACK_MASK];
+}
+
+/* FR returned and was popped from SS: its probes' cost and its callees'
+ * go to the frame below, its nearest traced caller's. */
+static __always_inline void frame_pass_cost(struct cmon_shadow_stack *ss,
+					    const struct cmon_frame *fr)
+{
+	struct cmon_frame *caller;
+	__u64 cost = fr->child_ns;
+	__u32 *own;
+
+	if (!targ_child_cost)
+		return;
+	own = bpf_map_lookup_elem(&call_cost, &fr->func_id);
+	if (own)
+		cost += *own;
+	caller = shadow_stack_peek(ss);
+	if (caller)
+		caller->child_ns += cost;
+}
+
+/* FR's latency at TS without its callees' probes. */
+static __always_inline __u64 frame_latency_net(const struct cmon_frame *fr, __u64 ts)
+{
+	__u64 lat = frame_latency(fr, ts);
+
+	return lat > fr->child_ns ? lat - fr->child_ns : 0;
 }
 
 /* An entry of FUNC_ID at SLOT with COOKIE is its pending call going on (a

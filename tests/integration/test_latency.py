@@ -125,33 +125,35 @@ def test_latency_profile_buckets_own_time():
     raise AssertionError("p50 not a ~5 us call in %d attempts: %r" % (ATTEMPTS, seen))
 
 
+def wrap_untraced_p50():
+    code, out, err = run([target("busy"), "wrap", str(CALLS)])
+    check(code == 0 and out.startswith("wrap_fp p50="), "busy wrap: %r %r" % (out, err))
+    return int(out.split("=")[1])
+
+
+def wrap_profiled_p50(extra=()):
+    path = tmpfile("wrap.json")
+    code, _, err = cmon(["profile", "-F", "json", "-o", path, "--func", "wrap_fp", "--func",
+                         "busy_ss"] + list(extra) + ["--", target("busy"), "wrap", str(CALLS)])
+    check(code == 0, "cmon profile failed: %r" % err)
+    fin = {r["func"]: r for r in map(json.loads, read_text(path).splitlines()) if r["final"]}
+    eq((fin["wrap_fp"]["returns"], fin["busy_ss"]["returns"]), (CALLS, CALLS), "returns")
+    return fin["wrap_fp"]["p50_ns"]
+
+
 def test_latency_profile_callee_probes_taken_out():
-    """A caller's latency is its own only without its traced callees'
-    probes: wrap_fp (emulated) calls busy_ss (single-stepped, ~15 us of
-    probes a call here), both profiled.  wrap_fp's p50 was its ~5 us plus
-    busy_ss's probes; each traced callee's probe cost, as a caller sees it
-    (calibrated), now goes out of its caller's latency in the kernel.
-    --raw-latency keeps it all in."""
-    def untraced():
-        code, out, err = run([target("busy"), "wrap", str(CALLS)])
-        check(code == 0 and out.startswith("wrap_fp p50="), "busy wrap: %r %r" % (out, err))
-        return int(out.split("=")[1])
-
-    def p50(extra=()):
-        path = tmpfile("wrap.json")
-        code, _, err = cmon(["profile", "-F", "json", "-o", path, "--func", "wrap_fp",
-                             "--func", "busy_ss"] + list(extra) + ["--", target("busy"), "wrap",
-                                                                   str(CALLS)])
-        check(code == 0, "cmon profile failed: %r" % err)
-        fin = {r["func"]: r for r in map(json.loads, read_text(path).splitlines())
-               if r["final"]}
-        eq((fin["wrap_fp"]["returns"], fin["busy_ss"]["returns"]), (CALLS, CALLS), "returns")
-        return fin["wrap_fp"]["p50_ns"]
-
-    step = list_ns_per_hit()["busy_ss"]  # what busy_ss's probes cost a call
+    """In profile (and the agent), a caller's latency is its own only
+    without its traced callees' probes: wrap_fp (emulated) calls busy_ss
+    (single-stepped, ~15 us of probes a call here), both profiled.
+    wrap_fp's p50 was its ~5 us plus busy_ss's probes (22 us); each traced
+    callee's probe cost, as a caller times it (calibrated), now goes out of
+    its caller's latency in the kernel.  --raw-latency keeps it all in.
+    (trace's records keep their callees' probes: their spans nest on a
+    timeline.)"""
+    step = list_ns_per_hit()["busy_ss"]  # what busy_ss's entry probe costs a call
     seen = []
     for _ in range(ATTEMPTS):
-        want, got = untraced(), p50()
+        want, got = wrap_untraced_p50(), wrap_profiled_p50()
         if abs(got - want) <= max(TOLERANCE * want, PROBE_SHARE * step):
             break
         seen.append((got, want))
@@ -159,7 +161,7 @@ def test_latency_profile_callee_probes_taken_out():
         raise AssertionError("wrap_fp p50 not within %d %% of its untraced time nor within "
                              "%d %% of busy_ss's probe cost (%d ns) in %d attempts: %r" %
                              (TOLERANCE * 100, PROBE_SHARE * 100, step, ATTEMPTS, seen))
-    raw = p50(["--raw-latency"])
+    raw = wrap_profiled_p50(["--raw-latency"])
     check(raw > want + step // 2, "--raw-latency: wrap_fp p50 %d keeps busy_ss's probes "
           "(untraced %d, a single-step ~%d)" % (raw, want, step))
 

@@ -111,8 +111,6 @@ static int open_and_load(void *ctx, bool mem_cast)
 	p->skel->rodata->targ_lat_bias = opts->calib && opts->calib->valid;
 	bpf_map__set_max_entries(p->skel->maps.prof_lat_bias,
 				 p->skel->rodata->targ_lat_bias ? n_funcs : 1);
-	bpf_map__set_max_entries(p->skel->maps.prof_call_cost,
-				 p->skel->rodata->targ_lat_bias ? n_funcs : 1);
 	bpf_set__prepare(bs); /* --if only here: no --on-change program */
 	return profile_bpf__load(p->skel);
 }
@@ -125,14 +123,6 @@ static void destroy_skel(void *ctx)
 	p->skel = NULL;
 }
 
-/* Slot K of the per-function array MAP: NS, capped to 32 bits.  0 or -errno. */
-static int set_cost(struct bpf_map *map, __u32 k, uint64_t ns)
-{
-	__u32 v = ns > UINT32_MAX ? UINT32_MAX : (__u32)ns;
-
-	return v && bpf_map_update_elem(bpf_map__fd(map), &k, &v, BPF_ANY) ? -errno : 0;
-}
-
 struct profiler *profiler__new(const struct probe_set *set, const struct profiler_opts *opts)
 {
 	struct bpf_set_opts bo = {
@@ -141,6 +131,7 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		.filter_pid = opts->filter_pid,
 		.filter_cgroup = opts->filter_cgroup,
 		.exprs = opts->exprs,
+		.callee_costs = opts->calib,
 	};
 	struct profiler *p;
 	int err;
@@ -177,13 +168,17 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		goto fail_quiet;
 	/* Each function's probe cost, inside its own latency and as its
 	 * callers see it, before anything is attached. */
-	for (__u32 k = 0; p->skel->rodata->targ_lat_bias && k < set->n_funcs && !err; k++) {
-		err = set_cost(p->skel->maps.prof_lat_bias, k,
-			       probe_calib__bias(opts->calib, &set->funcs[k]));
-		if (!err)
-			err = set_cost(p->skel->maps.prof_call_cost, k,
-				       probe_calib__caller_cost(opts->calib, &set->funcs[k]));
+	for (__u32 k = 0; p->skel->rodata->targ_lat_bias && k < set->n_funcs; k++) {
+		uint64_t b = probe_calib__bias(opts->calib, &set->funcs[k]);
+		__u32 v = b > UINT32_MAX ? UINT32_MAX : (__u32)b;
+
+		if (v && bpf_map_update_elem(bpf_map__fd(p->skel->maps.prof_lat_bias), &k, &v,
+					     BPF_ANY)) {
+			err = -errno;
+			goto fail;
+		}
 	}
+	err = bpf_set__load_call_costs(&p->bs);
 	if (err)
 		goto fail;
 	/* --if: each function's program, before anything is attached. */

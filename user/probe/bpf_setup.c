@@ -66,6 +66,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 	t->stack_switch = set->stack_switch;
 	t->expr = s->o.exprs != NULL;
 	t->step_lead_ns = probe_calib__step_lead(probe_calib__measured());
+	t->child_cost = s->o.callee_costs && s->o.callee_costs->valid && !s->o.entry_only;
 }
 
 /* Some function has an --on-change program. */
@@ -99,6 +100,8 @@ void bpf_set__prepare(struct bpf_set *s)
 	bpf_map__set_max_entries(s->change_last, on_change(s) ? CHANGE_ENTRIES : 1);
 	bpf_map__set_max_entries(s->ind_sites,
 				 s->set->n_ind_sites ? (uint32_t)s->set->n_ind_sites : 1);
+	bpf_map__set_max_entries(s->call_cost,
+				 s->o.callee_costs && s->o.callee_costs->valid ? n_funcs : 1);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			probe_links__prepare(progs[i]);
@@ -177,6 +180,21 @@ int bpf_set__load_usdt_specs(struct bpf_set *s, struct bpf_map *specs)
 
 		if (s->set->funcs[i].usdt &&
 		    bpf_map_update_elem(fd, &key, &s->set->funcs[i].usdt_spec, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+int bpf_set__load_call_costs(struct bpf_set *s)
+{
+	const struct probe_calib *c = s->o.callee_costs;
+	int fd = bpf_map__fd(s->call_cost);
+
+	for (size_t i = 0; c && c->valid && !s->o.entry_only && i < s->set->n_funcs; i++) {
+		uint64_t ns = probe_calib__caller_cost(c, &s->set->funcs[i]);
+		__u32 key = (__u32)i, v = ns > UINT32_MAX ? UINT32_MAX : (__u32)ns;
+
+		if (v && bpf_map_update_elem(fd, &key, &v, BPF_ANY))
 			return -errno;
 	}
 	return 0;

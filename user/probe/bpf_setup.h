@@ -33,6 +33,7 @@ struct bpf_map;
 struct bpf_program;
 struct cmon_expr_prog;
 struct follow;
+struct probe_calib;
 struct probe_set;
 
 /* The possible CPUs (what per-CPU map values hold), at most CMON_MAX_CPUS:
@@ -54,6 +55,9 @@ struct bpf_set_opts {
 	const char *filter_comm;
 	uint64_t filter_cgroup;
 	const struct cmon_expr_prog *exprs; /* 2 per function (--if, --on-change); NULL: none */
+	/* Latencies net of traced callees' probes (shadow_stack.bpf.h's
+	 * call_cost), priced with these figures; NULL or not valid: raw. */
+	const struct probe_calib *callee_costs;
 };
 
 /* The programs and maps of the shared headers, bound by the user after
@@ -62,7 +66,7 @@ struct bpf_set {
 	struct bpf_program *entry, *exit, *usdt, *stack_made, *step, *py_entry, *py_exit;
 	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
-	struct bpf_map *stack_regions, *coro_stacks, *ind_sites;
+	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost;
 
 	const struct probe_set *set;
 	struct bpf_set_opts o;
@@ -80,7 +84,7 @@ struct bpf_set {
 struct bpf_targ {
 	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns;
 	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
-	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, expr;
+	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, expr, child_cost;
 };
 
 /* S for SET with O (copied; FILTER_COMM and EXPRS must outlive S): the CPU
@@ -110,6 +114,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_stack_switch = (t)->stack_switch;                       \
 		(rodata)->targ_expr = (t)->expr;                                       \
 		(rodata)->targ_step_lead_ns = (t)->step_lead_ns;                       \
+		(rodata)->targ_child_cost = (t)->child_cost;                           \
 	} while (0)
 
 /* The shared headers' programs and maps of SKEL into S (a macro, as
@@ -128,6 +133,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->change_last = (skel)->maps.change_last;                           \
 		(s)->stack_regions = (skel)->maps.stack_regions;                       \
 		(s)->coro_stacks = (skel)->maps.coro_stacks;                           \
+		(s)->call_cost = (skel)->maps.call_cost;                               \
 		(s)->ind_sites = (skel)->maps.ind_sites;                               \
 	} while (0)
 
@@ -139,6 +145,10 @@ void bpf_set__prepare(struct bpf_set *s);
 /* Each USDT site's argument specs (usdt.bpf.h) into SPECS, by func_id
  * (sized to the set's functions before load).  0 or -errno. */
 int bpf_set__load_usdt_specs(struct bpf_set *s, struct bpf_map *specs);
+
+/* Each function's probe cost to its callers into call_cost (with
+ * O.callee_costs).  0 or -errno. */
+int bpf_set__load_call_costs(struct bpf_set *s);
 
 /* OPEN_LOAD(CTX, MEM_CAST) opens, configures and loads the user's
  * skeleton; when it fails with MEM_CAST and o.mem, DESTROY(CTX) and once
