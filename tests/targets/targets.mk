@@ -89,6 +89,16 @@ $(TARGET_DIR)/typed_O2: tests/targets/typed.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TYPED_CFLAGS) -O2 $< -o $@
 
+# typed.c by clang at -O2 with DWARF 4: a struct passed by value in registers
+# is described as pieces, each a register shifted (DW_OP_shr) into place.
+TARGETS += $(TARGET_DIR)/typed_clang_dwarf4
+targets: $(TARGET_DIR)/typed_clang_dwarf4
+
+$(TARGET_DIR)/typed_clang_dwarf4: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -gdwarf-4 -O2 -Wno-unknown-attributes $< -o $@
+
 # Inputs that differ between runs in a known digit (test_stats.py).
 TARGETS += $(TARGET_DIR)/numeric
 targets: $(TARGET_DIR)/numeric
