@@ -444,3 +444,19 @@ def test_struct_pieces_of_shifted_registers():
     eq((s["a"], s["b"], s["d"]), (-5, 300, -1234567890123), "small_byval's s.a, s.b, s.d")
     check(s["c"] in (250, "<unavailable: optimized out>"), "s.c: %r" % s["c"])
     eq(r["retval"], -1234567889578, "small_byval's return value")
+
+
+def test_unused_parameters_of_a_clang_build_are_optimized_out():
+    """clang -O2: main calls un2(111, 222) and un3(7, 21, 9) without
+    setting the registers of the parameters the callees never use (LLVM's
+    dead argument elimination), and DWARF gives those no location.  They
+    were read from their ABI registers anyway: whatever was left there
+    (un3's #0 showed un2's 111)."""
+    res = trace(["un2", "un3"], launch=[target("unnamed_clang")], fmt="json")
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    eq(res.stdout, "un2=112 un3=42\n", "program output")
+    gone = "<unavailable: optimized out>"
+    got = {r["func"]: (dict(r["args"]), r["retval"]) for r in res.rows}
+    eq(got, {"un2": ({"param1": 111, "#1": gone}, 112),
+             "un3": ({"#0": gone, "b": 21, "#2": gone}, 42)},
+       "the used parameters' values, the unused ones optimized out")

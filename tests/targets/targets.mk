@@ -443,3 +443,14 @@ $(TARGET_DIR)/typed_dwz_noalt: tests/targets/typed.c
 	$(Q)dwz -m $@.alt -M /nonexistent/.dwz/typed.debug $@.tmp $@.twin
 	$(Q)rm -f $@.twin $@.alt && mv $@.tmp $@
 endif
+
+# The same by clang -O2: callers leave the unused parameters' registers as
+# they were (LLVM's dead argument elimination), and DWARF gives them no
+# location.
+TARGETS += $(TARGET_DIR)/unnamed_clang
+targets: $(TARGET_DIR)/unnamed_clang
+
+$(TARGET_DIR)/unnamed_clang: tests/targets/unnamed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -std=gnu2x $< -o $@

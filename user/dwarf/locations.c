@@ -346,6 +346,20 @@ bool loc__not_passed(Dwarf_Die *param, uint64_t pc)
 	return false;
 }
 
+/* The compilation unit of DIE was made by an LLVM compiler (clang, rustc,
+ * flang, ...: "clang" is in each one's DW_AT_producer). */
+static bool llvm_producer(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	Dwarf_Attribute a;
+	const char *p;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || !dwarf_attr(&cu, DW_AT_producer, &a))
+		return false;
+	p = dwarf_formstring(&a);
+	return p && strstr(p, "clang");
+}
+
 void loc__param(struct loc_ctx *c, Dwarf_Die *param, const struct ctype *t,
 		      uint64_t low, const struct dloc *abi, struct dloc *out)
 {
@@ -372,7 +386,12 @@ void loc__param(struct loc_ctx *c, Dwarf_Die *param, const struct ctype *t,
 	}
 	*out = *abi; /* rule b (none for a parameter not passed: optimized out) */
 	out->source = DLOC_SRC_ABI_FALLBACK;
-	if (loc__not_passed(param, c->pc)) {
+	/* LLVM gives a parameter the function never uses no location at all,
+	 * and its callers need not set that register: dead argument
+	 * elimination passes poison there (clang -O2 un2(111, 222) leaves
+	 * rsi as it was).  The ABI register would show a stale value. */
+	if (loc__not_passed(param, c->pc) ||
+	    (!dwarf_hasattr(param, DW_AT_location) && llvm_producer(param))) {
 		memset(out, 0, sizeof(*out));
 		out->source = DLOC_SRC_DWARF;
 	}
