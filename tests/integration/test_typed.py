@@ -460,3 +460,23 @@ def test_unused_parameters_of_a_clang_build_are_optimized_out():
     eq(got, {"un2": ({"param1": 111, "#1": gone}, 112),
              "un3": ({"#0": gone, "b": 21, "#2": gone}, 42)},
        "the used parameters' values, the unused ones optimized out")
+
+
+def test_struct_pieces_converted_in_dwarf5():
+    """clang's DWARF 5 truncates each member of a struct passed in
+    registers with DW_OP_convert (breg5 0; constu 32; shr; convert u64;
+    convert u16; stack_value; piece 2): the whole location was unsupported,
+    and --locals said s was optimized out where its DWARF 4 twin read it.
+    small_byval's line 129 runs twice a call (128 in between): at the first
+    site a and b are in rdi (clang 14 leaves c's byte empty), at the second
+    only c (rdi shifted by then) and d."""
+    line = 129
+    with open(os.path.join(os.path.dirname(__file__), "..", "targets", "typed.c")) as f:
+        eq(f.read().splitlines()[line - 1].strip(), "return s.a + s.b + s.c + s.d;", "line")
+    gone = "<unavailable: optimized out>"
+    for binary in ("typed_clang", "typed_clang_dwarf4"):
+        text, _ = trace_typed(binary, [], extra=["--line", "typed.c:%d" % line, "--locals"])
+        eq([r["args"] for r in json_records(text)],
+           [{"s": {"a": -5, "b": 300, "c": gone, "d": -1234567890123}},
+            {"s": {"a": gone, "b": gone, "c": 250, "d": -1234567890123}}],
+           "%s: s at each run of the line" % binary)

@@ -89,10 +89,16 @@ $(TARGET_DIR)/typed_O2: tests/targets/typed.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TYPED_CFLAGS) -O2 $< -o $@
 
-# typed.c by clang at -O2 with DWARF 4: a struct passed by value in registers
-# is described as pieces, each a register shifted (DW_OP_shr) into place.
-TARGETS += $(TARGET_DIR)/typed_clang_dwarf4
-targets: $(TARGET_DIR)/typed_clang_dwarf4
+# typed.c by clang at -O2, DWARF 5 and DWARF 4: a struct passed by value in
+# registers is described as pieces, each a register shifted (DW_OP_shr) into
+# place, and in DWARF 5 truncated (DW_OP_convert).
+TARGETS += $(TARGET_DIR)/typed_clang $(TARGET_DIR)/typed_clang_dwarf4
+targets: $(TARGET_DIR)/typed_clang $(TARGET_DIR)/typed_clang_dwarf4
+
+$(TARGET_DIR)/typed_clang: tests/targets/typed.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -Wno-unknown-attributes $< -o $@
 
 $(TARGET_DIR)/typed_clang_dwarf4: tests/targets/typed.c
 	$(call msg,TARGET,$@)

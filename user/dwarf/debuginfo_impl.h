@@ -89,6 +89,7 @@ struct loc_ctx {
 	Dwarf_Die *func;
 	uint64_t pc;
 	bool frame_based;
+	Dwarf_Attribute *attr; /* the DW_AT_location evaluated (its DIE references) */
 };
 
 /* PARAM is not passed at PC: a clone's (foo.isra.0) parameter that gcc

@@ -117,20 +117,66 @@ static bool is_const_op(const Dwarf_Op *op, uint64_t *v)
 	}
 }
 
+/* DW_OP_convert at OP: the size in bytes of the base type it converts to
+ * (0 for the generic type: no change) and whether that type is signed;
+ * -1 when the type cannot be read. */
+static int convert_type(struct loc_ctx *c, const Dwarf_Op *op, bool *is_signed)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+	Dwarf_Word enc;
+	int size;
+
+	*is_signed = false;
+	if (op->number == 0)
+		return 0;
+	if (!c->attr || dwarf_getlocation_die(c->attr, op, &t) != 0 ||
+	    dwarf_tag(&t) != DW_TAG_base_type ||
+	    dwarf_formudata(dwarf_attr(&t, DW_AT_encoding, &a), &enc) != 0)
+		return -1;
+	size = dwarf_bytesize(&t);
+	if (size <= 0 || size > 8)
+		return -1;
+	*is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+	return size;
+}
+
 /* After a DW_OP_bregN at OPS[I]: the DW_OP_and and DW_OP_shr by constants
- * that end in DW_OP_stack_value (rustc reads an enum's tag and payload out
- * of one register: breg5 0; constu 0xffffffff; and; lit1; and;
- * stack_value; clang -gdwarf-4 a struct's piece: breg5 0; constu 32; shr;
- * stack_value; piece 2).  Folds them into CUR's shift and mask and returns
- * the index past DW_OP_stack_value, or 0 when the ops are anything else. */
-static size_t reg_arith(const Dwarf_Op *ops, size_t n, size_t i, struct dloc_piece *cur)
+ * and the DW_OP_convert that end in DW_OP_stack_value (rustc reads an
+ * enum's tag and payload out of one register: breg5 0; constu 0xffffffff;
+ * and; lit1; and; stack_value; clang's DWARF 5 truncates a struct member
+ * out of a register: breg5 0; constu 32; shr; convert u64; convert u16;
+ * stack_value).  Folds them into CUR's shift and mask and returns the
+ * index past DW_OP_stack_value, or 0 when the ops are anything else.
+ * *SEXT: the bytes a signed conversion narrowed the value to, which a
+ * wider piece would have sign-extended (0: none). */
+static size_t reg_arith(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, size_t i,
+			struct dloc_piece *cur, uint32_t *sext)
 {
 	uint64_t mask = UINT64_MAX, v;
-	unsigned shift = 0;
+	unsigned shift = 0, width = 8;
+	bool is_signed;
+	int size;
 
-	for (i++; i + 1 < n; i += 2) {
-		if (!is_const_op(&ops[i], &v))
-			break; /* DW_OP_stack_value, then a DW_OP_piece */
+	*sext = 0;
+	/* the stack_value may be followed by a DW_OP_piece (clang's pieces
+	 * of a struct passed in registers): stop there, not at the end */
+	for (i++; i < n && ops[i].atom != DW_OP_stack_value;) {
+		if (ops[i].atom == DW_OP_convert || ops[i].atom == DW_OP_GNU_convert) {
+			size = convert_type(c, &ops[i], &is_signed);
+			if (size < 0)
+				return 0;
+			if (size && (unsigned)size < width) {
+				width = (unsigned)size;
+				mask &= (1ULL << (8 * width)) - 1;
+				*sext = is_signed ? width : 0;
+			}
+			i++;
+			continue;
+		}
+		/* arithmetic on a narrowed signed value: not a shift and mask */
+		if (i + 1 >= n || !is_const_op(&ops[i], &v) || *sext)
+			return 0;
 		if (ops[i + 1].atom == DW_OP_and) {
 			mask &= v;
 		} else if (ops[i + 1].atom == DW_OP_shr && v < 64 && shift + v < 64) {
@@ -139,6 +185,7 @@ static size_t reg_arith(const Dwarf_Op *ops, size_t n, size_t i, struct dloc_pie
 		} else {
 			return 0;
 		}
+		i += 2;
 	}
 	if (i >= n || ops[i].atom != DW_OP_stack_value)
 		return 0;
@@ -182,14 +229,20 @@ static int eval_ops(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, uint32_t s
 			int64_t off = (int64_t)(op->atom == DW_OP_bregx ? op->number2 : op->number);
 
 			size_t next = 0;
+			uint32_t sext = 0;
 
 			if (have || r > DREG_R15)
 				return -ENOTSUP;
 			memset(&cur, 0, sizeof(cur));
 			if (!stack_value && i + 1 < n && ops[i + 1].atom != DW_OP_piece &&
 			    ops[i + 1].atom != DW_OP_deref) {
-				next = reg_arith(ops, n, i, &cur);
+				next = reg_arith(c, ops, n, i, &cur, &sext);
 				if (!next)
+					return -ENOTSUP;
+				/* a piece wider than the signed value it holds
+				 * would be its sign extension: not a mask */
+				if (sext && (next < n && ops[next].atom == DW_OP_piece ?
+					     ops[next].number : size - used) > sext)
 					return -ENOTSUP;
 			}
 			cur.kind = stack_value || next ? DLOC_REG : DLOC_MEM;
@@ -373,6 +426,7 @@ void loc__param(struct loc_ctx *c, Dwarf_Die *param, const struct ctype *t,
 		return;
 	}
 	c->frame_based = false;
+	c->attr = &a;
 	if (dwarf_attr(param, DW_AT_location, &a) &&
 	    dwarf_getlocation_addr(&a, c->pc, &ops, &n, 1) == 1 &&
 	    eval_ops(c, ops, n, size, out) == 0) {
