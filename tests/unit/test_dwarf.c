@@ -109,7 +109,7 @@ static struct func_sig *sig_at(struct debuginfo *di, const char *name, uint64_t 
 {
 	uint64_t a = func_addr(di, name);
 	struct func_sig *s = NULL;
-	int err = debuginfo__signature(di, a, a + skip, &s);
+	int err = debuginfo__signature(di, a, a + skip, true, &s);
 
 	if (err)
 		fail_msg("debuginfo__signature(%s): %d", name, err);
@@ -162,12 +162,12 @@ static void test_open_kinds(void **state)
 				assert_non_null(strstr(p, "/dwarf_debugroot/.build-id/"));
 			/* and the signatures are there */
 			assert_int_equal(debuginfo__func_addr(di, "f_eight", &a), 0);
-			assert_int_equal(debuginfo__signature(di, a, a + 4, &sig), 0);
+			assert_int_equal(debuginfo__signature(di, a, a + 4, true, &sig), 0);
 			assert_int_equal(sig->n_params, 8);
 			func_sig__free(sig);
 		} else {
 			assert_null(debuginfo__dwarf_path(di));
-			err = debuginfo__signature(di, 0x1000, 0x1000, &sig);
+			err = debuginfo__signature(di, 0x1000, 0x1000, true, &sig);
 			assert_int_equal(err, -ENODATA);
 			assert_null(sig);
 		}
@@ -207,9 +207,9 @@ static void test_no_function(void **state)
 		struct func_sig *sig = (void *)1;
 
 		/* inside a function, not at its start; and no code at all */
-		assert_int_equal(debuginfo__signature(dis[v], a + 1, a + 1, &sig), -ENOENT);
+		assert_int_equal(debuginfo__signature(dis[v], a + 1, a + 1, true, &sig), -ENOENT);
 		assert_null(sig);
-		assert_int_equal(debuginfo__signature(dis[v], 8, 8, &sig), -ENOENT);
+		assert_int_equal(debuginfo__signature(dis[v], 8, 8, true, &sig), -ENOENT);
 		assert_int_equal(debuginfo__func_addr(dis[v], "no_such_function", &a), -ENOENT);
 	}
 }
@@ -450,7 +450,7 @@ static void test_past_prologue(void **state)
 	const struct xp a1 = M(DREG_RBP, -4, 4), a7 = M(DREG_RBP, 16, 4), a8 = M(DREG_RBP, 24, 4);
 
 	assert_true(pc > a + 4 && pc < a + 64);
-	assert_int_equal(debuginfo__signature(dis[0], a, pc, &s), 0);
+	assert_int_equal(debuginfo__signature(dis[0], a, pc, false, &s), 0);
 	check_loc("a1", &s->params[0].loc, 1, &a1);
 	check_loc("a7", &s->params[6].loc, 1, &a7);
 	check_loc("a8", &s->params[7].loc, 1, &a8);

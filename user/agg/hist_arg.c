@@ -140,7 +140,8 @@ int hist_arg__resolve(const struct probe_set *set, const char *spec, const char 
 		if (!f->usdt && !dis[f->object])
 			dis[f->object] = debuginfo__open(set->objects[f->object].attach_path);
 		if (!f->usdt && dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)
-			debuginfo__signature(dis[f->object], f->addr, f->addr + f->entry.skip, &sig);
+			debuginfo__signature(dis[f->object], f->addr, f->addr + f->entry.skip, true,
+					     &sig);
 		if (f->usdt ? one_site(f, num, &h, &why) : one_func(sig, spec, num, &h, &why)) {
 			log_error("%s %s: %s %s", what, spec, f->name, why);
 			err = -EINVAL;

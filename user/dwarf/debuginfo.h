@@ -174,13 +174,15 @@ const char *debuginfo__describe(const struct debuginfo *di);
 
 /*
  * The signature of the function at FUNC_ADDR (its symbol's st_value),
- * locations evaluated at PROBE_ADDR (FUNC_ADDR + the entry plan's skip).
+ * locations evaluated at PROBE_ADDR (FUNC_ADDR + the entry plan's skip;
+ * AT_ENTRY: PROBE_ADDR is that entry, where the ABI location of every
+ * argument is exact, and fills what DWARF says is optimized out there).
  * Returns 0 and *OUT (free with func_sig__free), -ENODATA when the file has
  * no DWARF, -ENOENT when no DWARF subprogram starts at FUNC_ADDR (raw mode
  * for that function), -ENOMEM.
  */
 int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t probe_addr,
-			 struct func_sig **out);
+			 bool at_entry, struct func_sig **out);
 
 /*
  * --locals: the variables and parameters visible at PC (a line's address),

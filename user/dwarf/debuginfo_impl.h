@@ -89,6 +89,7 @@ struct loc_ctx {
 	Dwarf_Die *func;
 	uint64_t pc;
 	bool frame_based;
+	bool at_entry; /* pc is the function's entry: the ABI locations are exact */
 	Dwarf_Attribute *attr; /* the DW_AT_location evaluated (its DIE references) */
 };
 

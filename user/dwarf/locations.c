@@ -399,6 +399,39 @@ bool loc__not_passed(Dwarf_Die *param, uint64_t pc)
 	return false;
 }
 
+/* At the entry, the parts of L that DWARF says are optimized out take the
+ * ABI location's bytes at the same offsets: the caller passed them there
+ * (clang 14 leaves the byte of a struct member passed in rdi an empty
+ * piece at the very entry, where rdi holds it). */
+static void fill_from_abi(struct dloc *l, const struct dloc *abi)
+{
+	uint32_t o = 0;
+
+	for (uint8_t k = 0; k < l->n; o += l->p[k++].size) {
+		struct dloc_piece *p = &l->p[k];
+		uint32_t ao = 0;
+
+		if (p->kind != DLOC_NONE)
+			continue;
+		for (uint8_t j = 0; j < abi->n; ao += abi->p[j++].size) {
+			const struct dloc_piece *a = &abi->p[j];
+			uint32_t size = p->size, d = o - ao;
+
+			if (o < ao || o + size > ao + a->size)
+				continue;
+			if (a->kind == DLOC_REG && !a->shift && !a->mask && !a->off && d < 8) {
+				*p = *a;
+				p->shift = (uint8_t)(8 * d);
+			} else if (a->kind == DLOC_MEM && !a->deref) {
+				*p = *a;
+				p->off += d;
+			}
+			p->size = size;
+			break;
+		}
+	}
+}
+
 /* The compilation unit of DIE was made by an LLVM compiler (clang, rustc,
  * flang, ...: "clang" is in each one's DW_AT_producer). */
 static bool llvm_producer(Dwarf_Die *die)
@@ -431,6 +464,8 @@ void loc__param(struct loc_ctx *c, Dwarf_Die *param, const struct ctype *t,
 	    dwarf_getlocation_addr(&a, c->pc, &ops, &n, 1) == 1 &&
 	    eval_ops(c, ops, n, size, out) == 0) {
 		if (!c->frame_based || !before_prologue(c->func, low, c->pc)) {
+			if (c->at_entry)
+				fill_from_abi(out, abi);
 			out->source = DLOC_SRC_DWARF;
 			return;
 		}

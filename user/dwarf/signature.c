@@ -164,7 +164,7 @@ static void rust_abi_unknown(const struct ctype *ret, struct dloc *ret_loc,
 #define MAX_PARAMS 64
 
 int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t probe_addr,
-			 struct func_sig **out)
+			 bool at_entry, struct func_sig **out)
 {
 	Dwarf_Die func, t, *pdies = NULL, *rdies = NULL;
 	const struct ctype **types = NULL;
@@ -278,6 +278,7 @@ int debuginfo__signature(struct debuginfo *di, uint64_t func_addr, uint64_t prob
 	lc.di = di;
 	lc.func = &func;
 	lc.pc = probe_addr;
+	lc.at_entry = at_entry;
 	for (size_t i = 0; i < n; i++)
 		loc__param(&lc, &pdies[i], types[i], func_addr, &abi[i], &sig->params[i].loc);
 	*out = sig;
@@ -422,6 +423,7 @@ int debuginfo__locals(struct debuginfo *di, uint64_t pc, struct func_sig **out)
 	lc.di = di;
 	lc.func = &func;
 	lc.pc = pc;
+	lc.at_entry = false;
 	for (size_t i = 0; i < n; i++) {
 		struct dloc none = { .source = DLOC_SRC_DWARF }; /* no location: optimized out */
 

@@ -165,10 +165,10 @@ static void signature_of(struct debuginfo *di, struct probe_func *f, struct func
 	int64_t off;
 
 	*out = NULL;
-	if (debuginfo__signature(di, f->addr, f->addr + f->entry.skip, &sig))
+	if (debuginfo__signature(di, f->addr, f->addr + f->entry.skip, true, &sig))
 		return;
 	if (float_in_slot_later(sig) && !debuginfo__body_start(di, f->addr, &pc, &reg, &off) &&
-	    pc - f->addr < f->size && !debuginfo__signature(di, f->addr, pc, &later) &&
+	    pc - f->addr < f->size && !debuginfo__signature(di, f->addr, pc, false, &later) &&
 	    all_readable(later)) {
 		func_sig__free(sig);
 		sig = later;

@@ -830,7 +830,8 @@ int expr__compile_set(const char *text, const char *what, const struct probe_set
 		if (!dis[f->object])
 			dis[f->object] = debuginfo__open(set->objects[f->object].attach_path);
 		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF)
-			debuginfo__signature(dis[f->object], f->addr, f->addr + f->entry.skip, &sig);
+			debuginfo__signature(dis[f->object], f->addr, f->addr + f->entry.skip, true,
+					     &sig);
 		err = expr__compile(e, sig, f->name, &progs[i]);
 		func_sig__free(sig);
 	}
