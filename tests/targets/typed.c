@@ -14,6 +14,7 @@
  *   typed [--wait] bad         badptr((char *)8, (struct outer *)16): two
  *                              pointers no probe can read, then
  *                              badptr(NULL, NULL): two real NULLs
+ *   typed [--wait] half        second_of({11, 22}), which reads only p.y
  *
  * --wait prints "ready PID" and waits for a line on stdin first.
  *
@@ -352,6 +353,13 @@ NOINLINE int badptr(const char *s, const struct outer *o)
 	return (s != NULL) + (o != NULL);
 }
 
+/* Reads only p.y: clang -O2 callers leave p.x's register (rdi) unset. */
+NOINLINE long second_of(struct pt p)
+{
+	BARRIER();
+	return p.y;
+}
+
 /* greet() on a string of N 'x' (--strlen at its largest). */
 static int run_long(long n)
 {
@@ -390,6 +398,12 @@ static int run(int argc, char **argv)
 
 		n += badptr(NULL, NULL);
 		printf("bad %d\n", n);
+		return 0;
+	}
+	if (!strcmp(argv[0], "half")) {
+		struct pt p = { 11, 22 };
+
+		printf("half %ld\n", second_of(p));
 		return 0;
 	}
 	if (!strcmp(argv[0], "loop"))

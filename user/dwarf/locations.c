@@ -399,10 +399,24 @@ bool loc__not_passed(Dwarf_Die *param, uint64_t pc)
 	return false;
 }
 
+/* L has a piece DWARF gives a place that overlaps bytes [FROM, TO). */
+static bool described(const struct dloc *l, uint32_t from, uint32_t to)
+{
+	uint32_t o = 0;
+
+	for (uint8_t k = 0; k < l->n; o += l->p[k++].size)
+		if (l->p[k].kind != DLOC_NONE && o < to && o + l->p[k].size > from)
+			return true;
+	return false;
+}
+
 /* At the entry, the parts of L that DWARF says are optimized out take the
- * ABI location's bytes at the same offsets: the caller passed them there
- * (clang 14 leaves the byte of a struct member passed in rdi an empty
- * piece at the very entry, where rdi holds it). */
+ * ABI location's bytes at the same offsets (clang 14 leaves the byte of a
+ * struct member passed in rdi an empty piece at the very entry, where rdi
+ * holds it) -- only in a register or memory DWARF reads some other part
+ * of: one the callee uses, so the caller passed all of it.  A part alone
+ * in its register may not be passed at all (LLVM's callers leave a dead
+ * eightbyte of a struct unset). */
 static void fill_from_abi(struct dloc *l, const struct dloc *abi)
 {
 	uint32_t o = 0;
@@ -419,6 +433,8 @@ static void fill_from_abi(struct dloc *l, const struct dloc *abi)
 
 			if (o < ao || o + size > ao + a->size)
 				continue;
+			if (!described(l, ao, ao + a->size))
+				break;
 			if (a->kind == DLOC_REG && !a->shift && !a->mask && !a->off && d < 8) {
 				*p = *a;
 				p->shift = (uint8_t)(8 * d);
