@@ -501,3 +501,23 @@ def test_entry_never_reads_a_part_the_caller_did_not_pass():
         text, _ = trace_typed(binary, ["second_of"], args=("half",))
         (r,) = json_records(text)
         eq((r["args"], r["retval"]), ({"p": {"x": x, "y": 22}}, 22), "%s second_of" % binary)
+
+
+def test_class_declared_here_defined_in_another_unit():
+    """shop::Item's key function is in keyfunc_def.cpp, so g++ and clang
+    describe the class there only; where bill() takes it, its type is a
+    declaration (DW_AT_declaration), and both parameters were shown as bare
+    addresses.  The definition is found in the other unit by its qualified
+    name."""
+    for binary, vptr in (("keyfunc", "_vptr.Item"), ("keyfunc_clang", "_vptr$Item")):
+        res = trace(["bill"], launch=[target(binary)], fmt="json")
+        eq((res.code, res.stdout), (0, "bill 1750\n"), "%s: exit status and output (%s)"
+           % (binary, res.stderr))
+        (r,) = [json.loads(l) for l in res.text.splitlines()]
+        args = r["args"]
+        for name in ("it", "other"):
+            check(isinstance(args[name], dict) and re.match(r"^0x[0-9a-f]+$", args[name].get(vptr, "")),
+                  "%s: %s is the class, its vtable pointer first: %r" % (binary, name, args[name]))
+            args[name].pop(vptr)
+        eq((args, r["retval"]), ({"it": {"id": 7, "price": 250}, "other": {"id": 8, "price": 1000},
+                                  "n": 3}, 1750), "%s: bill's arguments and value" % binary)

@@ -460,3 +460,18 @@ $(TARGET_DIR)/unnamed_clang: tests/targets/unnamed.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -std=gnu2x $< -o $@
+
+# A C++ class described only in the compilation unit of its key function
+# (keyfunc_def.cpp): a declaration where bill() takes it.  g++ and clang.
+TARGETS += $(TARGET_DIR)/keyfunc $(TARGET_DIR)/keyfunc_clang
+targets: $(TARGET_DIR)/keyfunc $(TARGET_DIR)/keyfunc_clang
+
+$(TARGET_DIR)/keyfunc: tests/targets/keyfunc.cpp tests/targets/keyfunc_def.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O0 $^ -o $@
+
+$(TARGET_DIR)/keyfunc_clang: tests/targets/keyfunc.cpp tests/targets/keyfunc_def.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 $^ -o $@ -lstdc++

@@ -330,6 +330,7 @@ void debuginfo__free(struct debuginfo *di)
 	free(di->fresh.v);
 	free(di->aliases.v);
 	free(di->cu_ranges);
+	dtype__free_defs(di);
 	free(di->slots);
 	if (di->cfi_eh)
 		dwarf_cfi_end(di->cfi_eh);

@@ -52,6 +52,13 @@ struct debuginfo {
 	size_t n_cu_ranges;
 	bool cu_ranges_built;
 	bool dwo_missing_said;
+
+	/* Every complete struct, class and union by its qualified name,
+	 * sorted: built when a parameter's type is only declared in its CU
+	 * (dtype__of). */
+	struct type_def *type_defs;
+	size_t n_type_defs;
+	bool type_defs_built;
 };
 
 /* debuginfo.c: CU as the unit its DIEs are in: a skeleton unit
@@ -66,6 +73,7 @@ bool debuginfo__cu_at(struct debuginfo *di, uint64_t addr, Dwarf_Die *cu);
 
 
 /* dtypes.c */
+void dtype__free_defs(struct debuginfo *di);
 bool dtype__die_type(Dwarf_Die *die, Dwarf_Die *out);
 /* The type node of DIE (NULL: void), built and cached; finish a batch
  * with dtype__finalize before reading sizes and alignments. */

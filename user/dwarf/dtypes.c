@@ -325,6 +325,149 @@ static bool attr_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *v)
 	return dwarf_attr_integrate(die, name, &a) && dwarf_formudata(&a, v) == 0;
 }
 
+/*
+ * A struct, class or union only declared in a CU (DW_AT_declaration) is
+ * defined in another: clang by default (-flimit-debug-info) describes a
+ * class with a vtable only in the CU of its key function, and a template
+ * instantiation declared extern only where it is instantiated; gcc too for
+ * a class whose key function is elsewhere.  Found by qualified name, as
+ * gdb resolves such opaque types.
+ */
+struct type_def {
+	char *name;     /* "ns::Outer::K" */
+	Dwarf_Off off;  /* the definition's DIE */
+	bool is_union;
+};
+
+static int type_def_cmp(const void *a, const void *b)
+{
+	const struct type_def *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (int)x->is_union - (int)y->is_union;
+}
+
+static bool is_record(int tag)
+{
+	return tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_union_type;
+}
+
+static char *qualify(const char *prefix, const char *name)
+{
+	char *q;
+
+	if (!*prefix)
+		return strdup(name);
+	return asprintf(&q, "%s::%s", prefix, name) < 0 ? NULL : q;
+}
+
+/* The definitions under PARENT (a CU, namespace or record) named PREFIX. */
+static void defs_walk(struct debuginfo *di, Dwarf_Die *parent, const char *prefix, size_t *cap,
+		      int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		const char *name = dwarf_diename(&child);
+		char *q;
+
+		if (tag == DW_TAG_namespace) {
+			q = qualify(prefix, name ? name : "(anonymous namespace)");
+			if (q)
+				defs_walk(di, &child, q, cap, depth + 1);
+			free(q);
+			continue;
+		}
+		if (!is_record(tag) || !name || !(q = qualify(prefix, name)))
+			continue;
+		if (!dwarf_hasattr(&child, DW_AT_declaration) &&
+		    dwarf_hasattr(&child, DW_AT_byte_size)) {
+			if (di->n_type_defs == *cap) {
+				size_t c = *cap ? *cap * 2 : 256;
+				struct type_def *v = realloc(di->type_defs, c * sizeof(*v));
+
+				if (!v) {
+					free(q);
+					return;
+				}
+				di->type_defs = v;
+				*cap = c;
+			}
+			di->type_defs[di->n_type_defs++] = (struct type_def){
+				.name = q, .off = dwarf_dieoffset(&child),
+				.is_union = tag == DW_TAG_union_type };
+			defs_walk(di, &child, q, cap, depth + 1); /* nested types */
+			continue;
+		}
+		defs_walk(di, &child, q, cap, depth + 1);
+		free(q);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static void defs_build(struct debuginfo *di)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	di->type_defs_built = true;
+	while (dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(di->dwarf, off + hsize, &cu))
+			defs_walk(di, &cu, "", &cap, 0);
+		off = next;
+	}
+	if (di->n_type_defs)
+		qsort(di->type_defs, di->n_type_defs, sizeof(*di->type_defs), type_def_cmp);
+}
+
+void dtype__free_defs(struct debuginfo *di)
+{
+	for (size_t i = 0; i < di->n_type_defs; i++)
+		free(di->type_defs[i].name);
+	free(di->type_defs);
+}
+
+/* The definition of the record DIE declares, from any CU. */
+static bool type_definition(struct debuginfo *di, Dwarf_Die *die, Dwarf_Die *def)
+{
+	Dwarf_Die *scopes = NULL;
+	struct type_def key = { .is_union = dwarf_tag(die) == DW_TAG_union_type }, *d;
+	char *q = strdup(""), *n;
+	int ns;
+	bool ok = false;
+
+	ns = dwarf_getscopes_die(die, &scopes);
+	/* scopes[0] is DIE, the last its CU: the enclosing names between */
+	for (int i = ns - 2; q && i >= 0; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *name = dwarf_diename(&scopes[i]);
+
+		if (tag == DW_TAG_namespace && !name)
+			name = "(anonymous namespace)";
+		if ((tag != DW_TAG_namespace && !is_record(tag)) || !name)
+			goto out; /* a local or unnamed one: defined in its own CU */
+		n = qualify(q, name);
+		free(q);
+		q = n;
+	}
+	if (ns <= 0 || !q)
+		goto out;
+	if (!di->type_defs_built)
+		defs_build(di);
+	key.name = q;
+	d = bsearch(&key, di->type_defs, di->n_type_defs, sizeof(*d), type_def_cmp);
+	ok = d && dwarf_offdie(di->dwarf, d->off, def);
+out:
+	free(q);
+	free(scopes);
+	return ok;
+}
+
 static struct ctype *new_node(struct debuginfo *di, Dwarf_Die *die, enum ctype_kind kind,
 			      uint32_t size, uint32_t align)
 {
@@ -789,6 +932,10 @@ const struct ctype *dtype__of(struct debuginfo *di, Dwarf_Die *die, int depth)
 	case DW_TAG_structure_type:
 	case DW_TAG_class_type:
 	case DW_TAG_union_type:
+		if (dwarf_hasattr(die, DW_AT_declaration) && type_definition(di, die, &target)) {
+			t = (struct ctype *)dtype__of(di, &target, depth + 1);
+			return t && !cache_put(di, die->addr, t) ? t : NULL;
+		}
 		t = new_node(di, die, tag == DW_TAG_union_type ? CTYPE_UNION : CTYPE_STRUCT,
 			     die_size(die, 0), 0);
 		if (!t)
