@@ -52,7 +52,6 @@ struct debuginfo {
 	size_t n_cu_ranges;
 	bool cu_ranges_built;
 	bool dwo_missing_said;
-
 	/* Every complete struct, class and union by its qualified name,
 	 * sorted: built when a parameter's type is only declared in its CU
 	 * (dtype__of). */
