@@ -22,17 +22,6 @@ def typed_records(binary, funcs, args=("all",)):
     return recs
 
 
-def test_clang_dwarf4_pieces_computed_from_a_register():
-    """clang -gdwarf-4 -O2 describes small_byval's struct (in rdi, rsi) as
-    pieces, b being `breg5 0; constu 32; shr; stack_value; piece 2`: the
-    shift was dropped when a piece followed DW_OP_stack_value, and b read
-    a's bytes (-5).  c is an empty piece in clang's own description."""
-    recs = typed_records("typed_clang4", ["small_byval"])
-    eq([(r["args"], r["retval"]) for r in recs["small_byval"]],
-       [({"s": {"a": -5, "b": 300, "c": "<unavailable: optimized out>",
-                "d": -1234567890123}}, -1234567889578)], "small_byval's struct")
-
-
 def check_all_typed(binary):
     """`typed all` traced: every argument and return exactly as test_typed.py
     has them for the plain -O2 build."""

@@ -349,18 +349,7 @@ $(TARGET_DIR)/unnamed: tests/targets/unnamed.c
 	$(Q)$(CC) $(TYPED_CFLAGS) -std=gnu2x -O1 $< -o $@
 
 # typed.c in the debug-info formats production programs ship
-# (test_debugformats.py).  clang -gdwarf-4: a struct passed in registers
-# described as pieces computed from them (breg5 0; constu 32; shr;
-# stack_value; piece 2).
-TARGETS += $(TARGET_DIR)/typed_clang4
-targets: $(TARGET_DIR)/typed_clang4
-
-$(TARGET_DIR)/typed_clang4: tests/targets/typed.c
-	$(call msg,TARGET,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -gdwarf-4 -O2 -fno-inline -fcf-protection=none -Wno-unknown-attributes $< -o $@
-
-# Types in type units (-fdebug-types-section): .debug_types in DWARF 4,
+# (test_debugformats.py).  Types in type units (-fdebug-types-section): .debug_types in DWARF 4,
 # DW_UT_type units of .debug_info in DWARF 5.
 TARGETS += $(TARGET_DIR)/typed_types4 $(TARGET_DIR)/typed_types5
 targets: $(TARGET_DIR)/typed_types4 $(TARGET_DIR)/typed_types5
