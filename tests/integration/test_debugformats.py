@@ -5,7 +5,8 @@ build (test_typed.py, test_lines.py, test_watch.py)."""
 import json
 import os
 
-from cmonlib import HERE, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq, funcs_args, read_text, target, tmpfile, trace
+from cmonlib import (HERE, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq, funcs_args,
+                     read_text, target, tmpfile, trace)
 
 
 def typed_records(binary, funcs, args=("all",)):
