@@ -1,18 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-// keyfunc.cpp: a class whose key function (its first virtual member not
-// defined inline) is in another file, keyfunc_def.cpp.  Both compilers
-// describe shop::Item there only: in this file's compilation unit it is a
-// declaration (test_typed.py: bill()'s parameters are typed all the same).
+// keyfunc.cpp: bill() takes a shop::Item (keyfunc.h), a class whose DWARF
+// description is in keyfunc_def.cpp's compilation unit only.
 #include <cstdio>
 
-namespace shop {
-struct Item {
-	int id;
-	long price;
-	virtual long total(int n) const;
-	static Item *make(int id, long price);
-};
-} // namespace shop
+#include "keyfunc.h"
 
 __attribute__((noinline)) long bill(const shop::Item &it, shop::Item *other, int n)
 {

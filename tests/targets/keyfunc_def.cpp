@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // keyfunc_def.cpp: shop::Item's key function, and so its definition in
 // DWARF (see keyfunc.cpp).
+#include "keyfunc.h"
+
 namespace shop {
-struct Item {
-	int id;
-	long price;
-	virtual long total(int n) const;
-	static Item *make(int id, long price);
-};
 
 long Item::total(int n) const
 {

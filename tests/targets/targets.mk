@@ -455,12 +455,12 @@ $(TARGET_DIR)/unnamed_clang: tests/targets/unnamed.c
 TARGETS += $(TARGET_DIR)/keyfunc $(TARGET_DIR)/keyfunc_clang
 targets: $(TARGET_DIR)/keyfunc $(TARGET_DIR)/keyfunc_clang
 
-$(TARGET_DIR)/keyfunc: tests/targets/keyfunc.cpp tests/targets/keyfunc_def.cpp
+$(TARGET_DIR)/keyfunc: tests/targets/keyfunc.cpp tests/targets/keyfunc_def.cpp tests/targets/keyfunc.h
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CXX) -g -O0 $^ -o $@
+	$(Q)$(CXX) -g -O0 $(filter %.cpp,$^) -o $@
 
-$(TARGET_DIR)/keyfunc_clang: tests/targets/keyfunc.cpp tests/targets/keyfunc_def.cpp
+$(TARGET_DIR)/keyfunc_clang: tests/targets/keyfunc.cpp tests/targets/keyfunc_def.cpp tests/targets/keyfunc.h
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 $^ -o $@ -lstdc++
+	$(Q)$(CLANG) -g -O2 $(filter %.cpp,$^) -o $@ -lstdc++
