@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "dwarf/dsb.h"
 #include "dwarf/debuginfo_impl.h"
@@ -391,38 +392,55 @@ static int cu_range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* One pass over every CU, its ranges kept (a CU without code has none). */
-static void cu_ranges_build(struct debuginfo *di)
+int debuginfo__each_cu(struct debuginfo *di, bool split, int (*fn)(Dwarf_Die *cu, void *arg),
+		       void *arg)
 {
 	Dwarf_Off off = 0, next;
-	size_t hsize, cap = 0;
+	size_t hsize;
+	int r = 0;
 
-	di->cu_ranges_built = true;
-	while (dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	while (!r && di->dwarf && dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t at = 0;
 
-		if (dwarf_offdie(di->dwarf, off + hsize, &cu)) {
-			while ((at = dwarf_ranges(&cu, at, &base, &lo, &hi)) > 0) {
-				if (hi <= lo)
-					continue;
-				if (di->n_cu_ranges == cap) {
-					size_t c = cap ? cap * 2 : 64;
-					struct cu_range *v = realloc(di->cu_ranges, c * sizeof(*v));
-
-					if (!v)
-						goto done; /* lookups fail: as with no index */
-					di->cu_ranges = v;
-					cap = c;
-				}
-				di->cu_ranges[di->n_cu_ranges++] =
-					(struct cu_range){ .lo = lo, .hi = hi, .die_off = off + hsize };
-			}
-		}
+		if (dwarf_offdie(di->dwarf, off + hsize, &cu) &&
+		    (!split || debuginfo__unit_die(di, &cu)))
+			r = fn(&cu, arg);
 		off = next;
 	}
-done:
+	return r;
+}
+
+struct ranges_build {
+	struct debuginfo *di;
+	size_t cap;
+};
+
+/* CU's ranges into the index (a CU without code has none); out of memory,
+ * the walk stops and lookups past the index fail, as with no index. */
+static int cu_ranges_add(Dwarf_Die *cu, void *arg)
+{
+	struct ranges_build *b = arg;
+	struct debuginfo *di = b->di;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t at = 0;
+
+	while ((at = dwarf_ranges(cu, at, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (GROW(di->cu_ranges, di->n_cu_ranges, b->cap, 64))
+			return -ENOMEM;
+		di->cu_ranges[di->n_cu_ranges++] =
+			(struct cu_range){ .lo = lo, .hi = hi, .die_off = dwarf_dieoffset(cu) };
+	}
+	return 0;
+}
+
+static void cu_ranges_build(struct debuginfo *di)
+{
+	struct ranges_build b = { .di = di };
+
+	di->cu_ranges_built = true;
+	debuginfo__each_cu(di, false, cu_ranges_add, &b);
 	if (di->n_cu_ranges)
 		qsort(di->cu_ranges, di->n_cu_ranges, sizeof(*di->cu_ranges), cu_range_cmp);
 }
@@ -497,20 +515,21 @@ static int find_name_cb(Dwarf_Die *die, void *arg)
 	return DWARF_CB_OK;
 }
 
+static int find_name_in_cu(Dwarf_Die *cu, void *arg)
+{
+	struct find_name_arg *f = arg;
+
+	dwarf_getfuncs(cu, find_name_cb, f, 0);
+	return f->found;
+}
+
 int debuginfo__func_addr(struct debuginfo *di, const char *name, uint64_t *addr)
 {
 	struct find_name_arg f = { .name = name };
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	Dwarf_Die cu;
 
 	if (di->kind != DEBUGINFO_DWARF)
 		return -ENODATA;
-	while (!f.found && dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (dwarf_offdie(di->dwarf, off + hsize, &cu) && debuginfo__unit_die(di, &cu))
-			dwarf_getfuncs(&cu, find_name_cb, &f, 0);
-		off = next;
-	}
+	debuginfo__each_cu(di, true, find_name_in_cu, &f);
 	if (!f.found)
 		return -ENOENT;
 	*addr = f.addr;

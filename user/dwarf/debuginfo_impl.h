@@ -60,6 +60,14 @@ struct debuginfo {
 	bool type_defs_built;
 };
 
+/* debuginfo.c: FN on every compilation unit of DI until FN returns
+ * nonzero: that value, else 0.  SPLIT: a skeleton unit (-gsplit-dwarf)
+ * as its split unit from the .dwo (skipped when that is missing), for
+ * its DIEs; else as it is in the file, for its ranges, lines and DIE
+ * offsets. */
+int debuginfo__each_cu(struct debuginfo *di, bool split, int (*fn)(Dwarf_Die *cu, void *arg),
+		       void *arg);
+
 /* debuginfo.c: CU as the unit its DIEs are in: a skeleton unit
  * (-gsplit-dwarf) is replaced by its split unit from the .dwo.  False when
  * that is missing (warned once when DI is given). */

@@ -386,16 +386,9 @@ static void defs_walk(struct debuginfo *di, Dwarf_Die *parent, const char *prefi
 			continue;
 		if (!dwarf_hasattr(&child, DW_AT_declaration) &&
 		    dwarf_hasattr(&child, DW_AT_byte_size)) {
-			if (di->n_type_defs == *cap) {
-				size_t c = *cap ? *cap * 2 : 256;
-				struct type_def *v = realloc(di->type_defs, c * sizeof(*v));
-
-				if (!v) {
-					free(q);
-					return;
-				}
-				di->type_defs = v;
-				*cap = c;
+			if (GROW(di->type_defs, di->n_type_defs, *cap, 256)) {
+				free(q);
+				return;
 			}
 			di->type_defs[di->n_type_defs++] = (struct type_def){
 				.name = q, .off = dwarf_dieoffset(&child),
@@ -408,19 +401,26 @@ static void defs_walk(struct debuginfo *di, Dwarf_Die *parent, const char *prefi
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
+struct defs_build {
+	struct debuginfo *di;
+	size_t cap;
+};
+
+static int defs_of_cu(Dwarf_Die *cu, void *arg)
+{
+	struct defs_build *b = arg;
+
+	defs_walk(b->di, cu, "", &b->cap, 0);
+	return 0;
+}
+
 static void defs_build(struct debuginfo *di)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize, cap = 0;
+	struct defs_build b = { .di = di };
 
 	di->type_defs_built = true;
-	while (dwarf_nextcu(di->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-
-		if (dwarf_offdie(di->dwarf, off + hsize, &cu))
-			defs_walk(di, &cu, "", &cap, 0);
-		off = next;
-	}
+	/* as in the file: a definition is found again by its DIE offset */
+	debuginfo__each_cu(di, false, defs_of_cu, &b);
 	if (di->n_type_defs)
 		qsort(di->type_defs, di->n_type_defs, sizeof(*di->type_defs), type_def_cmp);
 }

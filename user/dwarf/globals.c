@@ -87,34 +87,40 @@ static int fixed_addr(Dwarf_Die *var, uint64_t *addr)
 	}
 }
 
+struct global_find {
+	const char *name;
+	struct dwarf_global *out;
+};
+
+/* The variable named so at CU's top level, with a fixed address: 1. */
+static int global_in_cu(Dwarf_Die *cu, void *arg)
+{
+	struct global_find *g = arg;
+	Dwarf_Die child;
+
+	if (dwarf_child(cu, &child) != 0)
+		return 0;
+	do {
+		const char *n;
+
+		if (dwarf_tag(&child) != DW_TAG_variable)
+			continue;
+		n = dwarf_diename(&child);
+		if (!n || strcmp(n, g->name) || fixed_addr(&child, &g->out->addr))
+			continue;
+		type_of(&child, g->out);
+		return 1;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
 int dwarf_global__find(struct debuginfo *di, const char *name, struct dwarf_global *out)
 {
-	Dwarf *dw = debuginfo__dwarf(di);
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	struct global_find g = { .name = name, .out = out };
 
-	if (!dw)
+	if (!debuginfo__dwarf(di))
 		return -ENODATA;
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu, child;
-
-		if (dwarf_offdie(dw, off + hsize, &cu) && debuginfo__unit_die(di, &cu) &&
-		    dwarf_child(&cu, &child) == 0) {
-			do {
-				const char *n;
-
-				if (dwarf_tag(&child) != DW_TAG_variable)
-					continue;
-				n = dwarf_diename(&child);
-				if (!n || strcmp(n, name) || fixed_addr(&child, &out->addr))
-					continue;
-				type_of(&child, out);
-				return 0;
-			} while (dwarf_siblingof(&child, &child) == 0);
-		}
-		off = next;
-	}
-	return -ENOENT;
+	return debuginfo__each_cu(di, true, global_in_cu, &g) ? 0 : -ENOENT;
 }
 
 int dwarf_global__line(struct debuginfo *di, uint64_t addr, const char **file, unsigned *line)

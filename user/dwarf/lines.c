@@ -36,80 +36,90 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* lines__addrs' search, one CU at a time. */
+struct addrs_search {
+	const char *file;
+	unsigned line;
+	uint64_t **addrs;
+	size_t *n, cap;
+	unsigned *below, *above;
+	bool file_seen;
+};
+
+static int addrs_in_cu(Dwarf_Die *cu, void *arg)
+{
+	struct addrs_search *q = arg;
+	Dwarf_Lines *lines;
+	size_t nl;
+	/* The row before, in address order within a sequence: a line's code
+	 * split over several rows in a row (its prologue, body and epilogue,
+	 * a call and what follows it) runs once, so only the first row of
+	 * such a run is a site (else one run of the line fired each). */
+	const char *prev_src = NULL;
+	int prev_ln = -1, err = 0;
+
+	if (dwarf_getsrclines(cu, &lines, &nl) != 0)
+		return 0;
+	for (size_t i = 0; i < nl && !err; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		bool stmt = false, end = false, cont;
+		Dwarf_Addr a;
+		int ln;
+
+		if (!src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &a)) {
+			prev_ln = -1;
+			continue;
+		}
+		if (dwarf_lineendsequence(l, &end) == 0 && end) {
+			prev_ln = -1;
+			continue;
+		}
+		/* only statement rows make runs: a line whose one statement
+		 * row follows a row of its own that is not one still has its
+		 * site */
+		if (dwarf_linebeginstatement(l, &stmt) || !stmt) {
+			if (lines__file_matches(src, q->file))
+				q->file_seen = true;
+			continue;
+		}
+		cont = ln == prev_ln && prev_src && !strcmp(src, prev_src);
+		prev_ln = ln;
+		prev_src = src;
+		if (!lines__file_matches(src, q->file))
+			continue;
+		q->file_seen = true;
+		if ((unsigned)ln == q->line && !cont)
+			err = push(q->addrs, q->n, &q->cap, a);
+		else if ((unsigned)ln < q->line && (unsigned)ln > *q->below)
+			*q->below = (unsigned)ln;
+		else if ((unsigned)ln > q->line && (!*q->above || (unsigned)ln < *q->above))
+			*q->above = (unsigned)ln;
+	}
+	return err;
+}
+
 int lines__addrs(struct debuginfo *di, const char *file, unsigned line, uint64_t **addrs,
 		 size_t *n, unsigned *below, unsigned *above)
 {
-	Dwarf *dw = (Dwarf *)debuginfo__dwarf(di);
-	Dwarf_Off off = 0, next;
-	size_t hsize, cap = 0;
-	bool file_seen = false;
-	int err = 0;
+	struct addrs_search q = { .file = file, .line = line, .addrs = addrs, .n = n,
+				  .below = below, .above = above };
+	int err;
 
 	*addrs = NULL;
 	*n = 0;
 	*below = *above = 0;
-	if (!dw)
+	if (!debuginfo__dwarf(di))
 		return -ENODATA;
-	while (!err && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-		Dwarf_Lines *lines;
-		size_t nl;
-
-		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &nl) == 0) {
-			/* The row before, in address order within a sequence: a
-			 * line's code split over several rows in a row (its
-			 * prologue, body and epilogue, a call and what follows it)
-			 * runs once, so only the first row of such a run is a
-			 * site (else one run of the line fired each). */
-			const char *prev_src = NULL;
-			int prev_ln = -1;
-
-			for (size_t i = 0; i < nl && !err; i++) {
-				Dwarf_Line *l = dwarf_onesrcline(lines, i);
-				const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-				bool stmt = false, end = false, cont;
-				Dwarf_Addr a;
-				int ln;
-
-				if (!src || dwarf_lineno(l, &ln) || dwarf_lineaddr(l, &a)) {
-					prev_ln = -1;
-					continue;
-				}
-				if (dwarf_lineendsequence(l, &end) == 0 && end) {
-					prev_ln = -1;
-					continue;
-				}
-				/* only statement rows make runs: a line whose one
-				 * statement row follows a row of its own that is not
-				 * one still has its site */
-				if (dwarf_linebeginstatement(l, &stmt) || !stmt) {
-					if (lines__file_matches(src, file))
-						file_seen = true;
-					continue;
-				}
-				cont = ln == prev_ln && prev_src && !strcmp(src, prev_src);
-				prev_ln = ln;
-				prev_src = src;
-				if (!lines__file_matches(src, file))
-					continue;
-				file_seen = true;
-				if ((unsigned)ln == line && !cont)
-					err = push(addrs, n, &cap, a);
-				else if ((unsigned)ln < line && (unsigned)ln > *below)
-					*below = (unsigned)ln;
-				else if ((unsigned)ln > line && (!*above || (unsigned)ln < *above))
-					*above = (unsigned)ln;
-			}
-		}
-		off = next;
-	}
+	/* as in the file: a split unit's line table is its skeleton's */
+	err = debuginfo__each_cu(di, false, addrs_in_cu, &q);
 	if (err) {
 		free(*addrs);
 		*addrs = NULL;
 		*n = 0;
 		return err;
 	}
-	if (!file_seen)
+	if (!q.file_seen)
 		return -ESRCH;
 	if (!*n)
 		return -ENOENT;
