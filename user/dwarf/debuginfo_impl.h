@@ -105,7 +105,6 @@ struct loc_ctx {
 	uint64_t pc;
 	bool frame_based;
 	bool at_entry; /* pc is the function's entry: the ABI locations are exact */
-	Dwarf_Attribute *attr; /* the DW_AT_location evaluated (its DIE references) */
 };
 
 /* PARAM is not passed at PC: a clone's (foo.isra.0) parameter that gcc

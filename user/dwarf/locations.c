@@ -117,10 +117,10 @@ static bool is_const_op(const Dwarf_Op *op, uint64_t *v)
 	}
 }
 
-/* DW_OP_convert at OP: the size in bytes of the base type it converts to
- * (0 for the generic type: no change) and whether that type is signed;
- * -1 when the type cannot be read. */
-static int convert_type(struct loc_ctx *c, const Dwarf_Op *op, bool *is_signed)
+/* DW_OP_convert at OP of the location ATTR: the size in bytes of the
+ * base type it converts to (0 for the generic type: no change) and
+ * whether that type is signed; -1 when the type cannot be read. */
+static int convert_type(Dwarf_Attribute *attr, const Dwarf_Op *op, bool *is_signed)
 {
 	Dwarf_Attribute a;
 	Dwarf_Die t;
@@ -130,7 +130,7 @@ static int convert_type(struct loc_ctx *c, const Dwarf_Op *op, bool *is_signed)
 	*is_signed = false;
 	if (op->number == 0)
 		return 0;
-	if (!c->attr || dwarf_getlocation_die(c->attr, op, &t) != 0 ||
+	if (dwarf_getlocation_die(attr, op, &t) != 0 ||
 	    dwarf_tag(&t) != DW_TAG_base_type ||
 	    dwarf_formudata(dwarf_attr(&t, DW_AT_encoding, &a), &enc) != 0)
 		return -1;
@@ -150,7 +150,7 @@ static int convert_type(struct loc_ctx *c, const Dwarf_Op *op, bool *is_signed)
  * index past DW_OP_stack_value, or 0 when the ops are anything else.
  * *SEXT: the bytes a signed conversion narrowed the value to, which a
  * wider piece would have sign-extended (0: none). */
-static size_t reg_arith(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, size_t i,
+static size_t reg_arith(Dwarf_Attribute *attr, const Dwarf_Op *ops, size_t n, size_t i,
 			struct dloc_piece *cur, uint32_t *sext)
 {
 	uint64_t mask = UINT64_MAX, v;
@@ -163,7 +163,7 @@ static size_t reg_arith(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, size_t
 	 * of a struct passed in registers): stop there, not at the end */
 	for (i++; i < n && ops[i].atom != DW_OP_stack_value;) {
 		if (ops[i].atom == DW_OP_convert || ops[i].atom == DW_OP_GNU_convert) {
-			size = convert_type(c, &ops[i], &is_signed);
+			size = convert_type(attr, &ops[i], &is_signed);
 			if (size < 0)
 				return 0;
 			if (size && (unsigned)size < width) {
@@ -196,7 +196,8 @@ static size_t reg_arith(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, size_t
 
 /* Evaluate OPS (a location description of a SIZE-byte value) into L.
  * 0, or -ENOTSUP for anything outside the supported subset. */
-static int eval_ops(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, uint32_t size, struct dloc *l)
+static int eval_ops(struct loc_ctx *c, Dwarf_Attribute *attr, const Dwarf_Op *ops, size_t n,
+		    uint32_t size, struct dloc *l)
 {
 	struct dloc_piece cur;
 	bool have = false;
@@ -236,7 +237,7 @@ static int eval_ops(struct loc_ctx *c, const Dwarf_Op *ops, size_t n, uint32_t s
 			memset(&cur, 0, sizeof(cur));
 			if (!stack_value && i + 1 < n && ops[i + 1].atom != DW_OP_piece &&
 			    ops[i + 1].atom != DW_OP_deref) {
-				next = reg_arith(c, ops, n, i, &cur, &sext);
+				next = reg_arith(attr, ops, n, i, &cur, &sext);
 				if (!next)
 					return -ENOTSUP;
 				/* a piece wider than the signed value it holds
@@ -475,10 +476,9 @@ void loc__param(struct loc_ctx *c, Dwarf_Die *param, const struct ctype *t,
 		return;
 	}
 	c->frame_based = false;
-	c->attr = &a;
 	if (dwarf_attr(param, DW_AT_location, &a) &&
 	    dwarf_getlocation_addr(&a, c->pc, &ops, &n, 1) == 1 &&
-	    eval_ops(c, ops, n, size, out) == 0) {
+	    eval_ops(c, &a, ops, n, size, out) == 0) {
 		if (!c->frame_based || !before_prologue(c->func, low, c->pc)) {
 			if (c->at_entry)
 				fill_from_abi(out, abi);

@@ -44,6 +44,13 @@ int bpf_set__init(struct bpf_set *s, const struct probe_set *set, const struct b
 	return s->ncpus < 0 ? s->ncpus : 0;
 }
 
+/* Latencies are taken net of traced callees' probes (call_cost): with
+ * valid figures to price them, and returns to time. */
+static bool child_costs(const struct bpf_set *s)
+{
+	return s->o.callee_costs && s->o.callee_costs->valid && !s->o.entry_only;
+}
+
 void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 {
 	const struct probe_set *set = s->set;
@@ -66,7 +73,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 	t->stack_switch = set->stack_switch;
 	t->expr = s->o.exprs != NULL;
 	t->step_lead_ns = probe_calib__step_lead(probe_calib__measured());
-	t->child_cost = s->o.callee_costs && s->o.callee_costs->valid && !s->o.entry_only;
+	t->child_cost = child_costs(s);
 }
 
 /* Some function has an --on-change program. */
@@ -100,8 +107,7 @@ void bpf_set__prepare(struct bpf_set *s)
 	bpf_map__set_max_entries(s->change_last, on_change(s) ? CHANGE_ENTRIES : 1);
 	bpf_map__set_max_entries(s->ind_sites,
 				 s->set->n_ind_sites ? (uint32_t)s->set->n_ind_sites : 1);
-	bpf_map__set_max_entries(s->call_cost,
-				 s->o.callee_costs && s->o.callee_costs->valid ? n_funcs : 1);
+	bpf_map__set_max_entries(s->call_cost, child_costs(s) ? n_funcs : 1);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			probe_links__prepare(progs[i]);
@@ -187,11 +193,10 @@ int bpf_set__load_usdt_specs(struct bpf_set *s, struct bpf_map *specs)
 
 int bpf_set__load_call_costs(struct bpf_set *s)
 {
-	const struct probe_calib *c = s->o.callee_costs;
 	int fd = bpf_map__fd(s->call_cost);
 
-	for (size_t i = 0; c && c->valid && !s->o.entry_only && i < s->set->n_funcs; i++) {
-		uint64_t ns = probe_calib__caller_cost(c, &s->set->funcs[i]);
+	for (size_t i = 0; child_costs(s) && i < s->set->n_funcs; i++) {
+		uint64_t ns = probe_calib__caller_cost(s->o.callee_costs, &s->set->funcs[i]);
 		__u32 key = (__u32)i, v = ns > UINT32_MAX ? UINT32_MAX : (__u32)ns;
 
 		if (v && bpf_map_update_elem(fd, &key, &v, BPF_ANY))
