@@ -52,3 +52,75 @@ def test_deep_expression_refused_cli_check_and_running_agent():
         check(a.p.poll() is None, "the agent runs")
     finally:
         eq(a.stop(), 0, "agent exit status (%s)" % a.stderr[-500:])
+
+
+
+def _break_killed_by(sig):
+    """cmon break dying of SIG, a signal it can catch, resumes the process
+    it stopped first (only SIGKILL can leave it stopped): before, 12 such
+    signals (USR1, ALRM, a real-time signal...) left it in state T."""
+    from test_break import CALLS3_OUT, Break, _state
+    from cmonlib import kill_quietly
+    b = Break(["--func", "tick", "--", target("watch"), "calls", "3"])
+    pid = None
+    try:
+        b.wait_for("cmon: stop 1: process ", timeout=120)  # a busy machine loads slowly
+        pid = b.stopped_pid(1)
+        eq(_state(pid), {"T"}, "stopped")
+        b.p.send_signal(sig)
+        code, out = b.finish()
+        eq((code, out), (-sig, CALLS3_OUT),
+           "cmon's status and the program's output after signal %d" % sig)
+    finally:
+        b.kill()
+        if pid:
+            kill_quietly(pid)
+
+
+# One test a signal (each launches and stops a program).
+for _name, _sig in [("usr1", signal.SIGUSR1), ("usr2", signal.SIGUSR2),
+                    ("alrm", signal.SIGALRM), ("prof", signal.SIGPROF),
+                    ("vtalrm", signal.SIGVTALRM), ("io", signal.SIGIO),
+                    ("xcpu", signal.SIGXCPU), ("sys", signal.SIGSYS),
+                    ("stkflt", getattr(signal, "SIGSTKFLT", 16)), ("pwr", signal.SIGPWR),
+                    ("rtmin", signal.SIGRTMIN), ("rtmin7", signal.SIGRTMIN + 7),
+                    ("rtmax", signal.SIGRTMAX)]:
+    globals()["test_break_resumes_target_on_sig" + _name] = (
+        lambda sig=_sig: _break_killed_by(sig))
+
+
+def test_break_endless_cue_line_hears_sigterm():
+    """A cue line that never ends (stdin /dev/zero) kept cmon break reading
+    byte after byte, deaf to SIGTERM, its target stopped: now SIGTERM
+    resumes the target and ends cmon."""
+    import subprocess
+    import time
+    from test_break import CALLS3_OUT, _state
+    from cmonlib import read_text, kill_quietly
+    err_path = tmpfile("break-zero.err")
+    out_path = tmpfile("break-zero.out")
+    with open("/dev/zero", "rb") as zero, open(err_path, "wb") as err, \
+            open(out_path, "wb") as out:
+        p = subprocess.Popen([CMON, "break", "--func", "tick", "--", target("watch"), "calls",
+                              "3"], stdin=zero, stdout=out, stderr=err)
+    pid = None
+    try:
+        end = time.monotonic() + 60
+        while "cmon: stop 1: process " not in read_text(err_path):
+            check(p.poll() is None and time.monotonic() < end, read_text(err_path))
+            time.sleep(0.02)
+        pid = int(read_text(err_path).split("cmon: stop 1: process ")[1].split()[0])
+        eq(_state(pid), {"T"}, "stopped")
+        p.send_signal(signal.SIGTERM)
+        eq(p.wait(30), 0, "cmon's status after SIGTERM (%s)" % read_text(err_path)[-300:])
+        # The program, resumed, has its later stops resumed at once too.
+        end = time.monotonic() + 30
+        while read_text(out_path) != CALLS3_OUT and time.monotonic() < end:
+            time.sleep(0.02)
+        eq(read_text(out_path), CALLS3_OUT, "the program's output")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        if pid:
+            kill_quietly(pid)
