@@ -124,3 +124,118 @@ def test_break_endless_cue_line_hears_sigterm():
             p.wait()
         if pid:
             kill_quietly(pid)
+
+
+def _umask0():
+    os.umask(0)
+
+
+def _mode(path):
+    return os.lstat(path).st_mode
+
+
+def test_stream_never_takes_a_listening_socket():
+    """-o unix:PATH where another program listens: refused, and that
+    program's socket stays (before, cmon unlinked it, bound its own and
+    deleted the path at exit)."""
+    import socket
+    from cmonlib import tmpdir
+    path = os.path.join(tmpdir(), "theirs.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        srv.bind(path)
+        srv.listen(1)
+        code, out, err = run([CMON, "trace", "--func", "add", "-o", "unix:" + path, "--",
+                              target("calls"), "loop", "3"])
+        eq((code, err), (1, "cmon: cannot serve on %s: Address already in use\n" % path),
+           "-o unix: on a live socket")
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(path)  # still theirs
+        c.close()
+        eq(srv.accept()[0].recv(1), b"", "their listener got the connection")
+    finally:
+        srv.close()
+    # Left by an earlier run (nobody listens): replaced, and removed at the end.
+    code, out, err = run([CMON, "trace", "--func", "add", "-o", "unix:" + path, "--",
+                          target("calls"), "loop", "3"])
+    eq(code, 0, "a stale socket is replaced (%s)" % err)
+    check(not os.path.exists(path), "cmon's own socket removed at exit")
+
+
+def test_stream_socket_private_and_only_its_own_removed():
+    """Under umask 000 the live stream was connectable by every user; and a
+    socket another program put at PATH during the run was deleted at exit."""
+    import socket
+    import subprocess
+    import time
+    from cmonlib import tmpdir, read_text
+    path = os.path.join(tmpdir(), "mine.sock")
+    err_path = tmpfile("private-stream.err")
+    with open(err_path, "wb") as err:
+        p = subprocess.Popen([CMON, "trace", "--func", "add", "-o", "unix:" + path, "--",
+                              target("calls"), "--wait", "loop", "3"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=err, preexec_fn=_umask0)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        end = time.monotonic() + 120
+        while not (os.path.exists(path) and "cmon: attached" in read_text(err_path)):
+            check(p.poll() is None and time.monotonic() < end, read_text(err_path))
+            time.sleep(0.02)
+        eq(oct(_mode(path)), oct(0o140600), "the socket's mode under umask 000")
+        # Another program takes the path over while cmon runs.
+        os.unlink(path)
+        srv.bind(path)
+        srv.listen(1)
+        p.communicate(b"go\n", timeout=120)
+        eq(p.returncode, 0, "cmon exit status (%s)" % read_text(err_path))
+        check(os.path.exists(path), "the other program's socket is left where it was")
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(path)
+        c.close()
+    finally:
+        srv.close()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_output_files_private_whatever_the_umask():
+    """trace -o, -o with %p, stats -o and report -o made files every user
+    could read under umask 000 (0644 under 022): they are 0600 now; a file
+    that exists keeps its mode (that is how a user shares one)."""
+    calls = target("calls")
+    d = tmpfile("modes")
+    os.mkdir(d)
+    one = os.path.join(d, "t.csv")
+    tmpl = os.path.join(d, "t-%p.json")
+    code, out, err = run([CMON, "trace", "-q", "-F", "csv", "-o", one, "--func", "add", "--", calls,
+                          "loop", "3"], preexec_fn=_umask0)
+    eq(code, 0, "trace (%s)" % err)
+    code, out, err = run([CMON, "trace", "-q", "-F", "json", "-o", tmpl, "--func", "add", "--",
+                          calls, "loop", "3"], preexec_fn=_umask0)
+    eq(code, 0, "trace %%p (%s)" % err)
+    store = os.path.join(d, "run")
+    code, out, err = run([CMON, "capture", "-q", "-o", store, "--func", "add", "--", calls,
+                          "loop", "3"], preexec_fn=_umask0)
+    eq(code, 0, "capture (%s)" % err)
+    stats = os.path.join(d, "s.json")
+    code, out, err = run([CMON, "stats", "-F", "json", "-o", stats, store, store],
+                         preexec_fn=_umask0)
+    eq(code, 0, "stats (%s)" % err)
+    page = os.path.join(d, "r.html")
+    code, out, err = run([CMON, "report", one, "-o", page], preexec_fn=_umask0)
+    eq(code, 0, "report (%s)" % err)
+    made = sorted(f for f in os.listdir(d) if f != "run")
+    eq(len(made), 4, "files made: %r" % made)
+    eq({f: oct(_mode(os.path.join(d, f)) & 0o777) for f in made},
+       {f: oct(0o600) for f in made}, "modes of the files made under umask 000")
+    # Shared on purpose: made first (or chmod'ed) with the mode wanted.
+    for f in (one, page):
+        os.chmod(f, 0o644)
+    code, out, err = run([CMON, "trace", "-q", "-F", "csv", "-o", one, "--func", "add", "--", calls,
+                          "loop", "3"], preexec_fn=_umask0)
+    eq(code, 0, "trace again (%s)" % err)
+    code, out, err = run([CMON, "report", one, "-o", page], preexec_fn=_umask0)
+    eq(code, 0, "report again (%s)" % err)
+    eq((oct(_mode(one) & 0o777), oct(_mode(page) & 0o777)), (oct(0o644), oct(0o644)),
+       "a file that exists keeps its mode")

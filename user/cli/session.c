@@ -109,7 +109,8 @@ int session__open_output(struct session *s, size_t bufsize)
 		/* Not truncated yet: a run that fails before it starts leaves a
 		 * file that was there as it was (session__start_output). */
 		s->out_created = stat(path, &st) != 0;
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		/* A new file is the user's alone (README: Files cmon writes). */
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			err = -errno;
 			log_error("cannot write %s: %s", path, strerror(-err));

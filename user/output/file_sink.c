@@ -84,7 +84,8 @@ struct out_sink *file_sink__new(const struct file_sink_opts *o, FILE *out)
 
 int file_sink__open(void *ctx, pid_t pid, const char *path, struct out_sink **out)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A new file is the user's alone; one that exists keeps its mode. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	void *buf;
 	int err;
