@@ -19,9 +19,16 @@ const volatile bool targ_filter_comm = false;
 const volatile __u64 targ_comm_lo = 0; /* the comm, NUL-padded to 16 bytes */
 const volatile __u64 targ_comm_hi = 0;
 const volatile __u64 targ_filter_cgroup = 0;
+/* cmon's own process: never recorded, aggregated or stopped, whatever
+ * route names it (--binary of cmon's file, a spec naming the agent's
+ * binary, libc with `process: cmon-agent`): its records would be made
+ * by writing records. */
+const volatile __u32 targ_self_tgid = 0;
 
 static __always_inline bool task_wanted(struct task_struct *task)
 {
+	if ((__u32)task->tgid == targ_self_tgid)
+		return false;
 	if (targ_filter_pid && (__u32)task->tgid != targ_filter_pid)
 		return false;
 	if (!follow_wanted(task))

@@ -239,3 +239,82 @@ def test_output_files_private_whatever_the_umask():
     eq(code, 0, "report again (%s)" % err)
     eq((oct(_mode(one) & 0o777), oct(_mode(page) & 0o777)), (oct(0o644), oct(0o644)),
        "a file that exists keeps its mode")
+
+
+def test_binary_of_cmon_itself_never_records_its_own_process():
+    """--binary of cmon's own file recorded cmon's own writes (278 calls in
+    3 s, each write making more): the kernel side skips cmon's own
+    process; another process running the same file is traced as any."""
+    import subprocess
+    import time
+    from cmonlib import parse_csv, read_text
+    out_path = tmpfile("self.csv")
+    err_path = tmpfile("self.err")
+    with open(err_path, "wb") as err:
+        p = subprocess.Popen([CMON, "trace", "--binary", CMON, "--func", "libc.so.6:write",
+                              "-F", "csv", "-o", out_path], stdout=subprocess.DEVNULL,
+                             stderr=err)
+    others = []
+    try:
+        end = time.monotonic() + 120
+        while "cmon: attached" not in read_text(err_path):
+            check(p.poll() is None and time.monotonic() < end, read_text(err_path))
+            time.sleep(0.02)
+        for _ in range(3):  # each writes its one error line
+            q = subprocess.run([CMON, "ls", "/nonexistent-store"], capture_output=True)
+            check(q.returncode != 0 and q.stderr, "cmon ls on nothing: %r" % q.stderr)
+            others.append(q)
+        time.sleep(0.5)  # cmon's own writes, had they been seen, would feed themselves
+        p.send_signal(signal.SIGINT)
+        p.wait(60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    rows = parse_csv(read_text(out_path))
+    pids = [int(r["pid"]) for r in rows]
+    eq(pids.count(p.pid), 0, "records of cmon's own process")
+    check(len(set(pids)) == 3 and len(rows) >= 3,
+          "the other cmon processes' writes are traced: %r" % pids)
+
+
+def test_agent_never_counts_its_own_process():
+    """A spec naming the agent's own binary, or libc's write with `process:
+    cmon-agent`, made the agent count (and log) itself, each log record
+    feeding the next: its own process is skipped in the kernel; another
+    cmon-agent process is counted as any."""
+    import subprocess
+    agent_bin = os.path.join(os.path.dirname(CMON), "cmon-agent")
+    libc = "/lib/x86_64-linux-gnu/libc.so.6"
+    spec = tmpfile("self-agent.yaml")
+    log = tmpfile("self-agent.jsonl")
+    write_spec(spec, [
+        {"name": "parse", "target": agent_bin, "func": "agent_spec__parse",
+         "instrument": "count"},
+        {"name": "logw", "target": agent_bin, "func": "logsink__write", "instrument": "log",
+         "log": {"path": log}},
+        count_probe("writes", libc, func="write", process="cmon-agent"),
+        count_probe("seed", target("calls"), instrument="log", log={"path": log + ".seed"}),
+    ])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"parse": "applied", "logw": "applied", "writes": "applied",
+                       "seed": "applied"})
+        a.signal(signal.SIGHUP)  # a reload: the agent parses its spec again
+        a.wait_metric("cmon_agent_spec_reloads_total", 2, result="ok")
+        eq(run_target(target("calls"), "loop", 20), "loop sum=210\n", "target output")
+        a.wait_metric("cmon_agent_log_records_total", 20, probe="seed")
+        m = a.metrics()
+        eq((value(m, "cmon_parse_calls_total", probe="parse"),
+            value(m, "cmon_agent_log_records_total", probe="logw"),
+            value(m, "cmon_writes_calls_total", probe="writes")), (0, 0, 0),
+           "the agent's own calls of its spec parser, its log writer and write()")
+        # Another process of the same binary and name is counted.
+        q = subprocess.run([agent_bin, "--check", "--spec", spec], capture_output=True,
+                           text=True)
+        eq(q.returncode, 0, "cmon-agent --check (%s)" % q.stderr)
+        a.wait_metric("cmon_parse_calls_total", 1, probe="parse")
+        check(value(a.metrics(), "cmon_writes_calls_total", probe="writes") >= 1,
+              "the other cmon-agent's writes")
+    finally:
+        eq(a.stop(), 0, "agent exit status (%s)" % a.stderr[-500:])

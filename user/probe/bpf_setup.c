@@ -63,6 +63,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 	t->follow = s->o.follow;
 	t->follow_wake = s->o.follow && probe_links__child_has_own(set);
 	t->filter_pid = s->o.filter_pid > 0 ? (uint32_t)s->o.filter_pid : 0;
+	t->self_tgid = (uint32_t)getpid(); /* never traced by itself */
 	t->filter_comm = probe_filter__comm(s->o.filter_comm, &t->comm_lo, &t->comm_hi);
 	t->filter_cgroup = s->o.filter_cgroup;
 	/* The kernel's dev_t is MAJOR << 20 | MINOR, not glibc's encoding. */

@@ -82,7 +82,7 @@ struct bpf_set {
 /* Settings every skeleton's rodata has, by the same names (the shared
  * headers: mem, lifecycle, follow, filter, exe_filter, shadow_stack, expr). */
 struct bpf_targ {
-	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns;
+	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns, self_tgid;
 	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
 	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, expr, child_cost;
 };
@@ -105,6 +105,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_follow = (t)->follow;                                   \
 		(rodata)->targ_follow_wake = (t)->follow_wake;                         \
 		(rodata)->targ_filter_pid = (t)->filter_pid;                           \
+		(rodata)->targ_self_tgid = (t)->self_tgid;                             \
 		(rodata)->targ_filter_comm = (t)->filter_comm;                         \
 		(rodata)->targ_comm_lo = (t)->comm_lo;                                 \
 		(rodata)->targ_comm_hi = (t)->comm_hi;                                 \
