@@ -318,3 +318,50 @@ def test_agent_never_counts_its_own_process():
               "the other cmon-agent's writes")
     finally:
         eq(a.stop(), 0, "agent exit status (%s)" % a.stderr[-500:])
+
+
+def test_agent_log_that_cannot_rotate_stops_growing():
+    """LOG.1/ and LOG.2/ made folders by another user in a sticky folder:
+    every rotation failed and the file grew without bound (2.9 MB against
+    4 KB) with two warnings a record.  It stops at its size, says so once,
+    and every record it refuses is counted lost."""
+    import time
+    from cmonlib import tmpdir
+    d = os.path.join(tmpdir(), "sticky")
+    os.mkdir(d)
+    os.chmod(d, 0o1777)
+    log = os.path.join(d, "calls.jsonl")
+    for n in (1, 2):
+        os.mkdir("%s.%d" % (log, n))
+        with open("%s.%d/theirs" % (log, n), "w") as f:
+            f.write("x\n")
+        os.chown("%s.%d/theirs" % (log, n), 65534, 65534)
+        os.chown("%s.%d" % (log, n), 65534, 65534)
+    spec = tmpfile("rotate-stuck.yaml")
+    write_spec(spec, [{"name": "trail", "target": target("calls"), "func": "add",
+                       "instrument": "log", "process": "calls",
+                       "log": {"path": log, "max_bytes": 4096, "keep": 2}}])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"trail": "applied"})
+        eq(run_target(target("calls"), "loop", 1000), "loop sum=500500\n", "target output")
+        end = time.monotonic() + 30
+        while True:
+            m = a.metrics()
+            written = value(m, "cmon_agent_log_records_total", probe="trail")
+            lost = value(m, "cmon_agent_events_lost_total", probe="trail")
+            if written + lost == 1000 or time.monotonic() > end:
+                break
+            time.sleep(0.05)
+        eq(written + lost, 1000, "records written (%d) and lost (%d)" % (written, lost))
+        check(0 < written < 100, "records written before the file was full: %d" % written)
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    size = os.path.getsize(log)
+    check(4096 <= size < 4096 + 1024, "the log stopped at about max_bytes: %d bytes" % size)
+    eq(sorted(os.listdir(d)), ["calls.jsonl", "calls.jsonl.1", "calls.jsonl.2"], "files")
+    said = [l for l in a.stderr.splitlines() if log in l]
+    eq(len(said), 1, "one line about the log: %r" % said)
+    eq(said[0], "cmon: warning: %s: cannot rename it to calls.jsonl.1: Is a directory: it "
+       "cannot rotate and stops at its size (records are counted lost until it works again, tried "
+       "every 10 s; said once)" % log, "what the agent said")
