@@ -365,3 +365,35 @@ def test_agent_log_that_cannot_rotate_stops_growing():
     eq(said[0], "cmon: warning: %s: cannot rename it to calls.jsonl.1: Is a directory: it "
        "cannot rotate and stops at its size (records are counted lost until it works again, tried "
        "every 10 s; said once)" % log, "what the agent said")
+
+
+def test_agent_probe_refused_for_its_log_is_not_retried_forever():
+    """A log probe refused for its path was applied again every 2 s ("target
+    changed: trying again" while nothing changed: 3.5 % CPU for 8 probes).
+    It is tried again when its target does change, not before."""
+    import shutil
+    import time
+    from cmonlib import tmpdir
+    d = os.path.join(tmpdir(), "open-to-all")
+    os.mkdir(d)
+    os.chmod(d, 0o777)  # writable by others, not sticky: refused
+    app = tmpfile("app-refused")
+    shutil.copy2(target("calls"), app)
+    spec = tmpfile("refused-log.yaml")
+    write_spec(spec, [{"name": "trail", "target": app, "func": "add", "instrument": "log",
+                       "log": {"path": os.path.join(d, "x.jsonl")}}])
+    a = Agent(spec).wait_ready()
+    try:
+        probes = a.wait_probes({"trail": "error"})
+        eq(probes["trail"]["error"], "log %s/x.jsonl: folder %s is writable by other users "
+           "and not sticky" % (d, d), "the refusal")
+        time.sleep(5)  # two and a half target checks
+        eq(value(a.metrics(), "cmon_agent_attach_errors_total"), 1, "attach errors after 5 s")
+        eq(a.stderr.count("trying again"), 0, "retries while nothing changed")
+        # The target replaced (a new file): tried again, once.
+        shutil.copy2(target("calls"), app + ".new")
+        os.rename(app + ".new", app)
+        a.wait_metric("cmon_agent_attach_errors_total", 2, timeout=20)
+        eq(a.stderr.count("changed: trying again"), 1, "one retry for the one change")
+    finally:
+        eq(a.stop(), 0, "agent exit status")

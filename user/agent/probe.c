@@ -170,6 +170,7 @@ int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
 		log_warn("probe %s: %s", s->id, s->error);
 		return -EINVAL;
 	}
+	id = probe_gen__ident(s->target);
 	if (s->instrument == INSTR_LOG && !p->log) {
 		char *why = NULL;
 		struct logsink *ls = logsink__open(s->log_path, s->log_max_bytes, s->log_keep, &why);
@@ -184,13 +185,15 @@ int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
 			free(why);
 			probe__lock(m);
 			probe__set_error(p, msg);
+			/* The target as it was refused: only its change (or a
+			 * reload, SIGHUP) tries again, not every check. */
+			record_ident(p, &id);
 			probe__unlock(m);
 			log_warn("probe %s: %s", s->id, p->error);
 			free(msg);
 			return err;
 		}
 	}
-	id = probe_gen__ident(s->target);
 	err = probe_gen__build(p, &g, &msg);
 	probe__lock(m);
 	record_ident(p, g ? &g->ident : &id);
