@@ -253,7 +253,8 @@ static void sum_values(struct profiler *p)
 	o->arg_overflow = 0;
 	memset(o->lat_hist, 0, sizeof(o->lat_hist));
 	memset(o->arg_hist, 0, sizeof(o->arg_hist));
-	for (int c = 0; c < p->bs.ncpus; c++) {
+	/* Per-process and sparse values are one for all CPUs (profile.bpf.c). */
+	for (int c = 0; c < (p->opts.per_pid || p->sparse ? 1 : p->bs.ncpus); c++) {
 		const struct cmon_prof_value *v = &p->percpu[c];
 
 		o->calls += v->calls;
@@ -429,8 +430,8 @@ const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t 
 		       "whose thread's stack of pending calls could not be allocated");
 	describe_cause(buf, len, &off, l->table_full, table);
 	describe_cause(buf, len, &off, l->value_mem,
-		       "whose function's counters the kernel could not allocate in time "
-		       "(more functions x CPUs than the preallocated budget)");
+		       "whose counters the kernel could not allocate (out of memory at that "
+		       "instant)");
 	snprintf(depth, sizeof(depth), "whose return was nested past the kernel's %d uretprobes",
 		 CMON_KERNEL_URET_DEPTH);
 	describe_cause(buf, len, &off, l->uret_depth, depth);

@@ -97,8 +97,7 @@ struct profiler_losses {
 	uint64_t depth;      /* more than CMON_STACK_DEPTH calls pending on a thread */
 	uint64_t task_mem;   /* a thread's shadow stack could not be allocated */
 	uint64_t table_full; /* per_pid: more than max_pids processes per function */
-	uint64_t value_mem;  /* the kernel could not allocate a function's counters in time
-			      * (functions x CPUs beyond the preallocated budget) */
+	uint64_t value_mem;  /* the kernel could not allocate counters (out of memory) */
 	uint64_t uret_depth; /* a return nested past the kernel's uretprobes: not seen */
 };
 int profiler__losses(struct profiler *p, struct profiler_losses *out);
