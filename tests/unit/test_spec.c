@@ -193,6 +193,15 @@ static const struct {
 	  "line 3: 'arg' is too large (at most 5)" },
 	{ "  - {name: b, target: /a, func: f, instrument: arg, arg: len-x}\n", "b",
 	  "line 3: 'arg' must be 0..5, ret or a parameter name, not 'len-x'" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, max_functions: 100000}\n", "b",
+	  "line 3: 'max_functions' is too large (at most 10000)" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, max_functions: 10000}\n", "b",
+	  NULL },
+	{ "  - {name: b, target: /a, func: f, instrument: count, per_pid: true, max_pids: 65537}\n",
+	  "b", "line 3: 'max_pids' is too large (at most 65536)" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, per_pid: true, max_pids: 1000,\n"
+	  "     max_functions: 101}\n", "b",
+	  "line 3: 'max_functions' x 'max_pids' is 101000: at most 100000 series a probe" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, arg: 1}\n", "b",
 	  "line 3: 'arg' is only for instrument arg" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, if: 'a > (b'}\n", "b",
@@ -283,6 +292,12 @@ static void test_bad_probes(void **state)
 		assert_int_equal(s->n_probes, 3);
 		assert_null(s->probes[0].error);
 		assert_string_equal(s->probes[0].id, "ok");
+		if (!bad_probes[i].error) { /* the bound itself: accepted */
+			if (s->probes[1].error)
+				fail_msg("case %zu: %s", i, s->probes[1].error);
+			agent_spec__free(s);
+			continue;
+		}
 		if (!s->probes[1].error)
 			fail_msg("case %zu: no error for %s", i, bad_probes[i].entry);
 		if (strcmp(s->probes[1].error, bad_probes[i].error))

@@ -473,7 +473,7 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 	if (!strcmp(key, "per_pid"))
 		return get_bool(p, v, key, &p->per_pid);
 	if (!strcmp(key, "max_pids")) {
-		err = get_uint(p, v, key, 65536, false, &u);
+		err = get_uint(p, v, key, SPEC_MAX_PIDS, false, &u);
 		if (!err && !u)
 			err = probe_fail(p, v, "'max_pids' must be at least 1");
 		p->max_pids = (uint32_t)u;
@@ -481,7 +481,7 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 		return err;
 	}
 	if (!strcmp(key, "max_functions")) {
-		err = get_uint(p, v, key, 1000000, false, &u);
+		err = get_uint(p, v, key, SPEC_MAX_FUNCTIONS, false, &u);
 		if (!err && !u)
 			err = probe_fail(p, v, "'max_functions' must be at least 1");
 		p->max_functions = (uint32_t)u;
@@ -557,6 +557,10 @@ static int validate(struct pstate *st, yaml_node_t *n)
 				  "'metric', 'labels' and 'per_pid' do not apply");
 	if (st->have_max_pids && !p->per_pid)
 		return probe_fail(p, n, "'max_pids' needs 'per_pid: true'");
+	if (p->per_pid && (uint64_t)p->max_functions * p->max_pids > SPEC_MAX_LABELLED)
+		return probe_fail(p, n, "'max_functions' x 'max_pids' is %llu: at most %u series "
+				  "a probe", (unsigned long long)p->max_functions * p->max_pids,
+				  SPEC_MAX_LABELLED);
 	if (p->instrument != INSTR_ARG)
 		p->arg = -1;
 	if (!p->metric && p->instrument != INSTR_LOG) {

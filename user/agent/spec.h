@@ -56,6 +56,11 @@ struct spec_label {
 
 #define SPEC_DEFAULT_MAX_PIDS 64
 #define SPEC_DEFAULT_MAX_FUNCTIONS 200
+/* The bounds: each function label (times each pid label) is a series of
+ * the scrape; 100,000 functions made 267,863 series, a 22 MB answer. */
+#define SPEC_MAX_FUNCTIONS 10000
+#define SPEC_MAX_PIDS 65536
+#define SPEC_MAX_LABELLED 100000 /* max_functions x max_pids of a per_pid probe */
 #define SPEC_DEFAULT_LOG_BYTES (10ull << 20)
 #define SPEC_DEFAULT_LOG_KEEP 3
 
