@@ -475,3 +475,61 @@ def test_agent_per_pid_burst_of_first_calls():
         eq(value(m, "cmon_agent_events_lost_total", probe="burst"), 0, "events lost")
     finally:
         eq(a.stop(), 0, "agent exit status")
+
+
+def test_hostile_store_schema_refused_and_values_bounded():
+    """A store whose schema is not cmon's (a generated column computing
+    printf('%.*c', 800000000, 'x'), a trigger, a view, an index on an
+    expression) made show, export, report and stats take 2.3 GB and 16 s
+    before failing: refused at open in one line.  A value larger than any
+    cmon writes (20 MB) is refused where it is read; the rest still reads."""
+    from test_store import _fill, _one_error, _sql
+    gen = ("CREATE TABLE c2(id INTEGER PRIMARY KEY, func_id INTEGER NOT NULL,"
+           " n INTEGER NOT NULL, pid INTEGER, tid INTEGER, ts_ns INTEGER, latency_ns INTEGER,"
+           " status TEXT, ret TEXT, args TEXT GENERATED ALWAYS AS"
+           " ('cheap') VIRTUAL, rss_entry INTEGER, rss_exit INTEGER,"
+           " vms_entry INTEGER, vms_exit INTEGER, notes TEXT);"
+           "INSERT INTO c2(id, func_id, n, pid, tid, ts_ns, latency_ns, status, ret, rss_entry,"
+           " rss_exit, vms_entry, vms_exit, notes) SELECT id, func_id, n, pid, tid, ts_ns,"
+           " latency_ns, status, ret, rss_entry, rss_exit, vms_entry, vms_exit, notes"
+           " FROM calls;"
+           "DROP TABLE calls; ALTER TABLE c2 RENAME TO calls;"
+           "CREATE UNIQUE INDEX calls_func_n ON calls(func_id, n);"
+           # (made cheap, then made hostile: SQLite computes it at the insert too)
+           "PRAGMA writable_schema=ON;"
+           "UPDATE sqlite_master SET sql = replace(sql, '''cheap''',"
+           " 'printf(''%.*c'', 800000000, ''x'')') WHERE name = 'calls';")
+    cases = [
+        (gen, "not a cmon store (generated column calls.args: cmon's schema has none)"),
+        ("CREATE TRIGGER t AFTER INSERT ON calls BEGIN SELECT 1; END;",
+         "not a cmon store (a trigger named 't': cmon's schema has none)"),
+        ("CREATE VIEW v AS SELECT printf('%.*c', 800000000, 'x');",
+         "not a cmon store (a view named 'v': cmon's schema has none)"),
+        ("CREATE INDEX ix ON calls(printf('%.*c', 100, 'x'));",
+         "not a cmon store (index 'ix' on an expression: cmon's schema has none)"),
+        ("CREATE INDEX ix ON calls(n) WHERE length(args) > 0;",
+         "not a cmon store (index 'ix' on a WHERE clause: cmon's schema has none)"),
+        ("CREATE TABLE extra(x);", "not a cmon store (a table named 'extra': cmon's schema"),
+    ]
+    for i, (sql, msg) in enumerate(cases):
+        path = _fill("hostile")
+        _sql(path, sql)
+        _one_error(["show", path, "parse_request", "2"], 1, msg)
+        if i:
+            continue
+        import sqlite3
+        db = sqlite3.connect(os.path.join(path, "calls.db"))
+        check("printf('%.*c', 800000000, 'x')" in db.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'calls'").fetchone()[0], "hostile schema")
+        db.close()
+        # Every reader opens a store the same way.
+        for args in (["ls", path], ["export", path, "-F", "json", "-o", tmpfile("hostile.json")],
+                     ["stats", path, path], ["report", path, "-o", tmpfile("hostile.html")]):
+            _one_error(args, 1, msg)
+    # One value far larger than cmon writes.
+    path = _fill("huge")
+    _sql(path, "UPDATE calls SET args = printf('%.*c', 20000000, 'x') WHERE n = 2 AND"
+               " func_id = (SELECT id FROM functions WHERE name = 'parse_request')")
+    _one_error(["show", path, "parse_request", "2"], 1, "string or blob too big")
+    code, out, err = run([CMON, "show", path, "parse_request", "3"])
+    eq(code, 0, "another call still reads (%s)" % err)
