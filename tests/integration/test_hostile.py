@@ -533,3 +533,54 @@ def test_hostile_store_schema_refused_and_values_bounded():
     _one_error(["show", path, "parse_request", "2"], 1, "string or blob too big")
     code, out, err = run([CMON, "show", path, "parse_request", "3"])
     eq(code, 0, "another call still reads (%s)" % err)
+
+
+def _raw_http(addr, raw):
+    import socket
+    host, port = addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=10)
+    try:
+        s.sendall(raw)
+        data = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                return data
+            data += b
+    finally:
+        s.close()
+
+
+def test_agent_http_bad_length_answered_once_and_threads_hold_nothing():
+    """A Content-Length that overflows (413) or does not parse (400) was
+    answered with its header block twice (libmicrohttpd 0.9.75); the HTTP
+    threads kept the whole inherited bounding set although the README says
+    "no capability in any set"."""
+    spec = tmpfile("http-small.yaml")
+    write_spec(spec, [count_probe("x", target("calls"))])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"x": "applied"})
+        big = _raw_http(a.addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+                                b"Content-Length: 99999999999999999999999\r\n\r\n")
+        eq(big, b"HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
+                b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 25\r\n\r\n"
+                b"Content-Length too large\n", "the 413 answer, whole")
+        bad = _raw_http(a.addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n")
+        eq(bad, b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"
+                b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 31\r\n\r\n"
+                b"Content-Length is not a number\n", "the 400 answer, whole")
+        ok = _raw_http(a.addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        eq((ok.split(b"\r\n", 1)[0], ok.count(b"HTTP/1.1 ")), (b"HTTP/1.1 200 OK", 1),
+           "a good request after them")
+        caps = {}
+        for tid in os.listdir("/proc/%d/task" % a.pid):
+            with open("/proc/%d/task/%s/status" % (a.pid, tid)) as f:
+                st = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+            if st["Name"] in ("cmon-http", "cmon-watchdog"):
+                caps[st["Name"]] = (st["CapInh"], st["CapPrm"], st["CapEff"], st["CapBnd"],
+                                    st["CapAmb"])
+        eq(caps, {n: ("0" * 16,) * 5 for n in ("cmon-http", "cmon-watchdog")},
+           "capability sets of the threads that read clients' bytes")
+    finally:
+        eq(a.stop(), 0, "agent exit status")

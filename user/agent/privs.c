@@ -101,12 +101,19 @@ int agent_privs__drop(void)
 
 int agent_privs__drop_thread(void)
 {
+	int last = last_cap();
+
+	/* The bounding set first, while the thread still holds CAP_SETPCAP
+	 * (it is started before the process's drop): every capability. */
+	for (int c = 0; c <= last; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL)
+			return -errno;
 	if (syscall(SYS_setgroups, 0, NULL) ||
 	    syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) ||
 	    syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY))
 		return -errno;
 	/* Leaving uid 0 cleared the permitted and effective sets (no
-	 * SECBIT_KEEP_CAPS); the ambient and bounding sets go too. */
+	 * SECBIT_KEEP_CAPS); the ambient set goes too. */
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
