@@ -584,3 +584,28 @@ def test_agent_http_bad_length_answered_once_and_threads_hold_nothing():
            "capability sets of the threads that read clients' bytes")
     finally:
         eq(a.stop(), 0, "agent exit status")
+
+
+def test_big_endian_elf_named():
+    """An ELF file marked big-endian was refused as "ELF file for machine
+    15872" (x86-64's number read the other way round): named for what it
+    is; a byte order that is neither is a corrupt header."""
+    import struct
+    from cmonlib import cmon
+    src = open(target("argc"), "rb").read()
+    be = bytearray(src)
+    be[5] = 2                                   # EI_DATA = ELFDATA2MSB
+    ppc = bytearray(be)
+    ppc[18:20] = struct.pack(">H", 21)          # e_machine = EM_PPC64, big-endian
+    bad = bytearray(src)
+    bad[5] = 7
+    for name, data, want in (("be", be, "big-endian ELF file: cmon traces x86-64 programs"),
+                             ("ppc64be", ppc, "big-endian ppc64 ELF file: cmon traces x86-64 "
+                                              "programs"),
+                             ("baddata", bad, "corrupt ELF file (bad header)")):
+        path = tmpfile(name)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, 0o755)
+        code, out, err = cmon(["trace", "--func", "twice", "--", path])
+        eq((code, err), (1, "cmon: %s: %s\n" % (path, want)), "%s: exit status and error" % name)
