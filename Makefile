@@ -46,7 +46,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit unit-sanitized integration demo bench clean targets
+.PHONY: all deps test unit unit-sanitized integration demo bench clean targets fuzz
 
 all: $(OUT)/cmon $(OUT)/cmon-agent $(OUT)/libcmon.a
 
@@ -109,6 +109,7 @@ include tests/unit/fixtures.mk
 -include tools/bench/bench.mk
 -include user/store/store.mk
 -include user/report/report.mk
+include tests/fuzz/fuzz.mk
 
 unit: $(UNIT_BINS) unit-fixtures
 integration: $(OUT)/cmon targets

@@ -28,6 +28,8 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py)
 	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz" ;;
+fuzz) # `make fuzz`: clang's libFuzzer and sanitizer runtimes
+	pkgs="$pkgs libclang-rt-14-dev" ;;
 esac
 missing=
 for p in $pkgs; do

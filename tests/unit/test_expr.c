@@ -51,6 +51,8 @@ static const struct parse_case parse_cases[] = {
 	{ "a & b", "--if: unexpected '&' at column 3: a & b" },
 	{ "a == \"x", "--if: expected '\"' at column 8: a == \"x" },
 	{ "a == 12x", "--if: invalid number at column 6: a == 12x" },
+	/* a multi-line YAML string (a spec's if:): the error stays one line */
+	{ "a ==\n\t12x\x01", "--if: invalid number at column 7: a ==\\n\\t12x\\x01" },
 	{ "a->", "--if: expected a member name at column 4: a->" },
 	{ "a == \"0123456789012345678901234567890123\"",
 	  "--if: string longer than 32 bytes at column 6: a == \"0123456789012345678901234567890123\"" },

@@ -202,6 +202,12 @@ static const struct {
 	{ "  - {name: b, target: /a, func: f, instrument: count, per_pid: true, max_pids: 1000,\n"
 	  "     max_functions: 101}\n", "b",
 	  "line 3: 'max_functions' x 'max_pids' is 101000: at most 100000 series a probe" },
+	/* what a spec quotes stays on one line (a line end in a key) */
+	{ "  - {name: b, target: /a, func: f, instrument: count, \"a\\nb\": 1}\n", "b",
+	  "line 3: unknown key 'a\\nb'" },
+	/* a key given twice is refused before it is parsed again (it leaked) */
+	{ "  - {name: b, target: /a, func: f, func: g, instrument: count}\n", "b",
+	  "line 3: key 'func' given twice" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, arg: 1}\n", "b",
 	  "line 3: 'arg' is only for instrument arg" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, if: 'a > (b'}\n", "b",

@@ -142,6 +142,36 @@ static char *fmt(const char *f, ...)
 }
 
 /* Sets P's error once (the first problem is the one to fix first). */
+/* MSG (freed) as one line of at most MSG_MAX bytes: what a spec quotes
+ * (a key, a value, a multi-line string) may hold line ends, control
+ * characters and megabytes.  NULL when out of memory. */
+#define MSG_MAX 512
+static char *one_line(char *msg)
+{
+	size_t len, o = 0;
+	char *out;
+
+	if (!msg)
+		return NULL;
+	len = strlen(msg);
+	out = malloc(MSG_MAX + 8);
+	if (out) {
+		for (size_t i = 0; i < len && o < MSG_MAX; i++) {
+			unsigned char c = (unsigned char)msg[i];
+
+			if (c == '\n' || c == '\t')
+				o += (size_t)sprintf(out + o, "\\%c", c == '\n' ? 'n' : 't');
+			else if (c < 0x20 || c == 0x7f)
+				o += (size_t)sprintf(out + o, "\\x%02x", c);
+			else
+				out[o++] = (char)c;
+		}
+		strcpy(out + o, o >= MSG_MAX ? "..." : "");
+	}
+	free(msg);
+	return out;
+}
+
 static int probe_fail(struct probe_spec *p, const yaml_node_t *at, const char *f, ...)
 	__attribute__((format(printf, 3, 4)));
 static int probe_fail(struct probe_spec *p, const yaml_node_t *at, const char *f, ...)
@@ -152,7 +182,7 @@ static int probe_fail(struct probe_spec *p, const yaml_node_t *at, const char *f
 	if (p->error)
 		return -EINVAL;
 	va_start(ap, f);
-	msg = vfmt(f, ap);
+	msg = one_line(vfmt(f, ap));
 	va_end(ap);
 	if (!msg)
 		return -ENOMEM;
@@ -609,9 +639,10 @@ static int parse_probe(yaml_document_t *doc, yaml_node_t *n, struct probe_spec *
 		const char *val = scalar(yaml_document_get_node(doc, pair->value));
 
 		if (key && !strcmp(key, "name") && val && *val) {
-			p->name = strdup(val);
+			p->name = strdup(val); /* the first: a second is an error below */
 			if (!p->name)
 				return -ENOMEM;
+			break;
 		}
 	}
 	for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top; pair++) {
@@ -621,16 +652,18 @@ static int parse_probe(yaml_document_t *doc, yaml_node_t *n, struct probe_spec *
 
 		if (!key)
 			err = probe_fail(p, k, "probe keys must be strings");
-		else if (strcmp(key, "name"))
-			err = parse_key(&st, key, k, v);
-		else
-			err = get_string(p, v, key, &p->name);
+		/* Twice: refused before the second is parsed (it would
+		 * replace what the first allocated). */
 		for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < pair && !err && key; q++) {
 			const char *prev = scalar(yaml_document_get_node(doc, q->key));
 
 			if (prev && !strcmp(prev, key))
 				err = probe_fail(p, k, "key '%s' given twice", key);
 		}
+		if (!err && strcmp(key, "name"))
+			err = parse_key(&st, key, k, v);
+		else if (!err)
+			err = get_string(p, v, key, &p->name);
 		if (err == -ENOMEM)
 			return err;
 		if (err)
@@ -696,7 +729,7 @@ static int doc_error(char **errmsg, const char *f, ...)
 	va_list ap;
 
 	va_start(ap, f);
-	*errmsg = vfmt(f, ap);
+	*errmsg = one_line(vfmt(f, ap));
 	va_end(ap);
 	return *errmsg ? -EINVAL : -ENOMEM;
 }

@@ -80,15 +80,33 @@ void expr__free(struct expr *e)
 
 static int col_of(const struct parser *ps, const char *at) { return (int)(at - ps->text) + 1; }
 
+/* TEXT as an error line quotes it: at most QUOTE_MAX bytes of it ("..."
+ * after), control characters escaped (a spec's multi-line YAML string
+ * would break the line). */
+static void quote_text(const char *text, char *out, size_t len)
+{
+	size_t o = 0, i;
+
+	for (i = 0; text[i] && i < QUOTE_MAX && o + 5 < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '\n' || c == '\t')
+			o += (size_t)snprintf(out + o, len - o, "\\%c", c == '\n' ? 'n' : 't');
+		else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	if (text[i] && o + 4 < len)
+		o += (size_t)snprintf(out + o, len - o, "...");
+	out[o < len ? o : len - 1] = 0;
+}
+
 /* The one error line of a parse; the first one wins. */
 __attribute__((format(printf, 3, 4)))
 static void perr(struct parser *ps, const char *at, const char *fmt, ...)
 {
-	/* The text quoted whole up to a screen line's worth: a hostile one
-	 * can be megabytes. */
-	int shown = (int)strnlen(ps->text, QUOTE_MAX);
-	const char *more = ps->text[shown] ? "..." : "";
-	char msg[160];
+	char msg[160], quoted[4 * QUOTE_MAX + 8];
 	va_list ap;
 
 	if (ps->err)
@@ -96,13 +114,11 @@ static void perr(struct parser *ps, const char *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-
+	quote_text(ps->text, quoted, sizeof(quoted));
 	if (ps->msg)
-		snprintf(ps->msg, ps->msg_len, "%s at column %d: %.*s%s", msg, col_of(ps, at),
-			 shown, ps->text, more);
+		snprintf(ps->msg, ps->msg_len, "%s at column %d: %s", msg, col_of(ps, at), quoted);
 	else
-		log_error("%s: %s at column %d: %.*s%s", ps->what, msg, col_of(ps, at), shown,
-			  ps->text, more);
+		log_error("%s: %s at column %d: %s", ps->what, msg, col_of(ps, at), quoted);
 	ps->err = -EINVAL;
 }
 
@@ -504,8 +520,7 @@ struct compiler {
 __attribute__((format(printf, 3, 4)))
 static void cerr(struct compiler *c, int col, const char *fmt, ...)
 {
-	int shown = (int)strnlen(c->e->text, QUOTE_MAX);
-	char msg[200];
+	char msg[200], quoted[4 * QUOTE_MAX + 8];
 	va_list ap;
 
 	if (c->err)
@@ -513,8 +528,8 @@ static void cerr(struct compiler *c, int col, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_error("%s: %s at column %d: %.*s%s", c->e->what, msg, col, shown, c->e->text,
-		  c->e->text[shown] ? "..." : "");
+	quote_text(c->e->text, quoted, sizeof(quoted));
+	log_error("%s: %s at column %d: %s", c->e->what, msg, col, quoted);
 	c->err = -EINVAL;
 }
 
