@@ -20,6 +20,9 @@
 #define LLVMFuzzerTestOneInput fuzz_spec_one
 #include "../fuzz/fuzz_spec.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_store_one
+#include "../fuzz/fuzz_store.c"
+#undef LLVMFuzzerTestOneInput
 
 static size_t replay(const char *sub, int (*one)(const uint8_t *, size_t))
 {
@@ -70,11 +73,18 @@ static void test_spec_corpus(void **state)
 	assert_true(replay("spec", fuzz_spec_one) >= 10);
 }
 
+static void test_store_corpus(void **state)
+{
+	(void)state;
+	assert_true(replay("store", fuzz_store_one) >= 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expr_corpus),
 		cmocka_unit_test(test_spec_corpus),
+		cmocka_unit_test(test_store_corpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

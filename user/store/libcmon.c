@@ -104,6 +104,8 @@ const char *cmon_strerror(int err)
 }
 
 __attribute__((format(printf, 3, 4)))
+/* The message is one line whatever it quotes: SQLite's quick_check report
+ * spans lines, and names and values come from the store. */
 static int set_err(struct cmon_store *s, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -111,6 +113,9 @@ static int set_err(struct cmon_store *s, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s->err, sizeof(s->err), fmt, ap);
 	va_end(ap);
+	for (char *p = s->err; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
 	return code;
 }
 
