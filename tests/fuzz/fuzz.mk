@@ -6,7 +6,7 @@
 # The code under test is built again with clang in $(OUT)/fuzz.
 # `make test` does not fuzz: it replays the kept corpora
 # (tests/unit/test_fuzz_corpus.c).
-FUZZ_TARGETS := expr spec store
+FUZZ_TARGETS := expr spec store elf
 FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN)

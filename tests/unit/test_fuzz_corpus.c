@@ -23,6 +23,9 @@
 #define LLVMFuzzerTestOneInput fuzz_store_one
 #include "../fuzz/fuzz_store.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_elf_one
+#include "../fuzz/fuzz_elf.c"
+#undef LLVMFuzzerTestOneInput
 
 static size_t replay(const char *sub, int (*one)(const uint8_t *, size_t))
 {
@@ -79,12 +82,19 @@ static void test_store_corpus(void **state)
 	assert_true(replay("store", fuzz_store_one) >= 20);
 }
 
+static void test_elf_corpus(void **state)
+{
+	(void)state;
+	assert_true(replay("elf", fuzz_elf_one) >= 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expr_corpus),
 		cmocka_unit_test(test_spec_corpus),
 		cmocka_unit_test(test_store_corpus),
+		cmocka_unit_test(test_elf_corpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
