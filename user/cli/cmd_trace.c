@@ -25,6 +25,7 @@
 #include "event/watcher.h"
 #include "filter/expr.h"
 #include "dwarf/debuginfo.h"
+#include "event/spool.h"
 #include "event/stacks.h"
 #include "event/store_sink.h"
 #include "output/outpath.h"
@@ -45,6 +46,7 @@ struct trace_run {
 	struct file_sink_opts file_opts;
 	struct store_sink_opts store_opts;
 	char *cmdline;      /* capture: cmon's own command line */
+	char *spool_dir;    /* the spool's folder, when cut from -o */
 	char exe_path[32];  /* capture -p: the process's executable (its build-id) */
 	struct stack_book *stacks; /* --stack */
 	struct strbuf stack_text;
@@ -560,10 +562,16 @@ static uint64_t report(struct trace_run *r)
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
 	{
 		uint64_t wakeups, sleeps;
+		struct spool_stats sp;
 
 		tracer__wakeups(r->tracer, &wakeups, &sleeps);
 		log_info("the consumer slept %llu times; the buffer filling woke it %llu times",
 			 (unsigned long long)sleeps, (unsigned long long)wakeups);
+		if (tracer__spool_stats(r->tracer, &sp))
+			log_info("spooled: %llu records (%llu bytes; %llu compressed on disk, "
+				 "%llu at most at once)", (unsigned long long)sp.records,
+				 (unsigned long long)sp.raw_bytes, (unsigned long long)sp.disk_bytes,
+				 (unsigned long long)sp.peak_disk);
 	}
 	if (r->ses.follow) {
 		uint64_t forks, unfollowed, failed;
@@ -662,6 +670,27 @@ static int calibrate(struct trace_run *r)
 	return err;
 }
 
+/* Where the spool's file goes: beside the output (a store's folder, a
+ * file's), so that it uses the disk the output does; else a temporary
+ * folder.  R's own string. */
+static const char *spool_dir(struct trace_run *r)
+{
+	const char *out = r->opts.output;
+	const char *slash;
+
+	free(r->spool_dir);
+	r->spool_dir = NULL;
+	if (r->kind == CMD_CAPTURE && out && !out_path__per_process(out))
+		return out; /* the store's folder, made by now */
+	if (!out)
+		return r->kind == CMD_CAPTURE ? "cmon-capture" : NULL;
+	slash = strrchr(out, '/');
+	if (!slash)
+		return ".";
+	r->spool_dir = strndup(out, slash == out ? 1 : (size_t)(slash - out));
+	return r->spool_dir;
+}
+
 static void cleanup_run(struct trace_run *r)
 {
 	watcher__free(r->watcher);
@@ -677,6 +706,7 @@ static void cleanup_run(struct trace_run *r)
 	typer__free(r->typer);
 	out_router__free(r->router); /* closes the stores of a run that failed */
 	free(r->cmdline);
+	free(r->spool_dir);
 	session__cleanup(&r->ses);
 	probe_set__free(r->set);
 	cmd_opts__free(&r->opts);
@@ -880,6 +910,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 			stack_book__fixed_object(r.stacks, r.set->objects[i].attach_path,
 						 r.set->objects[i].module);
 	}
+	to.spool = true;
+	to.spool_dir = spool_dir(&r);
 	to.max_depth = r.opts.max_depth;
 	to.line_regs = r.opts.locals;
 	to.follow = r.opts.follow > 0;

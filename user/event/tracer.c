@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/clock.h"
 #include "core/log.h"
 #include "probe/attach.h"
 #include "probe/follow.h"
@@ -21,6 +22,7 @@
 #include "probe/bpf_setup.h"
 #include "proc/procmaps.h"
 #include "capture_staging.h"
+#include "spool.h"
 #include "staging.h"
 #include "tracer.h"
 #include "trace.skel.h"
@@ -37,6 +39,13 @@
  * (a storm, or a program that reacts to cmon's own output) cannot keep the
  * consumer from checking signals and --duration: ~30 ms of records. */
 #define POLL_BUDGET 65536
+/* Spooling starts when a poll finds the ring buffer fuller than this part
+ * of it, and between ring reads the spool is worked off until the buffer
+ * is that full again, or for a slice of time (signals, --duration). */
+#define SPOOL_FILL_DIV 8
+#define SPOOL_SLICE_NS 20000000ull
+#define SPOOL_TAKE 256 /* records between looks at the ring buffer */
+enum { SPOOL_CALL = 1, SPOOL_CAPTURE = 2 };
 
 struct tracer {
 	struct trace_bpf *skel;
@@ -65,6 +74,12 @@ struct tracer {
 	/* Capture records staged per CPU (bpf/capture_staging.bpf.h), with the
 	 * call records only: NULL otherwise. */
 	struct capture_staging *cap_stage;
+	/* Records taken from the ring buffer ahead of their typing
+	 * (spool.h): SPOOLING while the spool holds any, so that every
+	 * record after them waits its turn there too. */
+	struct spool *spool;
+	bool spooling;
+	uint64_t *spool_lost; /* per function: [2f] calls, [2f + 1] captures */
 };
 
 /* Staging, unless records must keep their place beside others: an
@@ -83,6 +98,52 @@ static bool staging_wanted(const struct tracer_opts *o)
 
 void tracer__disable_staging(void) { staging_disabled = true; }
 
+static bool spool_disabled; /* CMON_NO_SPOOL, read by main */
+
+void tracer__disable_spool(void) { spool_disabled = true; }
+
+/* A record the spool could not take (its file failed): counted lost,
+ * for its function. */
+static int spool_in(struct tracer *t, uint32_t kind, const void *rec, size_t size,
+		    uint32_t func_id)
+{
+	int err = spool__put(t->spool, kind, rec, size);
+
+	if (err && func_id < t->set->n_funcs) {
+		if (!t->spool_lost[2 * func_id] && !t->spool_lost[2 * func_id + 1])
+			log_warn("records lost: the spool cannot take them: %s", strerror(-err));
+		t->spool_lost[2 * func_id + (kind == SPOOL_CAPTURE)]++;
+	}
+	return 0;
+}
+
+/* A call record, cmon's own copy: to the consumer, or behind the others
+ * in the spool. */
+static int to_record(struct tracer *t, const struct cmon_call_rec *rec)
+{
+	if (t->spooling)
+		return spool_in(t, SPOOL_CALL, rec, sizeof(*rec), rec->func_id);
+	return t->opts.on_record(t->opts.ctx, rec);
+}
+
+static int to_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size)
+{
+	struct tracer *t = ctx;
+
+	if (t->spooling)
+		return spool_in(t, SPOOL_CAPTURE, rec, size, rec->func_id);
+	return t->opts.on_capture(t->opts.ctx, rec, size);
+}
+
+static int from_spool(void *ctx, uint32_t kind, const void *rec, size_t size)
+{
+	struct tracer *t = ctx;
+
+	if (kind == SPOOL_CAPTURE)
+		return t->opts.on_capture(t->opts.ctx, rec, size);
+	return t->opts.on_record(t->opts.ctx, rec);
+}
+
 static int handle(struct tracer *t, void *data, size_t size);
 
 /* A call record to the callback as cmon's own copy: the ring buffer is
@@ -94,7 +155,7 @@ static int hand_on(struct tracer *t, const struct cmon_call_rec *rec)
 
 	memcpy(&copy, rec, sizeof(copy));
 	copy.comm[CMON_COMM_LEN - 1] = 0;
-	return t->opts.on_record(t->opts.ctx, &copy);
+	return to_record(t, &copy);
 }
 
 /* libbpf counts a record as consumed before its callback runs, so the
@@ -137,7 +198,7 @@ static int handle(struct tracer *t, void *data, size_t size)
 
 		if (!t->opts.on_capture || cap->len > size - sizeof(*cap))
 			return 0;
-		return t->opts.on_capture(t->opts.ctx, cap, size);
+		return to_capture(t, cap, size);
 	}
 	if ((*type == CMON_REC_PY && size >= CMON_PY_REC_SIZE(0)) ||
 	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)))
@@ -145,9 +206,7 @@ static int handle(struct tracer *t, void *data, size_t size)
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
 	if (*type == CMON_REC_CAPTURE_BATCH && size >= offsetof(struct cmon_capture_batch, data))
-		return t->opts.on_capture ? capture_staging__batch(data, size, t->opts.on_capture,
-								   t->opts.ctx)
-					  : 0;
+		return t->opts.on_capture ? capture_staging__batch(data, size, to_capture, t) : 0;
 	if (size >= sizeof(struct cmon_batch) && *type == CMON_REC_BATCH)
 		return t->stage ? staging__add_batch(t->stage, data) : 0;
 	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
@@ -327,6 +386,20 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 			}
 		}
 	}
+	/* The spool: records that stand alone (no stack record follows them,
+	 * no Python code object must be named while its process lives, no
+	 * stop waits on them) may wait their turn. */
+	if (opts->spool && !spool_disabled && !opts->on_stack && !opts->break_count &&
+	    !opts->py_offsets) {
+		struct spool_opts so = { .dir = opts->spool_dir };
+
+		t->spool = spool__new(&so);
+		t->spool_lost = calloc(2 * (set->n_funcs ? set->n_funcs : 1), sizeof(uint64_t));
+		if (!t->spool || !t->spool_lost) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_ringbuf, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -412,9 +485,42 @@ unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_link
 /* A record of the window: cmon's own already, its comm ended. */
 static int on_staged(void *ctx, const struct cmon_call_rec *rec)
 {
-	struct tracer *t = ctx;
+	return to_record(ctx, rec);
+}
 
-	return t->opts.on_record(t->opts.ctx, rec);
+/* The spool's oldest records to the consumer, until the ring buffer needs
+ * reading again (while the spool has room for it), the slice is over or
+ * the spool is empty (FINAL: until it is empty).  0 or the consumer's
+ * value (< 0: stop). */
+static int work_spool(struct tracer *t, bool final)
+{
+	uint64_t end = clock__mono_ns() + SPOOL_SLICE_NS;
+	long long behind = (long long)(t->rb_bytes / SPOOL_FILL_DIV);
+	int err = 0;
+
+	while (!err && !spool__empty(t->spool)) {
+		err = spool__take(t->spool, final ? 0 : SPOOL_TAKE, from_spool, t);
+		if (final)
+			continue;
+		if ((ring_fill(t) > behind && spool__has_room(t->spool, t->rb_bytes)) ||
+		    clock__mono_ns() >= end)
+			break;
+	}
+	if (spool__empty(t->spool))
+		t->spooling = false;
+	return err;
+}
+
+/* Is the poll to read the ring buffer?  Behind, the records go to the
+ * spool while it has room for a buffer's worth; with none, they are left
+ * in the ring buffer, where the programs count what does not fit. */
+static bool poll_reads(struct tracer *t)
+{
+	if (!t->spool)
+		return true;
+	if (!t->spooling && ring_fill(t) > (long long)(t->rb_bytes / SPOOL_FILL_DIV))
+		t->spooling = true;
+	return !t->spooling || spool__has_room(t->spool, t->rb_bytes + 2 * t->rb_bytes / 8);
 }
 
 int tracer__poll(struct tracer *t, int timeout_ms)
@@ -423,6 +529,11 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	uint64_t cutoff = 0;
 	bool empty = ring_fill(t) <= 0, caps_all = true;
 	int n, err;
+
+	if (!poll_reads(t))
+		return work_spool(t, false);
+	if (t->spooling)
+		empty = false; /* work waits: no sleeping */
 
 	/* Records are submitted without a wakeup.  Only a poll on an empty
 	 * buffer waits (for a record, a fork, or the timeout), and only then
@@ -453,7 +564,7 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	 * capture of a call that goes out is then in hand (capture_staging.h).
 	 * A batch held past the wait keeps the window shut this poll. */
 	if (t->cap_stage) {
-		err = capture_staging__sweep(t->cap_stage, false, t->opts.on_capture, t->opts.ctx,
+		err = capture_staging__sweep(t->cap_stage, false, to_capture, t,
 					     &caps_all);
 		if (err)
 			return err;
@@ -478,6 +589,11 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 		if (err)
 			return err;
 	}
+	if (t->spooling) {
+		err = work_spool(t, false);
+		if (err)
+			return err;
+	}
 	return t->handled;
 }
 
@@ -495,7 +611,7 @@ int tracer__drain(struct tracer *t)
 	if (t->cap_stage) {
 		bool all;
 
-		err = capture_staging__sweep(t->cap_stage, true, t->opts.on_capture, t->opts.ctx,
+		err = capture_staging__sweep(t->cap_stage, true, to_capture, t,
 					     &all);
 		if (err)
 			return err;
@@ -503,6 +619,11 @@ int tracer__drain(struct tracer *t)
 	n = ring_buffer__consume(t->rb);
 	if (t->stage && n >= 0) {
 		err = staging__deliver(t->stage, cutoff, on_staged, t);
+		if (err)
+			return err;
+	}
+	if (t->spooling && n >= 0) { /* all of it: nothing is written after */
+		err = work_spool(t, true);
 		if (err)
 			return err;
 	}
@@ -543,7 +664,7 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 
 		memcpy(rec.args, fr->args, sizeof(rec.args));
 		memcpy(rec.comm, comm, sizeof(rec.comm));
-		t->opts.on_record(t->opts.ctx, &rec);
+		to_record(t, &rec);
 	}
 	return 0;
 }
@@ -642,6 +763,10 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		err = -errno;
 		goto cleanup;
 	}
+	if (t->spool_lost && func_id < t->set->n_funcs) {
+		out->lost_ringbuf += t->spool_lost[2 * func_id];
+		out->lost_capture += t->spool_lost[2 * func_id + 1];
+	}
 	for (int c = 0; c < t->bs.ncpus; c++) {
 		out->calls += per_cpu[c].calls;
 		out->lost_ringbuf += per_cpu[c].lost_ringbuf;
@@ -656,6 +781,14 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 cleanup:
 	free(per_cpu);
 	return err;
+}
+
+bool tracer__spool_stats(const struct tracer *t, struct spool_stats *out)
+{
+	if (!t->spool)
+		return false;
+	spool__stats(t->spool, out);
+	return true;
 }
 
 void tracer__wakeups(const struct tracer *t, uint64_t *wakeups, uint64_t *sleeps)
@@ -698,6 +831,8 @@ void tracer__free(struct tracer *t)
 		munmap(t->consumer, t->page_size);
 	staging__free(t->stage);
 	capture_staging__free(t->cap_stage);
+	spool__free(t->spool);
+	free(t->spool_lost);
 	trace_bpf__destroy(t->skel);
 	free(t);
 }
