@@ -99,8 +99,10 @@ static bool staging_wanted(const struct tracer_opts *o)
 void tracer__disable_staging(void) { staging_disabled = true; }
 
 static bool spool_disabled; /* CMON_NO_SPOOL, read by main */
+static bool spool_always;   /* CMON_SPOOL=always */
 
 void tracer__disable_spool(void) { spool_disabled = true; }
+void tracer__always_spool(void) { spool_always = true; }
 
 /* A record the spool could not take (its file failed): counted lost,
  * for its function. */
@@ -395,6 +397,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 
 		t->spool = spool__new(&so);
 		t->spool_lost = calloc(2 * (set->n_funcs ? set->n_funcs : 1), sizeof(uint64_t));
+		t->spooling = spool_always;
 		if (!t->spool || !t->spool_lost) {
 			err = -ENOMEM;
 			goto fail;
@@ -506,7 +509,7 @@ static int work_spool(struct tracer *t, bool final)
 		    clock__mono_ns() >= end)
 			break;
 	}
-	if (spool__empty(t->spool))
+	if (spool__empty(t->spool) && !spool_always)
 		t->spooling = false;
 	return err;
 }

@@ -142,5 +142,8 @@ void tracer__free(struct tracer *t);
 void tracer__disable_staging(void);
 /* CMON_NO_SPOOL (main): no spool, whatever the options say. */
 void tracer__disable_spool(void);
+/* CMON_SPOOL=always (main): every record through the spool, from the
+ * first (the tests' way to see that the spool changes nothing). */
+void tracer__always_spool(void);
 
 #endif
