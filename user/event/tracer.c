@@ -104,6 +104,14 @@ static bool spool_always;   /* CMON_SPOOL=always */
 void tracer__disable_spool(void) { spool_disabled = true; }
 void tracer__always_spool(void) { spool_always = true; }
 
+/* The spool: records that stand alone (no stack record follows them, no
+ * Python code object must be named while its process lives, no stop
+ * waits on them) may wait their turn. */
+static bool spool_wanted(const struct tracer_opts *o)
+{
+	return o->spool && !spool_disabled && !o->on_stack && !o->break_count && !o->py_offsets;
+}
+
 /* A record the spool could not take (its file failed): counted lost,
  * for its function. */
 static int spool_in(struct tracer *t, uint32_t kind, const void *rec, size_t size,
@@ -356,10 +364,12 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	err = bpf_set__init(&t->bs, set, &bo);
 	if (err)
 		goto fail;
-	/* Captures make records larger and burstier: give them more room. */
-	t->rb_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
-				 : opts->plans      ? 4 * DEFAULT_RINGBUF
-						    : DEFAULT_RINGBUF);
+	/* Captures make records larger and burstier: give them more room,
+	 * unless a spool takes a burst out of the buffer as it comes (the
+	 * buffer is mapped twice: its size counts twice in cmon's memory). */
+	t->rb_bytes = round_pow2(opts->ringbuf_bytes		? opts->ringbuf_bytes
+				 : opts->plans && !spool_wanted(opts) ? 4 * DEFAULT_RINGBUF
+								: DEFAULT_RINGBUF);
 	err = bpf_set__load(&t->bs, open_and_load, destroy_skel, t);
 	if (err)
 		goto fail_quiet;
@@ -388,11 +398,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 			}
 		}
 	}
-	/* The spool: records that stand alone (no stack record follows them,
-	 * no Python code object must be named while its process lives, no
-	 * stop waits on them) may wait their turn. */
-	if (opts->spool && !spool_disabled && !opts->on_stack && !opts->break_count &&
-	    !opts->py_offsets) {
+	if (spool_wanted(opts)) {
 		struct spool_opts so = { .dir = opts->spool_dir };
 
 		t->spool = spool__new(&so);
