@@ -10,7 +10,7 @@
 #include "core/log.h"
 #include "core/strbuf.h"
 #include "dwarf/debuginfo.h"
-#include "dwarf/render.h"
+#include "output/render.h"
 #include "event/store_sink.h"
 #include "event/typer.h"
 #include "probe/resolve.h"

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/decimal.h"
-#include "dwarf/changed.h"
-#include "dwarf/dsb.h"
-#include "dwarf/render.h"
+#include "output/changed.h"
+#include "core/escape.h"
+#include "output/render.h"
 
 #define MAX_VALUE_BYTES CMON_ITEM_MAX
 #define MAX_RENDER_DEPTH 24
@@ -56,7 +56,7 @@ static void put(struct rctx *r, const char *s)
 static void put_str(struct rctx *r, const void *s, size_t n)
 {
 	if (!r->err)
-		r->err = dsb__json_str(r->sb, s, n);
+		r->err = json_escape_bytes(r->sb, s, n);
 }
 
 /* ---- paths ---- */
