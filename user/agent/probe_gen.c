@@ -172,6 +172,35 @@ static int on_py_call(void *ctx, const struct cmon_py_rec *rec, struct call_reco
 	return 0;
 }
 
+/* log and py: the event path attached, its records to the log or
+ * Python's sums (the pid, process and cgroup decided in the kernel). */
+static int attach_pipeline(struct probe_gen *g, const struct probe_spec *s, uint64_t cg,
+			   struct pipeline_opts *pl)
+{
+	struct tracer_opts *to = &pl->tracer;
+	int err = 0;
+
+	pl->ops.call = on_call;
+	pl->ops.ctx = g;
+	to->filter_pid = s->pid;
+	if (s->process)
+		snprintf(to->filter_comm, sizeof(to->filter_comm), "%s", s->process);
+	to->filter_cgroup = cg;
+	to->ringbuf_bytes = 0; /* the default: drained every 100 ms */
+	to->exprs = g->exprs;
+	g->pipe = pipeline__new(g->set, pl);
+	if (!g->pipe)
+		err = -errno;
+	g->tracer = pipeline__tracer(g->pipe);
+	if (!err)
+		err = pipeline__attach(g->pipe);
+	if (!err) {
+		g->n_probes = tracer__probe_count(g->tracer);
+		g->attach_ms = (double)tracer__attach_ns(g->tracer) / 1e6;
+	}
+	return err;
+}
+
 /* Resolve P's spec and attach a new generation.  Slow: no lock held.
  * *MSG gets the reason of a failure (malloc'd). */
 int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
@@ -180,7 +209,6 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	struct resolve_opts ro = {};
 	struct profiler_opts po = {};
 	struct pipeline_opts pl = {};
-	struct tracer_opts *to = &pl.tracer;
 	struct probe_gen *g;
 	struct errcap cap;
 	uint64_t cg = 0;
@@ -270,25 +298,7 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		pl.ops.py_call = on_py_call;
 	}
 	if (!err && (s->instrument == INSTR_LOG || g->py)) {
-		pl.ops.call = on_call;
-		pl.ops.ctx = g;
-		/* pid, process and cgroup decided in the kernel, as for metrics. */
-		to->filter_pid = s->pid;
-		if (s->process)
-			snprintf(to->filter_comm, sizeof(to->filter_comm), "%s", s->process);
-		to->filter_cgroup = cg;
-		to->ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
-		to->exprs = g->exprs;
-		g->pipe = pipeline__new(g->set, &pl);
-		if (!g->pipe)
-			err = -errno;
-		g->tracer = pipeline__tracer(g->pipe);
-		if (!err)
-			err = pipeline__attach(g->pipe);
-		if (!err) {
-			g->n_probes = tracer__probe_count(g->tracer);
-			g->attach_ms = (double)tracer__attach_ns(g->tracer) / 1e6;
-		}
+		err = attach_pipeline(g, s, cg, &pl);
 	} else if (!err) {
 		/* Attached by the share of probes with these options on this
 		 * file (probe_pool__commit). */

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "event/pipeline.h"
 #include "event/tracer.h"
@@ -61,7 +62,7 @@ struct trace_run {
 		char comm[CMON_COMM_LEN];
 		struct call_record rec;
 	} *held;
-	size_t n_held;
+	size_t n_held, cap_held;
 	int argc;
 	char **argv;
 	struct session ses;  /* patterns, output, processes */
@@ -102,15 +103,8 @@ static void count_process(struct trace_run *r, const struct cmon_call_rec *rec)
 		if (r->procs[i].pid == (pid_t)rec->pid)
 			p = &r->procs[i];
 	if (!p) {
-		if (r->n_procs == r->cap_procs) {
-			size_t cap = r->cap_procs ? r->cap_procs * 2 : 16;
-			struct proc_count *n = realloc(r->procs, cap * sizeof(*n));
-
-			if (!n)
-				return; /* the summary only: the record is written */
-			r->procs = n;
-			r->cap_procs = cap;
-		}
+		if (GROW(r->procs, r->n_procs, r->cap_procs, 16))
+			return; /* the summary only: the record is written */
 		p = &r->procs[r->n_procs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = (pid_t)rec->pid;
@@ -164,13 +158,11 @@ static struct held_line *held_of(struct trace_run *r, uint32_t tid)
 	for (size_t i = 0; i < r->n_held; i++)
 		if (r->held[i].tid == tid)
 			return &r->held[i];
-	v = realloc(r->held, (r->n_held + 1) * sizeof(*v));
-	if (!v)
+	if (GROW(r->held, r->n_held, r->cap_held, 4))
 		return NULL;
-	r->held = v;
-	memset(&v[r->n_held], 0, sizeof(*v));
-	v[r->n_held].tid = tid;
-	return &v[r->n_held++];
+	v = &r->held[r->n_held++];
+	v->tid = tid; /* GROW zeroed the rest */
+	return v;
 }
 
 /* --lines: a record of a line site or of its function, on thread TID.
