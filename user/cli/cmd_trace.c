@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "core/clock.h"
 #include "cli/breakpoint.h"
 #include "cli/commands.h"
@@ -646,6 +647,7 @@ static const char *spool_dir(struct trace_run *r)
 {
 	const char *out = r->opts.output;
 	const char *slash;
+	struct stat st;
 
 	free(r->spool_dir);
 	r->spool_dir = NULL;
@@ -653,6 +655,9 @@ static const char *spool_dir(struct trace_run *r)
 		return out; /* the store's folder, made by now */
 	if (!out)
 		return r->kind == CMD_CAPTURE ? "cmon-capture" : NULL;
+	/* a file's folder; not /dev's for /dev/null, nor a pipe's */
+	if (r->kind != CMD_CAPTURE && (stat(out, &st) || !S_ISREG(st.st_mode)))
+		return NULL;
 	slash = strrchr(out, '/');
 	if (!slash)
 		return ".";
