@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +49,24 @@ struct spool {
 	char *cbuf; /* compressed bytes, either way */
 	size_t cbuf_cap;
 	uint8_t *spare; /* a CHUNK_BYTES buffer to reuse */
-	struct spool_stats st;
+	struct spool_stats st; /* st.waiting: atomic (put and take may race) */
+	/* SHARED: one thread puts, another takes; the lock guards all but
+	 * the read chunk, which is the taker's alone. */
+	bool shared;
+	pthread_mutex_t mu;
 };
+
+static void lock(struct spool *s)
+{
+	if (s->shared)
+		pthread_mutex_lock(&s->mu);
+}
+
+static void unlock(struct spool *s)
+{
+	if (s->shared)
+		pthread_mutex_unlock(&s->mu);
+}
 
 static size_t frame_bytes(size_t size) { return sizeof(struct frame) + ((size + 7) & ~(size_t)7); }
 
@@ -76,6 +93,9 @@ struct spool *spool__new(const struct spool_opts *o)
 	if (s->fd < 0)
 		s->fd = -1;
 	s->st.on_disk = s->fd >= 0;
+	s->shared = o && o->shared;
+	if (s->shared)
+		pthread_mutex_init(&s->mu, NULL);
 	s->wcap = CHUNK_BYTES;
 	s->w = malloc(s->wcap);
 	if (!s->w) {
@@ -99,6 +119,8 @@ void spool__free(struct spool *s)
 	free(s->spare);
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->shared)
+		pthread_mutex_destroy(&s->mu);
 	free(s);
 }
 
@@ -213,7 +235,7 @@ static int seal(struct spool *s)
 	return spill(s);
 }
 
-int spool__put(struct spool *s, uint32_t kind, const void *rec, size_t size)
+static int put(struct spool *s, uint32_t kind, const void *rec, size_t size)
 {
 	size_t need = frame_bytes(size);
 	struct frame f = { (uint32_t)size, kind };
@@ -237,12 +259,22 @@ int spool__put(struct spool *s, uint32_t kind, const void *rec, size_t size)
 	memcpy(s->w + s->wlen + sizeof(f), rec, size);
 	s->wlen += need;
 	s->st.records++;
-	s->st.waiting++;
+	__atomic_add_fetch(&s->st.waiting, 1, __ATOMIC_RELEASE);
 	s->st.raw_bytes += size;
 	return 0;
 }
 
-bool spool__has_room(const struct spool *s, size_t bytes)
+int spool__put(struct spool *s, uint32_t kind, const void *rec, size_t size)
+{
+	int err;
+
+	lock(s);
+	err = put(s, kind, rec, size);
+	unlock(s);
+	return err;
+}
+
+static bool has_room(const struct spool *s, size_t bytes)
 {
 	size_t mem = s->mem_max > s->mem_held ? s->mem_max - s->mem_held : 0;
 
@@ -253,7 +285,20 @@ bool spool__has_room(const struct spool *s, size_t bytes)
 	return s->fd >= 0 && s->wr_off - s->rd_off + bytes + bytes / 128 + CHUNK_BYTES <= s->disk_max;
 }
 
-bool spool__empty(const struct spool *s) { return s->st.waiting == 0; }
+bool spool__has_room(struct spool *s, size_t bytes)
+{
+	bool room;
+
+	lock(s);
+	room = has_room(s, bytes);
+	unlock(s);
+	return room;
+}
+
+bool spool__empty(const struct spool *s)
+{
+	return __atomic_load_n(&s->st.waiting, __ATOMIC_ACQUIRE) == 0;
+}
 
 /* The next chunk from the spill file into the read buffer. */
 static int read_disk(struct spool *s, uint32_t raw)
@@ -292,8 +337,7 @@ static int read_disk(struct spool *s, uint32_t raw)
  * known without it, so everything that waits is let go, counted lost. */
 static void lose_all(struct spool *s)
 {
-	s->st.lost += s->st.waiting;
-	s->st.waiting = 0;
+	s->st.lost += __atomic_exchange_n(&s->st.waiting, 0, __ATOMIC_ACQ_REL);
 	for (size_t i = 0; i < s->qn; i++)
 		free(s->q[(s->qhead + i) % s->qcap].mem);
 	s->qn = s->qhead = s->q_disk = 0;
@@ -363,14 +407,16 @@ int spool__take(struct spool *s, size_t max, spool_fn fn, void *ctx)
 		int err;
 
 		if (s->rpos >= s->rlen) {
+			lock(s);
 			err = next_chunk(s);
+			unlock(s);
 			if (err)
 				return err > 0 ? 0 : err;
 			continue;
 		}
 		memcpy(&f, s->r + s->rpos, sizeof(f));
 		s->rpos += frame_bytes(f.size);
-		s->st.waiting--;
+		__atomic_sub_fetch(&s->st.waiting, 1, __ATOMIC_RELEASE);
 		done++;
 		err = fn(ctx, f.kind, s->r + s->rpos - frame_bytes(f.size) + sizeof(f), f.size);
 		if (err)
@@ -379,4 +425,9 @@ int spool__take(struct spool *s, size_t max, spool_fn fn, void *ctx)
 	return 0;
 }
 
-void spool__stats(const struct spool *s, struct spool_stats *out) { *out = s->st; }
+void spool__stats(struct spool *s, struct spool_stats *out)
+{
+	lock(s);
+	*out = s->st;
+	unlock(s);
+}

@@ -25,6 +25,9 @@ struct spool_opts {
 	 * where neither can, the spool keeps MEM_BYTES in memory, no more. */
 	const char *dir;
 	bool memory_only;  /* no file at all */
+	/* One thread puts while another takes (each alone in its role):
+	 * a lock inside. */
+	bool shared;
 	size_t mem_bytes;  /* chunks kept in memory; 0: 1 MiB */
 	uint64_t max_bytes; /* compressed bytes on disk at most; 0: 1 GiB */
 };
@@ -40,7 +43,7 @@ void spool__free(struct spool *s);
 int spool__put(struct spool *s, uint32_t kind, const void *rec, size_t size);
 
 /* Room for at least BYTES more raw record bytes (the caller's next poll). */
-bool spool__has_room(const struct spool *s, size_t bytes);
+bool spool__has_room(struct spool *s, size_t bytes);
 
 bool spool__empty(const struct spool *s);
 
@@ -60,6 +63,6 @@ struct spool_stats {
 	uint64_t lost;         /* records on a spill file that could not be read back */
 	bool on_disk;          /* a spill file is open */
 };
-void spool__stats(const struct spool *s, struct spool_stats *out);
+void spool__stats(struct spool *s, struct spool_stats *out);
 
 #endif

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,19 @@ struct tracer {
 	struct spool *spool;
 	bool spooling;
 	uint64_t *spool_lost; /* per function: [2f] calls, [2f + 1] captures */
+	/* With a spool, a thread of its own reads the ring buffer into it
+	 * (read_once) while the caller's polls take the records from it: a
+	 * consumer blocked in a write (a disk that stalls, a WAL checkpoint)
+	 * never leaves the buffer unread.  MORE: records or a fork for the
+	 * taker; ROOM: the taker made room. */
+	pthread_t reader;
+	bool reader_on;
+	bool reader_stop;  /* atomic */
+	int reader_err;    /* atomic: the reader's error, for the next poll */
+	bool forked;       /* atomic: a fork record came */
+	int reader_poll_ms;
+	pthread_mutex_t mu;
+	pthread_cond_t more, room;
 };
 
 /* Staging, unless records must keep their place beside others: an
@@ -155,6 +170,8 @@ static int from_spool(void *ctx, uint32_t kind, const void *rec, size_t size)
 }
 
 static int handle(struct tracer *t, void *data, size_t size);
+static bool reader_start(struct tracer *t);
+static void reader_stop(struct tracer *t);
 
 /* A call record to the callback as cmon's own copy: the ring buffer is
  * shared with the kernel (and a window's record is reused), and comm is
@@ -229,9 +246,11 @@ static int handle(struct tracer *t, void *data, size_t size)
 /* A followed process forked: nothing to do here but to have woken the poll. */
 static int on_fork(void *ctx, void *data, size_t size)
 {
-	(void)ctx;
+	struct tracer *t = ctx;
+
 	(void)data;
 	(void)size;
+	__atomic_store_n(&t->forked, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -399,7 +418,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		}
 	}
 	if (spool_wanted(opts)) {
-		struct spool_opts so = { .dir = opts->spool_dir };
+		struct spool_opts so = { .dir = opts->spool_dir, .shared = true };
 
 		t->spool = spool__new(&so);
 		t->spool_lost = calloc(2 * (set->n_funcs ? set->n_funcs : 1), sizeof(uint64_t));
@@ -485,6 +504,8 @@ int tracer__attach(struct tracer *t)
 	 * a program launched by cmon was forked before, at its own priority. */
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CONSUMER_NICE))
 		log_info("cannot raise the consumer's priority: %s", strerror(errno));
+	if (t->spool)
+		reader_start(t);
 	return 0;
 }
 
@@ -511,11 +532,17 @@ static int work_spool(struct tracer *t, bool final)
 		err = spool__take(t->spool, final ? 0 : SPOOL_TAKE, from_spool, t);
 		if (final)
 			continue;
-		if ((ring_fill(t) > behind && spool__has_room(t->spool, t->rb_bytes)) ||
+		if ((!t->reader_on && ring_fill(t) > behind &&
+		     spool__has_room(t->spool, t->rb_bytes)) ||
 		    clock__mono_ns() >= end)
 			break;
+		if (t->reader_on) { /* room made: the reader may wait for it */
+			pthread_mutex_lock(&t->mu);
+			pthread_cond_signal(&t->room);
+			pthread_mutex_unlock(&t->mu);
+		}
 	}
-	if (spool__empty(t->spool) && !spool_always)
+	if (spool__empty(t->spool) && !spool_always && !t->reader_on)
 		t->spooling = false;
 	return err;
 }
@@ -532,17 +559,15 @@ static bool poll_reads(struct tracer *t)
 	return !t->spooling || spool__has_room(t->spool, t->rb_bytes + 2 * t->rb_bytes / 8);
 }
 
-int tracer__poll(struct tracer *t, int timeout_ms)
+/* A poll's reading: wait while the buffer is empty, sweep, read the ring
+ * buffer, hand the window on (to the consumer, or into the spool).
+ * Records read, or -errno. */
+static int read_once(struct tracer *t, int timeout_ms, bool empty)
 {
 	struct epoll_event ev[4];
 	uint64_t cutoff = 0;
-	bool empty = ring_fill(t) <= 0, caps_all = true;
+	bool caps_all = true;
 	int n, err;
-
-	if (!poll_reads(t))
-		return work_spool(t, false);
-	if (t->spooling)
-		empty = false; /* work waits: no sleeping */
 
 	/* Records are submitted without a wakeup.  Only a poll on an empty
 	 * buffer waits (for a record, a fork, or the timeout), and only then
@@ -598,12 +623,139 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 		if (err)
 			return err;
 	}
-	if (t->spooling) {
-		err = work_spool(t, false);
-		if (err)
-			return err;
-	}
 	return t->handled;
+}
+
+/* The reader thread: the ring buffer into the spool until told to stop,
+ * waiting for room when the spool has none (the programs then count what
+ * does not fit in the ring buffer). */
+static void *reader_main(void *arg)
+{
+	struct tracer *t = arg;
+
+	/* As the consumer always was: ahead of the threads it drains. */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CONSUMER_NICE))
+		log_info("cannot raise the reader's priority: %s", strerror(errno));
+	while (!__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t before;
+		int n;
+
+		pthread_mutex_lock(&t->mu);
+		while (!spool__has_room(t->spool, t->rb_bytes + t->rb_bytes / 4) &&
+		       !__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 10000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&t->room, &t->mu, &ts);
+		}
+		pthread_mutex_unlock(&t->mu);
+		if (__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE))
+			break;
+		before = spool__empty(t->spool);
+		n = read_once(t, t->reader_poll_ms, ring_fill(t) <= 0);
+		if (n < 0 && n != -EAGAIN && n != -EINTR) {
+			__atomic_store_n(&t->reader_err, n, __ATOMIC_RELEASE);
+			n = 1;
+		}
+		if (n > 0 || !before || __atomic_load_n(&t->forked, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_lock(&t->mu);
+			pthread_cond_signal(&t->more);
+			pthread_mutex_unlock(&t->mu);
+		}
+		if (__atomic_load_n(&t->reader_err, __ATOMIC_ACQUIRE))
+			break;
+	}
+	return NULL;
+}
+
+/* The reader started, with every signal blocked (they are the main
+ * thread's).  False: none (polls read themselves). */
+static bool reader_start(struct tracer *t)
+{
+	sigset_t all, old;
+	int err;
+
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->more, NULL);
+	pthread_cond_init(&t->room, NULL);
+	t->spooling = true;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t->reader, NULL, reader_main, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		log_info("no reader thread: %s", strerror(err));
+		t->spooling = spool_always;
+		return false;
+	}
+	t->reader_on = true;
+	return true;
+}
+
+/* The reader stopped (before a drain, a flush or the end): the caller's
+ * thread reads again. */
+static void reader_stop(struct tracer *t)
+{
+	if (!t->reader_on)
+		return;
+	__atomic_store_n(&t->reader_stop, true, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&t->mu);
+	pthread_cond_signal(&t->room);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->reader, NULL);
+	t->reader_on = false;
+}
+
+/* With the reader: wait up to TIMEOUT_MS for records (or a fork), then
+ * take a slice of them. */
+static int take_polled(struct tracer *t, int timeout_ms)
+{
+	int err;
+
+	pthread_mutex_lock(&t->mu);
+	if (spool__empty(t->spool) && !__atomic_load_n(&t->reader_err, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&t->forked, __ATOMIC_ACQUIRE)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += timeout_ms / 1000;
+		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&t->more, &t->mu, &ts);
+	}
+	pthread_mutex_unlock(&t->mu);
+	__atomic_store_n(&t->forked, false, __ATOMIC_RELEASE);
+	err = __atomic_load_n(&t->reader_err, __ATOMIC_ACQUIRE);
+	if (err)
+		return err;
+	err = work_spool(t, false);
+	pthread_mutex_lock(&t->mu);
+	pthread_cond_signal(&t->room);
+	pthread_mutex_unlock(&t->mu);
+	return err;
+}
+
+int tracer__poll(struct tracer *t, int timeout_ms)
+{
+	int n, err;
+
+	if (t->reader_on)
+		return take_polled(t, timeout_ms);
+	if (!poll_reads(t))
+		return work_spool(t, false);
+	n = read_once(t, timeout_ms, ring_fill(t) <= 0 && !t->spooling);
+	if (n < 0 || !t->spooling)
+		return n;
+	err = work_spool(t, false);
+	return err ? err : n;
 }
 
 int tracer__drain(struct tracer *t)
@@ -611,6 +763,7 @@ int tracer__drain(struct tracer *t)
 	uint64_t cutoff = UINT64_MAX;
 	int n, err;
 
+	reader_stop(t);
 	t->budget = -1; /* after detaching: what is there is finite */
 	/* As a poll does: after the probes are gone nothing is written past
 	 * the sweep's start, so everything goes out; the agent also drains
@@ -717,6 +870,7 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 
 int tracer__flush_pending(struct tracer *t, pid_t pid)
 {
+	reader_stop(t);
 	struct cmon_shadow_stack *sv;
 	char path[64];
 	struct dirent *de;
@@ -829,6 +983,7 @@ void tracer__free(struct tracer *t)
 {
 	if (!t)
 		return;
+	reader_stop(t);
 	bpf_set__free(&t->bs);
 	ring_buffer__free(t->rb);
 	ring_buffer__free(t->fork_rb);

@@ -70,11 +70,12 @@ struct tracer_opts {
 	 * in the kernel (pytrace__break_pats) */
 	const struct cmon_py_break_pat *py_break;
 	unsigned n_py_break;
-	/* When the records come faster than the consumer takes them, copy
-	 * them from the ring buffer into a spool (event/spool.h) and hand
-	 * them on from there, in order: nothing is lost while the spool has
-	 * room.  SPOOL_DIR: where its file goes (NULL: a temporary folder).
-	 * Records with a stack, Python's and break's are never spooled. */
+	/* A reader thread copies the records from the ring buffer into a
+	 * spool (event/spool.h) and tracer__poll hands them on from there,
+	 * in order, in the caller's thread: nothing is lost while the spool
+	 * has room, whatever the callbacks cost or block.  SPOOL_DIR: where
+	 * its file goes (NULL: a temporary folder).  Records with a stack,
+	 * Python's and break's are never spooled. */
 	bool spool;
 	const char *spool_dir;
 };
