@@ -539,10 +539,7 @@ int BPF_KPROBE(cmon_prof_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, prof_tail_step, &c, 0);
 	}
-	if (go)
-		go_stack_put(task, ctx, ss);
-	else
-		shadow_stack_put(task, slot, ss);
+	stack_put_after_return(task, ctx, ss, slot, go);
 	return 0;
 }
 
@@ -550,7 +547,6 @@ int BPF_KPROBE(cmon_prof_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_prof_texit, struct task_struct *task)
 {
-	shadow_stack_release(task);
-	follow_exit(task);
+	thread_gone(task);
 	return 0;
 }

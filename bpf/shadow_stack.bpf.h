@@ -367,6 +367,17 @@ static __always_inline void go_stack_put(struct task_struct *task, struct pt_reg
 		bpf_map_delete_elem(&coro_stacks, &k);
 }
 
+/* After a return, the stack it popped put back: a goroutine's (GO), or the
+ * thread's or a coroutine's by SLOT. */
+static __always_inline void stack_put_after_return(struct task_struct *task, struct pt_regs *ctx,
+						   struct cmon_shadow_stack *ss, __u64 slot, bool go)
+{
+	if (go)
+		go_stack_put(task, ctx, ss);
+	else
+		shadow_stack_put(task, slot, ss);
+}
+
 /* A coroutine's stack is being made: remember its region (the cookie
  * says how the maker takes it, enum cmon_stack_maker). */
 SEC("uprobe")

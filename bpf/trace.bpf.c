@@ -586,10 +586,7 @@ int BPF_KPROBE(cmon_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, tail_step, &c, 0);
 	}
-	if (go)
-		go_stack_put(task, ctx, ss);
-	else
-		shadow_stack_put(task, slot, ss);
+	stack_put_after_return(task, ctx, ss, slot, go);
 	return 0;
 }
 
@@ -599,7 +596,6 @@ int BPF_KPROBE(cmon_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_thread_exit, struct task_struct *task)
 {
-	shadow_stack_release(task);
-	follow_exit(task);
+	thread_gone(task);
 	return 0;
 }
