@@ -657,7 +657,8 @@ static void *reader_main(void *arg)
 		if (__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE))
 			break;
 		before = spool__empty(t->spool);
-		n = read_once(t, t->reader_poll_ms, ring_fill(t) <= 0);
+		n = read_once(t, __atomic_load_n(&t->reader_poll_ms, __ATOMIC_RELAXED),
+			      ring_fill(t) <= 0);
 		if (n < 0 && n != -EAGAIN && n != -EINTR) {
 			__atomic_store_n(&t->reader_err, n, __ATOMIC_RELEASE);
 			n = 1;
@@ -684,6 +685,7 @@ static bool reader_start(struct tracer *t)
 	pthread_cond_init(&t->more, NULL);
 	pthread_cond_init(&t->room, NULL);
 	t->spooling = true;
+	t->reader_poll_ms = 10; /* until the first poll says */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&t->reader, NULL, reader_main, t);
@@ -747,8 +749,11 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 {
 	int n, err;
 
-	if (t->reader_on)
+	if (t->reader_on) {
+		/* the reader waits on an empty buffer as this poll would */
+		__atomic_store_n(&t->reader_poll_ms, timeout_ms, __ATOMIC_RELAXED);
 		return take_polled(t, timeout_ms);
+	}
 	if (!poll_reads(t))
 		return work_spool(t, false);
 	n = read_once(t, timeout_ms, ring_fill(t) <= 0 && !t->spooling);
