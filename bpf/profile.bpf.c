@@ -195,7 +195,7 @@ static __always_inline struct cmon_prof_value *value_of(__u32 func_id, __u32 pid
 	struct cmon_prof_key key = { .func_id = func_id, .pid = targ_per_pid ? pid : 0 };
 	struct cmon_prof_value *v, *zero;
 	__u32 k0 = 0;
-	long err;
+	long err = 0;
 
 	*cause = CMON_LOSS_VALUE_MEM;
 	if (!targ_per_pid && !targ_sparse)
@@ -207,11 +207,10 @@ static __always_inline struct cmon_prof_value *value_of(__u32 func_id, __u32 pid
 	if (!zero)
 		return NULL;
 	zero->lat_min_ns = ~0ULL; /* vmin's start (read only with returns > 0) */
-	/* Another CPU may create it first (EEXIST): look it up either way. */
-	err = bpf_map_update_elem(&prof_pids, &key, zero, BPF_NOEXIST);
-	if (err == -7 /* E2BIG: max_entries reached */)
+	v = map_lookup_or_make(&prof_pids, &key, &prof_zero, &err);
+	if (!v && err == -7 /* E2BIG: max_entries reached */)
 		*cause = CMON_LOSS_TABLE_FULL;
-	return bpf_map_lookup_elem(&prof_pids, &key);
+	return v;
 }
 
 static __always_inline void count_unslotted(__u32 func_id)
@@ -598,10 +597,7 @@ int BPF_KPROBE(cmon_prof_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, prof_tail_step, &c, 0);
 	}
-	if (go)
-		go_stack_put(task, ctx, ss);
-	else
-		shadow_stack_put(task, slot, ss);
+	stack_put_after_return(task, ctx, ss, slot, go);
 	return 0;
 }
 
@@ -609,7 +605,6 @@ int BPF_KPROBE(cmon_prof_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_prof_texit, struct task_struct *task)
 {
-	shadow_stack_release(task);
-	follow_exit(task);
+	thread_gone(task);
 	return 0;
 }
