@@ -27,7 +27,7 @@
 
 #define FUZZ_STORE_T0 1700000000000000000ull
 #define FUZZ_STORE_CALLS 1000   /* read at most this many calls a function */
-#define FUZZ_STORE_STEPS 200000 /* SQLite VM steps/1000 the script may take */
+#define FUZZ_STORE_STEPS 20000  /* thousands of SQLite VM steps a script may take */
 
 static char fuzz_store_dir[64];
 static char fuzz_store_db[128];
