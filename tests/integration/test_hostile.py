@@ -282,9 +282,14 @@ def test_agent_never_counts_its_own_process():
     """A spec naming the agent's own binary, or libc's write with `process:
     cmon-agent`, made the agent count (and log) itself, each log record
     feeding the next: its own process is skipped in the kernel; another
-    cmon-agent process is counted as any."""
+    cmon-agent process is counted as any.  The agent runs from a copy
+    named for this test: other users' cmon-agent processes on the machine
+    (same name, other files) must not count here."""
+    import shutil
     import subprocess
-    agent_bin = os.path.join(os.path.dirname(CMON), "cmon-agent")
+    name = "cmonag-%d" % (os.getpid() % 100000)  # a comm of at most 15 bytes
+    agent_bin = tmpfile(name)
+    shutil.copy2(os.path.join(os.path.dirname(CMON), "cmon-agent"), agent_bin)
     libc = "/lib/x86_64-linux-gnu/libc.so.6"
     spec = tmpfile("self-agent.yaml")
     log = tmpfile("self-agent.jsonl")
@@ -293,10 +298,10 @@ def test_agent_never_counts_its_own_process():
          "instrument": "count"},
         {"name": "logw", "target": agent_bin, "func": "logsink__write", "instrument": "log",
          "log": {"path": log}},
-        count_probe("writes", libc, func="write", process="cmon-agent"),
+        count_probe("writes", libc, func="write", process=name),
         count_probe("seed", target("calls"), instrument="log", log={"path": log + ".seed"}),
     ])
-    a = Agent(spec).wait_ready()
+    a = Agent(spec, exe=agent_bin).wait_ready()
     try:
         a.wait_probes({"parse": "applied", "logw": "applied", "writes": "applied",
                        "seed": "applied"})
