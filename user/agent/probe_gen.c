@@ -169,6 +169,14 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 		pytrace__on_code(g->py, data);
 		return 0;
 	}
+	if (type == CMON_REC_PY_ARGS) {
+		pytrace__on_args(g->py, data, size);
+		return 0;
+	}
+	if (type == CMON_REC_PY_FUNC) {
+		pytrace__on_func(g->py, data, size);
+		return 0;
+	}
 	if (pytrace__copy_rec(data, size, &copy))
 		return 0;
 	if (pytrace__decode(g->py, &copy, 0, &cr) > 0 && pyprof__add(g->pp, &cr))
@@ -229,7 +237,7 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		err = funcpattern__parse(PY_EVAL_FUNC, &g->patterns[g->n_patterns]);
 		if (!err)
 			g->n_patterns++;
-		g->py = err ? NULL : pytrace__new((const char *const *)s->py, s->n_py, 0);
+		g->py = err ? NULL : pytrace__new((const char *const *)s->py, s->n_py, 0, false);
 		if (!err && !g->py)
 			err = -ENOMEM;
 		if (!err)
@@ -267,12 +275,18 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	if (!err && s->instrument == INSTR_LOG) /* latencies are the function's own */
 		err = decoder__init(&g->decoder, g->set, probe_calib__host());
 	if (!err && g->py) {
-		g->py_func = pytrace__mark(g->set);
-		g->pp = pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
-		if (!g->pp)
+		long id = pytrace__mark(g->py, g->set);
+
+		err = id < 0 ? (int)id : 0;
+		g->py_func = id < 0 ? 0 : (uint32_t)id;
+		g->pp = err ? NULL : pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
+		if (!err && !g->pp)
 			err = -ENOMEM;
-		to.py_offsets = pytrace__bpf_offsets();
+		to.py_offsets = pytrace__bpf_offsets(g->py);
+		to.py_mode = pytrace__mode(g->py);
 		to.on_py = on_py;
+		if (!err)
+			err = pytrace__rows(g->py, false, &to.py_pats, &to.n_py_pats);
 	}
 	if (!err && (s->instrument == INSTR_LOG || g->py)) {
 		to.on_record = on_record;

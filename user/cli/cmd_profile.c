@@ -566,6 +566,10 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 		pytrace__on_code(r->py, data);
 		return 0;
 	}
+	if (type == CMON_REC_PY_ARGS)
+		return pytrace__on_args(r->py, data, size) == -ENOMEM ? -ENOMEM : 0;
+	if (type == CMON_REC_PY_FUNC)
+		return pytrace__on_func(r->py, data, size), 0;
 	if (pytrace__copy_rec(data, size, &copy))
 		return 0;
 	if (pytrace__decode(r->py, &copy, 0, &cr) > 0 && pyprof__add(r->pp, &cr))
@@ -583,7 +587,7 @@ static int setup_python(struct profile_run *r)
 				  .max_depth = -1 };
 	int procs_fd, code_fd, err = 0;
 
-	r->py = pytrace__new(r->opts.py, r->opts.n_py, 0);
+	r->py = pytrace__new(r->opts.py, r->opts.n_py, 0, r->opts.py_resumes);
 	if (!r->py)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->opts.n_pids && !err; i++)
@@ -592,11 +596,21 @@ static int setup_python(struct profile_run *r)
 		err = pytrace__add_process(r->py, r->ses.launch.pid, r->ses.launch_path, true);
 	if (err)
 		return err;
-	r->py_func = pytrace__mark(r->set);
+	{
+		long id = pytrace__mark(r->py, r->set);
+
+		if (id < 0)
+			return (int)id;
+		r->py_func = (uint32_t)id;
+	}
 	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
 	if (!r->pp)
 		return -ENOMEM;
-	to.py_offsets = pytrace__bpf_offsets();
+	to.py_offsets = pytrace__bpf_offsets(r->py);
+	to.py_mode = pytrace__mode(r->py);
+	err = pytrace__rows(r->py, false, &to.py_pats, &to.n_py_pats);
+	if (err)
+		return err;
 	r->tracer = tracer__new(r->set, &to);
 	if (!r->tracer) {
 		err = -errno;

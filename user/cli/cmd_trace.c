@@ -314,10 +314,14 @@ static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
 	if (r->stops_seen + 1 >= r->opts.break_count)
 		tracer__detach_probes(r->tracer);
 	/* "qualname (file:line)" */
-	snprintf(where, sizeof(where), "%s (%s)", cr ? cr->func : PY_EVAL_FUNC,
-		 cr ? cr->module : "?");
-	breakpoint__stopped((pid_t)rec->pid, rec->tid, where,
-			    pytrace__eval_func(r->py, (pid_t)rec->pid), ++r->stops_seen);
+	{
+		uint64_t at;
+		const char *way = pytrace__way(r->py, (pid_t)rec->pid, &at);
+
+		snprintf(where, sizeof(where), "%s (%s)", cr ? cr->func : way,
+			 cr ? cr->module : "?");
+		breakpoint__stopped((pid_t)rec->pid, rec->tid, where, at, ++r->stops_seen);
+	}
 	return err;
 }
 
@@ -333,6 +337,10 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 		pytrace__on_code(r->py, data);
 		return 0;
 	}
+	if (type == CMON_REC_PY_ARGS)
+		return pytrace__on_args(r->py, data, size) == -ENOMEM ? -ENOMEM : 0;
+	if (type == CMON_REC_PY_FUNC)
+		return pytrace__on_func(r->py, data, size), 0;
 	if (r->max_reached)
 		return -1;
 	if (r->write_err) {
@@ -361,7 +369,7 @@ static int py_prepare(struct trace_run *r)
 		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --binary");
 		return -EINVAL;
 	}
-	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen);
+	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen, r->opts.py_resumes);
 	if (!r->py) {
 		log_error("out of memory");
 		return -ENOMEM;
@@ -824,8 +832,15 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	err = probe_set__resolve(&ro, &r.set);
 	if (err)
 		goto cleanup;
-	if (r.py)
-		r.py_func = pytrace__mark(r.set);
+	if (r.py) {
+		long id = pytrace__mark(r.py, r.set);
+
+		if (id < 0) {
+			err = (int)id;
+			goto cleanup;
+		}
+		r.py_func = (uint32_t)id;
+	}
 	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
 
 	/* --if / --on-change: names checked against every function's DWARF;
@@ -888,10 +903,10 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		breakpoint__target(break_pid(&r));
 	to.exprs = r.exprs;
 	if (r.py) {
-		to.py_offsets = pytrace__bpf_offsets();
+		to.py_offsets = pytrace__bpf_offsets(r.py);
+		to.py_mode = pytrace__mode(r.py);
 		to.on_py = on_py;
-		if (kind == CMD_BREAK)
-			err = pytrace__break_pats(r.py, &to.py_break, &to.n_py_break);
+		err = pytrace__rows(r.py, kind == CMD_BREAK, &to.py_pats, &to.n_py_pats);
 		if (err)
 			goto cleanup;
 	}

@@ -79,17 +79,20 @@ const struct opt_row cmon_opt_rows[] = {
 	  "USDT probes [FILE:]PROVIDER:NAME, globs (repeatable): one\n"
 	  "record each time one fires, its arguments as its note says" },
 	{ "py", OPT_PY, "PATTERN", TC,
-	  "Python functions of a CPython 3.11 process: qualname,\n"
+	  "Python functions of a CPython 3.11-3.13 process: qualname,\n"
 	  "Class.method, module.func, FILE:qualname, globs\n"
 	  "(repeatable): args by name, return value, exceptions" },
 	{ "py", OPT_PY, "PATTERN", B,
-	  "a Python function of a CPython 3.11 process: qualname,\n"
-	  "Class.method, module.func or FILE:qualname, no globs\n"
+	  "a Python function of a CPython 3.11-3.13 process: qualname,\n"
+	  "Class.method, module.func or FILE:qualname, globs * and ?\n"
 	  "(repeatable); not with --if" },
 	{ "py", OPT_PY, "PATTERN", P,
-	  "Python functions of a CPython 3.11 process (qualname,\n"
+	  "Python functions of a CPython 3.11-3.13 process (qualname,\n"
 	  "module.func, FILE:qualname, globs; repeatable), summed\n"
 	  "in user space; not with --func, --usdt or --hist" },
+	{ "py-resumes", OPT_PY_RESUMES, NULL, TC | P | B,
+	  "3.12+: each resume of a generator or coroutine too (every\n"
+	  "Python call then goes through the evaluator: a trap each)" },
 	{ "per-pid", OPT_PER_PID, NULL, P, "one row per function and process" },
 	{ "hist", OPT_HIST, "ARG", P,
 	  "distribution of argument ARG (0..5, arg0..arg5, a\n"
@@ -513,6 +516,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			}
 			err = push_ptr(&o->py, &o->n_py, sizeof(char *), &optarg);
 			break;
+		case OPT_PY_RESUMES:
+			o->py_resumes = true;
+			break;
 		case OPT_EXCLUDE: {
 			/* the same as --func '!PATTERN' */
 			char *neg = NULL;
@@ -748,9 +754,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		return -EINVAL;
 	}
 	for (size_t i = 0; kind == CMD_BREAK && i < o->n_py; i++) {
-		if (strpbrk(o->py[i], "*?[\\")) {
-			log_error("%s: --py '%s': a name, not a glob (a function's first call is "
-				  "matched by its name in the kernel)", name, o->py[i]);
+		if (strpbrk(o->py[i], "[\\")) {
+			log_error("%s: --py '%s': globs with '*' and '?' only (a function's first "
+				  "call is matched in the kernel)", name, o->py[i]);
 			return -EINVAL;
 		}
 	}

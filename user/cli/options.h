@@ -59,6 +59,7 @@ enum opt_key {
 	OPT_TITLE,
 	OPT_USDT,
 	OPT_PY,
+	OPT_PY_RESUMES,
 	OPT_FOCUS,
 	OPT_MAX_DEPTH,
 	OPT_STACK,
@@ -101,6 +102,7 @@ struct cmd_opts {
 	size_t n_usdts;
 	const char **py;      /* --py PATTERN: Python functions, repeatable */
 	size_t n_py;
+	bool py_resumes;      /* --py-resumes: every Python call through the evaluator (3.12+) */
 	const char **focus;   /* --focus PATTERN, repeatable */
 	size_t n_focus;
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */

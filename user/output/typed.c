@@ -54,7 +54,7 @@ int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n
 	}
 	if (!err)
 		err = strbuf__puts(sb, ",");
-	if (!err && t && call_record__has_ret(rec) && t->retval && strcmp(t->retval, "null"))
+	if (!err && t && call_record__typed_ret(rec) && strcmp(t->retval, "null"))
 		err = csv_escape(sb, t->retval);
 	return err;
 }
@@ -114,7 +114,7 @@ int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
 	if (!err)
 		err = strbuf__puts(sb, ",\"retval\":");
 	if (!err)
-		err = strbuf__puts(sb, t->retval && rec->status == CALL_OK ? t->retval : "null");
+		err = strbuf__puts(sb, call_record__typed_ret(rec) ? t->retval : "null");
 	if (!err && t->captures) {
 		err = strbuf__puts(sb, ",\"captures\":");
 		if (!err)

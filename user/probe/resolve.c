@@ -1162,6 +1162,26 @@ void probe_set__number_ind_sites(struct probe_set *set)
 	set->n_ind_sites = n;
 }
 
+struct probe_func *probe_set__add_func(struct probe_set *set, size_t obj, const char *name,
+				       uint64_t addr, uint64_t file_offset)
+{
+	struct probe_func *v = realloc(set->funcs, (set->n_funcs + 1) * sizeof(*v)), *f;
+
+	if (!v)
+		return NULL;
+	set->funcs = v;
+	f = &v[set->n_funcs];
+	memset(f, 0, sizeof(*f));
+	f->object = obj;
+	f->addr = addr;
+	f->file_offset = file_offset;
+	f->name = strdup(name);
+	if (!f->name)
+		return NULL;
+	set->n_funcs++;
+	return f;
+}
+
 size_t probe_set__probe_count(const struct probe_set *set)
 {
 	size_t n = 0;
