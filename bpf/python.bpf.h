@@ -472,12 +472,16 @@ static __always_inline __u32 py_nparams(__u64 code, __s32 c[4])
 
 /* Announce code object CODE of process PID (names in NM).  0, or -1 when
  * the ring buffer had no room. */
-static __noinline int py_announce(__u32 pid, __u64 code, __u64 fp, const struct py_names *nm)
+__noinline int py_announce(__u32 pid, __u64 code, __u64 fp, const struct py_names *nm)
 {
-	struct cmon_py_code_rec *cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
+	struct cmon_py_code_rec *cr;
+
 	__u64 names = 0, obj;
 	__s32 c[4] = {};
 
+	if (!nm)
+		return -1;
+	cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
 	if (!cr)
 		return -1;
 	cr->type = CMON_REC_PY_CODE;
@@ -526,7 +530,7 @@ static __always_inline __u64 py_fingerprint(__u64 code)
 /* The verdict on code object CODE of PID: known, or decided now from the
  * rows (and announced unless skipped).  0 when it could not be announced
  * (the ring buffer was full: decided again at a later call). */
-static __noinline __u32 py_decide(__u32 pid, __u64 code)
+__noinline int py_decide(__u32 pid, __u64 code)
 {
 	struct cmon_py_code_key key = { .pid = pid, .code = code };
 	struct cmon_py_verdict_val *v, now = {};
@@ -774,14 +778,14 @@ static __always_inline void py_param(const struct py_bound *b, __u32 i, struct c
 		}                                                                   \
 	} while (0)
 
-static __noinline bool py_more_args(const struct py_bound *b, __u32 n, __u64 ts,
-				    const struct cmon_py_proc *p)
+__noinline int py_more_args(const struct py_bound *b, __u32 n, __u64 ts,
+			    const struct cmon_py_proc *p)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct cmon_py_args_rec *r = NULL;
 	__u32 more = n > CMON_PY_MAX_ARGS ? n - CMON_PY_MAX_ARGS : 0;
 
-	if (!more)
+	if (!more || !b || !p)
 		return false;
 	if (more > CMON_PY_MORE_ARGS)
 		more = CMON_PY_MORE_ARGS;
@@ -858,15 +862,19 @@ static __always_inline void py_exception(struct cmon_py_rec *rec, __u64 tstate,
  * functions take five arguments. */
 #define PY_HOW(func_id, flags, d) ((__u64)(func_id) << 32 | (__u64)(flags) << 16 | (d))
 
-static __noinline void py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
-			       struct cmon_py_proc *p)
+__noinline int py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
+		       struct cmon_py_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 flags = (how >> 16) & 0xffff, d = how & 0xffff;
 	struct cmon_py_rec *rec = NULL;
 	struct mm_struct *mm;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 n = fr->n_args;
+	__u32 n;
+
+	if (!fr || !p)
+		return 0;
+	n = fr->n_args;
 
 	/* As long as its arguments need: a constant size per count. */
 	switch (n) {
@@ -884,7 +892,7 @@ static __noinline void py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, _
 
 		if (st)
 			st->lost_ringbuf++;
-		return;
+		return 0;
 	}
 	rec->type = CMON_REC_PY;
 	rec->flags = flags | (fr->flags & CMON_PY_FR_MORE ? CMON_PY_MORE : 0) |
@@ -926,6 +934,7 @@ static __noinline void py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, _
 	rec->rss_exit = (flags & CMON_PY_RETURNED) && mm ? mm_rss_bytes(mm) : 0;
 	rec->vms_exit = (flags & CMON_PY_RETURNED) && mm ? mm_vms_bytes(mm) : 0;
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 /* Frames the stack has moved past (their return was never seen) are
@@ -964,7 +973,7 @@ static __always_inline void py_unwind(struct cmon_py_stack *ss, __u64 slot, bool
  * does for a C function.  User space reads the Python stack while it is
  * stopped, and resumes it.
  */
-static __noinline int py_break_hit(struct py_call *c, struct cmon_py_proc *p, __u64 cookie)
+__noinline int py_break_hit(struct py_call *c, struct cmon_py_proc *p, __u64 cookie)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -974,6 +983,8 @@ static __noinline int py_break_hit(struct py_call *c, struct cmon_py_proc *p, __
 	struct mm_struct *mm;
 	__u32 zero = 0, n;
 
+	if (!c || !p)
+		return 0;
 	if (st)
 		st->calls++;
 	if (__sync_fetch_and_add(&break_hits, 1) >= targ_break_count)

@@ -193,6 +193,29 @@ static size_t round_pow2(size_t v)
 
 /* Open the skeleton, configure it from T's options, load (bpf_set__load's
  * callback).  0 or -errno (the skeleton stays in T for tracer__free). */
+/* The C functions' programs only when the set has some (--py alone
+ * has none): theirs are long verifications too. */
+static void bind_c(struct tracer *t)
+{
+	bool c = false, usdt = false;
+
+	for (size_t i = 0; i < t->set->n_funcs; i++) {
+		const struct probe_func *f = &t->set->funcs[i];
+
+		usdt |= f->usdt;
+		c |= !f->usdt && !f->python;
+	}
+	if (!c) {
+		bpf_program__set_autoload(t->bs.entry, false);
+		bpf_program__set_autoload(t->bs.exit, false);
+		t->bs.entry = t->bs.exit = NULL;
+	}
+	if (!usdt) {
+		bpf_program__set_autoload(t->bs.usdt, false);
+		t->bs.usdt = NULL;
+	}
+}
+
 /*
  * The Python programs only with --py: theirs is the longest verification
  * of the set (~0.5 s here, the pattern rows included), paid by every trace
@@ -252,6 +275,7 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bs->exit = t->skel->progs.cmon_exit;
 	bs->usdt = t->skel->progs.cmon_usdt;
 	bind_py(t, opts);
+	bind_c(t);
 	bs->thread_exit = t->skel->progs.cmon_thread_exit;
 	BPF_SET_SHARED(bs, t->skel);
 	bpf_set__targ(bs, mem_cast, &targ);

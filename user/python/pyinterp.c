@@ -156,6 +156,56 @@ static void find_vc_entry(const struct elf_file *f, struct py_interp *pi)
 	pi->vc_entry_off = file_off(f, pi->vc_entry, 1);
 }
 
+/* The sizes the type objects give (tp_basicsize) against the layout's:
+ * READ(CTX, ADDR, 8-byte buffer) reads the file or the process. */
+typedef int (*read_fn)(void *ctx, uint64_t addr, int64_t *out);
+
+static int check_types(const struct py_interp *pi, uint64_t bias, read_fn read, void *ctx,
+		       char *why, size_t why_len)
+{
+	const struct py_layout *l = &pi->layout;
+	const struct {
+		uint64_t type;
+		uint32_t size;
+		const char *name;
+	} types[] = {
+		{ pi->code_type, l->size_code, "PyCodeObject" },
+		{ pi->func_type, l->size_func, "PyFunctionObject" },
+		{ pi->types[CMON_PYT_INT], l->size_long, "PyLongObject" },
+		{ pi->types[CMON_PYT_FLOAT], l->size_float, "PyFloatObject" },
+		{ pi->types[CMON_PYT_TUPLE], l->size_tuple, "PyTupleObject" },
+		{ pi->types[CMON_PYT_CELL], l->size_cell, "PyCellObject" },
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		int64_t size = 0;
+		int err = read(ctx, types[i].type + bias + l->type_basicsize, &size);
+
+		if (err) {
+			snprintf(why, why_len, "its %s type is not readable (%s)", types[i].name,
+				 strerror(-err));
+			return err;
+		}
+		if (size != types[i].size) {
+			snprintf(why, why_len, "its %s is %lld bytes, not %u as in CPython %u.%u's "
+				 "headers", types[i].name, (long long)size, types[i].size, l->major,
+				 l->minor);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int read_file8(void *ctx, uint64_t addr, int64_t *out)
+{
+	return read_at(ctx, addr, out, 8);
+}
+
+static int read_mem8(void *ctx, uint64_t addr, int64_t *out)
+{
+	return procmem__read(*(pid_t *)ctx, addr, out, 8);
+}
+
 static int refuse(char *why, size_t len, int err, const char *fmt, const char *a)
 {
 	snprintf(why, len, fmt, a);
@@ -244,6 +294,11 @@ int pyinterp__open(const char *path, const char *open_path, struct py_interp *pi
 			     : !pi->func_type ? "PyFunction_Type" : "_Py_TrueStruct");
 		goto out;
 	}
+	/* the types' sizes as the file has them: the process starts from them */
+	if (check_types(pi, 0, read_file8, &f, why, why_len)) {
+		err = -ENOEXEC;
+		goto out;
+	}
 	pi->eval_off = file_off(&f, pi->eval_func, 1);
 	for (int k = 0; k < PY_NEWFUNC_N; k++)
 		pi->newfunc_off[k] = pi->newfunc[k] ? file_off(&f, pi->newfunc[k], 1) : 0;
@@ -321,35 +376,11 @@ int pyinterp__check(const struct py_interp *pi, pid_t pid, uint64_t bias, uint64
 		    char *why, size_t why_len)
 {
 	const struct py_layout *l = &pi->layout;
-	const struct {
-		uint64_t type;
-		uint32_t size;
-		const char *name;
-	} types[] = {
-		{ pi->code_type, l->size_code, "PyCodeObject" },
-		{ pi->func_type, l->size_func, "PyFunctionObject" },
-		{ pi->types[CMON_PYT_INT], l->size_long, "PyLongObject" },
-		{ pi->types[CMON_PYT_FLOAT], l->size_float, "PyFloatObject" },
-		{ pi->types[CMON_PYT_TUPLE], l->size_tuple, "PyTupleObject" },
-		{ pi->types[CMON_PYT_CELL], l->size_cell, "PyCellObject" },
-	};
 	uint64_t tstate, back;
+	int err = check_types(pi, bias, read_mem8, &pid, why, why_len);
 
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		int64_t size = 0;
-		int err = procmem__read(pid, types[i].type + bias + l->type_basicsize, &size, 8);
-
-		if (err) {
-			snprintf(why, why_len, "its memory is not readable (%s)", strerror(-err));
-			return err == -ESRCH ? -ESRCH : -EINVAL;
-		}
-		if (size != types[i].size) {
-			snprintf(why, why_len, "its %s is %lld bytes, not %u as in CPython %u.%u's "
-				 "headers", types[i].name, (long long)size, types[i].size, l->major,
-				 l->minor);
-			return -EINVAL;
-		}
-	}
+	if (err)
+		return err == -ESRCH ? -ESRCH : -EINVAL;
 	*interp = procmem__ptr(pid, pi->runtime + bias + l->runtime_interp_main);
 	if (!*interp) {
 		snprintf(why, why_len, "it has no Python interpreter running (yet)");
