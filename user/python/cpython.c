@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "core/clock.h"
 #include "core/hmap.h"
 #include "core/log.h"
 #include "core/strbuf.h"
@@ -34,13 +35,16 @@ enum {
 
 struct py_proc {
 	pid_t pid;
-	bool launched, waiting, hooked, vc_held, gone;
+	bool launched, waiting, hooked, gone;
 	bool cont; /* stopped by the kernel for a function made: SIGCONT at the tick */
 	struct py_interp interp;
 	uint64_t bias, interp_addr; /* PyInterpreterState of the main interpreter */
 	struct cmon_py_proc kern;
 	struct hmap codes; /* code address -> struct py_code * */
 	struct hmap versions; /* code address -> its co_version before cmon cleared it */
+	struct pyhook_func *funcs; /* sent through the vectorcall entry */
+	size_t n_funcs, cap_funcs;
+	uint64_t checked_ns; /* when they were last checked (another cmon) */
 	struct pyvalue_ctx values;
 };
 
@@ -116,6 +120,7 @@ static void free_codes(struct py_proc *p)
 			pycode__free((struct py_code *)(uintptr_t)p->codes.slots[i].value);
 	hmap__release(&p->codes);
 	hmap__release(&p->versions);
+	free(p->funcs);
 	pyvalue__release(&p->values);
 }
 
@@ -444,18 +449,18 @@ static int set_up(struct pytrace *pt, struct py_proc *p, bool stopped)
 	{
 		struct pyhook_vc vc;
 		struct select_ctx sc = { pt, p };
-		unsigned n = 0;
 
 		vc_desc(pt, p, &vc);
 		if (!foreground_job(p->pid))
 			p->kern.flags |= CMON_PY_PROC_STOP_NEWFUNC;
 		/* the functions there are now; those made later are announced */
-		err = pyhook__vc_redirect(p->pid, p->launched, stopped, &vc,
-					  p->interp_addr ? select_code : NULL, &sc, &n);
-		p->vc_held = !err;
-		if (!err && p->interp_addr)
-			log_info("--py: process %d: %u functions sent through the vectorcall entry",
-				 (int)p->pid, n);
+		if (!p->interp_addr)
+			return 0;
+		err = pyhook__vc_walk(p->pid, p->launched, stopped, &vc, select_code, &sc,
+				      &p->funcs, &p->n_funcs, &p->cap_funcs);
+		if (!err)
+			log_info("--py: process %d: %zu functions sent through the vectorcall entry",
+				 (int)p->pid, p->n_funcs);
 		return err;
 	}
 }
@@ -572,6 +577,20 @@ void pytrace__tick(struct pytrace *pt)
 			p->cont = false;
 			kill(p->pid, SIGCONT);
 		}
+		/* Another cmon sent its functions back as it ended: sent again
+		 * (calls in between went unseen: said).  Once a second. */
+		if (p->n_funcs && clock__mono_ns() - p->checked_ns > 1000000000ull) {
+			struct pyhook_vc vc;
+			unsigned n;
+
+			p->checked_ns = clock__mono_ns();
+			vc_desc(pt, p, &vc);
+			n = pyhook__vc_check(p->pid, p->launched, &vc, p->funcs, p->n_funcs);
+			if (n)
+				log_warn("--py: process %d: %u of its traced functions were sent back "
+					 "to CPython's fast path (another cmon ended?): sent again; "
+					 "their calls meanwhile were not seen", (int)p->pid, n);
+		}
 		/* a launched one's interpreter and GIL, made after its start */
 		if (!p->waiting && !p->kern.gil && !p->gone && pt->layout->interp_gil) {
 			char why[256];
@@ -612,17 +631,10 @@ void pytrace__restore(struct pytrace *pt)
 					   p->interp_addr + pt->layout->interp_eval_frame,
 					   p->interp.eval_func + p->bias);
 		}
-		if (p->vc_held) {
+		if (p->n_funcs || p->versions.n) {
 			struct pyhook_vc vc;
 			unsigned n = 0;
 
-			p->vc_held = false;
-			if (!p->interp_addr) {
-				char why[256];
-
-				pyinterp__check(&p->interp, p->pid, p->bias, &p->interp_addr, why,
-						sizeof(why));
-			}
 			vc_desc(pt, p, &vc);
 			if (p->versions.n) {
 				struct freeze fz = { 0 };
@@ -632,9 +644,10 @@ void pytrace__restore(struct pytrace *pt)
 					freeze__thaw(&fz);
 				}
 			}
-			if (p->interp_addr && !pyhook__vc_release(p->pid, p->launched, &vc, &n))
+			if (!pyhook__vc_release(p->pid, p->launched, &vc, p->funcs, p->n_funcs, &n))
 				log_info("--py: process %d: %u functions back on CPython's fast path",
 					 (int)p->pid, n);
+			p->n_funcs = 0;
 		}
 	}
 }
@@ -793,6 +806,21 @@ int pytrace__on_args(struct pytrace *pt, const void *data, size_t size)
 	return 0;
 }
 
+static int add_func(struct py_proc *p, const struct pyhook_func *f)
+{
+	if (p->n_funcs == p->cap_funcs) {
+		size_t cap = p->cap_funcs ? 2 * p->cap_funcs : 64;
+		struct pyhook_func *v = realloc(p->funcs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->funcs = v;
+		p->cap_funcs = cap;
+	}
+	p->funcs[p->n_funcs++] = *f;
+	return 0;
+}
+
 /* Has every thread of P stopped (a SIGSTOP the kernel sent)?  Waits a
  * little: the signal is taken as the thread leaves the probe. */
 static bool wait_stopped(pid_t pid)
@@ -817,8 +845,6 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 	struct py_proc *p;
 	struct py_code *c;
 	bool stopped = false;
-	uint32_t zero = 0;
-	uint8_t lo;
 
 	if (size < sizeof(*r))
 		return -EINVAL;
@@ -832,12 +858,16 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 	if (c && c->traced && p->kern.vc_entry &&
 	    procmem__ptr(p->pid, r->func + o->func_vectorcall) == p->kern.vc_func &&
 	    (stopped || !freeze__stop(p->pid, p->launched, &fz))) {
-		/* its version first: no call site specializes to it (its code's
-		 * too: CPython sets the function's from it as it ends making it) */
-		lo = (uint8_t)p->kern.vc_entry;
+		struct pyhook_func f = { r->func, r->code };
+		struct pyhook_vc vc;
+
+		/* its code's version too: CPython sets the function's from it as
+		 * it ends making it */
+		vc_desc(pt, p, &vc);
 		clear_version(pt, p, r->code);
-		if (!procmem__write(p->pid, r->func + o->func_version, &zero, 4))
-			procmem__write(p->pid, r->func + o->func_vectorcall, &lo, 1);
+		if (!pyhook__vc_send(p->pid, &vc, &f) && !add_func(p, &f))
+			log_debug("--py: process %d: %s made: sent through the vectorcall entry",
+				  (int)p->pid, c->qualname);
 		if (!stopped)
 			freeze__thaw(&fz);
 	}

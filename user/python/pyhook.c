@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/hmap.h"
 #include "core/log.h"
 #include "proc/freeze.h"
 #include "proc/procmaps.h"
@@ -146,38 +147,97 @@ bool pyhook__eval_check(pid_t pid, bool launched, uint64_t at, uint64_t eval)
 
 /* ---- vectorcall redirects ---- */
 
+/* The holders of each function sent, by (process, function): several
+ * users of one cmon (the agent's probes) share them. */
+static struct hmap vc_holds;
+
+static uint64_t *hold_slot(pid_t pid, uint64_t func, bool *added)
+{
+	uint64_t key[2] = { (uint64_t)pid, func };
+
+	return hmap__get(&vc_holds, key, sizeof(key), added);
+}
+
+/* Is F, in PID, still the function cmon sent (its type and code)? */
+static bool same_func(pid_t pid, const struct pyhook_vc *vc, const struct pyhook_func *f)
+{
+	const struct cmon_py_offsets *o = &vc->layout->bpf;
+
+	return procmem__ptr(pid, f->func + o->obj_type) == vc->func_type &&
+	       procmem__ptr(pid, f->func + o->func_code) == f->code;
+}
+
+/* The write itself: the version first (no call site specializes to it),
+ * then the one byte of the pointer that differs. */
+static int send(pid_t pid, const struct pyhook_vc *vc, uint64_t func)
+{
+	const struct cmon_py_offsets *o = &vc->layout->bpf;
+	uint32_t zero = 0;
+	uint8_t lo = (uint8_t)vc->vc_entry;
+	int err = procmem__write(pid, func + o->func_version, &zero, 4);
+
+	return err ? err : procmem__write(pid, func + o->func_vectorcall, &lo, 1);
+}
+
+int pyhook__vc_send(pid_t pid, const struct pyhook_vc *vc, const struct pyhook_func *f)
+{
+	uint64_t *slot;
+	bool added;
+	int err = 0;
+
+	if (procmem__ptr(pid, f->func + vc->layout->bpf.func_vectorcall) == vc->vc_func)
+		err = send(pid, vc, f->func);
+	if (err)
+		return err;
+	pthread_mutex_lock(&hook_lock);
+	slot = hold_slot(pid, f->func, &added);
+	if (slot)
+		(*slot)++;
+	pthread_mutex_unlock(&hook_lock);
+	return slot ? 0 : -ENOMEM;
+}
+
 struct vc_walk {
 	pid_t pid;
 	const struct pyhook_vc *vc;
 	pyhook_select_fn select;
 	void *ctx;
-	uint64_t from, to; /* redirect: vc_func -> vc_entry; release: the other way */
-	unsigned n;
+	struct pyhook_func **funcs;
+	size_t *n, *cap;
 };
 
 static int vc_one(void *ctx, uint64_t func, uint64_t code, uint64_t vectorcall)
 {
 	struct vc_walk *w = ctx;
-	const struct cmon_py_offsets *o = &w->vc->layout->bpf;
-	uint8_t lo = (uint8_t)w->to;
-	uint32_t zero = 0;
+	struct pyhook_func f = { func, code };
 
-	if (vectorcall != w->from || (w->select && !w->select(w->ctx, code)))
+	if ((vectorcall != w->vc->vc_func && vectorcall != w->vc->vc_entry) ||
+	    !w->select(w->ctx, code))
 		return 0;
-	/* no call site specializes to it: its version first */
-	if (w->select && procmem__write(w->pid, func + o->func_version, &zero, 4))
-		return 0;
-	if (!procmem__write(w->pid, func + o->func_vectorcall, &lo, 1))
-		w->n++;
+	if (*w->n == *w->cap) {
+		size_t cap = *w->cap ? 2 * *w->cap : 64;
+		struct pyhook_func *v = realloc(*w->funcs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*w->funcs = v;
+		*w->cap = cap;
+	}
+	if (!pyhook__vc_send(w->pid, w->vc, &f))
+		(*w->funcs)[(*w->n)++] = f;
 	return 0;
 }
 
-/* The walk with the process stopped, again while its collector runs. */
-static int vc_walk(pid_t pid, bool launched, bool stopped, struct vc_walk *w)
+int pyhook__vc_walk(pid_t pid, bool launched, bool stopped, const struct pyhook_vc *vc,
+		    pyhook_select_fn select, void *ctx, struct pyhook_func **funcs, size_t *n,
+		    size_t *cap)
 {
+	struct vc_walk w = { .pid = pid, .vc = vc, .select = select, .ctx = ctx,
+			     .funcs = funcs, .n = n, .cap = cap };
 	uint64_t seen = 0;
 	int err = -EAGAIN;
 
+	/* with the process stopped; again while its collector runs */
 	for (int tries = 0; err == -EAGAIN && tries < 200; tries++) {
 		struct freeze fz = { 0 };
 
@@ -186,63 +246,79 @@ static int vc_walk(pid_t pid, bool launched, bool stopped, struct vc_walk *w)
 		err = stopped ? 0 : freeze__stop(pid, launched, &fz);
 		if (err)
 			break;
-		err = pyheap__functions(pid, w->vc->layout, w->vc->interp, w->vc->func_type,
-					vc_one, w, &seen);
+		err = pyheap__functions(pid, vc->layout, vc->interp, vc->func_type, vc_one, &w,
+					&seen);
 		if (!stopped)
 			freeze__thaw(&fz);
 		if (stopped && err == -EAGAIN)
 			break; /* it cannot move on while stopped */
 	}
-	log_debug("--py: process %d: %llu objects walked, %u functions %s", (int)pid,
-		  (unsigned long long)seen, w->n, w->select ? "redirected" : "sent back");
-	return err;
-}
-
-int pyhook__vc_redirect(pid_t pid, bool launched, bool stopped, const struct pyhook_vc *vc,
-			pyhook_select_fn select, void *ctx, unsigned *n)
-{
-	struct vc_walk w = { .pid = pid, .vc = vc, .select = select, .ctx = ctx,
-			     .from = vc->vc_func, .to = vc->vc_entry };
-	unsigned long long start = proc_start_of(pid);
-	struct hook_ref *ref;
-	int err;
-
-	pthread_mutex_lock(&hook_lock);
-	ref = ref_find(pid, 0, start);
-	err = ref ? 0 : ref_add(pid, 0, start, 0);
-	if (ref)
-		ref->refs++;
-	pthread_mutex_unlock(&hook_lock);
-	*n = 0;
-	if (err || !select)
-		return err;
-	err = vc_walk(pid, launched, stopped, &w);
-	*n = w.n;
+	log_debug("--py: process %d: %llu objects walked, %zu functions sent", (int)pid,
+		  (unsigned long long)seen, *n);
 	if (err && err != -ESRCH)
 		log_error("--py: cannot find the functions of process %d: %s", (int)pid,
 			  err == -EAGAIN ? "its garbage collector kept running" : strerror(-err));
 	return err;
 }
 
-int pyhook__vc_release(pid_t pid, bool launched, const struct pyhook_vc *vc, unsigned *n)
+int pyhook__vc_release(pid_t pid, bool launched, const struct pyhook_vc *vc,
+		       const struct pyhook_func *funcs, size_t n, unsigned *back)
 {
-	struct vc_walk w = { .pid = pid, .vc = vc, .from = vc->vc_entry, .to = vc->vc_func };
-	struct hook_ref *ref;
-	int err;
+	struct freeze fz = { 0 };
+	bool frozen = false;
+	int err = 0;
 
-	*n = 0;
+	*back = 0;
 	pthread_mutex_lock(&hook_lock);
-	ref = ref_find(pid, 0, proc_start_of(pid));
-	if (!ref || --ref->refs) {
-		pthread_mutex_unlock(&hook_lock);
-		return 0; /* another user of this cmon still needs them */
+	for (size_t i = 0; i < n; i++) {
+		bool added;
+		uint64_t *slot = hold_slot(pid, funcs[i].func, &added);
+		uint8_t lo = (uint8_t)vc->vc_func;
+
+		if (!slot || added || !*slot || --*slot)
+			continue; /* another user still holds it */
+		if (!frozen) {
+			err = freeze__stop(pid, launched, &fz);
+			if (err)
+				break;
+			frozen = true;
+		}
+		/* only as cmon left it: a freed object's memory is someone else's */
+		if (same_func(pid, vc, &funcs[i]) &&
+		    procmem__ptr(pid, funcs[i].func + vc->layout->bpf.func_vectorcall) ==
+			    vc->vc_entry &&
+		    !procmem__write(pid, funcs[i].func + vc->layout->bpf.func_vectorcall, &lo, 1))
+			(*back)++;
 	}
-	err = vc_walk(pid, launched, false, &w);
+	if (frozen)
+		freeze__thaw(&fz);
 	pthread_mutex_unlock(&hook_lock);
-	*n = w.n;
 	if (err && err != -ESRCH)
-		log_warn("--py: process %d: its traced functions were not all sent back to "
-			 "CPython's fast path (%s); they run as before, a little slower",
-			 (int)pid, strerror(-err));
+		log_warn("--py: process %d: its traced functions were not sent back to CPython's "
+			 "fast path (%s); they run as before, through cmon's nop", (int)pid,
+			 strerror(-err));
 	return err;
+}
+
+unsigned pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
+			  const struct pyhook_func *funcs, size_t n)
+{
+	struct freeze fz = { 0 };
+	bool frozen = false;
+	unsigned again = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (procmem__ptr(pid, funcs[i].func + vc->layout->bpf.func_vectorcall) !=
+			    vc->vc_func ||
+		    !same_func(pid, vc, &funcs[i]))
+			continue;
+		if (!frozen && freeze__stop(pid, launched, &fz))
+			break;
+		frozen = true;
+		if (same_func(pid, vc, &funcs[i]) && !send(pid, vc, funcs[i].func))
+			again++;
+	}
+	if (frozen)
+		freeze__thaw(&fz);
+	return again;
 }

@@ -37,7 +37,7 @@ void pyhook__eval_unset(pid_t pid, bool launched, uint64_t at, uint64_t eval);
 /* Found cleared (another cmon ended): set again.  True when it was. */
 bool pyhook__eval_check(pid_t pid, bool launched, uint64_t at, uint64_t eval);
 
-/* Which functions to redirect: by their code object. */
+/* Which functions to send through the vectorcall entry: by code object. */
 typedef bool (*pyhook_select_fn)(void *ctx, uint64_t code);
 
 struct pyhook_vc {
@@ -45,14 +45,31 @@ struct pyhook_vc {
 	uint64_t interp, func_type, vc_func, vc_entry;
 };
 
-/* Process PID: every function object SELECT takes pointed at the
- * vectorcall entry (SELECT NULL: none now, those made later are, by the
- * kernel), this cmon one more user of its redirects.  0 and *N, or -errno
- * after one error line. */
-int pyhook__vc_redirect(pid_t pid, bool launched, bool stopped, const struct pyhook_vc *vc,
-			pyhook_select_fn select, void *ctx, unsigned *n);
-/* Each function object pointed at the vectorcall entry sent back (when
- * this is the last user of the process).  *N of them. */
-int pyhook__vc_release(pid_t pid, bool launched, const struct pyhook_vc *vc, unsigned *n);
+/* One function sent: its object and the code object it had then. */
+struct pyhook_func {
+	uint64_t func, code;
+};
+
+/* Function F of process PID, which is stopped (or F is not shared yet),
+ * sent through the vectorcall entry (its version cleared first), this
+ * user one more holder of it.  0 or -errno. */
+int pyhook__vc_send(pid_t pid, const struct pyhook_vc *vc, const struct pyhook_func *f);
+
+/* Process PID: every function object SELECT takes sent (as
+ * pyhook__vc_send), each added to *FUNCS (*N of them, *CAP allocated).
+ * 0, or -errno after one error line. */
+int pyhook__vc_walk(pid_t pid, bool launched, bool stopped, const struct pyhook_vc *vc,
+		    pyhook_select_fn select, void *ctx, struct pyhook_func **funcs, size_t *n,
+		    size_t *cap);
+
+/* FUNCS (N) let go by this user: those no other user holds sent back to
+ * CPython's fast path when still as cmon left them.  *BACK: how many. */
+int pyhook__vc_release(pid_t pid, bool launched, const struct pyhook_vc *vc,
+		       const struct pyhook_func *funcs, size_t n, unsigned *back);
+
+/* Any of FUNCS (N) found sent back by someone else (another cmon ended)
+ * sent again.  How many were. */
+unsigned pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
+			  const struct pyhook_func *funcs, size_t n);
 
 #endif
