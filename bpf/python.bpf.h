@@ -52,6 +52,25 @@ struct {
 	__type(value, struct cmon_py_verdict_val);
 } py_code SEC(".maps");
 
+/* Calls lost, per code object: user space names them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct cmon_py_code_key);
+	__type(value, __u64);
+} py_lost SEC(".maps");
+
+static __always_inline void py_lose(__u32 pid, __u64 code)
+{
+	struct cmon_py_code_key k = { .pid = pid, .code = code };
+	__u64 *v = bpf_map_lookup_elem(&py_lost, &k), one = 1;
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else
+		bpf_map_update_elem(&py_lost, &k, &one, BPF_NOEXIST);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -892,6 +911,7 @@ __noinline int py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
 
 		if (st)
 			st->lost_ringbuf++;
+		py_lose(pid_tgid >> 32, fr->code);
 		return 0;
 	}
 	rec->type = CMON_REC_PY;
@@ -958,6 +978,7 @@ static __always_inline void py_unwind(struct cmon_py_stack *ss, __u64 slot, bool
 
 			if (st)
 				st->lost_uret++;
+			py_lose(bpf_get_current_pid_tgid() >> 32, fr->code);
 		} else {
 			py_emit(fr, PY_HOW(cookie & CMON_COOKIE_FUNC_MASK, CMON_PY_NORETURN, d - 1),
 				0, 0, p);
@@ -1087,6 +1108,7 @@ static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 	if (!ss || !b) {
 		if (st)
 			st->lost_nomem++;
+		py_lose(pid, c->code);
 		return 1;
 	}
 	py_unwind(ss, sp, true, p, cookie);
@@ -1096,6 +1118,7 @@ static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 	if (d >= CMON_PY_STACK_DEPTH) {
 		if (st)
 			st->lost_depth++;
+		py_lose(pid, c->code);
 		return 1;
 	}
 	fr = &ss->frames[d & (CMON_PY_STACK_DEPTH - 1)];

@@ -304,11 +304,11 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (!err)
 			err = tracer__attach(g->tracer);
 		if (!err && g->py) {
-			int procs_fd, code_fd;
+			int procs_fd, code_fd, lost_fd;
 
-			err = tracer__py_maps(g->tracer, &procs_fd, &code_fd);
+			err = tracer__py_maps(g->tracer, &procs_fd, &code_fd, &lost_fd);
 			if (!err)
-				err = pytrace__start(g->py, procs_fd, code_fd);
+				err = pytrace__start(g->py, procs_fd, code_fd, lost_fd);
 		}
 		if (!err) {
 			g->n_probes = tracer__probe_count(g->tracer);

@@ -40,6 +40,7 @@ struct trace_run {
 	struct pytrace *py; /* --py */
 	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
 	uint64_t lost_uret; /* returns nested past the kernel's uretprobes (report) */
+	uint64_t py_nested; /* Python calls lost nested past 64 (returns, cmon's stack) */
 	const char **py_columns; /* CSV: the typed columns and "" (args) */
 	/* The router's sinks: trace's writers, or capture's stores */
 	struct file_sink_opts file_opts;
@@ -516,6 +517,57 @@ static int make_router(struct trace_run *r)
 	return 0;
 }
 
+struct lost_list {
+	struct strbuf sb;
+	uint64_t total;
+};
+
+static void add_lost(void *ctx, uint32_t pid, const char *qualname, const char *where,
+		     uint64_t n)
+{
+	struct lost_list *l = ctx;
+
+	(void)pid;
+	(void)where;
+	l->total += n;
+	strbuf__printf(&l->sb, "%s%s %llu", l->sb.len ? ", " : "", qualname,
+		       (unsigned long long)n);
+}
+
+/* --py's own lines: calls filtered, patterns that matched nothing, calls
+ * lost by function. */
+static void py_report(struct trace_run *r)
+{
+	struct lost_list lost = { 0 };
+	struct cmon_func_stats st;
+	uint64_t f = pytrace__filtered(r->py);
+	const char *const *none;
+	size_t n;
+
+	if (!tracer__func_stats(r->tracer, r->py_func, &st))
+		f += st.outside_focus;
+	if (f)
+		fprintf(stderr, "cmon: python calls filtered: %llu (counted while cmon named "
+				"their code object; no --py pattern selects it)\n",
+			(unsigned long long)f);
+	none = pytrace__unmatched(r->py, &n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s%s", i ? ", " : r->opts.n_pids ?
+				"cmon: --py patterns that matched no function so far: " :
+				"cmon: --py patterns that matched no function: ",
+			none[i], i + 1 == n ? "\n" : "");
+	pytrace__each_lost(r->py, add_lost, &lost);
+	if (lost.total)
+		fprintf(stderr, "cmon: python calls lost: %llu, by function: %s\n",
+			(unsigned long long)lost.total, lost.sb.buf);
+	if (r->py_nested)
+		fprintf(stderr, "cmon:   %llu of them nested deeper than %d selected calls of a "
+				"thread (the kernel's return probes; calls not selected take "
+				"none)\n",
+			(unsigned long long)r->py_nested, CMON_KERNEL_URET_DEPTH);
+	strbuf__release(&lost.sb);
+}
+
 /* Calls whose record was not written, and calls written without their
  * captured values (a capture record did not fit): both are losses. */
 static uint64_t report(struct trace_run *r)
@@ -528,6 +580,8 @@ static uint64_t report(struct trace_run *r)
 		if (!tracer__func_stats(r->tracer, (unsigned)i, &st)) {
 			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
 			r->lost_uret += st.lost_uret;
+			if (r->set->funcs[i].python)
+				r->py_nested += st.lost_uret + st.lost_depth;
 			lost_captures += st.lost_capture;
 			filtered += st.filtered;
 			unchanged += st.unchanged;
@@ -599,17 +653,8 @@ static uint64_t report(struct trace_run *r)
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
 				"values)\n", (unsigned long long)lost_captures);
-	if (r->py) {
-		struct cmon_func_stats st;
-		uint64_t f = pytrace__filtered(r->py);
-
-		if (!tracer__func_stats(r->tracer, r->py_func, &st))
-			f += st.outside_focus;
-		if (f)
-			fprintf(stderr, "cmon: python calls filtered: %llu (counted while cmon named "
-					"their code object; no --py pattern selects it)\n",
-				(unsigned long long)f);
-	}
+	if (r->py)
+		py_report(r);
 	if (typer__unavailable(r->typer))
 		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
 				"a uprobe cannot read)\n",
@@ -634,7 +679,10 @@ static uint64_t report(struct trace_run *r)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
 				(unsigned long long)st.lost_depth,
 				r->set->funcs[i].python ? CMON_PY_STACK_DEPTH : CMON_STACK_DEPTH);
-		if (st.lost_uret)
+		if (st.lost_uret && r->set->funcs[i].python)
+			fprintf(stderr, "  (%llu returns nested past the kernel's %d return probes)",
+				(unsigned long long)st.lost_uret, CMON_KERNEL_URET_DEPTH);
+		else if (st.lost_uret)
 			fprintf(stderr, "  (%llu returns nested past the kernel's %d uretprobes: "
 					"--return-probe insn sees them)",
 				(unsigned long long)st.lost_uret, CMON_KERNEL_URET_DEPTH);
@@ -923,11 +971,11 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	r.ses.follow = tracer__follow(r.tracer);
 	session__install_signals();
 	if (r.py) {
-		int procs_fd, code_fd;
+		int procs_fd, code_fd, lost_fd;
 
-		err = tracer__py_maps(r.tracer, &procs_fd, &code_fd);
+		err = tracer__py_maps(r.tracer, &procs_fd, &code_fd, &lost_fd);
 		if (!err)
-			err = pytrace__start(r.py, procs_fd, code_fd);
+			err = pytrace__start(r.py, procs_fd, code_fd, lost_fd);
 		if (err)
 			goto cleanup;
 	}
@@ -1000,7 +1048,11 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	lost = report(&r);
 	if (r.watcher)
 		lost += watcher__report(r.watcher, r.opts.quiet);
-	if (lost && lost == r.lost_uret && !r.opts.quiet)
+	if (lost && lost == r.py_nested && !r.opts.quiet)
+		log_warn("%llu python calls were not seen whole (see above): selected calls "
+			 "nested deeper than %d on a thread", (unsigned long long)lost,
+			 CMON_KERNEL_URET_DEPTH);
+	else if (lost && lost == r.lost_uret && !r.opts.quiet)
 		log_warn("%llu returns were not seen (see above): nested past the kernel's %d "
 			 "uretprobes; --return-probe insn sees them", (unsigned long long)lost,
 			 CMON_KERNEL_URET_DEPTH);

@@ -94,6 +94,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "3.12+: each resume of a generator or coroutine too (every\n"
 	  "Python call then goes through the evaluator: a trap each)" },
 	{ "per-pid", OPT_PER_PID, NULL, P, "one row per function and process" },
+	{ "callers", OPT_CALLERS, NULL, P,
+	  "--py: each function's callers and callees among the\n"
+	  "selected ones, with their calls and time (JSON: always)" },
 	{ "hist", OPT_HIST, "ARG", P,
 	  "distribution of argument ARG (0..5, arg0..arg5, a\n"
 	  "parameter name, or ret), at its C type; log2" },
@@ -518,6 +521,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			break;
 		case OPT_PY_RESUMES:
 			o->py_resumes = true;
+			break;
+		case OPT_CALLERS:
+			o->callers = true;
 			break;
 		case OPT_EXCLUDE: {
 			/* the same as --func '!PATTERN' */

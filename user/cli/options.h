@@ -60,6 +60,7 @@ enum opt_key {
 	OPT_USDT,
 	OPT_PY,
 	OPT_PY_RESUMES,
+	OPT_CALLERS,
 	OPT_FOCUS,
 	OPT_MAX_DEPTH,
 	OPT_STACK,
@@ -136,6 +137,7 @@ struct cmd_opts {
 	/* profile only */
 	double interval_s;    /* --interval: report every so often; 0: at the end only */
 	bool per_pid;         /* --per-pid */
+	bool callers;         /* --callers: profile --py's calls between the functions */
 	int hist_arg;         /* --hist: argument 0..5, HIST_ARG_BY_NAME; -1 (set by the parser): none */
 	const char *hist;     /* --hist as given: "1", "arg1", "len", "ret" (hist_arg.h resolves it) */
 	bool hist_linear;     /* --hist-linear MIN,MAX,STEP */

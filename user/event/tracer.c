@@ -684,11 +684,12 @@ int tracer__flush_pending(struct tracer *t, pid_t pid)
 	return 0;
 }
 
-int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd)
+int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd, int *lost_fd)
 {
 	*procs_fd = bpf_map__fd(t->skel->maps.py_procs);
 	*code_fd = bpf_map__fd(t->skel->maps.py_code);
-	return *procs_fd < 0 || *code_fd < 0 ? -EBADF : 0;
+	*lost_fd = bpf_map__fd(t->skel->maps.py_lost);
+	return *procs_fd < 0 || *code_fd < 0 || *lost_fd < 0 ? -EBADF : 0;
 }
 
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out)

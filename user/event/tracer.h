@@ -109,8 +109,8 @@ int tracer__flush_pending(struct tracer *t, pid_t pid);
 
 /* The followed processes (tracer_opts.follow), or NULL. */
 struct follow *tracer__follow(const struct tracer *t);
-/* --py: the maps py_procs and py_code (after tracer__new). */
-int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd);
+/* --py: the maps py_procs, py_code and py_lost (after tracer__new). */
+int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd, int *lost_fd);
 
 /* Counters of function FUNC_ID summed over CPUs. */
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);

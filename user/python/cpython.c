@@ -66,7 +66,7 @@ struct pytrace {
 	const struct py_layout *layout; /* every process's: one version a trace */
 	struct py_proc *procs;
 	size_t n_procs;
-	int procs_fd, code_fd;
+	int procs_fd, code_fd, lost_fd;
 	uint64_t filtered;
 	struct cmon_py_pat *rows;
 	unsigned n_rows;
@@ -108,7 +108,7 @@ struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strle
 	pt->n_patterns = n;
 	pt->strlen = strlen && strlen < CMON_PY_STR_MAX ? strlen : CMON_PY_STR_MAX;
 	pt->resumes = resumes;
-	pt->procs_fd = pt->code_fd = -1;
+	pt->procs_fd = pt->code_fd = pt->lost_fd = -1;
 	pt->args_column = SIZE_MAX;
 	return pt;
 }
@@ -478,10 +478,11 @@ static int put_kern(struct pytrace *pt, struct py_proc *p)
 	return 0;
 }
 
-int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd)
+int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd, int lost_fd)
 {
 	pt->procs_fd = procs_fd;
 	pt->code_fd = code_fd;
+	pt->lost_fd = lost_fd;
 	for (size_t i = 0; i < pt->n_procs; i++) {
 		struct py_proc *p = &pt->procs[i];
 		int err;
@@ -762,6 +763,28 @@ void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec)
 	val.verdict = c && c->traced ? CMON_PY_TRACED : CMON_PY_SKIP;
 	if (pt->code_fd >= 0)
 		bpf_map_update_elem(pt->code_fd, &key, &val, BPF_ANY);
+}
+
+void pytrace__each_lost(struct pytrace *pt, pytrace_lost_fn fn, void *ctx)
+{
+	struct cmon_py_code_key key, next;
+	bool first = true;
+	char where[CMON_PY_FILENAME_MAX + 16];
+
+	if (pt->lost_fd < 0)
+		return;
+	while (!bpf_map_get_next_key(pt->lost_fd, first ? NULL : &key, &next)) {
+		struct py_proc *p = proc_of(pt, (pid_t)next.pid);
+		struct py_code *c = p ? code_of(pt, p, next.code, NULL) : NULL;
+		__u64 n = 0;
+
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(pt->lost_fd, &key, &n) || !n)
+			continue;
+		snprintf(where, sizeof(where), "%s:%d", c ? c->filename : "?", c ? c->firstlineno : 0);
+		fn(ctx, key.pid, c ? c->qualname : "?", where, n);
+	}
 }
 
 const char *const *pytrace__unmatched(struct pytrace *pt, size_t *n)

@@ -57,8 +57,15 @@ long pytrace__mark(struct pytrace *pt, struct probe_set *set);
 /* After attaching: each process into PROCS_FD (map py_procs) and what it
  * needs written (a running one now; a launched one stops at its start,
  * then at its first Python call, and pytrace__tick finishes).  CODE_FD is
- * map py_code.  0 or -errno after one error line. */
-int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd);
+ * map py_code, LOST_FD py_lost.  0 or -errno after one error line. */
+int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd, int lost_fd);
+
+/* The calls lost (their record not written, or their return not seen),
+ * per function and process, from the kernel's counts: FN(CTX, pid,
+ * qualname, "file:line", count) for each. */
+typedef void (*pytrace_lost_fn)(void *ctx, uint32_t pid, const char *qualname, const char *where,
+				uint64_t n);
+void pytrace__each_lost(struct pytrace *pt, pytrace_lost_fn fn, void *ctx);
 
 /* Often (each poll): a launched interpreter stopped for cmon is set up and
  * continued; a hook another cmon cleared is set again. */
