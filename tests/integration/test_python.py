@@ -629,3 +629,56 @@ def _with_c_functions(py):
 
 
 matrix(globals(), "test_python_with_c_functions", _with_c_functions)
+
+
+def test_python_launch_script():
+    """-- SCRIPT: a #! script (Debian's pygmentize, and one naming its
+    interpreter through env) runs as the shell would run it, traced in the
+    CPython it execs; a script running no CPython is refused."""
+    _need_python()
+    if os.access("/usr/bin/pygmentize", os.X_OK):
+        out_path = tmpfile("pygmentize.json")
+        code, out, err = cmon(["trace", "-F", "json", "-o", out_path, "--py",
+                               "pygments.cmdline.main", "--", "/usr/bin/pygmentize", "-V"])
+        eq(code, 0, "exit status (%s)" % err)
+        eq([(r["func"], r["status"], r["retval"]) for r in _json(read_text(out_path))],
+           [("main", "ok", 0)], "pygmentize's main(), traced")
+        check(out.startswith("Pygments version"), out)
+    script = tmpfile("envpy")
+    with open(script, "w") as f:
+        f.write("#!/usr/bin/env python3.11\nimport sys\n"
+                "sys.path.insert(0, %r)\nimport calls\ncalls.main()\n"
+                % os.path.dirname(CALLS))
+    os.chmod(script, 0o755)
+    res = trace([], launch=[script], extra=["--py", "fib"], fmt="json")
+    eq((res.code, res.stdout), (0, CALLS_OUT), "exit status and output (%s)" % res.stderr)
+    eq(len(_json(res.text)), 177, "fib's calls, through env")
+    sh = tmpfile("nopy.sh")
+    with open(sh, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    os.chmod(sh, 0o755)
+    code, _, err = cmon(["trace", "--py", "f", "--", sh])
+    eq(code, 1, "refused")
+    eq(err.strip(), "cmon: %s ran no CPython (it ran /usr/bin/dash last)" % sh, "one line")
+
+
+def _launch_shim(py):
+    """-- python3 through a pyenv shim (PYENV_VERSION picks the version):
+    launched as the shell would, traced in the CPython the shim execs."""
+    shims = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(py.path))), "..",
+                         "shims")
+    shim = os.path.join(os.path.normpath(shims), "python3")
+    if not os.access(shim, os.X_OK):
+        raise Skip("no pyenv shim python3 (%s)" % shim)
+    env = dict(os.environ, PYENV_VERSION="%d.%d.%d" % py.version,
+               PATH=os.path.dirname(shim) + ":" + os.environ.get("PATH", ""))
+    out_path = tmpfile("shim.json")
+    code, out, err = cmon(["trace", "-F", "json", "-o", out_path, "--py", "fib", "--", "python3",
+                           CALLS], env=env)
+    eq((code, out), (0, CALLS_OUT), "exit status and output (%s)" % err)
+    rows = _json(read_text(out_path))
+    eq(len(rows), 177, "fib's calls")
+    eq({r["comm"] for r in rows}, {"python3"}, "the shim's name for it")
+
+
+matrix(globals(), "test_python_launch_shim", _launch_shim, [p for p in PYTHONS if p is not DEBIAN])

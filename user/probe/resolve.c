@@ -300,7 +300,7 @@ static int add_launch_target(struct builder *b)
 			  err == -ENOEXEC ? "not an ELF executable" : strerror(-err));
 		goto cleanup;
 	}
-	b->set->launch_pid = o->launch_pid;
+	b->set->launch_pid = o->launch_execed ? 0 : o->launch_pid;
 	t = add_target(b, o->launch_pid);
 	if (!t) {
 		err = -ENOMEM;

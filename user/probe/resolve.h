@@ -151,6 +151,7 @@ struct resolve_opts {
 	const char *binary;     /* --binary */
 	const char *launch_exe; /* -- CMD, resolved path */
 	pid_t launch_pid;       /* the launched child, paused before exec */
+	bool launch_execed;     /* ... or held past it (launch__run_to): no launcher to leave out */
 	const struct funcpattern *patterns;
 	size_t n_patterns;
 	const char *const *usdts; /* --usdt [FILE:]PROVIDER:NAME, globs */

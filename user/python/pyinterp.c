@@ -318,6 +318,28 @@ out:
 	return err;
 }
 
+bool pyinterp__is_python(const char *path)
+{
+	struct elf_file f = { .fd = open(path, O_RDONLY | O_CLOEXEC) };
+	struct py_interp pi;
+	char needed[128] = "";
+	uint64_t version_addr = 0;
+	bool yes = false;
+
+	if (f.fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	f.elf = elf_begin(f.fd, ELF_C_READ, NULL);
+	if (f.elf) {
+		memset(&pi, 0, sizeof(pi));
+		read_symbols(&f, &pi, &version_addr, needed, sizeof(needed));
+		yes = needed[0] || pi.runtime || pi.eval_func;
+		elf_end(f.elf);
+	}
+	close(f.fd);
+	return yes;
+}
+
 int pyinterp__of_process(pid_t pid, struct py_interp *pi, char *why, size_t why_len)
 {
 	struct proc_object *objs = NULL;

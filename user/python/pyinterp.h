@@ -54,6 +54,10 @@ struct py_interp {
 int pyinterp__open(const char *path, const char *open_path, struct py_interp *pi, char *why,
 		   size_t why_len);
 
+/* Is PATH a CPython, whatever its version (it needs a libpython, or has
+ * CPython's entry points)? */
+bool pyinterp__is_python(const char *path);
+
 /* The CPython process PID runs: its mapped libpython, else its executable
  * (as pyinterp__open). */
 int pyinterp__of_process(pid_t pid, struct py_interp *pi, char *why, size_t why_len);
