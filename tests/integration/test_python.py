@@ -682,3 +682,22 @@ def _launch_shim(py):
 
 
 matrix(globals(), "test_python_launch_shim", _launch_shim, [p for p in PYTHONS if p is not DEBIAN])
+
+
+def _multiprocessing(py):
+    """multiprocessing's forked workers are followed: every call of work()
+    in them recorded (in their processes), none in the parent."""
+    res = _py(["work"], [os.path.join(ROOT, "tests", "targets", "py", "pool.py")], py=py)
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    parent, total = res.stdout.splitlines()
+    eq(total, "39800", "output")
+    eq(sorted((r["args"]["x"], r["retval"]) for r in res.rows),
+       [(x, 2 * x) for x in range(200)], "the 200 calls")
+    pids = {r["pid"] for r in res.rows}
+    check(pids and int(parent.split()[1]) not in pids,
+          "in the children: %s, not the %s" % (pids, parent))
+    check("cmon: children followed: 2" in res.stderr, res.stderr)
+    eq(summary(res.stderr)["lost"], 0, "nothing lost")
+
+
+matrix(globals(), "test_python_multiprocessing", _multiprocessing)
