@@ -267,3 +267,49 @@ def test_break_py_generator_resumes():
        ["gen (%s:%d)" % (CALLS, line) for line in (29, 29, 31, 31)], "where gen stands")
     eq({tuple(frames[1:]) for _, frames in stops},
        {("main (%s:39)" % CALLS, "<module> (%s:45)" % CALLS)}, "its callers")
+
+
+def test_break_py_ctrl_c_leaves_the_program():
+    """Ctrl-C on the terminal while cmon waits at a stop: cmon's alone (the
+    program it launched has a process group of its own), which resumes the
+    program and detaches; the program runs on to its own end (no
+    KeyboardInterrupt), and cmon's status says it was interrupted (130)."""
+    import pty
+    import select
+    from cmonlib import CMON
+    _need_python()
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execv(CMON, [CMON, "break", "--py", "area", "--", PY, BREAKS])
+        finally:
+            os._exit(127)
+    text = b""
+    sent = False
+    end = time.monotonic() + 30
+    try:
+        while time.monotonic() < end:
+            r, _, _ = select.select([fd], [], [], 0.2)
+            if r:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:  # every writer of the terminal gone
+                    break
+                if not chunk:
+                    break
+                text += chunk
+            if not sent and b"press Enter to resume" in text:
+                time.sleep(0.2)
+                os.write(fd, b"\x03")  # the terminal's Ctrl-C
+                sent = True
+        _, st = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+        kill_quietly(pid)
+    out = text.decode(errors="replace").replace("\r\n", "\n")
+    check(sent, "the stop was shown: %s" % out)
+    eq(os.waitstatus_to_exitcode(st), 130, "cmon's status: interrupted (%s)" % out)
+    m = re.search(r"cmon: Interrupt: process (\d+) goes on untraced\n", out)
+    check(m, out)
+    check("KeyboardInterrupt" not in out, "the program was not interrupted: %s" % out)
+    check(re.search(r"^8\n10\.0$", out, re.M), "it ran on to its end: %s" % out)

@@ -829,6 +829,7 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	struct tracer_opts to = {};
 	bool have_status = false, usage_err = false;
 	int status = 0, err;
+	pid_t left;
 	uint64_t lost = 0;
 	double deadline = 0;
 
@@ -863,6 +864,9 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	/* capture: its store once the functions are known; break: stderr.
 	 * Output in 256 KiB writes: ~2,000 records each; a larger buffer
 	 * only adds resident memory. */
+	/* break: the terminal's Ctrl-C is for cmon (it resumes and detaches),
+	 * never the program's: the program gets its own process group */
+	r.ses.launch.own_group = kind == CMD_BREAK;
 	err = session__begin(&r.ses, kind != CMD_CAPTURE && kind != CMD_BREAK ? 1 << 18 : 0);
 	if (err)
 		goto cleanup;
@@ -1067,9 +1071,20 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 cleanup:
 	if (kind == CMD_BREAK)
 		breakpoint__finish(break_pid(&r), break_stops(&r)); /* every path */
+	/* break interrupted: the program it launched goes on (its own process
+	 * group took no Ctrl-C), and cmon's status says cmon was stopped */
+	left = kind == CMD_BREAK && session_stop_signal && !err && r.ses.launched &&
+			       r.ses.launch.pid > 0 && !have_status
+		       ? r.ses.launch.pid
+		       : 0;
 	cleanup_run(&r);
 	if (usage_err)
 		return CMON_EXIT_USAGE;
+	if (left) {
+		fprintf(stderr, "cmon: %s: process %d goes on untraced\n",
+			strsignal(session_stop_signal), (int)left);
+		return 128 + session_stop_signal;
+	}
 	return session__exit_status(err, lost, have_status, status);
 }
 

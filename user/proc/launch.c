@@ -56,6 +56,8 @@ int launch__start(const char *path, char *const argv[], struct launch *l)
 			signal(kept_signals[i], inherited_ign[i] ? SIG_IGN : SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127); /* cmon went away before attaching */
+		if (l->own_group)
+			setpgid(0, 0);
 		close(go[0]);
 		if (l->stop_at_exec && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 			_exit(127);

@@ -22,6 +22,9 @@ struct launch {
 	 * executable's load address before the first instruction). */
 	bool stop_at_exec;
 	bool stopped;  /* held after exec now */
+	/* Set before launch__start: the child in a process group of its own
+	 * (cmon break: a Ctrl-C at cmon's prompt is cmon's, not the program's). */
+	bool own_group;
 	bool ran_to;   /* launch__run_to took it past its first exec */
 };
 
