@@ -701,3 +701,79 @@ def _multiprocessing(py):
 
 
 matrix(globals(), "test_python_multiprocessing", _multiprocessing)
+
+
+def _two_modules():
+    """Two modules, each with its own f(), called from a script: the
+    script's path."""
+    d = tmpfile("twomods")
+    for m in ("alpha", "beta"):
+        os.makedirs(os.path.join(d, m), exist_ok=True)
+        with open(os.path.join(d, m, "util.py"), "w") as f:
+            f.write("def f(n):\n    return n + %d\n" % (1 if m == "alpha" else 2))
+        open(os.path.join(d, m, "__init__.py"), "w").close()
+    script = os.path.join(d, "main.py")
+    with open(script, "w") as f:
+        f.write("import alpha.util, beta.util\n"
+                "def run():\n    return alpha.util.f(1) + beta.util.f(1) + beta.util.f(2)\n"
+                "print(run())\n")
+    return d, script
+
+
+def _modules(py):
+    """Same-named functions of two modules stay apart: -F folded names a
+    Python frame "qualname (file:line)", profile's table has a MODULE
+    column, and the self time is the function's own."""
+    d, script = _two_modules()
+    res = _py(["f", "run"], [script], fmt="folded", py=py)
+    eq((res.code, res.stdout), (0, "9\n"), "exit status and output (%s)" % res.stderr)
+    stacks = {}
+    for line in res.text.splitlines():
+        stack, ns = line.rsplit(" ", 1)
+        stacks[stack] = int(ns)
+    run_ = "run (%s:2)" % script
+    eq(sorted(s.split(";", 1)[1] for s in stacks),
+       sorted([run_, "%s;f (%s:1)" % (run_, os.path.join(d, "alpha", "util.py")),
+               "%s;f (%s:1)" % (run_, os.path.join(d, "beta", "util.py"))]),
+       "a stack per module's f")
+    code, out, err = cmon(["profile", "--py", "f", "--py", "run", "--", py.path, script])
+    eq(code, 0, "exit status (%s)" % err)
+    rows = [l.split() for l in out.splitlines() if l.startswith("f ") or l.startswith("run ")]
+    eq(sorted((r[0], r[1], r[-1]) for r in rows),
+       [("f", "1", "alpha/util.py:1"), ("f", "2", "beta/util.py:1"), ("run", "1", "twomods/main.py:2")],
+       "a row per module's f, and the MODULE column (its folder, file and line)")
+    header = [l for l in out.splitlines() if l.startswith("FUNCTION")][0].split()
+    eq(header[:4] + header[-1:], ["FUNCTION", "CALLS", "TOTAL", "SELF", "MODULE"], "columns")
+
+
+matrix(globals(), "test_python_modules", _modules)
+
+
+def _callers(py):
+    """profile --py: self time (a call's latency less its traced callees')
+    beside the total, and the calls between the selected functions (JSON;
+    the text table with --callers)."""
+    code, out, err = cmon(["profile", "-F", "json", "--py", "fib", "--py", "main", "--py",
+                           "Shape.area", "--", py.path, CALLS])
+    eq(code, 0, "exit status (%s)" % err)
+    rows = {(r["func"], r["module"]): r for r in
+            (json.loads(l) for l in out[len(CALLS_OUT):].splitlines())}
+    fib = rows[("fib", CALLS + ":5")]
+    main = rows[("main", CALLS + ":34")]
+    eq([(c["func"], c["calls"]) for c in sorted(fib["callers"], key=lambda c: c["func"])],
+       [("fib", 176), ("main", 1)], "fib's callers")
+    eq([(c["func"], c["calls"]) for c in fib["callees"]], [("fib", 176)], "fib's callees")
+    eq(sorted((c["func"], c["calls"]) for c in main["callees"]), [("Shape.area", 1), ("fib", 1)],
+       "main's callees")
+    check(0 < fib["self_ns"] < fib["total_ns"], fib)
+    check(0 < main["self_ns"] < main["total_ns"] and
+          main["self_ns"] + [c for c in main["callees"] if c["func"] == "fib"][0]["total_ns"]
+          <= main["total_ns"], main)
+    code, out, err = cmon(["profile", "--callers", "--py", "fib", "--py", "main", "--", py.path,
+                           CALLS])
+    check(re.search(r"^fib \(%s:5\)\n  callers: .*main 1 .*\n  callees: fib 176 " % CALLS, out,
+                    re.M) or re.search(r"^fib \(%s:5\)\n  callers: .*fib 176 .*\n  callees: fib 176 "
+                                       % CALLS, out, re.M), out)
+
+
+matrix(globals(), "test_python_self_and_callers", _callers)

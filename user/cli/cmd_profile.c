@@ -406,11 +406,19 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 		if (o->if_expr)
 			fprintf(r->ses.out, " %10llu", (unsigned long long)row->filtered);
 		if (r->pp) {
-			/* the file's name and the def line: which module the name is */
-			const char *m = func_module(r, row->func_id), *base = strrchr(m, '/');
+			/* the file (its folder too: a package's module) and the def
+			 * line: which function of that name it is */
+			const char *m = func_module(r, row->func_id), *base = m;
 
+			for (const char *c = m, *last = NULL; *c; c++) {
+				if (*c != '/')
+					continue;
+				if (last)
+					base = last + 1;
+				last = c;
+			}
 			fputc(' ', r->ses.out);
-			put_name(r->ses.out, base ? base + 1 : m, 0);
+			put_name(r->ses.out, base, 0);
 		}
 		fputc('\n', r->ses.out);
 	}

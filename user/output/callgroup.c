@@ -33,6 +33,7 @@ void callgroups__init(struct callgroups *g, callgroup_fn fn, void *ctx, size_t m
 static void held__release(struct held_call *h)
 {
 	free(h->func);
+	free(h->where);
 	free(h->comm);
 	free(h->args);
 	free(h->ret);
@@ -121,6 +122,8 @@ static int held__init(struct held_call *h, const struct call_record *rec, bool d
 	h->has_exit = rec->status == CALL_OK || rec->status == CALL_TAILCALL ||
 		      rec->status == CALL_RAISED || rec->status == CALL_YIELD;
 	h->func = strdup(rec->func ? rec->func : "");
+	if (rec->typed && rec->typed->python && rec->module && !(h->where = strdup(rec->module)))
+		err2 = -ENOMEM;
 	h->comm = strdup(rec->comm ? rec->comm : "");
 	h->args = render_args(rec);
 	h->ret = render_ret(rec, &err);

@@ -27,6 +27,7 @@ struct held_call {
 	enum call_status status;
 	bool has_exit;
 	char *func, *comm;
+	char *where;   /* --py: "file:line" of the function (its module); NULL: C */
 	char *args;    /* "name=value, ..." (raw: the six registers) */
 	char *ret;     /* text of the return value; NULL: none (void, no return) */
 	char *stack;   /* with callgroups.details: --stack's frames, one a line
