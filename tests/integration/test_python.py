@@ -777,3 +777,34 @@ def _callers(py):
 
 
 matrix(globals(), "test_python_self_and_callers", _callers)
+
+
+def _list(py):
+    """cmon list --py -p PID [PATTERN]: the Python functions a running
+    process has (its function objects, read with it paused), by name,
+    file:line and parameters; the process runs on unchanged."""
+    w = _Worker(py)
+    try:
+        code, out, err = cmon(["list", "--py", "-p", str(w.pid), "step", "worker.f*",
+                               "worker.py:threads.<locals>.*"])
+        eq(code, 0, "exit status (%s)" % err)
+        rows = [l.split() for l in out.splitlines()]
+        eq(rows[0], ["FUNCTION", "FILE:LINE", "PARAMETERS"], "header")
+        eq(rows[1:], [["step", WORKER + ":23", "(i)"], ["fib", WORKER + ":27", "(n)"], [],
+                      ["2", "functions"]], "the functions the patterns name (%s)" % out)
+        code, out, err = cmon(["list", "--py", "-p", str(w.pid)])
+        eq(code, 0, "every function")
+        check("\nwait " in out and re.search(r"^(\d+) functions$", out, re.M), out)
+        eq(w.cmd("run"), "run 30", "it runs on")
+        eq(w.written(), w.pristine(), "nothing written")
+    finally:
+        w.quit()
+
+
+matrix(globals(), "test_python_list", _list)
+
+
+def test_python_list_errors():
+    code, _, err = cmon(["list", "--py", "--", "python3"])
+    eq((code, err), (1, "cmon: list --py: the functions of one running process: -p PID\n"),
+       "a program is refused")

@@ -90,6 +90,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "Python functions of a CPython 3.11-3.13 process (qualname,\n"
 	  "module.func, FILE:qualname, globs; repeatable), summed\n"
 	  "in user space; not with --func, --usdt or --hist" },
+	{ "py", OPT_PY_LIST, NULL, L,
+	  "the Python functions process -p PID has (from its function\n"
+	  "objects), PATTERN as for --py (none: all)" },
 	{ "py-resumes", OPT_PY_RESUMES, NULL, TC | P | B,
 	  "3.12+: each resume of a generator or coroutine too (every\n"
 	  "Python call then goes through the evaluator: a trap each)" },
@@ -230,7 +233,10 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  What can be probed: each matching function, its file offset, where the\n"
 		      "  probe goes, the instruction there and its cost per hit, and how its return\n"
 		      "  is observed.  PATTERN as for `cmon trace --func` (--func PATTERN works\n"
-		      "  too); with a program, patterns come before \"--\".\n",
+		      "  too); with a program, patterns come before \"--\".\n"
+		      "       cmon list --py -p PID [PATTERN...]\n"
+		      "  The Python functions the process has: qualified name, file:line and\n"
+		      "  parameters; PATTERN as for --py.\n",
 		      out);
 	else if (kind == CMD_PROFILE)
 		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
@@ -522,6 +528,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		case OPT_PY_RESUMES:
 			o->py_resumes = true;
 			break;
+		case OPT_PY_LIST:
+			o->py_list = true;
+			break;
 		case OPT_CALLERS:
 			o->callers = true;
 			break;
@@ -745,7 +754,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	}
 
 	if (!o->n_funcs && !o->n_usdts && !o->n_lines && !o->n_lines_of && !o->n_py &&
-	    !(kind == CMD_TRACE && o->n_watches)) {
+	    !(kind == CMD_TRACE && o->n_watches) && !o->py_list) {
 		if (kind == CMD_LIST && o->cmd)
 			log_error("list: no PATTERN given (patterns come before the program: "
 				  "cmon list PATTERN... -- CMD [ARGS...])");

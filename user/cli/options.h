@@ -60,6 +60,7 @@ enum opt_key {
 	OPT_USDT,
 	OPT_PY,
 	OPT_PY_RESUMES,
+	OPT_PY_LIST,
 	OPT_CALLERS,
 	OPT_FOCUS,
 	OPT_MAX_DEPTH,
@@ -104,6 +105,7 @@ struct cmd_opts {
 	const char **py;      /* --py PATTERN: Python functions, repeatable */
 	size_t n_py;
 	bool py_resumes;      /* --py-resumes: every Python call through the evaluator (3.12+) */
+	bool py_list;         /* list --py: the Python functions of -p PID */
 	const char **focus;   /* --focus PATTERN, repeatable */
 	size_t n_focus;
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */

@@ -18,6 +18,7 @@
 #include "probe/resolve.h"
 #include "python/cpython.h"
 #include "python/pycode.h"
+#include "python/pyheap.h"
 #include "python/pyhook.h"
 #include "python/pystack.h"
 #include "python/pyvalue.h"
@@ -1052,6 +1053,83 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	};
 	out->typed = &pt->typed;
 	return 1;
+}
+
+/* ---- cmon list --py ---- */
+
+struct list_walk {
+	pid_t pid;
+	const struct py_layout *l;
+	struct hmap seen; /* code address */
+	pytrace_func_fn fn;
+	void *ctx;
+};
+
+static int list_one(void *ctx, uint64_t func, uint64_t code, uint64_t vectorcall)
+{
+	struct list_walk *w = ctx;
+	struct py_code *c;
+	bool added;
+	int err;
+
+	(void)func;
+	(void)vectorcall;
+	if (!hmap__get(&w->seen, &code, sizeof(code), &added))
+		return -ENOMEM;
+	if (!added)
+		return 0;
+	c = pycode__new(w->pid, code, NULL, w->l);
+	if (!c)
+		return -ENOMEM;
+	err = w->fn(w->ctx, c);
+	pycode__free(c);
+	return err;
+}
+
+int pytrace__list_functions(pid_t pid, pytrace_func_fn fn, void *ctx)
+{
+	struct list_walk w = { .pid = pid, .fn = fn, .ctx = ctx };
+	struct py_interp pi;
+	uint64_t bias = 0, interp = 0, seen = 0;
+	char why[256];
+	int err = pyinterp__of_process(pid, &pi, why, sizeof(why));
+
+	if (err) {
+		log_error("--py: process %d: %s", (int)pid, why);
+		return err;
+	}
+	err = pyinterp__bias(&pi, pid, &bias);
+	if (!err)
+		err = pyinterp__check(&pi, pid, bias, &interp, why, sizeof(why));
+	if (err) {
+		log_error("--py: process %d (%s): %s", (int)pid, pi.path, why);
+		pyinterp__clear(&pi);
+		return err;
+	}
+	w.l = pylayout__for(pi.layout.major, pi.layout.minor);
+	/* the lists walked with the process paused; again while its collector runs */
+	err = -EAGAIN;
+	for (int tries = 0; err == -EAGAIN && tries < 200; tries++) {
+		struct freeze fz = { 0 };
+
+		if (tries)
+			usleep(2000);
+		err = freeze__stop(pid, false, &fz);
+		if (err)
+			break;
+		hmap__release(&w.seen);
+		err = pyheap__functions(pid, w.l, interp, pi.func_type + bias, list_one, &w, &seen);
+		freeze__thaw(&fz);
+	}
+	if (err)
+		log_error("--py: cannot read the functions of process %d: %s", (int)pid,
+			  strerror(-err));
+	else
+		log_info("--py: process %d: %llu objects walked, %zu code objects", (int)pid,
+			 (unsigned long long)seen, w.seen.n);
+	hmap__release(&w.seen);
+	pyinterp__clear(&pi);
+	return err;
 }
 
 /* ---- cmon break --py ---- */

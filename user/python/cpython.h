@@ -112,6 +112,13 @@ const char *const *pytrace__unmatched(struct pytrace *pt, size_t *n);
  * or "the vectorcall entry"; and its probe's address. */
 const char *pytrace__way(const struct pytrace *pt, pid_t pid, uint64_t *addr);
 
+/* cmon list --py: each Python function process PID has (its function
+ * objects, found with the process paused), one call of FN(CTX, its code
+ * object) per code object.  0, or -errno after one error line. */
+struct py_code;
+typedef int (*pytrace_func_fn)(void *ctx, const struct py_code *c);
+int pytrace__list_functions(pid_t pid, pytrace_func_fn fn, void *ctx);
+
 /* cmon break --py: the Python stack of the thread REC (a CMON_PY_BREAK
  * record) stopped, read from its process while it is stopped: one
  * "qualname (file:line)" line per frame, the callee first (its def line,
