@@ -488,6 +488,7 @@ struct cmon_capture_item {
 #define CMON_PY_STR_MAX 48     /* bytes of a str or bytes value kept */
 #define CMON_PY_STACK_DEPTH 64 /* pending traced Python calls per thread */
 #define CMON_PY_EXC_TYPE_MAX 32
+#define CMON_PY_TASK_NAME_MAX 24
 
 struct cmon_py_offsets {
 	__u32 frame_code;        /* _PyInterpreterFrame.f_code (3.13: f_executable) */
@@ -531,7 +532,16 @@ struct cmon_py_offsets {
 	__u32 tstate_exc_type;   /* 3.11: curexc_type; 0: the exception's own type */
 	__u32 gil_holder;        /* 3.12+: _gil_runtime_state.last_holder */
 	__u32 owner_generator;   /* the frame owner value of a generator's frame */
-	__u32 pad;
+	/* asyncio: the task a coroutine runs in, found from the frame that
+	 * stepped it (asyncio.events.Handle._run, its _callback: the task's
+	 * step wrapper or its bound __wakeup) */
+	__u32 frame_previous;    /* _PyInterpreterFrame.previous */
+	__u32 tstate_cframe;     /* PyThreadState.cframe (0: 3.13, current_frame below) */
+	__u32 cframe_current;    /* _PyCFrame.current_frame (3.13: PyThreadState's) */
+	__u32 handle_callback;   /* Handle._callback (a slot) */
+	__u32 wrapper_task;      /* TaskStepMethWrapper.sw_task */
+	__u32 method_self;       /* PyCFunctionObject.m_self */
+	__u32 task_name;         /* _asyncio's TaskObj.task_name (a str, or 3.12+ its number) */
 };
 
 /* The objects a value is recognised by: addresses in the process. */
@@ -626,6 +636,10 @@ struct cmon_py_rec {
 	__u32 n_args; /* values in args (parameters, at most CMON_PY_MAX_ARGS) */
 	__u32 n_params; /* parameters it has (CMON_PY_MORE: the rest follow) */
 	__u32 why;      /* CMON_PY_NORETURN: enum cmon_py_noreturn */
+	__u64 task;     /* a coroutine's asyncio task (0: none known) */
+	/* its name as the step left it (ASCII, cut), or "#N" (3.12+: Task-N
+	 * until the name is asked for) */
+	char task_name[CMON_PY_TASK_NAME_MAX];
 	char comm[CMON_COMM_LEN];
 	char exc_type[CMON_PY_EXC_TYPE_MAX]; /* CMON_PY_EXCEPTION: its type's name */
 	struct cmon_py_val ret; /* CMON_PY_EXCEPTION: its message (args[0]) */
@@ -743,6 +757,7 @@ struct cmon_py_frame {
 	__u64 ts;
 	__u64 rss, vms;
 	__u64 tstate; /* the evaluator's (0 on the vectorcall entry: the GIL's holder) */
+	__u64 task;   /* a coroutine's asyncio task (0: none known) */
 	__u32 n_args;
 	__u32 n_params;
 	__u32 flags; /* CMON_PY_FR_* */
@@ -840,11 +855,11 @@ _Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 _Static_assert(sizeof(struct cmon_py_val) == 64, "cmon_py_val layout");
-_Static_assert(sizeof(struct cmon_py_rec) == 152 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
+_Static_assert(sizeof(struct cmon_py_rec) == 184 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
 _Static_assert(sizeof(struct cmon_py_args_rec) == 24 + 64 * CMON_PY_MORE_ARGS, "cmon_py_args_rec layout");
 _Static_assert(sizeof(struct cmon_py_pat) == 16 + CMON_PY_QUALNAME_MAX + CMON_PY_FILENAME_MAX,
 	       "cmon_py_pat layout");
-_Static_assert(sizeof(struct cmon_py_frame) == 72 + 64 * CMON_PY_MAX_ARGS, "cmon_py_frame layout");
+_Static_assert(sizeof(struct cmon_py_frame) == 80 + 64 * CMON_PY_MAX_ARGS, "cmon_py_frame layout");
 _Static_assert(sizeof(struct cmon_expr_prog) == 16 + 16 * CMON_EXPR_MAX_OPS + 40 * CMON_EXPR_MAX_STRS,
 	       "cmon_expr_prog layout");
 _Static_assert(sizeof(struct cmon_change_key) == 8, "cmon_change_key layout");

@@ -823,6 +823,125 @@ __noinline int py_more_args(const struct py_bound *b, __u32 n, __u64 ts,
 	return true;
 }
 
+/* ---- asyncio ---- */
+
+#define PY_CO_COROUTINE 0x80
+#define PY_FRAME_OWNED_BY_CSTACK 3
+
+/* A[0..N) == B[0..N) (no memcmp in BPF). */
+static __always_inline bool py_same(const char *a, const char *b, __u32 n)
+{
+	for (__u32 i = 0; i < 24; i++) {
+		if (i >= n)
+			return true;
+		if (a[i] != b[i])
+			return false;
+	}
+	return true;
+}
+
+/* Is the type of object OBJ named PREFIX... (N bytes), "_asyncio." aside? */
+static __always_inline bool py_type_is(__u64 obj, const char *prefix, __u32 n)
+{
+	__u64 type = 0, name = 0;
+	char buf[32] = {};
+	__u32 at = 0;
+
+	if (bpf_probe_read_user(&type, 8, (void *)(obj + targ_py.obj_type)) || !type ||
+	    bpf_probe_read_user(&name, 8, (void *)(type + targ_py.type_name)) || !name ||
+	    bpf_probe_read_user_str(buf, sizeof(buf), (void *)name) < 0)
+		return false;
+	if (py_same(buf, "_asyncio.", 9))
+		at = 9;
+	for (__u32 i = 0; i < 20; i++) {
+		if (i >= n)
+			return true;
+		if (buf[(at + i) & 31] != prefix[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The asyncio task a coroutine runs in: from its caller's frame (TSTATE's
+ * current one: the evaluator links the new frame only past its entry),
+ * past the coroutines awaiting it, the frame that stepped it is
+ * asyncio.events.Handle._run,
+ * whose self._callback is the task's step (a TaskStepMethWrapper, its
+ * task first) or its bound __wakeup (m_self).  0 when not in a task.
+ */
+__noinline __u64 py_task(__u64 tstate)
+{
+	__u64 f = 0, code = 0, qual = 0, handle = 0, cb = 0, task = 0;
+	char name[12] = {};
+
+	if (!tstate)
+		return 0;
+	if (targ_py.tstate_cframe) {
+		bpf_probe_read_user(&f, 8, (void *)(tstate + targ_py.tstate_cframe));
+		if (f)
+			bpf_probe_read_user(&f, 8, (void *)(f + targ_py.cframe_current));
+	} else {
+		bpf_probe_read_user(&f, 8, (void *)(tstate + targ_py.cframe_current));
+	}
+	for (int i = 0; i < 32 && f; i++) {
+		__u8 owner = 0;
+
+		bpf_probe_read_user(&owner, 1, (void *)(f + targ_py.frame_owner));
+		/* past the coroutines, and 3.12's entry frames (C's, owner 3) */
+		if (owner != targ_py.owner_generator && owner != PY_FRAME_OWNED_BY_CSTACK)
+			break; /* the first frame not a coroutine's */
+		bpf_probe_read_user(&f, 8, (void *)(f + targ_py.frame_previous));
+	}
+	if (!f || bpf_probe_read_user(&code, 8, (void *)(f + targ_py.frame_code)) || !code ||
+	    bpf_probe_read_user(&qual, 8, (void *)(code + targ_py.code_qualname)) || !qual ||
+	    bpf_probe_read_user(name, 11, (void *)(qual + targ_py.str_ascii_data)) ||
+	    !py_same(name, "Handle._run", 11))
+		return 0;
+	if (bpf_probe_read_user(&handle, 8, (void *)(f + targ_py.frame_localsplus)) || !handle ||
+	    bpf_probe_read_user(&cb, 8, (void *)(handle + targ_py.handle_callback)) || !cb)
+		return 0;
+	if (py_type_is(cb, "TaskStepMethWrapper", 19))
+		bpf_probe_read_user(&task, 8, (void *)(cb + targ_py.wrapper_task));
+	else if (py_type_is(cb, "builtin_", 8))
+		bpf_probe_read_user(&task, 8, (void *)(cb + targ_py.method_self));
+	return task && (py_type_is(task, "_asyncio.Task", 13) || py_type_is(task, "Task", 4))
+		       ? task : 0;
+}
+
+/* Task TASK's name into NAME: its str (ASCII), or "#N" when it is still
+ * its number (3.12+). */
+static __always_inline void py_task_name(__u64 task, char *name, const struct cmon_py_proc *p)
+{
+	__u64 obj = 0, type = 0;
+
+	if (bpf_probe_read_user(&obj, 8, (void *)(task + targ_py.task_name)) || !obj ||
+	    bpf_probe_read_user(&type, 8, (void *)(obj + targ_py.obj_type)))
+		return;
+	if (type == p->types[CMON_PYT_STR]) {
+		py_ascii(obj, name, CMON_PY_TASK_NAME_MAX);
+	} else if (type == p->types[CMON_PYT_INT]) {
+		struct cmon_py_val v = {};
+
+		py_int(obj, NULL, &v);
+		name[0] = '#';
+		for (int i = 0; i < 20; i++) { /* the digits, backwards, then turned */
+			name[1 + i] = '0' + v.num % 10;
+			v.num /= 10;
+			if (!v.num) {
+				name[2 + i] = 0;
+				for (int a = 1, z = 1 + i; a < z && a < 22 && z < 22; a++, z--) {
+					char t = name[a];
+
+					name[a] = name[z];
+					name[z] = t;
+				}
+				break;
+			}
+		}
+	}
+}
+
 /* ---- records ---- */
 
 /* The thread state running Python now: the evaluator's argument, or the
@@ -932,6 +1051,10 @@ __noinline int py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
 	rec->code = fr->code;
 	rec->tstate = fr->tstate;
 	rec->frame = fr->frame;
+	rec->task = fr->task;
+	rec->task_name[0] = 0;
+	if (fr->task)
+		py_task_name(fr->task, rec->task_name, p);
 	rec->pid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
 	rec->depth = d;
@@ -1030,6 +1153,7 @@ __noinline int py_break_hit(struct py_call *c, struct cmon_py_proc *p, __u64 coo
 	rec->n_args = n;
 	rec->n_params = c->n;
 	rec->why = 0;
+	rec->task = 0;
 	rec->exc_type[0] = 0;
 	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
 	rec->ret.kind = CMON_PYV_ABSENT;
@@ -1129,6 +1253,7 @@ static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 	fr->n_params = c->n;
 	fr->n_args = c->n > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : c->n;
 	fr->flags = 0;
+	fr->task = c->c[3] & PY_CO_COROUTINE ? py_task(py_tstate(c->tstate, p)) : 0;
 	/* Past the kernel's nested return probes (this call's is not made
 	 * yet): its return will not come. */
 	if (ut && ut->depth >= CMON_KERNEL_URET_DEPTH)

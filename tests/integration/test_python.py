@@ -808,3 +808,37 @@ def test_python_list_errors():
     code, _, err = cmon(["list", "--py", "--", "python3"])
     eq((code, err), (1, "cmon: list --py: the functions of one running process: -p PID\n"),
        "a program is refused")
+
+
+def _asyncio_tasks(py):
+    """A coroutine's records name the asyncio task it runs in ({"name",
+    "id"}): work("a") and its steps in task alpha, work("b")'s in beta, the
+    calls that made them in main's Task-1; every resume of one task
+    follows (3.12+: with --py-resumes; without it, the calls alone)."""
+    tasks = os.path.join(ROOT, "tests", "targets", "py", "tasks.py")
+    for resumes in ([True] if not py.vectorcall else [False, True]):
+        res = _py(["work", "step"], [tasks], py=py, extra=["--py-resumes"] if resumes and py.vectorcall
+                  else [])
+        eq((res.code, res.stdout), (0, "('a', 1) ('b', 3)\n"), "exit status and output (%s)"
+           % res.stderr)
+        got = {}
+        ids = {}
+        for r in res.rows:
+            key = (r["func"], r["status"], r["task"]["name"])
+            got[key] = got.get(key, 0) + 1
+            ids.setdefault(r["task"]["name"], set()).add(r["task"]["id"])
+        if resumes:
+            eq(sorted(got.items()), [
+                (("step", "ok", "alpha"), 4), (("step", "ok", "beta"), 6),
+                (("step", "yield", "alpha"), 2), (("step", "yield", "beta"), 3),
+                (("work", "ok", "Task-1"), 2), (("work", "ok", "alpha"), 1),
+                (("work", "ok", "beta"), 1), (("work", "yield", "alpha"), 2),
+                (("work", "yield", "beta"), 3)], "each record's task")
+        else:
+            eq(sorted(got.items()), [(("step", "ok", "alpha"), 2), (("step", "ok", "beta"), 3),
+                                     (("work", "ok", "Task-1"), 2)], "each call's task")
+        check(all(len(v) == 1 for v in ids.values()) and
+              len(set.union(*ids.values())) == len(ids), "one id a task: %s" % ids)
+
+
+matrix(globals(), "test_python_asyncio_tasks", _asyncio_tasks)

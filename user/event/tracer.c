@@ -634,6 +634,7 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 		rec.flags = CMON_PY_NORETURN | (fr->flags & CMON_PY_FR_MORE ? CMON_PY_MORE : 0) |
 			    (fr->flags & CMON_PY_FR_GENERATOR ? CMON_PY_RESUMED : 0);
 		rec.n_params = fr->n_params;
+		rec.task = fr->task;
 		rec.ts_entry_ns = fr->ts;
 		rec.code = fr->code;
 		rec.rss_entry = fr->rss;

@@ -53,6 +53,8 @@ struct call_typed {
 				   * None/True/False, and a null return as None */
 	size_t args_column;       /* --py: the CSV column of the whole args
 				   * object (header "args"); SIZE_MAX: none */
+	const char *task;         /* --py: a coroutine's asyncio task, {"name":..,"id":..};
+				   * NULL: none known */
 };
 
 /* The text table's spelling of typed value V (JSON text). */

@@ -115,6 +115,11 @@ int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
 		err = strbuf__puts(sb, ",\"retval\":");
 	if (!err)
 		err = strbuf__puts(sb, call_record__typed_ret(rec) ? t->retval : "null");
+	if (!err && t->task) {
+		err = strbuf__puts(sb, ",\"task\":");
+		if (!err)
+			err = strbuf__puts(sb, t->task);
+	}
 	if (!err && t->captures) {
 		err = strbuf__puts(sb, ",\"captures\":");
 		if (!err)
@@ -182,6 +187,7 @@ int writer__typed_notes(struct strbuf *sb, const struct call_typed *t)
 	 * none), then the values that are not what the program held: cut at
 	 * --strlen or --capture-max, or unreadable (null, as a NULL shows). */
 	const struct { const char *key, *json; } parts[] = {
+		{ "task", t ? t->task : NULL },
 		{ "captures", t ? t->captures : NULL },
 		{ "changed", t ? t->changed : NULL },
 		{ "truncated", t ? t->truncated : NULL },

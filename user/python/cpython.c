@@ -74,7 +74,7 @@ struct pytrace {
 	struct more_args *more;
 	size_t n_more, cap_more;
 	/* the last decoded record's strings */
-	struct strbuf args, ret, where, cellbuf;
+	struct strbuf args, ret, where, cellbuf, task;
 	char *names[CMON_PY_ALL_ARGS];
 	const char *cells[CMON_PY_ALL_ARGS];
 	size_t cell_off[CMON_PY_ALL_ARGS];
@@ -146,6 +146,7 @@ void pytrace__free(struct pytrace *pt)
 	strbuf__release(&pt->ret);
 	strbuf__release(&pt->where);
 	strbuf__release(&pt->cellbuf);
+	strbuf__release(&pt->task);
 	free(pt);
 }
 
@@ -927,6 +928,7 @@ int pytrace__copy_rec(const void *data, size_t size, struct cmon_py_rec *out)
 	memcpy(out, data, CMON_PY_REC_SIZE(in->n_args)); /* what it carries, no more */
 	out->comm[CMON_COMM_LEN - 1] = 0;
 	out->exc_type[CMON_PY_EXC_TYPE_MAX - 1] = 0;
+	out->task_name[CMON_PY_TASK_NAME_MAX - 1] = 0;
 	return 0;
 }
 
@@ -992,6 +994,22 @@ static int render_args(struct pytrace *pt, struct py_proc *p, const struct py_co
 	return err;
 }
 
+/* An asyncio task as {"name":"Task-1","id":ID}: its name as the kernel
+ * read it while the task ran (3.12+: "#N" for a name not made yet). */
+static int task_json(struct pytrace *pt, const struct cmon_py_rec *rec)
+{
+	const char *name = rec->task_name;
+	int err = strbuf__puts(&pt->task, "{\"name\":");
+
+	if (!err && name[0] == '#')
+		err = strbuf__printf(&pt->task, "\"Task-%s\"", name + 1);
+	else if (!err && name[0])
+		err = pyvalue__json_string(&pt->task, name, strnlen(name, CMON_PY_TASK_NAME_MAX));
+	else if (!err)
+		err = strbuf__puts(&pt->task, "null");
+	return err ? err : strbuf__printf(&pt->task, ",\"id\":%llu}", (unsigned long long)rec->task);
+}
+
 int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
 		    struct call_record *out)
 {
@@ -1041,7 +1059,11 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	for (uint32_t i = 0; i < n; i++)
 		if (!pt->names[i])
 			pt->names[i] = (char *)"?";
+	strbuf__reset(&pt->task);
+	if (rec->task && task_json(pt, rec))
+		return -ENOMEM;
 	pt->typed = (struct call_typed){
+		.task = rec->task ? pt->task.buf : NULL,
 		.args = pt->args.buf,
 		.retval = pt->ret.buf,
 		.names = (const char *const *)pt->names,

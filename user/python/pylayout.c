@@ -17,7 +17,8 @@
 	.dict_values = 40, .cell_ref = 16, .exc_args = 24, .owner_generator = 1,   \
 	.code_flags = 48, .code_localsplusnames = 96, .code_filename = 112,        \
 	.code_qualname = 128, .func_code = 48, .func_defaults = 56,                \
-	.func_kwdefaults = 64, .frame_localsplus = 72
+	.func_kwdefaults = 64, .frame_localsplus = 72, .handle_callback = 24,   \
+	.wrapper_task = 16, .method_self = 24
 
 static const struct py_layout layouts[] = {
 	{
@@ -39,7 +40,9 @@ static const struct py_layout layouts[] = {
 			 .func_vectorcall = 120, .func_version = 128,
 			 .long_tag = 0, .str_ascii_data = 48, .str_utf8_length = 48,
 			 .str_utf8 = 56, .gen_iframe = 80, .gen_frame_state = 75,
-			 .tstate_exc = 104, .tstate_exc_type = 96, .gil_holder = 0 },
+			 .tstate_exc = 104, .tstate_exc_type = 96, .gil_holder = 0,
+			 .frame_previous = 48, .tstate_cframe = 56, .cframe_current = 8,
+			 .task_name = 144 },
 	},
 	{
 		.major = 3, .minor = 12,
@@ -60,7 +63,9 @@ static const struct py_layout layouts[] = {
 			 .func_vectorcall = 128, .func_version = 136,
 			 .long_tag = 16, .str_ascii_data = 40, .str_utf8_length = 40,
 			 .str_utf8 = 48, .gen_iframe = 72, .gen_frame_state = 67,
-			 .tstate_exc = 96, .tstate_exc_type = 0, .gil_holder = 8 },
+			 .tstate_exc = 96, .tstate_exc_type = 0, .gil_holder = 8,
+			 .frame_previous = 8, .tstate_cframe = 56, .cframe_current = 0,
+			 .task_name = 144 },
 	},
 	{
 		.major = 3, .minor = 13,
@@ -81,7 +86,9 @@ static const struct py_layout layouts[] = {
 			 .func_vectorcall = 128, .func_version = 136,
 			 .long_tag = 16, .str_ascii_data = 40, .str_utf8_length = 40,
 			 .str_utf8 = 48, .gen_iframe = 72, .gen_frame_state = 67,
-			 .tstate_exc = 112, .tstate_exc_type = 0, .gil_holder = 8 },
+			 .tstate_exc = 112, .tstate_exc_type = 0, .gil_holder = 8,
+			 .frame_previous = 8, .tstate_cframe = 0, .cframe_current = 72,
+			 .task_name = 128 },
 	},
 };
 
