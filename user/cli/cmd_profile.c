@@ -687,7 +687,7 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 
 static int on_c_record(void *ctx, const struct cmon_call_rec *rec) { return 0; }
 
-/* --py: the processes must run CPython 3.11; the trace programs' Python
+/* --py: the processes must run a CPython cmon knows; the trace programs' Python
  * probes, their records summed in user space.  0 or -errno. */
 static int setup_python(struct profile_run *r)
 {

@@ -358,7 +358,7 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 	return emit(r, &cr, r->py_func);
 }
 
-/* --py: the processes must run CPython 3.11; the evaluator's probe is
+/* --py: the processes must run a CPython cmon knows; the evaluator's probe is
  * the Python programs'.  0 or -errno after one error line. */
 static int py_prepare(struct trace_run *r)
 {

@@ -253,7 +253,7 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	else if (kind == CMD_BREAK)
 		fputs("usage: cmon break (-p PID | -- CMD [ARGS...]) --func F [--count N]\n"
 		      "                  [--resume-after SECONDS]\n"
-		      "       cmon break (-p PID | -- python3.11 ARGS...) --py FUNC [--count N] ...\n"
+		      "       cmon break (-p PID | -- python3 ARGS...) --py FUNC [--count N] ...\n"
 		      "  Stop the process when F is entered (SIGSTOP, sent by the probe): print the\n"
 		      "  thread, the typed arguments and the user stack, then resume it (SIGCONT) on\n"
 		      "  Enter, after --resume-after, or on SIGINT/SIGTERM.  A debugger may attach\n"
