@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * python.bpf.h: Python calls (--py), part of trace.bpf.c (it uses the
- * includer's events ring, stats_of, task_wanted, break_hits/break_lost,
- * targ_break_count and mm_*_bytes).
+ * python.bpf.h: Python calls (--py), part of trace.bpf.c; it stands alone
+ * (the ring and stats_of from events.bpf.h, break's counts from
+ * break.bpf.h, task_wanted from filter.bpf.h, RSS from mem.bpf.h).
  *
  * Two ways in (cmon_abi.h, user/python/cpython.h):
  *  - the evaluator, _PyEval_EvalFrameDefault(tstate, frame, throwflag),
@@ -25,6 +25,10 @@
 #define CMON_PYTHON_BPF_H
 
 #include "cmon_abi.h"
+#include "break.bpf.h"
+#include "events.bpf.h"
+#include "filter.bpf.h"
+#include "mem.bpf.h"
 
 extern bool bpf_session_is_return(void) __ksym __weak;
 
