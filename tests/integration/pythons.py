@@ -54,6 +54,14 @@ PYTHONS = [DEBIAN] + [
     for v in ("3.11.7", "3.12.1", "3.13.0")
 ]
 
+# pyenv's CPythons older than 3.11 (no Py_Version): refused, by version
+OLDER = [
+    Py("py" + v.replace(".", ""), os.path.join(_ROOT, "versions", v, "bin",
+                                               "python" + ".".join(v.split(".")[:2])),
+       "pyenv's %s" % v, tuple(int(x) for x in v.split(".")))
+    for v in ("2.7.18", "3.6.15", "3.7.16", "3.8.18", "3.9.18", "3.10.13")
+]
+
 
 def matrix(ns, name, fn, pythons=None):
     """NAME_<tag> in namespace NS for each interpreter: FN(py)."""

@@ -124,6 +124,7 @@ def _nothing_matches(py):
         eq((code, out), (7, BREAKS_OUT), "the program ran to its end unchanged (%s)" % err)
         check("cmon: stop" not in err, err)
         check("cmon: hits: 0, stops: 0" in err, err)
+        check("cmon: --py patterns that matched no function: %s\n" % pattern in err, err)
     code, out, err = cmon(["break", "--py", most + ".x", "--", py.path, BREAKS])
     eq((code, out), (1, ""), "33 forms: " + err)
     eq(len(stderr_lines(err)), 1, err)

@@ -15,7 +15,7 @@ import time
 
 from cmonlib import (ROOT, Background, Skip, check, cmon, eq, parse_json_lines, run,
                      read_text, summary, tmpfile, trace)
-from pythons import DEBIAN, PYTHONS, matrix
+from pythons import DEBIAN, OLDER, PYTHONS, matrix
 
 PY = DEBIAN.path
 CALLS = os.path.join(ROOT, "tests", "targets", "py", "calls.py")
@@ -254,7 +254,7 @@ def _attach_and_restore(py):
         try:
             eq(w.written(), w.pristine(), "nothing written before cmon")
             out = tmpfile("py-attach.json")
-            bg = _attach(w.pid, out)
+            bg = _attach(w.pid, out, ["--py", "nosuch*"])
             got = w.written()
             if py.vectorcall:
                 eq(got, "vc step", "step sent through the vectorcall entry, alone")
@@ -263,6 +263,8 @@ def _attach_and_restore(py):
             time.sleep(0.1)
             bg.signal(sig)
             eq(bg.wait(), 0, "cmon's exit status (%s)" % bg.stderr)
+            check("cmon: --py patterns that matched no function so far: nosuch*\n"
+                  in bg.stderr, "-p: the pattern that matched nothing (%s)" % bg.stderr)
             eq(w.written(), w.pristine(), "taken back after %s" % sig.name)
             eq(w.cmd("run"), "run 30", "output after detach")
             rows = _json(read_text(out))
@@ -394,8 +396,8 @@ matrix(globals(), "test_python_pending_at_detach", _pending_at_detach)
 def _profile(py):
     """cmon profile --py: per Python function, calls and latencies summed
     (in user space), in text and JSON."""
-    code, out, err = cmon(["profile", "-F", "json", "--py", "fib", "--py", "boom", "--",
-                           py.path, CALLS])
+    code, out, err = cmon(["profile", "-F", "json", "--py", "fib", "--py", "boom",
+                           "--py", "nosuch", "--", py.path, CALLS])
     eq(code, 0, "exit status (%s)" % err)
     check(out.startswith(CALLS_OUT), "the program's output first: %r" % out)
     rows = {r["func"]: r for r in (json.loads(l) for l in out[len(CALLS_OUT):].splitlines())}
@@ -406,6 +408,7 @@ def _profile(py):
     check(0 < fib["min_ns"] <= fib["p50_ns"] <= fib["max_ns"] <= fib["total_ns"], fib)
     eq(rows["boom"]["calls"], 1, "boom")
     check("cmon: 178 calls counted" in err, err)
+    check("cmon: --py patterns that matched no function: nosuch\n" in err, err)
     code, _, err = cmon(["profile", "--py", "fib", "--func", "main", "--", py.path, CALLS])
     eq(code, 1, "--py with --func")
     eq(err.strip(), "cmon: profile --py: Python functions only (no --func, --usdt, --line, "
@@ -484,6 +487,50 @@ def test_python_other_version_refused():
         eq(code, 1, "refused")
         eq(err.strip(), "cmon: --py: %s: %s" % (copy, why), "one line")
         check(not os.path.exists(marker), "the program did not run")
+
+
+def _older_refused(py):
+    """A CPython older than 3.11 (pyenv's, a shared libpython without
+    Py_Version or _PyRuntime): one line naming its version, launched (it
+    never starts) or attached with -p (it runs on untouched); it was
+    "not a CPython interpreter" for 2.7 and 3.6."""
+    why = "CPython %d.%d (cmon knows 3.11, 3.12, 3.13)" % py.version[:2]
+    marker = tmpfile("ran")
+    code, _, err = cmon(["trace", "--py", "f", "--", py.path, "-c",
+                         "open(%r, 'w').write('x')" % marker])
+    eq((code, err), (1, "cmon: --py: %s: %s\n" % (py.path, why)), "launched: refused")
+    check(not os.path.exists(marker), "the program did not run")
+    p = subprocess.Popen([py.path, "-c", "import sys; sys.stdin.readline(); print('on')"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        code, _, err = cmon(["profile", "--py", "f", "-p", str(p.pid)])
+        eq((code, err), (1, "cmon: --py: process %d: %s\n" % (p.pid, why)), "-p: refused")
+        out, _ = p.communicate("\n", timeout=20)
+        eq((p.returncode, out), (0, "on\n"), "it ran on")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+matrix(globals(), "test_python_older_refused", _older_refused, OLDER)
+
+
+def test_python_older_static_refused():
+    """A static CPython without Py_Version whose name says no version (a
+    copy of Debian's python3.11 with that symbol renamed): refused as older
+    than 3.11."""
+    _need_python()
+    with open(PY, "rb") as f:
+        data = f.read()
+    check(b"Py_Version\0" in data, "the symbol's name")
+    copy = tmpfile("fakepy")
+    with open(copy, "wb") as f:
+        f.write(data.replace(b"Py_Version\0", b"Py_Versioo\0"))
+    os.chmod(copy, 0o755)
+    code, _, err = cmon(["trace", "--py", "f", "--", copy, "-c", "pass"])
+    eq((code, err), (1, "cmon: --py: %s: CPython older than 3.11 (no Py_Version; cmon knows "
+                        "3.11, 3.12, 3.13)\n" % copy), "refused")
 
 
 def test_python_not_python_pid():

@@ -673,30 +673,37 @@ static int on_py_call(void *ctx, const struct cmon_py_rec *rec, struct call_reco
 	return n > 0 && pyprof__add(r->pp, cr) ? -ENOMEM : 0;
 }
 
-/* --py: the processes must run a CPython cmon knows; the trace programs' Python
- * probes, their records summed in user space.  0 or -errno. */
-static int setup_python(struct profile_run *r)
+/* --py: the processes must run a CPython cmon knows, checked before the
+ * evaluator's pattern is resolved in them (a CPython older than 3.11 is
+ * named, not "no function matches").  0 or -errno. */
+static int prepare_python(struct profile_run *r)
 {
-	struct pipeline_opts po = { .tracer.max_depth = -1,
-				    .ops = { .py_call = on_py_call, .ctx = r } };
 	int err = 0;
 
 	r->py = pytrace__new(r->opts.py, r->opts.n_py, 0, r->opts.py_resumes);
-	if (!r->py)
+	if (!r->py) {
+		log_error("out of memory");
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < r->opts.n_pids && !err; i++)
 		err = pytrace__add_process(r->py, r->opts.pids[i], NULL, false);
 	if (!err && r->ses.launched)
 		err = pytrace__add_process(r->py, r->ses.launch.pid, r->ses.launch_path, true);
-	if (err)
-		return err;
-	{
-		long id = pytrace__mark(r->py, r->set);
+	return err;
+}
 
-		if (id < 0)
-			return (int)id;
-		r->py_func = (uint32_t)id;
-	}
+/* --py: the trace programs' Python probes, their records summed in user
+ * space.  0 or -errno. */
+static int setup_python(struct profile_run *r)
+{
+	struct pipeline_opts po = { .tracer.max_depth = -1,
+				    .ops = { .py_call = on_py_call, .ctx = r } };
+	long id = pytrace__mark(r->py, r->set);
+	int err;
+
+	if (id < 0)
+		return (int)id;
+	r->py_func = (uint32_t)id;
 	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
 	if (!r->pp)
 		return -ENOMEM;
@@ -727,6 +734,11 @@ static int setup(struct profile_run *r)
 	if (err)
 		return err;
 
+	if (r->opts.n_py) {
+		err = prepare_python(r);
+		if (err)
+			return err;
+	}
 	session__resolve_opts(&r->ses, &ro);
 	ro.ret_choice = r->opts.ret_choice;
 	err = probe_set__resolve(&ro, &r->set);
@@ -904,6 +916,8 @@ int cmd_profile(int argc, char **argv)
 		if (r.opts.if_expr)
 			fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
 				(unsigned long long)filtered);
+		if (r.py)
+			session__say_unmatched_py(&r.ses, r.py);
 		struct profiler_losses why;
 		char buf[512];
 

@@ -516,8 +516,6 @@ static void py_report(struct trace_run *r)
 	struct lost_list lost = { 0 };
 	struct cmon_func_stats st;
 	uint64_t f = pytrace__filtered(r->py);
-	const char *const *none;
-	size_t n;
 
 	if (!tracer__func_stats(r->tracer, r->py_func, &st))
 		f += st.outside_focus;
@@ -525,12 +523,7 @@ static void py_report(struct trace_run *r)
 		fprintf(stderr, "cmon: python calls filtered: %llu (counted while cmon named "
 				"their code object; no --py pattern selects it)\n",
 			(unsigned long long)f);
-	none = pytrace__unmatched(r->py, &n);
-	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "%s%s%s", i ? ", " : r->opts.n_pids ?
-				"cmon: --py patterns that matched no function so far: " :
-				"cmon: --py patterns that matched no function: ",
-			none[i], i + 1 == n ? "\n" : "");
+	session__say_unmatched_py(&r->ses, r->py);
 	pytrace__each_lost(r->py, add_lost, &lost);
 	if (lost.total)
 		fprintf(stderr, "cmon: python calls lost: %llu, by function: %s\n",
@@ -569,6 +562,8 @@ static uint64_t report(struct trace_run *r)
 		if (!r->opts.quiet)
 			fprintf(stderr, "cmon: hits: %llu, stops: %u%s\n", (unsigned long long)hits,
 				r->stops_seen, blost ? " (some hits not recorded: not stopped)" : "");
+		if (r->py && !r->opts.quiet)
+			session__say_unmatched_py(&r->ses, r->py);
 		if (r->py && lost && !r->opts.quiet)
 			fprintf(stderr, "cmon: python calls not examined: %llu (the ring buffer was "
 					"full as their function was first seen; examined at a later "

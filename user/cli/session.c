@@ -389,6 +389,19 @@ void session__install_signals(void)
 }
 
 
+void session__say_unmatched_py(const struct session *s, struct pytrace *py)
+{
+	const char *const *none;
+	size_t n;
+
+	none = pytrace__unmatched(py, &n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s%s", i ? ", " : s->opts->n_pids ?
+				"cmon: --py patterns that matched no function so far: " :
+				"cmon: --py patterns that matched no function: ",
+			none[i], i + 1 == n ? "\n" : "");
+}
+
 int session__exit_status(int err, uint64_t lost, bool have_status, int status)
 {
 	if (err)

@@ -53,9 +53,10 @@ static int read_at(const struct elf_file *f, uint64_t addr, void *buf, size_t n)
 
 /* The symbols cmon needs, from .symtab and .dynsym (a library's local
  * _PyFunction_Vectorcall is in .symtab only).  DT_NEEDED libpython into
- * NEEDED. */
+ * NEEDED; *IS_PY set when the file defines Py_Initialize (every CPython
+ * does, 2.x too). */
 static void read_symbols(struct elf_file *f, struct py_interp *pi, uint64_t *version_addr,
-			 char *needed, size_t needed_len)
+			 char *needed, size_t needed_len, bool *is_py)
 {
 	Elf_Scn *scn = NULL;
 
@@ -110,6 +111,8 @@ static void read_symbols(struct elf_file *f, struct py_interp *pi, uint64_t *ver
 				pi->func_type = sym.st_value;
 			else if (!strcmp(name, "Py_InitializeFromConfig"))
 				pi->start = sym.st_value;
+			else if (!strcmp(name, "Py_Initialize"))
+				*is_py = true;
 			for (int t = 0; t < CMON_PYT_N; t++)
 				if (!strcmp(name, type_syms[t]))
 					pi->types[t] = sym.st_value;
@@ -212,6 +215,25 @@ static int refuse(char *why, size_t len, int err, const char *fmt, const char *a
 	return err;
 }
 
+/* A CPython without Py_Version (older than 3.11) refused, its version
+ * named from its file's name as pyenv, Debian and python.org name them
+ * (libpython3.10.so.1.0, libpython3.6m.so, python2.7) when it says. */
+static int refuse_old(const char *path, char *why, size_t len)
+{
+	const char *base = strrchr(path, '/');
+	unsigned major, minor;
+
+	base = base ? base + 1 : path;
+	if (sscanf(base, "libpython%u.%u", &major, &minor) == 2 ||
+	    sscanf(base, "python%u.%u", &major, &minor) == 2)
+		snprintf(why, len, "CPython %u.%u (cmon knows %s)", major, minor,
+			 pylayout__known());
+	else
+		snprintf(why, len, "CPython older than 3.11 (no Py_Version; cmon knows %s)",
+			 pylayout__known());
+	return -ENOEXEC;
+}
+
 int pyinterp__open(const char *path, const char *open_path, struct py_interp *pi, char *why,
 		   size_t why_len)
 {
@@ -221,6 +243,7 @@ int pyinterp__open(const char *path, const char *open_path, struct py_interp *pi
 	const struct py_layout *l;
 	GElf_Ehdr eh;
 	size_t nph = 0;
+	bool is_py = false;
 	int err;
 
 	memset(pi, 0, sizeof(*pi));
@@ -238,7 +261,7 @@ int pyinterp__open(const char *path, const char *open_path, struct py_interp *pi
 		    f.load[f.n_load].p_type == PT_LOAD)
 			f.n_load++;
 	pi->pie = eh.e_type == ET_DYN;
-	read_symbols(&f, pi, &version_addr, needed, sizeof(needed));
+	read_symbols(&f, pi, &version_addr, needed, sizeof(needed), &is_py);
 	if (!pi->runtime && needed[0]) {
 		/* an executable that runs CPython from its libpython: that one */
 		char *lib = NULL;
@@ -252,13 +275,17 @@ int pyinterp__open(const char *path, const char *open_path, struct py_interp *pi
 		free(lib);
 		return err;
 	}
+	if (is_py && !version_addr) {
+		err = refuse_old(path, why, why_len);
+		goto out;
+	}
 	if (!pi->runtime || !pi->eval_func) {
 		err = refuse(why, why_len, -ENOEXEC, "not a CPython interpreter (no %s symbol)",
 			     !pi->runtime ? "_PyRuntime" : PY_EVAL_FUNC);
 		goto out;
 	}
 	if (!version_addr || read_at(&f, version_addr, &pi->version, 4)) {
-		err = refuse(why, why_len, -ENOEXEC, "no Py_Version: CPython older than 3.11%s", "");
+		err = refuse_old(path, why, why_len);
 		goto out;
 	}
 	l = pylayout__for(pi->version >> 24, (pi->version >> 16) & 0xff);
@@ -324,7 +351,7 @@ bool pyinterp__is_python(const char *path)
 	struct py_interp pi;
 	char needed[128] = "";
 	uint64_t version_addr = 0;
-	bool yes = false;
+	bool yes = false, is_py = false;
 
 	if (f.fd < 0)
 		return false;
@@ -332,8 +359,8 @@ bool pyinterp__is_python(const char *path)
 	f.elf = elf_begin(f.fd, ELF_C_READ, NULL);
 	if (f.elf) {
 		memset(&pi, 0, sizeof(pi));
-		read_symbols(&f, &pi, &version_addr, needed, sizeof(needed));
-		yes = needed[0] || pi.runtime || pi.eval_func;
+		read_symbols(&f, &pi, &version_addr, needed, sizeof(needed), &is_py);
+		yes = needed[0] || pi.runtime || pi.eval_func || is_py;
 		elf_end(f.elf);
 	}
 	close(f.fd);
