@@ -489,6 +489,28 @@ def test_python_other_version_refused():
         check(not os.path.exists(marker), "the program did not run")
 
 
+def _closures(py):
+    """A closure made at each call of its outer function, mostly where the
+    last one was freed: every call of each seen (3.12+: each new one sent
+    through the vectorcall entry while its process is stopped; cmon's
+    once-a-second check no longer lets the process go on before that, nor
+    takes a new function at a freed one's address for one another cmon
+    sent back), and one entry per address in cmon's list."""
+    res = _py(["outer.<locals>.inner"],
+              [os.path.join(ROOT, "tests", "targets", "py", "closures.py")], py=py)
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    made = int(res.stdout)
+    check(made > 30, "calls made: %d" % made)
+    eq(len(_calls(res, "outer.<locals>.inner")), made, "every call of every closure")
+    eq(sorted(r["args"]["x"] for r in res.rows), sorted(list(range(3)) * (made // 3)),
+       "their values")
+    check("fast path" not in res.stderr, "no closure taken for one sent back: %s" % res.stderr)
+    eq(summary(res.stderr)["lost"], 0, "nothing lost")
+
+
+matrix(globals(), "test_python_closures", _closures, [p for p in PYTHONS if p.vectorcall])
+
+
 def _older_refused(py):
     """A CPython older than 3.11 (pyenv's, a shared libpython without
     Py_Version or _PyRuntime): one line naming its version, launched (it

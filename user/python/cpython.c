@@ -45,6 +45,7 @@ struct py_proc {
 	struct hmap versions; /* code address -> its co_version before cmon cleared it */
 	struct pyhook_func *funcs; /* sent through the vectorcall entry */
 	size_t n_funcs, cap_funcs;
+	struct hmap func_at; /* a function's address -> its index in funcs + 1 */
 	uint64_t checked_ns; /* when they were last checked (another cmon) */
 	struct pyvalue_ctx values;
 };
@@ -121,6 +122,7 @@ static void free_codes(struct py_proc *p)
 			pycode__free((struct py_code *)(uintptr_t)p->codes.slots[i].value);
 	hmap__release(&p->codes);
 	hmap__release(&p->versions);
+	hmap__release(&p->func_at);
 	free(p->funcs);
 	pyvalue__release(&p->values);
 }
@@ -437,6 +439,8 @@ static bool foreground_job(pid_t pid)
 }
 
 /* What process P needs written (STOPPED: it is stopped already). */
+static int index_func(struct py_proc *p, size_t i);
+
 static int set_up(struct pytrace *pt, struct py_proc *p, bool stopped)
 {
 	int err;
@@ -458,8 +462,12 @@ static int set_up(struct pytrace *pt, struct py_proc *p, bool stopped)
 		/* the functions there are now; those made later are announced */
 		if (!p->interp_addr)
 			return 0;
+		size_t from = p->n_funcs;
+
 		err = pyhook__vc_walk(p->pid, p->launched, stopped, &vc, select_code, &sc,
 				      &p->funcs, &p->n_funcs, &p->cap_funcs);
+		for (size_t i = from; i < p->n_funcs && !err; i++)
+			err = index_func(p, i);
 		if (!err)
 			log_info("--py: process %d: %zu functions sent through the vectorcall entry",
 				 (int)p->pid, p->n_funcs);
@@ -584,13 +592,14 @@ void pytrace__tick(struct pytrace *pt)
 		 * (calls in between went unseen: said).  Once a second. */
 		if (p->n_funcs && clock__mono_ns() - p->checked_ns > 1000000000ull) {
 			struct pyhook_vc vc;
-			unsigned n;
+			int n;
 
-			p->checked_ns = clock__mono_ns();
 			vc_desc(pt, p, &vc);
 			n = pyhook__vc_check(p->pid, p->launched, &vc, p->funcs, p->n_funcs);
-			if (n)
-				log_warn("--py: process %d: %u of its traced functions were sent back "
+			if (n != -EAGAIN) /* else stopped for a function made: at a later tick */
+				p->checked_ns = clock__mono_ns();
+			if (n > 0)
+				log_warn("--py: process %d: %d of its traced functions were sent back "
 					 "to CPython's fast path (another cmon ended?): sent again; "
 					 "their calls meanwhile were not seen", (int)p->pid, n);
 		}
@@ -651,6 +660,7 @@ void pytrace__restore(struct pytrace *pt)
 				log_info("--py: process %d: %u functions back on CPython's fast path",
 					 (int)p->pid, n);
 			p->n_funcs = 0;
+			hmap__release(&p->func_at);
 		}
 	}
 }
@@ -831,6 +841,17 @@ int pytrace__on_args(struct pytrace *pt, const void *data, size_t size)
 	return 0;
 }
 
+/* P's function I found by its address. */
+static int index_func(struct py_proc *p, size_t i)
+{
+	uint64_t *slot = hmap__get(&p->func_at, &p->funcs[i].func, sizeof(p->funcs[i].func), NULL);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = i + 1;
+	return 0;
+}
+
 static int add_func(struct py_proc *p, const struct pyhook_func *f)
 {
 	if (p->n_funcs == p->cap_funcs) {
@@ -843,7 +864,7 @@ static int add_func(struct py_proc *p, const struct pyhook_func *f)
 		p->cap_funcs = cap;
 	}
 	p->funcs[p->n_funcs++] = *f;
-	return 0;
+	return index_func(p, p->n_funcs - 1);
 }
 
 /* Has every thread of P stopped (a SIGSTOP the kernel sent)?  Waits a
@@ -888,11 +909,22 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 
 		/* its code's version too: CPython sets the function's from it as
 		 * it ends making it */
+		uint64_t *at = hmap__find(&p->func_at, &r->func, sizeof(r->func));
+
 		vc_desc(pt, p, &vc);
 		clear_version(pt, p, r->code);
-		if (!pyhook__vc_send(p->pid, &vc, &f) && !add_func(p, &f))
+		if (at) {
+			/* where one sent was (freed): one entry an address, so that
+			 * the list stays as long as the live ones (closures are made
+			 * at every call of their outer function) */
+			p->funcs[*at - 1].code = r->code;
+			if (!pyhook__vc_resend(p->pid, &vc, &f))
+				log_debug("--py: process %d: %s made where one was: sent through "
+					  "the vectorcall entry", (int)p->pid, c->qualname);
+		} else if (!pyhook__vc_send(p->pid, &vc, &f) && !add_func(p, &f)) {
 			log_debug("--py: process %d: %s made: sent through the vectorcall entry",
 				  (int)p->pid, c->qualname);
+		}
 		if (!stopped)
 			freeze__thaw(&fz);
 	}

@@ -197,6 +197,13 @@ int pyhook__vc_send(pid_t pid, const struct pyhook_vc *vc, const struct pyhook_f
 	return slot ? 0 : -ENOMEM;
 }
 
+int pyhook__vc_resend(pid_t pid, const struct pyhook_vc *vc, const struct pyhook_func *f)
+{
+	if (procmem__ptr(pid, f->func + vc->layout->bpf.func_vectorcall) != vc->vc_func)
+		return 0;
+	return send(pid, vc, f->func);
+}
+
 struct vc_walk {
 	pid_t pid;
 	const struct pyhook_vc *vc;
@@ -300,18 +307,20 @@ int pyhook__vc_release(pid_t pid, bool launched, const struct pyhook_vc *vc,
 	return err;
 }
 
-unsigned pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
-			  const struct pyhook_func *funcs, size_t n)
+int pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
+		     const struct pyhook_func *funcs, size_t n)
 {
 	struct freeze fz = { 0 };
 	bool frozen = false;
-	unsigned again = 0;
+	int again = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (procmem__ptr(pid, funcs[i].func + vc->layout->bpf.func_vectorcall) !=
 			    vc->vc_func ||
 		    !same_func(pid, vc, &funcs[i]))
 			continue;
+		if (!frozen && proc__stat(pid, 0, NULL) == 'T')
+			return -EAGAIN;
 		if (!frozen && freeze__stop(pid, launched, &fz))
 			break;
 		frozen = true;

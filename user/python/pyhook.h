@@ -55,6 +55,11 @@ struct pyhook_func {
  * user one more holder of it.  0 or -errno. */
 int pyhook__vc_send(pid_t pid, const struct pyhook_vc *vc, const struct pyhook_func *f);
 
+/* F made where a function this user holds was (pymalloc reuses a freed
+ * object's memory): sent as pyhook__vc_send does, held once still.
+ * 0 or -errno. */
+int pyhook__vc_resend(pid_t pid, const struct pyhook_vc *vc, const struct pyhook_func *f);
+
 /* Process PID: every function object SELECT takes sent (as
  * pyhook__vc_send), each added to *FUNCS (*N of them, *CAP allocated).
  * 0, or -errno after one error line. */
@@ -68,8 +73,11 @@ int pyhook__vc_release(pid_t pid, bool launched, const struct pyhook_vc *vc,
 		       const struct pyhook_func *funcs, size_t n, unsigned *back);
 
 /* Any of FUNCS (N) found sent back by someone else (another cmon ended)
- * sent again.  How many were. */
-unsigned pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
+ * sent again.  How many were; -EAGAIN, nothing done, when PID is stopped
+ * (by the kernel, for a function just made where a freed one was: its
+ * announcement is on the way, and pausing it here would let it go on
+ * before it is sent). */
+int pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
 			  const struct pyhook_func *funcs, size_t n);
 
 #endif
