@@ -82,6 +82,7 @@ struct pytrace {
 	size_t columns[CMON_PY_ALL_ARGS];
 	struct call_typed typed;
 	size_t args_column;
+	bool init_said; /* the 3.13 __init__ warning */
 };
 
 struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strlen, bool resumes)
@@ -667,6 +668,14 @@ void pytrace__restore(struct pytrace *pt)
 
 /* ---- code objects ---- */
 
+/* QUALNAME is a method __init__. */
+static bool is_init(const char *qualname)
+{
+	size_t n = strlen(qualname);
+
+	return n > 9 && !strcmp(qualname + n - 9, ".__init__");
+}
+
 /* CODE's names and verdict: from REC (the kernel's announcement: read
  * again, an address seen before held a code object since freed), else
  * cached, else read from the process. */
@@ -693,6 +702,15 @@ static struct py_code *code_of(struct pytrace *pt, struct py_proc *p, uint64_t c
 			c->traced = true;
 			pt->hits[i]++;
 		}
+	}
+	if (c->traced && pt->layout && pt->layout->minor == 13 && !pt->init_said &&
+	    is_init(c->qualname)) {
+		/* CALL_ALLOC_AND_ENTER_INIT: guarded by the class's version, not
+		 * the function's, so clearing that does not keep it off */
+		pt->init_said = true;
+		log_warn("--py: %s: CPython 3.13 enters a class's __init__ without a call once a "
+			 "`Class(...)` call site is specialized: those calls are not seen (nor "
+			 "counted)", c->qualname);
 	}
 	return c;
 }
