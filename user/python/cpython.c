@@ -708,9 +708,9 @@ static struct py_code *code_of(struct pytrace *pt, struct py_proc *p, uint64_t c
 		/* CALL_ALLOC_AND_ENTER_INIT: guarded by the class's version, not
 		 * the function's, so clearing that does not keep it off */
 		pt->init_said = true;
-		log_warn("--py: %s: CPython 3.13 enters a class's __init__ without a call once a "
-			 "`Class(...)` call site is specialized: those calls are not seen (nor "
-			 "counted)", c->qualname);
+		log_warn("--py: CPython 3.13 enters a class's __init__ without a call once a "
+			 "`Class(...)` call site is specialized: those calls of the selected "
+			 "__init__ methods (%s the first) are not seen (nor counted)", c->qualname);
 	}
 	return c;
 }
