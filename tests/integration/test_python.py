@@ -490,12 +490,13 @@ def test_python_other_version_refused():
 
 
 def _closures(py):
-    """A closure made at each call of its outer function, mostly where the
-    last one was freed: every call of each seen (3.12+: each new one sent
-    through the vectorcall entry while its process is stopped; cmon's
-    once-a-second check no longer lets the process go on before that, nor
-    takes a new function at a freed one's address for one another cmon
-    sent back), and one entry per address in cmon's list."""
+    """A closure made at each call of its outer function, in two threads,
+    mostly where the last one was freed: every call of each seen (3.12+:
+    each new one sent through the vectorcall entry while its process is
+    stopped; cmon's once-a-second check no longer lets the process go on
+    before that, nor takes a new function at a freed one's address for
+    one another cmon sent back, even when a thread made it as the check
+    ran), and one entry per address in cmon's list."""
     res = _py(["outer.<locals>.inner"],
               [os.path.join(ROOT, "tests", "targets", "py", "closures.py")], py=py)
     eq(res.code, 0, "exit status (%s)" % res.stderr)

@@ -47,6 +47,11 @@ struct py_proc {
 	size_t n_funcs, cap_funcs;
 	struct hmap func_at; /* a function's address -> its index in funcs + 1 */
 	uint64_t checked_ns; /* when they were last checked (another cmon) */
+	/* Sent again at the last check: said at the next unless a function
+	 * made there is announced meanwhile (a new one where a freed one was,
+	 * its announcement on the way: not one another cmon sent back). */
+	uint64_t resent[16];
+	unsigned n_resent;
 	struct pyvalue_ctx values;
 };
 
@@ -595,14 +600,19 @@ void pytrace__tick(struct pytrace *pt)
 			struct pyhook_vc vc;
 			int n;
 
+			if (p->n_resent)
+				log_warn("--py: process %d: %u of its traced functions were sent back "
+					 "to CPython's fast path (another cmon ended?): sent again; "
+					 "their calls meanwhile were not seen", (int)p->pid,
+					 p->n_resent);
+			p->n_resent = 0;
 			vc_desc(pt, p, &vc);
-			n = pyhook__vc_check(p->pid, p->launched, &vc, p->funcs, p->n_funcs);
+			n = pyhook__vc_check(p->pid, p->launched, &vc, p->funcs, p->n_funcs,
+					     p->resent, sizeof(p->resent) / sizeof(p->resent[0]));
 			if (n != -EAGAIN) /* else stopped for a function made: at a later tick */
 				p->checked_ns = clock__mono_ns();
 			if (n > 0)
-				log_warn("--py: process %d: %d of its traced functions were sent back "
-					 "to CPython's fast path (another cmon ended?): sent again; "
-					 "their calls meanwhile were not seen", (int)p->pid, n);
+				p->n_resent = (unsigned)n;
 		}
 		/* a launched one's interpreter and GIL, made after its start */
 		if (!p->waiting && !p->kern.gil && !p->gone && pt->layout->interp_gil) {
@@ -916,6 +926,12 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 	if (!p || !pt->layout)
 		return 0;
 	o = &pt->layout->bpf;
+	for (unsigned i = 0; i < p->n_resent && i < sizeof(p->resent) / sizeof(p->resent[0]); i++)
+		if (p->resent[i] == r->func) {
+			p->resent[i] = 0;
+			p->n_resent--;
+			break;
+		}
 	c = code_of(pt, p, r->code, NULL);
 	if (r->stopped)
 		stopped = wait_stopped(p->pid);

@@ -308,7 +308,7 @@ int pyhook__vc_release(pid_t pid, bool launched, const struct pyhook_vc *vc,
 }
 
 int pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
-		     const struct pyhook_func *funcs, size_t n)
+		     const struct pyhook_func *funcs, size_t n, uint64_t *at, size_t max_at)
 {
 	struct freeze fz = { 0 };
 	bool frozen = false;
@@ -324,8 +324,11 @@ int pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
 		if (!frozen && freeze__stop(pid, launched, &fz))
 			break;
 		frozen = true;
-		if (same_func(pid, vc, &funcs[i]) && !send(pid, vc, funcs[i].func))
+		if (same_func(pid, vc, &funcs[i]) && !send(pid, vc, funcs[i].func)) {
+			if ((size_t)again < max_at)
+				at[again] = funcs[i].func;
 			again++;
+		}
 	}
 	if (frozen)
 		freeze__thaw(&fz);

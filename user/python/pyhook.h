@@ -73,11 +73,11 @@ int pyhook__vc_release(pid_t pid, bool launched, const struct pyhook_vc *vc,
 		       const struct pyhook_func *funcs, size_t n, unsigned *back);
 
 /* Any of FUNCS (N) found sent back by someone else (another cmon ended)
- * sent again.  How many were; -EAGAIN, nothing done, when PID is stopped
- * (by the kernel, for a function just made where a freed one was: its
- * announcement is on the way, and pausing it here would let it go on
- * before it is sent). */
+ * sent again, the first MAX_AT of their addresses into AT.  How many
+ * were; -EAGAIN, nothing done, when PID is stopped (by the kernel, for a
+ * function just made where a freed one was: its announcement is on the
+ * way, and pausing it here would let it go on before it is sent). */
 int pyhook__vc_check(pid_t pid, bool launched, const struct pyhook_vc *vc,
-			  const struct pyhook_func *funcs, size_t n);
+		     const struct pyhook_func *funcs, size_t n, uint64_t *at, size_t max_at);
 
 #endif
