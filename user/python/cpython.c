@@ -606,6 +606,7 @@ void pytrace__tick(struct pytrace *pt)
 					 "their calls meanwhile were not seen", (int)p->pid,
 					 p->n_resent);
 			p->n_resent = 0;
+			memset(p->resent, 0, sizeof(p->resent));
 			vc_desc(pt, p, &vc);
 			n = pyhook__vc_check(p->pid, p->launched, &vc, p->funcs, p->n_funcs,
 					     p->resent, sizeof(p->resent) / sizeof(p->resent[0]));
@@ -926,7 +927,7 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 	if (!p || !pt->layout)
 		return 0;
 	o = &pt->layout->bpf;
-	for (unsigned i = 0; i < p->n_resent && i < sizeof(p->resent) / sizeof(p->resent[0]); i++)
+	for (size_t i = 0; p->n_resent && i < sizeof(p->resent) / sizeof(p->resent[0]); i++)
 		if (p->resent[i] == r->func) {
 			p->resent[i] = 0;
 			p->n_resent--;
