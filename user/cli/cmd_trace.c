@@ -473,6 +473,9 @@ static int make_router(struct trace_run *r)
 			r->file_opts.csv_extras |= CSV_AT_RETURN;
 		if (r->opts.n_captures || typer__typed_count(r->typer))
 			r->file_opts.csv_extras |= CSV_NOTES;
+		/* a function with no parameters still has its typed return */
+		if (typer__typed_count(r->typer))
+			r->file_opts.csv_extras |= CSV_TYPED;
 		if (r->py) {
 			size_t n = r->file_opts.n_columns;
 
