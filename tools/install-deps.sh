@@ -13,7 +13,7 @@ if [ "$group" = check ]; then
 	command -v dpkg-query >/dev/null 2>&1 || exit 0 # not Debian: cannot tell
 fi
 pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
-zlib1g-dev liblzma-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
+zlib1g-dev liblzma-dev libiberty-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
 libcurl4-openssl-dev libsqlite3-dev libjansson-dev"
 case "$group" in
 bench) # bcc compiles against kernel headers: without the running kernel's,

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* funcpattern.c: parse --func specs and match them against symbols. */
-#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -205,6 +204,56 @@ static bool template_name(const char *name, const char *open, const char **from,
 	return *lt && *lt > *from;
 }
 
+/* Where the '>' closing the '<' at S is, or NULL. */
+static const char *angle_close(const char *s)
+{
+	int depth = 0;
+
+	for (; *s; s++)
+		if (*s == '<')
+			depth++;
+		else if (*s == '>' && --depth == 0)
+			return s;
+	return NULL;
+}
+
+/*
+ * A Rust v0 name as the legacy scheme spelled it, the way people write
+ * them: an inherent method "<a::Type>::f" is "a::Type::f" (a trait's
+ * "<a::Type as b::Trait>::f" stays), and a generic instance
+ * "a::f::<u8>" is "a::f".  So "a::*" still takes all of crate a.
+ */
+static bool match_rust_v0(const struct funcpattern *p, const char *dem)
+{
+	size_t n = strlen(dem);
+	const char *r = dem, *close;
+	char *plain = malloc(n + 1), *w = plain;
+	bool ok;
+
+	if (!plain)
+		return false;
+	if (r[0] == '<' && (close = angle_close(r)) && !strncmp(close + 1, "::", 2)) {
+		const char *as = strstr(r, " as ");
+
+		if (!as || as > close) {
+			memcpy(w, r + 1, (size_t)(close - r - 1));
+			w += close - r - 1;
+			r = close + 1;
+		}
+	}
+	while (*r) {
+		if (!strncmp(r, "::<", 3) && (close = angle_close(r + 2))) {
+			r = close + 1;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+	ok = strcmp(plain, dem) && match_one(p, plain);
+	free(plain);
+	return ok;
+}
+
 bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_func *f)
 {
 	const char *dem = f->demangled, *open, *from, *lt;
@@ -231,59 +280,7 @@ bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_fu
 	cut = funcpattern__rust_hash_cut(dem);
 	if (cut != strlen(dem) && match_prefix(p, dem, cut, buf, sizeof(buf)))
 		return true;
+	if (f->name[0] == '_' && f->name[1] == 'R' && strchr(dem, '<'))
+		return match_rust_v0(p, dem);
 	return false;
-}
-
-/* Rust's legacy mangling escapes what C++ names cannot hold, and the C++
- * demangler leaves it: "_$u7b$$u7b$closure$u7d$$u7d$", "$LT$T$GT$", ".."
- * for "::".  Undone in place (the text only shrinks). */
-void funcpattern__rust_unescape(char *s)
-{
-	static const struct {
-		const char *esc;
-		char c;
-	} named[] = { { "$SP$", '@' }, { "$BP$", '*' }, { "$RF$", '&' }, { "$LT$", '<' },
-		      { "$GT$", '>' }, { "$LP$", '(' }, { "$RP$", ')' }, { "$C$", ',' } };
-	char *w = s;
-
-	for (const char *r = s; *r;) {
-		bool done = false;
-
-		if (r[0] == '_' && r[1] == '$' && (r == s || r[-1] == ':')) {
-			r++; /* "_$" opens a segment that starts with an escape */
-			continue;
-		}
-		if (r[0] == '.' && r[1] == '.') {
-			*w++ = ':';
-			*w++ = ':';
-			r += 2;
-			continue;
-		}
-		if (r[0] == '$') {
-			for (size_t k = 0; k < sizeof(named) / sizeof(named[0]) && !done; k++) {
-				size_t n = strlen(named[k].esc);
-
-				if (!strncmp(r, named[k].esc, n)) {
-					*w++ = named[k].c;
-					r += n;
-					done = true;
-				}
-			}
-			if (!done && r[1] == 'u' && isxdigit((unsigned char)r[2]) &&
-			    isxdigit((unsigned char)r[3]) && r[4] == '$') {
-				char hex[3] = { r[2], r[3], 0 };
-				unsigned long c = strtoul(hex, NULL, 16);
-
-				if (c >= 0x20 && c < 0x7f) {
-					*w++ = (char)c;
-					r += 5;
-					done = true;
-				}
-			}
-			if (done)
-				continue;
-		}
-		*w++ = *r++;
-	}
-	*w = '\0';
 }

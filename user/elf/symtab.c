@@ -6,12 +6,12 @@
  * the Elf handle is released before symtab__open returns; only the file
  * descriptor stays open, for symtab__read_code.
  */
-#include <dlfcn.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <libiberty/demangle.h>
 #include <limits.h>
 #include <lzma.h>
 #include <stdlib.h>
@@ -25,27 +25,26 @@
 #include "funcpattern.h"
 #include "symtab.h"
 
-/* libstdc++'s demangler (linked with -lstdc++); handles Rust legacy too. */
-/* The C++ runtime's demangler, loaded on the first mangled name: C programs
- * never pay for libstdc++ (and libm, libgcc_s) in the tracer's memory. */
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
-
-static cxa_demangle_fn demangler(void)
+/*
+ * binutils' libiberty demangles C++, Rust's legacy scheme (a "::h<16 hex>"
+ * hash last, "$LT$"-style escapes, a ".llvm.NNNN" suffix from LTO) and
+ * Rust's v0 scheme ("_R..."), which rustc's std uses; libstdc++'s
+ * __cxa_demangle knows only the first two and leaves the escapes.
+ */
+static char *demangle(const char *name)
 {
-	static cxa_demangle_fn fn;
-	static bool tried;
-	void *dl;
+	char *out;
 
-	if (tried)
-		return fn;
-	tried = true;
-	dl = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		log_debug("no C++ demangler: %s", dlerror());
+	if (name[0] != '_')
 		return NULL;
-	}
-	*(void **)&fn = dlsym(dl, "__cxa_demangle");
-	return fn; /* stays loaded: names of other files are demangled later */
+	/* v0 without crate disambiguators ("std::io", not "std[3c1c0]::io") */
+	if (name[1] == 'R')
+		return rust_demangle(name, 0);
+	if (name[1] != 'Z')
+		return NULL;
+	/* A legacy Rust name keeps its hash: shown without, matched with or without */
+	out = rust_demangle(name, DMGL_VERBOSE);
+	return out ? out : cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI);
 }
 
 #define ARENA_CHUNK (64 * 1024)
@@ -448,41 +447,21 @@ static int read_build_id(struct symtab *st, Elf *elf)
 	return 0;
 }
 
-/* Demangle the merged functions' "_Z" names, one reused buffer for all. */
+/* Demangle the merged functions' "_Z" and "_R" names. */
 static int demangle_all(struct symtab *st)
 {
-	cxa_demangle_fn demangle = NULL;
-	char *buf = NULL;
-	size_t cap = 0;
-	int err = 0;
-
 	for (size_t i = 0; i < st->nfuncs; i++) {
 		struct symtab_func *f = &st->funcs[i];
-		size_t len = cap;
-		int status = 0;
-		char *out;
+		char *out = demangle(f->name);
 
-		if (f->name[0] != '_' || f->name[1] != 'Z')
+		if (!out)
 			continue;
-		if (!demangle && !(demangle = demangler()))
-			break;
-		out = demangle(f->name, buf, &len, &status);
-		if (!out || status != 0)
-			continue;
-		/* Either OUT is BUF, or BUF was freed and OUT has LEN bytes. */
-		buf = out;
-		cap = len;
-		/* a Rust legacy name (its hash last): its escapes undone */
-		if (funcpattern__rust_hash_cut(out) != strlen(out) && strchr(out, '$'))
-			funcpattern__rust_unescape(out);
 		f->demangled = arena_strndup(st, out, strlen(out));
-		if (!f->demangled) {
-			err = -ENOMEM;
-			break;
-		}
+		free(out);
+		if (!f->demangled)
+			return -ENOMEM;
 	}
-	free(buf);
-	return err;
+	return 0;
 }
 
 /* MiniDebugInfo (Fedora, RHEL): a stripped program keeps its local
