@@ -741,6 +741,22 @@ static bool alias_better(const struct symtab_func *a, const struct symtab_func *
 	return strlen(a->name) < strlen(b->name);
 }
 
+const struct symtab_func *symtab__alias(const struct symtab *st, const struct symtab_func *f)
+{
+	const struct symtab_func *best = f;
+	size_t i = (size_t)(f - st->funcs);
+
+	if (f < st->funcs || i >= st->nfuncs)
+		return f;
+	/* sorted by address: the aliases are F's neighbours */
+	while (i > 0 && st->funcs[i - 1].addr == f->addr)
+		i--;
+	for (; i < st->nfuncs && st->funcs[i].addr == f->addr; i++)
+		if (!st->funcs[i].ifunc && alias_better(&st->funcs[i], best))
+			best = &st->funcs[i];
+	return best;
+}
+
 const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t addr)
 {
 	const struct symtab_func *best = NULL;

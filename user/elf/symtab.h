@@ -55,6 +55,10 @@ void symtab__free(struct symtab *st); /* NULL is fine */
 const char *symtab__path(const struct symtab *st);
 const struct symtab_func *symtab__funcs(const struct symtab *st, size_t *count);
 
+/* Among the symbols at F's address (aliases: glibc's free, cfree and
+ * __libc_free), the one a person would search for; F when it is alone. */
+const struct symtab_func *symtab__alias(const struct symtab *st, const struct symtab_func *f);
+
 /* Function whose [addr, addr + size) holds ADDR, or NULL. */
 const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t addr);
 
