@@ -78,6 +78,7 @@ struct symtab {
 struct raw_sym {
 	struct symtab_func f;
 	bool default_version; /* "@@" or unhidden versym: preferred on merge */
+	size_t shndx;         /* its section in the file; 0: unknown */
 };
 
 struct sym_vec {
@@ -256,7 +257,8 @@ static int read_verneed(struct symtab *st, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh
 
 /* Collect the defined functions of one symbol table into VEC. */
 static int read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
-			Elf_Data *versym, const struct versions *vs, struct sym_vec *vec)
+			Elf_Data *versym, const struct versions *vs, struct sym_vec *vec,
+			bool own_sections)
 {
 	bool dynamic = sh->sh_type == SHT_DYNSYM;
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -314,6 +316,7 @@ static int read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh
 		rs.f.size = sym.st_size;
 		rs.f.ifunc = type == STT_GNU_IFUNC;
 		rs.f.dynamic = dynamic;
+		rs.shndx = own_sections && sym.st_shndx < SHN_LORESERVE ? sym.st_shndx : 0;
 		if ((err = vec_push(vec, &rs)) < 0)
 			return err;
 	}
@@ -346,8 +349,51 @@ static void raw_merge(struct raw_sym *a, const struct raw_sym *b)
 	}
 	if (!a->f.size)
 		a->f.size = b->f.size;
+	if (!a->shndx)
+		a->shndx = b->shndx;
 	a->f.dynamic |= b->f.dynamic;
 	a->f.ifunc |= b->f.ifunc;
+}
+
+/*
+ * A function symbol of size 0 (crt's _init, frame_dummy, register_tm_clones;
+ * hand-written assembly) spans to the next function or its section's end,
+ * so its return instructions can be found; an alias takes its sized twin's
+ * size.  One at its section's very end (Go's runtime.etext) marks the end
+ * of the code, and one inside a sized function is a label: neither is a
+ * function.  VEC is sorted by address; SEC_END by section index (N).
+ */
+static void infer_sizes(struct sym_vec *vec, const uint64_t *sec_end, size_t n_sec)
+{
+	uint64_t covered = 0; /* the end of the sized functions so far */
+
+	for (size_t i = 0, j; i < vec->n; i = j) {
+		uint64_t addr = vec->v[i].f.addr, twin = 0, next = UINT64_MAX, end;
+
+		for (j = i; j < vec->n && vec->v[j].f.addr == addr; j++)
+			if (vec->v[j].f.size > twin)
+				twin = vec->v[j].f.size;
+		if (j < vec->n)
+			next = vec->v[j].f.addr;
+		for (size_t k = i; k < j; k++) {
+			struct raw_sym *r = &vec->v[k];
+
+			if (r->f.size || !r->shndx || r->shndx >= n_sec || !sec_end[r->shndx])
+				continue;
+			end = next < sec_end[r->shndx] ? next : sec_end[r->shndx];
+			if (addr >= sec_end[r->shndx]) {
+				r->f.name = NULL; /* a marker: dropped */
+			} else if (twin) {
+				r->f.size = twin;
+				r->f.size_inferred = true;
+			} else if (addr >= covered) {
+				r->f.size = end - addr;
+				r->f.size_inferred = true;
+			}
+		}
+		if (addr + twin > covered)
+			covered = addr + twin;
+	}
 }
 
 static const struct symtab_seg *seg_of(const struct symtab *st, uint64_t addr)
@@ -512,7 +558,7 @@ static int read_debugdata(struct symtab *st, Elf_Data *xz, const struct versions
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			err = read_symbols(st, mini, scn, &sh, NULL, vs, vec);
+			err = read_symbols(st, mini, scn, &sh, NULL, vs, vec, false);
 	}
 out:
 	if (mini)
@@ -526,6 +572,8 @@ static int collect(struct symtab *st, Elf *elf)
 {
 	struct versions vs = { 0 };
 	struct sym_vec vec = { 0 };
+	uint64_t *sec_end = NULL;
+	size_t n_sec = 0;
 	Elf_Data *versym = NULL;
 	Elf_Scn *scn = NULL, *debugdata = NULL;
 	bool have_symtab = false;
@@ -534,6 +582,11 @@ static int collect(struct symtab *st, Elf *elf)
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		shstrndx = 0;
+	if (elf_getshdrnum(elf, &n_sec) != 0)
+		n_sec = 0;
+	sec_end = calloc(n_sec ? n_sec : 1, sizeof(*sec_end));
+	if (!sec_end)
+		return -ENOMEM;
 
 	/* First pass: versions, versym, and section-name runtime markers. */
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -547,6 +600,8 @@ static int collect(struct symtab *st, Elf *elf)
 			st->rt_flags |= SYMTAB_RT_GO;
 		if (sname && !strcmp(sname, ".gcc_except_table"))
 			st->rt_flags |= SYMTAB_EH_TABLES;
+		if ((sh.sh_flags & SHF_EXECINSTR) && elf_ndxscn(scn) < n_sec)
+			sec_end[elf_ndxscn(scn)] = sh.sh_addr + sh.sh_size;
 		if (sh.sh_type == SHT_GNU_verdef)
 			err = read_verdef(st, elf, scn, &sh, &vs);
 		else if (sh.sh_type == SHT_GNU_verneed)
@@ -566,10 +621,10 @@ static int collect(struct symtab *st, Elf *elf)
 			continue;
 		sname = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
 		if (sh.sh_type == SHT_SYMTAB) {
-			err = read_symbols(st, elf, scn, &sh, NULL, &vs, &vec);
+			err = read_symbols(st, elf, scn, &sh, NULL, &vs, &vec, true);
 			have_symtab = true;
 		} else if (sh.sh_type == SHT_DYNSYM) {
-			err = read_symbols(st, elf, scn, &sh, versym, &vs, &vec);
+			err = read_symbols(st, elf, scn, &sh, versym, &vs, &vec, true);
 		} else if (sname && !strcmp(sname, ".gnu_debugdata") && sh.sh_type == SHT_PROGBITS) {
 			debugdata = scn;
 		}
@@ -590,6 +645,8 @@ static int collect(struct symtab *st, Elf *elf)
 		else
 			vec.v[n++] = vec.v[i];
 	}
+	vec.n = n;
+	infer_sizes(&vec, sec_end, n_sec);
 
 	/* Drop what no segment maps: nothing can be probed there. */
 	st->funcs = malloc((n ? n : 1) * sizeof(*st->funcs));
@@ -600,7 +657,7 @@ static int collect(struct symtab *st, Elf *elf)
 	for (size_t i = 0; i < n; i++) {
 		const struct symtab_seg *seg = seg_of(st, vec.v[i].f.addr);
 
-		if (!seg)
+		if (!seg || !vec.v[i].f.name)
 			continue;
 		st->funcs[st->nfuncs] = vec.v[i].f;
 		st->funcs[st->nfuncs].file_offset = vec.v[i].f.addr - seg->vaddr + seg->offset;
@@ -609,6 +666,7 @@ static int collect(struct symtab *st, Elf *elf)
 	err = demangle_all(st);
 
 cleanup:
+	free(sec_end);
 	free(vec.v);
 	free(vs.names);
 	return err;
@@ -734,6 +792,8 @@ static bool alias_better(const struct symtab_func *a, const struct symtab_func *
 {
 	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
 
+	if (a->size_inferred != b->size_inferred)
+		return b->size_inferred; /* a marker (Go's runtime.text) names nothing */
 	if (a->dynamic != b->dynamic)
 		return a->dynamic;
 	if (ua != ub)

@@ -20,10 +20,11 @@ struct symtab_func {
 	const char *demangled; /* C++/Rust demangled name with parameters, or NULL */
 	const char *version;   /* symbol version ("GLIBC_2.2.5"), or NULL */
 	uint64_t addr;         /* st_value */
-	uint64_t size;         /* st_size; 0 when unknown */
+	uint64_t size;         /* st_size, else up to the next symbol (size_inferred); 0 when unknown */
 	uint64_t file_offset;  /* offset of addr in the file */
 	bool ifunc;            /* STT_GNU_IFUNC: addr is the resolver, not the function */
 	bool dynamic;          /* found in .dynsym (exported) */
+	bool size_inferred;    /* st_size was 0 (crt's _init, frame_dummy; asm) */
 };
 
 /* Language runtimes whose unwinder walks through every frame: a kernel
