@@ -7,15 +7,15 @@ import re
 from cmonlib import check, cmon, eq, parse_json_lines, target, tmpfile
 
 
-def traced(funcs, args, cwd=None, extra=()):
-    """`cmon trace -F json` of tests/targets/names ARGS: (program output, records)."""
+def traced(funcs, args, cwd=None, extra=(), binary="names"):
+    """`cmon trace -F json` of tests/targets/BINARY ARGS: (program output, records)."""
     path = tmpfile("names.json")
     if os.path.exists(path):
         os.unlink(path)
     cmd = ["trace", "-q", "-F", "json", "-o", path] + list(extra)
     for f in funcs:
         cmd += ["--func", f]
-    code, out, err = cmon(cmd + ["--", target("names")] + list(args), cwd=cwd)
+    code, out, err = cmon(cmd + ["--", target(binary)] + list(args), cwd=cwd)
     eq((code, err), (0, ""), "cmon %s" % " ".join(cmd))
     with open(path) as f:
         return out, parse_json_lines(f.read())
@@ -56,3 +56,29 @@ def test_dlopen_library_named_by_file_name():
         eq(sorted((r["func"], r["args"], r["retval"]) for r in recs if r["func"] == "dl_twice"),
            [("dl_twice", [("x", 4)], 8), ("dl_twice", [("x", 21)], 42)],
            "dl_twice's calls, traced by %s" % pattern)
+
+
+def test_cxx_names_in_tree():
+    """-F tree writes a C++ call as name(values): the demangled name's own
+    parameter list gives way to the values (it printed `catch_exc(int)(i=1)`
+    and `answer()()`); the closing line's comment keeps the whole name."""
+    code, out, err = cmon(["trace", "-q", "-F", "tree", "--func", "answer", "--func", "catch_exc",
+                           "--func", "thrower", "--", target("names_cxx")])
+    eq((code, err), (0, ""), "cmon trace -F tree")
+    calls = [l.split("| ", 1)[1].strip() for l in out.splitlines() if "| " in l]
+    eq(sorted(calls), ["answer() = 42;", "catch_exc(i=1) = -1;", "thrower(i=1); // noreturn"],
+       "the tree's calls")
+
+
+def test_crt_stubs_without_warnings():
+    """`PROG:*` over a C++ program (returns found on return instructions):
+    crt's sizeless stubs (_init, frame_dummy, ...) span to the next function,
+    so they are traced like any other, with no warning about each."""
+    out, recs = traced(["names_cxx:*"], [], binary="names_cxx")
+    eq(out, "answer=42 caught=-1\n", "program output")
+    funcs = {r["func"]: r["status"] for r in recs}
+    for stub in ("_init", "register_tm_clones", "__do_global_dtors_aux", "deregister_tm_clones",
+                 "_fini"):
+        eq(funcs.get(stub), "ok", "%s traced to its return" % stub)
+    eq([(r["func"], r["retval"]) for r in recs if r["func"] in ("answer()", "catch_exc(int)")],
+       [("catch_exc(int)", -1), ("answer()", 42)], "the program's own calls")

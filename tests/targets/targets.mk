@@ -479,3 +479,11 @@ $(TARGET_DIR)/libnames_dl.so: tests/targets/names_dl.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -shared -fPIC $< -o $@
+
+TARGETS += $(TARGET_DIR)/names_cxx
+targets: $(TARGET_DIR)/names_cxx
+
+$(TARGET_DIR)/names_cxx: tests/targets/names_cxx.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@

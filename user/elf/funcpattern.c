@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cxxname.h"
 #include "funcpattern.h"
 
 int funcpattern__parse(const char *spec, struct funcpattern *out)
@@ -101,37 +102,9 @@ size_t funcpattern__rust_hash_cut(const char *name)
 	return n - 19;
 }
 
-/* Where NAME's parameter list starts, or NULL when it has none. */
-static const char *params_start(const char *name)
-{
-	const char *end = strrchr(name, ')'), *open = NULL;
-	int depth = 0;
-
-	if (!end)
-		return NULL;
-	/* What follows the list is qualifiers (" const", " &&", " [clone .cold]");
-	 * a "::" means the parens were a scope: "(anonymous namespace)::x". */
-	if (strstr(end, "::"))
-		return NULL;
-	for (size_t i = (size_t)(end - name) + 1; i-- > 0;) {
-		if (name[i] == ')')
-			depth++;
-		else if (name[i] == '(' && --depth == 0) {
-			open = name + i;
-			break;
-		}
-	}
-	if (!open || open == name)
-		return NULL;
-	/* "A::operator()" on its own: those parens are the operator's name. */
-	if (open[1] == ')' && open - name >= 8 && strncmp(open - 8, "operator", 8) == 0)
-		return NULL;
-	return open;
-}
-
 char *funcpattern__strip_params(const char *name, char *buf, size_t len)
 {
-	const char *open = params_start(name);
+	const char *open = cxxname__params(name);
 	size_t n;
 
 	if (!open)
@@ -264,7 +237,7 @@ bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_fu
 		return true;
 	if (!dem)
 		return false;
-	open = params_start(dem);
+	open = cxxname__params(dem);
 	/* A template's instance: "ns::twice<int>(int)", "ns::twice<int>" and
 	 * "ns::twice"; its return type is no part of its name (a glob over the
 	 * whole text matched "main::*" against main's lambda returned by
