@@ -36,6 +36,10 @@ COLUMNS = ["ts_ns", "pid", "tid", "comm", "func", "depth", "arg0", "arg1", "arg2
            "vms_entry", "vms_exit", "status", "module"]
 STRING_COLUMNS = {"comm", "func", "status", "module"}
 MiB = 1 << 20
+# A bound that only guards against a hang: a test waits for a condition
+# (cmon attached, a record written), never for a speed.  On a loaded 2-CPU
+# machine attaching to libc (every process maps it) alone can take 30 s.
+HANG = 600
 U64 = (1 << 64) - 1
 
 # What the untraced programs print (tests/targets/calls.c, cxx_throw.cpp).
@@ -240,7 +244,7 @@ class Background:
     def stderr(self):
         return read_text(self.err_path)
 
-    def wait_attached(self, timeout=15):
+    def wait_attached(self, timeout=HANG):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if "cmon: attached " in self.stderr:

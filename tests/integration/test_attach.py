@@ -125,6 +125,30 @@ def test_binary_mode_pie():
     assert_no_leak(before)
 
 
+def test_binary_stripped_library_function():
+    """--binary on a stripped program (every distribution binary is) with a
+    function of its libraries: probed in libc, recorded for the processes
+    running that program only (it was refused: "no symbol table")."""
+    before = bpf_snapshot()
+    bg = trace_bg(["libc:printf"], ["--binary", target("calls_stripped")])
+    try:
+        bg.wait_attached()
+        p = subprocess.run([target("calls_stripped"), "calls"], capture_output=True, text=True,
+                           timeout=60)
+        eq((p.returncode, p.stdout), (0, CALLS_OUT), "calls_stripped run")
+        # The same libc function in another program: not this binary's.
+        eq(subprocess.run([target("calls"), "calls"], capture_output=True, text=True,
+                          timeout=60).stdout, CALLS_OUT, "calls run")
+        bg.signal(signal.SIGINT)
+        eq(bg.wait(60), 0, "cmon exit status after SIGINT (%s)" % bg.stderr.strip())
+    finally:
+        bg.kill()
+    rows = parse_csv(read_text(bg.out_path))
+    eq([(r["func"], r["comm"], r["module"], r["status"]) for r in rows],
+       [("printf", "calls_stripped", "libc.so.6", "ok")] * 4, "printf records")
+    assert_no_leak(before)
+
+
 def test_duration_without_calls():
     t = WaitTarget(["calls"])
     try:

@@ -1115,10 +1115,9 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		err = add_launch_target(&b);
 	if (!err && o->binary)
 		err = add_binary_target(&b);
-	if (!err && o->binary) {
-		/* The named file itself must be usable. */
-		err = check_named_file(&b.set->objects[b.set->targets[b.set->n_targets - 1].objects[0]]);
-	}
+	/* A stripped --binary is usable (add_binary_target checked it is an
+	 * ELF file of this machine): the functions named may be in its
+	 * libraries, and a pattern naming its own says it has no symbols. */
 	for (size_t i = 0; i < o->n_patterns && !err; i++)
 		if (!o->patterns[i].exclude)
 			err = resolve_pattern(&b, &o->patterns[i]);
