@@ -291,7 +291,8 @@ class WaitTarget:
                                   stderr=subprocess.PIPE)
         line = self.p.stdout.readline().decode()
         check(line.startswith("ready "), "target did not print ready: %r" % line)
-        self.pid = int(line.split()[1])
+        self.ready = [int(w) for w in line.split()[1:]]  # PID, and what the target adds
+        self.pid = self.ready[0]
         eq(self.pid, self.p.pid, "pid printed by the target")
 
     def release(self):

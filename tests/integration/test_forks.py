@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 
-from cmonlib import (CMON, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon, eq,
+from cmonlib import (CMON, HANG, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon, eq,
                      parse_csv, read_text, run, target, tmpfile, trace, trace_bg)
 
 FORK_OUT = "child sum 2020\nparent sum 606\n"
@@ -193,6 +193,57 @@ def test_other_instance_not_recorded():
     finally:
         other.kill()
         other.communicate()
+
+
+def test_idle_parent_names_its_children():
+    """-p on a master whose workers (forked before cmon) make the calls: 0
+    records, and cmon says so, naming them.  Its children are not "other
+    processes" that trap for nothing: that warning is not given."""
+    for follow in ([], ["--follow"]):
+        t = WaitTarget(["master"], binary="forks")
+        pid, w1, w2 = t.ready
+        bg = trace_bg(["f"], ["-p", str(pid)], extra=follow)
+        try:
+            bg.wait_attached()
+            t.release()
+            code, out = t.finish()
+            eq((code, sorted(out.splitlines())), (0, ["master done", "worker 0", "worker 1"]),
+               "target status and output")
+            eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr)
+        finally:
+            bg.kill()
+            t.kill()
+        eq(parse_csv(read_text(bg.out_path)), [], "records %s" % follow)
+        warned = [l for l in bg.stderr.splitlines() if "warning" in l]
+        eq(warned, ["cmon: warning: process %d (forks) made no traced call; 2 processes it "
+                    "forked before cmon are not traced (--follow takes those forked from now "
+                    "on): add -p %d -p %d" % (pid, w1, w2)], "warnings %s" % follow)
+
+
+def test_other_instance_warned_only_with_a_probe_in_it():
+    """-p --follow: a process running the same program traps on the probes
+    in that program, and is warned about; with probes only in libc (linked
+    per process) it traps on none: no warning (one used to be given)."""
+    other = WaitTarget(["loop", "1", "1"], binary="sleeper")
+    try:
+        for func, warned in (("libc:nanosleep", False), ("nap", True)):
+            t = WaitTarget(["loop", "1", "3"], binary="sleeper")
+            bg = trace_bg([func], ["-p", str(t.pid), "--follow"])
+            try:
+                bg.wait_attached()
+                t.release()
+                eq(t.finish(HANG), (0, "loop n=3 count_me=1\n"), "target status and output")
+                eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr)
+            finally:
+                bg.kill()
+                t.kill()
+            eq([r["func"] for r in parse_csv(read_text(bg.out_path))], [func.split(":")[-1]] * 3,
+               "the traced process's calls")
+            eq("1 other process running %s traps on its probes too" % target("sleeper")
+               in bg.stderr, warned, "warned, with --func %s: %s" % (func, bg.stderr))
+        check(other.alive(), "the other instance ran throughout")
+    finally:
+        other.kill()
 
 
 def test_follow_running_daemon():

@@ -12,6 +12,9 @@
  *   forks libc     the child calls getppid() 3 times 200 ms after the fork,
  *                  the parent twice after waiting
  *   forks --wait MODE   print "ready PID", wait for a line on stdin, run MODE
+ *   forks --wait master two workers forked before "ready PID W1 W2" (before a
+ *                  tracer attaches to the master); after the line each
+ *                  calls f(400 + k) three times, the master none: it waits
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -136,11 +139,44 @@ static int run(const char *mode)
 	return 2;
 }
 
+static int run_master(void)
+{
+	int go[2], pids[2], sum = 0;
+	char line[16], c;
+
+	if (pipe(go))
+		return 1;
+	for (int k = 0; k < 2; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			return 1;
+		if (!pids[k]) {
+			close(go[1]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			for (int i = 0; i < 3; i++)
+				sum += f(400 + k);
+			printf("worker %d\n", sum ? k : -1);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	printf("ready %d %d %d\n", (int)getpid(), pids[0], pids[1]);
+	if (!fgets(line, sizeof(line), stdin) || write(go[1], "gg", 2) != 2)
+		return 1;
+	for (int k = 0; k < 2; k++)
+		wait_child(pids[k]);
+	printf("master done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char line[16];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "--wait") && !strcmp(argv[2], "master"))
+		return run_master();
 	if (argc == 3 && !strcmp(argv[1], "--wait")) {
 		printf("ready %d\n", (int)getpid());
 		fflush(stdout);

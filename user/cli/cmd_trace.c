@@ -19,6 +19,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/log.h"
+#include "proc/procmaps.h"
 #include "event/decode.h"
 #include "event/tracer.h"
 #include "event/typer.h"
@@ -79,6 +80,13 @@ struct trace_run {
 		char comm[CMON_COMM_LEN];
 	} *procs;
 	size_t n_procs, cap_procs;
+	/* -p: the processes each had forked before cmon came (--follow takes
+	 * those forked from now on): named when their parent made no call. */
+	struct early_child {
+		pid_t parent, pid;
+		char parent_comm[CMON_COMM_LEN]; /* read while it runs */
+	} *early;
+	size_t n_early;
 	/* break: the probe address of the last stack (its hit's), stops seen */
 	uint64_t break_probe_ip;
 	unsigned stops_seen;
@@ -665,6 +673,70 @@ static int calibrate(struct trace_run *r)
 	return err;
 }
 
+static uint64_t records_of(const struct trace_run *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->n_procs; i++)
+		if (r->procs[i].pid == pid)
+			return r->procs[i].records;
+	return 0;
+}
+
+/* The children each -p process has now, before its probes fire. */
+static int note_early_children(struct trace_run *r)
+{
+	for (size_t i = 0; i < r->opts.n_pids; i++) {
+		pid_t *kids = NULL;
+		size_t n = 0;
+		struct early_child *e;
+		char comm[CMON_COMM_LEN];
+		int err = proc__children(r->opts.pids[i], &kids, &n);
+
+		e = err || !n ? NULL : realloc(r->early, (r->n_early + n) * sizeof(*e));
+		proc__comm(r->opts.pids[i], comm, sizeof(comm));
+		for (size_t k = 0; e && k < n; k++) {
+			e[r->n_early + k] = (struct early_child){ r->opts.pids[i], kids[k] };
+			memcpy(e[r->n_early + k].parent_comm, comm, sizeof(comm));
+		}
+		if (e) {
+			r->early = e;
+			r->n_early += n;
+		}
+		free(kids);
+		if (err || (n && !e))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A -p process that made no traced call while processes it had forked
+ * before cmon came made none recorded either (an nginx master whose
+ * workers serve): say so, and name them. */
+static void say_idle_parents(const struct trace_run *r)
+{
+	for (size_t i = 0; i < r->opts.n_pids; i++) {
+		pid_t p = r->opts.pids[i];
+		struct strbuf pids = { 0 };
+		const char *comm = "";
+		size_t n = 0;
+
+		if (records_of(r, p))
+			continue;
+		for (size_t k = 0; k < r->n_early; k++)
+			if (r->early[k].parent == p && !records_of(r, r->early[k].pid) &&
+			    !strbuf__printf(&pids, "%s%d", n ? " -p " : "", (int)r->early[k].pid)) {
+				comm = r->early[k].parent_comm;
+				n++;
+			}
+		if (n && pids.buf)
+			log_warn("process %d%s%s%s made no traced call; %zu process%s it forked "
+				 "before cmon %s not traced (--follow takes those forked from now "
+				 "on): add -p %s", (int)p, comm[0] ? " (" : "", comm,
+				 comm[0] ? ")" : "", n, n == 1 ? "" : "es", n == 1 ? "is" : "are",
+				 pids.buf);
+		strbuf__release(&pids);
+	}
+}
+
 static void cleanup_run(struct trace_run *r)
 {
 	watcher__free(r->watcher);
@@ -676,6 +748,7 @@ static void cleanup_run(struct trace_run *r)
 	stack_book__free(r->stacks);
 	free(r->held);
 	free(r->procs);
+	free(r->early);
 	strbuf__release(&r->stack_text);
 	typer__free(r->typer);
 	out_router__free(r->router); /* closes the stores of a run that failed */
@@ -924,7 +997,9 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 				"from DWARF)\n",
 			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6,
 			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s", typer__typed_count(r.typer));
-	err = session__start_output(&r.ses);
+	err = note_early_children(&r);
+	if (!err)
+		err = session__start_output(&r.ses);
 	if (!err)
 		err = session__release(&r.ses);
 	if (!err && r.opts.n_watches)
@@ -986,6 +1061,8 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		err = r.write_err;
 	}
 	lost = report(&r);
+	if (!r.opts.quiet)
+		say_idle_parents(&r);
 	if (r.watcher)
 		lost += watcher__report(r.watcher, r.opts.quiet);
 	if (lost && lost == r.lost_uret && !r.opts.quiet)
