@@ -128,8 +128,10 @@ test:
 	$(Q)$(MAKE) --no-print-directory all unit unit-sanitized targets
 	$(Q)OUT=$(OUT) ./tests/run.sh
 
+# The first command on a fresh machine: the build packages, cmon and the
+# one program it traces (not the test targets: they need the test packages).
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all targets
+	$(Q)$(MAKE) --no-print-directory all $(OUT)/demo/kvstore
 	$(Q)OUT=$(OUT) ./tools/demo.sh
 
 bench:
