@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-from cmonlib import CMON, Skip, check, eq, trace
+from cmonlib import HANG, CMON, Skip, check, eq, trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -20,14 +20,14 @@ def rust_target(name="rust_panic", flags=(), suffix=""):
     if os.path.exists(out):  # built by an earlier test of this run
         return out
     subprocess.run([rustc, "-C", "opt-level=1", "-g"] + list(flags) + ["-o", out, src],
-                   check=True, capture_output=True, timeout=300)
+                   check=True, capture_output=True, timeout=HANG)
     return out
 
 
 def listed(pattern, exe):
     """The FUNCTION column of `cmon list PATTERN -- EXE`."""
     res = subprocess.run([CMON, "list", pattern, "--", exe], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=HANG)
     eq(res.returncode, 0, "cmon list %s: %s" % (pattern, res.stderr.strip()))
     lines = res.stdout.split("\n\n")[0].splitlines()[1:]
     return sorted(l.split()[0] for l in lines)
@@ -35,7 +35,7 @@ def listed(pattern, exe):
 
 def test_rust_panic_through_traced_function():
     exe = rust_target()
-    untraced = subprocess.run([exe], capture_output=True, text=True, timeout=30)
+    untraced = subprocess.run([exe], capture_output=True, text=True, timeout=HANG)
     eq((untraced.returncode, untraced.stdout), (0, "sum=306 caught=3\n"), "untraced run")
     res = trace(["risky"], launch=[exe])
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
@@ -85,7 +85,7 @@ def test_rust_enums_show_their_variant():
     location at the entry, they are unavailable rather than misread."""
     exe = rust_target("rust_enums")
     out = "t=146 q=[Some(7), Some(45)]\n"
-    eq(subprocess.run([exe], capture_output=True, text=True, timeout=30).stdout, out,
+    eq(subprocess.run([exe], capture_output=True, text=True, timeout=HANG).stdout, out,
        "untraced run")
     res = trace(["look", "pick"], launch=[exe], fmt="json")
     eq((res.code, res.stdout), (0, out), "cmon exit status and program output (%s)" % res.stderr)
@@ -141,7 +141,7 @@ def test_rust_llvm_suffix_names():
     sym = re.search(r"_ZN10rust_names8describe17h[0-9a-f]{16}E", nm).group(0)
     lto = exe + "_llvm"
     subprocess.run(["objcopy", "--redefine-sym", "%s=%s.llvm.5550172826932545066" % (sym, sym),
-                    exe, lto], check=True, timeout=60)
+                    exe, lto], check=True, timeout=HANG)
     eq(listed("rust_names::*", lto),
        ["rust_names::Counter::bump", "rust_names::describe", "rust_names::main",
         "rust_names::twice", "rust_names::twice"], "cmon list 'rust_names::*'")
