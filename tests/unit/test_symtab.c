@@ -467,7 +467,7 @@ static void test_libc(void **state)
 
 	ms = open_ms(LIBC_PATH);
 	print_message("libc.so.6 opens in %.2f ms\n", ms);
-	assert_true(ms < 100.0);
+	/* printed, not bounded: a speed is make bench's (its attach section) */
 }
 
 static void test_libstdcxx(void **state)
@@ -487,7 +487,7 @@ static void test_libstdcxx(void **state)
 
 	ms = open_ms(LIBSTDCXX_PATH);
 	print_message("libstdc++.so.6 opens in %.2f ms\n", ms);
-	assert_true(ms < 100.0);
+	/* printed, not bounded: a speed is make bench's (its attach section) */
 }
 
 /* --- errors ---------------------------------------------------------------- */
