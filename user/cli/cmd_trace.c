@@ -992,14 +992,16 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
+	/* before "attached": what a user does after it is not "before cmon" */
+	err = note_early_children(&r);
+	if (err)
+		goto cleanup;
 	if (!r.opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
 				"from DWARF)\n",
 			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6,
 			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s", typer__typed_count(r.typer));
-	err = note_early_children(&r);
-	if (!err)
-		err = session__start_output(&r.ses);
+	err = session__start_output(&r.ses);
 	if (!err)
 		err = session__release(&r.ses);
 	if (!err && r.opts.n_watches)
