@@ -8,7 +8,7 @@ argument keeps the tests whose name contains it).  Each runs in its own
 process group with a timeout; whatever it leaves running is killed after it.
 One line per test on stdout, then "N passed, N failed[, N skipped]"; the exit
 status is 1 if any failed.  Failure tracebacks go to stderr with -v, and
-always to $CMON_IT_LOG (default /tmp/cmon-integration.log).
+always to $CMON_IT_LOG (default $OUT/integration.log).
 
 Environment: OUT (build folder, default "build"), CMON (default $OUT/cmon),
 CMON_IT_TIMEOUT (seconds per test, default 1800: only a guard against a

