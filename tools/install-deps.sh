@@ -27,9 +27,10 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); xz packs
-	# the unit tests' MiniDebugInfo fixture (not in a minimal Debian)
+	# the unit tests' MiniDebugInfo fixture (not in a minimal Debian); rustc
+	# (1.63) builds test_rust.py's programs
 	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz
-xz-utils" ;;
+xz-utils rustc" ;;
 esac
 missing=
 for p in $pkgs; do

@@ -9,22 +9,21 @@ pub struct Counter {
 impl Counter {
     #[inline(never)]
     pub fn bump(&mut self, by: i32) -> i32 {
-        self.n += std::hint::black_box(by);
+        self.n += opaque(by);
         self.n
     }
 }
 
 #[inline(never)]
 pub fn twice<T: Copy + Into<i64>>(x: T) -> i64 {
-    std::hint::black_box(x).into() * 2
+    opaque(x).into() * 2
 }
 
 #[inline(never)]
 pub fn describe(name: &str, path: &Path) -> usize {
-    name.bytes().filter(|b| *b == b'l').count() + path.as_os_str().as_encoded_bytes()[1] as usize
+    name.bytes().filter(|b| *b == b'l').count() + std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())[1] as usize
 }
 
-use std::hint::black_box as opaque; // the arguments are not constants to rustc
 
 fn main() {
     let mut c = Counter { n: 1 };
@@ -34,4 +33,14 @@ fn main() {
     t += describe(opaque("héllo"), opaque(Path::new("/tmp/x.txt"))) as i64;
     let e = std::io::Error::from(std::io::ErrorKind::NotFound);
     println!("t={} kind={:?}", t, e.kind());
+}
+
+/// The arguments are not constants to rustc: std::hint::black_box for
+/// Debian bookworm's rustc 1.63 (it came in 1.66),
+/// a volatile read the optimizer cannot see through, inlined (no symbol).
+#[inline(always)]
+fn opaque<T>(x: T) -> T {
+    let y = unsafe { std::ptr::read_volatile(&x) };
+    std::mem::forget(x);
+    y
 }
