@@ -19,10 +19,12 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--virtual-time-budget=5000"]
 
 
-# Chromium's own background requests (time, component updates, accounts),
+# Chromium's own background requests (time, component updates, accounts;
+# bookworm's Chromium 150 also www.google.com and android.clients.google.com),
 # made whatever the page is, even with --disable-background-networking and
 # --disable-component-update: not the page's.
 BROWSER_OWN = re.compile(rb"^(GET|POST|CONNECT) (http://)?(clients2\.google\.com|"
+                         rb"www\.google\.com|android\.clients\.google\.com|"
                          rb"update\.googleapis\.com|accounts\.google\.com|"
                          rb"[a-z0-9-]+\.gvt1\.com|optimizationguide-pa\.googleapis\.com|"
                          rb"content-autofill\.googleapis\.com|safebrowsing\.googleapis\.com)[:/]")
