@@ -29,7 +29,7 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); xz packs
 	# the unit tests' MiniDebugInfo fixture (not in a minimal Debian); rustc
 	# (1.63) builds test_rust.py's programs
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
 xz-utils rustc" ;;
 esac
 missing=
