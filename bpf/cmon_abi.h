@@ -53,6 +53,11 @@ struct cmon_ind_site {
 /* On an entry cookie: the function never returns normally (_start, no ret
  * instruction): it has no exit probe, and its record is written at entry. */
 #define CMON_COOKIE_NEVER_RETURNS (1ULL << 57)
+/* With it (in the exit-kind bits, unused on entries): the function leaves
+ * its stack and its caller is resumed from elsewhere (Go's
+ * runtime.morestack: newstack restarts the caller on the grown stack), so
+ * its callees are not under it: no frame is kept for it. */
+#define CMON_COOKIE_NO_FRAME (1ULL << 32)
 /* On an entry cookie (--focus): a focus function, and one probed for the
  * focus only (not named by --func: no record of its own). */
 #define CMON_COOKIE_FOCUS (1ULL << 58)
@@ -154,6 +159,8 @@ enum cmon_call_flags {
 	CMON_CALL_NEVER_RETURNS = 1u << 4, /* with ENTRY_ONLY: the function never returns */
 	CMON_CALL_USDT = 1u << 5,          /* with ENTRY_ONLY: a static probe fired */
 	CMON_CALL_LINE = 1u << 6,          /* with ENTRY_ONLY: a source line ran */
+	CMON_CALL_DEPTH = 1u << 7,         /* with ENTRY_ONLY: depth is the calls pending
+					    * under it (unknown with --no-return) */
 };
 
 /*

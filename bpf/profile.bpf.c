@@ -339,7 +339,7 @@ int BPF_KPROBE(cmon_prof_entry)
 		if (!slot || !wanted(task))
 			return 0;
 		ss = keyed_stack_get((__u32)task->tgid, go_g(ctx), true);
-		if (ss && go_restarted(ss, slot, func_id))
+		if (ss && go_entry_restarts(task, ss, slot, func_id))
 			return 0;
 	}
 	if (targ_focus) {
@@ -556,7 +556,7 @@ int BPF_KPROBE(cmon_prof_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_prof_texit, struct task_struct *task)
 {
-	shadow_stack_release(task);
+	lifecycle_thread_exit(task);
 	follow_exit(task);
 	return 0;
 }

@@ -327,7 +327,7 @@ static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct 
 			st->lost_nomem++;
 		return NULL;
 	}
-	if (go && go_restarted(ss, slot, func_id))
+	if (go && go_entry_restarts(task, ss, slot, func_id))
 		return NULL;
 	/* (A Go slot is not an address: Go tail calls are seen on their jumps.) */
 	shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
@@ -504,7 +504,7 @@ int BPF_KPROBE(cmon_entry)
 		if (!slot)
 			return 0;
 		/* Before anything is counted: a restart is no new call. */
-		if (!targ_entry_only && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
+		if (!targ_entry_only) {
 			ss = entry_stack(task, ctx, slot, go, func_id, st);
 			if (!ss)
 				return 0;
@@ -528,13 +528,35 @@ int BPF_KPROBE(cmon_entry)
 	else if (st && !(cookie & CMON_COOKIE_QUIET))
 		st->outside_focus++; /* in the focus, deeper than --max-depth */
 
-	/* --no-return, or a function without a return to wait for (a frame
-	 * pushed for it would only ever be abandoned). */
+	/* --no-return, or a function without a return to wait for. */
 	if (targ_entry_only || (cookie & CMON_COOKIE_NEVER_RETURNS)) {
 		struct cmon_batch *b = NULL;
 		struct cmon_call_rec *rec;
+		__u32 depth = ~0U;
 		__u64 ts = 0;
 
+		/* Never returns: its record is written now, at its depth, and
+		 * a silent frame makes its callees nest under it (let go when
+		 * the stack moves past it, as an abandoned call's). */
+		if (!targ_entry_only) {
+			if (!ss)
+				ss = entry_stack(task, ctx, slot, go, func_id, st);
+			if (ss) {
+				depth = ss->depth;
+				fr = cookie & CMON_COOKIE_NO_FRAME ? NULL : shadow_stack_reserve(ss);
+				if (fr) {
+					fr->slot = slot;
+					fr->func_id = func_id;
+					fr->flags = fflags | CMON_FRAME_QUIET;
+					fr->tid = (__u32)bpf_get_current_pid_tgid();
+					fr->step_ns = 0;
+					fr->child_ns = 0;
+					fr->ts = bpf_ktime_get_ns();
+					focus_push(ss, fflags);
+					shadow_stack_commit(ss);
+				}
+			}
+		}
 		if (fflags & CMON_FRAME_QUIET)
 			return 0;
 		if (targ_expr) {
@@ -561,6 +583,10 @@ int BPF_KPROBE(cmon_entry)
 				   &b);
 		if (!rec)
 			return 0;
+		if (depth != ~0U) {
+			rec->depth = depth;
+			rec->flags |= CMON_CALL_DEPTH;
+		}
 		read_args(ctx, go, rec->args);
 		if (targ_stack)
 			emit_stack(ctx, cookie, at, rec->ts_entry_ns, st);
@@ -689,7 +715,7 @@ int BPF_KPROBE(cmon_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_thread_exit, struct task_struct *task)
 {
-	shadow_stack_release(task);
+	lifecycle_thread_exit(task);
 	follow_exit(task);
 	return 0;
 }

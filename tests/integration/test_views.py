@@ -79,6 +79,24 @@ def test_tree_nesting_matches_program():
     eq(durs, sorted(durs, reverse=True), "fact durations shrink with depth")
 
 
+def test_tree_call_that_never_returns_in_place():
+    """A function that never returns normally (fail: only longjmps) is
+    printed where it was called, its callee under it; it was printed
+    alone above its caller's block."""
+    r = trace(["guarded", "fail", "leaf"], [target(), "fail"], fmt="tree")
+    eq((r.code, r.stdout), (0, "guarded=101\n"), "exit status and output (%s)" % r.stderr)
+    lines = r.text.splitlines()
+    eq(lines[0], "# DURATION     TID     FUNCTION", "tree header")
+    body = []
+    for line in lines[1:]:
+        m = TREE_LINE.match(line)
+        check(m, "tree line does not parse: %r" % line)
+        body.append(m.group(3) + m.group(4))
+    eq(body, ["guarded(x=7) {", "  fail(x=7) {", "    leaf(x=7) = 8;",
+              "  }; // fail, never returns", "  leaf(x=100) = 101;", "} = 101; // guarded"],
+       "the tree:\n%s" % r.text)
+
+
 def test_tree_threads_grouped():
     r = trace(["work"], [target(), "threads", "3", "4"], fmt="tree")
     eq(r.code, 0, "exit status (%s)" % r.stderr)

@@ -73,6 +73,20 @@ NOINLINE int jumper(int x)
 	return 0;
 }
 
+/* Leaves only by longjmp: no ret, it never returns normally. */
+NOINLINE __attribute__((noreturn)) void fail(int x)
+{
+	leaf(x);
+	longjmp(env, x);
+}
+
+NOINLINE int guarded(int x)
+{
+	if (setjmp(env))
+		return leaf(100);
+	fail(x);
+}
+
 NOINLINE int work(int thread, int i) { BARRIER(); return thread * 1000 + i; }
 
 /* A thread (not the main one) that execs: the kernel makes it the leader,
@@ -150,6 +164,10 @@ static int run(int argc, char **argv)
 			jumper(7);
 		printf("longjmp=%d\n", v);
 		printf("after=%d\n", add(1, 1));
+		return 0;
+	}
+	if (!strcmp(s, "fail")) {
+		printf("guarded=%d\n", guarded(7));
 		return 0;
 	}
 	if (!strcmp(s, "threads")) {

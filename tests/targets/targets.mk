@@ -275,6 +275,17 @@ $(TARGET_DIR)/gowork: tests/targets/gowork.go
 	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \
 		go build -o $@ $<
 
+# Go calls pending when a trace ends (issue 29), and stacks grown by
+# runtime.morestack while traced.
+TARGETS += $(TARGET_DIR)/gopending
+targets: $(TARGET_DIR)/gopending
+
+$(TARGET_DIR)/gopending: tests/targets/gopending.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \
+		go build -o $@ $<
+
 # pthread_exit's forced unwind through traced C++ frames.
 TARGETS += $(TARGET_DIR)/cxx_exit
 targets: $(TARGET_DIR)/cxx_exit

@@ -96,8 +96,10 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->func = f->name;
 	out->module = d->set->objects[f->object].module;
 	out->status = status_of(in->flags);
-	out->depth = out->status == CALL_ENTRY_ONLY || out->status == CALL_NEVER_RETURNS ||
-		     out->status == CALL_USDT || out->status == CALL_LINE ? -1 : (int)in->depth;
+	/* An entry-only record's depth is known where a shadow stack was
+	 * kept (not with --no-return). */
+	out->depth = (in->flags & CMON_CALL_ENTRY_ONLY) && !(in->flags & CMON_CALL_DEPTH) ?
+			     -1 : (int)in->depth;
 	for (int i = 0; i < CMON_MAX_ARGS; i++)
 		out->args[i] = (int64_t)in->args[i];
 	/* a USDT site's unsigned 64-bit arguments (8@): as such, not as -1 */

@@ -61,25 +61,32 @@ static void put_prefix(struct strbuf *sb, const struct held_call *c, bool with_d
 	strbuf__printf(sb, "[%6" PRIu32 "] | %*s", c->tid, 2 * depth, "");
 }
 
+/* What a call that did not return normally ended with, or NULL. */
+static const char *status_mark(const struct held_call *c)
+{
+	switch (c->status) {
+	case CALL_NORETURN: return "noreturn";
+	case CALL_NEVER_RETURNS: return "never returns";
+	case CALL_TAILCALL: return "tail call";
+	case CALL_RAISED: return "exception";
+	case CALL_YIELD: return "yield";
+	default: return NULL;
+	}
+}
+
 /* " = RET;" or ";" (and a mark for calls that did not return); true when
  * that mark opened a comment. */
 static bool put_end(struct strbuf *sb, const struct held_call *c)
 {
+	const char *mark = c->ret ? NULL : status_mark(c);
+
 	if (c->ret)
 		strbuf__printf(sb, " = %s;", c->ret);
-	else if (c->status == CALL_NORETURN)
-		strbuf__puts(sb, "; // noreturn");
-	else if (c->status == CALL_TAILCALL)
-		strbuf__puts(sb, "; // tail call");
-	else if (c->status == CALL_RAISED)
-		strbuf__puts(sb, "; // exception");
-	else if (c->status == CALL_YIELD)
-		strbuf__puts(sb, "; // yield");
-	else {
+	else if (mark)
+		strbuf__printf(sb, "; // %s", mark);
+	else
 		strbuf__puts(sb, ";");
-		return false;
-	}
-	return !c->ret;
+	return mark != NULL;
 }
 
 /* The call's --capture values and changes, and what its values do not say
@@ -106,10 +113,13 @@ static void put_stack(struct strbuf *sb, const struct held_call *c, int depth)
 
 static void close_block(struct strbuf *sb, const struct held_call *c, int depth)
 {
+	const char *mark = c->ret ? NULL : status_mark(c);
+
 	put_prefix(sb, c, true, depth);
-	strbuf__puts(sb, "}");
-	put_end(sb, c);
-	strbuf__printf(sb, " // %s", c->func);
+	if (c->ret)
+		strbuf__printf(sb, "} = %s; // %s", c->ret, c->func);
+	else
+		strbuf__printf(sb, "}; // %s%s%s", c->func, mark ? ", " : "", mark ? mark : "");
 	put_notes(sb, c, true);
 	strbuf__puts(sb, "\n");
 }

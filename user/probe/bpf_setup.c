@@ -71,6 +71,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 		t->exe_ino = set->exe_ino;
 	}
 	t->stack_switch = set->stack_switch;
+	t->keyed_stacks = set->stack_switch || set->go; /* coro_stacks is in use */
 	t->expr = s->o.exprs != NULL;
 	t->step_lead_ns = probe_calib__step_lead(probe_calib__measured());
 	t->child_cost = child_costs(s);

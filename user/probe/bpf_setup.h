@@ -84,7 +84,8 @@ struct bpf_set {
 struct bpf_targ {
 	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns;
 	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
-	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, expr, child_cost;
+	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, keyed_stacks, expr,
+	     child_cost;
 };
 
 /* S for SET with O (copied; FILTER_COMM and EXPRS must outlive S): the CPU
@@ -112,6 +113,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_exe_dev = (t)->exe_dev;                                 \
 		(rodata)->targ_exe_ino = (t)->exe_ino;                                 \
 		(rodata)->targ_stack_switch = (t)->stack_switch;                       \
+		(rodata)->targ_keyed_stacks = (t)->keyed_stacks;                       \
 		(rodata)->targ_expr = (t)->expr;                                       \
 		(rodata)->targ_step_lead_ns = (t)->step_lead_ns;                       \
 		(rodata)->targ_child_cost = (t)->child_cost;                           \

@@ -495,6 +495,21 @@ static int plan_cold_part(struct probe_func *pf, const struct probe_object *obj,
 	return 0;
 }
 
+/* Go's runtime.morestack and its variants (asm: ABI0, maybe suffixed). */
+static bool go_stack_grower(const char *name)
+{
+	static const char *const names[] = { "runtime.morestack", "runtime.morestack_noctxt",
+					     "runtime.morestackc" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+
+		if (!strncmp(name, names[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
 /* Plan the probes of F in OBJ.  Returns 0, 1 when the function must be
  * skipped (reason logged at WHY_LEVEL), or -errno. */
 static int plan_func(struct probe_func *pf, const struct probe_object *obj,
@@ -523,6 +538,10 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 	 * normally must get no exit probe whatever the mode. */
 	if (f->addr && f->addr == symtab__entry(obj->symtab)) {
 		pf->never_returns = true;
+	} else if ((obj->runtime & SYMTAB_RT_GO) && go_stack_grower(f->name)) {
+		/* It has a ret (after a call to abort), but newstack restarts
+		 * its caller on the grown stack. */
+		pf->never_returns = pf->no_frame = true;
 	} else if (f->size && f->size <= MAX_BODY_BYTES) {
 		body = malloc(f->size);
 		if (!body)
