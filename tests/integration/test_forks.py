@@ -252,3 +252,25 @@ def test_followed_map_walked_only_when_it_changes():
     walks = read_text(log).count("BPF_MAP_GET_NEXT_KEY")
     check(walks <= 6, "map walk steps (a key found or the end), %d: expected a walk at the "
           "start and one at the exit, not one a poll" % walks)
+
+
+def test_no_left_running_note_for_children_waited_for():
+    """A shell that ran three children one after the other, each waited
+    for, left nothing running.  Under a wide library glob (a child's links
+    take long to attach) the count of followed processes was taken before
+    the shell was reaped, and cmon said "sh exited; following the 2
+    processes it left running" (the shell itself and a child it had
+    already waited for)."""
+    res = trace(["libc.so.6:*"], launch=["/bin/sh", "-c", "/bin/true; /bin/true; /bin/true"],
+                extra=["--raw"], timeout=300)
+    eq(res.code, 0, "exit status (%s)" % res.stderr[-400:])
+    eq([l for l in res.stderr.splitlines() if "left running" in l], [],
+       "notes of processes left running")
+    eq(summary_forks(res.stderr), 3, "children followed")
+
+
+def summary_forks(err):
+    for line in err.splitlines():
+        if line.startswith("cmon: children followed: "):
+            return int(line.split(":")[2])
+    return None
