@@ -14,6 +14,7 @@
 #define CMON_FOLLOW_BPF_H
 
 #include "cmon_abi.h"
+#include "shadow_stack.bpf.h"
 
 const volatile bool targ_follow = false;
 const volatile bool targ_follow_wake = false; /* children need links of their own */
@@ -68,6 +69,7 @@ int BPF_PROG(cmon_follow_fork, struct task_struct *parent, struct task_struct *c
 		__sync_fetch_and_add(&fs->forks, 1);
 		__sync_fetch_and_add(&fs->changes, 1);
 	}
+	shadow_stack_fork(parent, child);
 	if (targ_follow_wake) {
 		/* Full: the next poll finds the child in the map all the same. */
 		struct cmon_fork_rec *rec = bpf_ringbuf_reserve(&follow_events, sizeof(*rec), 0);

@@ -654,6 +654,41 @@ static __always_inline void keyed_stacks_release(struct task_struct *task)
 		bpf_map_delete_elem(&stack_regions, &c.tgid);
 }
 
+struct quiet_ctx {
+	struct cmon_shadow_stack *ss;
+};
+
+static long quiet_step(__u64 i, void *data)
+{
+	struct cmon_shadow_stack *ss = ((struct quiet_ctx *)data)->ss;
+
+	if (i >= ss->depth || i >= CMON_STACK_DEPTH)
+		return 1;
+	ss->frames[i & SHADOW_STACK_MASK].flags |= CMON_FRAME_QUIET;
+	return 0;
+}
+
+/*
+ * PARENT forked CHILD (a followed process) inside a --focus function: the
+ * child runs on a copy of that stack, inside the function too.  It starts
+ * with a copy of the parent's pending frames, silent (those calls are the
+ * parent's: the child's returns from them write nothing), so the focus
+ * holds until the child returns from the function, and the child's calls
+ * have their depth.  Outside a focus nothing is copied: a child's shadow
+ * stack starts empty.
+ */
+static __always_inline void shadow_stack_fork(struct task_struct *parent, struct task_struct *child)
+{
+	struct cmon_shadow_stack *ps = bpf_task_storage_get(&stacks, parent, 0, 0);
+	struct quiet_ctx c;
+
+	if (!ps || !(ps->focus & 0xffff))
+		return;
+	c.ss = bpf_task_storage_get(&stacks, child, ps, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (c.ss)
+		bpf_loop(CMON_STACK_DEPTH, quiet_step, &c, 0);
+}
+
 /* TASK is going away: whatever it still had pending never returned. */
 static __always_inline void shadow_stack_release(struct task_struct *task)
 {

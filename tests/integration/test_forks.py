@@ -274,3 +274,19 @@ def summary_forks(err):
         if line.startswith("cmon: children followed: "):
             return int(line.split(":")[2])
     return None
+
+
+def test_focus_holds_in_a_child_forked_inside_it():
+    """--focus forker: a child forked inside forker() is inside it too
+    until it returns from it: its f(400..402) are recorded, its f(500)
+    after the return is not, nor the parent's f(100..102) after forker.
+    The child recorded nothing (its shadow stack started empty)."""
+    res = trace(["f"], launch=[target("forks"), "focusfork"], extra=["--focus", "forker"])
+    eq((res.code, res.stdout), (0, "child sum 2406\nparent sum 606\n"),
+       "exit status and output (%s)" % res.stderr)
+    child = {r["pid"] for r in res.rows}
+    eq(len(child), 1, "one process's records: %r" % res.rows)
+    eq([(r["arg0"], r["ret"], r["status"], r["depth"]) for r in res.rows],
+       [(400 + i, 2 * (400 + i), "ok", 1) for i in range(3)],
+       "the child's calls inside forker: (arg0, ret, status, depth)")
+    eq(res.summary()["table"]["f"], (3, 3, 0), "f: calls, written, lost")

@@ -11,6 +11,9 @@
  *   forks texec    a second thread enters g(5), which execs /bin/true
  *   forks libc     the child calls getppid() 3 times 200 ms after the fork,
  *                  the parent twice after waiting
+ *   forks focusfork  forker() forks: the child calls f(400..402) in it,
+ *                  returns from it and calls f(500); the parent waits in
+ *                  it, then calls f(100..102)
  *   forks --wait MODE   print "ready PID", wait for a line on stdin, run MODE
  */
 #define _GNU_SOURCE
@@ -59,6 +62,23 @@ static int wait_child(int pid)
 	return status;
 }
 
+/* fork() inside it: the child calls f(400..402) before it returns. */
+__attribute__((noinline)) int forker(void)
+{
+	int pid = fork(), sum = 0;
+
+	if (!pid) {
+		for (int i = 0; i < 3; i++)
+			sum += f(400 + i);
+		printf("child sum %d\n", sum);
+		fflush(stdout);
+		return 0;
+	}
+	if (pid > 0)
+		wait_child(pid);
+	return pid;
+}
+
 static int run(const char *mode)
 {
 	int sum = 0;
@@ -75,6 +95,16 @@ static int run(const char *mode)
 			exit(0);
 		}
 		wait_child(pid);
+		for (int i = 0; i < 3; i++)
+			sum += f(100 + i);
+		printf("parent sum %d\n", sum);
+		return 0;
+	}
+	if (!strcmp(mode, "focusfork")) {
+		if (!forker()) {
+			f(500);
+			exit(0);
+		}
 		for (int i = 0; i < 3; i++)
 			sum += f(100 + i);
 		printf("parent sum %d\n", sum);
