@@ -98,6 +98,14 @@ NOINLINE int exec_from_thread(int x)
 	return x;
 }
 
+/* A thread execs this program again, waiting (--wait) before it runs
+ * SCENARIO: a test can tell when cmon is ready for the new image. */
+static void *exec_self_thread(void *arg)
+{
+	execl("/proc/self/exe", "calls", "--wait", (const char *)arg, (char *)NULL);
+	return NULL;
+}
+
 static void *exec_thread(void *arg)
 {
 	exec_from_thread((int)(long)arg);
@@ -211,6 +219,22 @@ static int run(int argc, char **argv)
 	if (!strcmp(s, "exit")) {
 		add(5, 5);
 		exit_inside(argc > 1 ? atoi(argv[1]) : 7);
+	}
+	if (!strcmp(s, "ppid")) { /* three library calls */
+		int ok = 1;
+
+		for (int i = 0; i < 3; i++)
+			ok &= getppid() > 0;
+		printf("ppid=%d\n", ok);
+		return 0;
+	}
+	if (!strcmp(s, "thread_exec_self") && argc > 1) {
+		pthread_t th;
+
+		printf("main\n");
+		pthread_create(&th, NULL, exec_self_thread, argv[1]);
+		pthread_join(th, NULL);
+		return 1; /* not reached */
 	}
 	if (!strcmp(s, "thread_exec")) {
 		pthread_t th;

@@ -470,6 +470,8 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 		return n;
 	if (t->fork_rb && (n = ring_buffer__consume(t->fork_rb)) < 0)
 		return n;
+	/* (a failure was said: the process goes on untraced in the new program) */
+	bpf_set__reattach(&t->bs);
 	/* Cut short by the budget, or stopped at a record still being written
 	 * (a sleepable capture faulting a page in): older records may be
 	 * behind it, so nothing is let out of the window this time but by its

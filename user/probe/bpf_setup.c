@@ -227,7 +227,8 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
 		return err;
 	}
-	err = lifecycle__attach(s->exec_begin, s->launch_exec, s->set->launch_pid, s->exec_links);
+	err = lifecycle__attach(s->exec_begin, s->thread_exec, s->launch_exec, s->set->launch_pid,
+				s->exec_links);
 	if (!err && s->o.follow)
 		err = follow__start(s->follow_fork, bpf_map__fd(s->followed),
 				    bpf_map__fd(s->follow_stats), s->set, lo, &s->fork_link,
@@ -243,6 +244,28 @@ int bpf_set__attach_probes(struct bpf_set *s)
 
 	if (err)
 		bpf_set__detach(s);
+	return err;
+}
+
+int bpf_set__reattach(struct bpf_set *s)
+{
+	int fd = bpf_map__fd(s->thread_execs), err = 0;
+	__u32 tgid, tid;
+
+	if (!s->links)
+		return 0; /* detached: nothing to make again */
+	/* Few entries, each deleted once handled: a walk costs next to nothing. */
+	while (!err && !bpf_map_get_next_key(fd, NULL, &tgid)) {
+		if (bpf_map_lookup_elem(fd, &tgid, &tid))
+			tid = 0;
+		bpf_map_delete_elem(fd, &tgid);
+		err = follow__reattach(s->follow, (pid_t)tgid); /* 1: a child's, done */
+		err = err ?: probe_links__reattach(s->links, s->set, &s->lo, (pid_t)tgid);
+		err = err < 0 ? err : 0;
+		log_warn("process %u ran a new program from thread %u (not its main one): its "
+			 "probes are attached again; calls the new program made before that "
+			 "are not recorded", tgid, tid);
+	}
 	return err;
 }
 

@@ -64,15 +64,15 @@ struct bpf_set_opts {
  * each open (NULL: the set has none: py_*), and what is attached. */
 struct bpf_set {
 	struct bpf_program *entry, *exit, *usdt, *stack_made, *step, *py_entry, *py_exit;
-	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
-	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
+	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *thread_exec, *follow_fork;
+	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last, *thread_execs;
 	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost;
 
 	const struct probe_set *set;
 	struct bpf_set_opts o;
 	int ncpus;
 	struct bpf_link *exit_link;     /* thread-exit tracepoint */
-	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
+	struct bpf_link *exec_links[3]; /* exec start, launched exec, exec from a thread */
 	struct probe_links *links;
 	struct probe_links_opts lo;
 	struct bpf_link *fork_link;     /* follow.bpf.h: children of followed processes */
@@ -128,6 +128,8 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->step = (skel)->progs.cmon_step;                                   \
 		(s)->exec_begin = (skel)->progs.cmon_exec_begin;                       \
 		(s)->launch_exec = (skel)->progs.cmon_launch_exec;                     \
+		(s)->thread_exec = (skel)->progs.cmon_thread_exec;                     \
+		(s)->thread_execs = (skel)->maps.thread_execs;                         \
 		(s)->follow_fork = (skel)->progs.cmon_follow_fork;                     \
 		(s)->followed = (skel)->maps.followed;                                 \
 		(s)->follow_stats = (skel)->maps.follow_stats;                         \
@@ -168,6 +170,11 @@ int bpf_set__attach_lifecycle(struct bpf_set *s);
 /* The probe set's probes.  0 or -errno after one error line; nothing
  * stays attached on failure. */
 int bpf_set__attach_probes(struct bpf_set *s);
+
+/* After a poll: the probes of processes that exec'd from a thread other
+ * than their leader made again, with a warning (the new program's calls
+ * before that are not recorded).  0 or -errno. */
+int bpf_set__reattach(struct bpf_set *s);
 
 void bpf_set__detach_probes(struct bpf_set *s); /* the probes: no call starts or ends */
 void bpf_set__detach(struct bpf_set *s);        /* everything */
