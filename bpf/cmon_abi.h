@@ -142,6 +142,22 @@ struct cmon_watch_rec {
  */
 #define CMON_STACK_MAX 32
 
+/* The file mapped where a frame's address is, as the kernel had it at the
+ * call: the process may be gone (and /proc/PID/maps with it) by the time
+ * user space names the frame.  INO 0: not a file mapping. */
+struct cmon_frame_obj {
+	__u64 ino;
+	__u64 base;   /* the address of file offset 0 in that mapping */
+	__u32 dev;    /* the kernel's dev_t: MAJOR << 20 | MINOR */
+	__u32 where;  /* enum cmon_frame_where */
+};
+
+enum cmon_frame_where {
+	CMON_FRAME_UNKNOWN = 0,  /* not looked up (the mappings were busy) */
+	CMON_FRAME_MAPPED = 1,
+	CMON_FRAME_UNMAPPED = 2, /* no mapping holds it: a frame-pointer walk gone astray */
+};
+
 struct cmon_stack_rec {
 	__u32 type; /* CMON_REC_STACK */
 	__u32 n;    /* IPS used */
@@ -149,6 +165,7 @@ struct cmon_stack_rec {
 	__u32 pid;
 	__u64 ts_entry_ns;
 	__u64 ips[CMON_STACK_MAX];
+	struct cmon_frame_obj objs[CMON_STACK_MAX];
 };
 
 enum cmon_call_flags {
@@ -748,7 +765,7 @@ _Static_assert(sizeof(struct cmon_stack_key) == 16, "cmon_stack_key layout");
 _Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
 _Static_assert(sizeof(struct cmon_watch_rec) == 72, "cmon_watch_rec layout");
 _Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
-_Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
+_Static_assert(sizeof(struct cmon_stack_rec) == 24 + 32 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 _Static_assert(sizeof(struct cmon_py_val) == 64, "cmon_py_val layout");
 _Static_assert(sizeof(struct cmon_py_rec) == 112 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");

@@ -335,6 +335,57 @@ static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct 
 }
 
 
+struct frame_objs_ctx {
+	struct cmon_stack_rec *rec;
+	struct task_struct *task;
+	__u64 lo, hi; /* the last mapping found */
+	struct cmon_frame_obj obj;
+};
+
+static long frame_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct frame_objs_ctx *c = data;
+	struct file *f = vma->vm_file;
+
+	c->lo = vma->vm_start;
+	c->hi = vma->vm_end;
+	c->obj.where = CMON_FRAME_MAPPED;
+	if (!f)
+		return 0;
+	c->obj.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	c->obj.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	c->obj.base = vma->vm_start - (vma->vm_pgoff << 12); /* x86-64's 4 KiB pages */
+	return 0;
+}
+
+/* Frame I's mapping (one lookup per run of frames in the same one). */
+static long frame_obj_step(__u64 i, void *data)
+{
+	struct frame_objs_ctx *c = data;
+	__u64 ip;
+
+	if (i >= c->rec->n || i >= CMON_STACK_MAX)
+		return 1;
+	ip = c->rec->ips[i & (CMON_STACK_MAX - 1)];
+	if (ip < c->lo || ip >= c->hi) {
+		c->lo = c->hi = 0;
+		__builtin_memset(&c->obj, 0, sizeof(c->obj));
+		if (bpf_find_vma(c->task, ip, frame_vma, c, 0) == -2 /* -ENOENT */)
+			c->obj.where = CMON_FRAME_UNMAPPED;
+	}
+	c->rec->objs[i & (CMON_STACK_MAX - 1)] = c->obj;
+	return 0;
+}
+
+/* REC's frames' files, while the process and its mappings are there. */
+static __always_inline void frame_objs(struct cmon_stack_rec *rec)
+{
+	struct frame_objs_ctx c = { .rec = rec, .task = bpf_get_current_task_btf() };
+
+	__builtin_memset(rec->objs, 0, sizeof(rec->objs));
+	bpf_loop(CMON_STACK_MAX, frame_obj_step, &c, 0);
+}
+
 /* --stack: the user stack at this entry, tagged (tid, TS) for its record.
  * COOKIE says whether the kernel's unwinder may already hold the return
  * address (CMON_COOKIE_AT_FUNC_ENTRY). */
@@ -362,6 +413,7 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 cookie, __u64 
 		n = bpf_get_stack(ctx, rec->ips, CMON_STACK_MAX * sizeof(__u64), BPF_F_USER_STACK);
 		if (n >= 16 && rec->ips[1] == ret) {
 			rec->n = (__u32)(n / 8 > CMON_STACK_MAX ? CMON_STACK_MAX : n / 8);
+			frame_objs(rec);
 			bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 			return;
 		}
@@ -374,6 +426,7 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 cookie, __u64 
 	n = n > 0 ? n / 8 : 1;
 	rec->ips[1] = ret;
 	rec->n = (__u32)(n + 1 > CMON_STACK_MAX ? CMON_STACK_MAX : n + 1);
+	frame_objs(rec);
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
 

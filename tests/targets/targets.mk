@@ -204,6 +204,15 @@ $(TARGET_DIR)/calls_fp: tests/targets/calls.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -no-pie -fcf-protection=none $< -o $@
 
+# The same as a PIE (--stack: frames named after the process is gone).
+TARGETS += $(TARGET_DIR)/calls_pie_fp
+targets: $(TARGET_DIR)/calls_pie_fp
+
+$(TARGET_DIR)/calls_pie_fp: tests/targets/calls.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -fPIE -pie -fcf-protection=none $< -o $@
+
 # Source lines for --line (test_lines.py), -O0, -O1 and -O2.
 TARGETS += $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
 targets: $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
