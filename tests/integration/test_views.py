@@ -14,7 +14,7 @@ RECURSE_TREE = [(0, "fact", "n=5", "120"), (1, "fact", "n=4", "24"), (2, "fact",
                 (3, "fact", "n=2", "2"), (4, "fact", "n=1", "1"),
                 (0, "outer", "x=10", "25"), (1, "middle", "x=10", "22"), (2, "leaf", "x=10", "11")]
 
-TREE_LINE = re.compile(r"^( {10}|(?: *[0-9.]+ (?:us|ms| s)| +noreturn)) \[ *(\d+)\] \| ( *)(.*)$")
+TREE_LINE = re.compile(r"^( {10}|(?: *<?[0-9.]+ (?:us|ms| s)| +noreturn)) \[ *(\d+)\] \| ( *)(.*)$")
 
 
 NOTES = re.compile(r"^(.*?) ?((?:captures|changed|truncated|faults)=.*)?$")

@@ -39,16 +39,22 @@ struct tree_view {
 
 static void put_duration(struct strbuf *sb, const struct held_call *c)
 {
-	double ns = (double)c->latency_ns;
+	/* A bound when the latency is not a measurement (README: latencies). */
+	double ns = (double)(c->latency_lt_ns ? c->latency_lt_ns : c->latency_ns);
+	const char *lt = c->latency_lt_ns ? "<" : "";
+	char num[40];
 
-	if (!c->has_exit)
+	if (!c->has_exit) {
 		strbuf__printf(sb, "%10s ", c->status == CALL_NORETURN ? "noreturn" : "");
-	else if (ns < 1e6)
-		strbuf__printf(sb, "%7.3f us ", ns / 1e3);
+		return;
+	}
+	if (ns < 1e6)
+		snprintf(num, sizeof(num), "%s%.3f us", lt, ns / 1e3);
 	else if (ns < 1e9)
-		strbuf__printf(sb, "%7.3f ms ", ns / 1e6);
+		snprintf(num, sizeof(num), "%s%.3f ms", lt, ns / 1e6);
 	else
-		strbuf__printf(sb, "%7.3f  s ", ns / 1e9);
+		snprintf(num, sizeof(num), "%s%.3f  s", lt, ns / 1e9);
+	strbuf__printf(sb, "%10s ", num);
 }
 
 static void put_prefix(struct strbuf *sb, const struct held_call *c, bool with_duration,
