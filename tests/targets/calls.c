@@ -174,6 +174,16 @@ static int run(int argc, char **argv)
 		printf("after=%d\n", add(1, 1));
 		return 0;
 	}
+	if (!strcmp(s, "vfork")) { /* the child runs on the parent's stack */
+		int st = 0;
+		pid_t pid = vfork();
+
+		if (pid == 0)
+			_exit(7);
+		waitpid(pid, &st, 0);
+		printf("vfork=%d\n", WEXITSTATUS(st));
+		return 0;
+	}
 	if (!strcmp(s, "fail")) {
 		printf("guarded=%d\n", guarded(7));
 		return 0;

@@ -789,6 +789,19 @@ const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t ad
 	return best;
 }
 
+bool symtab__offset_at_addr(const struct symtab *st, uint64_t addr, uint64_t *off)
+{
+	for (size_t i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *s = &st->segs[i];
+
+		if (addr >= s->vaddr && addr - s->vaddr < s->filesz) {
+			*off = s->offset + (addr - s->vaddr);
+			return true;
+		}
+	}
+	return false;
+}
+
 bool symtab__addr_at_offset(const struct symtab *st, uint64_t off, uint64_t *addr)
 {
 	for (size_t i = 0; i < st->nsegs; i++) {

@@ -291,6 +291,15 @@ static enum probe_cost classify(const uint8_t *b, size_t len)
 		return PROBE_COST_UNPROBEABLE;
 	o = raw_byte(&r, 0);
 	o2 = raw_byte(&r, 1);
+	/* VEX (c5: 2 bytes, c4: 3) and EVEX (62: 4): the kernel's decoder
+	 * keeps only the opcode byte after them, and its table of good
+	 * instructions is the one-byte map's (vpxor's ef reads as `out`:
+	 * refused, ENOTSUPP at attach); the rest are single-stepped. */
+	if (o == 0xc5 || o == 0xc4 || o == 0x62) {
+		uint8_t op = raw_byte(&r, o == 0xc5 ? 2 : o == 0xc4 ? 3 : 4);
+
+		return opc1_bad(op) ? PROBE_COST_UNPROBEABLE : PROBE_COST_SINGLESTEP;
+	}
 	if (opc1_bad(o))
 		return PROBE_COST_UNPROBEABLE;
 	/* mov ss masks interrupts for one instruction: never single-stepped */
