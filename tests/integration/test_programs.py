@@ -2,7 +2,7 @@
 import re
 
 from cmonlib import (CALLS_OUT, CXX_OUT, FORK_OUT, RECURSE_OUT, Skip, check, cmon, eq, only,
-                     run, target, trace)
+                     run, target, trace, u32)
 from test_launch import CALLS_FUNCS, check_calls_rows
 
 POKE = "shapes::Widget::poke(int)"
@@ -319,3 +319,21 @@ def test_trace_returns_past_the_kernels_uretprobe_depth():
     res = trace(["nest"], launch=[target(), "deep", "100"], extra=["--return-probe", "insn"])
     eq(res.code, 0, "insn: exit status (%s)" % res.stderr)
     eq(sorted(r["ret"] for r in res.rows), list(range(101)), "insn: every return")
+
+
+def test_ifunc_traced_at_its_implementation():
+    """strcmp is an IFUNC in glibc: `--func strcmp` was refused ("an IFUNC
+    resolver, not the function").  cmon asks its own copy of the same libc
+    which implementation the resolver picks on this host (a local symbol:
+    named from the debug file) and probes that one under the name strcmp,
+    past its first AVX instruction, which the kernel cannot probe."""
+    res = trace(["strcmp"], launch=[target(), "strcmp", "abc", "abd"], fmt="json",
+                extra=["--raw"])
+    eq((res.code, res.stdout), (0, "strcmp=-1 memset=a\n"), "exit status and output (%s)"
+       % res.stderr)
+    calls, written, lost = res.summary()["table"]["strcmp"]
+    check(calls > 0 and (calls, written, lost) == (calls, calls, 0),
+          "strcmp: calls, written, lost: %r" % ((calls, written, lost),))
+    last = max(res.rows, key=lambda r: r["ts_ns"])
+    eq((last["func"], last["status"], u32(last["ret"]) - (1 << 32) if u32(last["ret"]) >> 31
+        else u32(last["ret"])), ("strcmp", "ok", -1), "strcmp(\"abc\", \"abd\")")

@@ -174,6 +174,14 @@ static int run(int argc, char **argv)
 		printf("after=%d\n", add(1, 1));
 		return 0;
 	}
+	if (!strcmp(s, "strcmp") && argc > 2) { /* libc's IFUNCs: strcmp, memset */
+		char buf[64];
+		size_t n = strlen(argv[2]) < sizeof(buf) ? strlen(argv[2]) : sizeof(buf);
+
+		memset(buf, argv[1][0], n);
+		printf("strcmp=%d memset=%c\n", strcmp(argv[1], argv[2]) < 0 ? -1 : 1, buf[0]);
+		return 0;
+	}
 	if (!strcmp(s, "vfork")) { /* the child runs on the parent's stack */
 		int st = 0;
 		pid_t pid = vfork();
