@@ -58,6 +58,10 @@ struct cmon_ind_site {
  * runtime.morestack: newstack restarts the caller on the grown stack), so
  * its callees are not under it: no frame is kept for it. */
 #define CMON_COOKIE_NO_FRAME (1ULL << 32)
+/* With it: the function does return, but no probe can see where (its exits
+ * cannot be found and a uretprobe is not safe): its record (written at
+ * entry, as a never-returning one's) says `entry`, not `never-returns`. */
+#define CMON_COOKIE_RETURN_UNSEEN (1ULL << 33)
 /* On an entry cookie (--focus): a focus function, and one probed for the
  * focus only (not named by --func: no record of its own). */
 #define CMON_COOKIE_FOCUS (1ULL << 58)

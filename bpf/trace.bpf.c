@@ -632,8 +632,9 @@ int BPF_KPROBE(cmon_entry)
 		if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts, NULL) < 0 && st)
 			st->lost_capture++;
 		rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
-				   (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0), ts,
-				   &b);
+				   ((cookie & CMON_COOKIE_NEVER_RETURNS) &&
+				    !(cookie & CMON_COOKIE_RETURN_UNSEEN) ? CMON_CALL_NEVER_RETURNS : 0),
+				   ts, &b);
 		if (!rec)
 			return 0;
 		if (depth != ~0U) {

@@ -337,3 +337,20 @@ def test_ifunc_traced_at_its_implementation():
     last = max(res.rows, key=lambda r: r["ts_ns"])
     eq((last["func"], last["status"], u32(last["ret"]) - (1 << 32) if u32(last["ret"]) >> 31
         else u32(last["ret"])), ("strcmp", "ok", -1), "strcmp(\"abc\", \"abd\")")
+
+
+def test_function_without_visible_exits_recorded_at_entry():
+    """_Unwind_Resume (libgcc) leaves through an indirect jump cmon cannot
+    follow, in a C++ program where a uretprobe is not safe: it was skipped,
+    and named exactly it failed the whole run.  Its calls are recorded at
+    their entry, status `entry`, at their depth (under guarded, whose
+    landing pad calls it)."""
+    res = trace(["_Unwind_Resume", "guarded"], launch=[target("cxx_cleanup")], fmt="json")
+    eq((res.code, res.stdout), (0, "sum=9 caught=3 cleaned=6\n"),
+       "exit status and output (%s)" % res.stderr)
+    got = [(r["func"].split("(")[0], r["status"], r["depth"])
+           for r in sorted(res.rows, key=lambda r: r["ts_ns"])]
+    eq(got, [("guarded", "ok", 0), ("guarded", "noreturn", 0), ("_Unwind_Resume", "entry", 1)] * 3,
+       "(func, status, depth) in entry order")
+    check("_Unwind_Resume in " in res.stderr and "recorded at entry" in res.stderr,
+          "the warning says how it is traced: %s" % res.stderr)

@@ -34,6 +34,15 @@ $(TARGET_DIR)/cxx_throw: tests/targets/cxx_throw.cpp
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
 
+# An exception through a frame with a destructor: _Unwind_Resume (issue 29).
+TARGETS += $(TARGET_DIR)/cxx_cleanup
+targets: $(TARGET_DIR)/cxx_cleanup
+
+$(TARGET_DIR)/cxx_cleanup: tests/targets/cxx_cleanup.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
+
 # The program `make demo` traces.
 $(OUT)/demo/kvstore: tools/demo/kvstore.c
 	$(call msg,TARGET,$@)

@@ -201,6 +201,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 				      (f->reentered && !f->go ? CMON_COOKIE_REENTERED : 0) |
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
 				      (f->no_frame ? CMON_COOKIE_NO_FRAME : 0) |
+				      (f->returns_unseen ? CMON_COOKIE_RETURN_UNSEEN : 0) |
 				      (f->focus ? CMON_COOKIE_FOCUS : 0) |
 				      (f->quiet ? CMON_COOKIE_QUIET : 0) |
 				      (f->go ? CMON_COOKIE_GO : 0) |

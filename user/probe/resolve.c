@@ -622,16 +622,17 @@ no_exits:
 	indirect = !err && pf->exits.complete && pf->exits.n_indirect;
 	exit_plan__clear(&pf->exits);
 	exit_plan__clear(&pf->cold_exits);
-	if (list_only) {
-		pf->ret_mode = RETURN_NONE;
+	/* Its calls are still recorded, at entry, where they were made. */
+	pf->never_returns = pf->returns_unseen = true;
+	pf->ret_mode = RETURN_NONE;
+	if (list_only)
 		return 0;
-	}
-	log_warn("%s in %s: cannot find its return instructions%s, and %s; skipped (use "
-		 "--no-return to trace its entries)", nm, obj->path,
+	log_warn("%s in %s: cannot find its return instructions%s, and %s; its calls are "
+		 "recorded at entry (status entry), their returns are not seen", nm, obj->path,
 		 indirect ? " (it leaves through an indirect jump cmon cannot follow)" : "",
 		 forced ? "--return-probe insn wants them" :
 			  "a uretprobe is not safe in this program (C++/Rust/Go unwinding)");
-	return 1;
+	return 0;
 }
 
 /* Add F of object OBJ_IDX unless the same address is already traced. */
