@@ -159,7 +159,8 @@ static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut
 			n_open--;
 			close_block(sb, &calls[open[n_open]], calls[open[n_open]].depth - base);
 		}
-		if (i + 1 < n && calls[i + 1].depth > c->depth) {
+		/* (an entry-only call keeps no frame: nothing is under it) */
+		if (i + 1 < n && calls[i + 1].depth > c->depth && c->status != CALL_ENTRY_ONLY) {
 			put_prefix(sb, c, false, d);
 			strbuf__printf(sb, "%s(%s) {\n", c->func, c->args);
 			put_stack(sb, c, d);

@@ -565,7 +565,9 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 	/* The body is decoded in every mode: a function that never returns
 	 * normally must get no exit probe whatever the mode. */
 	if (f->addr && f->addr == symtab__entry(obj->symtab)) {
-		pf->never_returns = true;
+		/* _start: entered without a return address, no caller: no frame
+		 * (every call would nest under it, and a tree hold the whole run) */
+		pf->never_returns = pf->no_frame = true;
 	} else if ((obj->runtime & SYMTAB_RT_GO) && go_stack_grower(f->name)) {
 		/* It has a ret (after a call to abort), but newstack restarts
 		 * its caller on the grown stack. */
@@ -622,8 +624,10 @@ no_exits:
 	indirect = !err && pf->exits.complete && pf->exits.n_indirect;
 	exit_plan__clear(&pf->exits);
 	exit_plan__clear(&pf->cold_exits);
-	/* Its calls are still recorded, at entry, where they were made. */
-	pf->never_returns = pf->returns_unseen = true;
+	/* Its calls are still recorded, at entry, where they were made; no
+	 * frame is kept for them: one left pending after an unseen return
+	 * would put the calls after it under it. */
+	pf->never_returns = pf->returns_unseen = pf->no_frame = true;
 	pf->ret_mode = RETURN_NONE;
 	if (list_only)
 		return 0;
