@@ -556,18 +556,20 @@ int BPF_KPROBE(cmon_entry)
 		slot = go_slot(ctx, at);
 		if (!slot)
 			return 0;
-		/* Before anything is counted: a restart is no new call. */
-		if (!targ_entry_only) {
-			ss = entry_stack(task, ctx, slot, go, func_id, st);
-			if (!ss)
-				return 0;
-		}
+	}
+	/* The stack, once for every path below: each inlined copy is walked
+	 * again by the verifier, and four of them with a typed capture plan
+	 * passed its million instructions.  Before anything is counted: a Go
+	 * restart is no new call; without memory (counted) a call under
+	 * --focus cannot be placed, others still count as calls. */
+	if (!targ_entry_only || targ_focus) {
+		ss = entry_stack(task, ctx, slot, go, func_id, st);
+		if (!ss && (go || targ_focus))
+			return 0;
 	}
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or
 		 * entering one; else nothing happens here. */
-		if (!ss)
-			ss = entry_stack(task, ctx, slot, go, func_id, st);
 		if (!ss)
 			return 0;
 		if (!focus_enter(ss, cookie, targ_max_depth, &fflags)) {
@@ -591,23 +593,19 @@ int BPF_KPROBE(cmon_entry)
 		/* Never returns: its record is written now, at its depth, and
 		 * a silent frame makes its callees nest under it (let go when
 		 * the stack moves past it, as an abandoned call's). */
-		if (!targ_entry_only) {
-			if (!ss)
-				ss = entry_stack(task, ctx, slot, go, func_id, st);
-			if (ss) {
-				depth = ss->depth;
-				fr = cookie & CMON_COOKIE_NO_FRAME ? NULL : shadow_stack_reserve(ss);
-				if (fr) {
-					fr->slot = slot;
-					fr->func_id = func_id;
-					fr->flags = fflags | CMON_FRAME_QUIET;
-					fr->tid = (__u32)bpf_get_current_pid_tgid();
-					fr->step_ns = 0;
-					fr->child_ns = 0;
-					fr->ts = bpf_ktime_get_ns();
-					focus_push(ss, fflags);
-					shadow_stack_commit(ss);
-				}
+		if (ss && !targ_entry_only) {
+			depth = ss->depth;
+			fr = cookie & CMON_COOKIE_NO_FRAME ? NULL : shadow_stack_reserve(ss);
+			if (fr) {
+				fr->slot = slot;
+				fr->func_id = func_id;
+				fr->flags = fflags | CMON_FRAME_QUIET;
+				fr->tid = (__u32)bpf_get_current_pid_tgid();
+				fr->step_ns = 0;
+				fr->child_ns = 0;
+				fr->ts = bpf_ktime_get_ns();
+				focus_push(ss, fflags);
+				shadow_stack_commit(ss);
 			}
 		}
 		if (fflags & CMON_FRAME_QUIET)
@@ -648,8 +646,6 @@ int BPF_KPROBE(cmon_entry)
 		return 0;
 	}
 
-	if (!ss)
-		ss = entry_stack(task, ctx, slot, go, func_id, st);
 	if (!ss)
 		return 0;
 	fr = shadow_stack_reserve(ss);

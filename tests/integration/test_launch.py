@@ -83,6 +83,9 @@ def test_launch_json():
         for k, v in r.items():
             if k in ("comm", "func", "status", "module"):
                 check(isinstance(v, str), "%s is not a string in %r" % (k, r))
+            elif k == "latency_lt_ns":  # a bound, when latency_ns is not a measurement
+                check(v is None or (type(v) is int and v > r["latency_ns"]),
+                      "%s is neither null nor a bound in %r" % (k, r))
             elif k not in ("args", "retval"):
                 check(type(v) is int, "%s is not an integer in %r" % (k, r))
     check_calls_rows(res.rows)
