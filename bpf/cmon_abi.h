@@ -380,6 +380,7 @@ struct cmon_follow_stats {
 	__u64 unfollowed; /* children of followed processes not followed: map full */
 	__u64 changes;    /* keys the programs added to or removed from `followed`:
 			   * user space walks the map only when this moved */
+	__u64 thread_execs; /* keys added to `thread_execs` (filter.bpf.h): the same */
 };
 
 /*
@@ -756,7 +757,7 @@ _Static_assert(sizeof(struct cmon_capture_batch) == 64 + CMON_CAPBATCH_BYTES + C
 	       "cmon_capture_batch layout");
 _Static_assert(sizeof(struct cmon_capture_rec) == 32 && sizeof(struct cmon_capture_item) == 8,
 	       "cmon_capture_rec layout: records stay 8-aligned");
-_Static_assert(sizeof(struct cmon_follow_stats) == 24, "cmon_follow_stats layout");
+_Static_assert(sizeof(struct cmon_follow_stats) == 32, "cmon_follow_stats layout");
 _Static_assert(sizeof(struct cmon_fork_rec) == 8, "cmon_fork_rec layout");
 _Static_assert(sizeof(struct cmon_frame) == 104, "cmon_frame layout");
 _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 104 * CMON_STACK_DEPTH,

@@ -56,11 +56,15 @@ struct {
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(cmon_thread_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = p->tgid, tid = old_pid;
+	__u32 tgid = p->tgid, tid = old_pid, zero = 0;
+	struct cmon_follow_stats *fs;
 
 	if (old_pid == p->pid || !task_wanted(p))
 		return 0;
 	bpf_map_update_elem(&thread_execs, &tgid, &tid, BPF_ANY);
+	fs = bpf_map_lookup_elem(&follow_stats, &zero);
+	if (fs)
+		__sync_fetch_and_add(&fs->thread_execs, 1);
 	if (targ_follow_wake) {
 		/* a wakeup (full: the next poll finds it all the same) */
 		struct cmon_fork_rec *rec = bpf_ringbuf_reserve(&follow_events, sizeof(*rec), 0);

@@ -250,11 +250,18 @@ int bpf_set__attach_probes(struct bpf_set *s)
 int bpf_set__reattach(struct bpf_set *s)
 {
 	int fd = bpf_map__fd(s->thread_execs), err = 0;
-	__u32 tgid, tid;
+	struct cmon_follow_stats st = {};
+	__u32 tgid, tid, zero = 0;
 
 	if (!s->links)
 		return 0; /* detached: nothing to make again */
-	/* Few entries, each deleted once handled: a walk costs next to nothing. */
+	/* Asked after every poll: the map is walked only when the programs
+	 * added to it (read before the walk, so an exec during it is seen
+	 * at the next call).  Few entries, each deleted once handled. */
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->follow_stats), &zero, &st) &&
+	    st.thread_execs == s->thread_execs_seen)
+		return 0;
+	s->thread_execs_seen = st.thread_execs;
 	while (!err && !bpf_map_get_next_key(fd, NULL, &tgid)) {
 		if (bpf_map_lookup_elem(fd, &tgid, &tid))
 			tid = 0;

@@ -77,6 +77,7 @@ struct bpf_set {
 	struct probe_links_opts lo;
 	struct bpf_link *fork_link;     /* follow.bpf.h: children of followed processes */
 	struct follow *follow;          /* NULL: not following */
+	uint64_t thread_execs_seen;     /* cmon_follow_stats.thread_execs at the last walk */
 };
 
 /* Settings every skeleton's rodata has, by the same names (the shared
