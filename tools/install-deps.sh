@@ -14,7 +14,7 @@ if [ "$group" = check ]; then
 fi
 pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
 zlib1g-dev liblzma-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
-libcurl4-openssl-dev libsqlite3-dev libjansson-dev"
+libcurl4-openssl-dev libsqlite3-dev libjansson-dev libdebuginfod-dev"
 case "$group" in
 bench) # bcc compiles against kernel headers: without the running kernel's,
 	# bench_profile.sh builds a tree from Debian's linux-headers-amd64
@@ -26,8 +26,10 @@ bench) # bcc compiles against kernel headers: without the running kernel's,
 test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
-	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py)
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz" ;;
+	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); debuginfod serves
+	# split debug files, podman/runc/conmon/debootstrap run containers (test_prodbin.py)
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz
+	debuginfod podman runc conmon debootstrap" ;;
 esac
 missing=
 for p in $pkgs; do

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/fetch_view.h"
 #include "core/log.h"
 #include "proc/launch.h"
 #include "probe/attach.h"
@@ -94,6 +95,9 @@ int main(int argc, char **argv)
 		uprobe_multi__disable();
 	if (getenv("CMON_NO_STAGING"))
 		tracer__disable_staging();
+	/* Whether debuginfod is on (libdebuginfod reads its variables itself:
+	 * elf/debuginfod.h). */
+	cmon_debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return CMON_EXIT_USAGE;

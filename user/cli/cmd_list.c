@@ -108,6 +108,29 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 	       hit_ns(c, PROBE_COST_SINGLESTEP) * 10000.0 / 1e9 * 100.0);
 }
 
+/* Where each probed file's symbols and DWARF came from: the file itself,
+ * or a debug file found by build ID, .gnu_debuglink or debuginfod. */
+static void print_files(const struct probe_set *s)
+{
+	printf("\n%-20s %s\n", "FILE", "DEBUG INFO");
+	for (size_t oi = 0; oi < s->n_objects; oi++) {
+		const struct probe_object *obj = &s->objects[oi];
+		struct debuginfo *di;
+		bool used = false;
+
+		for (size_t i = 0; i < s->n_funcs && !used; i++)
+			used = s->funcs[i].object == oi;
+		if (!used)
+			continue;
+		di = debuginfo__open(obj->attach_path);
+		printf("%-20s %s\n", obj->module, obj->path);
+		if (obj->symbols_from)
+			printf("%-20s symbols from %s\n", "", obj->symbols_from);
+		printf("%-20s %s\n", "", di ? debuginfo__describe(di) : strerror(errno));
+		debuginfo__free(di);
+	}
+}
+
 /* --lines: each function's lines of code, where --line FILE:LINE can go. */
 static void print_lines(const struct probe_set *s)
 {
@@ -198,6 +221,8 @@ int cmd_list(int argc, char **argv)
 		print_lines(set);
 	else
 		print_set(set, &calib);
+	if (!o.list_lines)
+		print_files(set);
 cleanup:
 	probe_set__free(set);
 	for (size_t i = 0; pats && i < o.n_funcs; i++)

@@ -89,9 +89,13 @@ static void find_stack_makers(struct probe_object *obj)
 	}
 }
 
+/* NAMED: an executable or a file the user named, whose symbols may be
+ * fetched from debuginfod when it is stripped (a library's .dynsym is
+ * enough to find what it exports: no download for every library mapped). */
 static long add_object(struct builder *b, const char *path, const char *attach_path,
-		       uint64_t dev, uint64_t ino)
+		       uint64_t dev, uint64_t ino, bool named)
 {
+	struct symtab_opts so = { .debug_symbols = named };
 	struct probe_set *s = b->set;
 	struct probe_object *obj;
 	const char *slash;
@@ -111,11 +115,14 @@ static long add_object(struct builder *b, const char *path, const char *attach_p
 	obj->module = slash ? slash + 1 : obj->path;
 	obj->dev = dev;
 	obj->ino = ino;
-	obj->symtab = symtab__open(attach_path);
+	obj->symtab = symtab__open_opts(attach_path, &so);
 	if (!obj->symtab)
 		log_debug("%s: no symbols (%s)", path, strerror(errno));
 	else
 		obj->runtime = symtab__runtime_flags(obj->symtab);
+	if (obj->symtab && symtab__symbols_from(obj->symtab) &&
+	    !(obj->symbols_from = strdup(symtab__symbols_from(obj->symtab))))
+		return -ENOMEM;
 	/* OpenSSL's libcrypto imports makecontext/setcontext for its async
 	 * jobs (ASYNC_start_job, only with SSL_MODE_ASYNC), which run on heap
 	 * stacks below the caller's frames, where a pending uretprobe
@@ -157,14 +164,14 @@ static int target_add_object(struct probe_target *t, size_t idx)
 }
 
 /* A file by path (launch and --binary modes): identity from stat. */
-static int add_file(struct builder *b, struct probe_target *t, const char *path)
+static int add_file(struct builder *b, struct probe_target *t, const char *path, bool named)
 {
 	struct stat st;
 	long idx;
 
 	if (stat(path, &st))
 		return -errno;
-	idx = add_object(b, path, path, st.st_dev, st.st_ino);
+	idx = add_object(b, path, path, st.st_dev, st.st_ino, named);
 	if (idx < 0)
 		return (int)idx;
 	return target_add_object(t, (size_t)idx);
@@ -212,7 +219,7 @@ static int add_pid_target(struct builder *b, pid_t pid)
 	have_exe = !stat(exe, &exe_st);
 	for (size_t i = 0; i < n; i++) {
 		long idx = add_object(b, objs[i].path, objs[i].open_path, objs[i].dev,
-				      objs[i].inode);
+				      objs[i].inode, i == 0);
 
 		if (idx < 0) {
 			err = (int)idx;
@@ -264,7 +271,7 @@ static int add_named_libraries(struct builder *b, struct probe_target *t, const 
 				break;
 			}
 		}
-		err = add_file(b, t, path);
+		err = add_file(b, t, path, true);
 		free(path);
 	}
 	libpath__free(closure, n_closure);
@@ -307,7 +314,7 @@ static int add_launch_target(struct builder *b)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n; i++) {
-		err = add_file(b, t, paths[i]);
+		err = add_file(b, t, paths[i], i == 0);
 		if (err) {
 			log_error("%s: %s", paths[i], strerror(-err));
 			goto cleanup;
@@ -346,7 +353,7 @@ static int add_binary_target(struct builder *b)
 	b->set->binary_mode = true;
 	b->set->exe_dev = st.st_dev;
 	b->set->exe_ino = st.st_ino;
-	err = add_file(b, t, o->binary);
+	err = add_file(b, t, o->binary, true);
 	if (err)
 		return err;
 	return add_named_libraries(b, t, o->binary);
@@ -1191,6 +1198,7 @@ void probe_set__free(struct probe_set *set)
 	for (size_t i = 0; i < set->n_objects; i++) {
 		free(set->objects[i].path);
 		free(set->objects[i].attach_path);
+		free(set->objects[i].symbols_from);
 		symtab__free(set->objects[i].symtab);
 	}
 	for (size_t i = 0; i < set->n_targets; i++)

@@ -33,6 +33,7 @@ struct probe_object {
 	char *path;        /* as the traced processes see it */
 	char *attach_path; /* what cmon opens and attaches to (see procmaps.h) */
 	const char *module; /* basename of path */
+	char *symbols_from; /* the debug file its symbols came from (stripped), or NULL */
 	uint64_t dev, ino;
 	struct symtab *symtab; /* during resolution only (NULL after, or without symbols) */
 	unsigned runtime;      /* enum symtab_runtime_flags */
