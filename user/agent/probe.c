@@ -4,6 +4,7 @@
  * its target changes, ticked, expired, freed (probe_impl.h: the rest).
  */
 #include "agent/probe_impl.h"
+#include "elf/debuginfod.h"
 
 const char *probe_state__name(enum probe_state s)
 {
@@ -304,6 +305,21 @@ bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *m)
 		agent_probe__start(p, m);
 	} else {
 		reattach(p, m, "the target was replaced");
+	}
+	return true;
+}
+
+bool agent_probe__check_debuginfo(struct agent_probe *p, pthread_mutex_t *m)
+{
+	if (!p->dwarf_waiting || p->state == PROBE_EXPIRED || p->spec->error ||
+	    debuginfod__generation() == p->dwarf_gen)
+		return false;
+	p->dwarf_waiting = false;
+	if (p->state == PROBE_ERROR) {
+		log_info("probe %s: debuginfod answered: trying again", p->spec->id);
+		agent_probe__start(p, m);
+	} else {
+		reattach(p, m, "debuginfod answered");
 	}
 	return true;
 }

@@ -70,6 +70,11 @@ struct agent_probe {
 	bool have_ident;
 	uint64_t dev, ino, size, mtime_ns;
 	bool change_seen;        /* identity changed at the last check */
+	/* Built while debuginfod fetched a debug file it needs (untyped, or
+	 * in error): built again once debuginfod__generation() moves from
+	 * DWARF_GEN. */
+	bool dwarf_waiting;
+	unsigned dwarf_gen;
 	uint64_t seen_dev, seen_ino, seen_size, seen_mtime_ns;
 };
 
@@ -93,6 +98,9 @@ void agent_probe__tick(struct agent_probe *p, uint64_t now_ms, pthread_mutex_t *
  * when something was done. */
 bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *lock);
 
+/* Has debuginfod fetched a debug file P was waiting for?  Then build it
+ * again (typed now), carrying the counts over.  True when done. */
+bool agent_probe__check_debuginfo(struct agent_probe *p, pthread_mutex_t *lock);
 /* Instrument log: move records from the ring buffer to the file, for at
  * most 20 ms (*MORE: records are left).  Main thread, without the agent's
  * lock: what the HTTP thread reads of it (records, errors) is atomic, and

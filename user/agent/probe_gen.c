@@ -4,6 +4,7 @@
  * a profiler (a tracer for `log`, Python's hook for `py:`) attached.
  */
 #include "agent/probe_impl.h"
+#include "elf/debuginfod.h"
 
 /* ---------------------------------------------------------------- generation */
 
@@ -180,9 +181,7 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 	return 0;
 }
 
-/* Resolve P's spec and attach a new generation.  Slow: no lock held.
- * *MSG gets the reason of a failure (malloc'd). */
-int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
+static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 {
 	const struct probe_spec *s = p->spec;
 	struct resolve_opts ro = {};
@@ -353,3 +352,26 @@ cleanup:
 	return 0;
 }
 
+/* Resolve P's spec and attach a new generation.  Slow: no lock held.
+ * *MSG gets the reason of a failure (malloc'd).  A stripped file whose
+ * DWARF debuginfod is still fetching is resolved untyped (or fails, when
+ * the spec needs its types): P is built again when the fetch ends. */
+int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
+{
+	unsigned deferred = debuginfod__deferred();
+	unsigned gen = debuginfod__generation();
+	int err = build_gen(p, out, msg);
+
+	p->dwarf_waiting = debuginfod__deferred() != deferred;
+	p->dwarf_gen = gen;
+	if (err && p->dwarf_waiting && *msg) {
+		char *m = NULL;
+
+		if (asprintf(&m, "%s (its debug info is being fetched from debuginfod: tried "
+			     "again when it arrives)", *msg) >= 0) {
+			free(*msg);
+			*msg = m;
+		}
+	}
+	return err;
+}

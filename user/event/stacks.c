@@ -133,7 +133,7 @@ static struct symtab *symtab_of(struct stack_book *b, const struct proc_object *
 	v->path = strdup(o->open_path);
 	if (!v->path)
 		return NULL;
-	v->st = symtab__open(o->open_path);
+	v->st = symtab__open_opts(o->open_path, &(struct symtab_opts){ .debug_symbols = o->exe });
 	b->n_syms++;
 	return v->st;
 }

@@ -219,7 +219,7 @@ static int add_pid_target(struct builder *b, pid_t pid)
 	have_exe = !stat(exe, &exe_st);
 	for (size_t i = 0; i < n; i++) {
 		long idx = add_object(b, objs[i].path, objs[i].open_path, objs[i].dev,
-				      objs[i].inode, i == 0);
+				      objs[i].inode, objs[i].exe);
 
 		if (idx < 0) {
 			err = (int)idx;

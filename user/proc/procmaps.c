@@ -303,6 +303,8 @@ int proc_objects__read(pid_t pid, struct proc_object **objs, size_t *count)
 		if (err)
 			goto cleanup;
 	}
+	if (nout && main_idx >= 0)
+		out[0].exe = true;
 	*objs = out;
 	*count = nout;
 	out = NULL;
