@@ -362,3 +362,57 @@ def test_debuginfod_failures_one_warning_then_untyped():
         check(lines[1].startswith("cmon: warning: %s: its debug info (build-id %s) could not "
                                   "be fetched from %s: " % (exe, bid, fake.url))
               and lines[1].endswith(": untyped"), lines[1])
+
+
+def test_agent_fetches_in_the_background():
+    """The agent on a stripped program: while debuginfod holds the fetch,
+    /metrics and /status answer and the probes say they wait for it; the
+    fetch failing is their error; with the debug file served they are
+    applied, and count and histogram the parameter by its DWARF name."""
+    from agentlib import Agent, run_target, series, value, write_spec
+    top = os.path.join(tmpdir(), "dinfod-agent")
+    exe, _ = split("typed_O2", top)
+    spec = os.path.join(top, "spec.yaml")
+    write_spec(spec, [
+        {"name": "sums", "target": exe, "func": "sum_ints", "instrument": "count"},
+        {"name": "sum_n", "target": exe, "func": "sum_ints", "instrument": "arg", "arg": "n"},
+    ])
+    with FakeServer(hang=True) as fake:
+        os.environ.update(env_for(fake.url, os.path.join(top, "cache-hang")))
+        a = Agent(spec).wait_ready()
+        try:
+            end = time.monotonic() + 20
+            while not fake.asked and time.monotonic() < end:
+                time.sleep(0.05)
+            eq(fake.asked, ["/buildid/%s/debuginfo" % build_id(exe)], "the one fetch")
+            # the server holds it: everything answers meanwhile
+            probes = a.probes()
+            eq({n: p["state"] for n, p in probes.items()}, {"sums": "error", "sum_n": "error"},
+               "states while fetching")
+            for n, p in probes.items():
+                check(p["error"].endswith("(its debug info is being fetched from debuginfod: "
+                                          "tried again when it arrives)"), "%s: %r" % (n, p))
+            eq(value(a.metrics(), "cmon_probe_state", probe="sums", state="error"), 1,
+               "a scrape while fetching")
+            fake.release.set()  # an empty answer: the fetch fails
+            end = time.monotonic() + 20
+            while time.monotonic() < end and "being fetched" in a.probes()["sums"]["error"]:
+                time.sleep(0.05)
+            err = a.probes()["sums"]["error"]
+            check("no symbol table (stripped)" in err and "being fetched" not in err, err)
+        finally:
+            eq(a.stop(), 0, "agent exit status")
+    with Debuginfod(os.path.join(top, "srv"), 1) as srv:
+        os.environ.update(env_for(srv.url, os.path.join(top, "cache")))
+        a = Agent(spec).wait_ready()
+        try:
+            a.wait_probes({"sums": "applied", "sum_n": "applied"}, timeout=30)
+            run_target(exe, "loop", 3)
+            m = a.metrics()
+            eq(value(m, "cmon_sums_calls_total", probe="sums"), 3, "sum_ints calls")
+            eq(value(m, "cmon_sum_n_arg_count", probe="sum_n"), 3, "n histogrammed")
+            eq({dict(l)["le"]: v for l, v in series(m, "cmon_sum_n_arg_bucket").items()
+                if dict(l)["le"] in ("3", "7", "+Inf")}, {"3": 0, "7": 3, "+Inf": 3},
+               "n = 4 each call")
+        finally:
+            eq(a.stop(), 0, "agent exit status")
