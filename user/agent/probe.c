@@ -425,6 +425,8 @@ void agent_probe__free(struct agent_probe *p)
 	probe_gen__free(p->gen);
 	logsink__close(p->log);
 	pid_cap__free(p->cap);
+	cgroup_names__free(p->cg_names);
+	free(p->cgroup_label);
 	name_cap__free(p->fcap);
 	series_table__clear(&p->base);
 	probe_spec__free(p->spec);

@@ -61,6 +61,10 @@ struct agent_probe {
 	struct logsink *log;     /* instrument log */
 	struct pid_cap *cap;     /* per_pid */
 	struct name_cap *fcap;   /* function labels (not log) */
+	/* cgroup: the "cgroup" label (its v2 path), and with per_pid each
+	 * process's own cgroup (below it) for its series and log records. */
+	char *cgroup_label;
+	struct cgroup_names *cg_names;
 	/* Carried over from earlier attachments. */
 	struct series_table base;
 	uint64_t base_hits, base_lost, base_filtered, base_run_ns, base_run_cnt;

@@ -5,6 +5,7 @@
  */
 #include "agent/probe_impl.h"
 #include "elf/debuginfod.h"
+#include "proc/cgroup.h"
 
 /* ---------------------------------------------------------------- generation */
 
@@ -29,6 +30,7 @@ void probe_gen__free(struct probe_gen *g)
 		return;
 	free(g->ids);
 	free(g->share_key);
+	free(g->cgroup_rel);
 	pytrace__free(g->py); /* its hook restored first */
 	tracer__free(g->tracer);
 	free(g->exprs);
@@ -127,18 +129,6 @@ out:
 	return lib;
 }
 
-static int cgroup_id(const char *path, uint64_t *id)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	*id = st.st_ino; /* cgroup v2: the id is the directory's inode */
-	return 0;
-}
-
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
 	struct probe_gen *g = ctx;
@@ -147,6 +137,11 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 
 	if (decoder__decode(&g->decoder, rec, &cr))
 		return 0;
+	if (p->cgroup_label) {
+		cr.cgroup = p->cg_names ? cgroup_names__of(p->cg_names, (pid_t)cr.pid) : NULL;
+		if (!cr.cgroup)
+			cr.cgroup = p->cgroup_label;
+	}
 	if (!p->log || logsink__write(p->log, &cr))
 		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
 	/* A drain has a time budget: a busy function must not keep the main
@@ -189,6 +184,7 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 	struct tracer_opts to = {};
 	struct probe_gen *g;
 	struct errcap cap;
+	struct cgroup_sel cgs = {};
 	uint64_t cg = 0;
 	int err = 0;
 
@@ -211,17 +207,23 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 			goto cleanup;
 		}
 	}
-	if (s->cgroup) {
-		err = cgroup_id(s->cgroup, &cg);
-		if (err) {
-			if (asprintf(msg, "cgroup %s: %s", s->cgroup, strerror(-err)) < 0)
-				*msg = NULL;
-			goto cleanup;
-		}
-	}
 	g->ident = probe_gen__ident(s->target);
 
 	probe__errcap_begin(&cap, s->id);
+	/* Its processes and those of every cgroup below it (filter.bpf.h). */
+	if (s->cgroup) {
+		err = cgroup__resolve(s->cgroup, &cgs);
+		if (err) {
+			*msg = probe__errcap_end(&cap);
+			goto cleanup;
+		}
+		cg = cgs.id;
+		g->cgroup_rel = strdup(cgs.rel);
+		if (!g->cgroup_rel) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 	ro.binary = s->target;
 	if (s->n_py) {
 		/* The interpreter's process: its evaluator, with the Python programs. */
@@ -281,6 +283,7 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (s->process)
 			snprintf(to.filter_comm, sizeof(to.filter_comm), "%s", s->process);
 		to.filter_cgroup = cg;
+		to.filter_cgroup_level = cgs.level;
 		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
 		to.exprs = g->exprs;
 		g->tracer = tracer__new(g->set, &to);
@@ -322,6 +325,7 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (s->process)
 			snprintf(po.filter_comm, sizeof(po.filter_comm), "%s", s->process);
 		po.filter_cgroup = cg;
+		po.filter_cgroup_level = cgs.level;
 		g->po = po;
 		g->ids = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*g->ids));
 		/* the argument's register, width and sign are the profiler's own */
@@ -342,6 +346,7 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 		*msg = NULL;
 	}
 cleanup:
+	cgroup_sel__clear(&cgs);
 	if (err && !*msg)
 		*msg = strdup(strerror(-err));
 	if (err) {
@@ -361,6 +366,13 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	unsigned deferred = debuginfod__deferred();
 	unsigned gen = debuginfod__generation();
 	int err = build_gen(p, out, msg);
+
+	if (!err && (*out)->cgroup_rel && !p->cg_names)
+		p->cg_names = cgroup_names__new();
+	if (!err && (*out)->cgroup_rel) {
+		free(p->cgroup_label);
+		p->cgroup_label = strdup((*out)->cgroup_rel);
+	}
 
 	p->dwarf_waiting = debuginfod__deferred() != deferred;
 	p->dwarf_gen = gen;

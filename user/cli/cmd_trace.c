@@ -256,6 +256,7 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 		return 0;
 	cr.typed = typer__render(r->typer, rec, &ro);
 	cr.rendered = ro;
+	cr.cgroup = session__cgroup_of(&r->ses, (pid_t)rec->pid);
 	cr.stack = NULL;
 	cr.line_timed = false;
 	if (r->stacks) {
@@ -357,8 +358,9 @@ static int py_prepare(struct trace_run *r)
 
 	if (!r->opts.n_py)
 		return 0;
-	if (r->opts.binary) {
-		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --binary");
+	if (r->opts.binary || r->opts.cgroup || r->opts.container) {
+		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --%s",
+			  r->opts.binary ? "binary" : r->opts.cgroup ? "cgroup" : "container");
 		return -EINVAL;
 	}
 	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen);
@@ -473,6 +475,8 @@ static int make_router(struct trace_run *r)
 			r->file_opts.csv_extras |= CSV_AT_RETURN;
 		if (r->opts.n_captures || typer__typed_count(r->typer))
 			r->file_opts.csv_extras |= CSV_NOTES;
+		if (r->ses.cgroup_on)
+			r->file_opts.csv_extras |= CSV_CGROUP;
 		if (r->py) {
 			size_t n = r->file_opts.n_columns;
 
@@ -827,6 +831,7 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	if (r.py)
 		r.py_func = pytrace__mark(r.set);
 	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
+	session__cover_cgroup(&r.ses, r.set);
 
 	/* --if / --on-change: names checked against every function's DWARF;
 	 * an expression that does not fit a function is a usage error. */
@@ -883,6 +888,9 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	to.max_depth = r.opts.max_depth;
 	to.line_regs = r.opts.locals;
 	to.follow = r.opts.follow > 0;
+	/* --cgroup: its processes and those below it, decided in the kernel */
+	to.filter_cgroup = r.ses.cgroup.id;
+	to.filter_cgroup_level = r.ses.cgroup.level;
 	to.break_count = kind == CMD_BREAK ? r.opts.break_count : 0;
 	if (kind == CMD_BREAK)
 		breakpoint__target(break_pid(&r));

@@ -32,10 +32,10 @@
 const struct opt_row cmon_opt_rows[] = {
 	{ "pid", 'p', "PID", TCPL | B, "this process, all its threads (repeatable)" },
 	{ "binary", OPT_BINARY, "PATH", TCPL, "every process running PATH, now and later" },
-	{ "cgroup", OPT_CGROUP, "PATH", TCPL,
+	{ "cgroup", OPT_CGROUP, "PATH", TCP,
 	  "every process in cgroup v2 directory PATH and below it, now\n"
 	  "and later (decided in the kernel)" },
-	{ "container", OPT_CONTAINER, "ID", TCPL,
+	{ "container", OPT_CONTAINER, "ID", TCP,
 	  "every process of container ID (Docker, containerd, Podman;\n"
 	  "a unique prefix of the id): its cgroup, as --cgroup" },
 	{ NULL, 0, NULL, TCP | B, "  -- CMD [ARGS...]        launch CMD, from its first instruction" },
@@ -806,12 +806,16 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		o->format = OUT_JSON;
 	if (!!o->n_pids + !!o->binary + !!o->cmd + !!(o->cgroup || o->container) != 1) {
 		log_error("%s: give exactly one target: -p PID%s-- CMD", name,
-			  kind == CMD_BREAK ? " or " : ", --binary PATH, --cgroup PATH, --container ID or ");
+			  kind == CMD_BREAK  ? " or "
+			  : kind == CMD_LIST ? ", --binary PATH or "
+					     : ", --binary PATH, --cgroup PATH, --container ID or ");
 		return -EINVAL;
 	}
-	if ((o->cgroup || o->container) && (o->n_watches || o->follow >= 0)) {
-		log_error("%s: --%s covers every process of the cgroup already (no --watch, "
-			  "--follow)", name, o->cgroup ? "cgroup" : "container");
+	if ((o->cgroup || o->container) && (o->n_watches || o->follow >= 0 || o->n_py)) {
+		log_error("%s: --%s takes no %s", name, o->cgroup ? "cgroup" : "container",
+			  o->n_watches ? "--watch (it watches one process: -p PID or -- CMD)"
+			  : o->n_py    ? "--py (the interpreter's process: -p PID or -- CMD)"
+				       : "--follow (every process of the cgroup is traced already)");
 		return -EINVAL;
 	}
 	if ((o->n_watches || kind == CMD_BREAK) && (o->binary || o->n_pids > 1)) {

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <limits.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -171,12 +173,126 @@ int session__start_program(struct session *s)
 	return 0;
 }
 
+/* --cgroup / --container: the cgroup and its processes now; while it has
+ * none, wait for one (the run covers what its processes run). */
+static int open_cgroup(struct session *s)
+{
+	const struct cmd_opts *o = s->opts;
+	bool said = false;
+	int err;
+
+	if (!o->cgroup && !o->container)
+		return 0;
+	err = o->cgroup ? cgroup__resolve(o->cgroup, &s->cgroup)
+			: cgroup__find_container(o->container, &s->cgroup);
+	if (err)
+		return err;
+	s->cgroup_on = true;
+	if ((o->container ? asprintf(&s->cgroup_desc, "container %s (cgroup %s)", o->container,
+				     s->cgroup.rel)
+			  : asprintf(&s->cgroup_desc, "cgroup %s", s->cgroup.rel)) < 0 ||
+	    !(s->cg_names = cgroup_names__new())) {
+		s->cgroup_desc = NULL;
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	for (;;) {
+		free(s->cg_pids);
+		s->cg_pids = NULL;
+		err = cgroup__pids(&s->cgroup, &s->cg_pids, &s->n_cg_pids);
+		if (err) {
+			log_error("%s: %s", s->cgroup_desc,
+				  err == -ENOENT ? "removed" : strerror(-err));
+			return err;
+		}
+		if (s->n_cg_pids)
+			return 0;
+		if (!said && !o->quiet)
+			fprintf(stderr, "cmon: %s has no process yet: waiting for one\n",
+				s->cgroup_desc);
+		said = true;
+		usleep(20 * 1000);
+	}
+}
+
+void session__cover_cgroup(struct session *s, const struct probe_set *set)
+{
+	s->cg_set = set;
+	/* The processes resolved are covered. */
+	for (size_t i = 0; i < s->n_cg_pids; i++)
+		hmap__get(&s->cg_seen, &s->cg_pids[i], sizeof(pid_t), NULL);
+}
+
+const char *session__cgroup_of(struct session *s, pid_t pid)
+{
+	const char *name;
+
+	if (!s->cgroup_on)
+		return NULL;
+	name = cgroup_names__of(s->cg_names, pid);
+	return name ? name : s->cgroup.rel;
+}
+
+/* A process of the cgroup not seen before: is its executable one the
+ * probes cover?  The probes are on files: a process running another one
+ * is not traced; say so once per file. */
+static void cgroup_check_pid(struct session *s, pid_t pid)
+{
+	char link[32], exe[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	bool covered = false, added;
+	uint64_t *said;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0 || stat(link, &st))
+		return; /* gone, or a kernel thread */
+	exe[n] = '\0';
+	/* A runtime's own start (runc's memfd copy of itself) before the exec. */
+	if (!strncmp(exe, "/memfd:", 7))
+		return;
+	hmap__get(&s->cg_seen, &pid, sizeof(pid), NULL);
+	for (size_t i = 0; s->cg_set && i < s->cg_set->n_objects && !covered; i++)
+		covered = s->cg_set->objects[i].dev == (uint64_t)st.st_dev &&
+			  s->cg_set->objects[i].ino == (uint64_t)st.st_ino;
+	said = covered ? NULL : hmap__get(&s->cg_said, exe, strlen(exe), &added);
+	if (said && added && !s->opts->quiet)
+		fprintf(stderr, "cmon: process %d in %s runs %s, which none of its processes ran "
+			"when cmon started: it is not traced (run cmon again to cover it)\n",
+			(int)pid, s->cgroup_desc, exe);
+}
+
+/* Once a second: the cgroup removed ends the run; new processes checked. */
+static bool cgroup_scan(struct session *s)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+	double now = clock__mono_s();
+
+	if (now < s->cg_next_scan)
+		return false;
+	s->cg_next_scan = now + 1.0;
+	if (cgroup__pids(&s->cgroup, &pids, &n) == -ENOENT) {
+		if (!s->opts->quiet)
+			fprintf(stderr, "cmon: %s was removed\n", s->cgroup_desc);
+		return s->cgroup_gone = true;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!hmap__find(&s->cg_seen, &pids[i], sizeof(pid_t)))
+			cgroup_check_pid(s, pids[i]);
+	free(pids);
+	return false;
+}
+
 int session__begin(struct session *s, size_t out_bufsize)
 {
 	int err = privilege__check();
 
 	if (!err)
 		err = session__parse_patterns(s);
+	if (!err)
+		err = open_cgroup(s);
 	if (!err && out_bufsize)
 		err = session__open_output(s, out_bufsize);
 	if (!err)
@@ -204,6 +320,9 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
 	ro->pids = s->opts->pids;
 	ro->n_pids = s->opts->n_pids;
 	ro->binary = s->opts->binary;
+	ro->cgroup_pids = s->cg_pids;
+	ro->n_cgroup_pids = s->n_cg_pids;
+	ro->cgroup_desc = s->cgroup_desc;
 	ro->launch_exe = s->launch_path;
 	ro->launch_pid = s->launched ? s->launch.pid : 0;
 	ro->patterns = s->patterns;
@@ -270,6 +389,8 @@ bool session__targets_gone(struct session *s, int *status, bool *have_status)
 	bool all = true;
 
 	check_binary(s);
+	if (s->cgroup_on)
+		return s->cgroup_gone || cgroup_scan(s);
 	if (s->follow) {
 		int n = follow__scan(s->follow);
 
@@ -378,6 +499,15 @@ void session__cleanup(struct session *s)
 	free(s->pidfds);
 	free(s->pid_gone);
 	free(s->launch_path);
+	cgroup_sel__clear(&s->cgroup);
+	free(s->cgroup_desc);
+	free(s->cg_pids);
+	cgroup_names__free(s->cg_names);
+	hmap__release(&s->cg_seen);
+	hmap__release(&s->cg_said);
+	s->cgroup_desc = NULL;
+	s->cg_pids = NULL;
+	s->cg_names = NULL;
 	s->patterns = NULL;
 	s->pidfds = NULL;
 	s->pid_gone = NULL;

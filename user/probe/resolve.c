@@ -359,6 +359,51 @@ static int add_binary_target(struct builder *b)
 	return add_named_libraries(b, t, o->binary);
 }
 
+/* --cgroup: the files of the cgroup's processes, read in each one's own
+ * mount namespace (/proc/PID/root), one pid-0 target for them all. */
+static int add_cgroup_target(struct builder *b)
+{
+	const struct resolve_opts *o = b->o;
+	struct probe_target *t = add_target(b, 0);
+	size_t alive = 0;
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	b->set->binary_mode = true; /* pid 0 links; no executable filter */
+	for (size_t i = 0; i < o->n_cgroup_pids && !err; i++) {
+		struct proc_object *objs = NULL;
+		size_t n = 0;
+
+		if (o->cgroup_pids[i] == getpid() && !o->list_only)
+			continue; /* cmon's own calls would be more calls to record */
+		err = proc_objects__read(o->cgroup_pids[i], &objs, &n);
+		if (err == -ESRCH || err == -ENOENT || err == -EACCES) {
+			err = 0; /* gone meanwhile, or a kernel thread */
+			continue;
+		}
+		alive += n > 0;
+		for (size_t k = 0; k < n && !err; k++) {
+			long idx = add_object(b, objs[k].path, objs[k].open_path, objs[k].dev,
+					      objs[k].inode, objs[k].exe);
+
+			err = idx < 0 ? (int)idx : target_add_object(t, (size_t)idx);
+		}
+		proc_objects__free(objs, n);
+	}
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		log_error("%s: %s", o->cgroup_desc, strerror(-err));
+		return err;
+	}
+	if (!alive) {
+		log_error("%s: no process in it maps a file to probe", o->cgroup_desc);
+		return -ESRCH;
+	}
+	return 0;
+}
+
 /* Why a file named on the command line cannot be used, or 0. */
 static int check_named_file(const struct probe_object *obj)
 {
@@ -668,6 +713,8 @@ static const char *target_desc(const struct resolve_opts *o, char *buf, size_t l
 {
 	if (o->binary)
 		snprintf(buf, len, "%s", o->binary);
+	else if (o->cgroup_desc)
+		snprintf(buf, len, "%s", o->cgroup_desc);
 	else if (o->launch_exe)
 		snprintf(buf, len, "%s and its libraries", o->launch_exe);
 	else if (o->n_pids == 1)
@@ -1111,6 +1158,8 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		err = add_launch_target(&b);
 	if (!err && o->binary)
 		err = add_binary_target(&b);
+	if (!err && o->cgroup_desc)
+		err = add_cgroup_target(&b);
 	if (!err && o->binary) {
 		/* The named file itself must be usable. */
 		err = check_named_file(&b.set->objects[b.set->targets[b.set->n_targets - 1].objects[0]]);

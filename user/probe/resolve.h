@@ -144,6 +144,13 @@ struct resolve_opts {
 	const pid_t *pids;      /* -p */
 	size_t n_pids;
 	const char *binary;     /* --binary */
+	/* --cgroup / --container: the files of these processes (the cgroup's
+	 * now), each attached once for every process that maps it; which
+	 * processes count is the BPF filter's (bpf_set_opts.filter_cgroup).
+	 * CGROUP_DESC names the cgroup in messages. */
+	const pid_t *cgroup_pids;
+	size_t n_cgroup_pids;
+	const char *cgroup_desc;
 	const char *launch_exe; /* -- CMD, resolved path */
 	pid_t launch_pid;       /* the launched child, paused before exec */
 	const struct funcpattern *patterns;
