@@ -237,8 +237,18 @@ int cgroup__find_container(const char *id, struct cgroup_sel *out)
 			  "hierarchy at %s)", id, mnt);
 		err = -ENOENT;
 	} else if (f.n > 1) {
+		/* (directory order is no order: the two lowest ids) */
+		size_t a = 0, b = 1;
+
+		for (size_t i = 1; i < f.n; i++)
+			if (strcmp(f.ids[i], f.ids[a]) < 0)
+				a = i;
+		b = a ? 0 : 1;
+		for (size_t i = 0; i < f.n; i++)
+			if (i != a && strcmp(f.ids[i], f.ids[b]) < 0)
+				b = i;
 		log_error("container %s: matches %zu containers (%.12s, %.12s%s): give more of "
-			  "its id", id, f.n, f.ids[0], f.ids[1], f.n > 2 ? ", ..." : "");
+			  "its id", id, f.n, f.ids[a], f.ids[b], f.n > 2 ? ", ..." : "");
 		err = -EEXIST;
 	} else {
 		err = fill(out, f.paths[0], mnt);
