@@ -232,6 +232,10 @@ def test_debuginfod_lines_locals_watch_list():
         eq((code, out), (0, "counter 50\n"), "--watch: exit status (%s)" % err)
         eq([(r["old"], r["new"], r["func"], r["line"]) for r in rows if r.get("kind") == "watch"],
            test_watch._writes(), "--watch: old, new, writer and line")
+        code, out, err = cmon(["list", "--lines", "walk", "--", lines], env=env)
+        eq(code, 0, "cmon list --lines: exit status (%s)" % err)
+        check(re.search(r"^walk +lines\.c:%d " % (test_lines.line_of("NOINLINE long walk") + 1),
+                        out, re.M) and "lines.c:%d " % line in out, "list --lines: %r" % out)
         code, out, err = cmon(["list", "--func", "walk", "--", lines], env=env)
         eq(code, 0, "cmon list: exit status (%s)" % err)
         dbg = os.path.join(top, "cache", build_id(lines), "debuginfo")

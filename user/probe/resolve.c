@@ -958,7 +958,7 @@ static int resolve_line(struct builder *b, const char *spec)
 	unsigned long line;
 	size_t sites = 0;
 	unsigned below = 0, above = 0;
-	bool file_seen = false;
+	bool file_seen = false, *had;
 	int err = 0;
 
 	line = colon ? strtoul(colon + 1, &end, 10) : 0;
@@ -970,12 +970,28 @@ static int resolve_line(struct builder *b, const char *spec)
 	if (!file)
 		return -ENOMEM;
 	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-	for (size_t oi = 0; oi < b->set->n_objects && !err; oi++) {
-		struct debuginfo *di = debuginfo__open(b->set->objects[oi].attach_path);
+	/* The local debug files first; debuginfod (a download per library
+	 * mapped) only for the files without DWARF, when none had FILE. */
+	had = calloc(b->set->n_objects + 1, sizeof(*had));
+	if (!had) {
+		free(file);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * b->set->n_objects && !err && !(i >= b->set->n_objects &&
+								   file_seen); i++) {
+		size_t oi = i % b->set->n_objects;
+		struct debuginfo_opts dopts = { .no_fetch = i < b->set->n_objects };
+		struct debuginfo *di;
 		uint64_t *addrs = NULL;
 		size_t n = 0;
 		unsigned lo = 0, hi = 0;
-		int e = di ? lines__addrs(di, file, (unsigned)line, &addrs, &n, &lo, &hi) : -ENODATA;
+		int e;
+
+		if (had[oi])
+			continue;
+		di = debuginfo__open_opts(b->set->objects[oi].attach_path, &dopts);
+		had[oi] = di && debuginfo__kind(di) == DEBUGINFO_DWARF;
+		e = di ? lines__addrs(di, file, (unsigned)line, &addrs, &n, &lo, &hi) : -ENODATA;
 
 		if (e == -ENOMEM)
 			err = e;
@@ -1012,6 +1028,7 @@ static int resolve_line(struct builder *b, const char *spec)
 			log_error("--line %s: no code at line %lu", spec, line);
 		err = -ENOENT;
 	}
+	free(had);
 	free(file);
 	return err;
 }
