@@ -62,15 +62,17 @@ class Lab:
         os.makedirs(path, exist_ok=True)
         return path
 
-    def start(self, group, *args):
-        """`unshare -m chroot ROOT APP loop 0` in cgroup GROUP: its pid."""
+    def start(self, group, *args, prog=None):
+        """`unshare -m chroot ROOT PROG ARGS` in cgroup GROUP (default: the
+        test program, `loop 0`): its pid."""
         procs = os.path.join(self.group(group), "cgroup.procs")
 
         def enter():
             with open(procs, "w") as f:
                 f.write(str(os.getpid()))
 
-        p = subprocess.Popen(["unshare", "-m", "chroot", self.root, self.app] +
+        prog = prog or self.app
+        p = subprocess.Popen(["unshare", "-m", "chroot", self.root, prog] +
                              list(args or ("loop", "0")), stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, preexec_fn=enter)
         self.procs.append(p)
@@ -78,12 +80,12 @@ class Lab:
         end = time.monotonic() + 10
         while time.monotonic() < end:
             try:
-                if os.readlink("/proc/%d/exe" % p.pid).endswith(self.app):
+                if os.readlink("/proc/%d/exe" % p.pid).endswith(prog):
                     return p.pid
             except OSError:
                 pass
             time.sleep(0.01)
-        raise AssertionError("%s did not start in %s" % (self.app, group))
+        raise AssertionError("%s did not start in %s" % (prog, group))
 
     def close(self):
         for p in self.procs:
@@ -123,10 +125,12 @@ def test_cgroup_chroot_only_its_processes_typed_and_labelled():
         bg = trace_bg(["sum_ints"], ["--cgroup", lab.group("A")], fmt="json")
         try:
             bg.wait_attached(timeout=60)
+            sleeper = lab.start("A/two", "60", prog="/bin/sleep")
             later = lab.start("A/two")
             end = time.monotonic() + 20
             while time.monotonic() < end and \
-                    not any(r["pid"] == later for r in records(bg)):
+                    not (any(r["pid"] == later for r in records(bg)) and
+                         "/bin/sleep, which" in bg.stderr):
                 time.sleep(0.1)
             bg.signal(signal.SIGINT)
             eq(bg.wait(), 0, "exit status (%s)" % bg.stderr)
@@ -140,6 +144,10 @@ def test_cgroup_chroot_only_its_processes_typed_and_labelled():
            "each record's cgroup")
         eq({(r["args"]["n"], r["retval"]) for r in rows}, {(4, 100)},
            "sum_ints({1, 2, 3, 94}, 4) typed")
+        check("cmon: process %d in cgroup %s runs %s/bin/sleep, which none of its processes "
+              "ran when cmon started: it is not traced (run cmon again to cover it)\n"
+              % (sleeper, rel(lab.group("A")), lab.root) in bg.stderr.replace("/usr/bin/", "/bin/"),
+              "the process running another file: %r" % bg.stderr)
         assert_no_leak(before)
 
 

@@ -29,9 +29,12 @@ static void show(void *ctx, const struct debuginfod_progress *p)
 	if ((p->url || p->finished) && p->done > 0)
 		V.done = p->done;
 	if (V.tty && !p->finished) {
-		if (p->url && p->total > 0)
+		if (p->url && p->total >= 1048576)
 			fprintf(stderr, "\r\033[Kcmon: %s: debug info from %s: %.1f of %.1f MiB",
 				p->file, p->url, V.done / 1048576.0, p->total / 1048576.0);
+		else if (p->url && p->total > 0)
+			fprintf(stderr, "\r\033[Kcmon: %s: debug info from %s: %.0f of %.0f KiB",
+				p->file, p->url, V.done / 1024.0, p->total / 1024.0);
 		else
 			fprintf(stderr, "\r\033[Kcmon: %s: asking debuginfod (%s) for its debug info",
 				p->file, debuginfod__urls());

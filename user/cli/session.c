@@ -173,8 +173,29 @@ int session__start_program(struct session *s)
 	return 0;
 }
 
+/* Is /proc/PID/exe a container runtime's memfd copy of itself (runc's,
+ * before it execs the container's program)? */
+static bool runtime_exe(pid_t pid)
+{
+	char link[32], exe[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	return n > 7 && !strncmp(exe, "/memfd:", 7);
+}
+
+static bool only_runtime(const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!runtime_exe(pids[i]))
+			return false;
+	return true;
+}
+
 /* --cgroup / --container: the cgroup and its processes now; while it has
- * none, wait for one (the run covers what its processes run). */
+ * none (but a runtime starting one), wait for one (the run covers what its
+ * processes run). */
 static int open_cgroup(struct session *s)
 {
 	const struct cmd_opts *o = s->opts;
@@ -205,7 +226,7 @@ static int open_cgroup(struct session *s)
 				  err == -ENOENT ? "removed" : strerror(-err));
 			return err;
 		}
-		if (s->n_cg_pids)
+		if (s->n_cg_pids && !only_runtime(s->cg_pids, s->n_cg_pids))
 			return 0;
 		if (!said && !o->quiet)
 			fprintf(stderr, "cmon: %s has no process yet: waiting for one\n",
@@ -215,12 +236,28 @@ static int open_cgroup(struct session *s)
 	}
 }
 
+/* cg_seen: a process's executable (inode), and whether it was decided. */
+#define EXE_DECIDED (1ull << 63)
+
+static uint64_t exe_ino(pid_t pid)
+{
+	char link[32];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	return stat(link, &st) ? 0 : (uint64_t)st.st_ino & ~EXE_DECIDED;
+}
+
 void session__cover_cgroup(struct session *s, const struct probe_set *set)
 {
 	s->cg_set = set;
-	/* The processes resolved are covered. */
-	for (size_t i = 0; i < s->n_cg_pids; i++)
-		hmap__get(&s->cg_seen, &s->cg_pids[i], sizeof(pid_t), NULL);
+	/* The processes resolved are covered (in what they run now). */
+	for (size_t i = 0; i < s->n_cg_pids; i++) {
+		uint64_t *v = hmap__get(&s->cg_seen, &s->cg_pids[i], sizeof(pid_t), NULL);
+
+		if (v)
+			*v = exe_ino(s->cg_pids[i]) | EXE_DECIDED;
+	}
 }
 
 const char *session__cgroup_of(struct session *s, pid_t pid)
@@ -233,26 +270,34 @@ const char *session__cgroup_of(struct session *s, pid_t pid)
 	return name ? name : s->cgroup.rel;
 }
 
-/* A process of the cgroup not seen before: is its executable one the
- * probes cover?  The probes are on files: a process running another one
- * is not traced; say so once per file. */
+/* A process of the cgroup: is its executable one the probes cover?  The
+ * probes are on files: a process running another one is not traced; say
+ * so once per file.  Decided when a process has run the same file for two
+ * scans: a runtime's or a shell's moments before its exec are not. */
 static void cgroup_check_pid(struct session *s, pid_t pid)
 {
 	char link[32], exe[PATH_MAX];
 	struct stat st;
 	ssize_t n;
 	bool covered = false, added;
-	uint64_t *said;
+	uint64_t *said, *seen;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	if (n <= 0 || stat(link, &st))
 		return; /* gone, or a kernel thread */
 	exe[n] = '\0';
-	/* A runtime's own start (runc's memfd copy of itself) before the exec. */
-	if (!strncmp(exe, "/memfd:", 7))
+	seen = hmap__get(&s->cg_seen, &pid, sizeof(pid), &added);
+	if (!seen || (*seen & EXE_DECIDED && (*seen & ~EXE_DECIDED) == (uint64_t)st.st_ino))
 		return;
-	hmap__get(&s->cg_seen, &pid, sizeof(pid), NULL);
+	if (added || *seen != (uint64_t)st.st_ino) {
+		*seen = (uint64_t)st.st_ino; /* seen running it: decided next time */
+		return;
+	}
+	*seen |= EXE_DECIDED;
+	/* A runtime's own start (runc's memfd copy of itself) before the exec. */
+	if (runtime_exe(pid))
+		return;
 	for (size_t i = 0; s->cg_set && i < s->cg_set->n_objects && !covered; i++)
 		covered = s->cg_set->objects[i].dev == (uint64_t)st.st_dev &&
 			  s->cg_set->objects[i].ino == (uint64_t)st.st_ino;
@@ -279,8 +324,7 @@ static bool cgroup_scan(struct session *s)
 		return s->cgroup_gone = true;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (!hmap__find(&s->cg_seen, &pids[i], sizeof(pid_t)))
-			cgroup_check_pid(s, pids[i]);
+		cgroup_check_pid(s, pids[i]);
 	free(pids);
 	return false;
 }
