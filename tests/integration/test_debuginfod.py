@@ -167,14 +167,18 @@ def stripped_typed(binary):
         env = env_for(srv.url, cache)
         for run_no in (1, 2):
             path = os.path.join(tmpdir(), "dinfod-%s-%d.json" % (binary, run_no))
+            funcs = test_typed.ALL_FUNCS if run_no == 1 else ["paint"]
             code, out, err = cmon(["trace", "-q", "-F", "json", "-o", path] +
-                                  funcs_args(test_typed.ALL_FUNCS) + ["--", exe, "all"], env=env)
+                                  funcs_args(funcs) + ["--", exe, "all"], env=env)
             eq(code, 0, "%s: exit status (%s)" % (binary, err))
             eq(out, test_typed.untraced(binary), "%s: the program's output" % binary)
             match_lines(err, fetch_lines(exe, srv.url) if run_no == 1 else [],
                         "%s run %d: stderr" % (binary, run_no))
             if run_no == 1:
                 test_typed.check_all(test_typed.json_records(read_text(path)), binary)
+            else:
+                eq([r["args"] for r in test_typed.json_records(read_text(path))],
+                   [{"c": "BLUE", "mix": 6}], "%s: from the cache, typed" % binary)
     return exe, cache
 
 
@@ -199,15 +203,16 @@ def test_debuginfod_capture_and_if_on_members():
     typed, _ = split("typed_O2", top)
     with Debuginfod(os.path.join(top, "srv"), 1) as srv:
         env = env_for(srv.url, os.path.join(top, "cache"))
-        code, _, err, rows = trace_json(["--func", "sum_ints", "--capture", "v=values[n]", "--",
-                                         typed, "all"], env, "capture")
+        code, _, err, rows = trace_json(["--func", "sum_ints", "--capture", "v=values[n]",
+                                         "--if", "n == 3", "--", typed, "all"], env, "capture")
         eq(code, 0, "--capture: exit status (%s)" % err)
-        eq([(r["args"]["n"], r["captures"]["v"]) for r in rows],
-           [(5, [1, -2, 3, 40000, -5]), (3, [7, 8, 9])], "sum_ints: n and values[n]")
-        for cond, n in (("o->id == 7 && o->in.y == 40000", 1), ("o->id == 8", 0)):
-            code, _, err, rows = trace_json(["--func", "nested", "--if", cond, "--",
-                                             typed, "all"], env, "--if")
-            eq((code, len(rows)), (0, n), "--if '%s': records (%s)" % (cond, err))
+        eq([(r["args"]["n"], r["captures"]["v"]) for r in rows], [(3, [7, 8, 9])],
+           "sum_ints if n == 3 (not the call with 5): values[n]")
+        code, _, err, rows = trace_json(["--func", "nested", "--if", "o->id == 7 && "
+                                         "o->in.y == 40000", "--", typed,
+                                         "all"], env, "--if")
+        eq((code, [r["args"]["o"]["name"] for r in rows]), (0, ["outer-name"]),
+           "--if on members (%s)" % err)
 
 
 def test_debuginfod_lines_locals_watch_list():
