@@ -6,6 +6,7 @@
  * Attaches nothing to the target.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,27 +109,46 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 	       hit_ns(c, PROBE_COST_SINGLESTEP) * 10000.0 / 1e9 * 100.0);
 }
 
-/* Where each probed file's symbols and DWARF came from: the file itself,
- * or a debug file found by build ID, .gnu_debuglink or debuginfod. */
+/* Where each probed file's symbols and DWARF came from, when some came
+ * from a separate debug file (found by build ID, .gnu_debuglink or
+ * debuginfod): a stripped program's listing says so; a -g build's is the
+ * table alone. */
 static void print_files(const struct probe_set *s)
 {
-	printf("\n%-20s %s\n", "FILE", "DEBUG INFO");
+	struct debuginfo **dis = calloc(s->n_objects + 1, sizeof(*dis));
+	bool *used = calloc(s->n_objects + 1, sizeof(*used)), separate = false;
+
+	if (!dis || !used)
+		goto out;
+	for (size_t i = 0; i < s->n_funcs; i++)
+		used[s->funcs[i].object] = true;
 	for (size_t oi = 0; oi < s->n_objects; oi++) {
 		const struct probe_object *obj = &s->objects[oi];
-		struct debuginfo *di;
-		bool used = false;
 
-		for (size_t i = 0; i < s->n_funcs && !used; i++)
-			used = s->funcs[i].object == oi;
-		if (!used)
+		if (!used[oi])
 			continue;
-		di = debuginfo__open(obj->attach_path);
+		dis[oi] = debuginfo__open(obj->attach_path);
+		separate |= obj->symbols_from ||
+			    (dis[oi] && debuginfo__dwarf_path(dis[oi]) &&
+			     strcmp(debuginfo__dwarf_path(dis[oi]), obj->attach_path));
+	}
+	if (separate)
+		printf("\n%-20s %s\n", "FILE", "DEBUG INFO");
+	for (size_t oi = 0; separate && oi < s->n_objects; oi++) {
+		const struct probe_object *obj = &s->objects[oi];
+
+		if (!used[oi])
+			continue;
 		printf("%-20s %s\n", obj->module, obj->path);
 		if (obj->symbols_from)
 			printf("%-20s symbols from %s\n", "", obj->symbols_from);
-		printf("%-20s %s\n", "", di ? debuginfo__describe(di) : strerror(errno));
-		debuginfo__free(di);
+		printf("%-20s %s\n", "", dis[oi] ? debuginfo__describe(dis[oi]) : "no DWARF");
 	}
+out:
+	for (size_t oi = 0; dis && oi < s->n_objects; oi++)
+		debuginfo__free(dis[oi]);
+	free(dis);
+	free(used);
 }
 
 /* --lines: each function's lines of code, where --line FILE:LINE can go. */

@@ -237,12 +237,14 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  too); with a program, patterns come before \"--\".\n",
 		      out);
 	else if (kind == CMD_PROFILE)
-		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                     --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "  Per function: calls, total/min/mean/max latency, p50 p90 p99 p99.9 (log-linear\n"
 		      "  buckets, within 1.6 %), RSS growth summed over calls; aggregated in the kernel.\n",
 		      out);
 	else if (kind == CMD_CAPTURE)
-		fputs("usage: cmon capture (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon capture (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                     --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "                    [--capture NAME=EXPR]... [-o DIR]\n"
 		      "  Keep every call's inputs (typed from DWARF), return value, latency and\n"
 		      "  memory in a store: DIR (default cmon-capture), or DIR-1, DIR-2... if it exists.\n"
@@ -260,7 +262,8 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  call, its arguments by name and the Python stack (file:line per caller).\n",
 		      out);
 	else
-		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                   --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "       cmon trace (-p PID | -- CMD [ARGS...]) --watch EXPR...\n",
 		      out);
 	if (optable__init(&t, cmon_opt_rows, cmon_opt_n_rows, cmd_bit(kind), "", false))

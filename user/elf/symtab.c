@@ -547,6 +547,29 @@ out:
 	return err;
 }
 
+/* A program (ET_EXEC, or a PIE: it names an interpreter), not a library:
+ * a library's .dynsym has what it exports, and its internal functions
+ * would turn every glob over it into many more probes. */
+static bool is_program(Elf *elf)
+{
+	GElf_Ehdr eh;
+	size_t n;
+
+	if (!gelf_getehdr(elf, &eh))
+		return false;
+	if (eh.e_type == ET_EXEC)
+		return true;
+	if (eh.e_type != ET_DYN || elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
 /* The .symtab of ELF's separate debug file (elf/debugfile.h): *FOUND
  * when it had one. */
 static int read_debug_symbols(struct symtab *st, Elf *elf, const struct versions *vs,
@@ -632,7 +655,7 @@ static int collect(struct symtab *st, Elf *elf)
 	}
 	/* Stripped: the separate debug file's .symtab (every function, as
 	 * the unstripped file had them), else MiniDebugInfo. */
-	if (!have_symtab && st->debug_symbols) {
+	if (!have_symtab && st->debug_symbols && is_program(elf)) {
 		err = read_debug_symbols(st, elf, &vs, &vec, &have_symtab);
 		if (err < 0)
 			goto cleanup;

@@ -50,11 +50,12 @@ enum symtab_runtime_flags {
  * all (stripped, with neither .symtab nor .dynsym functions).
  */
 struct symtab *symtab__open(const char *path);
-/* With DEBUG_SYMBOLS, a file without .symtab takes its separate debug
- * file's (elf/debugfile.h: by build ID, .gnu_debuglink, debuginfod),
- * else (and without) its .gnu_debugdata.  For an executable or a file the
- * user named: a library's .dynsym has what it exports, and a trace need
- * not look up (or download) the debug files of every library mapped. */
+/* With DEBUG_SYMBOLS, a program (not a library) without .symtab takes
+ * its separate debug file's (elf/debugfile.h: by build ID,
+ * .gnu_debuglink, debuginfod), else (and without) its .gnu_debugdata.  A
+ * library's .dynsym has what it exports; its internal functions would
+ * make every glob over it many more probes, and a trace need not look up
+ * (or download) the debug file of every library mapped. */
 struct symtab_opts {
 	bool debug_symbols;
 };

@@ -89,9 +89,8 @@ static void find_stack_makers(struct probe_object *obj)
 	}
 }
 
-/* NAMED: an executable or a file the user named, whose symbols may be
- * fetched from debuginfod when it is stripped (a library's .dynsym is
- * enough to find what it exports: no download for every library mapped). */
+/* NAMED: the executable, or a file the user named, whose symbols come
+ * from its debug file when it is a stripped program (symtab.h). */
 static long add_object(struct builder *b, const char *path, const char *attach_path,
 		       uint64_t dev, uint64_t ino, bool named)
 {
