@@ -126,6 +126,9 @@ unit-sanitized:
 test:
 	$(Q)./tools/install-deps.sh test
 	$(Q)$(MAKE) --no-print-directory all unit unit-sanitized targets
+	@# The container tests' Debian root filesystem: made once (minutes), kept
+	@# in /var/cache/cmon-test; without it they skip.
+	$(Q)./tools/test-rootfs.sh >/dev/null || true
 	$(Q)OUT=$(OUT) ./tests/run.sh
 
 demo: deps
