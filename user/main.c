@@ -95,6 +95,10 @@ int main(int argc, char **argv)
 		uprobe_multi__disable();
 	if (getenv("CMON_NO_STAGING"))
 		tracer__disable_staging();
+	if (getenv("CMON_NO_SPOOL"))
+		tracer__disable_spool();
+	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
+		tracer__always_spool();
 	/* Whether debuginfod is on (libdebuginfod reads its variables itself:
 	 * elf/debuginfod.h). */
 	cmon_debuginfod_urls = getenv("DEBUGINFOD_URLS");

@@ -12,13 +12,14 @@
 #include <libgen.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 #include "core/grow.h"
 #include "core/log.h"
-#include "dwarf/dsb.h"
+#include "core/escape.h"
 #include "elf/debugfile.h"
 #include "elf/debuginfod.h"
 #include "dwarf/debuginfo_impl.h"
