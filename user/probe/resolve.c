@@ -403,8 +403,9 @@ static int add_cgroup_target(struct builder *b)
 	return 0;
 }
 
-/* Why a file named on the command line cannot be used, or 0. */
-static int check_named_file(const struct probe_object *obj)
+/* Why a file named on the command line cannot be used, or 0; STRIPPED_OK:
+ * a file without function symbols is usable. */
+static int check_named_file(const struct probe_object *obj, bool stripped_ok)
 {
 	struct symtab *st;
 	int err = 0;
@@ -416,6 +417,8 @@ static int check_named_file(const struct probe_object *obj)
 	symtab__free(st);
 	if (err == -ENOEXEC || err == -ENOTSUP || err == -EBADMSG)
 		err = file_usable(obj->attach_path);
+	else if (err == -ENODATA && stripped_ok)
+		err = 0;
 	else if (err == -ENODATA)
 		log_error("%s: no symbol table (stripped); install its debug symbols or "
 			  "trace an unstripped build", obj->path);
@@ -763,7 +766,7 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 			searched++;
 			if (!obj->symtab) {
 				if (p->object) {
-					err = check_named_file(obj);
+					err = check_named_file(obj, false);
 					if (err)
 						goto cleanup;
 				}
@@ -1177,8 +1180,11 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 	if (!err && o->cgroup_desc)
 		err = add_cgroup_target(&b);
 	if (!err && o->binary) {
-		/* The named file itself must be usable. */
-		err = check_named_file(&b.set->objects[b.set->targets[b.set->n_targets - 1].objects[0]]);
+		/* The named file itself must be usable; a stripped one is, for
+		 * the functions of its libraries (a pattern that names one of its
+		 * own says it is stripped when nothing matches). */
+		err = check_named_file(&b.set->objects[b.set->targets[b.set->n_targets - 1].objects[0]],
+				       true);
 	}
 	for (size_t i = 0; i < o->n_patterns && !err; i++)
 		if (!o->patterns[i].exclude)
