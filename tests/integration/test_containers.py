@@ -155,7 +155,8 @@ def test_cgroup_chroot_only_its_processes_typed_and_labelled():
 def test_cgroup_debug_file_in_the_container():
     """A stripped program whose debug file is only in the container's own
     /usr/lib/debug/.build-id (read through /proc/PID/root): typed; `cmon
-    profile --cgroup` counts its calls only."""
+    profile --cgroup` counts its calls only; `cmon capture --cgroup` keeps
+    its calls, typed, and its cgroup (`cmon ls`)."""
     with Lab(rootfs()) as lab:
         dbg = os.path.join(tmpdir(), "typed.debug")
         full = lab.root + lab.app
@@ -184,6 +185,19 @@ def test_cgroup_debug_file_in_the_container():
             eq(code, 0, "profile: exit status (%s)" % err)
             check(re.search(r'"pid": ?%d\b' % pid, out) and out.count('"pid"') == 1,
                   "profile: only A's process: %s" % out[:600])
+            store = os.path.join(tmpdir(), "cg-store")
+            code, out, err = cmon(["capture", "-q", "-o", store, "--no-debuginfod", "--cgroup",
+                                   lab.group("A"), "--func", "sum_ints", "--max-events", "2"],
+                                  timeout=60)
+            eq(code, 0, "capture: exit status (%s)" % err)
+            code, out, err = cmon(["ls", store])
+            eq(code, 0, "cmon ls: exit status (%s)" % err)
+            procs = out[out.index("\n1 process\n"):].splitlines()[2:]
+            eq([(l.split()[0], l.split()[1], l.split()[2], l.split()[-1]) for l in procs],
+               [("PID", "COMM", "CALLS", "CGROUP"), (str(pid), PROG, "2", rel(lab.group("A")))],
+               "cmon ls: the process's cgroup")
+            check("long int sum_ints(const int32_t *values, int n)" in out,
+                  "capture: typed from the container's debug file: %s" % out)
         finally:
             os.unlink(at)
 
