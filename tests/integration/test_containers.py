@@ -336,3 +336,35 @@ def test_agent_cgroup_label():
                           cgroup=rel(lab.group("A")))
         finally:
             eq(a.stop(), 0, "agent exit status")
+
+
+def test_agent_cgroup_per_pid_labels_bounded():
+    """per_pid with cgroup: each labelled process's series carries its own
+    cgroup, bounded by max_pids as the pid labels are: with max_pids 1 and
+    two processes below the cgroup, one pid with its cgroup and "other"
+    with the named cgroup."""
+    from agentlib import Agent, series, write_spec
+    with Lab(rootfs()) as lab:
+        spec = os.path.join(tmpdir(), "cg-perpid.yaml")
+        write_spec(spec, [{"name": "cg", "target": lab.root + lab.app, "func": "sum_ints",
+                           "instrument": "count", "cgroup": lab.group("A"), "per_pid": True,
+                           "max_pids": 1}])
+        a = Agent(spec).wait_ready()
+        try:
+            a.wait_probes({"cg": "applied"}, timeout=30)
+            own = {lab.start("A/x"): rel(lab.group("A/x")),
+                   lab.start("A/y"): rel(lab.group("A/y"))}
+            end = time.monotonic() + 30
+            got = set()
+            while time.monotonic() < end:
+                got = {(dict(l)["pid"], dict(l)["cgroup"])
+                       for l in series(a.metrics(), "cmon_cg_calls_total", probe="cg")}
+                if len(got) >= 2 and any(p == "other" for p, _ in got):
+                    break
+                time.sleep(0.1)
+            labelled = [p for p, _ in got if p != "other"]
+            eq(len(labelled), 1, "one process labelled (max_pids 1): %r" % got)
+            eq(got, {(labelled[0], own.get(int(labelled[0]))), ("other", rel(lab.group("A")))},
+               "pid and cgroup labels")
+        finally:
+            eq(a.stop(), 0, "agent exit status")
