@@ -156,7 +156,7 @@ def test_cgroup_debug_file_in_the_container():
     """A stripped program whose debug file is only in the container's own
     /usr/lib/debug/.build-id (read through /proc/PID/root): typed; `cmon
     profile --cgroup` counts its calls only; `cmon capture --cgroup` keeps
-    its calls, typed, and its cgroup (`cmon ls`)."""
+    its calls, typed, and its cgroup (`cmon ls`, `cmon export`)."""
     with Lab(rootfs()) as lab:
         dbg = os.path.join(tmpdir(), "typed.debug")
         full = lab.root + lab.app
@@ -198,6 +198,18 @@ def test_cgroup_debug_file_in_the_container():
                "cmon ls: the process's cgroup")
             check("long int sum_ints(const int32_t *values, int n)" in out,
                   "capture: typed from the container's debug file: %s" % out)
+            code, _, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
+            eq(code, 0, "cmon export -F json: exit status (%s)" % err)
+            rows = [json.loads(l) for l in read_text(store + "-json/sum_ints.jsonl").splitlines()]
+            eq([(r["n"], r["pid"], r["arg_n"], r["ret"], r["cgroup"]) for r in rows],
+               [(1, pid, 4, 100, rel(lab.group("A"))), (2, pid, 4, 100, rel(lab.group("A")))],
+               "cmon export -F json: each call's cgroup")
+            code, _, err = cmon(["export", store, "-F", "csv", "-o", store + "-csv"])
+            eq(code, 0, "cmon export -F csv: exit status (%s)" % err)
+            lines = read_text(store + "-csv/sum_ints.csv").splitlines()
+            eq([(l.split(",")[0], l.split(",")[-1]) for l in lines],
+               [("n", "cgroup"), ("1", rel(lab.group("A"))), ("2", rel(lab.group("A")))],
+               "cmon export -F csv: a cgroup column")
         finally:
             os.unlink(at)
 
