@@ -57,12 +57,9 @@ class Debuginfod:
     def __init__(self, srv, n_files):
         if not DEBUGINFOD:
             raise Skip("no debuginfod server (Debian package debuginfod)")
-        self.port = free_port()
-        self.db = os.path.join(tmpdir(), "debuginfod-%d.sqlite" % self.port)
-        self.log = open(os.path.join(tmpdir(), "debuginfod-%d.log" % self.port), "wb")
-        self.p = subprocess.Popen([DEBUGINFOD, "-p", str(self.port), "-F", srv, "-d", self.db],
-                                  stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
-        self.url = "http://127.0.0.1:%d" % self.port
+        for _ in range(5):
+            if self.start(srv):
+                break
         end = time.monotonic() + 30
         while time.monotonic() < end:
             check(self.p.poll() is None, "debuginfod exited: %s" % read_text(self.log.name))
@@ -77,6 +74,27 @@ class Debuginfod:
             time.sleep(0.1)
         raise AssertionError("debuginfod did not scan %d files: %s"
                              % (n_files, read_text(self.log.name)))
+
+    def start(self, srv):
+        """Started on a free port; False when another process took the port
+        between our finding it free and debuginfod binding it."""
+        self.port = free_port()
+        self.db = os.path.join(tmpdir(), "debuginfod-%d.sqlite" % self.port)
+        self.log = open(os.path.join(tmpdir(), "debuginfod-%d.log" % self.port), "wb")
+        self.p = subprocess.Popen([DEBUGINFOD, "-p", str(self.port), "-F", srv, "-d", self.db],
+                                  stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        self.url = "http://127.0.0.1:%d" % self.port
+        end = time.monotonic() + 30
+        while time.monotonic() < end and self.p.poll() is None:
+            try:
+                with urllib.request.urlopen(self.url + "/metrics", timeout=2):
+                    return True
+            except OSError:
+                time.sleep(0.1)
+        if self.p.poll() is not None and "Address already in use" in read_text(self.log.name):
+            self.log.close()
+            return False
+        return True
 
     def stop(self):
         if self.p.poll() is None:
@@ -435,3 +453,48 @@ def test_agent_fetches_in_the_background():
                "n = 4 each call")
         finally:
             eq(a.stop(), 0, "agent exit status")
+
+
+def test_debuginfod_progress_on_a_terminal():
+    """On a terminal, a download is one line redrawn in place (what is
+    asked, then how much of it came from where), erased when done, then
+    the one line that says what came."""
+    import pty
+    top = os.path.join(tmpdir(), "dinfod-tty")
+    exe, dbg = split("calls", top)
+    with Debuginfod(os.path.join(top, "srv"), 1) as srv:
+        master, slave = pty.openpty()
+        p = subprocess.Popen([CMON, "list", "--func", "add", "--", exe], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=slave,
+                             env=env_for(srv.url, os.path.join(top, "cache")))
+        os.close(slave)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the last writer is gone
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(master)
+        out = p.stdout.read().decode()
+        eq(p.wait(60), 0, "cmon list: exit status (%r)" % err)
+    check(re.search(r"^add +calls ", out, re.M), "cmon list: %r" % out)
+    text = err.decode().replace("\r\n", "\n")
+    kib = os.path.getsize(dbg) / 1024.0
+    url = "%s/buildid/%s/debuginfo" % (srv.url, build_id(exe))
+    draws = text.split("\r\033[K")
+    eq(draws[0], "", "stderr starts with a line drawn in place: %r" % text)
+    asking = "cmon: %s: asking debuginfod (%s) for its debug info" % (exe, srv.url)
+    amount = re.compile(r"cmon: %s: debug info from %s: (\d+) of %.0f KiB$"
+                        % (re.escape(exe), re.escape(url), kib))
+    n_ask = 1
+    while n_ask < len(draws) and draws[n_ask] == asking:
+        n_ask += 1
+    check(n_ask > 1, "first: what is asked: %r" % text)
+    got = [amount.match(d) for d in draws[n_ask:-1]]
+    check(got and all(got), "then how much came: %r" % draws[n_ask:])
+    eq(got[-1].group(1), "%.0f" % kib, "the last amount: all of it")
+    eq(draws[-1], "cmon: %s: debug info fetched (%.0f KiB)\n" % (exe, kib),
+       "the line erased, then what came: %r" % text)
