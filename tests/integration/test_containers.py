@@ -156,7 +156,7 @@ def test_cgroup_debug_file_in_the_container():
     """A stripped program whose debug file is only in the container's own
     /usr/lib/debug/.build-id (read through /proc/PID/root): typed; `cmon
     profile --cgroup` counts its calls only; `cmon capture --cgroup` keeps
-    its calls, typed, and its cgroup (`cmon ls`, `cmon export`)."""
+    its calls, typed, and its cgroup (`cmon ls`, `show`, `export`)."""
     with Lab(rootfs()) as lab:
         dbg = os.path.join(tmpdir(), "typed.debug")
         full = lab.root + lab.app
@@ -198,6 +198,11 @@ def test_cgroup_debug_file_in_the_container():
                "cmon ls: the process's cgroup")
             check("long int sum_ints(const int32_t *values, int n)" in out,
                   "capture: typed from the container's debug file: %s" % out)
+            code, out, err = cmon(["show", store, "sum_ints", "1"])
+            eq(code, 0, "cmon show: exit status (%s)" % err)
+            eq(out.splitlines()[1:3], ["pid        %d (%s)" % (pid, PROG),
+                                       "cgroup     %s" % rel(lab.group("A"))],
+               "cmon show: the call's process and its cgroup")
             code, _, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
             eq(code, 0, "cmon export -F json: exit status (%s)" % err)
             rows = [json.loads(l) for l in read_text(store + "-json/sum_ints.jsonl").splitlines()]
