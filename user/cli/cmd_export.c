@@ -918,9 +918,8 @@ int cmd_export(int argc, char **argv)
 	}
 	/* capture --cgroup: each process's, a column of the tables (sorted by pid) */
 	if (cmon_store_processes(x.s, &x.procs, &x.n_procs)) {
-		log_error("%s", cmon_store_error(x.s));
-		rc = CMON_EXIT_ERROR;
-		goto cleanup;
+		log_warn("%s: the tables have no cgroup column", cmon_store_error(x.s));
+		x.n_procs = 0;
 	}
 	for (size_t i = 0; i < x.n_procs; i++)
 		x.cgroups |= x.procs[i].cgroup != NULL;

@@ -205,10 +205,10 @@ int cmd_show(int argc, char **argv)
 		rc = CMON_EXIT_ERROR;
 		goto cleanup;
 	}
+	/* the call is shown even when its process's row cannot be read */
 	if (cmon_store_processes(s, &ps, &np)) {
-		log_error("%s", cmon_store_error(s));
-		rc = CMON_EXIT_ERROR;
-		goto cleanup;
+		log_warn("%s: its processes' cgroups are not shown", cmon_store_error(s));
+		np = 0;
 	}
 	for (size_t i = 0; i < np; i++)
 		if (ps[i].pid == call->pid)
