@@ -27,9 +27,10 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); debuginfod serves
-	# split debug files, podman/runc/conmon/debootstrap run containers (test_prodbin.py)
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz
-	debuginfod podman runc conmon debootstrap" ;;
+	# split debug files, podman/runc/conmon/debootstrap run containers
+	# (test_debuginfod.py, test_containers.py)
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go
+	strace dwz debuginfod podman runc conmon debootstrap" ;;
 esac
 missing=
 for p in $pkgs; do
