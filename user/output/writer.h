@@ -50,6 +50,7 @@ enum csv_extra {
 	CSV_AT_RETURN = 1u << 1, /* "at_return", "changed" (--capture-at both) */
 	CSV_NOTES = 1u << 2,     /* "truncated", "faults" (typed values) */
 	CSV_CGROUP = 1u << 3,    /* "cgroup": the record's (--cgroup, --container) */
+	CSV_TYPED = 1u << 4,     /* "retval" even with no parameter column */
 };
 
 /* Extra CSV columns, one per typed parameter name, after the fixed ones
