@@ -613,7 +613,7 @@ static int read_debug_symbols(struct symtab *st, Elf *elf, const struct versions
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
-			err = read_symbols(st, f.elf, scn, &sh, NULL, vs, vec);
+			err = read_symbols(st, f.elf, scn, &sh, NULL, vs, vec, false);
 			*found = true;
 		}
 	}
