@@ -28,11 +28,12 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); xz packs
 	# the unit tests' MiniDebugInfo fixture (not in a minimal Debian); rustc
-	# (1.63) builds test_rust.py's programs; debuginfod serves split debug
-	# files, podman/runc/conmon/debootstrap run containers (test_debuginfod.py,
-	# test_containers.py)
+	# (1.63) builds test_rust.py's programs; libc6-dbg names the implementations
+	# libc's IFUNCs pick (local symbols: test_programs.py); debuginfod serves
+	# split debug files, podman/runc/conmon/debootstrap run containers
+	# (test_debuginfod.py, test_containers.py)
 	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
-xz-utils rustc debuginfod podman runc conmon debootstrap" ;;
+xz-utils rustc libc6-dbg debuginfod podman runc conmon debootstrap" ;;
 esac
 missing=
 for p in $pkgs; do
