@@ -18,7 +18,10 @@ const volatile __u32 targ_filter_pid = 0;
 const volatile bool targ_filter_comm = false;
 const volatile __u64 targ_comm_lo = 0; /* the comm, NUL-padded to 16 bytes */
 const volatile __u64 targ_comm_hi = 0;
+/* The cgroup v2 (its id; 0: any) whose processes count, with those of
+ * every cgroup below it: the task's ancestor at the cgroup's level. */
 const volatile __u64 targ_filter_cgroup = 0;
+const volatile __u32 targ_filter_cgroup_level = 0;
 /* cmon's own process: never recorded, aggregated or stopped, whatever
  * route names it (--binary of cmon's file, a spec naming the agent's
  * binary, libc with `process: cmon-agent`): its records would be made
@@ -33,7 +36,8 @@ static __always_inline bool task_wanted(struct task_struct *task)
 		return false;
 	if (!follow_wanted(task))
 		return false;
-	if (targ_filter_cgroup && bpf_get_current_cgroup_id() != targ_filter_cgroup)
+	if (targ_filter_cgroup &&
+	    bpf_get_current_ancestor_cgroup_id((int)targ_filter_cgroup_level) != targ_filter_cgroup)
 		return false;
 	if (targ_filter_comm) {
 		struct task_struct *leader = task->group_leader; /* a direct load */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/fetch_view.h"
 #include "core/log.h"
 #include "proc/launch.h"
 #include "probe/attach.h"
@@ -101,6 +102,9 @@ int main(int argc, char **argv)
 		tracer__disable_spool();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
 		tracer__always_spool();
+	/* Whether debuginfod is on (libdebuginfod reads its variables itself:
+	 * elf/debuginfod.h). */
+	cmon_debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return CMON_EXIT_USAGE;

@@ -5,7 +5,7 @@ TARGET_DIR := $(OUT)/targets
 TARGET_CFLAGS := -g -O1 -fno-inline -pthread
 
 TARGETS := $(TARGET_DIR)/calls $(TARGET_DIR)/calls_cet $(TARGET_DIR)/calls_pie \
-	$(TARGET_DIR)/calls_stripped $(TARGET_DIR)/cxx_throw
+	$(TARGET_DIR)/calls_stripped $(TARGET_DIR)/calls_stripped_dynsym $(TARGET_DIR)/cxx_throw
 
 targets: $(TARGETS)
 
@@ -28,6 +28,12 @@ $(TARGET_DIR)/calls_stripped: tests/targets/calls.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -s $< -o $@
+
+# stripped, its functions exported (-rdynamic): only .dynsym names them
+$(TARGET_DIR)/calls_stripped_dynsym: tests/targets/calls.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -rdynamic -s $< -o $@
 
 $(TARGET_DIR)/cxx_throw: tests/targets/cxx_throw.cpp
 	$(call msg,TARGET,$@)

@@ -896,7 +896,8 @@ int agent__run(struct agent *a)
 			pthread_mutex_unlock(&a->lock);
 			for (size_t i = 0; i < a->n_probes; i++) {
 				agent_probe__tick(a->probes[i], now, &a->lock);
-				if (agent_probe__check_target(a->probes[i], &a->lock) &&
+				if ((agent_probe__check_target(a->probes[i], &a->lock) ||
+				     agent_probe__check_debuginfo(a->probes[i], &a->lock)) &&
 				    a->probes[i]->state == PROBE_ERROR)
 					count_attach_errors(a, 1);
 			}

@@ -20,5 +20,5 @@ int main(int argc, char **argv)
 	if (getenv("CMON_NO_STAGING"))
 		tracer__disable_staging();
 	argv[0] = "agent";
-	return agent_cli__main(argc, argv);
+	return agent_cli__main(argc, argv, getenv("DEBUGINFOD_URLS"));
 }

@@ -4,6 +4,7 @@
  * its target changes, ticked, expired, freed (probe_impl.h: the rest).
  */
 #include "agent/probe_impl.h"
+#include "elf/debuginfod.h"
 
 const char *probe_state__name(enum probe_state s)
 {
@@ -311,6 +312,21 @@ bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *m)
 	return true;
 }
 
+bool agent_probe__check_debuginfo(struct agent_probe *p, pthread_mutex_t *m)
+{
+	if (!p->dwarf_waiting || p->state == PROBE_EXPIRED || p->spec->error ||
+	    debuginfod__generation() == p->dwarf_gen)
+		return false;
+	p->dwarf_waiting = false;
+	if (p->state == PROBE_ERROR) {
+		log_info("probe %s: debuginfod answered: trying again", p->spec->id);
+		agent_probe__start(p, m);
+	} else {
+		reattach(p, m, "debuginfod answered");
+	}
+	return true;
+}
+
 void agent_probe__expire(struct agent_probe *p)
 {
 	struct probe_gen *g = p->gen;
@@ -412,6 +428,8 @@ void agent_probe__free(struct agent_probe *p)
 	probe_gen__free(p->gen);
 	logsink__close(p->log);
 	pid_cap__free(p->cap);
+	cgroup_names__free(p->cg_names);
+	free(p->cgroup_label);
 	name_cap__free(p->fcap);
 	series_table__clear(&p->base);
 	probe_spec__free(p->spec);

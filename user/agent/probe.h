@@ -61,6 +61,10 @@ struct agent_probe {
 	struct logsink *log;     /* instrument log */
 	struct pid_cap *cap;     /* per_pid */
 	struct name_cap *fcap;   /* function labels (not log) */
+	/* cgroup: the "cgroup" label (its v2 path), and with per_pid each
+	 * process's own cgroup (below it) for its series and log records. */
+	char *cgroup_label;
+	struct cgroup_names *cg_names;
 	/* Carried over from earlier attachments. */
 	struct series_table base;
 	uint64_t base_hits, base_lost, base_filtered, base_run_ns, base_run_cnt;
@@ -70,6 +74,11 @@ struct agent_probe {
 	bool have_ident;
 	uint64_t dev, ino, size, mtime_ns;
 	bool change_seen;        /* identity changed at the last check */
+	/* Built while debuginfod fetched a debug file it needs (untyped, or
+	 * in error): built again once debuginfod__generation() moves from
+	 * DWARF_GEN. */
+	bool dwarf_waiting;
+	unsigned dwarf_gen;
 	uint64_t seen_dev, seen_ino, seen_size, seen_mtime_ns;
 };
 
@@ -93,6 +102,9 @@ void agent_probe__tick(struct agent_probe *p, uint64_t now_ms, pthread_mutex_t *
  * when something was done. */
 bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *lock);
 
+/* Has debuginfod fetched a debug file P was waiting for?  Then build it
+ * again (typed now), carrying the counts over.  True when done. */
+bool agent_probe__check_debuginfo(struct agent_probe *p, pthread_mutex_t *lock);
 /* Instrument log: move records from the ring buffer to the file, for at
  * most 20 ms (*MORE: records are left).  Main thread, without the agent's
  * lock: what the HTTP thread reads of it (records, errors) is atomic, and

@@ -38,6 +38,7 @@
 #include "probe/calib.h"
 #include "probe/resolve.h"
 #include "probe/setunion.h"
+#include "proc/cgroup.h"
 #include "core/clock.h"
 
 
@@ -78,6 +79,7 @@ struct probe_gen {
 	struct pyprof *pp;
 	uint32_t py_func;
 	struct ident ident;
+	char *cgroup_rel; /* cgroup: its path below the v2 root */
 	size_t n_probes;
 	double attach_ms;
 	uint32_t kernel_max_pids;

@@ -241,7 +241,7 @@ int agent_probe__render(const struct agent_probe *p, const struct series_table *
 	err = family_name(s, name, sizeof(name));
 	if (err)
 		return err;
-	labels = calloc(3 + s->n_labels, sizeof(*labels));
+	labels = calloc(4 + s->n_labels, sizeof(*labels));
 	if (!labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n && !err; i++) {
@@ -256,6 +256,15 @@ int agent_probe__render(const struct agent_probe *p, const struct series_table *
 			else
 				snprintf(pidbuf, sizeof(pidbuf), "%u", r->pid);
 			labels[n++] = (struct metric_label){ "pid", pidbuf };
+		}
+		if (p->cgroup_label) {
+			/* A process's own cgroup (per_pid: as many as pid labels),
+			 * else the spec's, which holds them all. */
+			const char *cg = s->per_pid && r->pid != SERIES_PID_OTHER && p->cg_names
+						 ? cgroup_names__of(p->cg_names, (pid_t)r->pid)
+						 : NULL;
+
+			labels[n++] = (struct metric_label){ "cgroup", cg ? cg : p->cgroup_label };
 		}
 		for (size_t k = 0; k < s->n_labels; k++)
 			labels[n++] = (struct metric_label){ s->labels[k].name, s->labels[k].value };

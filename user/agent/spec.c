@@ -337,6 +337,7 @@ static int label_cmp(const void *a, const void *b)
 static bool reserved_label(const char *s)
 {
 	return !strcmp(s, "probe") || !strcmp(s, "function") || !strcmp(s, "pid") ||
+	       !strcmp(s, "cgroup") ||
 	       !strcmp(s, "le") || !strncmp(s, "__", 2);
 }
 

@@ -130,6 +130,7 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		.mem = opts->mem,
 		.filter_pid = opts->filter_pid,
 		.filter_cgroup = opts->filter_cgroup,
+		.filter_cgroup_level = opts->filter_cgroup_level,
 		.exprs = opts->exprs,
 		.callee_costs = opts->calib,
 	};

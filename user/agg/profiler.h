@@ -35,10 +35,12 @@ struct profiler_opts {
 	bool mem;            /* read RSS at entry and return (RSS growth) */
 	uint32_t max_pids;   /* per_pid: cap on distinct processes (cardinality) */
 	/* Only count processes with this pid (0: any), whose comm is this
-	 * (empty: any), in this cgroup v2 id (0: any). */
+	 * (empty: any), in this cgroup v2 id (0: any) at depth
+	 * FILTER_CGROUP_LEVEL or below it. */
 	pid_t filter_pid;
 	char filter_comm[16];
 	uint64_t filter_cgroup;
+	uint32_t filter_cgroup_level;
 	bool follow;         /* children of the set's processes too (follow.h) */
 	bool focus;          /* --focus given (probe_func.focus marks them) */
 	int max_depth;       /* --max-depth below the focus; -1: any */

@@ -765,6 +765,7 @@ static int setup(struct profile_run *r)
 	if (err)
 		return err;
 	session__cover_binary(&r->ses, r->set->exe_dev, r->set->exe_ino);
+	session__cover_cgroup(&r->ses, r->set);
 	err = session__open_pidfds(&r->ses);
 	if (err)
 		return err;
@@ -784,6 +785,9 @@ static int setup(struct profile_run *r)
 	}
 	po.per_pid = r->opts.per_pid;
 	po.follow = r->opts.follow > 0;
+	/* --cgroup: its processes and those below it, decided in the kernel */
+	po.filter_cgroup = r->ses.cgroup.id;
+	po.filter_cgroup_level = r->ses.cgroup.level;
 	po.focus = r->opts.n_focus > 0;
 	po.max_depth = r->opts.max_depth;
 	po.hist_arg = r->opts.hist_arg;

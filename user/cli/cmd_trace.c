@@ -254,6 +254,7 @@ static int on_call(void *ctx, const struct cmon_call_rec *rec, struct call_recor
 	cr = *crp;
 	cr.typed = typer__render(r->typer, rec, &ro);
 	cr.rendered = ro;
+	cr.cgroup = session__cgroup_of(&r->ses, (pid_t)rec->pid);
 	cr.stack = NULL;
 	cr.line_timed = false;
 	if (r->stacks) {
@@ -349,8 +350,9 @@ static int py_prepare(struct trace_run *r)
 
 	if (!r->opts.n_py)
 		return 0;
-	if (r->opts.binary) {
-		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --binary");
+	if (r->opts.binary || r->opts.cgroup || r->opts.container) {
+		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --%s",
+			  r->opts.binary ? "binary" : r->opts.cgroup ? "cgroup" : "container");
 		return -EINVAL;
 	}
 	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen, r->opts.py_resumes);
@@ -465,6 +467,8 @@ static int make_router(struct trace_run *r)
 			r->file_opts.csv_extras |= CSV_AT_RETURN;
 		if (r->opts.n_captures || typer__typed_count(r->typer))
 			r->file_opts.csv_extras |= CSV_NOTES;
+		if (r->ses.cgroup_on)
+			r->file_opts.csv_extras |= CSV_CGROUP;
 		/* a function with no parameters still has its typed return */
 		if (typer__typed_count(r->typer))
 			r->file_opts.csv_extras |= CSV_TYPED;
@@ -915,6 +919,7 @@ static int prepare(struct trace_run *r, bool *usage_err)
 		r->py_func = (uint32_t)id;
 	}
 	session__cover_binary(&r->ses, r->set->exe_dev, r->set->exe_ino);
+	session__cover_cgroup(&r->ses, r->set);
 
 	/* --if / --on-change: names checked against every function's DWARF;
 	 * an expression that does not fit a function is a usage error. */
@@ -978,6 +983,9 @@ static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
 	to->max_depth = r->opts.max_depth;
 	to->line_regs = r->opts.locals;
 	to->follow = r->opts.follow > 0;
+	/* --cgroup: its processes and those below it, decided in the kernel */
+	to->filter_cgroup = r->ses.cgroup.id;
+	to->filter_cgroup_level = r->ses.cgroup.level;
 	to->break_count = r->kind == CMD_BREAK ? r->opts.break_count : 0;
 	to->exprs = r->exprs; /* --py: the pipeline makes the pattern rows (strict for break) */
 	return 0;

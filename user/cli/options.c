@@ -13,6 +13,7 @@
 #include "output/outpath.h"
 #include "event/watcher.h"
 #include "cli/commands.h"
+#include "cli/fetch_view.h"
 #include "core/optable.h"
 #include "options.h"
 #include "cmon_abi.h"
@@ -31,6 +32,12 @@
 const struct opt_row cmon_opt_rows[] = {
 	{ "pid", 'p', "PID", TCPL | B, "this process, all its threads (repeatable)" },
 	{ "binary", OPT_BINARY, "PATH", TCPL, "every process running PATH, now and later" },
+	{ "cgroup", OPT_CGROUP, "PATH", TCP,
+	  "every process in cgroup v2 directory PATH and below it, now\n"
+	  "and later (decided in the kernel)" },
+	{ "container", OPT_CONTAINER, "ID", TCP,
+	  "every process of container ID (Docker, containerd, Podman;\n"
+	  "a unique prefix of the id): its cgroup, as --cgroup" },
 	{ NULL, 0, NULL, TCP | B, "  -- CMD [ARGS...]        launch CMD, from its first instruction" },
 	{ "follow", OPT_FOLLOW, NULL, TCP,
 	  "with -p: the processes it forks from now on too (the\n"
@@ -137,6 +144,9 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "deref", OPT_DEREF, "N", TC | B, "struct pointers followed (default 1)" },
 	{ "capture-max", OPT_CAPTURE_MAX, "BYTES", TC, "bytes of one --capture (default 65536)" },
 	{ "raw", OPT_RAW, NULL, TC | B, "no DWARF: the six argument registers only" },
+	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, TCPL | B,
+	  "never fetch a stripped file's debug info from the servers\n"
+	  "DEBUGINFOD_URLS names (local debug files only)" },
 	{ "no-fault-in", OPT_NO_FAULT_IN, NULL, TC,
 	  "plain reads (cheaper): a page not resident reads as a fault" },
 	{ NULL, 0, NULL, TC, "other options:" },
@@ -239,12 +249,14 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  parameters; PATTERN as for --py.\n",
 		      out);
 	else if (kind == CMD_PROFILE)
-		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                     --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "  Per function: calls, total/min/mean/max latency, p50 p90 p99 p99.9 (log-linear\n"
 		      "  buckets, within 1.6 %), RSS growth summed over calls; aggregated in the kernel.\n",
 		      out);
 	else if (kind == CMD_CAPTURE)
-		fputs("usage: cmon capture (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon capture (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                     --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "                    [--capture NAME=EXPR]... [-o DIR]\n"
 		      "  Keep every call's inputs (typed from DWARF), return value, latency and\n"
 		      "  memory in a store: DIR (default cmon-capture), or DIR-1, DIR-2... if it exists.\n"
@@ -262,7 +274,8 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  call, its arguments by name and the Python stack (file:line per caller).\n",
 		      out);
 	else
-		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                   --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "       cmon trace (-p PID | -- CMD [ARGS...]) --watch EXPR...\n",
 		      out);
 	if (optable__init(&t, cmon_opt_rows, cmon_opt_n_rows, cmd_bit(kind), "", false))
@@ -372,6 +385,10 @@ int cmd_opts__begin(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		return CMON_EXIT_OK;
 	}
 	log_set_level(o->verbose >= 2 ? LOG_DEBUG : o->verbose ? LOG_INFO : LOG_WARN);
+	if (fetch_view__setup(o->no_debuginfod)) {
+		cmd_opts__free(o);
+		return CMON_EXIT_ERROR;
+	}
 	return -1;
 }
 
@@ -559,6 +576,17 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 				return -EINVAL;
 			}
 			o->binary = optarg;
+			break;
+		case OPT_CGROUP:
+		case OPT_CONTAINER:
+			if (o->cgroup || o->container) {
+				log_error("%s: one --cgroup or --container", name);
+				return -EINVAL;
+			}
+			*(c == OPT_CGROUP ? &o->cgroup : &o->container) = optarg;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			o->no_debuginfod = true;
 			break;
 		case 'F':
 			format_given = true;
@@ -799,9 +827,18 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	/* A live stream is for programs: JSON Lines unless -F says otherwise. */
 	if (o->output && !strncmp(o->output, "unix:", 5) && !format_given)
 		o->format = OUT_JSON;
-	if (!!o->n_pids + !!o->binary + !!o->cmd != 1) {
+	if (!!o->n_pids + !!o->binary + !!o->cmd + !!(o->cgroup || o->container) != 1) {
 		log_error("%s: give exactly one target: -p PID%s-- CMD", name,
-			  kind == CMD_BREAK ? " or " : ", --binary PATH or ");
+			  kind == CMD_BREAK  ? " or "
+			  : kind == CMD_LIST ? ", --binary PATH or "
+					     : ", --binary PATH, --cgroup PATH, --container ID or ");
+		return -EINVAL;
+	}
+	if ((o->cgroup || o->container) && (o->n_watches || o->follow >= 0 || o->n_py)) {
+		log_error("%s: --%s takes no %s", name, o->cgroup ? "cgroup" : "container",
+			  o->n_watches ? "--watch (it watches one process: -p PID or -- CMD)"
+			  : o->n_py    ? "--py (the interpreter's process: -p PID or -- CMD)"
+				       : "--follow (every process of the cgroup is traced already)");
 		return -EINVAL;
 	}
 	if ((o->n_watches || kind == CMD_BREAK) && (o->binary || o->n_pids > 1)) {

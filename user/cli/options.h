@@ -73,6 +73,9 @@ enum opt_key {
 	OPT_RESUME_AFTER,
 	OPT_IF,
 	OPT_ON_CHANGE,
+	OPT_NO_DEBUGINFOD,
+	OPT_CGROUP,
+	OPT_CONTAINER,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -96,6 +99,9 @@ struct cmd_opts {
 	pid_t *pids;          /* -p, repeatable */
 	size_t n_pids;
 	const char *binary;   /* --binary */
+	const char *cgroup;   /* --cgroup: a cgroup v2 directory */
+	const char *container; /* --container: a container's id (or its start) */
+	bool no_debuginfod;   /* --no-debuginfod */
 	char **cmd;           /* program to launch (points into argv) */
 	int cmd_argc;
 	const char **funcs;   /* --func, repeatable (and positional patterns for list) */

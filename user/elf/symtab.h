@@ -51,6 +51,19 @@ enum symtab_runtime_flags {
  * all (stripped, with neither .symtab nor .dynsym functions).
  */
 struct symtab *symtab__open(const char *path);
+/* With DEBUG_SYMBOLS, a program (not a library) without .symtab takes
+ * its separate debug file's (elf/debugfile.h: by build ID,
+ * .gnu_debuglink, debuginfod), else (and without) its .gnu_debugdata.  A
+ * library's .dynsym has what it exports; its internal functions would
+ * make every glob over it many more probes, and a trace need not look up
+ * (or download) the debug file of every library mapped. */
+struct symtab_opts {
+	bool debug_symbols;
+};
+struct symtab *symtab__open_opts(const char *path, const struct symtab_opts *opts);
+/* Where the symbols came from when not PATH itself ("DEBUGFILE (how)"), or
+ * NULL. */
+const char *symtab__symbols_from(const struct symtab *st);
 void symtab__free(struct symtab *st); /* NULL is fine */
 
 const char *symtab__path(const struct symtab *st);

@@ -94,6 +94,7 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->pid = in->pid;
 	out->tid = in->tid;
 	out->comm = in->comm; /* the kernel NUL-terminates it */
+	out->cgroup = NULL;
 	out->func = f->name;
 	out->module = d->set->objects[f->object].module;
 	out->status = status_of(in->flags);

@@ -151,7 +151,8 @@ static struct symtab *symtab_of(struct stack_book *b, const struct proc_object *
 		if (by_id ? b->syms[i].dev == o->dev && b->syms[i].ino == o->inode
 			  : !strcmp(b->syms[i].path, o->open_path))
 			return b->syms[i].st;
-	st = symtab__open(o->open_path);
+	/* a stripped program's frames named from its debug file's symbols */
+	st = symtab__open_opts(o->open_path, &(struct symtab_opts){ .debug_symbols = o->exe });
 	/* Not there (the process is gone): not known to have no symbols. */
 	if (!st && access(o->open_path, R_OK))
 		return NULL;

@@ -429,6 +429,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		.mem = true,
 		.filter_pid = opts->filter_pid,
 		.filter_cgroup = opts->filter_cgroup,
+		.filter_cgroup_level = opts->filter_cgroup_level,
 		.exprs = opts->exprs,
 	};
 	struct tracer *t;

@@ -56,7 +56,8 @@ struct tracer_opts {
 	/* Only these processes (0 / empty: any), decided in the kernel. */
 	pid_t filter_pid;
 	char filter_comm[16];
-	uint64_t filter_cgroup;
+	uint64_t filter_cgroup;         /* a cgroup v2 id and below it (proc/cgroup.h) */
+	uint32_t filter_cgroup_level;
 	int max_depth;         /* --max-depth below the focus; -1: any */
 	bool follow;           /* children of the set's processes too (follow.h) */
 	/* cmon break: the first BREAK_COUNT hits of an entry probe are

@@ -84,6 +84,8 @@ struct call_record {
 				* '\n'; NULL: not asked or not kept */
 	const struct render_out *rendered; /* the typer's whole rendering (its
 					    * buffers go to a capture store); NULL: none */
+	const char *cgroup;    /* --cgroup/--container: the process's cgroup v2
+				* path (JSON "cgroup", CSV_CGROUP); NULL: none */
 };
 
 #endif

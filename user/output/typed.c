@@ -80,6 +80,8 @@ int writer__csv_header_extras(struct strbuf *sb, unsigned extras)
 	for (size_t i = 0; i < N_CSV_EXTRA_COLS && !err; i++)
 		if (extras & csv_extra_cols[i].flag)
 			err = strbuf__printf(sb, ",%s", csv_extra_cols[i].name);
+	if (!err && (extras & CSV_CGROUP))
+		err = strbuf__puts(sb, ",cgroup");
 	return err;
 }
 
@@ -98,6 +100,10 @@ int writer__csv_extras(struct strbuf *sb, const struct call_record *rec, unsigne
 		if (!err && v && strcmp(v, "{}")) /* {}: no captures for this function */
 			err = csv_escape(sb, v);
 	}
+	if (!err && (extras & CSV_CGROUP))
+		err = strbuf__putc(sb, ',');
+	if (!err && (extras & CSV_CGROUP) && rec->cgroup)
+		err = csv_escape(sb, rec->cgroup);
 	return err;
 }
 

@@ -66,6 +66,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 	t->self_tgid = (uint32_t)getpid(); /* never traced by itself */
 	t->filter_comm = probe_filter__comm(s->o.filter_comm, &t->comm_lo, &t->comm_hi);
 	t->filter_cgroup = s->o.filter_cgroup;
+	t->filter_cgroup_level = s->o.filter_cgroup_level;
 	/* The kernel's dev_t is MAJOR << 20 | MINOR, not glibc's encoding. */
 	if (set->binary_mode) {
 		t->exe_dev = (uint64_t)major(set->exe_dev) << 20 | minor(set->exe_dev);

@@ -53,7 +53,8 @@ struct bpf_set_opts {
 			     * cast reads gets the helper reads */
 	pid_t filter_pid;   /* filter.bpf.h: --filter-pid, --filter-comm, --filter-cgroup */
 	const char *filter_comm;
-	uint64_t filter_cgroup;
+	uint64_t filter_cgroup;     /* a cgroup v2 id, and its depth: it and below */
+	uint32_t filter_cgroup_level;
 	const struct cmon_expr_prog *exprs; /* 2 per function (--if, --on-change); NULL: none */
 	/* Latencies net of traced callees' probes (shadow_stack.bpf.h's
 	 * call_cost), priced with these figures; NULL or not valid: raw. */
@@ -84,7 +85,7 @@ struct bpf_set {
 /* Settings every skeleton's rodata has, by the same names (the shared
  * headers: mem, lifecycle, follow, filter, exe_filter, shadow_stack, expr). */
 struct bpf_targ {
-	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns, self_tgid;
+	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns, self_tgid, filter_cgroup_level;
 	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
 	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, keyed_stacks, expr,
 	     child_cost;
@@ -113,6 +114,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_comm_lo = (t)->comm_lo;                                 \
 		(rodata)->targ_comm_hi = (t)->comm_hi;                                 \
 		(rodata)->targ_filter_cgroup = (t)->filter_cgroup;                     \
+		(rodata)->targ_filter_cgroup_level = (t)->filter_cgroup_level;         \
 		(rodata)->targ_exe_dev = (t)->exe_dev;                                 \
 		(rodata)->targ_exe_ino = (t)->exe_ino;                                 \
 		(rodata)->targ_stack_switch = (t)->stack_switch;                       \

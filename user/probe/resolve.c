@@ -95,9 +95,12 @@ static void find_stack_makers(struct probe_object *obj)
 	}
 }
 
+/* NAMED: the executable, or a file the user named, whose symbols come
+ * from its debug file when it is a stripped program (symtab.h). */
 static long add_object(struct builder *b, const char *path, const char *attach_path,
-		       uint64_t dev, uint64_t ino)
+		       uint64_t dev, uint64_t ino, bool named)
 {
+	struct symtab_opts so = { .debug_symbols = named };
 	struct probe_set *s = b->set;
 	struct probe_object *obj;
 	const char *slash;
@@ -117,11 +120,14 @@ static long add_object(struct builder *b, const char *path, const char *attach_p
 	obj->module = slash ? slash + 1 : obj->path;
 	obj->dev = dev;
 	obj->ino = ino;
-	obj->symtab = symtab__open(attach_path);
+	obj->symtab = symtab__open_opts(attach_path, &so);
 	if (!obj->symtab)
 		log_debug("%s: no symbols (%s)", path, strerror(errno));
 	else
 		obj->runtime = symtab__runtime_flags(obj->symtab);
+	if (obj->symtab && symtab__symbols_from(obj->symtab) &&
+	    !(obj->symbols_from = strdup(symtab__symbols_from(obj->symtab))))
+		return -ENOMEM;
 	/* OpenSSL's libcrypto imports makecontext/setcontext for its async
 	 * jobs (ASYNC_start_job, only with SSL_MODE_ASYNC), which run on heap
 	 * stacks below the caller's frames, where a pending uretprobe
@@ -163,14 +169,14 @@ static int target_add_object(struct probe_target *t, size_t idx)
 }
 
 /* A file by path (launch and --binary modes): identity from stat. */
-static int add_file(struct builder *b, struct probe_target *t, const char *path)
+static int add_file(struct builder *b, struct probe_target *t, const char *path, bool named)
 {
 	struct stat st;
 	long idx;
 
 	if (stat(path, &st))
 		return -errno;
-	idx = add_object(b, path, path, st.st_dev, st.st_ino);
+	idx = add_object(b, path, path, st.st_dev, st.st_ino, named);
 	if (idx < 0)
 		return (int)idx;
 	return target_add_object(t, (size_t)idx);
@@ -218,7 +224,7 @@ static int add_pid_target(struct builder *b, pid_t pid)
 	have_exe = !stat(exe, &exe_st);
 	for (size_t i = 0; i < n; i++) {
 		long idx = add_object(b, objs[i].path, objs[i].open_path, objs[i].dev,
-				      objs[i].inode);
+				      objs[i].inode, objs[i].exe);
 
 		if (idx < 0) {
 			err = (int)idx;
@@ -279,7 +285,7 @@ static int add_named_libraries(struct builder *b, struct probe_target *t, const 
 				break;
 			}
 		}
-		err = add_file(b, t, path);
+		err = add_file(b, t, path, true);
 		free(path);
 	}
 	libpath__free(closure, n_closure);
@@ -322,7 +328,7 @@ static int add_launch_target(struct builder *b)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n; i++) {
-		err = add_file(b, t, paths[i]);
+		err = add_file(b, t, paths[i], i == 0);
 		if (err) {
 			log_error("%s: %s", paths[i], strerror(-err));
 			goto cleanup;
@@ -361,10 +367,55 @@ static int add_binary_target(struct builder *b)
 	b->set->binary_mode = true;
 	b->set->exe_dev = st.st_dev;
 	b->set->exe_ino = st.st_ino;
-	err = add_file(b, t, o->binary);
+	err = add_file(b, t, o->binary, true);
 	if (err)
 		return err;
 	return add_named_libraries(b, t, o->binary);
+}
+
+/* --cgroup: the files of the cgroup's processes, read in each one's own
+ * mount namespace (/proc/PID/root), one pid-0 target for them all. */
+static int add_cgroup_target(struct builder *b)
+{
+	const struct resolve_opts *o = b->o;
+	struct probe_target *t = add_target(b, 0);
+	size_t alive = 0;
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	b->set->binary_mode = true; /* pid 0 links; no executable filter */
+	for (size_t i = 0; i < o->n_cgroup_pids && !err; i++) {
+		struct proc_object *objs = NULL;
+		size_t n = 0;
+
+		if (o->cgroup_pids[i] == getpid() && !o->list_only)
+			continue; /* cmon's own calls would be more calls to record */
+		err = proc_objects__read(o->cgroup_pids[i], &objs, &n);
+		if (err == -ESRCH || err == -ENOENT || err == -EACCES) {
+			err = 0; /* gone meanwhile, or a kernel thread */
+			continue;
+		}
+		alive += n > 0;
+		for (size_t k = 0; k < n && !err; k++) {
+			long idx = add_object(b, objs[k].path, objs[k].open_path, objs[k].dev,
+					      objs[k].inode, objs[k].exe);
+
+			err = idx < 0 ? (int)idx : target_add_object(t, (size_t)idx);
+		}
+		proc_objects__free(objs, n);
+	}
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		log_error("%s: %s", o->cgroup_desc, strerror(-err));
+		return err;
+	}
+	if (!alive) {
+		log_error("%s: no process in it maps a file to probe", o->cgroup_desc);
+		return -ESRCH;
+	}
+	return 0;
 }
 
 /* Why a file named on the command line cannot be used, or 0. */
@@ -725,6 +776,8 @@ static const char *target_desc(const struct resolve_opts *o, char *buf, size_t l
 {
 	if (o->binary)
 		snprintf(buf, len, "%s", o->binary);
+	else if (o->cgroup_desc)
+		snprintf(buf, len, "%s", o->cgroup_desc);
 	else if (o->launch_exe)
 		snprintf(buf, len, "%s and its libraries", o->launch_exe);
 	else if (o->n_pids == 1)
@@ -1076,7 +1129,7 @@ static int resolve_line(struct builder *b, const char *spec)
 	unsigned long line;
 	size_t sites = 0;
 	unsigned below = 0, above = 0;
-	bool file_seen = false;
+	bool file_seen = false, *had;
 	int err = 0;
 
 	line = colon ? strtoul(colon + 1, &end, 10) : 0;
@@ -1088,12 +1141,28 @@ static int resolve_line(struct builder *b, const char *spec)
 	if (!file)
 		return -ENOMEM;
 	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-	for (size_t oi = 0; oi < b->set->n_objects && !err; oi++) {
-		struct debuginfo *di = debuginfo__open(b->set->objects[oi].attach_path);
+	/* The local debug files first; debuginfod (a download per library
+	 * mapped) only for the files without DWARF, when none had FILE. */
+	had = calloc(b->set->n_objects + 1, sizeof(*had));
+	if (!had) {
+		free(file);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * b->set->n_objects && !err && !(i >= b->set->n_objects &&
+								   file_seen); i++) {
+		size_t oi = i % b->set->n_objects;
+		struct debuginfo_opts dopts = { .no_fetch = i < b->set->n_objects };
+		struct debuginfo *di;
 		uint64_t *addrs = NULL;
 		size_t n = 0;
 		unsigned lo = 0, hi = 0;
-		int e = di ? lines__addrs(di, file, (unsigned)line, &addrs, &n, &lo, &hi) : -ENODATA;
+		int e;
+
+		if (had[oi])
+			continue;
+		di = debuginfo__open_opts(b->set->objects[oi].attach_path, &dopts);
+		had[oi] = di && debuginfo__kind(di) == DEBUGINFO_DWARF;
+		e = di ? lines__addrs(di, file, (unsigned)line, &addrs, &n, &lo, &hi) : -ENODATA;
 
 		if (e == -ENOMEM)
 			err = e;
@@ -1130,6 +1199,7 @@ static int resolve_line(struct builder *b, const char *spec)
 			log_error("--line %s: no code at line %lu", spec, line);
 		err = -ENOENT;
 	}
+	free(had);
 	free(file);
 	return err;
 }
@@ -1276,6 +1346,8 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		err = add_launch_target(&b);
 	if (!err && o->binary)
 		err = add_binary_target(&b);
+	if (!err && o->cgroup_desc)
+		err = add_cgroup_target(&b);
 	/* A stripped --binary is usable (add_binary_target checked it is an
 	 * ELF file of this machine): the functions named may be in its
 	 * libraries, and a pattern naming its own says it has no symbols. */
@@ -1385,6 +1457,7 @@ void probe_set__free(struct probe_set *set)
 	for (size_t i = 0; i < set->n_objects; i++) {
 		free(set->objects[i].path);
 		free(set->objects[i].attach_path);
+		free(set->objects[i].symbols_from);
 		symtab__free(set->objects[i].symtab);
 	}
 	for (size_t i = 0; i < set->n_targets; i++)

@@ -33,6 +33,7 @@ struct probe_object {
 	char *path;        /* as the traced processes see it */
 	char *attach_path; /* what cmon opens and attaches to (see procmaps.h) */
 	const char *module; /* basename of path */
+	char *symbols_from; /* the debug file its symbols came from (stripped), or NULL */
 	uint64_t dev, ino;
 	struct symtab *symtab; /* during resolution only (NULL after, or without symbols) */
 	unsigned runtime;      /* enum symtab_runtime_flags */
@@ -156,6 +157,13 @@ struct resolve_opts {
 	const pid_t *pids;      /* -p */
 	size_t n_pids;
 	const char *binary;     /* --binary */
+	/* --cgroup / --container: the files of these processes (the cgroup's
+	 * now), each attached once for every process that maps it; which
+	 * processes count is the BPF filter's (bpf_set_opts.filter_cgroup).
+	 * CGROUP_DESC names the cgroup in messages. */
+	const pid_t *cgroup_pids;
+	size_t n_cgroup_pids;
+	const char *cgroup_desc;
 	const char *launch_exe; /* -- CMD, resolved path */
 	pid_t launch_pid;       /* the launched child, paused before exec */
 	bool launch_execed;     /* ... or held past it (launch__run_to): no launcher to leave out */

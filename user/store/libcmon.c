@@ -894,9 +894,11 @@ static int load_processes(struct cmon_store *s)
 
 	if (s->procs_loaded)
 		return 0;
-	rc = sqlite3_prepare_v2(s->db,
-				"SELECT pid, comm, first_ts, last_ts, calls FROM processes ORDER BY pid",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(s->db, "SELECT pid, comm, first_ts, last_ts, calls, cgroup"
+				" FROM processes ORDER BY pid", -1, &st, NULL);
+	if (rc == SQLITE_ERROR) /* a store from before the cgroup column */
+		rc = sqlite3_prepare_v2(s->db, "SELECT pid, comm, first_ts, last_ts, calls, NULL"
+					" FROM processes ORDER BY pid", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return sql_fail(s, rc, "processes");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -912,6 +914,7 @@ static int load_processes(struct cmon_store *s)
 		p->first_ts_ns = (uint64_t)sqlite3_column_int64(st, 2);
 		p->last_ts_ns = (uint64_t)sqlite3_column_int64(st, 3);
 		p->calls = (uint64_t)sqlite3_column_int64(st, 4);
+		p->cgroup = col_text(&s->arena, st, 5, NULL, &oom);
 		if (oom) {
 			err = nomem(s);
 			goto cleanup;
