@@ -200,9 +200,15 @@ static const struct {
 	{ "  - {name: b, target: /a, func: f, instrument: count, if: [a]}\n", "b",
 	  "line 3: 'if' must be a string" },
 	{ "  - {name: b, target: /a, func: f, instrument: log}\n", "b",
-	  "line 3: instrument log needs 'log: {path: ...}'" },
+	  "line 3: instrument log needs 'log: {path: ...}' or 'log: {clickhouse: URL}'" },
 	{ "  - {name: b, target: /a, func: f, instrument: log, log: {max_bytes: 9000}}\n", "b",
-	  "line 3: 'log' needs a 'path'" },
+	  "line 3: 'log' needs a 'path' or a 'clickhouse' URL (one of them)" },
+	{ "  - {name: b, target: /a, func: f, instrument: log, log: {path: /l, "
+	  "clickhouse: 'clickhouse://h/d.t'}}\n", "b",
+	  "line 3: 'log' needs a 'path' or a 'clickhouse' URL (one of them)" },
+	{ "  - {name: b, target: /a, func: f, instrument: log, log: {clickhouse: "
+	  "'clickhouse://h:99999/d.t'}}\n", "b",
+	  "line 3: 'log.clickhouse': bad ClickHouse URL: bad port (1-65535)" },
 	{ "  - {name: b, target: /a, func: f, instrument: log, log: {path: /l, max_bytes: 10}}\n",
 	  "b", "line 3: 'log.max_bytes' must be at least 4096" },
 	{ "  - {name: b, target: /a, func: f, instrument: log, log: {path: /l}, metric: m}\n", "b",
@@ -257,7 +263,7 @@ static const struct {
 	{ "  - {name: b, target: /a, func: {x: 1}, instrument: count}\n", "b",
 	  "line 3: 'func' must be a pattern or a list of patterns" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, log: {path: /l, rotate: 1}}\n", "b",
-	  "line 3: unknown key 'log.rotate' (path, max_bytes, keep)" },
+	  "line 3: unknown key 'log.rotate' (path, max_bytes, keep, clickhouse)" },
 	{ "  - just a string\n", "probe#2", "line 3: a probe must be a mapping (name: ..., target: ...)" },
 	/* Same name as the first probe. */
 	{ "  - {name: ok, target: /a, func: f, instrument: count}\n", "ok@line3",

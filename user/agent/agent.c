@@ -282,7 +282,16 @@ static const struct family_def agent_families[] = {
 	{ "cmon_agent_pid_labels", METRIC_GAUGE,
 	  "Processes with a pid label of their own (per_pid probes; the rest are pid=\"other\")." },
 	{ "cmon_agent_log_records_total", METRIC_COUNTER,
-	  "Records a log probe wrote to its file." },
+	  "Records a log probe wrote to its file, or that its ClickHouse server took." },
+	{ "cmon_agent_clickhouse_pending_records", METRIC_GAUGE,
+	  "Records a log probe holds for its ClickHouse server (not inserted yet)." },
+	{ "cmon_agent_clickhouse_dropped_total", METRIC_COUNTER,
+	  "Records a log probe dropped because its buffer for ClickHouse was full (the server "
+	  "down or slow); also in cmon_agent_events_lost_total." },
+	{ "cmon_agent_clickhouse_errors_total", METRIC_COUNTER,
+	  "Requests to ClickHouse that failed (no answer, or an error answer); retried." },
+	{ "cmon_agent_clickhouse_up", METRIC_GAUGE,
+	  "1 when the last request to the log probe's ClickHouse server succeeded." },
 	{ "cmon_agent_attach_errors_total", METRIC_COUNTER,
 	  "Probes that could not be applied (invalid spec entry, no match, attach failure)." },
 	{ "cmon_agent_spec_reloads_total", METRIC_COUNTER,
@@ -352,6 +361,14 @@ static int render_probe_agent_metrics(const struct agent_probe *p, const struct 
 		err = expo__add_u64(e, "cmon_agent_pid_labels", l, 1, pid_cap__used(p->cap));
 	if (!err && s->instrument == INSTR_LOG)
 		err = expo__add_u64(e, "cmon_agent_log_records_total", l, 1, t->records);
+	if (!err && t->ch)
+		err = expo__add_u64(e, "cmon_agent_clickhouse_pending_records", l, 1, t->ch_pending);
+	if (!err && t->ch)
+		err = expo__add_u64(e, "cmon_agent_clickhouse_dropped_total", l, 1, t->ch_dropped);
+	if (!err && t->ch)
+		err = expo__add_u64(e, "cmon_agent_clickhouse_errors_total", l, 1, t->ch_errors);
+	if (!err && t->ch)
+		err = expo__add_u64(e, "cmon_agent_clickhouse_up", l, 1, t->ch_up);
 	return err;
 }
 

@@ -33,6 +33,7 @@ enum probe_state { PROBE_APPLIED = 0, PROBE_ERROR, PROBE_EXPIRED };
 
 const char *probe_state__name(enum probe_state s); /* "applied" "error" "expired" */
 
+struct out_sink;
 struct probe_gen; /* one attachment: resolved set + profiler share or tracer */
 struct probe_pool; /* the shares of the agent's probes */
 
@@ -58,7 +59,8 @@ struct agent_probe {
 	double expired_at;       /* wall clock, s */
 	uint64_t expires_ms;     /* monotonic deadline, 0: none */
 	struct probe_gen *gen;   /* NULL unless attached */
-	struct logsink *log;     /* instrument log */
+	struct logsink *log;     /* instrument log: a file */
+	struct out_sink *ch;     /* or a ClickHouse table (output/clickhouse.h) */
 	struct pid_cap *cap;     /* per_pid */
 	struct name_cap *fcap;   /* function labels (not log) */
 	/* Carried over from earlier attachments. */
@@ -107,7 +109,10 @@ struct probe_totals {
 	uint64_t filtered;          /* if: calls left out */
 	uint64_t run_ns, run_cnt;
 	uint64_t functions, probes; /* attached now */
-	uint64_t records;           /* log: written */
+	uint64_t records;           /* log: written (ClickHouse: inserted) */
+	bool ch;                    /* log into ClickHouse: */
+	uint64_t ch_pending, ch_dropped, ch_lost, ch_errors;
+	bool ch_up;
 	uint64_t functions_other;   /* called functions summed into function="other" */
 	bool have_run;
 };

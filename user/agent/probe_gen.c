@@ -146,8 +146,14 @@ static int on_call(void *ctx, const struct cmon_call_rec *rec, struct call_recor
 	if (!crp)
 		return 0;
 	cr = *crp;
-	if (!p->log || logsink__write(p->log, &cr))
+	cr.sampled = g->sampled;
+	if (p->ch) {
+		/* < 0: not taken (memory); > 0: dropped, the sink counts it */
+		if (p->ch->ops->write(p->ch, &cr, 0) < 0)
+			__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
+	} else if (!p->log || logsink__write(p->log, &cr)) {
 		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
+	}
 	/* A drain has a time budget: a busy function must not keep the main
 	 * loop from signals, reloads and lifespans. */
 	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "agent/logsink.h"
+#include "output/clickhouse.h"
 #include "agent/probe.h"
 #include "filter/expr.h"
 #include "agg/hist_arg.h"
@@ -81,6 +82,9 @@ struct probe_gen {
 	size_t n_probes;
 	double attach_ms;
 	uint32_t kernel_max_pids;
+	/* Instrument log: the fraction of time its probes are attached
+	 * under a budget (0: always), stamped on its records. */
+	double sampled;
 	/* Instrument log: the current drain. */
 	uint64_t drained, drain_deadline_ns;
 	bool drain_cut;

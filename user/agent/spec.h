@@ -30,6 +30,9 @@
  *                                   # instrument log: JSON Lines, rotated to
  *                                   # path.1 .. path.KEEP at max_bytes (k/M/G
  *                                   # suffixes: KiB, MiB, GiB)
+ *       log: {clickhouse: 'clickhouse://HOST:8123/DB.TABLE'}
+ *                                   # or into a ClickHouse table
+ *                                   # (output/ch_url.h, clickhouse.h)
  *
  * A probe whose entry is invalid is kept in the spec with an error message
  * (and applied by nobody) so that it is reported and never takes the others
@@ -91,6 +94,7 @@ struct probe_spec {
 	uint32_t max_functions; /* function labels before function="other" */
 	uint64_t lifespan_ms; /* 0: forever; at most SPEC_LIFESPAN_MAX_MS */
 	char *log_path;
+	char *log_clickhouse; /* instead of log_path: a clickhouse:// URL */
 	uint64_t log_max_bytes;
 	unsigned log_keep;
 	unsigned line;  /* 1-based line of the entry in the file */

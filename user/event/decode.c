@@ -114,5 +114,6 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->rss_exit = in->rss_exit;
 	out->vms_exit = in->vms_exit;
 	out->typed = NULL; /* the typer's, when the function has DWARF */
+	out->sampled = 0;  /* the agent's budget stamps its own */
 	return 0;
 }

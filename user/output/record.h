@@ -75,6 +75,10 @@ struct call_record {
 				* '\n'; NULL: not asked or not kept */
 	const struct render_out *rendered; /* the typer's whole rendering (its
 					    * buffers go to a capture store); NULL: none */
+	/* A duty-cycled probe's record (the agent under a budget): the
+	 * fraction of time its probe was attached, so one record stands for
+	 * about 1/sampled calls.  0: every call is seen. */
+	double sampled;
 };
 
 #endif
