@@ -310,8 +310,31 @@ static const struct {
 	  "line 3: did not find expected key while parsing a block mapping" },
 	{ "- a\n- b\n", "line 1: the spec must be a mapping with a 'probes' list" },
 	{ "probes: 3\n", "line 1: 'probes' must be a list" },
-	{ "probes: []\nextra: 1\n", "line 2: unknown key 'extra' (the spec has 'probes')" },
+	{ "probes: []\nextra: 1\n",
+	  "line 2: unknown key 'extra' (the spec has 'probes' and 'budget')" },
+	{ "budget: 2\nprobes: []\n",
+	  "line 1: budget: '2': a budget is a percentage of one CPU: 0.5%, 1%, 100%" },
+	{ "probes: []\nbudget: 150%\n",
+	  "line 2: budget: '150%': a budget is at most 100 % (one CPU)" },
+	{ "budget: 0%\n", "line 1: budget: '0%': a budget of 0 % leaves no probe: more than 0 %" },
+	{ "budget: [1]\n",
+	  "line 1: budget: '?': a budget is a percentage of one CPU: 0.5%, 1%, 100%" },
 };
+
+static void test_budget(void **state)
+{
+	const char *text = "budget: 0.5%\nprobes: []\n";
+	struct agent_spec *s = NULL;
+	char *msg = NULL;
+
+	assert_int_equal(agent_spec__parse(text, strlen(text), &s, &msg), 0);
+	assert_true(s->budget == 0.005);
+	agent_spec__free(s);
+	text = "probes: []\n";
+	assert_int_equal(agent_spec__parse(text, strlen(text), &s, &msg), 0);
+	assert_true(s->budget == 0);
+	agent_spec__free(s);
+}
 
 static void test_bad_documents(void **state)
 {
@@ -552,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_bad_probes),
 		cmocka_unit_test(test_bad_documents),
+		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_empty_documents),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_count_metric_total),

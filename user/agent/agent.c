@@ -41,6 +41,7 @@ struct agent {
 	struct agent_probe **probes; /* in spec order */
 	size_t n_probes;
 	struct probe_pool *pool;     /* their shared profilers */
+	double budget;               /* the spec's, of one CPU (0: none) */
 	struct agent_http *http;
 	int inotify_fd, sig_fd, stats_fd;
 	bool watch_lost; /* the spec's directory went away: watch it again */
@@ -131,6 +132,14 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 			changed++;
 		else
 			added++;
+	}
+	if (spec->budget != a->budget) {
+		if (spec->budget > 0)
+			log_info("budget: the probes may cost %g%% of one CPU", spec->budget * 100);
+		else
+			log_info("budget: none");
+		a->budget = spec->budget;
+		probe_pool__set_budget(a->pool, spec->budget);
 	}
 	/* The new probes' shares are attached before the swap (the lock is
 	 * taken for the running members' counts). */
@@ -292,6 +301,22 @@ static const struct family_def agent_families[] = {
 	  "Requests to ClickHouse that failed (no answer, or an error answer); retried." },
 	{ "cmon_agent_clickhouse_up", METRIC_GAUGE,
 	  "1 when the last request to the log probe's ClickHouse server succeeded." },
+	{ "cmon_agent_budget_ratio", METRIC_GAUGE,
+	  "The spec's budget: the share of one CPU all probes together may cost the traced "
+	  "processes (absent: no budget)." },
+	{ "cmon_agent_overhead_ratio", METRIC_GAUGE,
+	  "What the probes cost the traced processes now, as a share of one CPU: each "
+	  "function's calls per second times its measured cost per call (traps and BPF), "
+	  "times its attached fraction." },
+	{ "cmon_agent_function_overhead_ratio", METRIC_GAUGE,
+	  "What a function's probes cost now (share of one CPU), under a budget." },
+	{ "cmon_agent_sampled", METRIC_GAUGE,
+	  "The fraction of time a function's probes are attached under the budget (1: every "
+	  "call counted; below 1: duty-cycled, its counts estimates scaled by the time "
+	  "attached, its latencies those of the calls seen)." },
+	{ "cmon_agent_calls_seen_total", METRIC_COUNTER,
+	  "Calls of a function its probes saw (under a budget; its count series are these "
+	  "scaled up to estimates while it is duty-cycled)." },
 	{ "cmon_agent_attach_errors_total", METRIC_COUNTER,
 	  "Probes that could not be applied (invalid spec entry, no match, attach failure)." },
 	{ "cmon_agent_spec_reloads_total", METRIC_COUNTER,
@@ -402,6 +427,8 @@ int agent__render_metrics(struct agent *a, struct mbuf *out)
 			err = render_probe_agent_metrics(p, &tot, e);
 		series_table__clear(&t);
 	}
+	if (!err)
+		err = probe_pool__render_budget(a->pool, e);
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_attach_errors_total", NULL, 0, a->attach_errors);
 	res = (struct metric_label){ "result", "ok" };
@@ -919,6 +946,7 @@ int agent__run(struct agent *a)
 			}
 			/* Replaced targets, expired probes, full per-process maps. */
 			count_attach_errors(a, probe_pool__commit(a->pool, &a->lock));
+			probe_pool__keep_budget(a->pool, &a->lock);
 		}
 	}
 	return err;

@@ -47,6 +47,19 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *lock);
 /* A new round of reads (a scrape): each share reads its maps once in it.
  * Under the lock. */
 void probe_pool__next_read(struct probe_pool *pool);
+/* The share of one CPU all the pool's probes may cost (0: no budget);
+ * a change attaches every share again (at the next commit). */
+void probe_pool__set_budget(struct probe_pool *pool, double budget);
+/* A round of the budget (agg/budget.h): each function's rate read from
+ * its share, the hottest duty-cycled to keep the total within it.  Main
+ * thread; takes LOCK. */
+void probe_pool__keep_budget(struct probe_pool *pool, pthread_mutex_t *lock);
+/* Under a budget: cmon_agent_budget_ratio, cmon_agent_overhead_ratio and
+ * per function cmon_agent_function_overhead_ratio, cmon_agent_sampled,
+ * cmon_agent_calls_seen_total (families declared by the caller).  Under
+ * the lock.  0 or -ENOMEM. */
+struct expo;
+int probe_pool__render_budget(struct probe_pool *pool, struct expo *e);
 /* After every probe of the pool was freed.  NULL fine. */
 void probe_pool__free(struct probe_pool *pool);
 

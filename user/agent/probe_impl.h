@@ -28,6 +28,7 @@
 #include "agent/probe.h"
 #include "filter/expr.h"
 #include "agg/hist_arg.h"
+#include "agg/budget.h"
 #include "agg/profiler.h"
 #include "core/log.h"
 #include "python/cpython.h"
@@ -123,11 +124,17 @@ struct probe_share {
 	bool have_run;
 	size_t live_keys;   /* per_pid: (function, pid) entries in the kernel map */
 	uint64_t unslotted; /* per_pid: entries the map could not take */
+	/* Under the pool's budget, per function of SET: the entries the
+	 * last read counted, and the function's duty-cycle state. */
+	uint64_t *seen;
+	struct budget_fn *bfn;
 };
 
 struct probe_pool {
 	struct probe_share *shares;
 	uint64_t epoch;
+	double budget; /* of one CPU, 0: none */
+	double cost;   /* what the probes cost now, of one CPU (the last round) */
 };
 
 /* probe.c */

@@ -4,6 +4,7 @@
  * the pool commits a reload's shares at once.
  */
 #include "agent/probe_impl.h"
+#include "agent/metrics.h"
 
 /* ---------------------------------------------------------------- shares */
 
@@ -98,6 +99,8 @@ static int on_share_profile(void *ctx, const struct func_profile *fp)
 	 * cost out of each (profiler_opts.calib). */
 	series_val__from_profile(&r->v, fp);
 	sh->hits += r->v.calls;
+	if (sh->seen && fp->func_id < sh->set->n_funcs)
+		sh->seen[fp->func_id] += fp->seen_calls;
 	if (sh->opts.per_pid) {
 		if (fp->pid)
 			sh->live_keys++;
@@ -119,6 +122,8 @@ int probe_share__refresh(struct probe_share *sh, bool force)
 		return 0;
 	sh->n_rows = 0;
 	sh->hits = sh->live_keys = sh->unslotted = 0;
+	if (sh->seen)
+		memset(sh->seen, 0, sh->set->n_funcs * sizeof(*sh->seen));
 	err = profiler__read(sh->prof, on_share_profile, sh);
 	if (err) {
 		sh->n_rows = 0;
@@ -160,6 +165,8 @@ static void share_free(struct probe_share *sh)
 	probe_set__free(sh->set);
 	free(sh->members);
 	free(sh->rows);
+	free(sh->seen);
+	free(sh->bfn);
 	free(sh->key);
 	close(sh->gate_fd);
 	free(sh);
@@ -214,6 +221,7 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 		*gen = sh->gen + 1 ? sh->gen + 1 : 1;
 		po.gen = *gen;
 		po.gate_fd = sh->gate_fd;
+		po.duty = sh->pool->budget > 0;
 		if (!err) {
 			*prof = profiler__new(*set, &po);
 			if (!*prof)
@@ -339,6 +347,15 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
 		old_set = sh->set;
 		sh->prof = prof;
 		sh->set = set;
+		/* a new profiler: its functions' budget state begins again */
+		free(sh->seen);
+		free(sh->bfn);
+		sh->seen = NULL;
+		sh->bfn = NULL;
+		if (prof && sh->pool->budget > 0) {
+			sh->seen = calloc(set->n_funcs + 1, sizeof(*sh->seen));
+			sh->bfn = calloc(set->n_funcs + 1, sizeof(*sh->bfn));
+		}
 		sh->epoch = 0;
 		sh->n_rows = 0;
 		if (prof) {
@@ -384,3 +401,96 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
 	return failed;
 }
 
+
+void probe_pool__set_budget(struct probe_pool *pool, double budget)
+{
+	if (pool->budget == budget)
+		return;
+	/* Profilers made with (or without) per-function links: again. */
+	pool->budget = budget;
+	for (struct probe_share *sh = pool->shares; sh; sh = sh->next)
+		sh->dirty = true;
+	if (!budget)
+		pool->cost = 0;
+}
+
+/* What one call to function I of SH costs the traced process: its traps
+ * as this host measured them, and the BPF programs' own time per call. */
+static double call_cost_ns(const struct probe_share *sh, size_t i)
+{
+	const struct probe_calib *c = probe_calib__host();
+	double ns = (double)probe_calib__caller_cost(c, &sh->set->funcs[i]);
+
+	if (sh->have_run && sh->run_cnt)
+		ns += 2 * (double)sh->run_ns / (double)sh->run_cnt; /* an entry and a return */
+	return ns;
+}
+
+void probe_pool__keep_budget(struct probe_pool *pool, pthread_mutex_t *m)
+{
+	struct budget_item *v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!(pool->budget > 0))
+		return;
+	probe__lock(m);
+	for (struct probe_share *sh = pool->shares; sh; sh = sh->next) {
+		struct duty *d;
+
+		if (!sh->prof || !sh->bfn || !sh->seen || probe_share__refresh(sh, false))
+			continue;
+		d = profiler__duty(sh->prof);
+		if (!d)
+			continue;
+		for (size_t i = 0; i < sh->set->n_funcs; i++) {
+			if (n == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				struct budget_item *nv = realloc(v, c * sizeof(*nv));
+
+				if (!nv)
+					goto out;
+				v = nv;
+				cap = c;
+			}
+			v[n++] = (struct budget_item){
+				.duty = d, .func_id = (uint32_t)i, .st = &sh->bfn[i],
+				.seen = sh->seen[i], .cost_ns = call_cost_ns(sh, i),
+				.probe = sh->members[0]->spec->id, .func = sh->set->funcs[i].name,
+			};
+		}
+	}
+	pool->cost = budget__keep(v, n, pool->budget);
+out:
+	probe__unlock(m);
+	free(v);
+}
+
+int probe_pool__render_budget(struct probe_pool *pool, struct expo *e)
+{
+	int err = 0;
+
+	if (!(pool->budget > 0))
+		return 0;
+	err = expo__add(e, "cmon_agent_budget_ratio", NULL, 0, pool->budget);
+	if (!err)
+		err = expo__add(e, "cmon_agent_overhead_ratio", NULL, 0, pool->cost);
+	for (struct probe_share *sh = pool->shares; sh && !err; sh = sh->next) {
+		if (!sh->prof || !sh->bfn || !sh->seen || !sh->n_members)
+			continue;
+		for (size_t i = 0; i < sh->set->n_funcs && !err; i++) {
+			const struct budget_fn *st = &sh->bfn[i];
+			double fr = st->fraction ? st->fraction : 1;
+			struct metric_label l[2] = { { "probe", sh->members[0]->spec->id },
+						     { "function", sh->set->funcs[i].name } };
+
+			err = expo__add(e, "cmon_agent_sampled", l, 2, fr);
+			if (!err)
+				err = expo__add(e, "cmon_agent_function_overhead_ratio", l, 2,
+						st->cpu * fr);
+			if (!err)
+				err = expo__add_u64(e, "cmon_agent_calls_seen_total", l, 2,
+						    sh->seen[i]);
+		}
+	}
+	return err;
+}

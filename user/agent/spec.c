@@ -16,6 +16,7 @@
 #include <yaml.h>
 #include "agent/yaml_limits.h"
 #include "agent/spec.h"
+#include "agg/budget.h"
 #include "agg/hist_arg.h"
 #include "filter/expr.h"
 #include "core/file.h"
@@ -776,7 +777,18 @@ int agent_spec__parse(const char *text, size_t len, struct agent_spec **out, cha
 			probes = yaml_document_get_node(&doc, pair->value);
 			continue;
 		}
-		err = doc_error(errmsg, "line %zu: unknown key '%s' (the spec has 'probes')",
+		if (key && !strcmp(key, "budget")) {
+			yaml_node_t *v = yaml_document_get_node(&doc, pair->value);
+			const char *why = NULL;
+
+			if (budget__parse(scalar(v), &s->budget, &why)) {
+				err = doc_error(errmsg, "line %zu: budget: '%s': %s",
+						v->start_mark.line + 1, scalar(v) ? scalar(v) : "?", why);
+				goto cleanup;
+			}
+			continue;
+		}
+		err = doc_error(errmsg, "line %zu: unknown key '%s' (the spec has 'probes' and 'budget')",
 				k->start_mark.line + 1, key ? key : "?");
 		goto cleanup;
 	}

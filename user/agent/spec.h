@@ -2,6 +2,8 @@
  * spec.h: the agent's probe spec, read from a YAML (or JSON: YAML is a
  * superset) file with libyaml.
  *
+ *   budget: 1%                      # optional: the share of one CPU all
+ *                                   # probes may cost (agg/budget.h)
  *   probes:
  *     - name: kv_put_latency        # required, unique; [a-zA-Z_][a-zA-Z0-9_]*
  *       target: /usr/bin/app        # required: binary or library path; every
@@ -104,6 +106,9 @@ struct probe_spec {
 struct agent_spec {
 	struct probe_spec *probes;
 	size_t n_probes;
+	/* budget: 1% -- the share of one CPU all probes together may cost
+	 * the traced processes (agg/budget.h); 0: no budget. */
+	double budget;
 };
 
 /*

@@ -11,9 +11,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/grow.h"
+#include "core/hmap.h"
 #include "core/log.h"
 #include "probe/bpf_setup.h"
 #include "probe/calib.h"
+#include "probe/duty.h"
 #include "probe/attach.h"
 #include "probe/follow.h"
 #include "probe/links.h"
@@ -36,6 +38,19 @@ struct profiler {
 	struct cmon_prof_value *percpu; /* ncpus values: one lookup's result */
 	uint64_t *unslotted;            /* ncpus counters */
 	struct func_profile out;        /* handed to the callback */
+	/* Duty cycling: each row's counts scaled so far (see scale_row);
+	 * per function, or per (function, pid) through ROW_OF. */
+	struct scaled *scaled;
+	size_t n_scaled, cap_scaled;
+	struct hmap row_of;
+};
+
+/* One row's estimate: what was seen and the function's times at its last
+ * read, and the scaled counts. */
+struct scaled {
+	uint64_t seen_calls, seen_filtered;
+	uint64_t attached_ns, elapsed_ns;
+	double calls, filtered;
 };
 
 /* Do all exits find the return-address slot the same way?  Then the exit
@@ -132,6 +147,7 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		.filter_cgroup = opts->filter_cgroup,
 		.exprs = opts->exprs,
 		.callee_costs = opts->calib,
+		.duty = opts->duty,
 	};
 	struct profiler *p;
 	int err;
@@ -279,6 +295,91 @@ static void sum_values(struct profiler *p)
 	}
 }
 
+/* The estimate state of the row (FUNC_ID, PID), made at its first read;
+ * NULL and errno. */
+static struct scaled *scaled_of(struct profiler *p, uint32_t func_id, uint32_t pid)
+{
+	uint32_t key[2] = { func_id, pid };
+	bool added;
+	uint64_t *slot;
+
+	if (!p->opts.per_pid && !p->sparse) {
+		if (!p->scaled) {
+			p->scaled = calloc(p->set->n_funcs ? p->set->n_funcs : 1, sizeof(*p->scaled));
+			if (!p->scaled)
+				return NULL;
+			p->n_scaled = p->set->n_funcs;
+		}
+		return func_id < p->n_scaled ? &p->scaled[func_id] : NULL;
+	}
+	slot = hmap__get(&p->row_of, key, sizeof(key), &added);
+	if (!slot)
+		return NULL;
+	if (added) {
+		if (GROW(p->scaled, p->n_scaled, p->cap_scaled, 64)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		*slot = p->n_scaled++;
+	}
+	return &p->scaled[*slot];
+}
+
+/*
+ * A duty-cycled function's row: what its probes saw, scaled up by the
+ * time they were attached.  Each read adds what was seen since the last
+ * one times elapsed / attached over the same stretch, so the estimate
+ * only grows (a counter) and follows the fraction as it changes.  A read
+ * with no attached time since the last adds nothing (the calls wait for
+ * the next window to be scaled with it), unless calls came anyway (a CPU's
+ * count late): those take the function's whole-run ratio.
+ */
+static int scale_row(struct profiler *p, struct func_profile *o)
+{
+	struct duty_stats ds;
+	struct scaled *sc;
+	uint64_t dc, df, da, de;
+	double k;
+
+	o->seen_calls = o->calls;
+	o->sampled = 1;
+	if (!p->bs.duty)
+		return 0;
+	duty__stats(p->bs.duty, o->func_id, &ds);
+	sc = scaled_of(p, o->func_id, o->pid);
+	if (!sc)
+		return -ENOMEM;
+	o->sampled = ds.fraction;
+	dc = o->calls - sc->seen_calls;
+	df = o->filtered - sc->seen_filtered;
+	da = ds.attached_ns - sc->attached_ns;
+	de = ds.elapsed_ns - sc->elapsed_ns;
+	if (!ds.elapsed_ns)
+		k = 1; /* never cycled: every call seen */
+	else if (da)
+		k = (double)de / (double)da;
+	else if (dc || df)
+		k = ds.attached_ns ? (double)ds.elapsed_ns / (double)ds.attached_ns : 1;
+	else
+		k = 0;
+	if (k > 0 || !ds.elapsed_ns) {
+		sc->calls += (double)dc * k;
+		sc->filtered += (double)df * k;
+		sc->seen_calls = o->calls;
+		sc->seen_filtered = o->filtered;
+		sc->attached_ns = ds.attached_ns;
+		sc->elapsed_ns = ds.elapsed_ns;
+	}
+	o->calls = (uint64_t)(sc->calls + 0.5);
+	o->filtered = (uint64_t)(sc->filtered + 0.5);
+	return 0;
+}
+
+struct duty *profiler__duty(struct profiler *p)
+{
+	return bpf_set__duty(&p->bs);
+}
+
 /* Entries of FUNC_ID no (function, pid) slot could hold, summed over CPUs. */
 static int unslotted(struct profiler *p, uint32_t func_id, uint64_t *out)
 {
@@ -304,7 +405,9 @@ static int read_per_func(struct profiler *p, profiler_read_fn fn, void *ctx)
 			continue;
 		p->out.func_id = i;
 		p->out.pid = 0;
-		ret = fn(ctx, &p->out);
+		ret = scale_row(p, &p->out);
+		if (!ret)
+			ret = fn(ctx, &p->out);
 		if (ret)
 			return ret;
 	}
@@ -349,7 +452,9 @@ static int read_per_pid(struct profiler *p, profiler_read_fn fn, void *ctx)
 			continue;
 		p->out.func_id = keys[i].func_id;
 		p->out.pid = keys[i].pid;
-		err = fn(ctx, &p->out);
+		err = scale_row(p, &p->out);
+		if (!err)
+			err = fn(ctx, &p->out);
 		if (err)
 			goto cleanup;
 	}
@@ -366,6 +471,8 @@ static int read_per_pid(struct profiler *p, profiler_read_fn fn, void *ctx)
 		p->out.func_id = f;
 		p->out.pid = 0;
 		p->out.calls = p->out.lost = lost;
+		p->out.seen_calls = lost;
+		p->out.sampled = 1; /* entries not counted: as they were */
 		err = fn(ctx, &p->out);
 		if (err)
 			goto cleanup;
@@ -439,20 +546,7 @@ const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t 
 
 int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt)
 {
-	struct bpf_program *progs[] = { p->skel->progs.cmon_prof_entry, p->skel->progs.cmon_prof_exit,
-					p->skel->progs.cmon_prof_texit };
-
-	*run_time_ns = *run_cnt = 0;
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
-			return -errno;
-		*run_time_ns += info.run_time_ns;
-		*run_cnt += info.run_cnt;
-	}
-	return 0;
+	return bpf_set__prog_stats(&p->bs, run_time_ns, run_cnt);
 }
 
 int profiler__gate_new(void)
@@ -482,6 +576,8 @@ void profiler__free(struct profiler *p)
 	if (!p)
 		return;
 	bpf_set__free(&p->bs);
+	free(p->scaled);
+	hmap__release(&p->row_of);
 	ring_buffer__free(p->fork_rb);
 	profile_bpf__destroy(p->skel);
 	free(p->unslotted);

@@ -1,0 +1,103 @@
+"""The agent's overhead budget (`budget: 1%` in the spec): a hot function
+over the budget is duty-cycled (its probes attached a fraction of the
+time), a cold one stays whole and exact; what was shed is reported (the
+calls seen, the attached fraction) and the count is scaled up to an
+estimate, never silently short.  Values only: the target's own slowdown
+is measured by `make bench`, not here."""
+import os
+import re
+import subprocess
+import time
+
+from agentlib import Agent, run_target, series, value
+from cmonlib import assert_no_leak, bpf_snapshot, check, eq, run, CMON, target, tmpfile
+
+HOT_PER_MS = 20     # count_me calls a millisecond: 20000/s, over 1 % of a CPU traced
+TICKS = 8000        # milliseconds; tick() every tenth: 800 calls, cheap
+BUDGET = 0.01
+
+
+def write(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+
+
+def test_budget_duty_cycles_the_hot_function():
+    before = bpf_snapshot()
+    app = target("sleeper")
+    spec = tmpfile("budget.yaml")
+    write(spec, "budget: 1%%\nprobes:\n  - name: paced\n    target: %s\n"
+          "    func: [count_me, tick]\n    instrument: count\n" % app)
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"paced": "applied"})
+        total, cold = HOT_PER_MS * TICKS, TICKS // 10
+        p = subprocess.Popen([app, "paced", str(HOT_PER_MS), str(TICKS)],
+                             stdout=subprocess.PIPE, text=True)
+        # While it runs: once count_me is cut, what the probes cost (as
+        # the agent accounts it) stays within the budget at every scrape.
+        costs, cut_seen = [], False
+        while p.poll() is None:
+            m = a.metrics()
+            s = series(m, "cmon_agent_sampled", probe="paced", function="count_me")
+            if s and next(iter(s.values())) < 1:
+                cut_seen = True
+            if cut_seen and series(m, "cmon_agent_overhead_ratio"):
+                costs.append(value(m, "cmon_agent_overhead_ratio"))
+            time.sleep(0.25)
+        eq((p.returncode, p.stdout.read()), (0, "paced count_me=%d tick=%d\n" % (total, cold)),
+           "target")
+        check(cut_seen and costs, "count_me was cut while the target ran: %s"
+              % a.stderr[-2000:])
+        check(all(0 <= c <= BUDGET * 1.0001 for c in costs),
+              "the probes' cost within the budget %r at every scrape: %r" % (BUDGET, costs))
+        time.sleep(1.5)  # a round of the agent past the end
+        m = a.metrics()
+        eq(value(m, "cmon_agent_budget_ratio"), BUDGET, "the budget exported")
+        # The cold function: whole, every call counted.
+        eq(value(m, "cmon_agent_sampled", probe="paced", function="tick"), 1, "tick whole")
+        eq(value(m, "cmon_paced_calls_total", function="tick"), cold, "tick's exact count")
+        eq(value(m, "cmon_agent_calls_seen_total", probe="paced", function="tick"), cold,
+           "tick: every call seen")
+        # The hot one: cut, what it shed said, its count an estimate.
+        frac = value(m, "cmon_agent_sampled", probe="paced", function="count_me")
+        check(0.001 <= frac < 1, "count_me duty-cycled: attached fraction %r" % frac)
+        seen = value(m, "cmon_agent_calls_seen_total", probe="paced", function="count_me")
+        check(0 < seen < total * 0.7, "count_me: %d of %d calls seen" % (seen, total))
+        est = value(m, "cmon_paced_calls_total", function="count_me")
+        check(abs(est - total) <= 0.15 * total,
+              "count_me scaled to %d, true count %d (seen %d, fraction %.4f)"
+              % (est, total, seen, frac))
+        per = series(m, "cmon_agent_function_overhead_ratio", probe="paced")
+        eq(len(per), 2, "a cost per function")
+        check(abs(sum(per.values()) - value(m, "cmon_agent_overhead_ratio")) < 1e-9,
+              "the total is the functions' sum")
+        err = a.stderr
+        cut = re.findall(r"probe paced: count_me costs ([0-9.]+)% of a CPU whole, over the "
+                         r"budget of 1%: attached ([0-9.]+)% of the time", err)
+        check(cut, "the duty cycle logged: %s" % err[-2000:])
+        check(float(cut[0][0]) > 1, "count_me's whole cost %s%% is over the budget" % cut[0][0])
+        check("tick costs" not in err, "tick never cut: %s" % err[-2000:])
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    assert_no_leak(before)
+
+
+def test_budget_bad_values():
+    app = target("sleeper")
+    for text, msg in (("2", "a budget is a percentage of one CPU: 0.5%, 1%, 100%"),
+                      ("150%", "a budget is at most 100 % (one CPU)"),
+                      ("0%", "a budget of 0 % leaves no probe: more than 0 %")):
+        before = bpf_snapshot()
+        spec = tmpfile("bad-budget.yaml")
+        write(spec, "budget: %s\nprobes:\n  - name: p\n    target: %s\n    func: tick\n"
+              "    instrument: count\n" % (text, app))
+        code, _, err = run([CMON, "agent", "--spec", spec, "--listen", "127.0.0.1:0"],
+                           timeout=30)
+        check(code != 0, "agent with budget %s exited %d" % (text, code))
+        lines = [l for l in err.splitlines() if l.strip()]
+        eq(len(lines), 1, "one error line for budget %s: %r" % (text, err))
+        check(("line 1: budget: '%s': %s" % (text, msg)) in lines[0],
+              "the error says why: %r" % lines[0])
+        assert_no_leak(before)
