@@ -66,7 +66,7 @@ def test_budget_duty_cycles_the_hot_function():
         seen = value(m, "cmon_agent_calls_seen_total", probe="paced", function="count_me")
         check(0 < seen < total * 0.7, "count_me: %d of %d calls seen" % (seen, total))
         est = value(m, "cmon_paced_calls_total", function="count_me")
-        check(abs(est - total) <= 0.15 * total,
+        check(abs(est - total) <= 0.25 * total,
               "count_me scaled to %d, true count %d (seen %d, fraction %.4f)"
               % (est, total, seen, frac))
         per = series(m, "cmon_agent_function_overhead_ratio", probe="paced")
@@ -79,6 +79,23 @@ def test_budget_duty_cycles_the_hot_function():
         check(cut, "the duty cycle logged: %s" % err[-2000:])
         check(float(cut[0][0]) > 1, "count_me's whole cost %s%% is over the budget" % cut[0][0])
         check("tick costs" not in err, "tick never cut: %s" % err[-2000:])
+        # /status and --status say the same.
+        st = a.status()["agent"]
+        eq(st["budget"], BUDGET, "/status budget")
+        duty = {d["function"]: d for d in st["duty"]}
+        eq(sorted(duty), ["count_me", "tick"], "/status: the functions under the budget")
+        eq((duty["tick"]["sampled"], duty["tick"]["seen"]), (1, cold), "/status: tick")
+        check(duty["count_me"]["sampled"] < 1 and 0 < duty["count_me"]["seen"] < total,
+              "/status: count_me %r" % duty["count_me"])
+        code, out, err = run([CMON, "agent", "--status", "--listen", a.addr])
+        eq(code, 0, "cmon agent --status (%s)" % err)
+        check(re.search(r"^budget 1\.00% of one CPU, the probes cost [0-9.]+% now$", out, re.M),
+              "--status shows the budget: %s" % out)
+        lines = [l for l in out.splitlines() if l.startswith("  duty-cycled ")]
+        eq(len(lines), 1, "--status: one function duty-cycled: %s" % out)
+        check(re.match(r"  duty-cycled paced/count_me: attached [0-9.]+% of the time, costs "
+                       r"[0-9.]+%, [0-9]+ calls seen \(its counts are estimates\)$", lines[0]),
+              "--status line %r" % lines[0])
     finally:
         eq(a.stop(), 0, "agent exit status")
     assert_no_leak(before)

@@ -561,8 +561,24 @@ static void wait_scan(struct agent *a)
 			break;
 }
 
+static int status_duty(void *ctx, const char *probe, const char *func, double sampled,
+		       double overhead, uint64_t seen)
+{
+	struct mbuf *out = ctx;
+
+	mbuf__puts(out, out->len && out->buf[out->len - 1] == '[' ? "\n   {\"probe\": "
+								  : ",\n   {\"probe\": ");
+	json_str(out, probe);
+	mbuf__puts(out, ", \"function\": ");
+	json_str(out, func);
+	mbuf__printf(out, ", \"sampled\": %.6g, \"overhead\": %.6g, \"seen\": %llu}", sampled,
+		     overhead, (unsigned long long)seen);
+	return 0;
+}
+
 int agent__render_status(struct agent *a, struct mbuf *out)
 {
+	double budget, cost;
 	struct series_table t = {};
 	struct mappers own = {};
 	const struct mappers *m = &own;
@@ -590,6 +606,17 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 	mbuf__printf(out, ", \"attach_errors\": %llu, \"capabilities\": ",
 		     (unsigned long long)a->attach_errors);
 	json_str(out, a->privs_dropped ? a->privs : "all");
+	/* The budget: what the probes may cost and cost now (of one CPU),
+	 * and each function's duty cycle. */
+	probe_pool__budget(a->pool, &budget, &cost);
+	if (budget > 0) {
+		mbuf__printf(out, ", \"budget\": %.6g, \"overhead\": %.6g, \"duty\": [", budget,
+			     cost);
+		probe_pool__budget_each(a->pool, status_duty, out);
+		mbuf__puts(out, "]");
+	} else {
+		mbuf__puts(out, ", \"budget\": null, \"overhead\": null, \"duty\": []");
+	}
 	mbuf__puts(out, "},\n \"probes\": [");
 	for (size_t i = 0; i < a->n_probes; i++) {
 		struct agent_probe *p = a->probes[i];

@@ -60,6 +60,14 @@ void probe_pool__keep_budget(struct probe_pool *pool, pthread_mutex_t *lock);
  * the lock.  0 or -ENOMEM. */
 struct expo;
 int probe_pool__render_budget(struct probe_pool *pool, struct expo *e);
+/* Under a budget, each function of the pool: its probe (the first of its
+ * share), name, attached fraction, cost now (of one CPU) and calls seen.
+ * Stops at FN's first nonzero return, returned.  Under the lock. */
+typedef int (*probe_budget_fn)(void *ctx, const char *probe, const char *func, double sampled,
+			       double overhead, uint64_t seen);
+int probe_pool__budget_each(struct probe_pool *pool, probe_budget_fn fn, void *ctx);
+/* The pool's budget and the probes' cost now (of one CPU; 0, 0: none). */
+void probe_pool__budget(const struct probe_pool *pool, double *budget, double *cost);
 /* After every probe of the pool was freed.  NULL fine. */
 void probe_pool__free(struct probe_pool *pool);
 

@@ -494,3 +494,27 @@ int probe_pool__render_budget(struct probe_pool *pool, struct expo *e)
 	}
 	return err;
 }
+
+int probe_pool__budget_each(struct probe_pool *pool, probe_budget_fn fn, void *ctx)
+{
+	int err = 0;
+
+	for (struct probe_share *sh = pool->shares; sh && !err && pool->budget > 0; sh = sh->next) {
+		if (!sh->prof || !sh->bfn || !sh->seen || !sh->n_members)
+			continue;
+		for (size_t i = 0; i < sh->set->n_funcs && !err; i++) {
+			const struct budget_fn *st = &sh->bfn[i];
+			double fr = st->fraction ? st->fraction : 1;
+
+			err = fn(ctx, sh->members[0]->spec->id, sh->set->funcs[i].name, fr,
+				 st->cpu * fr, sh->seen[i]);
+		}
+	}
+	return err;
+}
+
+void probe_pool__budget(const struct probe_pool *pool, double *budget, double *cost)
+{
+	*budget = pool->budget;
+	*cost = pool->budget > 0 ? pool->cost : 0;
+}

@@ -329,10 +329,12 @@ static struct scaled *scaled_of(struct profiler *p, uint32_t func_id, uint32_t p
  * A duty-cycled function's row: what its probes saw, scaled up by the
  * time they were attached.  Each read adds what was seen since the last
  * one times elapsed / attached over the same stretch, so the estimate
- * only grows (a counter) and follows the fraction as it changes.  A read
- * with no attached time since the last adds nothing (the calls wait for
- * the next window to be scaled with it), unless calls came anyway (a CPU's
- * count late): those take the function's whole-run ratio.
+ * only grows (a counter) and follows the fraction as it changes.  Calls
+ * read with no attached time since the last read (a window's last calls,
+ * read while its detach was under way) wait to be scaled with the next
+ * window: scaling them alone would spend the stretch's elapsed time on a
+ * few calls.  Once no window can come (whole again, failed, stopped),
+ * they take the function's whole-run ratio.
  */
 static int scale_row(struct profiler *p, struct func_profile *o)
 {
@@ -358,11 +360,11 @@ static int scale_row(struct profiler *p, struct func_profile *o)
 		k = 1; /* never cycled: every call seen */
 	else if (da)
 		k = (double)de / (double)da;
-	else if (dc || df)
+	else if ((dc || df) && (!ds.period_ns || ds.failed || ds.stopped))
 		k = ds.attached_ns ? (double)ds.elapsed_ns / (double)ds.attached_ns : 1;
 	else
-		k = 0;
-	if (k > 0 || !ds.elapsed_ns) {
+		k = 0; /* nothing attached since: wait for the next window */
+	if (k > 0) {
 		sc->calls += (double)dc * k;
 		sc->filtered += (double)df * k;
 		sc->seen_calls = o->calls;

@@ -204,6 +204,7 @@ void duty__stats(struct duty *d, uint32_t id, struct duty_stats *st)
 	pthread_mutex_lock(&d->mu);
 	f = &d->f[id];
 	now = d->frozen_ns ? d->frozen_ns : clock__mono_ns();
+	st->stopped = d->frozen_ns != 0;
 	if (f->set) {
 		st->elapsed_ns = now - f->t0;
 		st->attached_ns = f->closed_ns + (f->attached ? now - f->since : 0);

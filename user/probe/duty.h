@@ -34,6 +34,7 @@ struct duty_stats {
 	uint64_t period_ns;   /* of its cycle now (0: whole) */
 	uint64_t windows;     /* attached windows so far */
 	bool failed;          /* could not be attached again */
+	bool stopped;         /* duty__stop: the times are final */
 };
 
 /* For S (a loaded set attached with o.duty), nothing cycling yet: every
