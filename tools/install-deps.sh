@@ -27,8 +27,9 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py);
-	# clickhouse-server takes the records of test_clickhouse.py
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz
+	# clickhouse-server takes the records of test_clickhouse.py; python3-yaml reads
+	# the DaemonSet of test_fleet.py
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz python3-yaml
 clickhouse-server" ;;
 esac
 missing=

@@ -76,10 +76,11 @@ class Agent:
     """`cmon agent --spec SPEC --listen 127.0.0.1:0`, stderr to a file; the
     port it got is read from its "ready" line."""
 
-    def __init__(self, spec_path, extra=()):
+    def __init__(self, spec_path, extra=(), prefix=()):
+        """PREFIX: a command that execs the agent (setpriv ...): same pid."""
         self.err_path = os.path.join(tmpdir(), "agent-%d.err" % time.monotonic_ns())
         with open(self.err_path, "wb") as err:
-            self.p = subprocess.Popen([CMON, "agent", "--spec", spec_path, "--listen",
+            self.p = subprocess.Popen(list(prefix) + [CMON, "agent", "--spec", spec_path, "--listen",
                                        "127.0.0.1:0"] + list(extra),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=err)

@@ -819,6 +819,14 @@ struct agent *agent__new(const struct agent_opts *opts)
 	/* The probes' own cost, subtracted from every latency histogram:
 	 * measured once, now, while every privilege is held. */
 	probe_calib__host();
+	/* Its HTTP threads become nobody before they read a byte, or refuse
+	 * every connection: say so now rather than serve nothing. */
+	if (!a->opts.keep_privileges && agent_privs__can_drop_thread()) {
+		log_error("the HTTP threads run as nobody: CAP_SETUID and CAP_SETGID are needed to "
+			  "become it (and CAP_SETPCAP to empty the bounding set), or --keep-privileges");
+		err = -EPERM;
+		goto fail;
+	}
 	a->http = agent_http__start(a->opts.listen, on_http, a, !a->opts.keep_privileges);
 	if (!a->http) {
 		err = -errno;
