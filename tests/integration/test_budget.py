@@ -4,6 +4,7 @@ time), a cold one stays whole and exact; what was shed is reported (the
 calls seen, the attached fraction) and the count is scaled up to an
 estimate, never silently short.  Values only: the target's own slowdown
 is measured by `make bench`, not here."""
+import json
 import os
 import re
 import subprocess
@@ -118,3 +119,42 @@ def test_budget_bad_values():
         check(("line 1: budget: '%s': %s" % (text, msg)) in lines[0],
               "the error says why: %r" % lines[0])
         assert_no_leak(before)
+
+
+def test_profile_budget():
+    """`cmon profile --budget 1%`: the same keeping as the agent's; the
+    final JSON rows say what each function's count is (sampled, seen_calls)
+    and stderr says what was shed."""
+    before = bpf_snapshot()
+    app = target("sleeper")
+    total, cold = HOT_PER_MS * TICKS, TICKS // 10
+    code, out, err = run([CMON, "profile", "--budget", "1%", "--func", "count_me", "--func",
+                          "tick", "-F", "json", "--", app, "paced", str(HOT_PER_MS), str(TICKS)],
+                         timeout=120)
+    eq(code, 0, "cmon profile exit status: %s" % err)
+    rows = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            rows[r["func"]] = r
+        else:
+            eq(line, "paced count_me=%d tick=%d" % (total, cold), "target output")
+    t = rows["tick"]
+    eq((t["calls"], t["seen_calls"], t["sampled"]), (cold, cold, 1), "tick whole and exact")
+    c = rows["count_me"]
+    check(0.001 <= c["sampled"] < 1, "count_me duty-cycled: %r" % c)
+    check(0 < c["seen_calls"] < total * 0.7, "count_me: %d of %d seen" % (c["seen_calls"], total))
+    check(abs(c["calls"] - total) <= 0.25 * total,
+          "count_me scaled to %d, true count %d" % (c["calls"], total))
+    eq(c["returns"], c["seen_calls"], "latencies are those of the calls seen")
+    m = re.search(r"^cmon: count_me: duty-cycled \(attached [0-9.]+% of the time at the end\): "
+                  r"(\d+) calls seen, (\d+) estimated$", err, re.M)
+    check(m, "what was shed said on stderr: %s" % err)
+    eq((int(m.group(1)), int(m.group(2))), (c["seen_calls"], c["calls"]), "stderr and JSON agree")
+    check("tick: duty-cycled" not in err, "tick not cut: %s" % err)
+    # A budget that is not one: one line, the usage status.
+    code, out, err = run([CMON, "profile", "--budget", "150%", "--func", "tick", "--", app,
+                          "paced", "1", "1"])
+    eq((code, err), (2, "cmon: profile: invalid --budget '150%': a budget is at most 100 % "
+                        "(one CPU)\n"), "bad --budget")
+    assert_no_leak(before)

@@ -111,6 +111,9 @@ bool budget__changed(double old, double now)
 	return fabs(now - old) > 0.05 * old;
 }
 
+/* "probe NAME: " before a function's name, when it has a probe */
+#define PROBE(it) (it).probe ? "probe " : "", (it).probe ? (it).probe : "", (it).probe ? ": " : ""
+
 double budget__keep(struct budget_item *v, size_t n, double budget)
 {
 	struct budget_unit *u = calloc(n ? n : 1, sizeof(*u));
@@ -146,17 +149,17 @@ double budget__keep(struct budget_item *v, size_t n, double budget)
 			int err = duty__set(v[i].duty, v[i].func_id, u[i].fraction, BUDGET_PERIOD_NS);
 
 			if (err) {
-				log_warn("probe %s: %s: duty cycle not set: %s", v[i].probe, v[i].func,
+				log_warn("%s%s%s%s: duty cycle not set: %s", PROBE(v[i]), v[i].func,
 					 strerror(-err));
 			} else {
 				if (worth && u[i].fraction < 1)
-					log_info("probe %s: %s costs %.2f%% of a CPU whole, over the "
+					log_info("%s%s%s%s costs %.2f%% of a CPU whole, over the "
 						 "budget of %g%%: attached %.2f%% of the time",
-						 v[i].probe, v[i].func, st->cpu * 100, budget * 100,
+						 PROBE(v[i]), v[i].func, st->cpu * 100, budget * 100,
 						 u[i].fraction * 100);
 				else if (worth)
-					log_info("probe %s: %s within the budget of %g%% again: "
-						 "attached all the time", v[i].probe, v[i].func,
+					log_info("%s%s%s%s within the budget of %g%% again: "
+						 "attached all the time", PROBE(v[i]), v[i].func,
 						 budget * 100);
 				st->fraction = u[i].fraction;
 			}

@@ -78,7 +78,7 @@ struct budget_item {
 	struct budget_fn *st;
 	uint64_t seen;           /* entries counted so far (cumulative) */
 	double cost_ns;          /* what one call costs it: traps and BPF */
-	const char *probe, *func; /* named in the log */
+	const char *probe, *func; /* named in the log (PROBE NULL: none) */
 };
 
 /* One round over the N items (all the host's functions under BUDGET):

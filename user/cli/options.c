@@ -7,6 +7,7 @@
 #include <string.h>
 #include "agg/hist.h"
 #include "agg/hist_arg.h"
+#include "agg/budget.h"
 #include "core/log.h"
 #include "dwarf/plan.h"
 #include "filter/expr.h"
@@ -102,6 +103,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "latencies with the probe's own cost in them (not\nsubtracted)" },
 	{ "interval", OPT_INTERVAL, "SECONDS", P,
 	  "print the table every SECONDS (cumulative), and at the end" },
+	{ "budget", OPT_BUDGET, "PCT", P,
+	  "the probes may cost at most PCT of one CPU (1%): the\n"
+	  "hottest functions duty-cycled, their counts estimates" },
 	{ "format", 'F', "FMT", T,
 	  "text (default), csv, json (JSON Lines), chrome (Perfetto),\n"
 	  "tree (nested per thread), folded (flame graphs)" },
@@ -612,6 +616,15 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			if (errno || *end || !(o->interval_s >= 0.01) || o->interval_s > 1e6) {
 				log_error("%s: invalid interval '%s' (seconds, at least 0.01)", name,
 					  optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_BUDGET: {
+			const char *why = NULL;
+
+			if (budget__parse(optarg, &o->budget, &why)) {
+				log_error("%s: invalid --budget '%s': %s", name, optarg, why);
 				return -EINVAL;
 			}
 			break;
