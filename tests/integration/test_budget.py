@@ -11,7 +11,8 @@ import subprocess
 import time
 
 from agentlib import Agent, run_target, series, value
-from cmonlib import assert_no_leak, bpf_snapshot, check, eq, run, CMON, target, tmpfile
+from cmonlib import (assert_no_leak, bpf_snapshot, check, eq, read_text, run, CMON, target,
+                     tmpfile)
 
 HOT_PER_MS = 20     # count_me calls a millisecond: 20000/s, over 1 % of a CPU traced
 TICKS = 8000        # milliseconds; tick() every tenth: 800 calls, cheap
@@ -157,4 +158,44 @@ def test_profile_budget():
                           "paced", "1", "1"])
     eq((code, err), (2, "cmon: profile: invalid --budget '150%': a budget is at most 100 % "
                         "(one CPU)\n"), "bad --budget")
+    assert_no_leak(before)
+
+
+def test_budget_log_probe():
+    """A log probe under the budget: the hot function's records are a sample
+    (each marked with its fraction), exactly the calls its probes saw
+    whole; the cold one's are every call, unmarked."""
+    before = bpf_snapshot()
+    app = target("sleeper")
+    spec, log = tmpfile("budget-log.yaml"), tmpfile("budget-log.jsonl")
+    write(spec, "budget: 1%%\nprobes:\n  - name: calls\n    target: %s\n"
+          "    func: [count_me, tick]\n    instrument: log\n    log: {path: %s, max_bytes: 1G}\n"
+          % (app, log))
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"calls": "applied"})
+        total, cold = HOT_PER_MS * TICKS, TICKS // 10
+        eq(run_target(app, "paced", HOT_PER_MS, TICKS),
+           "paced count_me=%d tick=%d\n" % (total, cold), "target output")
+        time.sleep(1.5)  # drained, a round of the agent past the end
+        m = a.metrics()
+        eq(value(m, "cmon_agent_events_lost_total", probe="calls"), 0, "nothing lost")
+        rows = [json.loads(l) for l in read_text(log).splitlines()]
+        hot = [r for r in rows if r["func"] == "count_me"]
+        ticks = [r for r in rows if r["func"] == "tick"]
+        eq(len(ticks), cold, "a record for every tick() call")
+        eq([r for r in ticks if "sampled" in r], [], "tick's records are not a sample")
+        seen = value(m, "cmon_agent_calls_seen_total", probe="calls", function="count_me")
+        eq(len(hot), seen, "a record for every count_me call seen whole")
+        check(0 < seen < total * 0.7, "count_me: %d of %d calls seen" % (seen, total))
+        marked = [r["sampled"] for r in hot if "sampled" in r]
+        check(marked and all(0 < s < 1 for s in marked),
+              "count_me's records after the cut carry their fraction: %d of %d"
+              % (len(marked), len(hot)))
+        check(value(m, "cmon_agent_sampled", probe="calls", function="count_me") < 1,
+              "count_me duty-cycled")
+        eq(value(m, "cmon_agent_sampled", probe="calls", function="tick"), 1, "tick whole")
+        check(0 < value(m, "cmon_agent_overhead_ratio") <= BUDGET * 1.0001, "within the budget")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
     assert_no_leak(before)

@@ -106,6 +106,17 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 	}
 	if (n_old) /* probes is NULL before the first spec */
 		memcpy(old, a->probes, n_old * sizeof(*old));
+	/* Before any probe starts: a log probe's links are split by function
+	 * under a budget (a changed budget reaches running log probes when
+	 * they attach again; profiling shares attach again now). */
+	if (spec->budget != a->budget) {
+		if (spec->budget > 0)
+			log_info("budget: the probes may cost %g%% of one CPU", spec->budget * 100);
+		else
+			log_info("budget: none");
+		a->budget = spec->budget;
+		probe_pool__set_budget(a->pool, spec->budget);
+	}
 	/* New and changed probes are started before they are swapped in:
 	 * nothing else sees them yet, so no lock is needed. */
 	for (size_t i = 0; i < spec->n_probes; i++) {
@@ -132,14 +143,6 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 			changed++;
 		else
 			added++;
-	}
-	if (spec->budget != a->budget) {
-		if (spec->budget > 0)
-			log_info("budget: the probes may cost %g%% of one CPU", spec->budget * 100);
-		else
-			log_info("budget: none");
-		a->budget = spec->budget;
-		probe_pool__set_budget(a->pool, spec->budget);
 	}
 	/* The new probes' shares are attached before the swap (the lock is
 	 * taken for the running members' counts). */
@@ -428,7 +431,7 @@ int agent__render_metrics(struct agent *a, struct mbuf *out)
 		series_table__clear(&t);
 	}
 	if (!err)
-		err = probe_pool__render_budget(a->pool, e);
+		err = probe_pool__render_budget(a->pool, a->probes, a->n_probes, e);
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_attach_errors_total", NULL, 0, a->attach_errors);
 	res = (struct metric_label){ "result", "ok" };
@@ -612,7 +615,7 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 	if (budget > 0) {
 		mbuf__printf(out, ", \"budget\": %.6g, \"overhead\": %.6g, \"duty\": [", budget,
 			     cost);
-		probe_pool__budget_each(a->pool, status_duty, out);
+		probe_pool__budget_each(a->pool, a->probes, a->n_probes, status_duty, out);
 		mbuf__puts(out, "]");
 	} else {
 		mbuf__puts(out, ", \"budget\": null, \"overhead\": null, \"duty\": []");
@@ -981,7 +984,7 @@ int agent__run(struct agent *a)
 			}
 			/* Replaced targets, expired probes, full per-process maps. */
 			count_attach_errors(a, probe_pool__commit(a->pool, &a->lock));
-			probe_pool__keep_budget(a->pool, &a->lock);
+			probe_pool__keep_budget(a->pool, a->probes, a->n_probes, &a->lock);
 		}
 	}
 	return err;

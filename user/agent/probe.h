@@ -51,21 +51,26 @@ void probe_pool__next_read(struct probe_pool *pool);
  * a change attaches every share again (at the next commit). */
 void probe_pool__set_budget(struct probe_pool *pool, double budget);
 /* A round of the budget (agg/budget.h): each function's rate read from
- * its share, the hottest duty-cycled to keep the total within it.  Main
+ * its share, or its log probe (of PROBES), the hottest duty-cycled to keep
+ * the total within it.  Main
  * thread; takes LOCK. */
-void probe_pool__keep_budget(struct probe_pool *pool, pthread_mutex_t *lock);
+struct agent_probe;
+void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+			     size_t n_probes, pthread_mutex_t *lock);
 /* Under a budget: cmon_agent_budget_ratio, cmon_agent_overhead_ratio and
  * per function cmon_agent_function_overhead_ratio, cmon_agent_sampled,
  * cmon_agent_calls_seen_total (families declared by the caller).  Under
  * the lock.  0 or -ENOMEM. */
 struct expo;
-int probe_pool__render_budget(struct probe_pool *pool, struct expo *e);
+int probe_pool__render_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+			      size_t n_probes, struct expo *e);
 /* Under a budget, each function of the pool: its probe (the first of its
  * share), name, attached fraction, cost now (of one CPU) and calls seen.
  * Stops at FN's first nonzero return, returned.  Under the lock. */
 typedef int (*probe_budget_fn)(void *ctx, const char *probe, const char *func, double sampled,
 			       double overhead, uint64_t seen);
-int probe_pool__budget_each(struct probe_pool *pool, probe_budget_fn fn, void *ctx);
+int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *probes,
+			    size_t n_probes, probe_budget_fn fn, void *ctx);
 /* The pool's budget and the probes' cost now (of one CPU; 0, 0: none). */
 void probe_pool__budget(const struct probe_pool *pool, double *budget, double *cost);
 /* After every probe of the pool was freed.  NULL fine. */

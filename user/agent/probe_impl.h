@@ -83,9 +83,9 @@ struct probe_gen {
 	size_t n_probes;
 	double attach_ms;
 	uint32_t kernel_max_pids;
-	/* Instrument log: the fraction of time its probes are attached
-	 * under a budget (0: always), stamped on its records. */
-	double sampled;
+	/* Instrument log under a budget: each function's duty-cycle state
+	 * (its fraction stamped on its records as sampled); NULL: none. */
+	struct budget_fn *bfn;
 	/* Instrument log: the current drain. */
 	uint64_t drained, drain_deadline_ns;
 	bool drain_cut;

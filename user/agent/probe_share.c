@@ -426,46 +426,120 @@ static double call_cost_ns(const struct probe_share *sh, size_t i)
 	return ns;
 }
 
-void probe_pool__keep_budget(struct probe_pool *pool, pthread_mutex_t *m)
+static int add_item(struct budget_item **v, size_t *n, size_t *cap, struct budget_item it)
 {
-	struct budget_item *v = NULL;
-	size_t n = 0, cap = 0;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct budget_item *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = it;
+	return 0;
+}
+
+/* A log probe's generation under the budget: its tracer's cycler. */
+static struct duty *log_duty(const struct agent_probe *p)
+{
+	const struct probe_gen *g = p->gen;
+
+	if (!g || !g->tracer || !g->bfn || g->py || p->state != PROBE_APPLIED)
+		return NULL;
+	return tracer__duty(g->tracer);
+}
+
+/* Function I of log probe P: calls seen whole (entered and returned in one
+ * window: a record each, unless lost) and what one costs. */
+static int log_func(const struct agent_probe *p, size_t i, uint64_t *seen, double *cost_ns)
+{
+	const struct probe_gen *g = p->gen;
+	struct cmon_func_stats st;
+	uint64_t run_ns, run_cnt;
+
+	if (tracer__func_stats(g->tracer, (unsigned)i, &st))
+		return -EIO;
+	*seen = st.calls - st.cut;
+	*cost_ns = (double)probe_calib__caller_cost(probe_calib__host(), &g->set->funcs[i]);
+	if (!tracer__prog_stats(g->tracer, &run_ns, &run_cnt) && run_cnt)
+		*cost_ns += 2 * (double)run_ns / (double)run_cnt;
+	return 0;
+}
+
+/* Every function under the budget: the shares', then the log probes'. */
+static int budget_items(struct probe_pool *pool, struct agent_probe *const *probes, size_t n_probes,
+			bool refresh, struct budget_item **v, size_t *n)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	*v = NULL;
+	*n = 0;
+	for (struct probe_share *sh = pool->shares; sh && !err; sh = sh->next) {
+		struct duty *d;
+
+		if (!sh->prof || !sh->bfn || !sh->seen || !sh->n_members)
+			continue;
+		if (refresh && probe_share__refresh(sh, false))
+			continue;
+		d = profiler__duty(sh->prof);
+		for (size_t i = 0; d && i < sh->set->n_funcs && !err; i++)
+			err = add_item(v, n, &cap, (struct budget_item){
+				.duty = d, .func_id = (uint32_t)i, .st = &sh->bfn[i],
+				.seen = sh->seen[i], .cost_ns = call_cost_ns(sh, i),
+				.probe = sh->members[0]->spec->id, .func = sh->set->funcs[i].name,
+			});
+	}
+	for (size_t k = 0; k < n_probes && !err; k++) {
+		struct agent_probe *p = probes[k];
+		struct duty *d = log_duty(p);
+
+		for (size_t i = 0; d && i < p->gen->set->n_funcs && !err; i++) {
+			struct budget_item it = {
+				.duty = d, .func_id = (uint32_t)i, .st = &p->gen->bfn[i],
+				.probe = p->spec->id, .func = p->gen->set->funcs[i].name,
+			};
+
+			if (!log_func(p, i, &it.seen, &it.cost_ns))
+				err = add_item(v, n, &cap, it);
+		}
+	}
+	return err;
+}
+
+void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+			     size_t n_probes, pthread_mutex_t *m)
+{
+	struct budget_item *v;
+	size_t n;
 
 	if (!(pool->budget > 0))
 		return;
 	probe__lock(m);
-	for (struct probe_share *sh = pool->shares; sh; sh = sh->next) {
-		struct duty *d;
-
-		if (!sh->prof || !sh->bfn || !sh->seen || probe_share__refresh(sh, false))
-			continue;
-		d = profiler__duty(sh->prof);
-		if (!d)
-			continue;
-		for (size_t i = 0; i < sh->set->n_funcs; i++) {
-			if (n == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct budget_item *nv = realloc(v, c * sizeof(*nv));
-
-				if (!nv)
-					goto out;
-				v = nv;
-				cap = c;
-			}
-			v[n++] = (struct budget_item){
-				.duty = d, .func_id = (uint32_t)i, .st = &sh->bfn[i],
-				.seen = sh->seen[i], .cost_ns = call_cost_ns(sh, i),
-				.probe = sh->members[0]->spec->id, .func = sh->set->funcs[i].name,
-			};
-		}
-	}
-	pool->cost = budget__keep(v, n, pool->budget);
-out:
+	if (!budget_items(pool, probes, n_probes, true, &v, &n))
+		pool->cost = budget__keep(v, n, pool->budget);
 	probe__unlock(m);
 	free(v);
 }
 
-int probe_pool__render_budget(struct probe_pool *pool, struct expo *e)
+static int render_fn(void *ctx, const char *probe, const char *func, double sampled,
+		     double overhead, uint64_t seen)
+{
+	struct expo *e = ctx;
+	struct metric_label l[2] = { { "probe", probe }, { "function", func } };
+	int err = expo__add(e, "cmon_agent_sampled", l, 2, sampled);
+
+	if (!err)
+		err = expo__add(e, "cmon_agent_function_overhead_ratio", l, 2, overhead);
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_calls_seen_total", l, 2, seen);
+	return err;
+}
+
+int probe_pool__render_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+			      size_t n_probes, struct expo *e)
 {
 	int err = 0;
 
@@ -474,42 +548,27 @@ int probe_pool__render_budget(struct probe_pool *pool, struct expo *e)
 	err = expo__add(e, "cmon_agent_budget_ratio", NULL, 0, pool->budget);
 	if (!err)
 		err = expo__add(e, "cmon_agent_overhead_ratio", NULL, 0, pool->cost);
-	for (struct probe_share *sh = pool->shares; sh && !err; sh = sh->next) {
-		if (!sh->prof || !sh->bfn || !sh->seen || !sh->n_members)
-			continue;
-		for (size_t i = 0; i < sh->set->n_funcs && !err; i++) {
-			const struct budget_fn *st = &sh->bfn[i];
-			double fr = st->fraction ? st->fraction : 1;
-			struct metric_label l[2] = { { "probe", sh->members[0]->spec->id },
-						     { "function", sh->set->funcs[i].name } };
-
-			err = expo__add(e, "cmon_agent_sampled", l, 2, fr);
-			if (!err)
-				err = expo__add(e, "cmon_agent_function_overhead_ratio", l, 2,
-						st->cpu * fr);
-			if (!err)
-				err = expo__add_u64(e, "cmon_agent_calls_seen_total", l, 2,
-						    sh->seen[i]);
-		}
-	}
+	if (!err)
+		err = probe_pool__budget_each(pool, probes, n_probes, render_fn, e);
 	return err;
 }
 
-int probe_pool__budget_each(struct probe_pool *pool, probe_budget_fn fn, void *ctx)
+int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *probes,
+			    size_t n_probes, probe_budget_fn fn, void *ctx)
 {
-	int err = 0;
+	struct budget_item *v;
+	size_t n;
+	int err;
 
-	for (struct probe_share *sh = pool->shares; sh && !err && pool->budget > 0; sh = sh->next) {
-		if (!sh->prof || !sh->bfn || !sh->seen || !sh->n_members)
-			continue;
-		for (size_t i = 0; i < sh->set->n_funcs && !err; i++) {
-			const struct budget_fn *st = &sh->bfn[i];
-			double fr = st->fraction ? st->fraction : 1;
+	if (!(pool->budget > 0))
+		return 0;
+	err = budget_items(pool, probes, n_probes, false, &v, &n);
+	for (size_t i = 0; i < n && !err; i++) {
+		double fr = v[i].st->fraction ? v[i].st->fraction : 1;
 
-			err = fn(ctx, sh->members[0]->spec->id, sh->set->funcs[i].name, fr,
-				 st->cpu * fr, sh->seen[i]);
-		}
+		err = fn(ctx, v[i].probe, v[i].func, fr, v[i].st->cpu * fr, v[i].seen);
 	}
+	free(v);
 	return err;
 }
 
