@@ -32,6 +32,9 @@
 #include "core/clock.h"
 
 #define TICK_MS 1000
+/* A round of the budget: often, so that a hot function is cut within a
+ * fraction of a second of its first calls (each round reads the maps). */
+#define BUDGET_ROUND_MS 250
 #define DRAIN_MS 100
 #define RELOAD_DEBOUNCE_MS 200
 
@@ -900,6 +903,7 @@ static bool has_log_probe(struct agent *a)
 int agent__run(struct agent *a)
 {
 	uint64_t next_tick = clock__mono_ms() + TICK_MS, reload_at = 0;
+	uint64_t next_budget = clock__mono_ms() + BUDGET_ROUND_MS;
 	bool stop = false, drain_more = false;
 	int err = 0;
 
@@ -910,6 +914,9 @@ int agent__run(struct agent *a)
 					 { .fd = a->inotify_fd, .events = POLLIN },
 					 { .fd = a->scan_fd, .events = POLLIN } };
 		uint64_t now = clock__mono_ms(), wake = next_tick;
+
+		if (a->budget > 0 && next_budget < wake)
+			wake = next_budget;
 		int timeout, n;
 
 		if (reload_at && reload_at < wake)
@@ -984,6 +991,12 @@ int agent__run(struct agent *a)
 			}
 			/* Replaced targets, expired probes, full per-process maps. */
 			count_attach_errors(a, probe_pool__commit(a->pool, &a->lock));
+		}
+		if (a->budget > 0 && now >= next_budget) {
+			next_budget = now + BUDGET_ROUND_MS;
+			pthread_mutex_lock(&a->lock);
+			probe_pool__next_read(a->pool); /* the counts of now */
+			pthread_mutex_unlock(&a->lock);
 			probe_pool__keep_budget(a->pool, a->probes, a->n_probes, &a->lock);
 		}
 	}

@@ -34,6 +34,7 @@
 
 #define MAX_PIDS_PER_FUNC 1024 /* --per-pid: distinct processes per function */
 #define TICK_S 0.1             /* how often the end of the targets is checked */
+#define BUDGET_ROUND_S 0.25    /* --budget: how often the rates are read */
 
 
 /* One line of a report: a function (and process) as the kernel summed it. */
@@ -792,7 +793,7 @@ int cmd_profile(int argc, char **argv)
 	if (r.opts.interval_s > 0)
 		next_report = r.t_start + r.opts.interval_s;
 	if (r.opts.budget > 0)
-		next_budget = r.t_start + BUDGET_PERIOD_NS / 1e9;
+		next_budget = r.t_start + BUDGET_ROUND_S;
 	while (!session_stop_signal) {
 		double now, wake;
 
@@ -807,7 +808,7 @@ int cmd_profile(int argc, char **argv)
 				log_error("keeping the budget: %s", strerror(-err));
 				goto cleanup;
 			}
-			next_budget = now + BUDGET_PERIOD_NS / 1e9;
+			next_budget = now + BUDGET_ROUND_S;
 		}
 		if (next_report && now >= next_report) {
 			err = report(&r, false);
