@@ -2,8 +2,8 @@
 /*
  * test_budget.c: the overhead budget (agg/budget.h): what a budget may be,
  * the fractions water filling gives (the cheapest whole, the rest cut to
- * one level, the total at the budget), when a change is worth making, and
- * the rate a meter reads.
+ * one level, the total at the budget), when a change is worth making, the
+ * rate a meter reads, and how a duty-cycled row's counts are scaled.
  */
 #include <errno.h>
 #include <math.h>
@@ -97,6 +97,46 @@ static void test_meter(void **state)
 	assert_true(m.seen == 5 && m.attached_ns == 1);
 }
 
+#define MS 1000000ull
+
+static void update(struct budget_scale *s, uint64_t calls, uint64_t att_ms, uint64_t el_ms,
+		   bool final)
+{
+	uint64_t seen[BUDGET_SCALE_N] = { calls, 0 };
+
+	budget_scale__update(s, seen, att_ms * MS, el_ms * MS, final);
+}
+
+/* A row's estimate: whole counts as seen; a window's scaled by its
+ * stretch's elapsed / attached; calls read with no attached time since
+ * wait for the next window (scaled alone, they spent the stretch's time on
+ * a few calls: 2,400 below instead of 3,400); at the end, the run's ratio. */
+static void test_scale(void **state)
+{
+	struct budget_scale s = {};
+
+	update(&s, 50, 0, 0, false); /* never cycled */
+	assert_true(s.est[0] == 50);
+	s = (struct budget_scale){};
+	update(&s, 100, 10, 100, false); /* 100 calls in 10 ms of 100 */
+	assert_true(fabs(s.est[0] - 1000) < 1e-9);
+	update(&s, 120, 10, 200, false); /* 20 late calls, no window since */
+	assert_true(fabs(s.est[0] - 1000) < 1e-9);
+	assert_true(s.seen[0] == 100 && s.elapsed_ns == 100 * MS);
+	update(&s, 220, 20, 300, false); /* the next window: 120 over 10 ms of 200 */
+	assert_true(fabs(s.est[0] - 3400) < 1e-9);
+	update(&s, 220, 20, 350, false); /* nothing: nothing added */
+	assert_true(fabs(s.est[0] - 3400) < 1e-9);
+	update(&s, 230, 20, 400, true); /* final: 10 at the run's 400 / 20 */
+	assert_true(fabs(s.est[0] - 3600) < 1e-9);
+	/* filtered scaled alike */
+	struct budget_scale f = {};
+	uint64_t seen[BUDGET_SCALE_N] = { 10, 4 };
+
+	budget_scale__update(&f, seen, 5 * MS, 50 * MS, false);
+	assert_true(fabs(f.est[0] - 100) < 1e-9 && fabs(f.est[1] - 40) < 1e-9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -106,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_share_floor),
 		cmocka_unit_test(test_changed),
 		cmocka_unit_test(test_meter),
+		cmocka_unit_test(test_scale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

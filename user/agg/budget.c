@@ -56,6 +56,31 @@ void budget_meter__update(struct budget_meter *m, uint64_t seen, uint64_t attach
 	m->attached_ns = attached_ns;
 }
 
+void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCALE_N],
+			  uint64_t attached_ns, uint64_t elapsed_ns, bool final)
+{
+	uint64_t da = attached_ns - s->attached_ns, de = elapsed_ns - s->elapsed_ns;
+	bool any = false;
+	double k;
+
+	for (int i = 0; i < BUDGET_SCALE_N; i++)
+		any |= seen[i] != s->seen[i];
+	if (!elapsed_ns)
+		k = 1; /* never cycled: every call seen */
+	else if (da)
+		k = (double)de / (double)da;
+	else if (any && final)
+		k = attached_ns ? (double)elapsed_ns / (double)attached_ns : 1;
+	else
+		return; /* nothing attached since: wait for the next window */
+	for (int i = 0; i < BUDGET_SCALE_N; i++) {
+		s->est[i] += (double)(seen[i] - s->seen[i]) * k;
+		s->seen[i] = seen[i];
+	}
+	s->attached_ns = attached_ns;
+	s->elapsed_ns = elapsed_ns;
+}
+
 static int by_cpu(const void *a, const void *b)
 {
 	double x = (*(const struct budget_unit *const *)a)->cpu;

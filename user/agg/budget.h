@@ -58,6 +58,29 @@ double budget__share(struct budget_unit *u, size_t n, double budget);
  * noise would otherwise move every function every period). */
 bool budget__changed(double old, double now);
 
+/*
+ * A duty-cycled row's estimate: what was seen, scaled up by the time its
+ * probes were attached.  Each update adds what was seen since the last one
+ * times elapsed / attached over the same stretch, so the estimate only
+ * grows (a counter) and follows the fraction as it changes.  Counts seen
+ * with no attached time since the last update (a window's last calls, read
+ * while its detach was under way) wait to be scaled with the next window:
+ * scaling them alone would spend the stretch's elapsed time on a few
+ * calls.  Once no window can come (FINAL: whole again, failed, stopped),
+ * they take the whole run's ratio.
+ */
+#define BUDGET_SCALE_N 2 /* counters scaled together: calls, filtered */
+struct budget_scale {
+	uint64_t seen[BUDGET_SCALE_N];     /* at the last update */
+	uint64_t attached_ns, elapsed_ns;  /* at the last update */
+	double est[BUDGET_SCALE_N];
+};
+
+/* SEEN (cumulative), and the function's ATTACHED_NS and ELAPSED_NS since
+ * it was first set (both 0: never cycled, every call seen). */
+void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCALE_N],
+			  uint64_t attached_ns, uint64_t elapsed_ns, bool final);
+
 /* Functions are cycled over a period of this (longer when a window would
  * be shorter than DUTY_MIN_WINDOW_NS). */
 #define BUDGET_PERIOD_NS 1000000000ull

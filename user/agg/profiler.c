@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/grow.h"
+#include "agg/budget.h"
 #include "core/hmap.h"
 #include "core/log.h"
 #include "probe/bpf_setup.h"
@@ -40,18 +41,11 @@ struct profiler {
 	struct func_profile out;        /* handed to the callback */
 	/* Duty cycling: each row's counts scaled so far (see scale_row);
 	 * per function, or per (function, pid) through ROW_OF. */
-	struct scaled *scaled;
+	struct budget_scale *scaled;
 	size_t n_scaled, cap_scaled;
 	struct hmap row_of;
 };
 
-/* One row's estimate: what was seen and the function's times at its last
- * read, and the scaled counts. */
-struct scaled {
-	uint64_t seen_calls, seen_filtered;
-	uint64_t attached_ns, elapsed_ns;
-	double calls, filtered;
-};
 
 /* Do all exits find the return-address slot the same way?  Then the exit
  * program need not read its cookie (values as in profile.bpf.c). */
@@ -297,7 +291,7 @@ static void sum_values(struct profiler *p)
 
 /* The estimate state of the row (FUNC_ID, PID), made at its first read;
  * NULL and errno. */
-static struct scaled *scaled_of(struct profiler *p, uint32_t func_id, uint32_t pid)
+static struct budget_scale *scaled_of(struct profiler *p, uint32_t func_id, uint32_t pid)
 {
 	uint32_t key[2] = { func_id, pid };
 	bool added;
@@ -325,23 +319,12 @@ static struct scaled *scaled_of(struct profiler *p, uint32_t func_id, uint32_t p
 	return &p->scaled[*slot];
 }
 
-/*
- * A duty-cycled function's row: what its probes saw, scaled up by the
- * time they were attached.  Each read adds what was seen since the last
- * one times elapsed / attached over the same stretch, so the estimate
- * only grows (a counter) and follows the fraction as it changes.  Calls
- * read with no attached time since the last read (a window's last calls,
- * read while its detach was under way) wait to be scaled with the next
- * window: scaling them alone would spend the stretch's elapsed time on a
- * few calls.  Once no window can come (whole again, failed, stopped),
- * they take the function's whole-run ratio.
- */
+/* A duty-cycled function's row: its counts scaled (agg/budget.h). */
 static int scale_row(struct profiler *p, struct func_profile *o)
 {
 	struct duty_stats ds;
-	struct scaled *sc;
-	uint64_t dc, df, da, de;
-	double k;
+	struct budget_scale *sc;
+	uint64_t seen[BUDGET_SCALE_N];
 
 	o->seen_calls = o->calls;
 	o->sampled = 1;
@@ -352,28 +335,12 @@ static int scale_row(struct profiler *p, struct func_profile *o)
 	if (!sc)
 		return -ENOMEM;
 	o->sampled = ds.fraction;
-	dc = o->calls - sc->seen_calls;
-	df = o->filtered - sc->seen_filtered;
-	da = ds.attached_ns - sc->attached_ns;
-	de = ds.elapsed_ns - sc->elapsed_ns;
-	if (!ds.elapsed_ns)
-		k = 1; /* never cycled: every call seen */
-	else if (da)
-		k = (double)de / (double)da;
-	else if ((dc || df) && (!ds.period_ns || ds.failed || ds.stopped))
-		k = ds.attached_ns ? (double)ds.elapsed_ns / (double)ds.attached_ns : 1;
-	else
-		k = 0; /* nothing attached since: wait for the next window */
-	if (k > 0) {
-		sc->calls += (double)dc * k;
-		sc->filtered += (double)df * k;
-		sc->seen_calls = o->calls;
-		sc->seen_filtered = o->filtered;
-		sc->attached_ns = ds.attached_ns;
-		sc->elapsed_ns = ds.elapsed_ns;
-	}
-	o->calls = (uint64_t)(sc->calls + 0.5);
-	o->filtered = (uint64_t)(sc->filtered + 0.5);
+	seen[0] = o->calls;
+	seen[1] = o->filtered;
+	budget_scale__update(sc, seen, ds.attached_ns, ds.elapsed_ns,
+			     !ds.period_ns || ds.failed || ds.stopped);
+	o->calls = (uint64_t)(sc->est[0] + 0.5);
+	o->filtered = (uint64_t)(sc->est[1] + 0.5);
 	return 0;
 }
 
