@@ -133,4 +133,6 @@ def test_fleet_daemonset():
     # The example spec is one the agent takes.
     code, out, err = run([CMON, "agent", "--check", "--spec",
                           os.path.join(FLEET, "probes.yaml")])
-    eq((code, out.splitlines()[-1]), (0, "2 probes, 0 invalid"), "cmon agent --check: %s" % err)
+    eq((code, out.splitlines()[-2:]),
+       (0, ["%s: budget: the probes may cost 1%% of one CPU" % os.path.join(FLEET, "probes.yaml"),
+            "2 probes, 0 invalid"]), "cmon agent --check: %s" % err)
