@@ -29,8 +29,8 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py);
 	# clickhouse-server takes the records of test_clickhouse.py; python3-yaml reads
 	# the DaemonSet of test_fleet.py
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz python3-yaml
-clickhouse-server" ;;
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
+python3-yaml clickhouse-server" ;;
 esac
 missing=
 for p in $pkgs; do

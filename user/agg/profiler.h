@@ -79,6 +79,7 @@ struct func_profile {
 	 * of the calls seen. */
 	uint64_t seen_calls;
 	double sampled;
+	uint64_t self_sum_ns;      /* --py: latency less the traced callees' (0: not known) */
 };
 
 /* Returns NULL and sets errno. */
