@@ -9,7 +9,7 @@ import os
 import subprocess
 import time
 
-from cmonlib import Skip, check, cmon, eq, read_text, target, tmpfile, trace
+from cmonlib import HANG, Skip, check, cmon, eq, read_text, target, tmpfile, trace
 
 
 def test_launcher_calls_not_recorded():
@@ -101,7 +101,7 @@ def test_sigint_while_starting_with_sigint_ignored():
     time.sleep(0.05)
     p.send_signal(signal.SIGINT)
     try:
-        p.communicate(timeout=20)
+        p.communicate(timeout=HANG)
     except subprocess.TimeoutExpired:
         p.kill()
         p.communicate()

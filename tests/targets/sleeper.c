@@ -13,6 +13,9 @@
  *                  every tenth tick() once; TICKS ticks.  Prints "paced
  *                  count_me=N tick=M" (the budget tests: one hot function
  *                  at a steady rate, one cold)
+ *   hold MS        nap(MS * 1000), then wait for a line on stdin, then nap
+ *                  once more: what cmon wrote before the line it wrote
+ *                  while the program ran
  *
  * --wait prints "ready PID" and waits for a line on stdin first (the test
  * attaches in between).  Functions are noinline and global so they stay in
@@ -143,7 +146,17 @@ static int run(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[0], "paced"))
 		return paced(atoi(argv[1]), atoi(argv[2]));
-	fprintf(stderr, "usage: sleeper [--wait] naps | count N | loop MS N | paced K TICKS\n");
+	if (argc >= 2 && !strcmp(argv[0], "hold")) {
+		char line[64];
+
+		nap(atol(argv[1]) * 1000);
+		if (!fgets(line, sizeof(line), stdin))
+			return 3;
+		nap(atol(argv[1]) * 1000);
+		printf("hold done\n");
+		return 0;
+	}
+	fprintf(stderr, "usage: sleeper [--wait] naps | count N | loop MS N | hold MS | paced K TICKS\n");
 	return 2;
 }
 
