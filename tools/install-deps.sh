@@ -28,10 +28,11 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); xz packs
 	# the unit tests' MiniDebugInfo fixture (not in a minimal Debian); rustc
-	# (1.63) builds test_rust.py's programs; clickhouse-server takes the records
-	# of test_clickhouse.py; python3-yaml reads the DaemonSet of test_fleet.py
+	# (1.63) builds test_rust.py's programs; libc6-dbg names the implementations
+	# libc's IFUNCs pick (local symbols: test_programs.py); clickhouse-server takes
+	# the records of test_clickhouse.py; python3-yaml reads the DaemonSet of test_fleet.py
 	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
-xz-utils rustc python3-yaml clickhouse-server" ;;
+xz-utils rustc libc6-dbg python3-yaml clickhouse-server" ;;
 esac
 missing=
 for p in $pkgs; do

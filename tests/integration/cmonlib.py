@@ -33,7 +33,7 @@ CMON = os.path.abspath(os.environ.get("CMON") or os.path.join(OUT, "cmon"))
 TARGETS = os.path.join(OUT, "targets")
 
 COLUMNS = ["ts_ns", "pid", "tid", "comm", "func", "depth", "arg0", "arg1", "arg2",
-           "arg3", "arg4", "arg5", "ret", "latency_ns", "rss_entry", "rss_exit",
+           "arg3", "arg4", "arg5", "ret", "latency_ns", "latency_lt_ns", "rss_entry", "rss_exit",
            "vms_entry", "vms_exit", "status", "module"]
 STRING_COLUMNS = {"comm", "func", "status", "module"}
 MiB = 1 << 20

@@ -34,6 +34,15 @@ $(TARGET_DIR)/cxx_throw: tests/targets/cxx_throw.cpp
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
 
+# An exception through a frame with a destructor: _Unwind_Resume (issue 29).
+TARGETS += $(TARGET_DIR)/cxx_cleanup
+targets: $(TARGET_DIR)/cxx_cleanup
+
+$(TARGET_DIR)/cxx_cleanup: tests/targets/cxx_cleanup.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
+
 # The program `make demo` traces.
 $(OUT)/demo/kvstore: tools/demo/kvstore.c
 	$(call msg,TARGET,$@)
@@ -204,6 +213,15 @@ $(TARGET_DIR)/calls_fp: tests/targets/calls.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -no-pie -fcf-protection=none $< -o $@
 
+# The same as a PIE (--stack: frames named after the process is gone).
+TARGETS += $(TARGET_DIR)/calls_pie_fp
+targets: $(TARGET_DIR)/calls_pie_fp
+
+$(TARGET_DIR)/calls_pie_fp: tests/targets/calls.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -fPIE -pie -fcf-protection=none $< -o $@
+
 # Source lines for --line (test_lines.py), -O0, -O1 and -O2.
 TARGETS += $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
 targets: $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
@@ -270,6 +288,17 @@ TARGETS += $(TARGET_DIR)/gowork
 targets: $(TARGET_DIR)/gowork
 
 $(TARGET_DIR)/gowork: tests/targets/gowork.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \
+		go build -o $@ $<
+
+# Go calls pending when a trace ends (issue 29), and stacks grown by
+# runtime.morestack while traced.
+TARGETS += $(TARGET_DIR)/gopending
+targets: $(TARGET_DIR)/gopending
+
+$(TARGET_DIR)/gopending: tests/targets/gopending.go
 	$(call msg,GO,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \

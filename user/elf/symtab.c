@@ -844,6 +844,32 @@ const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t ad
 	return best;
 }
 
+bool symtab__offset_at_addr(const struct symtab *st, uint64_t addr, uint64_t *off)
+{
+	for (size_t i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *s = &st->segs[i];
+
+		if (addr >= s->vaddr && addr - s->vaddr < s->filesz) {
+			*off = s->offset + (addr - s->vaddr);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool symtab__addr_at_offset(const struct symtab *st, uint64_t off, uint64_t *addr)
+{
+	for (size_t i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *s = &st->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*addr = s->vaddr + (off - s->offset);
+			return true;
+		}
+	}
+	return false;
+}
+
 long symtab__read_code(const struct symtab *st, uint64_t addr, void *buf, size_t len)
 {
 	const struct symtab_seg *seg = NULL;

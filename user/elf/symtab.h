@@ -66,6 +66,12 @@ const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t ad
 /* Copy up to LEN bytes of the file's contents at virtual address ADDR (in
  * an executable PT_LOAD segment) into BUF.  Returns the count copied
  * (short at the segment end) or a negative errno. */
+/* The file offset of address ADDR (in a loaded segment): true and *OFF. */
+bool symtab__offset_at_addr(const struct symtab *st, uint64_t addr, uint64_t *off);
+
+/* The address at file offset OFF (in a loaded segment): true and *ADDR. */
+bool symtab__addr_at_offset(const struct symtab *st, uint64_t off, uint64_t *addr);
+
 long symtab__read_code(const struct symtab *st, uint64_t addr, void *buf, size_t len);
 
 /* Lower-case hex GNU build-id, or NULL when the file has none.  Owned by st. */
