@@ -309,6 +309,10 @@ struct cmon_frame {
 #define CMON_FRAME_STEP 16u       /* the step probe has not fired yet (step_ns an estimate) */
 #define CMON_FRAME_NO_URET 32u    /* entered past the kernel's nested uretprobes: a
 				   * return through one is not seen (lost, not noreturn) */
+/* The high half of a frame's flags: the function's duty-cycle generation
+ * at its entry (shadow_stack.bpf.h, duty_gen), when its probes are
+ * attached and detached by turns (the agent's budget). */
+#define CMON_FRAME_GEN_SHIFT 16
 
 /*
  * Coroutine stacks (shadow_stack.bpf.h): the regions a process made
@@ -359,6 +363,9 @@ struct cmon_func_stats {
 	__u64 unchanged;    /* --on-change: the value was the last one, no record */
 	__u64 lost_uret;    /* return not seen: nested past the kernel's
 			     * CMON_KERNEL_URET_DEPTH uretprobes */
+	__u64 cut;          /* duty cycling: entered while the probes were
+			     * attached, returned after they were detached
+			     * (its return unseen): no record */
 };
 
 /* The kernel installs at most this many nested uretprobes per thread
@@ -863,7 +870,7 @@ _Static_assert(sizeof(struct cmon_call_rec) == 152, "cmon_call_rec layout");
 _Static_assert(sizeof(struct cmon_consumer) == 64, "cmon_consumer layout");
 _Static_assert(sizeof(struct cmon_batch) == 64 + CMON_BATCH * 152 && sizeof(struct cmon_batch) % 64 == 0,
 	       "cmon_batch layout");
-_Static_assert(sizeof(struct cmon_func_stats) == 72, "cmon_func_stats layout");
+_Static_assert(sizeof(struct cmon_func_stats) == 80, "cmon_func_stats layout");
 _Static_assert(sizeof(struct cmon_capture_batch) == 64 + CMON_CAPBATCH_BYTES + CMON_CAPBATCH_REC_MAX,
 	       "cmon_capture_batch layout");
 _Static_assert(sizeof(struct cmon_capture_rec) == 32 && sizeof(struct cmon_capture_item) == 8,

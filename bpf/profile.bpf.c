@@ -229,6 +229,8 @@ static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr
 
 	if (fr->flags & CMON_FRAME_QUIET)
 		return; /* --focus only, or deeper than --max-depth: not counted */
+	if (frame_stale(fr))
+		return; /* duty cycling: it may well have returned while detached */
 	v = value_of(fr->func_id, task->tgid, true, &cause);
 	if (!v)
 		return;
@@ -481,6 +483,8 @@ static __always_inline void count_return(struct task_struct *task, struct cmon_f
 	__u32 b, cause;
 	__u64 lat;
 
+	if (frame_stale(fr))
+		return; /* duty cycling: counted at entry, its return not timed */
 	lat = frame_latency_net(fr, ts); /* child_ns is 0 without targ_child_cost */
 	if (targ_lat_bias) {
 		__u32 *bias = bpf_map_lookup_elem(&prof_lat_bias, &fr->func_id);

@@ -132,10 +132,45 @@ static __always_inline struct cmon_shadow_stack *shadow_stack_get(struct task_st
  */
 const volatile __u32 targ_step_lead_ns = 0;
 
-/* A new frame of an entry with COOKIE. */
+/*
+ * Duty cycling (the agent's budget): a function's probes are attached for
+ * a part of each period and detached for the rest, and user space bumps
+ * its generation here before each attach.  A frame carries the generation
+ * of its entry; one from an earlier window (its return came while the
+ * probes were away, or comes now, after a new attach) is let go without
+ * a latency: a return seen in a later window may be another call's, made
+ * while nothing was attached, at the same stack slot.
+ */
+const volatile bool targ_duty = false;
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* functions, with targ_duty */
+	__type(key, __u32);
+	__type(value, __u32);
+} duty_gen SEC(".maps");
+
+static __always_inline __u32 duty_gen_of(__u32 func_id)
+{
+	__u32 *g;
+
+	if (!targ_duty)
+		return 0;
+	g = bpf_map_lookup_elem(&duty_gen, &func_id);
+	return g ? *g & 0xffff : 0;
+}
+
+/* FR was entered in an earlier attached window of its function. */
+static __always_inline bool frame_stale(const struct cmon_frame *fr)
+{
+	return targ_duty && (fr->flags >> CMON_FRAME_GEN_SHIFT) != duty_gen_of(fr->func_id);
+}
+
+/* A new frame of an entry with COOKIE (its func_id set). */
 static __always_inline void frame_init(struct cmon_frame *fr, __u64 cookie)
 {
 	struct uprobe_task *ut = bpf_get_current_task_btf()->utask;
+
+	fr->flags |= duty_gen_of(fr->func_id) << CMON_FRAME_GEN_SHIFT;
 
 	/* Past the kernel's nested uretprobes (this call's is not made yet):
 	 * a return through one will not come.  Direct loads: no helper. */

@@ -99,6 +99,15 @@ static __always_inline bool frame_kept(struct cmon_frame *fr, __u32 flags, __u64
 	enum expr_verdict ev;
 	struct cmon_func_stats *st;
 
+	if (frame_stale(fr)) {
+		/* duty cycling: its window closed before it returned */
+		st = stats_of(fr->func_id);
+		if (st && !(fr->flags & CMON_FRAME_QUIET))
+			st->cut++;
+		if (targ_capture || targ_stack)
+			drop_entry_records(fr);
+		return false;
+	}
 	if (!targ_expr || (fr->flags & CMON_FRAME_QUIET))
 		return true;
 	ev = expr_decide(fr->func_id, bpf_get_current_pid_tgid() >> 32, fr->args, ret,

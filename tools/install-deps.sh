@@ -31,9 +31,10 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# (1.63) builds test_rust.py's programs; libc6-dbg names the implementations
 	# libc's IFUNCs pick (local symbols: test_programs.py); debuginfod serves
 	# split debug files, podman/runc/conmon/debootstrap run containers
-	# (test_debuginfod.py, test_containers.py)
+	# (test_debuginfod.py, test_containers.py); clickhouse-server takes the
+	# records of test_clickhouse.py; python3-yaml reads the DaemonSet of test_fleet.py
 	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
-xz-utils rustc libc6-dbg debuginfod podman runc conmon debootstrap" ;;
+xz-utils rustc libc6-dbg debuginfod podman runc conmon debootstrap python3-yaml clickhouse-server" ;;
 fuzz) # `make fuzz`: clang's libFuzzer and sanitizer runtimes
 	pkgs="$pkgs libclang-rt-14-dev" ;;
 esac

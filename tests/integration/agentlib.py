@@ -76,11 +76,12 @@ class Agent:
     """`cmon agent --spec SPEC --listen 127.0.0.1:0`, stderr to a file; the
     port it got is read from its "ready" line."""
 
-    def __init__(self, spec_path, extra=(), exe=None):
-        """EXE: a cmon-agent executable to run instead of `cmon agent`."""
+    def __init__(self, spec_path, extra=(), exe=None, prefix=()):
+        """EXE: a cmon-agent executable to run instead of `cmon agent`.
+        PREFIX: a command that execs the agent (setpriv ...): same pid."""
         self.err_path = os.path.join(tmpdir(), "agent-%d.err" % time.monotonic_ns())
         with open(self.err_path, "wb") as err:
-            self.p = subprocess.Popen(([exe] if exe else [CMON, "agent"]) +
+            self.p = subprocess.Popen(list(prefix) + ([exe] if exe else [CMON, "agent"]) +
                                       ["--spec", spec_path, "--listen", "127.0.0.1:0"] +
                                       list(extra),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -354,9 +354,14 @@ def proc_status(pid, key):
 # ---------------------------------------------------------------- BPF objects
 
 def _bpftool(*args):
-    code, out, err = run(["bpftool", "-j"] + list(args), timeout=HANG)
-    check(code == 0, "bpftool %s failed: %s" % (" ".join(args), err.strip()))
-    return json.loads(out or "[]")
+    # A listing fails, saying nothing, when a link it found goes before it
+    # reads it (other processes' probes come and go): asked again.
+    for _ in range(5):
+        code, out, err = run(["bpftool", "-j"] + list(args), timeout=HANG)
+        if code == 0:
+            return json.loads(out or "[]")
+        time.sleep(0.05)
+    check(False, "bpftool %s failed: %s" % (" ".join(args), err.strip()))
 
 
 def bpf_snapshot():

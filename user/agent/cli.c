@@ -156,6 +156,8 @@ static int check_spec(const char *path)
 			       probe_instrument__name(p->instrument), p->target);
 		}
 	}
+	if (spec->budget > 0)
+		printf("%s: budget: the probes may cost %g%% of one CPU\n", path, spec->budget * 100);
 	printf("%zu probe%s, %zu invalid\n", spec->n_probes, spec->n_probes == 1 ? "" : "s", bad);
 	agent_spec__free(spec);
 	return bad ? CMON_EXIT_ERROR : CMON_EXIT_OK;

@@ -63,6 +63,19 @@ static int caps_get(struct __user_cap_data_struct d[2])
 	return syscall(SYS_capget, &h, d) ? -errno : 0;
 }
 
+int agent_privs__can_drop_thread(void)
+{
+	struct __user_cap_data_struct d[2];
+	int err = caps_get(d);
+
+	if (err)
+		return err;
+	/* setresuid/setresgid/setgroups to nobody */
+	return (d[0].effective & (1u << CAP_SETUID)) && (d[0].effective & (1u << CAP_SETGID))
+		       ? 0
+		       : -EPERM;
+}
+
 int agent_privs__drop(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -73,7 +86,9 @@ int agent_privs__drop(void)
 	/* The bounding set first: dropping from it needs CAP_SETPCAP, which
 	 * is about to go. */
 	for (int c = 0; c <= last; c++) {
-		if (keep & (1ull << c))
+		/* one already gone (a unit's CapabilityBoundingSet): nothing to
+		 * drop, and no CAP_SETPCAP needed for it */
+		if ((keep & (1ull << c)) || prctl(PR_CAPBSET_READ, c, 0, 0, 0) != 1)
 			continue;
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL && !err)
 			err = -errno;

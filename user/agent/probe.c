@@ -172,7 +172,28 @@ int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
 		return -EINVAL;
 	}
 	id = probe_gen__ident(s->target);
-	if (s->instrument == INSTR_LOG && !p->log) {
+	if (s->instrument == INSTR_LOG && s->log_clickhouse && !p->ch) {
+		/* A server that does not answer yet is waited for (records
+		 * held); one that answers with an error fails the probe. */
+		struct ch_sink_opts co = { .url = s->log_clickhouse, .cgroup = s->cgroup,
+					   .defer_setup = true };
+		struct out_sink *ch = NULL;
+		struct errcap cap;
+
+		probe__errcap_begin(&cap, s->id);
+		err = ch_sink__open(&co, &ch);
+		msg = probe__errcap_end(&cap);
+		probe__lock(m);
+		p->ch = ch;
+		if (err)
+			probe__set_error(p, msg ? msg : strerror(-err));
+		probe__unlock(m);
+		free(msg);
+		msg = NULL;
+		if (err)
+			return err;
+	}
+	if (s->instrument == INSTR_LOG && s->log_path && !p->log) {
 		char *why = NULL;
 		struct logsink *ls = logsink__open(s->log_path, s->log_max_bytes, s->log_keep, &why);
 
@@ -427,6 +448,7 @@ void agent_probe__free(struct agent_probe *p)
 		probe_share__drop(p->gen->share, p);
 	probe_gen__free(p->gen);
 	logsink__close(p->log);
+	out_sink__free(p->ch); /* what it holds goes out first (its linger) */
 	pid_cap__free(p->cap);
 	cgroup_names__free(p->cg_names);
 	free(p->cgroup_label);

@@ -34,6 +34,7 @@ void probe_gen__free(struct probe_gen *g)
 	pytrace__free(g->py); /* its hook restored first */
 	pipeline__free(g->pipe);
 	free(g->exprs);
+	free(g->bfn);
 	pyprof__free(g->pp);
 	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
 		free(g->names[i]);
@@ -142,8 +143,16 @@ static int on_call(void *ctx, const struct cmon_call_rec *rec, struct call_recor
 		if (!cr.cgroup)
 			cr.cgroup = p->cgroup_label;
 	}
-	if (!p->log || logsink__write(p->log, &cr))
+	if (g->bfn && rec->func_id < g->set->n_funcs && g->bfn[rec->func_id].fraction > 0 &&
+	    g->bfn[rec->func_id].fraction < 1)
+		cr.sampled = g->bfn[rec->func_id].fraction;
+	if (p->ch) {
+		/* < 0: not taken (memory); > 0: dropped, the sink counts it */
+		if (p->ch->ops->write(p->ch, &cr, 0) < 0)
+			__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
+	} else if (!p->log || logsink__write(p->log, &cr)) {
 		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
+	}
 	/* A drain has a time budget: a busy function must not keep the main
 	 * loop from signals, reloads and lifespans. */
 	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {
@@ -185,6 +194,13 @@ static int attach_pipeline(struct probe_gen *g, const struct probe_spec *s,
 	to->filter_cgroup_level = cg->level;
 	to->ringbuf_bytes = 0; /* the default: drained every 100 ms */
 	to->exprs = g->exprs;
+	/* Under a budget: each function's links apart, to be duty-cycled. */
+	to->duty = !s->n_py && g->owner->pool && g->owner->pool->budget > 0;
+	if (to->duty) {
+		g->bfn = calloc(g->set->n_funcs + 1, sizeof(*g->bfn));
+		if (!g->bfn)
+			return -ENOMEM;
+	}
 	g->pipe = pipeline__new(g->set, pl);
 	if (!g->pipe)
 		err = -errno;

@@ -175,6 +175,19 @@ int agent_probe__read(struct agent_probe *p, struct series_table *out, struct pr
 	tot->run_cnt += p->base_run_cnt;
 	if (p->log)
 		tot->records = logsink__records(p->log);
+	if (p->ch) {
+		struct ch_stats st;
+
+		ch_sink__stats(p->ch, &st);
+		tot->ch = true;
+		tot->records = st.inserted;
+		tot->lost += st.dropped + st.lost;
+		tot->ch_pending = st.pending;
+		tot->ch_dropped = st.dropped;
+		tot->ch_lost = st.lost;
+		tot->ch_errors = st.errors;
+		tot->ch_up = st.up;
+	}
 	tot->lost += __atomic_load_n(&p->log_errors, __ATOMIC_RELAXED); /* the file did not take */
 	if (p->spec->instrument != INSTR_LOG && !p->spec->error)
 		tot->have_run = true;

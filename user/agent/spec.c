@@ -16,9 +16,11 @@
 #include <yaml.h>
 #include "agent/yaml_limits.h"
 #include "agent/spec.h"
+#include "agg/budget.h"
 #include "agg/hist_arg.h"
 #include "filter/expr.h"
 #include "core/file.h"
+#include "output/ch_url.h"
 
 #define SPEC_MAX_BYTES (4u << 20) /* a spec larger than this is a mistake */
 #define SPEC_MAX_PROBES 10000u
@@ -393,7 +395,8 @@ static int parse_log(struct pstate *st, yaml_node_t *n)
 	int err = 0;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return probe_fail(p, n, "'log' must be a mapping {path, max_bytes, keep}");
+		return probe_fail(p, n, "'log' must be a mapping {path, max_bytes, keep} or "
+				  "{clickhouse}");
 	for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top && !err; pair++) {
 		yaml_node_t *k = yaml_document_get_node(st->doc, pair->key);
 		yaml_node_t *val = yaml_document_get_node(st->doc, pair->value);
@@ -403,7 +406,15 @@ static int parse_log(struct pstate *st, yaml_node_t *n)
 			err = probe_fail(p, k, "'log' keys must be strings");
 		else if (!strcmp(key, "path"))
 			err = get_string(p, val, "log.path", &p->log_path);
-		else if (!strcmp(key, "max_bytes")) {
+		else if (!strcmp(key, "clickhouse")) {
+			struct ch_url u = {};
+			char why[256];
+
+			err = get_string(p, val, "log.clickhouse", &p->log_clickhouse);
+			if (!err && ch_url__parse(p->log_clickhouse, &u, why, sizeof(why)))
+				err = probe_fail(p, val, "'log.clickhouse': bad ClickHouse URL: %s", why);
+			ch_url__free(&u);
+		} else if (!strcmp(key, "max_bytes")) {
 			err = get_uint(p, val, "log.max_bytes", UINT64_MAX, true, &v);
 			if (!err && v < 4096)
 				err = probe_fail(p, val, "'log.max_bytes' must be at least 4096");
@@ -412,11 +423,12 @@ static int parse_log(struct pstate *st, yaml_node_t *n)
 			err = get_uint(p, val, "log.keep", 100, false, &v);
 			p->log_keep = (unsigned)v;
 		} else {
-			err = probe_fail(p, k, "unknown key 'log.%s' (path, max_bytes, keep)", key);
+			err = probe_fail(p, k, "unknown key 'log.%s' (path, max_bytes, keep, "
+					 "clickhouse)", key);
 		}
 	}
-	if (!err && !p->log_path)
-		err = probe_fail(p, n, "'log' needs a 'path'");
+	if (!err && !p->log_path == !p->log_clickhouse)
+		err = probe_fail(p, n, "'log' needs a 'path' or a 'clickhouse' URL (one of them)");
 	return err;
 }
 
@@ -580,7 +592,8 @@ static int validate(struct pstate *st, yaml_node_t *n)
 	if (p->instrument != INSTR_ARG && st->have_arg)
 		return probe_fail(p, n, "'arg' is only for instrument arg");
 	if (p->instrument == INSTR_LOG && !st->have_log)
-		return probe_fail(p, n, "instrument log needs 'log: {path: ...}'");
+		return probe_fail(p, n, "instrument log needs 'log: {path: ...}' or "
+				  "'log: {clickhouse: URL}'");
 	if (p->instrument != INSTR_LOG && st->have_log)
 		return probe_fail(p, n, "'log' is only for instrument log");
 	if (p->instrument == INSTR_LOG && (p->per_pid || st->have_metric || p->n_labels))
@@ -802,7 +815,18 @@ int agent_spec__parse(const char *text, size_t len, struct agent_spec **out, cha
 			probes = yaml_document_get_node(&doc, pair->value);
 			continue;
 		}
-		err = doc_error(errmsg, "line %zu: unknown key '%s' (the spec has 'probes')",
+		if (key && !strcmp(key, "budget")) {
+			yaml_node_t *v = yaml_document_get_node(&doc, pair->value);
+			const char *why = NULL;
+
+			if (budget__parse(scalar(v), &s->budget, &why)) {
+				err = doc_error(errmsg, "line %zu: budget: '%s': %s",
+						v->start_mark.line + 1, scalar(v) ? scalar(v) : "?", why);
+				goto cleanup;
+			}
+			continue;
+		}
+		err = doc_error(errmsg, "line %zu: unknown key '%s' (the spec has 'probes' and 'budget')",
 				k->start_mark.line + 1, key ? key : "?");
 		goto cleanup;
 	}
@@ -895,6 +919,7 @@ static void probe_spec__clear(struct probe_spec *p)
 	}
 	free(p->labels);
 	free(p->log_path);
+	free(p->log_clickhouse);
 	free(p->arg_name);
 	free(p->if_expr);
 	free(p->error);
@@ -934,6 +959,7 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 	    a->per_pid != b->per_pid || a->max_pids != b->max_pids ||
 	    a->max_functions != b->max_functions ||
 	    a->lifespan_ms != b->lifespan_ms || !str_eq(a->log_path, b->log_path) ||
+	    !str_eq(a->log_clickhouse, b->log_clickhouse) ||
 	    a->log_max_bytes != b->log_max_bytes || a->log_keep != b->log_keep ||
 	    !str_eq(a->error, b->error))
 		return false;
@@ -985,6 +1011,7 @@ struct probe_spec *probe_spec__dup(const struct probe_spec *s)
 	err |= dup_str(s->cgroup, &d->cgroup);
 	err |= dup_str(s->metric, &d->metric);
 	err |= dup_str(s->log_path, &d->log_path);
+	err |= dup_str(s->log_clickhouse, &d->log_clickhouse);
 	err |= dup_str(s->arg_name, &d->arg_name);
 	err |= dup_str(s->if_expr, &d->if_expr);
 	err |= dup_str(s->error, &d->error);

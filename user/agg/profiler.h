@@ -56,6 +56,9 @@ struct profiler_opts {
 	 * (profiler__gate_new, profiler__gate_set).  GEN 0: no gate. */
 	uint32_t gen;
 	int gate_fd;
+	/* Functions may be duty-cycled (profiler__duty): their counts are
+	 * then scaled by the time their probes were attached. */
+	bool duty;
 };
 
 struct func_profile {
@@ -71,6 +74,13 @@ struct func_profile {
 	uint64_t arg_hist[HIST_ARG_NBUCKETS]; /* log2 (or linear) of hist_arg */
 	uint64_t arg_overflow;     /* linear: values beyond the last bucket */
 	uint64_t filtered;         /* --if was false: not in calls */
+	/* Duty cycling: calls and filtered are estimates, what was seen
+	 * scaled by elapsed / attached time; SEEN_CALLS the entries counted,
+	 * SAMPLED the fraction of time the function is attached now (1:
+	 * whole, every call counted).  Latencies and histograms are those
+	 * of the calls seen. */
+	uint64_t seen_calls;
+	double sampled;
 	uint64_t self_sum_ns;      /* --py: latency less the traced callees' (0: not known) */
 };
 
@@ -121,6 +131,11 @@ void profiler__woken(struct profiler *p);
 
 /* The followed processes (profiler_opts.follow), or NULL. */
 struct follow *profiler__follow(const struct profiler *p);
+
+/* opts.duty, attached: its duty cycler (probe/duty.h), by function id of
+ * the set; NULL and errno. */
+struct duty;
+struct duty *profiler__duty(struct profiler *p);
 
 void profiler__detach(struct profiler *p);
 void profiler__free(struct profiler *p); /* NULL fine */

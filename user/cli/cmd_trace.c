@@ -31,6 +31,8 @@
 #include "event/spool.h"
 #include "event/stacks.h"
 #include "event/store_sink.h"
+#include "output/ch_url.h"
+#include "output/clickhouse.h"
 #include "output/outpath.h"
 #include "output/router.h"
 #include "output/sink.h"
@@ -442,7 +444,12 @@ static int make_router(struct trace_run *r)
 	struct out_sink *sink = NULL;
 	int err = 0;
 
-	if (r->kind == CMD_CAPTURE) {
+	if (r->opts.output && ch_url__is(r->opts.output)) {
+		/* a table, for trace and capture alike (captures in a column) */
+		err = ch_sink__open(&(struct ch_sink_opts){ .url = r->opts.output }, &sink);
+		if (err)
+			return err;
+	} else if (r->kind == CMD_CAPTURE) {
 		err = store_opts(r);
 		if (err) {
 			log_error("out of memory");
@@ -585,6 +592,8 @@ static uint64_t report(struct trace_run *r)
 					"call)\n", (unsigned long long)lost);
 		return 0;
 	}
+	/* records an output dropped and went on (a full buffer) */
+	lost += out_router__dropped(r->router);
 	if (r->opts.quiet)
 		return lost + lost_captures;
 	fprintf(stderr, "cmon: events written: %llu", (unsigned long long)written(r, SIZE_MAX));
@@ -595,9 +604,12 @@ static uint64_t report(struct trace_run *r)
 	if (r->stacks && stack_book__dropped(r->stacks))
 		fprintf(stderr, "cmon: stacks dropped: %llu (calls written without their stack)\n",
 			(unsigned long long)stack_book__dropped(r->stacks));
-	if (unwritten(r))
+	if (unwritten(r) && r->write_err)
 		fprintf(stderr, "cmon: events not written: %llu (the output failed: %s)\n",
 			(unsigned long long)unwritten(r), strerror(-r->write_err));
+	else if (unwritten(r))
+		fprintf(stderr, "cmon: events not written: %llu (dropped: the output's buffer "
+			"was full)\n", (unsigned long long)unwritten(r));
 	if (r->opts.if_expr)
 		fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
 			(unsigned long long)filtered);
@@ -713,6 +725,8 @@ static const char *spool_dir(struct trace_run *r)
 
 	free(r->spool_dir);
 	r->spool_dir = NULL;
+	if (out && ch_url__is(out))
+		return NULL; /* a server's table: a temporary folder */
 	if (r->kind == CMD_CAPTURE && out && !out_path__per_process(out))
 		return out; /* the store's folder, made by now */
 	if (!out)

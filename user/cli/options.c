@@ -7,9 +7,11 @@
 #include <string.h>
 #include "agg/hist.h"
 #include "agg/hist_arg.h"
+#include "agg/budget.h"
 #include "core/log.h"
 #include "dwarf/plan.h"
 #include "filter/expr.h"
+#include "output/ch_url.h"
 #include "output/outpath.h"
 #include "event/watcher.h"
 #include "cli/commands.h"
@@ -117,6 +119,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "latencies with the probe's own cost in them (not\nsubtracted)" },
 	{ "interval", OPT_INTERVAL, "SECONDS", P,
 	  "print the table every SECONDS (cumulative), and at the end" },
+	{ "budget", OPT_BUDGET, "PCT", P,
+	  "the probes may cost at most PCT of one CPU (1%): the\n"
+	  "hottest functions duty-cycled, their counts estimates" },
 	{ "format", 'F', "FMT", T,
 	  "text (default), csv, json (JSON Lines), chrome (Perfetto),\n"
 	  "tree (nested per thread), folded (flame graphs)" },
@@ -125,10 +130,12 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "output", 'o', "FILE", T,
 	  "write records to FILE instead of stdout; %p / %r in FILE:\n"
 	  "one file per process (pid / rank); unix:PATH serves them\n"
-	  "live on a unix socket (JSON Lines)" },
+	  "live on a unix socket (JSON Lines); clickhouse://HOST:PORT/\n"
+	  "DB.TABLE inserts them into a ClickHouse table" },
 	{ "output", 'o', "DIR", C,
 	  "the store's folder (never overwritten); %p / %r in DIR: one\n"
-	  "store per process (pid / rank)" },
+	  "store per process (pid / rank); clickhouse://HOST:PORT/DB.TABLE:\n"
+	  "into a ClickHouse table instead (captures in a column)" },
 	{ "output", 'o', "FILE", P, "write the reports to FILE instead of stdout" },
 	{ NULL, 0, NULL, TC, "typed arguments (from DWARF when the program has it):" },
 	{ "capture", OPT_CAPTURE, "NAME=EXPR", TC,
@@ -668,6 +675,15 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			}
 			break;
 		}
+		case OPT_BUDGET: {
+			const char *why = NULL;
+
+			if (budget__parse(optarg, &o->budget, &why)) {
+				log_error("%s: invalid --budget '%s': %s", name, optarg, why);
+				return -EINVAL;
+			}
+			break;
+		}
 		case OPT_PER_PID:
 			o->per_pid = true;
 			break;
@@ -823,6 +839,22 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	if (o->hist_linear && o->hist_arg < 0) {
 		log_error("%s: --hist-linear needs --hist ARG", name);
 		return -EINVAL;
+	}
+	if (o->output && ch_url__is(o->output)) {
+		struct ch_url u;
+		char why[256];
+		int err = ch_url__parse(o->output, &u, why, sizeof(why));
+
+		ch_url__free(&u);
+		if (err) {
+			log_error("%s: -o: bad ClickHouse URL: %s", name, why);
+			return err == -ENOMEM ? err : -EINVAL;
+		}
+		if (format_given || o->n_watches) {
+			log_error("%s: -o clickhouse:// writes the table's own columns: not with %s",
+				  name, format_given ? "-F" : "--watch");
+			return -EINVAL;
+		}
 	}
 	/* A live stream is for programs: JSON Lines unless -F says otherwise. */
 	if (o->output && !strncmp(o->output, "unix:", 5) && !format_given)

@@ -41,6 +41,7 @@ enum opt_key {
 	OPT_RINGBUF,
 	OPT_POLL_MS,
 	OPT_INTERVAL,
+	OPT_BUDGET,
 	OPT_PER_PID,
 	OPT_HIST,
 	OPT_HIST_LINEAR,
@@ -144,6 +145,7 @@ struct cmd_opts {
 	bool raw_latency;     /* --raw-latency: the probe's cost not subtracted */
 	/* profile only */
 	double interval_s;    /* --interval: report every so often; 0: at the end only */
+	double budget;        /* --budget: of one CPU the probes may cost (agg/budget.h); 0: none */
 	bool per_pid;         /* --per-pid */
 	bool callers;         /* --callers: profile --py's calls between the functions */
 	int hist_arg;         /* --hist: argument 0..5, HIST_ARG_BY_NAME; -1 (set by the parser): none */

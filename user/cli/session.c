@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include "core/clock.h"
 #include "core/file.h"
+#include "output/ch_url.h"
 #include "output/outpath.h"
 #include "cli/commands.h"
 #include "core/log.h"
@@ -88,6 +89,10 @@ int session__open_output(struct session *s, size_t bufsize)
 		if (out_path__expand(path, 0, "", &s->out_name))
 			return -ENOMEM;
 		path = s->out_name;
+	}
+	if (path && ch_url__is(path)) {
+		s->out = NULL; /* a ClickHouse table: the router's sink */
+		return 0;
 	}
 	if (path && out_path__per_process(path)) {
 		s->out = NULL; /* one file per process, made at its first record */

@@ -119,6 +119,12 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->vms_entry = in->vms_entry;
 	out->rss_exit = in->rss_exit;
 	out->vms_exit = in->vms_exit;
+	/* Every field set: a caller that adds none of its own (the agent's
+	 * log) must not write what its stack held before. */
 	out->typed = NULL; /* the typer's, when the function has DWARF */
+	out->line_timed = false;
+	out->stack = NULL;    /* --stack: the caller's */
+	out->rendered = NULL; /* the typer's */
+	out->sampled = 0;  /* the agent's budget stamps its own */
 	return 0;
 }

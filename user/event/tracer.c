@@ -431,6 +431,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		.filter_cgroup = opts->filter_cgroup,
 		.filter_cgroup_level = opts->filter_cgroup_level,
 		.exprs = opts->exprs,
+		.duty = opts->duty,
 	};
 	struct tracer *t;
 	int err;
@@ -1054,6 +1055,7 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		out->outside_focus += per_cpu[c].outside_focus;
 		out->filtered += per_cpu[c].filtered;
 		out->unchanged += per_cpu[c].unchanged;
+		out->cut += per_cpu[c].cut;
 	}
 cleanup:
 	free(per_cpu);
@@ -1088,6 +1090,13 @@ void tracer__break_hits(const struct tracer *t, uint64_t *hits, uint64_t *lost)
 }
 
 void tracer__detach_probes(struct tracer *t) { bpf_set__detach_probes(&t->bs); }
+
+struct duty *tracer__duty(struct tracer *t) { return bpf_set__duty(&t->bs); }
+
+int tracer__prog_stats(const struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	return bpf_set__prog_stats(&t->bs, run_ns, run_cnt);
+}
 
 struct follow *tracer__follow(const struct tracer *t) { return t->bs.follow; }
 

@@ -87,5 +87,8 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	p = writer__json_put(p, mod, lm);
 	/* Open: typed keys and the stack may follow; the writer closes it. */
 	sb->len = (size_t)(p - sb->buf);
+	/* a duty-cycled probe's record stands for 1/sampled calls */
+	if (rec->sampled > 0 && rec->sampled < 1)
+		return strbuf__printf(sb, ",\"sampled\":%.4f", rec->sampled);
 	return 0;
 }

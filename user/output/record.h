@@ -86,6 +86,10 @@ struct call_record {
 					    * buffers go to a capture store); NULL: none */
 	const char *cgroup;    /* --cgroup/--container: the process's cgroup v2
 				* path (JSON "cgroup", CSV_CGROUP); NULL: none */
+	/* A duty-cycled probe's record (the agent under a budget): the
+	 * fraction of time its probe was attached, so one record stands for
+	 * about 1/sampled calls.  0: every call is seen. */
+	double sampled;
 };
 
 #endif

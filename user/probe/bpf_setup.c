@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bpf_setup.c: see bpf_setup.h. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/sysmacros.h>
@@ -10,6 +11,7 @@
 #include "core/log.h"
 #include "elf/usdt.h"
 #include "probe/calib.h"
+#include "probe/duty.h"
 #include "probe/follow.h"
 #include "probe/resolve.h"
 #include "bpf_setup.h"
@@ -77,6 +79,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 	t->expr = s->o.exprs != NULL;
 	t->step_lead_ns = probe_calib__step_lead(probe_calib__measured());
 	t->child_cost = child_costs(s);
+	t->duty = s->o.duty;
 }
 
 /* Some function has an --on-change program. */
@@ -111,6 +114,7 @@ void bpf_set__prepare(struct bpf_set *s)
 	bpf_map__set_max_entries(s->ind_sites,
 				 s->set->n_ind_sites ? (uint32_t)s->set->n_ind_sites : 1);
 	bpf_map__set_max_entries(s->call_cost, child_costs(s) ? n_funcs : 1);
+	bpf_map__set_max_entries(s->duty_gen, s->o.duty ? n_funcs : 1);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			probe_links__prepare(progs[i]);
@@ -225,6 +229,7 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 	lo->py = s->py;
 	lo->entry_only = s->o.entry_only;
 	lo->follow = s->o.follow;
+	lo->per_func = s->o.duty;
 
 	s->exit_link = bpf_program__attach(s->thread_exit);
 	if (!s->exit_link) {
@@ -250,6 +255,63 @@ int bpf_set__attach_probes(struct bpf_set *s)
 	if (err)
 		bpf_set__detach(s);
 	return err;
+}
+
+int bpf_set__func_attach(struct bpf_set *s, uint32_t func_id)
+{
+	__u32 key = func_id;
+
+	if (!s->o.duty || !s->links || func_id >= s->set->n_funcs)
+		return -EINVAL;
+	if (probe_links__func_attached(s->links, func_id))
+		return 0;
+	if (!s->gens) {
+		s->gens = calloc(s->set->n_funcs, sizeof(*s->gens));
+		if (!s->gens)
+			return -ENOMEM;
+	}
+	/* A new window: frames entered in an earlier one are let go. */
+	s->gens[func_id]++;
+	if (bpf_map_update_elem(bpf_map__fd(s->duty_gen), &key, &s->gens[func_id], BPF_ANY))
+		return -errno;
+	return probe_links__func_attach(s->links, func_id);
+}
+
+void bpf_set__func_detach(struct bpf_set *s, uint32_t func_id)
+{
+	if (s->links)
+		probe_links__func_detach(s->links, func_id);
+}
+
+int bpf_set__prog_stats(const struct bpf_set *s, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_program *progs[] = { s->entry, s->exit, s->step, s->usdt, s->thread_exit };
+
+	*run_ns = *run_cnt = 0;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = progs[i] ? bpf_program__fd(progs[i]) : -1;
+
+		if (fd < 0)
+			continue; /* not loaded */
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		*run_ns += info.run_time_ns;
+		*run_cnt += info.run_cnt;
+	}
+	return 0;
+}
+
+struct duty *bpf_set__duty(struct bpf_set *s)
+{
+	if (!s->o.duty || !s->links) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!s->duty)
+		s->duty = duty__new(s);
+	return s->duty;
 }
 
 int bpf_set__reattach(struct bpf_set *s)
@@ -283,6 +345,7 @@ int bpf_set__reattach(struct bpf_set *s)
 
 void bpf_set__detach_probes(struct bpf_set *s)
 {
+	duty__stop(s->duty); /* its thread attaches and detaches these links */
 	probe_links__free(s->links);
 	s->links = NULL;
 	follow__detach(s->follow);
@@ -303,4 +366,8 @@ void bpf_set__free(struct bpf_set *s)
 	bpf_set__detach(s);
 	follow__free(s->follow);
 	s->follow = NULL;
+	free(s->gens);
+	s->gens = NULL;
+	duty__free(s->duty);
+	s->duty = NULL;
 }

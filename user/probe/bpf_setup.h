@@ -59,6 +59,10 @@ struct bpf_set_opts {
 	/* Latencies net of traced callees' probes (shadow_stack.bpf.h's
 	 * call_cost), priced with these figures; NULL or not valid: raw. */
 	const struct probe_calib *callee_costs;
+	/* Functions may be detached and attached again one by one (duty
+	 * cycling: probe/duty.h): per-function links, and a generation per
+	 * function that lets the frames of an earlier window go. */
+	bool duty;
 };
 
 /* The programs and maps of the shared headers, bound by the user after
@@ -68,7 +72,7 @@ struct bpf_set {
 	struct probe_py_progs py; /* the sessions' programs prepared as such */
 	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *thread_exec, *follow_fork;
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last, *thread_execs;
-	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost;
+	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost, *duty_gen;
 
 	const struct probe_set *set;
 	struct bpf_set_opts o;
@@ -79,6 +83,8 @@ struct bpf_set {
 	struct probe_links_opts lo;
 	struct bpf_link *fork_link;     /* follow.bpf.h: children of followed processes */
 	struct follow *follow;          /* NULL: not following */
+	uint32_t *gens;                 /* o.duty: each function's generation */
+	struct duty *duty;              /* o.duty: made at the first bpf_set__duty */
 	uint64_t thread_execs_seen;     /* cmon_follow_stats.thread_execs at the last walk */
 };
 
@@ -88,7 +94,7 @@ struct bpf_targ {
 	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns, self_tgid, filter_cgroup_level;
 	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
 	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, keyed_stacks, expr,
-	     child_cost;
+	     child_cost, duty;
 };
 
 /* S for SET with O (copied; FILTER_COMM and EXPRS must outlive S): the CPU
@@ -122,6 +128,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_expr = (t)->expr;                                       \
 		(rodata)->targ_step_lead_ns = (t)->step_lead_ns;                       \
 		(rodata)->targ_child_cost = (t)->child_cost;                           \
+		(rodata)->targ_duty = (t)->duty;                                       \
 	} while (0)
 
 /* The shared headers' programs and maps of SKEL into S (a macro, as
@@ -144,6 +151,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->coro_stacks = (skel)->maps.coro_stacks;                           \
 		(s)->call_cost = (skel)->maps.call_cost;                               \
 		(s)->ind_sites = (skel)->maps.ind_sites;                               \
+		(s)->duty_gen = (skel)->maps.duty_gen;                                 \
 	} while (0)
 
 /* Before load, the programs and maps bound: the shared maps sized for the
@@ -175,6 +183,20 @@ int bpf_set__attach_lifecycle(struct bpf_set *s);
 /* The probe set's probes.  0 or -errno after one error line; nothing
  * stays attached on failure. */
 int bpf_set__attach_probes(struct bpf_set *s);
+
+/* o.duty: function FUNC_ID's probes attached again, its generation
+ * bumped first (0, or -errno after one error line), or detached. */
+int bpf_set__func_attach(struct bpf_set *s, uint32_t func_id);
+void bpf_set__func_detach(struct bpf_set *s, uint32_t func_id);
+
+/* The kernel's run time and run count of the set's probe programs (entry,
+ * exit, step, USDT, thread exit), when kernel.bpf_stats_enabled is on (or
+ * a BPF_ENABLE_STATS descriptor is held).  0 or -errno. */
+int bpf_set__prog_stats(const struct bpf_set *s, uint64_t *run_ns, uint64_t *run_cnt);
+
+/* o.duty, attached: the set's duty cycler (probe/duty.h), made the first
+ * time; NULL and errno. */
+struct duty *bpf_set__duty(struct bpf_set *s);
 
 /* After a poll: the probes of processes that exec'd from a thread other
  * than their leader made again, with a warning (the new program's calls

@@ -21,7 +21,19 @@ struct probe_links {
 	size_t n_perf, cap_perf;
 	size_t n_probes;
 	unsigned long long attach_ns;
+	/* per_func: each function's own links (NULL: detached now), and what
+	 * attaching one again needs (SET outlives the links). */
+	const struct probe_set *set;
+	struct probe_links_opts o;
+	struct probe_links **funcs;
+	size_t *func_probes; /* each function's probes when attached (read
+			      * without the duty thread's lock: never freed) */
 };
+
+/* attach_object's ONLY: every probe of the object, or its function ONLY's
+ * (>= 0), or what belongs to no function (the stack makers). */
+#define ONLY_ALL (-1L)
+#define ONLY_OBJECT (-2L)
 
 void probe_links__prepare(struct bpf_program *prog)
 {
@@ -167,7 +179,8 @@ static int add_exit_plan(struct probe_list *l, const struct exit_plan *plan, uin
 /* The three links of one object in one process: entries, uretprobes, and
  * uprobes on return instructions. */
 static int attach_object(struct probe_links *t, const struct probe_set *s,
-			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx, bool child)
+			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx, bool child,
+			 long only)
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
 	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {}, pyent = {},
@@ -182,7 +195,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 				(f->slot_reg == 6 ? CMON_COOKIE_SLOT_RBP : 0);
 		bool stepped;
 
-		if (f->object != obj_idx)
+		if (f->object != obj_idx || (only != ONLY_ALL && only != (long)i))
 			continue;
 		if (f->python) {
 			uint64_t c = cookie_of(i, 0);
@@ -241,7 +254,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	}
 	/* Where the target makes coroutine stacks (libc's makecontext: an
 	 * object of the target, traced functions or not). */
-	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog &&
+	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog && only < 0 &&
 			   k < obj->n_stack_makers; k++)
 		err = probe_list__add(&made, obj->stack_maker_off[k], obj->stack_maker_kind[k]);
 	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n && !pysess.n && !pyvc.n &&
@@ -443,7 +456,7 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 		for (size_t k = 0; tg->pid && k < tg->n_objects && !err; k++)
 			if (!is_exe_object(set, tg->objects[k]) &&
 			    !seen_before(set, ti, tg->objects[k]))
-				err = attach_object(l, set, opts, pid, tg->objects[k], true);
+				err = attach_object(l, set, opts, pid, tg->objects[k], true, ONLY_ALL);
 	}
 	if (err) {
 		probe_links__free(l);
@@ -451,6 +464,64 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 	}
 	*out = l;
 	return 0;
+}
+
+/* Every target's objects: their probes (ONLY as attach_object's) into L. */
+static int attach_targets(struct probe_links *l, const struct probe_set *set,
+			  const struct probe_links_opts *opts, long only)
+{
+	int err = 0;
+
+	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
+		const struct probe_target *tg = &set->targets[ti];
+
+		for (size_t k = 0; k < tg->n_objects && !err; k++) {
+			size_t obj = tg->objects[k];
+
+			if (only >= 0 && set->funcs[only].object != obj)
+				continue;
+			if (!opts->follow || !tg->pid || !is_exe_object(set, obj))
+				err = attach_object(l, set, opts, tg->pid, obj, false, only);
+			else if (!seen_before(set, ti, obj)) /* once for every process */
+				err = attach_object(l, set, opts, 0, obj, false, only);
+		}
+	}
+	return err;
+}
+
+int probe_links__func_attach(struct probe_links *l, size_t func_id)
+{
+	struct probe_links *f;
+	int err;
+
+	if (!l->funcs || func_id >= l->set->n_funcs)
+		return -EINVAL;
+	if (l->funcs[func_id])
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	err = attach_targets(f, l->set, &l->o, (long)func_id);
+	if (err) {
+		probe_links__free(f);
+		return err;
+	}
+	l->funcs[func_id] = f;
+	l->func_probes[func_id] = f->n_probes;
+	return 0;
+}
+
+void probe_links__func_detach(struct probe_links *l, size_t func_id)
+{
+	if (!l->funcs || func_id >= l->set->n_funcs)
+		return;
+	probe_links__free(l->funcs[func_id]);
+	l->funcs[func_id] = NULL;
+}
+
+bool probe_links__func_attached(const struct probe_links *l, size_t func_id)
+{
+	return l && l->funcs && func_id < l->set->n_funcs && l->funcs[func_id];
 }
 
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
@@ -464,17 +535,17 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
-		const struct probe_target *tg = &set->targets[ti];
-
-		for (size_t k = 0; k < tg->n_objects && !err; k++) {
-			size_t obj = tg->objects[k];
-
-			if (!opts->follow || !tg->pid || !is_exe_object(set, obj))
-				err = attach_object(l, set, opts, tg->pid, obj, false);
-			else if (!seen_before(set, ti, obj)) /* once for every process */
-				err = attach_object(l, set, opts, 0, obj, false);
-		}
+	l->set = set;
+	l->o = *opts;
+	if (opts->per_func) {
+		l->funcs = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*l->funcs));
+		l->func_probes = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*l->func_probes));
+		err = l->funcs && l->func_probes ? attach_targets(l, set, opts, ONLY_OBJECT)
+						 : -ENOMEM;
+		for (size_t i = 0; i < set->n_funcs && !err; i++)
+			err = probe_links__func_attach(l, i);
+	} else {
+		err = attach_targets(l, set, opts, ONLY_ALL);
 	}
 	if (err) {
 		probe_links__free(l);
@@ -516,18 +587,30 @@ int probe_links__reattach(struct probe_links *l, const struct probe_set *set,
 
 		for (size_t j = 0; tg->pid == pid && j < tg->n_objects && !err; j++)
 			if (!opts->follow || !is_exe_object(set, tg->objects[j]))
-				err = attach_object(l, set, opts, pid, tg->objects[j], false);
+				err = attach_object(l, set, opts, pid, tg->objects[j], false,
+						   ONLY_ALL);
 	}
 	return err;
 }
 
-size_t probe_links__probe_count(const struct probe_links *l) { return l ? l->n_probes : 0; }
+size_t probe_links__probe_count(const struct probe_links *l)
+{
+	size_t n = l ? l->n_probes : 0;
+
+	for (size_t i = 0; l && l->func_probes && i < l->set->n_funcs; i++)
+		n += l->func_probes[i];
+	return n;
+}
 unsigned long long probe_links__attach_ns(const struct probe_links *l) { return l ? l->attach_ns : 0; }
 
 void probe_links__free(struct probe_links *l)
 {
 	if (!l)
 		return;
+	for (size_t i = 0; l->funcs && i < l->set->n_funcs; i++)
+		probe_links__free(l->funcs[i]);
+	free(l->funcs);
+	free(l->func_probes);
 	/* In the reverse order of attach: entries first, so that no call
 	 * begins that its exit probes are already gone for. */
 	for (size_t i = l->n_fds; i-- > 0;)

@@ -42,6 +42,10 @@ struct probe_links_opts {
 	/* Follow the targets' children (follow.h): each process target's
 	 * executable is attached once without a pid filter. */
 	bool follow;
+	/* Each function's links apart, so that one function can be detached
+	 * and attached again alone (duty cycling: probe/duty.h).  Children's
+	 * own links (probe_links__attach_child) are not split. */
+	bool per_func;
 };
 
 /*
@@ -78,6 +82,13 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 bool probe_links__child_has_own(const struct probe_set *set);
 
 size_t probe_links__probe_count(const struct probe_links *l); /* addresses x processes */
+
+/* per_func links: function FUNC_ID's probes attached again (0, or
+ * -errno after one error line; nothing of it attached then), detached
+ * (its entries first), or whether they are attached now. */
+int probe_links__func_attach(struct probe_links *l, size_t func_id);
+void probe_links__func_detach(struct probe_links *l, size_t func_id);
+bool probe_links__func_attached(const struct probe_links *l, size_t func_id);
 unsigned long long probe_links__attach_ns(const struct probe_links *l);
 
 /* PID's links made again (those of the process targets with that pid):

@@ -1142,6 +1142,7 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 		.args_column = pt->args_column,
 	};
 	out->typed = &pt->typed;
+	out->sampled = 0;
 	return 1;
 }
 
