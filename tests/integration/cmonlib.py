@@ -50,6 +50,48 @@ class Skip(Exception):
     """Raised by a test that cannot run here (the runner reports it as skipped)."""
 
 
+# ---------------------------------------------------------------- the host
+
+_HOST = None
+
+
+def host():
+    """What this host can do, as `cmon host --json` says (run.py asks once a
+    run and passes the file in CMON_HOST_JSON; CMON_HOST_DENY is honoured)."""
+    global _HOST
+    if _HOST is None:
+        path = os.environ.get("CMON_HOST_JSON")
+        if path and os.path.exists(path):
+            with open(path) as f:
+                _HOST = json.load(f)
+        else:
+            res = subprocess.run([CMON, "host", "--json"], capture_output=True, text=True,
+                                 timeout=120)
+            if res.returncode != 0:
+                raise AssertionError("cmon host --json: %s" % res.stderr.strip())
+            _HOST = json.loads(res.stdout)
+    return _HOST
+
+
+def need(*features):
+    """Skip the calling test, by the feature's name and the host's reason,
+    where this host lacks a feature (cmon host's names: hw_breakpoint, ...)."""
+    feats = host()["features"]
+    for name in features:
+        f = feats[name]  # a KeyError names a feature cmon does not know
+        if not f["have"]:
+            raise Skip("host has no %s (%s)" % (name, f["why"]))
+
+
+def needs(*features):
+    """Decorator: the test needs these host features (checked by run.py before
+    it runs, as need() would)."""
+    def mark(fn):
+        fn.needs = tuple(getattr(fn, "needs", ())) + features
+        return fn
+    return mark
+
+
 # ---------------------------------------------------------------- asserts
 
 def check(cond, msg):
