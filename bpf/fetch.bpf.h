@@ -14,6 +14,9 @@
 
 const volatile bool targ_capture = false;   /* any function has a plan */
 const volatile bool targ_sleepable = false; /* programs loaded sleepable */
+/* The kernel has the user dynptr reads below (probe/host.h): else items
+ * are read through a per-CPU chunk (read_chunked), never sleepable. */
+const volatile bool targ_read_dynptr = true;
 
 extern int bpf_copy_from_user_dynptr(const struct bpf_dynptr *dptr, __u64 off, __u64 size,
 				     const void *unsafe_ptr) __ksym __weak;
@@ -62,6 +65,62 @@ static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
 }
 
 static __always_inline __u32 round8(__u32 v) { return (v + 7) & ~7u; }
+
+#define FETCH_CHUNK 4096u
+
+/* Kernels without the user dynptr kfuncs: one chunk a CPU (their uprobe
+ * programs run with preemption off, and are never sleepable here). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[FETCH_CHUNK]);
+} fetch_chunk SEC(".maps");
+
+/* What bpf_probe_read_user[_str]_dynptr do, chunk by chunk: SIZE bytes at
+ * user ADDR into PTR at OFF.  A string (STR) stops at its NUL: returns its
+ * length with the NUL (SIZE when cut, the last byte then a NUL), else 0;
+ * < 0 on a fault.  Out of line: verified once per kind of call. */
+static __noinline long read_chunked(const struct bpf_dynptr *ptr, __u32 off, __u32 size,
+				    __u64 addr, bool str)
+{
+	__u32 zero = 0, done = 0, n;
+	char *buf = bpf_map_lookup_elem(&fetch_chunk, &zero);
+	long got;
+
+	if (!buf)
+		return -1;
+	for (int i = 0; i < (CMON_ITEM_MAX + 2) / (FETCH_CHUNK - 1) + 1; i++) {
+		if (done >= size)
+			break;
+		n = size - done;
+		if (n > FETCH_CHUNK)
+			n = FETCH_CHUNK;
+		if (!str) {
+			got = bpf_probe_read_user(buf, n, (void *)(addr + done));
+			if (got)
+				return got;
+			bpf_dynptr_write(ptr, off + done, buf, n, 0);
+			done += n;
+			continue;
+		}
+		got = bpf_probe_read_user_str(buf, n, (void *)(addr + done));
+		if (got <= 0)
+			return got ? got : -1;
+		barrier_var(got);
+		if (got > FETCH_CHUNK)
+			return -1;
+		/* A NUL inside, or the end: done.  A full chunk ends with the
+		 * NUL the helper put in place of a byte: read that byte again. */
+		if (got < n || done + n >= size) {
+			bpf_dynptr_write(ptr, off + done, buf, (__u32)got, 0);
+			return done + got;
+		}
+		bpf_dynptr_write(ptr, off + done, buf, n - 1, 0);
+		done += n - 1;
+	}
+	return str ? -1 : 0;
+}
 
 /* The bytes item IT may read: its size, cut by its length register. */
 static __always_inline __u32 item_size(const __u64 *r, struct cmon_fetch *it, bool *cut)
@@ -189,7 +248,9 @@ static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 
 			goto written;
 		}
 		if (it->kind == CMON_FETCH_STR) {
-			got = targ_sleepable ?
+			got = !targ_read_dynptr ?
+				read_chunked(&ptr, off + sizeof(item), size, addr, true) :
+			      targ_sleepable ?
 				bpf_copy_from_user_str_dynptr(&ptr, off + sizeof(item), size, (void *)addr) :
 				bpf_probe_read_user_str_dynptr(&ptr, off + sizeof(item), size, (void *)addr);
 			if (got <= 0) {
@@ -202,7 +263,9 @@ static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 
 				item.flags |= CMON_ITEM_TRUNCATED;
 			}
 		} else {
-			got = targ_sleepable ?
+			got = !targ_read_dynptr ?
+				read_chunked(&ptr, off + sizeof(item), size, addr, false) :
+			      targ_sleepable ?
 				bpf_copy_from_user_dynptr(&ptr, off + sizeof(item), size, (void *)addr) :
 				bpf_probe_read_user_dynptr(&ptr, off + sizeof(item), size, (void *)addr);
 			if (got) {

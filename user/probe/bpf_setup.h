@@ -65,6 +65,9 @@ struct bpf_set_opts {
 struct bpf_set {
 	struct bpf_program *entry, *exit, *usdt, *stack_made, *step, *py_entry, *py_exit;
 	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
+	/* exec_begin's stand-ins where the kernel lacks its tracepoint
+	 * (bpf_set__prepare loads one of the three as exec_begin) */
+	struct bpf_program *exec_begin_fentry, *exec_end;
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
 	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost;
 
@@ -125,6 +128,8 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->stack_made = (skel)->progs.cmon_stack_made;                       \
 		(s)->step = (skel)->progs.cmon_step;                                   \
 		(s)->exec_begin = (skel)->progs.cmon_exec_begin;                       \
+		(s)->exec_begin_fentry = (skel)->progs.cmon_exec_begin_fentry;         \
+		(s)->exec_end = (skel)->progs.cmon_exec_end;                           \
 		(s)->launch_exec = (skel)->progs.cmon_launch_exec;                     \
 		(s)->follow_fork = (skel)->progs.cmon_follow_fork;                     \
 		(s)->followed = (skel)->maps.followed;                                 \
@@ -139,7 +144,8 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 
 /* Before load, the programs and maps bound: the shared maps sized for the
  * set (a map is preallocated: one slot when unused), each program made
- * attachable (probe_links__prepare). */
+ * attachable (probe_links__prepare), the exec hook this kernel has chosen
+ * (probe/host.h). */
 void bpf_set__prepare(struct bpf_set *s);
 
 /* Each USDT site's argument specs (usdt.bpf.h) into SPECS, by func_id
