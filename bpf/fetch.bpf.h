@@ -77,49 +77,75 @@ struct {
 	__type(value, char[FETCH_CHUNK]);
 } fetch_chunk SEC(".maps");
 
+struct chunk_read {
+	const struct bpf_dynptr *ptr;
+	__u64 addr, done, size;
+	__u32 off;
+	bool str;
+	long ret;
+};
+
+/* One chunk of read_chunked (a bpf_loop step: verified once, where a
+ * bounded loop was walked chunk by chunk past the verifier's budget). */
+static long chunk_step(__u64 i, void *ctx)
+{
+	struct chunk_read *c = ctx;
+	__u32 zero = 0;
+	char *buf = bpf_map_lookup_elem(&fetch_chunk, &zero);
+	__u64 done = c->done, n;
+	long got;
+
+	if (!buf || done >= c->size || c->size > CMON_ITEM_MAX + 2)
+		return 1;
+	n = c->size - done;
+	if (n > FETCH_CHUNK)
+		n = FETCH_CHUNK;
+	/* the bound on the very register passed (clang passed a copy) */
+	barrier_var(n);
+	if (n > FETCH_CHUNK || !n)
+		return 1;
+	if (!c->str) {
+		got = bpf_probe_read_user(buf, n, (void *)(c->addr + done));
+		if (got) {
+			c->ret = got;
+			return 1;
+		}
+		bpf_dynptr_write(c->ptr, c->off + done, buf, n, 0);
+		c->done = done + n;
+		if (c->done >= c->size)
+			c->ret = 0;
+		return 0;
+	}
+	got = bpf_probe_read_user_str(buf, n, (void *)(c->addr + done));
+	barrier_var(got);
+	if (got <= 0 || got > FETCH_CHUNK) {
+		c->ret = got ? got : -1;
+		return 1;
+	}
+	/* A NUL inside, or the end: done.  A full chunk ends with the NUL the
+	 * helper put in place of a byte: that byte is read again. */
+	if (got < n || done + n >= c->size) {
+		bpf_dynptr_write(c->ptr, c->off + done, buf, (__u32)got, 0);
+		c->ret = done + got;
+		return 1;
+	}
+	bpf_dynptr_write(c->ptr, c->off + done, buf, n - 1, 0);
+	c->done = done + n - 1;
+	return 0;
+}
+
 /* What bpf_probe_read_user[_str]_dynptr do, chunk by chunk: SIZE bytes at
  * user ADDR into PTR at OFF.  A string (STR) stops at its NUL: returns its
  * length with the NUL (SIZE when cut, the last byte then a NUL), else 0;
- * < 0 on a fault.  Out of line: verified once per kind of call. */
+ * < 0 on a fault. */
 static __noinline long read_chunked(const struct bpf_dynptr *ptr, __u32 off, __u32 size,
 				    __u64 addr, bool str)
 {
-	__u32 zero = 0, done = 0, n;
-	char *buf = bpf_map_lookup_elem(&fetch_chunk, &zero);
-	long got;
+	struct chunk_read c = { .ptr = ptr, .addr = addr, .size = size, .off = off, .str = str,
+				.ret = -1 };
 
-	if (!buf)
-		return -1;
-	for (int i = 0; i < (CMON_ITEM_MAX + 2) / (FETCH_CHUNK - 1) + 1; i++) {
-		if (done >= size)
-			break;
-		n = size - done;
-		if (n > FETCH_CHUNK)
-			n = FETCH_CHUNK;
-		if (!str) {
-			got = bpf_probe_read_user(buf, n, (void *)(addr + done));
-			if (got)
-				return got;
-			bpf_dynptr_write(ptr, off + done, buf, n, 0);
-			done += n;
-			continue;
-		}
-		got = bpf_probe_read_user_str(buf, n, (void *)(addr + done));
-		if (got <= 0)
-			return got ? got : -1;
-		barrier_var(got);
-		if (got > FETCH_CHUNK)
-			return -1;
-		/* A NUL inside, or the end: done.  A full chunk ends with the
-		 * NUL the helper put in place of a byte: read that byte again. */
-		if (got < n || done + n >= size) {
-			bpf_dynptr_write(ptr, off + done, buf, (__u32)got, 0);
-			return done + got;
-		}
-		bpf_dynptr_write(ptr, off + done, buf, n - 1, 0);
-		done += n - 1;
-	}
-	return str ? -1 : 0;
+	bpf_loop((CMON_ITEM_MAX + 2) / (FETCH_CHUNK - 1) + 1, chunk_step, &c, 0);
+	return c.ret;
 }
 
 /* The bytes item IT may read: its size, cut by its length register. */

@@ -26,8 +26,10 @@ bench) # bcc compiles against kernel headers: without the running kernel's,
 test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
-	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py)
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz" ;;
+	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); qemu and busybox
+	# boot Debian's own older kernel for tests/kernels/run.sh
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz
+	qemu-system-x86 busybox-static" ;;
 esac
 missing=
 for p in $pkgs; do

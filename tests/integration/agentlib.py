@@ -9,7 +9,7 @@ import subprocess
 import time
 import urllib.request
 
-from cmonlib import CMON, check, read_text, tmpdir
+from cmonlib import CMON, SLOW, check, read_text, tmpdir
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -91,7 +91,7 @@ class Agent:
         return read_text(self.err_path)
 
     def wait_ready(self, timeout=20):
-        end = time.monotonic() + timeout
+        end = time.monotonic() + timeout * SLOW
         while time.monotonic() < end:
             m = re.search(r"cmon: ready: serving http://([0-9.:]+)/metrics", self.stderr)
             if m:
@@ -104,7 +104,7 @@ class Agent:
         raise AssertionError("cmon agent not ready within %ss: %s" % (timeout, self.stderr))
 
     def get(self, path):
-        with urllib.request.urlopen("http://%s%s" % (self.addr, path), timeout=10) as r:
+        with urllib.request.urlopen("http://%s%s" % (self.addr, path), timeout=10 * SLOW) as r:
             return r.status, r.headers.get("Content-Type"), r.read().decode()
 
     def metrics_text(self):
@@ -126,7 +126,7 @@ class Agent:
 
     def wait_probes(self, want, timeout=10):
         """Until the probes are exactly WANT ({name: state}); returns them."""
-        end = time.monotonic() + timeout
+        end = time.monotonic() + timeout * SLOW
         got = None
         while time.monotonic() < end:
             got = self.probes()
@@ -139,7 +139,7 @@ class Agent:
 
     def wait_metric(self, name, expected, timeout=10, **labels):
         """Until the one sample NAME{LABELS} equals EXPECTED."""
-        end = time.monotonic() + timeout
+        end = time.monotonic() + timeout * SLOW
         v = None
         while time.monotonic() < end:
             s = series(self.metrics(), name, **labels)
@@ -157,7 +157,7 @@ class Agent:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
         try:
-            return self.p.wait(timeout)
+            return self.p.wait(timeout * SLOW)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()

@@ -28,6 +28,9 @@ def _build_dir():
 
 
 OUT = _build_dir()
+# Every wait of these helpers is multiplied by this (tests/kernels/run.sh:
+# an emulated guest is ~10-30x slower than its host).
+SLOW = float(os.environ.get("CMON_IT_TIME_SCALE") or 1)
 CMON = os.path.abspath(os.environ.get("CMON") or os.path.join(OUT, "cmon"))
 TARGETS = os.path.join(OUT, "targets")
 
@@ -231,10 +234,10 @@ class Result:
 def run(cmd, timeout=60, input=None, **kw):
     """Run CMD; returns (exit code, stdout, stderr) as text."""
     try:
-        p = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout,
+        p = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout * SLOW,
                            text=True, errors="surrogateescape", **kw)
     except subprocess.TimeoutExpired:
-        raise AssertionError("%s did not finish within %ss" % (" ".join(cmd), timeout))
+        raise AssertionError("%s did not finish within %ss" % (" ".join(cmd), timeout * SLOW))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -283,7 +286,7 @@ class Background:
         return read_text(self.err_path)
 
     def wait_attached(self, timeout=15):
-        end = time.monotonic() + timeout
+        end = time.monotonic() + timeout * SLOW
         while time.monotonic() < end:
             if "cmon: attached " in self.stderr:
                 return
@@ -298,7 +301,7 @@ class Background:
 
     def wait(self, timeout=30):
         try:
-            return self.p.wait(timeout)
+            return self.p.wait(timeout * SLOW)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()
@@ -342,7 +345,7 @@ class WaitTarget:
     def finish(self, timeout=30):
         """Wait for the end; returns (exit status, rest of stdout)."""
         try:
-            out, err = self.p.communicate(timeout=timeout)
+            out, err = self.p.communicate(timeout=timeout * SLOW)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.communicate()
@@ -447,7 +450,7 @@ def assert_no_leak(before, timeout=2.0, what="cmon"):
     released when their fd closes, programs soon after).  Objects held open
     only by processes outside this test's session belong to somebody else
     (another cmon running on the machine) and are ignored."""
-    end = time.monotonic() + timeout
+    end = time.monotonic() + timeout * SLOW
     while True:
         new = {k: v for k, v in bpf_snapshot().items() if k not in before}
         if new:
@@ -466,7 +469,7 @@ def assert_no_leak(before, timeout=2.0, what="cmon"):
 
 def assert_gone(keys, timeout=2.0, what="cmon's links and programs"):
     """The BPF objects KEYS (from held_by) must disappear within TIMEOUT."""
-    end = time.monotonic() + timeout
+    end = time.monotonic() + timeout * SLOW
     while True:
         left = sorted(v[0] for k, v in bpf_snapshot().items() if k in keys)
         if not left:

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Runs cmon's integration tests.
 
-    python3 tests/integration/run.py [-v] [-k] [NAME...]
+    python3 tests/integration/run.py [-v] [--exact] [NAME...]
 
 Every function test_* of tests/integration/test_*.py is one test (a NAME
-argument keeps the tests whose name contains it).  Each runs in its own
+argument keeps the tests whose name contains it; with --exact, whose name
+is NAME or MODULE.NAME).  Each runs in its own
 process group with a timeout; whatever it leaves running is killed after it.
 One line per test on stdout, then each skipped test with its reason, the
 duration, and "N passed, N failed, N skipped"; the exit status is 1 if any
@@ -14,7 +15,8 @@ with the host's reason.  Failure tracebacks go to stderr with -v, and
 always to $CMON_IT_LOG (default /tmp/cmon-integration.log).
 
 Environment: OUT (build folder, default "build"), CMON (default $OUT/cmon),
-CMON_IT_TIMEOUT (seconds per test, default 60).
+CMON_IT_TIMEOUT (seconds per test, default 60), CMON_IT_SUFFIX (appended to
+each test's name: tests/kernels/run.sh's "@KERNEL").
 """
 import importlib
 import json
@@ -91,8 +93,15 @@ def main(argv):
     counts = {}
     for _, f in tests:
         counts[f] = counts.get(f, 0) + 1
-    if names:
+    if names and "--exact" in argv:
+        tests = [t for t in tests if any(n == t[1] or n == "%s.%s" % t for n in names)]
+        missing = [n for n in names if not any(n == t[1] or n == "%s.%s" % t for t in tests)]
+        if missing:
+            sys.stderr.write("no such test: %s\n" % " ".join(missing))
+            return 2
+    elif names:
         tests = [t for t in tests if any(n in t[1] or n in "%s.%s" % t for n in names)]
+    suffix = os.environ.get("CMON_IT_SUFFIX", "")
 
     passed = failed = skipped = 0
     skips = []
@@ -109,7 +118,7 @@ def main(argv):
         sys.stderr.write("cmon host --json failed: %s\n" % res.stderr.strip())
     log = open(log_path, "w")
     for modname, funcname in tests:
-        label = funcname if counts[funcname] == 1 else "%s.%s" % (modname, funcname)
+        label = (funcname if counts[funcname] == 1 else "%s.%s" % (modname, funcname)) + suffix
         tmp = tempfile.mkdtemp(prefix="cmon-it-")
         result_path = os.path.join(tmp, ".result.json")
         out_path = os.path.join(tmp, ".output")

@@ -206,7 +206,7 @@ static int open_and_load(void *ctx, bool mem_cast)
 
 	if (opts->plans && opts->sleepable && !sleepable)
 		host__note(host__have(HOST_SLEEPABLE) ? HOST_READ_DYNPTR : HOST_SLEEPABLE,
-			   "captures");
+			   LOG_INFO, NULL);
 	t->skel = trace_bpf__open();
 	if (!t->skel)
 		return -errno;

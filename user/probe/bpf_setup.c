@@ -94,7 +94,7 @@ static void choose_exec_hook(struct bpf_set *s)
 	int pick = host__have(HOST_PREPARE_EXEC) ? 0 : host__have(HOST_EXEC_FENTRY) ? 1 : 2;
 
 	if (pick == 2)
-		host__note(HOST_EXEC_FENTRY, NULL);
+		host__note(HOST_EXEC_FENTRY, LOG_INFO, NULL);
 	for (int i = 0; i < 3; i++)
 		if (i != pick)
 			bpf_program__set_autoload(hooks[i], false);

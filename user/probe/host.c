@@ -355,7 +355,7 @@ const struct host_caps *host__caps(void)
 	return &caps;
 }
 
-void host__note(enum host_feature f, const char *what)
+void host__note(enum host_feature f, enum log_level level, const char *what)
 {
 	bool say;
 
@@ -365,7 +365,7 @@ void host__note(enum host_feature f, const char *what)
 	noted[f] = true;
 	pthread_mutex_unlock(&lock);
 	if (say)
-		log_warn("this kernel has no %s (%s): %s%s%s", info[f].name, caps.why[f],
+		log_msg(level, "this kernel has no %s (%s): %s%s%s", info[f].name, caps.why[f],
 			 info[f].without, what ? " for " : "", what ? what : "");
 }
 

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "core/log.h"
 
 /* Each thing probed: host__caps()->have[HOST_X]. */
 enum host_feature {
@@ -63,9 +64,10 @@ int host__feature(const char *name);
 const char *host__serves(enum host_feature f);
 const char *host__without(enum host_feature f);
 
-/* Say once per process, as a warning, that FEATURE is missing here and
- * what that costs WHAT (e.g. "240 functions"), when it matters to the
- * command running.  Nothing when it is present. */
-void host__note(enum host_feature f, const char *what);
+/* Say once per process, at LEVEL, that FEATURE is missing here and what
+ * that costs WHAT (e.g. "240 functions"; NULL: nothing named): a warning
+ * where the user will see the difference (a slow attach), else at -v (a
+ * default that this kernel cannot give).  Nothing when it is present. */
+void host__note(enum host_feature f, enum log_level level, const char *what);
 
 #endif
