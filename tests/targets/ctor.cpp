@@ -3,6 +3,7 @@
 // naming either, or both, gives one probe (test_safety.py).
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 struct Widget {
 	int v;
@@ -16,10 +17,13 @@ __attribute__((noinline, noipa)) Widget::Widget(int x) : v(x * 2)
 
 int main(int argc, char **argv)
 {
-	Widget w(argc + 20);
-	Widget *h = new Widget(atoi(argv[0]) + 5);
+	// Both constructed in zeroed storage, so each entry record's this->v (read
+	// before the constructor sets it) is 0, not whatever the stack held.
+	alignas(Widget) static unsigned char storage[sizeof(Widget)];
+	Widget &w = *new (storage) Widget(argc + 20);
+	Widget *h = new (std::calloc(1, sizeof(Widget))) Widget(atoi(argv[0]) + 5);
 
 	std::printf("ctor %d %d\n", w.v, h->v);
-	delete h;
+	std::free(h);
 	return 0;
 }
