@@ -7,10 +7,12 @@
  * User space (user/event/capture_staging.c) takes partial batches at every
  * poll, after the call records' sweep: a capture is written before its
  * call returns, so it is there by the time its call record goes out.
- * Included by fetch.bpf.h, after events and stats_of.
+ * Included by fetch.bpf.h.
  */
 #ifndef CMON_CAPTURE_STAGING_BPF_H
 #define CMON_CAPTURE_STAGING_BPF_H
+
+#include "events.bpf.h"
 
 const volatile bool targ_capture_staging = false;
 

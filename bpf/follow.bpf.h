@@ -14,6 +14,7 @@
 #define CMON_FOLLOW_BPF_H
 
 #include "cmon_abi.h"
+#include "lifecycle.bpf.h"
 
 const volatile bool targ_follow = false;
 const volatile bool targ_follow_wake = false; /* children need links of their own */
@@ -95,6 +96,14 @@ static __always_inline void follow_exit(struct task_struct *task)
 	fs = bpf_map_lookup_elem(&follow_stats, &zero);
 	if (fs)
 		__sync_fetch_and_add(&fs->changes, 1);
+}
+
+/* A thread is going away: whatever it still had pending never returned
+ * (trace's and profile's thread-exit programs). */
+static __always_inline void thread_gone(struct task_struct *task)
+{
+	shadow_stack_release(task);
+	follow_exit(task);
 }
 
 #endif

@@ -146,24 +146,18 @@ static __always_inline struct cmon_prof_value *value_of(__u32 func_id, __u32 pid
 							__u32 *cause)
 {
 	struct cmon_prof_key key = { .func_id = func_id, .pid = targ_per_pid ? pid : 0 };
-	struct cmon_prof_value *v, *zero;
-	__u32 k0 = 0;
-	long err;
+	struct cmon_prof_value *v;
+	long err = 0;
 
 	*cause = CMON_LOSS_VALUE_MEM;
 	if (!targ_per_pid && !targ_sparse)
 		return bpf_map_lookup_elem(&prof_funcs, &func_id);
-	v = bpf_map_lookup_elem(&prof_pids, &key);
-	if (v || !create)
-		return v;
-	zero = bpf_map_lookup_elem(&prof_zero, &k0);
-	if (!zero)
-		return NULL;
-	/* Another CPU may create it first (EEXIST): look it up either way. */
-	err = bpf_map_update_elem(&prof_pids, &key, zero, BPF_NOEXIST);
-	if (err == -7 /* E2BIG: max_entries reached */)
+	if (!create)
+		return bpf_map_lookup_elem(&prof_pids, &key);
+	v = map_lookup_or_make(&prof_pids, &key, &prof_zero, &err);
+	if (!v && err == -7 /* E2BIG: max_entries reached */)
 		*cause = CMON_LOSS_TABLE_FULL;
-	return bpf_map_lookup_elem(&prof_pids, &key);
+	return v;
 }
 
 static __always_inline void count_unslotted(__u32 func_id)
@@ -545,10 +539,7 @@ int BPF_KPROBE(cmon_prof_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, prof_tail_step, &c, 0);
 	}
-	if (go)
-		go_stack_put(task, ctx, ss);
-	else
-		shadow_stack_put(task, slot, ss);
+	stack_put_after_return(task, ctx, ss, slot, go);
 	return 0;
 }
 
@@ -556,7 +547,6 @@ int BPF_KPROBE(cmon_prof_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_prof_texit, struct task_struct *task)
 {
-	shadow_stack_release(task);
-	follow_exit(task);
+	thread_gone(task);
 	return 0;
 }

@@ -15,6 +15,10 @@
 #define CMON_PYTHON_BPF_H
 
 #include "cmon_abi.h"
+#include "break.bpf.h"
+#include "events.bpf.h"
+#include "filter.bpf.h"
+#include "mem.bpf.h"
 
 const volatile struct cmon_py_offsets targ_py = {};
 

@@ -22,6 +22,7 @@
 #define CMON_SHADOW_STACK_BPF_H
 
 #include "cmon_abi.h"
+#include "maps.bpf.h"
 #include "regs.bpf.h"
 
 /* Task-local: no thread table to fill, freed with the task. */
@@ -99,17 +100,10 @@ static __always_inline __u64 stack_region_of(__u32 tgid, __u64 addr)
 static __always_inline struct cmon_shadow_stack *keyed_stack_get(__u32 tgid, __u64 id, bool create)
 {
 	struct cmon_stack_key k = { .tgid = tgid, .lo = id };
-	struct cmon_shadow_stack *ss = bpf_map_lookup_elem(&coro_stacks, &k);
-	__u32 zero = 0;
-	void *empty;
 
-	if (ss || !create)
-		return ss;
-	empty = bpf_map_lookup_elem(&empty_stack, &zero);
-	if (!empty)
-		return NULL;
-	bpf_map_update_elem(&coro_stacks, &k, empty, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&coro_stacks, &k);
+	if (!create)
+		return bpf_map_lookup_elem(&coro_stacks, &k);
+	return map_lookup_or_make(&coro_stacks, &k, &empty_stack, NULL);
 }
 
 static __always_inline struct cmon_shadow_stack *shadow_stack_get(struct task_struct *task,
@@ -373,15 +367,25 @@ static __always_inline void go_stack_put(struct task_struct *task, struct pt_reg
 		bpf_map_delete_elem(&coro_stacks, &k);
 }
 
+/* After a return, the stack it popped put back: a goroutine's (GO), or the
+ * thread's or a coroutine's by SLOT. */
+static __always_inline void stack_put_after_return(struct task_struct *task, struct pt_regs *ctx,
+						   struct cmon_shadow_stack *ss, __u64 slot, bool go)
+{
+	if (go)
+		go_stack_put(task, ctx, ss);
+	else
+		shadow_stack_put(task, slot, ss);
+}
+
 /* A coroutine's stack is being made: remember its region (the cookie
  * says how the maker takes it, enum cmon_stack_maker). */
 SEC("uprobe")
 int BPF_KPROBE(cmon_stack_made)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, n;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, n;
 	struct cmon_stack_regions *rs;
 	__u64 lo, hi, size = 0;
-	void *empty;
 
 	if (bpf_get_attach_cookie(ctx) == CMON_STACK_MAKER_FCONTEXT) {
 		hi = PT_REGS_PARM1(ctx); /* the top: stacks grow down */
@@ -398,16 +402,9 @@ int BPF_KPROBE(cmon_stack_made)
 	}
 	if (!lo || !size || hi <= lo)
 		return 0;
-	rs = bpf_map_lookup_elem(&stack_regions, &tgid);
-	if (!rs) {
-		empty = bpf_map_lookup_elem(&empty_regions, &zero);
-		if (!empty)
-			return 0;
-		bpf_map_update_elem(&stack_regions, &tgid, empty, BPF_NOEXIST);
-		rs = bpf_map_lookup_elem(&stack_regions, &tgid);
-		if (!rs)
-			return 0;
-	}
+	rs = map_lookup_or_make(&stack_regions, &tgid, &empty_regions, NULL);
+	if (!rs)
+		return 0;
 	n = rs->n;
 	for (__u32 i = 0; i < CMON_MAX_STACK_REGIONS; i++) {
 		if (i >= n)

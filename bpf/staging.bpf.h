@@ -11,10 +11,12 @@
  * the same program, or user space sweeping a partial batch) writes its
  * record to the ring buffer directly.  User space (user/event/staging.c)
  * puts the records of every source back in time order.  Included by
- * trace.bpf.c after events, stats_of, wakeup_flags and submit.
+ * trace.bpf.c.
  */
 #ifndef CMON_STAGING_BPF_H
 #define CMON_STAGING_BPF_H
+
+#include "events.bpf.h"
 
 const volatile bool targ_staging = false;
 

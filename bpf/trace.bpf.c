@@ -20,6 +20,8 @@
 #include "mem.bpf.h"
 #include "shadow_stack.bpf.h"
 #include "exe_filter.bpf.h"
+#include "events.bpf.h"
+#include "break.bpf.h"
 
 /* libbpf 1.1 stops at the fifth argument register. */
 #ifndef PT_REGS_PARM6
@@ -33,97 +35,12 @@ const volatile bool targ_focus = false;      /* --focus: record inside focus fun
 const volatile bool targ_stack = false;      /* --stack: each call's user stack */
 const volatile bool targ_line_regs = false;  /* --locals: line records carry the arg registers */
 const volatile __s32 targ_max_depth = -1;    /* --max-depth below the focus; -1: any */
-const volatile __u64 targ_wakeup_bytes = 0;  /* force a wakeup past this fill */
-const volatile __u32 targ_break_count = 0;   /* cmon break: stop at the first N hits */
-#define CMON_WAKEUP_CHECK_EVERY 64 /* records per CPU; a power of two */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20); /* resized by user space before load */
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1); /* one per function, set by user space */
-	__type(key, __u32);
-	__type(value, struct cmon_func_stats);
-} func_stats SEC(".maps");
-
-static __always_inline struct cmon_func_stats *stats_of(__u32 func_id)
-{
-	return bpf_map_lookup_elem(&func_stats, &func_id);
-}
 
 #include "fetch.bpf.h"
 #include "filter.bpf.h"
 #include "expr.bpf.h"
 #include "usdt.bpf.h"
 #include "args.bpf.h"
-
-/* Records written on each CPU: the fill is checked every
- * CMON_WAKEUP_CHECK_EVERY of them. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} rb_written SEC(".maps");
-
-/* Forced wakeups, per CPU (`-v` prints their sum). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} rb_wakeups SEC(".maps");
-
-/* Whether the consumer sleeps (struct cmon_consumer, mmapped by user space). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cmon_consumer);
-} consumer SEC(".maps");
-
-/*
- * The flags of a submission whose turn it is to look at the fill: a forced
- * wakeup when the consumer sleeps and the buffer is past the threshold.
- * A consumer that is reading gets none: each was an IRQ-work
- * self-interrupt on this CPU (a VM exit on this host), every 64 records
- * while a busy consumer lagged: a third of the traced thread's time on a
- * 5-byte nop.  Reading the fill (bpf_ringbuf_query) costs more than the
- * rest of a record (the positions' cache lines live on the consumer's
- * CPU), hence once in CMON_WAKEUP_CHECK_EVERY records per CPU; the
- * threshold leaves thousands of records of room.
- */
-static __always_inline __u64 wakeup_flags(void)
-{
-	__u32 zero = 0;
-	struct cmon_consumer *c = bpf_map_lookup_elem(&consumer, &zero);
-	__u64 *n;
-
-	if (!c || !*(volatile __u64 *)&c->asleep ||
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) <= targ_wakeup_bytes)
-		return BPF_RB_NO_WAKEUP;
-	n = bpf_map_lookup_elem(&rb_wakeups, &zero);
-	if (n)
-		(*n)++;
-	return BPF_RB_FORCE_WAKEUP;
-}
-
-/* Submit without waking the consumer (it polls on a timer), unless it
- * sleeps while the buffer fills up. */
-static __always_inline void submit(struct cmon_call_rec *rec)
-{
-	__u64 flags = BPF_RB_NO_WAKEUP, *n;
-	__u32 zero = 0;
-
-	if (targ_wakeup_bytes && (n = bpf_map_lookup_elem(&rb_written, &zero)) &&
-	    (++*n & (CMON_WAKEUP_CHECK_EVERY - 1)) == 0)
-		flags = wakeup_flags();
-	bpf_ringbuf_submit(rec, flags);
-}
 
 #include "staging.bpf.h"
 
@@ -376,13 +293,6 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 cookie, __u64 
 	rec->n = (__u32)(n + 1 > CMON_STACK_MAX ? CMON_STACK_MAX : n + 1);
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
-
-/*
- * cmon break: hits of the break functions so far (all processes), and
- * those whose record did not fit (the process was then not stopped).
- */
-__u64 break_hits = 0;
-__u64 break_lost = 0;
 
 #define CMON_SIGSTOP 19
 
@@ -676,10 +586,7 @@ int BPF_KPROBE(cmon_exit)
 
 		bpf_loop(CMON_STACK_DEPTH, tail_step, &c, 0);
 	}
-	if (go)
-		go_stack_put(task, ctx, ss);
-	else
-		shadow_stack_put(task, slot, ss);
+	stack_put_after_return(task, ctx, ss, slot, go);
 	return 0;
 }
 
@@ -689,7 +596,6 @@ int BPF_KPROBE(cmon_exit)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_thread_exit, struct task_struct *task)
 {
-	shadow_stack_release(task);
-	follow_exit(task);
+	thread_gone(task);
 	return 0;
 }

@@ -27,8 +27,11 @@
 # BENCH_ATTACH_SLOW_RUNS (default BENCH_ATTACH_RUNS; the attach rows that
 # detach perf-event uprobes one by one, ~100 ms each),
 # BENCH_ATTACH_BPFTRACE_1000=1 (bpftrace on 1,000 functions too: about two
-# minutes a run).  BENCH_SECTIONS (default "trace profile capture latency
-# probes redis attach python") picks the sections to run (probes: USDT sites and
+# minutes a run).  BENCH_SECTIONS (default "trace profile capture consumer
+# latency probes redis attach python") picks the sections to run (consumer:
+# records written a second and lost at a flat-out loop, per format and for
+# capture, with and without the spool, BENCH_CONSUMER_RUNS (default 3) runs;
+# probes: USDT sites and
 # --focus; redis: redis-server's CPU per request under cmon and bpftrace;
 # python: --py's cost).  Under 15 minutes on 2 CPUs with the
 # defaults, where single-stepping costs ~10 us.
@@ -42,7 +45,7 @@ N=${BENCH_CALLS:-1000000}
 N_SLOW=${BENCH_CALLS_SLOW:-100000}
 RUNS=${BENCH_RUNS:-5}
 THREADS=${BENCH_THREADS:-4}
-SECTIONS=${BENCH_SECTIONS:-trace profile capture latency probes redis attach python}
+SECTIONS=${BENCH_SECTIONS:-trace profile capture consumer latency probes redis attach python}
 PROFILE_RUNS=${BENCH_PROFILE_RUNS:-$RUNS}
 CAPTURE_RUNS=${BENCH_CAPTURE_RUNS:-$RUNS}
 ATTACH_RUNS=${BENCH_ATTACH_RUNS:-3}
@@ -58,7 +61,7 @@ for v in "$N" "$N_SLOW" "$RUNS" "$THREADS" "$PROFILE_RUNS" "$CAPTURE_RUNS" "$ATT
 done
 case $ATTACH_SLOW_RUNS in '' | *[!0-9]*) die "BENCH_ATTACH_SLOW_RUNS must be an integer" ;; esac
 for s in $SECTIONS; do
-	case $s in trace | profile | capture | latency | probes | redis | attach | python) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
+	case $s in trace | profile | capture | consumer | latency | probes | redis | attach | python) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
 done
 section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -290,6 +293,12 @@ goals_table() {
 	done
 	row "p50 latency of a ~5 µs function vs untraced, every site class" "$cells" "within 10 %" \
 		"$(le "$worst" 10)"
+	v=$(res consumer_capture_lost)
+	row "capture of $(fmt_int "$N") flat-out typed calls: records lost (issue 24)" "$v" "0" \
+		"$([ -n "$v" ] && { [ "$v" = 0 ] && echo 1 || echo 0; })"
+	v=$(res consumer_csv_fp_lost)
+	row "trace, typed CSV, $(fmt_int "$N") flat-out calls on an emulated site: records lost (issue 24)" "$v" "0" \
+		"$([ -n "$v" ] && { [ "$v" = 0 ] && echo 1 || echo 0; })"
 	v=$(res mt_lost)
 	local lv=''
 	[ -n "$v" ] && lv=$( [ "$v" = 0 ] && [ "$(res mt_short)" = 0 ] && echo 1 || echo 0)
@@ -302,6 +311,8 @@ finish() {
 		BENCH_CALLS="$N" BENCH_CALLS_SLOW="$N_SLOW" BENCH_RUNS="$PROFILE_RUNS" BENCH_RESULTS="$RESULTS"
 	section capture && run_section "Typed capture" tools/bench/bench_capture.sh \
 		BENCH_CALLS="$N" BENCH_RUNS="$CAPTURE_RUNS" BENCH_RESULTS="$RESULTS"
+	section consumer && run_section "The consumer" tools/bench/bench_consumer.sh \
+		BENCH_CALLS="$N" BENCH_RUNS="${BENCH_CONSUMER_RUNS:-3}" BENCH_RESULTS="$RESULTS"
 	section latency && run_section "Latency: the function's own" tools/bench/bench_latency.sh \
 		BENCH_RUNS="$RUNS" BENCH_RESULTS="$RESULTS"
 	section probes && run_section "Probes past a function's edge" tools/bench/bench_probes.sh \

@@ -97,6 +97,10 @@ int main(int argc, char **argv)
 	host__deny_list(getenv("CMON_HOST_DENY"), "CMON_HOST_DENY");
 	if (getenv("CMON_NO_STAGING"))
 		tracer__disable_staging();
+	if (getenv("CMON_NO_SPOOL"))
+		tracer__disable_spool();
+	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
+		tracer__always_spool();
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return CMON_EXIT_USAGE;

@@ -32,7 +32,7 @@
 #include "dwarf/globals.h"
 #include "elf/objsym.h"
 #include "dwarf/plan.h"
-#include "dwarf/render.h"
+#include "output/render.h"
 
 /* The fixture's types, for offsets and item bytes. */
 enum color { RED = 0, GREEN = 5, BLUE = -1 };

@@ -29,10 +29,9 @@ void probe_gen__free(struct probe_gen *g)
 	free(g->ids);
 	free(g->share_key);
 	pytrace__free(g->py); /* its hook restored first */
-	tracer__free(g->tracer);
+	pipeline__free(g->pipe);
 	free(g->exprs);
 	pyprof__free(g->pp);
-	decoder__release(&g->decoder);
 	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
 		free(g->names[i]);
 	free(g->names);
@@ -138,14 +137,15 @@ static int cgroup_id(const char *path, uint64_t *id)
 	return 0;
 }
 
-static int on_record(void *ctx, const struct cmon_call_rec *rec)
+static int on_call(void *ctx, const struct cmon_call_rec *rec, struct call_record *crp)
 {
 	struct probe_gen *g = ctx;
 	struct agent_probe *p = g->owner;
 	struct call_record cr = {}; /* fields the decoder does not set stay empty */
 
-	if (decoder__decode(&g->decoder, rec, &cr))
+	if (!crp)
 		return 0;
+	cr = *crp;
 	if (!p->log || logsink__write(p->log, &cr))
 		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
 	/* A drain has a time budget: a busy function must not keep the main
@@ -159,25 +159,46 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 
 /* py: a Python call summed, or a code object named (the drain's budget as
  * for log records). */
-static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+static int on_py_call(void *ctx, const struct cmon_py_rec *rec, struct call_record *cr, int n)
 {
 	struct probe_gen *g = ctx;
-	struct cmon_py_rec copy;
-	struct call_record cr;
 
-	if (type == CMON_REC_PY_CODE) {
-		pytrace__on_code(g->py, data);
-		return 0;
-	}
-	if (pytrace__copy_rec(data, size, &copy))
-		return 0;
-	if (pytrace__decode(g->py, &copy, 0, &cr) > 0 && pyprof__add(g->pp, &cr))
+	if (n > 0 && pyprof__add(g->pp, cr))
 		__atomic_fetch_add(&g->owner->log_errors, 1, __ATOMIC_RELAXED);
 	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {
 		g->drain_cut = true;
 		return -1;
 	}
 	return 0;
+}
+
+/* log and py: the event path attached, its records to the log or
+ * Python's sums (the pid, process and cgroup decided in the kernel). */
+static int attach_pipeline(struct probe_gen *g, const struct probe_spec *s, uint64_t cg,
+			   struct pipeline_opts *pl)
+{
+	struct tracer_opts *to = &pl->tracer;
+	int err = 0;
+
+	pl->ops.call = on_call;
+	pl->ops.ctx = g;
+	to->filter_pid = s->pid;
+	if (s->process)
+		snprintf(to->filter_comm, sizeof(to->filter_comm), "%s", s->process);
+	to->filter_cgroup = cg;
+	to->ringbuf_bytes = 0; /* the default: drained every 100 ms */
+	to->exprs = g->exprs;
+	g->pipe = pipeline__new(g->set, pl);
+	if (!g->pipe)
+		err = -errno;
+	g->tracer = pipeline__tracer(g->pipe);
+	if (!err)
+		err = pipeline__attach(g->pipe);
+	if (!err) {
+		g->n_probes = tracer__probe_count(g->tracer);
+		g->attach_ms = (double)tracer__attach_ns(g->tracer) / 1e6;
+	}
+	return err;
 }
 
 /* Resolve P's spec and attach a new generation.  Slow: no lock held.
@@ -187,7 +208,7 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	const struct probe_spec *s = p->spec;
 	struct resolve_opts ro = {};
 	struct profiler_opts po = {};
-	struct tracer_opts to = {};
+	struct pipeline_opts pl = {};
 	struct probe_gen *g;
 	struct errcap cap;
 	uint64_t cg = 0;
@@ -264,42 +285,20 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		err = expr__compile_run(s->if_expr, NULL, g->set, false, &g->exprs);
 	if (!err && s->if_expr)
 		expr__set_latency_bias(g->exprs, g->set, probe_calib__host());
-	if (!err && s->instrument == INSTR_LOG) /* latencies are the function's own */
-		err = decoder__init(&g->decoder, g->set, probe_calib__host());
+	if (!err && s->instrument == INSTR_LOG) { /* latencies are the function's own */
+		pl.decode = true;
+		pl.calib = probe_calib__host();
+	}
 	if (!err && g->py) {
 		g->py_func = pytrace__mark(g->set);
 		g->pp = pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
 		if (!g->pp)
 			err = -ENOMEM;
-		to.py_offsets = pytrace__bpf_offsets();
-		to.on_py = on_py;
+		pl.py = g->py;
+		pl.ops.py_call = on_py_call;
 	}
 	if (!err && (s->instrument == INSTR_LOG || g->py)) {
-		to.on_record = on_record;
-		to.ctx = g;
-		/* pid, process and cgroup decided in the kernel, as for metrics. */
-		to.filter_pid = s->pid;
-		if (s->process)
-			snprintf(to.filter_comm, sizeof(to.filter_comm), "%s", s->process);
-		to.filter_cgroup = cg;
-		to.ringbuf_bytes = 0; /* the default (16 MiB): drained every 100 ms */
-		to.exprs = g->exprs;
-		g->tracer = tracer__new(g->set, &to);
-		if (!g->tracer)
-			err = -errno;
-		if (!err)
-			err = tracer__attach(g->tracer);
-		if (!err && g->py) {
-			int procs_fd, code_fd;
-
-			err = tracer__py_maps(g->tracer, &procs_fd, &code_fd);
-			if (!err)
-				err = pytrace__start(g->py, procs_fd, code_fd);
-		}
-		if (!err) {
-			g->n_probes = tracer__probe_count(g->tracer);
-			g->attach_ms = (double)tracer__attach_ns(g->tracer) / 1e6;
-		}
+		err = attach_pipeline(g, s, cg, &pl);
 	} else if (!err) {
 		/* Attached by the share of probes with these options on this
 		 * file (probe_pool__commit). */

@@ -33,6 +33,7 @@
 #include "python/pyprof.h"
 #include "elf/funcpattern.h"
 #include "event/decode.h"
+#include "event/pipeline.h"
 #include "event/tracer.h"
 #include "probe/calib.h"
 #include "probe/resolve.h"
@@ -69,9 +70,9 @@ struct probe_gen {
 	bool attached;
 	bool starting; /* applied when the share is attached */
 	bool replacing; /* an earlier generation's counts carried over */
-	struct tracer *tracer;
+	struct pipeline *pipe; /* log and py: the event path */
+	struct tracer *tracer; /* the pipeline's */
 	struct cmon_expr_prog *exprs; /* instrument log: if:, 2 per function */
-	struct decoder decoder;
 	/* py: Python functions, their records summed here */
 	struct pytrace *py;
 	struct pyprof *pp;

@@ -23,6 +23,7 @@
 #include "cli/session.h"
 #include "probe/follow.h"
 #include "core/log.h"
+#include "event/pipeline.h"
 #include "event/tracer.h"
 #include "python/cpython.h"
 #include "python/pyprof.h"
@@ -61,7 +62,8 @@ struct profile_run {
 	/* --py: the trace programs' per-call records, summed here */
 	struct pytrace *py;
 	struct pyprof *pp;
-	struct tracer *tracer;
+	struct pipeline *pipe; /* --py */
+	struct tracer *tracer; /* the pipeline's */
 	uint32_t py_func;
 };
 
@@ -544,7 +546,7 @@ static void totals(const struct profile_run *r, uint64_t *calls, uint64_t *lost,
 static void cleanup_run(struct profile_run *r)
 {
 	pytrace__free(r->py); /* restores its hooks first, whatever happened */
-	tracer__free(r->tracer);
+	pipeline__free(r->pipe);
 	pyprof__free(r->pp);
 	profiler__free(r->prof);
 	free(r->exprs);
@@ -556,32 +558,20 @@ static void cleanup_run(struct profile_run *r)
 }
 
 /* --py: each Python call, summed. */
-static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+static int on_py_call(void *ctx, const struct cmon_py_rec *rec, struct call_record *cr, int n)
 {
 	struct profile_run *r = ctx;
-	struct cmon_py_rec copy;
-	struct call_record cr;
 
-	if (type == CMON_REC_PY_CODE) {
-		pytrace__on_code(r->py, data);
-		return 0;
-	}
-	if (pytrace__copy_rec(data, size, &copy))
-		return 0;
-	if (pytrace__decode(r->py, &copy, 0, &cr) > 0 && pyprof__add(r->pp, &cr))
-		return -ENOMEM;
-	return 0;
+	return n > 0 && pyprof__add(r->pp, cr) ? -ENOMEM : 0;
 }
-
-static int on_c_record(void *ctx, const struct cmon_call_rec *rec) { return 0; }
 
 /* --py: the processes must run CPython 3.11; the trace programs' Python
  * probes, their records summed in user space.  0 or -errno. */
 static int setup_python(struct profile_run *r)
 {
-	struct tracer_opts to = { .on_record = on_c_record, .on_py = on_py, .ctx = r,
-				  .max_depth = -1 };
-	int procs_fd, code_fd, err = 0;
+	struct pipeline_opts po = { .tracer.max_depth = -1,
+				    .ops = { .py_call = on_py_call, .ctx = r } };
+	int err = 0;
 
 	r->py = pytrace__new(r->opts.py, r->opts.n_py, 0);
 	if (!r->py)
@@ -596,19 +586,15 @@ static int setup_python(struct profile_run *r)
 	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
 	if (!r->pp)
 		return -ENOMEM;
-	to.py_offsets = pytrace__bpf_offsets();
-	r->tracer = tracer__new(r->set, &to);
-	if (!r->tracer) {
+	po.py = r->py;
+	r->pipe = pipeline__new(r->set, &po);
+	if (!r->pipe) {
 		err = -errno;
 		log_error("cannot load the BPF programs: %s", strerror(errno));
 		return err;
 	}
-	err = tracer__attach(r->tracer);
-	if (!err)
-		err = tracer__py_maps(r->tracer, &procs_fd, &code_fd);
-	if (!err)
-		err = pytrace__start(r->py, procs_fd, code_fd);
-	return err;
+	r->tracer = pipeline__tracer(r->pipe);
+	return pipeline__attach(r->pipe);
 }
 
 static int setup(struct profile_run *r)
@@ -741,14 +727,13 @@ int cmd_profile(int argc, char **argv)
 		if (deadline && deadline < wake)
 			wake = deadline;
 		if (r.tracer) {
-			int n = tracer__poll(r.tracer, (int)((wake - now) * 1000) + 1);
+			int n = pipeline__poll(r.pipe, (int)((wake - now) * 1000) + 1);
 
 			if (n < 0 && n != -EINTR) {
 				log_error("reading the ring buffer: %s", strerror(-n));
 				err = n;
 				goto cleanup;
 			}
-			pytrace__tick(r.py);
 		} else {
 			session__wait(&r.ses, wake - now);
 			profiler__woken(r.prof);
@@ -757,15 +742,12 @@ int cmd_profile(int argc, char **argv)
 
 	/* Detach first: the final report is a snapshot nothing changes. */
 	if (r.tracer) {
-		pytrace__restore(r.py);
-		tracer__detach_probes(r.tracer);
-		tracer__drain(r.tracer);
-		for (size_t i = 0; i < r.opts.n_pids; i++)
-			tracer__flush_pending(r.tracer, r.opts.pids[i]);
-		if (r.ses.launched && r.ses.launch.pid > 0)
-			tracer__flush_pending(r.tracer, r.ses.launch.pid);
-		tracer__detach(r.tracer);
-		tracer__drain(r.tracer);
+		size_t n;
+		pid_t *roots = session__roots(&r.ses, &n);
+
+		pipeline__stop(r.pipe);
+		pipeline__finish(r.pipe, roots, n, false);
+		free(roots);
 	} else {
 		profiler__detach(r.prof);
 	}

@@ -13,19 +13,22 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "core/clock.h"
 #include "cli/breakpoint.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "core/grow.h"
 #include "core/log.h"
-#include "event/decode.h"
+#include "event/pipeline.h"
 #include "event/tracer.h"
 #include "event/typer.h"
 #include "event/watcher.h"
 #include "probe/host.h"
 #include "filter/expr.h"
 #include "dwarf/debuginfo.h"
+#include "event/spool.h"
 #include "event/stacks.h"
 #include "event/store_sink.h"
 #include "output/outpath.h"
@@ -46,6 +49,7 @@ struct trace_run {
 	struct file_sink_opts file_opts;
 	struct store_sink_opts store_opts;
 	char *cmdline;      /* capture: cmon's own command line */
+	char *spool_dir;    /* the spool's folder, when cut from -o */
 	char exe_path[32];  /* capture -p: the process's executable (its build-id) */
 	struct stack_book *stacks; /* --stack */
 	struct strbuf stack_text;
@@ -60,15 +64,16 @@ struct trace_run {
 		char comm[CMON_COMM_LEN];
 		struct call_record rec;
 	} *held;
-	size_t n_held;
+	size_t n_held, cap_held;
 	int argc;
 	char **argv;
 	struct session ses;  /* patterns, output, processes */
 	struct probe_set *set;
-	struct tracer *tracer;
+	struct pipeline *pipe;
+	struct tracer *tracer;     /* the pipeline's: its counters */
+	const struct probe_calib *calib; /* the probes' own cost; NULL: raw latencies */
 	struct cmon_expr_prog *exprs; /* --if / --on-change, 2 per function */
 	struct out_router *router; /* where records go, what reached it */
-	struct decoder decoder;
 	uint64_t handed;           /* records given to the router */
 	bool max_reached;
 	int write_err;
@@ -100,15 +105,8 @@ static void count_process(struct trace_run *r, const struct cmon_call_rec *rec)
 		if (r->procs[i].pid == (pid_t)rec->pid)
 			p = &r->procs[i];
 	if (!p) {
-		if (r->n_procs == r->cap_procs) {
-			size_t cap = r->cap_procs ? r->cap_procs * 2 : 16;
-			struct proc_count *n = realloc(r->procs, cap * sizeof(*n));
-
-			if (!n)
-				return; /* the summary only: the record is written */
-			r->procs = n;
-			r->cap_procs = cap;
-		}
+		if (GROW(r->procs, r->n_procs, r->cap_procs, 16))
+			return; /* the summary only: the record is written */
 		p = &r->procs[r->n_procs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = (pid_t)rec->pid;
@@ -116,15 +114,6 @@ static void count_process(struct trace_run *r, const struct cmon_call_rec *rec)
 	p->records++;
 	memcpy(p->comm, rec->comm, sizeof(p->comm));
 	p->comm[CMON_COMM_LEN - 1] = 0;
-}
-
-/* A process given on the command line (its pending calls are flushed as such). */
-static bool is_root(const struct trace_run *r, pid_t pid)
-{
-	for (size_t i = 0; i < r->opts.n_pids; i++)
-		if (r->opts.pids[i] == pid)
-			return true;
-	return r->ses.launched && pid == r->ses.launch.pid;
 }
 
 static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size)
@@ -171,13 +160,11 @@ static struct held_line *held_of(struct trace_run *r, uint32_t tid)
 	for (size_t i = 0; i < r->n_held; i++)
 		if (r->held[i].tid == tid)
 			return &r->held[i];
-	v = realloc(r->held, (r->n_held + 1) * sizeof(*v));
-	if (!v)
+	if (GROW(r->held, r->n_held, r->cap_held, 4))
 		return NULL;
-	r->held = v;
-	memset(&v[r->n_held], 0, sizeof(*v));
-	v[r->n_held].tid = tid;
-	return &v[r->n_held++];
+	v = &r->held[r->n_held++];
+	v->tid = tid; /* GROW zeroed the rest */
+	return v;
 }
 
 /* --lines: a record of a line site or of its function, on thread TID.
@@ -239,7 +226,8 @@ static void refuse_record(struct trace_run *r)
 	out_router__refuse(r->router);
 }
 
-static int on_record(void *ctx, const struct cmon_call_rec *rec)
+/* A C call (CR: decoded; NULL when it did not decode). */
+static int on_call(void *ctx, const struct cmon_call_rec *rec, struct call_record *crp)
 {
 	struct trace_run *r = ctx;
 	const struct render_out *ro = NULL;
@@ -253,8 +241,9 @@ static int on_record(void *ctx, const struct cmon_call_rec *rec)
 		refuse_record(r);
 		return 0;
 	}
-	if (decoder__decode(&r->decoder, rec, &cr))
+	if (!crp)
 		return 0;
+	cr = *crp;
 	cr.typed = typer__render(r->typer, rec, &ro);
 	cr.rendered = ro;
 	cr.stack = NULL;
@@ -322,32 +311,22 @@ static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
 	return err;
 }
 
-/* --py: a code object to name and decide, or a Python call to write. */
-static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+/* --py: a Python call to write (N: pytrace__decode's value). */
+static int on_py_call(void *ctx, const struct cmon_py_rec *rec, struct call_record *cr, int n)
 {
 	struct trace_run *r = ctx;
-	struct cmon_py_rec copy;
-	struct call_record cr;
-	int n;
 
-	if (type == CMON_REC_PY_CODE) {
-		pytrace__on_code(r->py, data);
-		return 0;
-	}
 	if (r->max_reached)
 		return -1;
 	if (r->write_err) {
 		refuse_record(r);
 		return 0;
 	}
-	if (pytrace__copy_rec(data, size, &copy))
-		return 0;
-	n = pytrace__decode(r->py, &copy, r->decoder.mono_to_real_ns, &cr);
-	if (copy.flags & CMON_PY_BREAK)
-		return py_break_stop(r, &copy, n > 0 ? &cr : NULL);
+	if (rec->flags & CMON_PY_BREAK)
+		return py_break_stop(r, rec, n > 0 ? cr : NULL);
 	if (n <= 0)
 		return 0;
-	return emit(r, &cr, r->py_func);
+	return emit(r, cr, r->py_func);
 }
 
 /* --py: the processes must run CPython 3.11; the evaluator's probe is
@@ -561,10 +540,16 @@ static uint64_t report(struct trace_run *r)
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
 	{
 		uint64_t wakeups, sleeps;
+		struct spool_stats sp;
 
 		tracer__wakeups(r->tracer, &wakeups, &sleeps);
 		log_info("the consumer slept %llu times; the buffer filling woke it %llu times",
 			 (unsigned long long)sleeps, (unsigned long long)wakeups);
+		if (tracer__spool_stats(r->tracer, &sp))
+			log_info("spooled: %llu records (%llu bytes; %llu compressed on disk, "
+				 "%llu at most at once)", (unsigned long long)sp.records,
+				 (unsigned long long)sp.raw_bytes, (unsigned long long)sp.disk_bytes,
+				 (unsigned long long)sp.peak_disk);
 	}
 	if (r->ses.follow) {
 		uint64_t forks, unfollowed, failed;
@@ -648,19 +633,37 @@ static uint64_t report(struct trace_run *r)
 /* The probe's own cost per site class, subtracted from latencies (unless
  * --raw-latency, or no returns are observed).  A calibration that cannot
  * run leaves latencies raw, with a warning. */
-static int calibrate(struct trace_run *r)
+static void calibrate(struct trace_run *r)
 {
-	const struct probe_calib *calib = NULL;
-	int err;
-
 	if (!r->opts.raw_latency && !r->opts.no_return)
-		calib = probe_calib__host();
-	err = decoder__init(&r->decoder, r->set, calib);
-	if (err)
-		log_error("out of memory");
+		r->calib = probe_calib__host();
 	/* --if's latency_ns is the one the records show. */
-	expr__set_latency_bias(r->exprs, r->set, calib);
-	return err;
+	expr__set_latency_bias(r->exprs, r->set, r->calib);
+}
+
+/* Where the spool's file goes: beside the output (a store's folder, a
+ * file's), so that it uses the disk the output does; else a temporary
+ * folder.  R's own string. */
+static const char *spool_dir(struct trace_run *r)
+{
+	const char *out = r->opts.output;
+	const char *slash;
+	struct stat st;
+
+	free(r->spool_dir);
+	r->spool_dir = NULL;
+	if (r->kind == CMD_CAPTURE && out && !out_path__per_process(out))
+		return out; /* the store's folder, made by now */
+	if (!out)
+		return r->kind == CMD_CAPTURE ? "cmon-capture" : NULL;
+	/* a file's folder; not /dev's for /dev/null, nor a pipe's */
+	if (r->kind != CMD_CAPTURE && (stat(out, &st) || !S_ISREG(st.st_mode)))
+		return NULL;
+	slash = strrchr(out, '/');
+	if (!slash)
+		return ".";
+	r->spool_dir = strndup(out, slash == out ? 1 : (size_t)(slash - out));
+	return r->spool_dir;
 }
 
 static void cleanup_run(struct trace_run *r)
@@ -668,8 +671,7 @@ static void cleanup_run(struct trace_run *r)
 	watcher__free(r->watcher);
 	pytrace__free(r->py); /* restores its hooks first, whatever happened */
 	free(r->py_columns);
-	decoder__release(&r->decoder);
-	tracer__free(r->tracer);
+	pipeline__free(r->pipe);
 	free(r->exprs);
 	stack_book__free(r->stacks);
 	free(r->held);
@@ -678,6 +680,7 @@ static void cleanup_run(struct trace_run *r)
 	typer__free(r->typer);
 	out_router__free(r->router); /* closes the stores of a run that failed */
 	free(r->cmdline);
+	free(r->spool_dir);
 	session__cleanup(&r->ses);
 	probe_set__free(r->set);
 	cmd_opts__free(&r->opts);
@@ -766,12 +769,201 @@ static pid_t break_pid(const struct trace_run *r)
 	return r->ses.launched ? r->ses.launch.pid : r->opts.n_pids ? r->opts.pids[0] : 0;
 }
 
+/* Targets and patterns resolved, --if compiled, the typer, the router,
+ * the calibration: everything before the programs load.  0 or -errno
+ * after one error line (*USAGE_ERR: an expression that does not fit). */
+static int prepare(struct trace_run *r, bool *usage_err)
+{
+	struct typer_opts ty = {};
+	struct resolve_opts ro = {};
+	int err = py_prepare(r);
+
+	if (err)
+		return err;
+	session__resolve_opts(&r->ses, &ro);
+	ro.ret_choice = r->opts.no_return ? RETURN_OFF : r->opts.ret_choice;
+	err = probe_set__resolve(&ro, &r->set);
+	if (err)
+		return err;
+	if (r->py)
+		r->py_func = pytrace__mark(r->set);
+	session__cover_binary(&r->ses, r->set->exe_dev, r->set->exe_ino);
+
+	/* --if / --on-change: names checked against every function's DWARF;
+	 * an expression that does not fit a function is a usage error. */
+	err = expr__compile_run(r->opts.if_expr, r->opts.on_change, r->set, r->opts.no_return,
+				&r->exprs);
+	if (err == -EINVAL)
+		*usage_err = true;
+	if (err)
+		return err;
+
+	ty.raw = r->opts.raw;
+	ty.strlen = r->opts.strlen;
+	ty.deref = r->opts.deref;
+	ty.deref_set = r->opts.deref_set;
+	ty.capture_max = r->opts.capture_max;
+	ty.captures = r->opts.captures;
+	ty.n_captures = r->opts.n_captures;
+	ty.locals = r->opts.locals;
+	ty.capture_at = r->opts.capture_at;
+	err = typer__new(r->set, &ty, &r->typer);
+	if (err)
+		return err;
+	malloc_trim(0); /* DWARF parsing is over: give its memory back */
+	err = make_router(r);
+	if (!err)
+		err = session__open_pidfds(&r->ses);
+	if (!err)
+		calibrate(r);
+	return err;
+}
+
+/* The pipeline's settings: trace's callbacks, the tracer's options. */
+static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
+{
+	struct tracer_opts *to = &po->tracer;
+
+	po->decode = true;
+	po->calib = r->calib;
+	po->py = r->py;
+	po->ops = (struct pipeline_ops){ .call = on_call, .capture = on_capture,
+					 .py_call = on_py_call, .ctx = r };
+	to->entry_only = r->opts.no_return;
+	to->ringbuf_bytes = r->opts.ringbuf_bytes;
+	to->plans = typer__plans(r->typer);
+	to->sleepable = !r->opts.no_fault_in;
+	to->focus = r->opts.n_focus > 0;
+	r->lines_mode = r->opts.n_lines_of > 0;
+	if (r->opts.stack) {
+		r->stacks = stack_book__new();
+		if (!r->stacks) {
+			log_error("out of memory");
+			return -ENOMEM;
+		}
+		po->ops.stack = on_stack;
+		for (size_t i = 0; i < r->set->n_objects; i++)
+			stack_book__fixed_object(r->stacks, r->set->objects[i].attach_path,
+						 r->set->objects[i].module);
+	}
+	to->spool = true;
+	to->spool_dir = spool_dir(r);
+	to->max_depth = r->opts.max_depth;
+	to->line_regs = r->opts.locals;
+	to->follow = r->opts.follow > 0;
+	to->break_count = r->kind == CMD_BREAK ? r->opts.break_count : 0;
+	to->exprs = r->exprs;
+	if (r->py && r->kind == CMD_BREAK)
+		return pytrace__break_pats(r->py, &to->py_break, &to->n_py_break);
+	return 0;
+}
+
+/* The programs loaded and attached, the output started, the program let
+ * go.  0 or -errno after one error line. */
+static int attach(struct trace_run *r)
+{
+	struct pipeline_opts po = {};
+	int err = pipeline_opts(r, &po);
+
+	if (err)
+		return err;
+	if (r->kind == CMD_BREAK)
+		breakpoint__target(break_pid(r));
+	if (session_stop_signal) /* interrupted while starting: nothing attached */
+		return 0;
+	r->pipe = pipeline__new(r->set, &po);
+	if (!r->pipe)
+		return -errno;
+	r->tracer = pipeline__tracer(r->pipe);
+	err = pipeline__attach(r->pipe);
+	if (err)
+		return err;
+	r->ses.follow = tracer__follow(r->tracer);
+	session__install_signals();
+	if (!r->opts.quiet)
+		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
+				"from DWARF)\n",
+			tracer__probe_count(r->tracer), (double)tracer__attach_ns(r->tracer) / 1e6,
+			r->set->n_funcs, r->set->n_funcs == 1 ? "" : "s", typer__typed_count(r->typer));
+	err = session__start_output(&r->ses);
+	if (!err)
+		err = session__release(&r->ses);
+	if (!err && r->opts.n_watches)
+		err = start_watch(r, false);
+	return err;
+}
+
+/* Poll until a signal, the targets' end, --duration, --max-events or an
+ * output error.  0 or -errno after one error line. */
+static int run(struct trace_run *r, double deadline, int *status, bool *have_status)
+{
+	while (!session_stop_signal && !r->max_reached && !r->write_err) {
+		int n = pipeline__poll(r->pipe, r->opts.poll_ms);
+
+		if (r->watcher && n >= 0) {
+			int m = watcher__poll(r->watcher, 0);
+
+			if (m < 0 && !r->write_err)
+				r->write_err = m;
+		}
+
+		/* A negative count from our own callback means stop, not failure. */
+		if (n < 0 && n != -EINTR && !r->max_reached && !r->write_err) {
+			log_error("reading the ring buffer: %s", strerror(-n));
+			return n;
+		}
+		settle_output(r, false);
+		if (session__targets_gone(&r->ses, status, have_status))
+			break;
+		if (deadline && clock__mono_s() >= deadline)
+			break;
+	}
+	return 0;
+}
+
+/* No call starts or ends past this point; what is recorded is written,
+ * then the calls still pending in threads that run on; the report.
+ * ERR: the run's.  Returns the run's error; *LOST the losses. */
+static int finish(struct trace_run *r, int err, uint64_t *lost)
+{
+	/* The processes given on the command line: their pending calls are
+	 * flushed as such (a followed child's too). */
+	size_t n_roots;
+	pid_t *roots = session__roots(&r->ses, &n_roots);
+
+	pipeline__stop(r->pipe);
+	if (r->watcher) {
+		watcher__detach(r->watcher);
+		watcher__drain(r->watcher);
+	}
+	pipeline__finish(r->pipe, roots, n_roots, true);
+	free(roots);
+	if (r->kind == CMD_BREAK)
+		breakpoint__finish(break_pid(r), break_stops(r));
+	flush_held_lines(r);
+	settle_output(r, true);
+	if (r->write_err) {
+		log_error("cannot write output: %s", strerror(-r->write_err));
+		err = r->write_err;
+	}
+	*lost = report(r);
+	if (r->watcher)
+		*lost += watcher__report(r->watcher, r->opts.quiet);
+	if (*lost && *lost == r->lost_uret && !r->opts.quiet)
+		log_warn("%llu returns were not seen (see above): nested past the kernel's %d "
+			 "uretprobes; --return-probe insn sees them", (unsigned long long)*lost,
+			 CMON_KERNEL_URET_DEPTH);
+	else if (*lost && !r->opts.quiet)
+		log_warn("%llu events were lost (see above): a larger --ringbuf-size absorbs a "
+			 "burst; calls faster than cmon writes them need --raw (no DWARF "
+			 "typing) or cmon profile", (unsigned long long)*lost);
+	return err;
+}
+
+/* trace, capture and break: prepare, attach, run, finish. */
 int trace__run(enum cmd_kind kind, int argc, char **argv)
 {
 	struct trace_run r = { .kind = kind, .argc = argc, .argv = argv };
-	struct typer_opts ty = {};
-	struct resolve_opts ro = {};
-	struct tracer_opts to = {};
 	bool have_status = false, usage_err = false;
 	int status = 0, err;
 	uint64_t lost = 0;
@@ -825,184 +1017,15 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		err = watch_only(&r, &status, &have_status, &lost);
 		goto cleanup;
 	}
-
-	err = py_prepare(&r);
-	if (err)
-		goto cleanup;
-	session__resolve_opts(&r.ses, &ro);
-	ro.ret_choice = r.opts.no_return ? RETURN_OFF : r.opts.ret_choice;
-	err = probe_set__resolve(&ro, &r.set);
-	if (err)
-		goto cleanup;
-	if (r.py)
-		r.py_func = pytrace__mark(r.set);
-	session__cover_binary(&r.ses, r.set->exe_dev, r.set->exe_ino);
-
-	/* --if / --on-change: names checked against every function's DWARF;
-	 * an expression that does not fit a function is a usage error. */
-	err = expr__compile_run(r.opts.if_expr, r.opts.on_change, r.set, r.opts.no_return,
-				&r.exprs);
-	if (err == -EINVAL)
-		usage_err = true;
-	if (err)
-		goto cleanup;
-
-	ty.raw = r.opts.raw;
-	ty.strlen = r.opts.strlen;
-	ty.deref = r.opts.deref;
-	ty.deref_set = r.opts.deref_set;
-	ty.capture_max = r.opts.capture_max;
-	ty.captures = r.opts.captures;
-	ty.n_captures = r.opts.n_captures;
-	ty.locals = r.opts.locals;
-	ty.capture_at = r.opts.capture_at;
-	err = typer__new(r.set, &ty, &r.typer);
-	if (err)
-		goto cleanup;
-	malloc_trim(0); /* DWARF parsing is over: give its memory back */
-	err = make_router(&r);
-	if (err)
-		goto cleanup;
-	err = session__open_pidfds(&r.ses);
-	if (err)
-		goto cleanup;
-	err = calibrate(&r);
-	if (err)
-		goto cleanup;
-	to.entry_only = r.opts.no_return;
-	to.ringbuf_bytes = r.opts.ringbuf_bytes;
-	to.on_record = on_record;
-	to.on_capture = on_capture;
-	to.ctx = &r;
-	to.plans = typer__plans(r.typer);
-	to.sleepable = !r.opts.no_fault_in;
-	to.focus = r.opts.n_focus > 0;
-	r.lines_mode = r.opts.n_lines_of > 0;
-	if (r.opts.stack) {
-		r.stacks = stack_book__new();
-		if (!r.stacks) {
-			err = -ENOMEM;
-			log_error("out of memory");
-			goto cleanup;
-		}
-		to.on_stack = on_stack;
-		for (size_t i = 0; i < r.set->n_objects; i++)
-			stack_book__fixed_object(r.stacks, r.set->objects[i].attach_path,
-						 r.set->objects[i].module);
-	}
-	to.max_depth = r.opts.max_depth;
-	to.line_regs = r.opts.locals;
-	to.follow = r.opts.follow > 0;
-	to.break_count = kind == CMD_BREAK ? r.opts.break_count : 0;
-	if (kind == CMD_BREAK)
-		breakpoint__target(break_pid(&r));
-	to.exprs = r.exprs;
-	if (r.py) {
-		to.py_offsets = pytrace__bpf_offsets();
-		to.on_py = on_py;
-		if (kind == CMD_BREAK)
-			err = pytrace__break_pats(r.py, &to.py_break, &to.n_py_break);
-		if (err)
-			goto cleanup;
-	}
-	if (session_stop_signal) /* interrupted while starting: nothing attached */
-		goto cleanup;
-	r.tracer = tracer__new(r.set, &to);
-	if (!r.tracer) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = tracer__attach(r.tracer);
-	if (err)
-		goto cleanup;
-	r.ses.follow = tracer__follow(r.tracer);
-	session__install_signals();
-	if (r.py) {
-		int procs_fd, code_fd;
-
-		err = tracer__py_maps(r.tracer, &procs_fd, &code_fd);
-		if (!err)
-			err = pytrace__start(r.py, procs_fd, code_fd);
-		if (err)
-			goto cleanup;
-	}
-	if (!r.opts.quiet)
-		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
-				"from DWARF)\n",
-			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6,
-			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s", typer__typed_count(r.typer));
-	err = session__start_output(&r.ses);
+	err = prepare(&r, &usage_err);
 	if (!err)
-		err = session__release(&r.ses);
-	if (!err && r.opts.n_watches)
-		err = start_watch(&r, false);
-	if (err)
+		err = attach(&r);
+	if (err || !r.pipe) /* failed, or interrupted while starting */
 		goto cleanup;
-
 	if (r.opts.duration_s > 0)
 		deadline = clock__mono_s() + r.opts.duration_s;
-	while (!session_stop_signal && !r.max_reached && !r.write_err) {
-		int n = tracer__poll(r.tracer, r.opts.poll_ms);
-
-		if (r.watcher && n >= 0) {
-			int m = watcher__poll(r.watcher, 0);
-
-			if (m < 0 && !r.write_err)
-				r.write_err = m;
-		}
-
-		/* A negative count from our own callback means stop, not failure. */
-		if (n < 0 && n != -EINTR && !r.max_reached && !r.write_err) {
-			log_error("reading the ring buffer: %s", strerror(-n));
-			err = n;
-			break;
-		}
-		settle_output(&r, false);
-		if (r.py)
-			pytrace__tick(r.py);
-		if (session__targets_gone(&r.ses, &status, &have_status))
-			break;
-		if (deadline && clock__mono_s() >= deadline)
-			break;
-	}
-
-	/* No call starts or ends past this point; drain what is recorded,
-	 * then report the calls still pending in threads that run on. */
-	pytrace__restore(r.py);
-	tracer__detach_probes(r.tracer);
-	tracer__drain(r.tracer);
-	if (r.watcher) {
-		watcher__detach(r.watcher);
-		watcher__drain(r.watcher);
-	}
-	for (size_t i = 0; i < r.opts.n_pids; i++)
-		tracer__flush_pending(r.tracer, r.opts.pids[i]);
-	if (r.ses.launched && r.ses.launch.pid > 0)
-		tracer__flush_pending(r.tracer, r.ses.launch.pid);
-	for (size_t i = 0; i < follow__count(r.ses.follow); i++) /* children still running */
-		if (!is_root(&r, follow__pid(r.ses.follow, i)))
-			tracer__flush_pending(r.tracer, follow__pid(r.ses.follow, i));
-	tracer__detach(r.tracer);
-	tracer__drain(r.tracer);
-	if (kind == CMD_BREAK)
-		breakpoint__finish(break_pid(&r), break_stops(&r));
-	flush_held_lines(&r);
-	settle_output(&r, true);
-	if (r.write_err) {
-		log_error("cannot write output: %s", strerror(-r.write_err));
-		err = r.write_err;
-	}
-	lost = report(&r);
-	if (r.watcher)
-		lost += watcher__report(r.watcher, r.opts.quiet);
-	if (lost && lost == r.lost_uret && !r.opts.quiet)
-		log_warn("%llu returns were not seen (see above): nested past the kernel's %d "
-			 "uretprobes; --return-probe insn sees them", (unsigned long long)lost,
-			 CMON_KERNEL_URET_DEPTH);
-	else if (lost && !r.opts.quiet)
-		log_warn("%llu events were lost (see above): a larger --ringbuf-size absorbs a "
-			 "burst; calls faster than cmon writes them need --raw (no DWARF "
-			 "typing) or cmon profile", (unsigned long long)lost);
+	err = run(&r, deadline, &status, &have_status);
+	err = finish(&r, err, &lost);
 	/* The program's own end ended the trace: its status is ours. */
 	if (r.ses.launched && !have_status && r.ses.launch.pid > 0 && !session_stop_signal &&
 	    !deadline && !r.max_reached)

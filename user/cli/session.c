@@ -265,6 +265,18 @@ static void check_binary(struct session *s)
 		"the new file are not traced (run cmon again to cover them)\n", s->opts->binary);
 }
 
+pid_t *session__roots(const struct session *s, size_t *n)
+{
+	pid_t *roots = calloc(s->opts->n_pids + 1, sizeof(*roots));
+
+	*n = 0;
+	for (size_t i = 0; roots && i < s->opts->n_pids; i++)
+		roots[(*n)++] = s->opts->pids[i];
+	if (roots && s->launched && s->launch.pid > 0)
+		roots[(*n)++] = s->launch.pid;
+	return roots;
+}
+
 bool session__targets_gone(struct session *s, int *status, bool *have_status)
 {
 	bool all = true;

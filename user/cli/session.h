@@ -87,6 +87,10 @@ int session__continue(struct session *s);
 /* Have all the processes ended, the followed children too?  (--binary:
  * never.)  For a launched program, *STATUS gets its wait status and
  * *HAVE_STATUS is set (once, when it is reaped). */
+/* The processes named on the command line (-p, the launched one): a
+ * malloc'd array of *N (NULL when out of memory, *N 0). */
+pid_t *session__roots(const struct session *s, size_t *n);
+
 bool session__targets_gone(struct session *s, int *status, bool *have_status);
 
 /* Sleep up to TIMEOUT_S, waking early when a process ends. */

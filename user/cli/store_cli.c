@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "core/strbuf.h"
 #include "dwarf/ctype.h"
-#include "dwarf/render.h"
+#include "output/render.h"
 #include "output/writer.h"
 
 int store_cli__open(const char *path, struct cmon_store **s)

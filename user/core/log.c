@@ -83,6 +83,24 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	free(text);
 }
 
+void log_report(const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+
+	va_start(ap, fmt);
+	text = one_line(fmt, ap);
+	va_end(ap);
+	if (sink_fn) {
+		sink_fn(sink_ctx, LOG_INFO, text ? text : "(out of memory formatting a message)");
+	} else {
+		fputs("cmon: ", stderr);
+		fputs(text ? text : "(out of memory formatting a message)", stderr);
+		fputc('\n', stderr);
+	}
+	free(text);
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	/* libbpf's warnings are noise unless asked for: a failed attach is

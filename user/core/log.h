@@ -12,6 +12,11 @@ enum log_level log_get_level(void);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A line of a command's report ("cmon: " and the text): shown whatever the
+ * verbosity (the command's --quiet decides whether to make it); to the
+ * thread's sink, when one is installed, as LOG_INFO. */
+void log_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)

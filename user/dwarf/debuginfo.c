@@ -12,13 +12,14 @@
 #include <libgen.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 #include "core/grow.h"
 #include "core/log.h"
-#include "dwarf/dsb.h"
+#include "core/escape.h"
 #include "dwarf/debuginfo_impl.h"
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"

@@ -6,9 +6,10 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include "core/grow.h"
-#include "dwarf/dsb.h"
+#include "core/escape.h"
 #include "dwarf/debuginfo_impl.h"
 
 #define MAX_TYPE_DEPTH 48

@@ -7,8 +7,9 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-#include "dwarf/dsb.h"
+#include "core/escape.h"
 #include "dwarf/debuginfo_impl.h"
 
 /* ------------------------------------------------------------------ */

@@ -10,7 +10,7 @@
 #include "core/log.h"
 #include "core/strbuf.h"
 #include "dwarf/debuginfo.h"
-#include "dwarf/render.h"
+#include "output/render.h"
 #include "event/store_sink.h"
 #include "event/typer.h"
 #include "probe/resolve.h"
@@ -371,7 +371,7 @@ int store_sink__open(void *ctx, pid_t pid, const char *outdir, struct out_sink *
 		return err;
 	}
 	if (!o->quiet)
-		fprintf(stderr, "cmon: capturing to %s\n", store_writer__path(ss->store));
+		log_report("capturing to %s", store_writer__path(ss->store));
 	*out = &ss->base;
 	return 0;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <fcntl.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/clock.h"
 #include "core/log.h"
 #include "probe/attach.h"
 #include "probe/follow.h"
@@ -22,6 +25,7 @@
 #include "probe/host.h"
 #include "proc/procmaps.h"
 #include "capture_staging.h"
+#include "spool.h"
 #include "staging.h"
 #include "tracer.h"
 #include "trace.skel.h"
@@ -38,6 +42,13 @@
  * (a storm, or a program that reacts to cmon's own output) cannot keep the
  * consumer from checking signals and --duration: ~30 ms of records. */
 #define POLL_BUDGET 65536
+/* Spooling starts when a poll finds the ring buffer fuller than this part
+ * of it, and between ring reads the spool is worked off until the buffer
+ * is that full again, or for a slice of time (signals, --duration). */
+#define SPOOL_FILL_DIV 8
+#define SPOOL_SLICE_NS 20000000ull
+#define SPOOL_TAKE 256 /* records between looks at the ring buffer */
+enum { SPOOL_CALL = 1, SPOOL_CAPTURE = 2 };
 
 struct tracer {
 	struct trace_bpf *skel;
@@ -66,6 +77,25 @@ struct tracer {
 	/* Capture records staged per CPU (bpf/capture_staging.bpf.h), with the
 	 * call records only: NULL otherwise. */
 	struct capture_staging *cap_stage;
+	/* Records taken from the ring buffer ahead of their typing
+	 * (spool.h): SPOOLING while the spool holds any, so that every
+	 * record after them waits its turn there too. */
+	struct spool *spool;
+	bool spooling;
+	uint64_t *spool_lost; /* per function: [2f] calls, [2f + 1] captures */
+	/* With a spool, a thread of its own reads the ring buffer into it
+	 * (read_once) while the caller's polls take the records from it: a
+	 * consumer blocked in a write (a disk that stalls, a WAL checkpoint)
+	 * never leaves the buffer unread.  MORE: records or a fork for the
+	 * taker; ROOM: the taker made room. */
+	pthread_t reader;
+	bool reader_on;
+	bool reader_stop;  /* atomic */
+	int reader_err;    /* atomic: the reader's error, for the next poll */
+	bool forked;       /* atomic: a fork record came */
+	int reader_poll_ms;
+	pthread_mutex_t mu;
+	pthread_cond_t more, room;
 };
 
 /* Staging, unless records must keep their place beside others: an
@@ -84,7 +114,65 @@ static bool staging_wanted(const struct tracer_opts *o)
 
 void tracer__disable_staging(void) { staging_disabled = true; }
 
+static bool spool_disabled; /* CMON_NO_SPOOL, read by main */
+static bool spool_always;   /* CMON_SPOOL=always */
+
+void tracer__disable_spool(void) { spool_disabled = true; }
+void tracer__always_spool(void) { spool_always = true; }
+
+/* The spool: records that stand alone (no stack record follows them, no
+ * Python code object must be named while its process lives, no stop
+ * waits on them) may wait their turn. */
+static bool spool_wanted(const struct tracer_opts *o)
+{
+	return o->spool && !spool_disabled && !o->on_stack && !o->break_count && !o->py_offsets;
+}
+
+/* A record the spool could not take (its file failed): counted lost,
+ * for its function. */
+static int spool_in(struct tracer *t, uint32_t kind, const void *rec, size_t size,
+		    uint32_t func_id)
+{
+	int err = spool__put(t->spool, kind, rec, size);
+
+	if (err && func_id < t->set->n_funcs) {
+		if (!t->spool_lost[2 * func_id] && !t->spool_lost[2 * func_id + 1])
+			log_warn("records lost: the spool cannot take them: %s", strerror(-err));
+		t->spool_lost[2 * func_id + (kind == SPOOL_CAPTURE)]++;
+	}
+	return 0;
+}
+
+/* A call record, cmon's own copy: to the consumer, or behind the others
+ * in the spool. */
+static int to_record(struct tracer *t, const struct cmon_call_rec *rec)
+{
+	if (t->spooling)
+		return spool_in(t, SPOOL_CALL, rec, sizeof(*rec), rec->func_id);
+	return t->opts.on_record(t->opts.ctx, rec);
+}
+
+static int to_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size)
+{
+	struct tracer *t = ctx;
+
+	if (t->spooling)
+		return spool_in(t, SPOOL_CAPTURE, rec, size, rec->func_id);
+	return t->opts.on_capture(t->opts.ctx, rec, size);
+}
+
+static int from_spool(void *ctx, uint32_t kind, const void *rec, size_t size)
+{
+	struct tracer *t = ctx;
+
+	if (kind == SPOOL_CAPTURE)
+		return t->opts.on_capture(t->opts.ctx, rec, size);
+	return t->opts.on_record(t->opts.ctx, rec);
+}
+
 static int handle(struct tracer *t, void *data, size_t size);
+static bool reader_start(struct tracer *t);
+static void reader_stop(struct tracer *t);
 
 /* A call record to the callback as cmon's own copy: the ring buffer is
  * shared with the kernel (and a window's record is reused), and comm is
@@ -95,7 +183,7 @@ static int hand_on(struct tracer *t, const struct cmon_call_rec *rec)
 
 	memcpy(&copy, rec, sizeof(copy));
 	copy.comm[CMON_COMM_LEN - 1] = 0;
-	return t->opts.on_record(t->opts.ctx, &copy);
+	return to_record(t, &copy);
 }
 
 /* libbpf counts a record as consumed before its callback runs, so the
@@ -138,7 +226,7 @@ static int handle(struct tracer *t, void *data, size_t size)
 
 		if (!t->opts.on_capture || cap->len > size - sizeof(*cap))
 			return 0;
-		return t->opts.on_capture(t->opts.ctx, cap, size);
+		return to_capture(t, cap, size);
 	}
 	if ((*type == CMON_REC_PY && size >= CMON_PY_REC_SIZE(0)) ||
 	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)))
@@ -146,9 +234,7 @@ static int handle(struct tracer *t, void *data, size_t size)
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
 	if (*type == CMON_REC_CAPTURE_BATCH && size >= offsetof(struct cmon_capture_batch, data))
-		return t->opts.on_capture ? capture_staging__batch(data, size, t->opts.on_capture,
-								   t->opts.ctx)
-					  : 0;
+		return t->opts.on_capture ? capture_staging__batch(data, size, to_capture, t) : 0;
 	if (size >= sizeof(struct cmon_batch) && *type == CMON_REC_BATCH)
 		return t->stage ? staging__add_batch(t->stage, data) : 0;
 	if (size < sizeof(struct cmon_call_rec) || *type != CMON_REC_CALL)
@@ -161,9 +247,11 @@ static int handle(struct tracer *t, void *data, size_t size)
 /* A followed process forked: nothing to do here but to have woken the poll. */
 static int on_fork(void *ctx, void *data, size_t size)
 {
-	(void)ctx;
+	struct tracer *t = ctx;
+
 	(void)data;
 	(void)size;
+	__atomic_store_n(&t->forked, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -305,10 +393,12 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	err = bpf_set__init(&t->bs, set, &bo);
 	if (err)
 		goto fail;
-	/* Captures make records larger and burstier: give them more room. */
-	t->rb_bytes = round_pow2(opts->ringbuf_bytes ? opts->ringbuf_bytes
-				 : opts->plans      ? 4 * DEFAULT_RINGBUF
-						    : DEFAULT_RINGBUF);
+	/* Captures make records larger and burstier: give them more room,
+	 * unless a spool takes a burst out of the buffer as it comes (the
+	 * buffer is mapped twice: its size counts twice in cmon's memory). */
+	t->rb_bytes = round_pow2(opts->ringbuf_bytes		? opts->ringbuf_bytes
+				 : opts->plans && !spool_wanted(opts) ? 4 * DEFAULT_RINGBUF
+								: DEFAULT_RINGBUF);
 	err = bpf_set__load(&t->bs, open_and_load, destroy_skel, t);
 	if (err)
 		goto fail_quiet;
@@ -335,6 +425,17 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 				err = -errno;
 				goto fail;
 			}
+		}
+	}
+	if (spool_wanted(opts)) {
+		struct spool_opts so = { .dir = opts->spool_dir, .shared = true };
+
+		t->spool = spool__new(&so);
+		t->spool_lost = calloc(2 * (set->n_funcs ? set->n_funcs : 1), sizeof(uint64_t));
+		t->spooling = spool_always;
+		if (!t->spool || !t->spool_lost) {
+			err = -ENOMEM;
+			goto fail;
 		}
 	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_ringbuf, t, NULL);
@@ -413,6 +514,8 @@ int tracer__attach(struct tracer *t)
 	 * a program launched by cmon was forked before, at its own priority. */
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CONSUMER_NICE))
 		log_info("cannot raise the consumer's priority: %s", strerror(errno));
+	if (t->spool)
+		reader_start(t);
 	return 0;
 }
 
@@ -422,16 +525,58 @@ unsigned long long tracer__attach_ns(const struct tracer *t) { return probe_link
 /* A record of the window: cmon's own already, its comm ended. */
 static int on_staged(void *ctx, const struct cmon_call_rec *rec)
 {
-	struct tracer *t = ctx;
-
-	return t->opts.on_record(t->opts.ctx, rec);
+	return to_record(ctx, rec);
 }
 
-int tracer__poll(struct tracer *t, int timeout_ms)
+/* The spool's oldest records to the consumer, until the ring buffer needs
+ * reading again (while the spool has room for it), the slice is over or
+ * the spool is empty (FINAL: until it is empty).  0 or the consumer's
+ * value (< 0: stop). */
+static int work_spool(struct tracer *t, bool final)
+{
+	uint64_t end = clock__mono_ns() + SPOOL_SLICE_NS;
+	long long behind = (long long)(t->rb_bytes / SPOOL_FILL_DIV);
+	int err = 0;
+
+	while (!err && !spool__empty(t->spool)) {
+		err = spool__take(t->spool, final ? 0 : SPOOL_TAKE, from_spool, t);
+		if (final)
+			continue;
+		if ((!t->reader_on && ring_fill(t) > behind &&
+		     spool__has_room(t->spool, t->rb_bytes)) ||
+		    clock__mono_ns() >= end)
+			break;
+		if (t->reader_on) { /* room made: the reader may wait for it */
+			pthread_mutex_lock(&t->mu);
+			pthread_cond_signal(&t->room);
+			pthread_mutex_unlock(&t->mu);
+		}
+	}
+	if (spool__empty(t->spool) && !spool_always && !t->reader_on)
+		t->spooling = false;
+	return err;
+}
+
+/* Is the poll to read the ring buffer?  Behind, the records go to the
+ * spool while it has room for a buffer's worth; with none, they are left
+ * in the ring buffer, where the programs count what does not fit. */
+static bool poll_reads(struct tracer *t)
+{
+	if (!t->spool)
+		return true;
+	if (!t->spooling && ring_fill(t) > (long long)(t->rb_bytes / SPOOL_FILL_DIV))
+		t->spooling = true;
+	return !t->spooling || spool__has_room(t->spool, t->rb_bytes + 2 * t->rb_bytes / 8);
+}
+
+/* A poll's reading: wait while the buffer is empty, sweep, read the ring
+ * buffer, hand the window on (to the consumer, or into the spool).
+ * Records read, or -errno. */
+static int read_once(struct tracer *t, int timeout_ms, bool empty)
 {
 	struct epoll_event ev[4];
 	uint64_t cutoff = 0;
-	bool empty = ring_fill(t) <= 0, caps_all = true;
+	bool caps_all = true;
 	int n, err;
 
 	/* Records are submitted without a wakeup.  Only a poll on an empty
@@ -463,7 +608,7 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	 * capture of a call that goes out is then in hand (capture_staging.h).
 	 * A batch held past the wait keeps the window shut this poll. */
 	if (t->cap_stage) {
-		err = capture_staging__sweep(t->cap_stage, false, t->opts.on_capture, t->opts.ctx,
+		err = capture_staging__sweep(t->cap_stage, false, to_capture, t,
 					     &caps_all);
 		if (err)
 			return err;
@@ -491,11 +636,149 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 	return t->handled;
 }
 
+/* The reader thread: the ring buffer into the spool until told to stop,
+ * waiting for room when the spool has none (the programs then count what
+ * does not fit in the ring buffer). */
+static void *reader_main(void *arg)
+{
+	struct tracer *t = arg;
+
+	/* As the consumer always was: ahead of the threads it drains. */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CONSUMER_NICE))
+		log_info("cannot raise the reader's priority: %s", strerror(errno));
+	while (!__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t before;
+		int n;
+
+		pthread_mutex_lock(&t->mu);
+		while (!spool__has_room(t->spool, t->rb_bytes + t->rb_bytes / 4) &&
+		       !__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 10000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&t->room, &t->mu, &ts);
+		}
+		pthread_mutex_unlock(&t->mu);
+		if (__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE))
+			break;
+		before = spool__empty(t->spool);
+		n = read_once(t, __atomic_load_n(&t->reader_poll_ms, __ATOMIC_RELAXED),
+			      ring_fill(t) <= 0);
+		if (n < 0 && n != -EAGAIN && n != -EINTR) {
+			__atomic_store_n(&t->reader_err, n, __ATOMIC_RELEASE);
+			n = 1;
+		}
+		if (n > 0 || !before || __atomic_load_n(&t->forked, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_lock(&t->mu);
+			pthread_cond_signal(&t->more);
+			pthread_mutex_unlock(&t->mu);
+		}
+		if (__atomic_load_n(&t->reader_err, __ATOMIC_ACQUIRE))
+			break;
+	}
+	return NULL;
+}
+
+/* The reader started, with every signal blocked (they are the main
+ * thread's).  False: none (polls read themselves). */
+static bool reader_start(struct tracer *t)
+{
+	sigset_t all, old;
+	int err;
+
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->more, NULL);
+	pthread_cond_init(&t->room, NULL);
+	t->spooling = true;
+	t->reader_poll_ms = 10; /* until the first poll says */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t->reader, NULL, reader_main, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		log_info("no reader thread: %s", strerror(err));
+		t->spooling = spool_always;
+		return false;
+	}
+	t->reader_on = true;
+	return true;
+}
+
+/* The reader stopped (before a drain, a flush or the end): the caller's
+ * thread reads again. */
+static void reader_stop(struct tracer *t)
+{
+	if (!t->reader_on)
+		return;
+	__atomic_store_n(&t->reader_stop, true, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&t->mu);
+	pthread_cond_signal(&t->room);
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->reader, NULL);
+	t->reader_on = false;
+}
+
+/* With the reader: wait up to TIMEOUT_MS for records (or a fork), then
+ * take a slice of them. */
+static int take_polled(struct tracer *t, int timeout_ms)
+{
+	int err;
+
+	pthread_mutex_lock(&t->mu);
+	if (spool__empty(t->spool) && !__atomic_load_n(&t->reader_err, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&t->forked, __ATOMIC_ACQUIRE)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += timeout_ms / 1000;
+		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&t->more, &t->mu, &ts);
+	}
+	pthread_mutex_unlock(&t->mu);
+	__atomic_store_n(&t->forked, false, __ATOMIC_RELEASE);
+	err = __atomic_load_n(&t->reader_err, __ATOMIC_ACQUIRE);
+	if (err)
+		return err;
+	err = work_spool(t, false);
+	pthread_mutex_lock(&t->mu);
+	pthread_cond_signal(&t->room);
+	pthread_mutex_unlock(&t->mu);
+	return err;
+}
+
+int tracer__poll(struct tracer *t, int timeout_ms)
+{
+	int n, err;
+
+	if (t->reader_on) {
+		/* the reader waits on an empty buffer as this poll would */
+		__atomic_store_n(&t->reader_poll_ms, timeout_ms, __ATOMIC_RELAXED);
+		return take_polled(t, timeout_ms);
+	}
+	if (!poll_reads(t))
+		return work_spool(t, false);
+	n = read_once(t, timeout_ms, ring_fill(t) <= 0 && !t->spooling);
+	if (n < 0 || !t->spooling)
+		return n;
+	err = work_spool(t, false);
+	return err ? err : n;
+}
+
 int tracer__drain(struct tracer *t)
 {
 	uint64_t cutoff = UINT64_MAX;
 	int n, err;
 
+	reader_stop(t);
 	t->budget = -1; /* after detaching: what is there is finite */
 	/* As a poll does: after the probes are gone nothing is written past
 	 * the sweep's start, so everything goes out; the agent also drains
@@ -505,7 +788,7 @@ int tracer__drain(struct tracer *t)
 	if (t->cap_stage) {
 		bool all;
 
-		err = capture_staging__sweep(t->cap_stage, true, t->opts.on_capture, t->opts.ctx,
+		err = capture_staging__sweep(t->cap_stage, true, to_capture, t,
 					     &all);
 		if (err)
 			return err;
@@ -513,6 +796,11 @@ int tracer__drain(struct tracer *t)
 	n = ring_buffer__consume(t->rb);
 	if (t->stage && n >= 0) {
 		err = staging__deliver(t->stage, cutoff, on_staged, t);
+		if (err)
+			return err;
+	}
+	if (t->spooling && n >= 0) { /* all of it: nothing is written after */
+		err = work_spool(t, true);
 		if (err)
 			return err;
 	}
@@ -553,7 +841,7 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 
 		memcpy(rec.args, fr->args, sizeof(rec.args));
 		memcpy(rec.comm, comm, sizeof(rec.comm));
-		t->opts.on_record(t->opts.ctx, &rec);
+		to_record(t, &rec);
 	}
 	return 0;
 }
@@ -597,6 +885,7 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 
 int tracer__flush_pending(struct tracer *t, pid_t pid)
 {
+	reader_stop(t);
 	struct cmon_shadow_stack *sv;
 	char path[64];
 	struct dirent *de;
@@ -652,6 +941,10 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		err = -errno;
 		goto cleanup;
 	}
+	if (t->spool_lost && func_id < t->set->n_funcs) {
+		out->lost_ringbuf += t->spool_lost[2 * func_id];
+		out->lost_capture += t->spool_lost[2 * func_id + 1];
+	}
 	for (int c = 0; c < t->bs.ncpus; c++) {
 		out->calls += per_cpu[c].calls;
 		out->lost_ringbuf += per_cpu[c].lost_ringbuf;
@@ -666,6 +959,14 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 cleanup:
 	free(per_cpu);
 	return err;
+}
+
+bool tracer__spool_stats(const struct tracer *t, struct spool_stats *out)
+{
+	if (!t->spool)
+		return false;
+	spool__stats(t->spool, out);
+	return true;
 }
 
 void tracer__wakeups(const struct tracer *t, uint64_t *wakeups, uint64_t *sleeps)
@@ -697,6 +998,7 @@ void tracer__free(struct tracer *t)
 {
 	if (!t)
 		return;
+	reader_stop(t);
 	bpf_set__free(&t->bs);
 	ring_buffer__free(t->rb);
 	ring_buffer__free(t->fork_rb);
@@ -708,6 +1010,8 @@ void tracer__free(struct tracer *t)
 		munmap(t->consumer, t->page_size);
 	staging__free(t->stage);
 	capture_staging__free(t->cap_stage);
+	spool__free(t->spool);
+	free(t->spool_lost);
 	trace_bpf__destroy(t->skel);
 	free(t);
 }

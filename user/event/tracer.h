@@ -70,6 +70,14 @@ struct tracer_opts {
 	 * in the kernel (pytrace__break_pats) */
 	const struct cmon_py_break_pat *py_break;
 	unsigned n_py_break;
+	/* A reader thread copies the records from the ring buffer into a
+	 * spool (event/spool.h) and tracer__poll hands them on from there,
+	 * in order, in the caller's thread: nothing is lost while the spool
+	 * has room, whatever the callbacks cost or block.  SPOOL_DIR: where
+	 * its file goes (NULL: a temporary folder).  Records with a stack,
+	 * Python's and break's are never spooled. */
+	bool spool;
+	const char *spool_dir;
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */
@@ -115,6 +123,10 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 
 /* Forced wakeups the programs sent (the consumer slept and the buffer
  * filled past an eighth), and the polls that slept: `-v`. */
+/* What the spool took (false: no spool). */
+struct spool_stats;
+bool tracer__spool_stats(const struct tracer *t, struct spool_stats *out);
+
 void tracer__wakeups(const struct tracer *t, uint64_t *wakeups, uint64_t *sleeps);
 
 /* cmon break: hits so far (each up to break_count stopped its process),
@@ -129,5 +141,10 @@ void tracer__free(struct tracer *t);
  * staging (CMON_NO_STAGING=1 in cmon's environment, read by main: for
  * comparison).  Before any tracer__new. */
 void tracer__disable_staging(void);
+/* CMON_NO_SPOOL (main): no spool, whatever the options say. */
+void tracer__disable_spool(void);
+/* CMON_SPOOL=always (main): every record through the spool, from the
+ * first (the tests' way to see that the spool changes nothing). */
+void tracer__always_spool(void);
 
 #endif

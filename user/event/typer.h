@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include "cmon_abi.h"
 #include "dwarf/plan.h"
-#include "dwarf/render.h"
+#include "output/render.h"
 #include "output/record.h"
 #include "probe/resolve.h"
 

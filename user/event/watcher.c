@@ -657,11 +657,11 @@ uint64_t watcher__report(struct watcher *w, bool quiet)
 	if (quiet)
 		return lost;
 	for (size_t i = 0; i < w->n; i++)
-		fprintf(stderr, "cmon: watch %-24s 0x%-14" PRIx64 " %u bytes (%s): %" PRIu64
-			" writes\n", w->w[i].expr, w->w[i].addr, w->w[i].len, w->w[i].type,
+		log_report("watch %-24s 0x%-14" PRIx64 " %u bytes (%s): %" PRIu64
+			   " writes", w->w[i].expr, w->w[i].addr, w->w[i].len, w->w[i].type,
 			w->w[i].writes);
-	fprintf(stderr, "cmon: watch writes lost: %" PRIu64 " (of %" PRIu64 " seen)\n", lost,
-		(uint64_t)w->skel->bss->watch_hits);
+	log_report("watch writes lost: %" PRIu64 " (of %" PRIu64 " seen)", lost,
+		   (uint64_t)w->skel->bss->watch_hits);
 	return lost;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "callgroup.h"
+#include "core/grow.h"
 #include "core/strbuf.h"
 #include "writer_impl.h"
 
@@ -144,15 +145,8 @@ static struct thread_hold *thread_of(struct callgroups *g, uint32_t tid)
 	if (!slot)
 		return NULL;
 	if (added) {
-		if (g->n_threads == g->cap_threads) {
-			size_t cap = g->cap_threads ? g->cap_threads * 2 : 16;
-			struct thread_hold *t = realloc(g->threads, cap * sizeof(*t));
-
-			if (!t)
-				return NULL;
-			g->threads = t;
-			g->cap_threads = cap;
-		}
+		if (GROW(g->threads, g->n_threads, g->cap_threads, 16))
+			return NULL;
 		memset(&g->threads[g->n_threads], 0, sizeof(g->threads[0]));
 		g->threads[g->n_threads].tid = tid;
 		*slot = ++g->n_threads;
@@ -199,15 +193,8 @@ int callgroups__add(struct callgroups *g, const struct call_record *rec)
 		if (err)
 			return err;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct held_call *c = realloc(t->calls, cap * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		t->calls = c;
-		t->cap = cap;
-	}
+	if (GROW(t->calls, t->n, t->cap, 64))
+		return -ENOMEM;
 	err = held__init(&t->calls[t->n], rec, g->details);
 	if (err)
 		return err;

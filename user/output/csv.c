@@ -12,45 +12,6 @@
 	"ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret," \
 	"latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module"
 
-/* Bytes that force quoting anywhere in a field. */
-static const bool csv_special[256] = {
-	[','] = true, ['"'] = true, ['\r'] = true, ['\n'] = true,
-};
-
-char *writer__csv_put(char *p, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	bool quote = n && (u[0] == ' ' || u[n - 1] == ' ');
-
-	for (size_t i = 0; !quote && i < n; i++)
-		quote = csv_special[u[i]];
-	if (!quote)
-		return wr_mem(p, s, n);
-	*p++ = '"';
-	for (size_t i = 0; i < n; i++) {
-		if (u[i] == '"')
-			*p++ = '"';
-		*p++ = (char)u[i];
-	}
-	*p++ = '"';
-	return p;
-}
-
-int csv_escape(struct strbuf *sb, const char *s)
-{
-	size_t n;
-	int err;
-
-	s = wr_str(s);
-	n = strlen(s);
-	err = strbuf__reserve(sb, WR_CSV_MAX(n));
-	if (err)
-		return err;
-	sb->len = (size_t)(writer__csv_put(sb->buf + sb->len, s, n) - sb->buf);
-	sb->buf[sb->len] = '\0';
-	return 0;
-}
-
 int writer__csv_header(struct strbuf *sb)
 {
 	int err = strbuf__reserve(sb, sizeof(CSV_HEADER));

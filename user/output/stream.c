@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/log.h"
 #include "core/strbuf.h"
 #include "stream.h"
 #include "core/clock.h"
@@ -188,8 +189,8 @@ static int stream_close(void *cookie)
 			s->dropped++;
 		reader__close(&s->readers[i]);
 	}
-	fprintf(stderr, "cmon: stream %s: %llu reader%s served, %llu dropped (too slow)\n",
-		s->path, (unsigned long long)s->served, s->served == 1 ? "" : "s",
+	log_report("stream %s: %llu reader%s served, %llu dropped (too slow)",
+		   s->path, (unsigned long long)s->served, s->served == 1 ? "" : "s",
 		(unsigned long long)s->dropped);
 	close(s->lfd);
 	unlink(s->path);

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include "record.h"
 #include "core/strbuf.h"
+#include "core/escape.h"
 
 /* OUT_CHROME and later are views of the whole run (view.h): Chrome Trace
  * Event JSON, call trees, folded stacks. */
@@ -70,7 +71,5 @@ uint64_t writer__bytes(const struct writer *w);
 int writer__flush(struct writer *w, uint64_t *on_disk);
 void writer__free(struct writer *w);  /* NULL fine */
 
-int csv_escape(struct strbuf *sb, const char *s);  /* appends; 0 or -ENOMEM */
-int json_escape(struct strbuf *sb, const char *s); /* appends with quotes */
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "core/decimal.h"
+#include "core/escape.h"
 #include "writer.h"
 
 static inline char *wr_mem(char *p, const void *s, size_t n)
@@ -29,50 +30,6 @@ static inline char *wr_arg_decimal(char *p, const struct call_record *rec, int i
 	return rec->args_unsigned >> i & 1 ? decimal__u64(p, (uint64_t)rec->args[i])
 					   : decimal__i64(p, rec->args[i]);
 }
-
-/*
- * Length of the valid UTF-8 sequence starting at S (N bytes available),
- * 2..4, or 0 when S[0] does not start one (stray continuation, overlong,
- * surrogate, above U+10FFFF, truncated).  Call only for S[0] >= 0x80.
- * Ranges from Unicode 15, table 3-7.
- */
-static inline unsigned wr_utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0], lo = 0x80, hi = 0xbf, len;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;          /* overlong */
-	else if (c == 0xed)
-		hi = 0x9f;          /* surrogates */
-	else if (c == 0xf0)
-		lo = 0x90;          /* overlong */
-	else if (c == 0xf4)
-		hi = 0x8f;          /* above U+10FFFF */
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (unsigned i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-/* Worst case output of the raw escapers for N input bytes. */
-#define WR_CSV_MAX(n) (2 * (n) + 2)
-#define WR_JSON_MAX(n) (6 * (n) + 2)
-
-/* Unchecked escapers: the caller reserved WR_*_MAX(n). */
-char *writer__csv_put(char *p, const char *s, size_t n);
-char *writer__json_put(char *p, const char *s, size_t n);
 
 /* Row builders: append the header line, or one record's line, to SB;
  * 0 or -ENOMEM. */

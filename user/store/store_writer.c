@@ -299,7 +299,7 @@ static int open_db(struct store_writer *w, const struct store_meta *meta)
 	/* journal_mode answers with a row: exec ignores it. */
 	err = exec(w, "PRAGMA page_size=4096; PRAGMA journal_mode=WAL;"
 		   " PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY;"
-		   " PRAGMA cache_size=-16384; PRAGMA trusted_schema=OFF;");
+		   " PRAGMA cache_size=-4096; PRAGMA trusted_schema=OFF;");
 	if (err)
 		return err;
 	err = exec(w, "BEGIN");

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "changed.h"
-#include "output/writer.h"
+#include "core/escape.h"
 
 #define MAX_DEPTH 16
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/decimal.h"
-#include "dwarf/changed.h"
-#include "dwarf/dsb.h"
-#include "dwarf/render.h"
+#include "output/changed.h"
+#include "core/escape.h"
+#include "output/render.h"
 
 #define MAX_VALUE_BYTES CMON_ITEM_MAX
 #define MAX_RENDER_DEPTH 24
@@ -56,7 +56,7 @@ static void put(struct rctx *r, const char *s)
 static void put_str(struct rctx *r, const void *s, size_t n)
 {
 	if (!r->err)
-		r->err = dsb__json_str(r->sb, s, n);
+		r->err = json_escape_bytes(r->sb, s, n);
 }
 
 /* ---- paths ---- */
@@ -1172,6 +1172,67 @@ static void out_clear(struct render_out *o)
 	o->n_blobs = 0;
 }
 
+/* --capture-at both: the same pointers (and --capture buffers) at the
+ * return, into at_return, and what changed, into changed.  0 or -ENOMEM. */
+static int render_at_return(struct rctx *r)
+{
+	const struct plan_layout *l = r->l;
+	struct render_out *o = r->o;
+	struct strbuf *one = &o->one;
+	int err;
+	size_t n = 0;
+
+	err = strbuf__putc(&o->at_return, '{') ?: strbuf__putc(&o->changed, '{');
+	for (size_t i = 0; i < l->n_params && !err; i++) {
+		const char *name = l->values[i].name;
+
+		if (l->again[i] < 0)
+			continue;
+		strbuf__reset(one);
+		r->sb = one;
+		path_pop(r, 0);
+		/* its notes name this read: "at_return.buf", not "buf" */
+		path_push(r, NULL, "at_return");
+		path_push(r, ".", name);
+		err = r->err ?: render_value(r, l->again[i]);
+		if (!err && n++)
+			err = strbuf__putc(&o->at_return, ',');
+		err = err ?: json_escape(&o->at_return, name);
+		err = err ?: strbuf__putc(&o->at_return, ':');
+		err = err ?: strbuf__putn(&o->at_return, one->buf ? one->buf : "", one->len);
+		err = err ?: changed__diff(&o->changed, &o->n_changed, name,
+					   o->cellbuf.buf + o->cell_offs[i],
+					   one->buf ? one->buf : "null");
+	}
+	/* and the --capture buffers, by the entry's pointer and count */
+	r->no_blobs = true;
+	for (size_t i = 0; i < l->n_captures && !err; i++) {
+		const struct plan_capture *pc = &l->captures[i];
+
+		if (pc->ret_item < 0)
+			continue;
+		strbuf__reset(one);
+		r->sb = one;
+		path_pop(r, 0);
+		path_push(r, NULL, "at_return");
+		render_capture(r, pc, true);
+		err = r->err;
+		if (!err && n++)
+			err = strbuf__putc(&o->at_return, ',');
+		err = err ?: json_escape(&o->at_return, pc->name);
+		err = err ?: strbuf__putc(&o->at_return, ':');
+		err = err ?: strbuf__putn(&o->at_return, one->buf ? one->buf : "", one->len);
+		err = err ?: changed__diff(&o->changed, &o->n_changed, pc->name,
+					   o->cellbuf.buf + o->cell_offs[l->n_params + i],
+					   one->buf ? one->buf : "null");
+	}
+	r->no_blobs = false;
+	err = err ?: strbuf__putc(&o->at_return, '}') ?: strbuf__putc(&o->changed, '}');
+	o->again_truncated[1] = o->truncated.len;
+	o->again_faults[1] = o->faults.len;
+	return err;
+}
+
 int render__call(const struct plan_layout *l, const struct render_call *c, struct render_out *o)
 {
 	struct rctx r = { .l = l, .c = c, .o = o };
@@ -1259,58 +1320,8 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 	o->again_faults[0] = o->again_faults[1] = o->faults.len;
 	o->again_n_truncated = o->n_truncated;
 	o->again_n_faults = o->n_faults;
-	if (!err && l->capture_at == PLAN_AT_BOTH && l->again && c->has_ret) {
-		size_t n = 0;
-
-		err = strbuf__putc(&o->at_return, '{') ?: strbuf__putc(&o->changed, '{');
-		for (size_t i = 0; i < l->n_params && !err; i++) {
-			const char *name = l->values[i].name;
-
-			if (l->again[i] < 0)
-				continue;
-			strbuf__reset(one);
-			r.sb = one;
-			path_pop(&r, 0);
-			/* its notes name this read: "at_return.buf", not "buf" */
-			path_push(&r, NULL, "at_return");
-			path_push(&r, ".", name);
-			err = r.err ?: render_value(&r, l->again[i]);
-			if (!err && n++)
-				err = strbuf__putc(&o->at_return, ',');
-			err = err ?: json_escape(&o->at_return, name);
-			err = err ?: strbuf__putc(&o->at_return, ':');
-			err = err ?: strbuf__putn(&o->at_return, one->buf ? one->buf : "", one->len);
-			err = err ?: changed__diff(&o->changed, &o->n_changed, name,
-						   o->cellbuf.buf + o->cell_offs[i],
-						   one->buf ? one->buf : "null");
-		}
-		/* and the --capture buffers, by the entry's pointer and count */
-		r.no_blobs = true;
-		for (size_t i = 0; i < l->n_captures && !err; i++) {
-			const struct plan_capture *pc = &l->captures[i];
-
-			if (pc->ret_item < 0)
-				continue;
-			strbuf__reset(one);
-			r.sb = one;
-			path_pop(&r, 0);
-			path_push(&r, NULL, "at_return");
-			render_capture(&r, pc, true);
-			err = r.err;
-			if (!err && n++)
-				err = strbuf__putc(&o->at_return, ',');
-			err = err ?: json_escape(&o->at_return, pc->name);
-			err = err ?: strbuf__putc(&o->at_return, ':');
-			err = err ?: strbuf__putn(&o->at_return, one->buf ? one->buf : "", one->len);
-			err = err ?: changed__diff(&o->changed, &o->n_changed, pc->name,
-						   o->cellbuf.buf + o->cell_offs[l->n_params + i],
-						   one->buf ? one->buf : "null");
-		}
-		r.no_blobs = false;
-		err = err ?: strbuf__putc(&o->at_return, '}') ?: strbuf__putc(&o->changed, '}');
-		o->again_truncated[1] = o->truncated.len;
-		o->again_faults[1] = o->faults.len;
-	}
+	if (!err && l->capture_at == PLAN_AT_BOTH && l->again && c->has_ret)
+		err = render_at_return(&r);
 	o->again_n_truncated = o->n_truncated - o->again_n_truncated;
 	o->again_n_faults = o->n_faults - o->again_n_faults;
 	err = err ?: strbuf__putc(&o->truncated, ']');

@@ -62,7 +62,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dwarf/plan.h"
-#include "output/writer.h"
+#include "core/escape.h"
 
 /* One fetch item's result, as decoded from a struct cmon_capture_rec. */
 struct render_item {

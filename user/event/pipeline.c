@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* pipeline.c: the event path's wiring (pipeline.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include "core/log.h"
+#include "event/pipeline.h"
+#include "probe/follow.h"
+#include "python/cpython.h"
+
+struct pipeline {
+	const struct probe_set *set;
+	struct tracer *tracer;
+	struct decoder decoder;
+	bool decode;
+	struct pytrace *py;
+	struct pipeline_ops ops;
+};
+
+static int on_record(void *ctx, const struct cmon_call_rec *rec)
+{
+	struct pipeline *p = ctx;
+	struct call_record cr;
+	bool ok = p->decode && !decoder__decode(&p->decoder, rec, &cr);
+
+	return p->ops.call ? p->ops.call(p->ops.ctx, rec, ok ? &cr : NULL) : 0;
+}
+
+static int on_capture(void *ctx, const struct cmon_capture_rec *rec, size_t size)
+{
+	struct pipeline *p = ctx;
+
+	return p->ops.capture(p->ops.ctx, rec, size);
+}
+
+static int on_stack(void *ctx, const struct cmon_stack_rec *rec)
+{
+	struct pipeline *p = ctx;
+
+	return p->ops.stack(p->ops.ctx, rec);
+}
+
+/* A code object to name, or a Python call to decode and hand on. */
+static int on_py(void *ctx, __u32 type, const void *data, size_t size)
+{
+	struct pipeline *p = ctx;
+	struct cmon_py_rec copy;
+	struct call_record cr;
+	int n;
+
+	if (type == CMON_REC_PY_CODE) {
+		pytrace__on_code(p->py, data);
+		return 0;
+	}
+	if (!p->ops.py_call || pytrace__copy_rec(data, size, &copy))
+		return 0;
+	n = pytrace__decode(p->py, &copy, p->decode ? p->decoder.mono_to_real_ns : 0, &cr);
+	return p->ops.py_call(p->ops.ctx, &copy, &cr, n);
+}
+
+struct pipeline *pipeline__new(const struct probe_set *set, const struct pipeline_opts *o)
+{
+	struct pipeline *p = calloc(1, sizeof(*p));
+	struct tracer_opts to = o->tracer;
+	int err;
+
+	if (!p) {
+		log_error("out of memory");
+		return NULL;
+	}
+	p->set = set;
+	p->decode = o->decode;
+	p->py = o->py;
+	p->ops = o->ops;
+	if (o->decode) {
+		err = decoder__init(&p->decoder, set, o->calib);
+		if (err) {
+			log_error("out of memory");
+			free(p);
+			errno = -err;
+			return NULL;
+		}
+	}
+	to.on_record = on_record;
+	to.on_capture = o->ops.capture ? on_capture : NULL;
+	to.on_stack = o->ops.stack ? on_stack : NULL;
+	to.on_py = o->py ? on_py : NULL;
+	to.ctx = p;
+	if (o->py)
+		to.py_offsets = pytrace__bpf_offsets();
+	p->tracer = tracer__new(set, &to);
+	if (!p->tracer) {
+		err = errno;
+		pipeline__free(p);
+		errno = err;
+		return NULL;
+	}
+	return p;
+}
+
+int pipeline__attach(struct pipeline *p)
+{
+	int err = tracer__attach(p->tracer);
+	int procs_fd, code_fd;
+
+	if (err || !p->py)
+		return err;
+	err = tracer__py_maps(p->tracer, &procs_fd, &code_fd);
+	return err ? err : pytrace__start(p->py, procs_fd, code_fd);
+}
+
+int pipeline__poll(struct pipeline *p, int timeout_ms)
+{
+	int n = tracer__poll(p->tracer, timeout_ms);
+
+	if (p->py)
+		pytrace__tick(p->py);
+	return n;
+}
+
+int pipeline__drain(struct pipeline *p) { return tracer__drain(p->tracer); }
+
+void pipeline__stop(struct pipeline *p)
+{
+	pytrace__restore(p->py);
+	tracer__detach_probes(p->tracer);
+	tracer__drain(p->tracer);
+}
+
+static bool is_root(const pid_t *roots, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (roots[i] == pid)
+			return true;
+	return false;
+}
+
+void pipeline__finish(struct pipeline *p, const pid_t *roots, size_t n_roots, bool children)
+{
+	struct follow *f = tracer__follow(p->tracer);
+
+	for (size_t i = 0; i < n_roots; i++)
+		if (roots[i] > 0)
+			tracer__flush_pending(p->tracer, roots[i]);
+	for (size_t i = 0; children && i < follow__count(f); i++) /* children still running */
+		if (!is_root(roots, n_roots, follow__pid(f, i)))
+			tracer__flush_pending(p->tracer, follow__pid(f, i));
+	tracer__detach(p->tracer);
+	tracer__drain(p->tracer);
+}
+
+void pipeline__free(struct pipeline *p)
+{
+	if (!p)
+		return;
+	tracer__free(p->tracer);
+	if (p->decode)
+		decoder__release(&p->decoder);
+	free(p);
+}
+
+struct tracer *pipeline__tracer(const struct pipeline *p) { return p ? p->tracer : NULL; }
+const struct decoder *pipeline__decoder(const struct pipeline *p) { return &p->decoder; }
