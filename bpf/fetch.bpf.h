@@ -154,8 +154,9 @@ static long chunk_step(__u64 i, void *ctx)
 		st->ret = done + got;
 		return 1;
 	}
-	bpf_dynptr_write(w->ptr, st->item_off + done, st->chunk, n - 1, 0);
-	st->done = done + n - 1;
+	/* got == n here; got's bounds are the ones 6.1's verifier kept */
+	bpf_dynptr_write(w->ptr, st->item_off + done, st->chunk, got - 1, 0);
+	st->done = done + got - 1;
 	return 0;
 }
 
