@@ -3,6 +3,7 @@
 # in a qemu guest whose root is this machine's, shared read-only over 9p:
 #
 #     tests/kernels/vm.sh COMMAND [ARG...]
+#     tests/kernels/vm.sh --fetch      # only the kernel: exit 2 if none can be had
 #
 # COMMAND runs as root in the current directory (read-only there, as all of
 # the host's files are; /tmp is the guest's own), with the host's PATH, HOME,
@@ -47,6 +48,9 @@ if [ ! -e "$kdir/vmlinuz" ]; then
 	cp -r "$dl"/x/lib/modules/* "$kdir.new/modules"
 	rm -rf "$dl" "$kdir" && mv "$kdir.new" "$kdir"
 fi
+
+# --fetch: only the kernel, downloaded or found in the cache.
+[ "${1:-}" = --fetch ] && exit 0
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cmon-vm.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
