@@ -28,7 +28,7 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); qemu and busybox
 	# boot Debian's own older kernel for tests/kernels/run.sh
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
 	qemu-system-x86 busybox-static" ;;
 esac
 missing=

@@ -17,6 +17,7 @@
 #include "probe/attach.h"
 #include "event/tracer.h"
 #include "probe/host.h"
+#include "output/callgroup.h"
 
 
 static int cmd_help(int argc, char **argv);
@@ -97,6 +98,8 @@ int main(int argc, char **argv)
 	host__deny_list(getenv("CMON_HOST_DENY"), "CMON_HOST_DENY");
 	if (getenv("CMON_NO_STAGING"))
 		tracer__disable_staging();
+	if (getenv("CMON_VIEW_HOLD_MAX") && atol(getenv("CMON_VIEW_HOLD_MAX")) > 0)
+		callgroups__set_default_max_held((size_t)atol(getenv("CMON_VIEW_HOLD_MAX")));
 	if (getenv("CMON_NO_SPOOL"))
 		tracer__disable_spool();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))

@@ -30,6 +30,9 @@ struct render_out; /* dwarf/render.h */
 /* The call returned a value to show: it returned (CALL_OK) and DWARF does
  * not say it is void (a void function's rax is whatever was left there). */
 bool call_record__has_ret(const struct call_record *rec);
+/* Its typed retval means something: a call that returned one, or (--py)
+ * the value a generator yielded, the exception that left it. */
+bool call_record__typed_ret(const struct call_record *rec);
 
 /* What DWARF (and --capture) made of a call; values are JSON text. */
 struct call_typed {
@@ -50,6 +53,8 @@ struct call_typed {
 				   * None/True/False, and a null return as None */
 	size_t args_column;       /* --py: the CSV column of the whole args
 				   * object (header "args"); SIZE_MAX: none */
+	const char *task;         /* --py: a coroutine's asyncio task, {"name":..,"id":..};
+				   * NULL: none known */
 };
 
 /* The text table's spelling of typed value V (JSON text). */
