@@ -39,4 +39,43 @@ static __always_inline bool task_wanted(struct task_struct *task)
 	return exe_wanted(task) && launch_wanted(task);
 }
 
+/*
+ * Processes that exec'd from a thread other than their leader (tgid ->
+ * that thread's old tid).  The kernel gives the thread the leader's pid,
+ * but a pid-filtered uprobe_multi link holds the task it was made for,
+ * the old leader, whose mm is gone: the new program would get no probe
+ * from it.  User space attaches those links again (bpf_set__reattach).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} thread_execs SEC(".maps");
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(cmon_thread_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid, tid = old_pid, zero = 0;
+	struct cmon_follow_stats *fs;
+
+	if (old_pid == p->pid || !task_wanted(p))
+		return 0;
+	bpf_map_update_elem(&thread_execs, &tgid, &tid, BPF_ANY);
+	fs = bpf_map_lookup_elem(&follow_stats, &zero);
+	if (fs)
+		__sync_fetch_and_add(&fs->thread_execs, 1);
+	if (targ_follow_wake) {
+		/* a wakeup (full: the next poll finds it all the same) */
+		struct cmon_fork_rec *rec = bpf_ringbuf_reserve(&follow_events, sizeof(*rec), 0);
+
+		if (rec) {
+			rec->child = tgid;
+			rec->parent = tgid;
+			bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+		}
+	}
+	return 0;
+}
+
 #endif

@@ -333,7 +333,7 @@ int BPF_KPROBE(cmon_prof_entry)
 		if (!slot || !wanted(task))
 			return 0;
 		ss = keyed_stack_get((__u32)task->tgid, go_g(ctx), true);
-		if (ss && go_restarted(ss, slot, func_id))
+		if (ss && go_entry_restarts(task, ss, slot, func_id))
 			return 0;
 	}
 	if (targ_focus) {

@@ -12,10 +12,13 @@ duration, and "N passed, N failed, N skipped"; the exit status is 1 if any
 failed.  A test names the host features it needs (cmonlib.needs, or a
 module's NEEDS list): where `cmon host` says one is missing, it is skipped
 with the host's reason.  Failure tracebacks go to stderr with -v, and
-always to $CMON_IT_LOG (default /tmp/cmon-integration.log).
+always to $CMON_IT_LOG (default $OUT/integration.log).
 
 Environment: OUT (build folder, default "build"), CMON (default $OUT/cmon),
-CMON_IT_TIMEOUT (seconds per test, default 60), CMON_IT_SUFFIX (appended to
+CMON_IT_TIMEOUT (seconds per test, default 1800: only a guard against a
+hang; a test waits for conditions, never for a speed, and passes on a busy
+2-CPU machine), CMON_IT_LOG (default $OUT/integration.log: two suites run
+side by side, from two clones, keep their own), CMON_IT_SUFFIX (appended to
 each test's name: tests/kernels/run.sh's "@KERNEL").
 """
 import importlib
@@ -86,9 +89,10 @@ def main(argv):
         return 0
     verbose = "-v" in argv
     names = [a for a in argv if not a.startswith("-")]
-    timeout = float(os.environ.get("CMON_IT_TIMEOUT", "60"))
-    log_path = os.environ.get("CMON_IT_LOG",
-                              os.path.join(tempfile.gettempdir(), "cmon-integration.log"))
+    timeout = float(os.environ.get("CMON_IT_TIMEOUT", "1800"))
+    import cmonlib
+    log_path = os.path.abspath(os.environ.get("CMON_IT_LOG",
+                                              os.path.join(cmonlib.OUT, "integration.log")))
     tests = discover()
     counts = {}
     for _, f in tests:

@@ -9,7 +9,8 @@ import os
 import subprocess
 import time
 
-from cmonlib import Skip, check, cmon, eq, read_text, target, tmpfile, trace
+from cmonlib import (HANG, Background, Skip, check, cmon, eq, parse_csv, read_text, target,
+                     tmpfile, trace)
 
 
 def test_launcher_calls_not_recorded():
@@ -101,7 +102,7 @@ def test_sigint_while_starting_with_sigint_ignored():
     time.sleep(0.05)
     p.send_signal(signal.SIGINT)
     try:
-        p.communicate(timeout=20)
+        p.communicate(timeout=HANG)
     except subprocess.TimeoutExpired:
         p.kill()
         p.communicate()
@@ -119,3 +120,33 @@ def test_sigint_while_starting_with_sigint_ignored():
                   "-o", tmpfile("sigign2.csv"), "--", "/bin/grep", "SigIgn", "/proc/self/status"])
     check(want and int(want[0].split()[1], 16) & 2, "SIGINT ignored untraced: %r" % want)
     eq(got, want, "the dispositions of the launched program, traced and untraced")
+
+
+def test_thread_exec_new_program_traced():
+    """A thread other than the main one execs a new program (this one
+    again, which waits for a line before it calls getppid() three times):
+    the new program's library calls are recorded.  The process's
+    pid-filtered links held the old leader (gone with its mm), and nothing
+    of the new program was recorded."""
+    out = tmpfile("texec.csv")
+    bg = Background(["trace", "-F", "csv", "-o", out, "--func", "libc.so.6:getppid", "--",
+                     target(), "thread_exec_self", "ppid"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        eq(bg.p.stdout.readline(), b"main\n", "first line")
+        line = bg.p.stdout.readline().decode()
+        check(line.startswith("ready "), "the new program's first line: %r" % line)
+        pid = int(line.split()[1])
+        note = ("cmon: warning: process %d ran a new program from thread " % pid)
+        while note not in bg.stderr:  # its probes are attached again
+            check(bg.p.poll() is None, "cmon exited: %s" % bg.stderr)
+            time.sleep(0.01)
+        bg.p.stdin.write(b"\n")
+        bg.p.stdin.close()
+        eq(bg.p.stdout.read(), b"ppid=1\n", "the new program's output")
+        eq(bg.wait(), 0, "exit status (%s)" % bg.stderr)
+    finally:
+        bg.kill()
+    rows = parse_csv(read_text(out))
+    eq([(r["pid"], r["func"], r["status"]) for r in rows], [(pid, "getppid", "ok")] * 3,
+       "the new program's calls (pid, func, status)")

@@ -34,6 +34,15 @@ $(TARGET_DIR)/cxx_throw: tests/targets/cxx_throw.cpp
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
 
+# An exception through a frame with a destructor: _Unwind_Resume (issue 29).
+TARGETS += $(TARGET_DIR)/cxx_cleanup
+targets: $(TARGET_DIR)/cxx_cleanup
+
+$(TARGET_DIR)/cxx_cleanup: tests/targets/cxx_cleanup.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
+
 # The program `make demo` traces.
 $(OUT)/demo/kvstore: tools/demo/kvstore.c
 	$(call msg,TARGET,$@)
@@ -204,6 +213,15 @@ $(TARGET_DIR)/calls_fp: tests/targets/calls.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -no-pie -fcf-protection=none $< -o $@
 
+# The same as a PIE (--stack: frames named after the process is gone).
+TARGETS += $(TARGET_DIR)/calls_pie_fp
+targets: $(TARGET_DIR)/calls_pie_fp
+
+$(TARGET_DIR)/calls_pie_fp: tests/targets/calls.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -fPIE -pie -fcf-protection=none $< -o $@
+
 # Source lines for --line (test_lines.py), -O0, -O1 and -O2.
 TARGETS += $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
 targets: $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
@@ -270,6 +288,17 @@ TARGETS += $(TARGET_DIR)/gowork
 targets: $(TARGET_DIR)/gowork
 
 $(TARGET_DIR)/gowork: tests/targets/gowork.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \
+		go build -o $@ $<
+
+# Go calls pending when a trace ends (issue 29), and stacks grown by
+# runtime.morestack while traced.
+TARGETS += $(TARGET_DIR)/gopending
+targets: $(TARGET_DIR)/gopending
+
+$(TARGET_DIR)/gopending: tests/targets/gopending.go
 	$(call msg,GO,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \
@@ -464,3 +493,26 @@ $(TARGET_DIR)/keyfunc_clang: tests/targets/keyfunc.cpp tests/targets/keyfunc_def
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 $(filter %.cpp,$^) -o $@ -lstdc++
+
+# Names and values a user reads (test_names.py): glibc aliases, a
+# transparent union, a library dlopen()ed by a relative path.
+TARGETS += $(TARGET_DIR)/names $(TARGET_DIR)/libnames_dl.so
+targets: $(TARGET_DIR)/names $(TARGET_DIR)/libnames_dl.so
+
+$(TARGET_DIR)/names: tests/targets/names.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) $< -ldl -o $@
+
+$(TARGET_DIR)/libnames_dl.so: tests/targets/names_dl.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -shared -fPIC $< -o $@
+
+TARGETS += $(TARGET_DIR)/names_cxx
+targets: $(TARGET_DIR)/names_cxx
+
+$(TARGET_DIR)/names_cxx: tests/targets/names_cxx.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@

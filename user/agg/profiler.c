@@ -214,6 +214,7 @@ void profiler__woken(struct profiler *p)
 {
 	if (p->fork_rb)
 		ring_buffer__consume(p->fork_rb);
+	bpf_set__reattach(&p->bs); /* a failure was said: untraced in the new program */
 }
 
 int profiler__attach(struct profiler *p)

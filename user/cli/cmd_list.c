@@ -58,7 +58,9 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 
 		if (f->usdt)
 			continue; /* listed after the functions */
-		if (f->never_returns)
+		if (f->returns_unseen)
+			snprintf(ret, sizeof(ret), "entry only (its exits cannot be seen)");
+		else if (f->never_returns)
 			snprintf(ret, sizeof(ret), "never-returns (no exit probe)");
 		else if (f->ret_mode == RETURN_INSN) {
 			size_t ind = f->ind_base != UINT32_MAX ? f->exits.n_ind : 0;

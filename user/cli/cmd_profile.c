@@ -232,6 +232,16 @@ static const char *func_name(const struct profile_run *r, uint32_t id)
 	return id < r->set->n_funcs ? r->set->funcs[id].name : "?";
 }
 
+/* How much the probes' cost taken out of each latency of function ID
+ * varies (0: none taken out).  A per-call figure below it is not a
+ * measurement: the calls took less than the figure plus it. */
+static uint64_t lat_spread(const struct profile_run *r, uint32_t id)
+{
+	if (pyprof__name(r->pp, id) || id >= r->set->n_funcs || !r->calib)
+		return 0;
+	return probe_calib__spread(r->calib, &r->set->funcs[id]);
+}
+
 static const char *func_module(const struct profile_run *r, uint32_t id)
 {
 	if (pyprof__module(r->pp, id))
@@ -375,11 +385,19 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 		uint64_t v[8] = { row->total, row->mean, row->min, row->p50,
 				  row->p90, row->p99, row->p999, row->max };
 
+		uint64_t spread = lat_spread(r, row->func_id);
+
 		for (int k = 0; k < 8; k++) {
-			if (row->returns)
-				fmt_ns(t[k], sizeof(t[k]), v[k]);
-			else
+			uint64_t bound = k ? probe_calib__bound(v[k], spread) : 0; /* not TOTAL */
+
+			if (!row->returns) {
 				snprintf(t[k], sizeof(t[k]), "-");
+			} else if (bound) {
+				t[k][0] = '<'; /* not measured: README "latencies" */
+				fmt_ns(t[k] + 1, sizeof(t[k]) - 1, bound);
+			} else {
+				fmt_ns(t[k], sizeof(t[k]), v[k]);
+			}
 		}
 		if (o->no_mem)
 			snprintf(rss, sizeof(rss), "-");
@@ -437,7 +455,7 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 #define CSV_HEADER                                                                         \
 	"report,elapsed_s,final,func,module,pid,calls,returns,noreturn,lost,total_ns,min_ns," \
 	"mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,rss_growth_bytes,arg_hist,"           \
-	"arg_out_of_range,filtered\r\n"
+	"arg_out_of_range,filtered,latency_spread_ns\r\n"
 
 
 
@@ -514,7 +532,7 @@ static void csv_report(struct profile_run *r, double elapsed, bool final)
 		fputc(',', r->ses.out);
 		if (o->if_expr)
 			fprintf(r->ses.out, "%llu", (unsigned long long)row->filtered);
-		fputs("\r\n", r->ses.out);
+		fprintf(r->ses.out, ",%llu\r\n", (unsigned long long)lat_spread(r, row->func_id));
 	}
 }
 
@@ -572,6 +590,8 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 		} else {
 			fputs(",\"arg_hist\":null", r->ses.out);
 		}
+		fprintf(r->ses.out, ",\"latency_spread_ns\":%llu",
+			(unsigned long long)lat_spread(r, row->func_id));
 		if (r->pp) {
 			struct edge_out e = { .r = r, .json = true, .first = true };
 

@@ -320,25 +320,28 @@ pid_t *session__roots(const struct session *s, size_t *n)
 
 bool session__targets_gone(struct session *s, int *status, bool *have_status)
 {
-	bool all = true;
+	bool all = true, reaped = false;
 
 	check_binary(s);
+	/* Reaped before the followed processes are counted: a count taken
+	 * first (a scan attaching children's links can take long) would still
+	 * hold the children the program waited for, and the program itself. */
+	if (s->launched && !s->launch_reaped && launch__reap(&s->launch, status, 0)) {
+		*have_status = true;
+		s->launch_reaped = reaped = true;
+	}
 	if (s->follow) {
 		int n = follow__scan(s->follow);
 
 		s->followed_alive = n < 0 ? 1 : n; /* an error: keep going */
 	}
 	if (s->launched) {
-		if (!s->launch_reaped && launch__reap(&s->launch, status, 0)) {
-			*have_status = true;
-			s->launch_reaped = true;
-			if (s->follow && s->followed_alive && !s->opts->quiet)
-				fprintf(stderr, "cmon: %s exited; following the %d process%s it "
-						"left running (until %s, or a signal)\n",
-					s->launch_path, s->followed_alive,
-					s->followed_alive == 1 ? "" : "es",
-					s->followed_alive == 1 ? "it exits" : "they exit");
-		}
+		if (reaped && s->follow && s->followed_alive && !s->opts->quiet)
+			fprintf(stderr, "cmon: %s exited; following the %d process%s it left "
+					"running (until %s, or a signal)\n",
+				s->launch_path, s->followed_alive,
+				s->followed_alive == 1 ? "" : "es",
+				s->followed_alive == 1 ? "it exits" : "they exit");
 		return s->launch_reaped && (!s->follow || !s->followed_alive);
 	}
 	if (!s->opts->n_pids)

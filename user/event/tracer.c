@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "probe/attach.h"
 #include "probe/follow.h"
@@ -685,6 +686,8 @@ static int read_once(struct tracer *t, int timeout_ms, bool empty)
 		return n;
 	if (t->fork_rb && (n = ring_buffer__consume(t->fork_rb)) < 0)
 		return n;
+	/* (a failure was said: the process goes on untraced in the new program) */
+	bpf_set__reattach(&t->bs);
 	/* Cut short by the budget, or stopped at a record still being written
 	 * (a sleepable capture faulting a page in): older records may be
 	 * behind it, so nothing is let out of the window this time but by its
@@ -868,6 +871,36 @@ int tracer__drain(struct tracer *t)
 	return n;
 }
 
+/* SV's pending calls, as never-returned records of process PID: those
+ * of thread TID, or (TID 0: a coroutine's or goroutine's stack) of the
+ * thread each was made on. */
+static void flush_stack(struct tracer *t, pid_t pid, pid_t tid, const char *comm,
+			const struct cmon_shadow_stack *sv)
+{
+	for (uint32_t d = sv->depth < CMON_STACK_DEPTH ? sv->depth : CMON_STACK_DEPTH; d > 0; d--) {
+		const struct cmon_frame *fr = &sv->frames[d - 1];
+		struct cmon_call_rec rec;
+
+		if (fr->flags & CMON_FRAME_QUIET)
+			continue; /* no record: --focus only, --max-depth, --if */
+		rec = (struct cmon_call_rec){
+			.type = CMON_REC_CALL,
+			.flags = CMON_CALL_NORETURN,
+			.ts_entry_ns = fr->ts,
+			.rss_entry = fr->rss,
+			.vms_entry = fr->vms,
+			.pid = (uint32_t)pid,
+			.tid = tid ? (uint32_t)tid : fr->tid,
+			.func_id = fr->func_id,
+			.depth = d - 1,
+		};
+
+		memcpy(rec.args, fr->args, sizeof(rec.args));
+		memcpy(rec.comm, comm, sizeof(rec.comm));
+		to_record(t, &rec);
+	}
+}
+
 static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shadow_stack *sv)
 {
 	int map_fd = bpf_map__fd(t->skel->maps.stacks);
@@ -882,29 +915,38 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 	if (err || !sv->depth)
 		return 0; /* no pending call */
 	proc__comm(pid, comm, sizeof(comm));
-	for (uint32_t d = sv->depth < CMON_STACK_DEPTH ? sv->depth : CMON_STACK_DEPTH; d > 0; d--) {
-		const struct cmon_frame *fr = &sv->frames[d - 1];
-		struct cmon_call_rec rec;
-
-		if (fr->flags & CMON_FRAME_QUIET)
-			continue; /* no record: --focus only, --max-depth, --if */
-		rec = (struct cmon_call_rec){
-			.type = CMON_REC_CALL,
-			.flags = CMON_CALL_NORETURN,
-			.ts_entry_ns = fr->ts,
-			.rss_entry = fr->rss,
-			.vms_entry = fr->vms,
-			.pid = (uint32_t)pid,
-			.tid = (uint32_t)tid,
-			.func_id = fr->func_id,
-			.depth = d - 1,
-		};
-
-		memcpy(rec.args, fr->args, sizeof(rec.args));
-		memcpy(rec.comm, comm, sizeof(rec.comm));
-		to_record(t, &rec);
-	}
+	flush_stack(t, pid, tid, comm, sv);
 	return 0;
+}
+
+/* The calls pending on PID's coroutine stacks and goroutines (keyed
+ * stacks, not a thread's), let go from the map as they are reported. */
+static void flush_keyed(struct tracer *t, pid_t pid, struct cmon_shadow_stack *sv)
+{
+	int map_fd = bpf_map__fd(t->skel->maps.coro_stacks);
+	struct cmon_stack_key key, next, *mine = NULL;
+	size_t n = 0, cap = 0;
+	char comm[CMON_COMM_LEN];
+	void *prev = NULL;
+
+	/* Keys first: deleting while walking would restart the walk. */
+	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.tgid != (uint32_t)pid)
+			continue;
+		if (GROW(mine, n, cap, 16))
+			break; /* no memory: the rest stay unreported */
+		mine[n++] = key;
+	}
+	proc__comm(pid, comm, sizeof(comm));
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(map_fd, &mine[i], sv))
+			continue;
+		flush_stack(t, pid, 0, comm, sv);
+		bpf_map_delete_elem(map_fd, &mine[i]);
+	}
+	free(mine);
 }
 
 /* --py: the thread's pending Python calls, as never-returned records. */
@@ -979,6 +1021,7 @@ int tracer__flush_pending(struct tracer *t, pid_t pid)
 			free(pv);
 		}
 	}
+	flush_keyed(t, pid, sv);
 	free(sv);
 	closedir(dir);
 	return 0;

@@ -10,7 +10,7 @@
 
 #define CSV_HEADER \
 	"ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret," \
-	"latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module"
+	"latency_ns,latency_lt_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module"
 
 int writer__csv_header(struct strbuf *sb)
 {
@@ -33,8 +33,8 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 	char *p;
 	int err;
 
-	/* 16 numbers, 19 commas, status (<= 8), CRLF, and the strings. */
-	err = strbuf__reserve(sb, 16 * DECIMAL_MAX + 19 + 8 + 2 + WR_CSV_MAX(lc) +
+	/* 17 numbers, 20 commas, status (<= 8), CRLF, and the strings. */
+	err = strbuf__reserve(sb, 17 * DECIMAL_MAX + 20 + 8 + 2 + WR_CSV_MAX(lc) +
 			      WR_CSV_MAX(lf) + WR_CSV_MAX(lm));
 	if (err)
 		return err;
@@ -62,6 +62,9 @@ int writer__csv_row(struct strbuf *sb, const struct call_record *rec)
 	*p++ = ',';
 	if (has_exit)
 		p = decimal__u64(p, rec->latency_ns);
+	*p++ = ',';
+	if (has_exit && rec->latency_lt_ns)
+		p = decimal__u64(p, rec->latency_lt_ns);
 	*p++ = ',';
 	p = decimal__u64(p, rec->rss_entry);
 	*p++ = ',';

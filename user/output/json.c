@@ -21,7 +21,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	int err;
 
 	/* Keys and punctuation are < 256 bytes; 16 numbers; status. */
-	err = strbuf__reserve(sb, 256 + 16 * DECIMAL_MAX + 10 + WR_JSON_MAX(lc) +
+	err = strbuf__reserve(sb, 256 + 17 + 17 * DECIMAL_MAX + 10 + WR_JSON_MAX(lc) +
 			      WR_JSON_MAX(lf) + WR_JSON_MAX(lm));
 	if (err)
 		return err;
@@ -59,6 +59,12 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	p = WR_LIT(p, ",\"latency_ns\":");
 	if (has_exit)
 		p = decimal__u64(p, rec->latency_ns);
+	else
+		p = WR_LIT(p, "null");
+	/* a number when latency_ns is not a measurement (README: latencies) */
+	p = WR_LIT(p, ",\"latency_lt_ns\":");
+	if (has_exit && rec->latency_lt_ns)
+		p = decimal__u64(p, rec->latency_lt_ns);
 	else
 		p = WR_LIT(p, "null");
 	p = WR_LIT(p, ",\"rss_entry\":");

@@ -71,6 +71,10 @@ struct call_record {
 	uint8_t args_unsigned; /* bit i: args[i] is unsigned 64-bit (a USDT 8@ argument) */
 	int64_t ret;           /* valid when status == CALL_OK */
 	uint64_t latency_ns;   /* valid when status is CALL_OK or CALL_TAILCALL */
+	/* Not 0: latency_ns (less the probes' calibrated cost) is not a
+	 * measurement: the probes' cost varies by more than was left, and
+	 * all that is known is that the call took less than this. */
+	uint64_t latency_lt_ns;
 	uint64_t rss_entry, rss_exit, vms_entry, vms_exit; /* bytes; *_exit as latency */
 	enum call_status status;
 	const struct call_typed *typed; /* NULL: raw mode (no DWARF) */

@@ -83,7 +83,7 @@ static int put_header(struct writer *w)
 	if (w->fmt != OUT_CSV)
 		return writer__text_header(&w->line);
 	err = writer__csv_header(&w->line);
-	if (!err && w->n_columns)
+	if (!err && (w->n_columns || (w->csv_extras & CSV_TYPED)))
 		err = writer__csv_header_columns(&w->line, w->columns, w->n_columns);
 	if (!err && w->csv_extras)
 		err = writer__csv_header_extras(&w->line, w->csv_extras);
@@ -137,7 +137,7 @@ int writer__write(struct writer *w, const struct call_record *rec)
 	case OUT_CSV:
 		/* Each part appends; the row ends here. */
 		err = writer__csv_row(&w->line, rec);
-		if (!err && w->n_columns)
+		if (!err && (w->n_columns || (w->csv_extras & CSV_TYPED)))
 			err = writer__csv_typed(&w->line, rec, w->n_columns);
 		if (!err && w->csv_extras)
 			err = writer__csv_extras(&w->line, rec, w->csv_extras);

@@ -49,6 +49,7 @@ enum csv_extra {
 	CSV_CAPTURES = 1u << 0,  /* "captures" (--capture) */
 	CSV_AT_RETURN = 1u << 1, /* "at_return", "changed" (--capture-at both) */
 	CSV_NOTES = 1u << 2,     /* "truncated", "faults" (typed values) */
+	CSV_TYPED = 1u << 3,     /* "retval" even with no parameter column */
 };
 
 /* Extra CSV columns, one per typed parameter name, after the fixed ones

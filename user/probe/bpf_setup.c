@@ -72,6 +72,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 		t->exe_ino = set->exe_ino;
 	}
 	t->stack_switch = set->stack_switch;
+	t->keyed_stacks = set->stack_switch || set->go; /* coro_stacks is in use */
 	t->expr = s->o.exprs != NULL;
 	t->step_lead_ns = probe_calib__step_lead(probe_calib__measured());
 	t->child_cost = child_costs(s);
@@ -247,7 +248,8 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
 		return err;
 	}
-	err = lifecycle__attach(s->exec_begin, s->launch_exec, s->set->launch_pid, s->exec_links);
+	err = lifecycle__attach(s->exec_begin, s->thread_exec, s->launch_exec, s->set->launch_pid,
+				s->exec_links);
 	if (!err && s->o.follow)
 		err = follow__start(s->follow_fork, bpf_map__fd(s->followed),
 				    bpf_map__fd(s->follow_stats), s->set, lo, &s->fork_link,
@@ -263,6 +265,35 @@ int bpf_set__attach_probes(struct bpf_set *s)
 
 	if (err)
 		bpf_set__detach(s);
+	return err;
+}
+
+int bpf_set__reattach(struct bpf_set *s)
+{
+	int fd = bpf_map__fd(s->thread_execs), err = 0;
+	struct cmon_follow_stats st = {};
+	__u32 tgid, tid, zero = 0;
+
+	if (!s->links)
+		return 0; /* detached: nothing to make again */
+	/* Asked after every poll: the map is walked only when the programs
+	 * added to it (read before the walk, so an exec during it is seen
+	 * at the next call).  Few entries, each deleted once handled. */
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->follow_stats), &zero, &st) &&
+	    st.thread_execs == s->thread_execs_seen)
+		return 0;
+	s->thread_execs_seen = st.thread_execs;
+	while (!err && !bpf_map_get_next_key(fd, NULL, &tgid)) {
+		if (bpf_map_lookup_elem(fd, &tgid, &tid))
+			tid = 0;
+		bpf_map_delete_elem(fd, &tgid);
+		err = follow__reattach(s->follow, (pid_t)tgid); /* 1: a child's, done */
+		err = err ?: probe_links__reattach(s->links, s->set, &s->lo, (pid_t)tgid);
+		err = err < 0 ? err : 0;
+		log_warn("process %u ran a new program from thread %u (not its main one): its "
+			 "probes are attached again; calls the new program made before that "
+			 "are not recorded", tgid, tid);
+	}
 	return err;
 }
 

@@ -65,22 +65,23 @@ struct bpf_set_opts {
 struct bpf_set {
 	struct bpf_program *entry, *exit, *usdt, *stack_made, *step;
 	struct probe_py_progs py; /* the sessions' programs prepared as such */
-	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
+	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *thread_exec, *follow_fork;
 	/* exec_begin's stand-ins where the kernel lacks its tracepoint
 	 * (bpf_set__prepare loads one of the three as exec_begin) */
 	struct bpf_program *exec_begin_fentry, *exec_end;
-	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
+	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last, *thread_execs;
 	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost;
 
 	const struct probe_set *set;
 	struct bpf_set_opts o;
 	int ncpus;
 	struct bpf_link *exit_link;     /* thread-exit tracepoint */
-	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
+	struct bpf_link *exec_links[3]; /* exec start, launched exec, exec from a thread */
 	struct probe_links *links;
 	struct probe_links_opts lo;
 	struct bpf_link *fork_link;     /* follow.bpf.h: children of followed processes */
 	struct follow *follow;          /* NULL: not following */
+	uint64_t thread_execs_seen;     /* cmon_follow_stats.thread_execs at the last walk */
 };
 
 /* Settings every skeleton's rodata has, by the same names (the shared
@@ -88,7 +89,8 @@ struct bpf_set {
 struct bpf_targ {
 	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns;
 	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
-	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, expr, child_cost;
+	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, keyed_stacks, expr,
+	     child_cost;
 };
 
 /* S for SET with O (copied; FILTER_COMM and EXPRS must outlive S): the CPU
@@ -116,6 +118,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_exe_dev = (t)->exe_dev;                                 \
 		(rodata)->targ_exe_ino = (t)->exe_ino;                                 \
 		(rodata)->targ_stack_switch = (t)->stack_switch;                       \
+		(rodata)->targ_keyed_stacks = (t)->keyed_stacks;                       \
 		(rodata)->targ_expr = (t)->expr;                                       \
 		(rodata)->targ_step_lead_ns = (t)->step_lead_ns;                       \
 		(rodata)->targ_child_cost = (t)->child_cost;                           \
@@ -132,6 +135,8 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->exec_begin_fentry = (skel)->progs.cmon_exec_begin_fentry;         \
 		(s)->exec_end = (skel)->progs.cmon_exec_end;                           \
 		(s)->launch_exec = (skel)->progs.cmon_launch_exec;                     \
+		(s)->thread_exec = (skel)->progs.cmon_thread_exec;                     \
+		(s)->thread_execs = (skel)->maps.thread_execs;                         \
 		(s)->follow_fork = (skel)->progs.cmon_follow_fork;                     \
 		(s)->followed = (skel)->maps.followed;                                 \
 		(s)->follow_stats = (skel)->maps.follow_stats;                         \
@@ -173,6 +178,11 @@ int bpf_set__attach_lifecycle(struct bpf_set *s);
 /* The probe set's probes.  0 or -errno after one error line; nothing
  * stays attached on failure. */
 int bpf_set__attach_probes(struct bpf_set *s);
+
+/* After a poll: the probes of processes that exec'd from a thread other
+ * than their leader made again, with a warning (the new program's calls
+ * before that are not recorded).  0 or -errno. */
+int bpf_set__reattach(struct bpf_set *s);
 
 void bpf_set__detach_probes(struct bpf_set *s); /* the probes: no call starts or ends */
 void bpf_set__detach(struct bpf_set *s);        /* everything */

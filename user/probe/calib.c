@@ -268,7 +268,7 @@ int probe_calib__measure(struct probe_calib *out)
 	uint64_t entry_ck[CALIB_FNS], uret_ck[CMON_CALIB_CLASSES],
 		insn_ck[CMON_CALIB_CLASSES];
 	__u64 ns[CMON_CALIB_SLOTS][CALIB_ROUNDS], call_ns[CMON_CALIB_CLASSES][CALIB_ROUNDS],
-		ret_ns[2][CALIB_ROUNDS];
+		ret_ns[2][CALIB_ROUNDS], spread[CMON_CALIB_SLOTS][CALIB_ROUNDS];
 	uint64_t per_call[CALIB_FNS];
 	struct calib_links att = { .fds = { -1, -1, -1 } };
 	struct calib_bpf *skel = NULL;
@@ -341,6 +341,7 @@ int probe_calib__measure(struct probe_calib *out)
 			v = skel->bss->samples[s];
 			qsort(v, n, sizeof(*v), cmp_u64);
 			ns[s][round] = v[n / 2];
+			spread[s][round] = (v[n * 9 / 10] - v[n / 10]) / 2;
 		}
 	}
 	/* The median of the rounds' medians: a burst of slowness of the host
@@ -349,6 +350,8 @@ int probe_calib__measure(struct probe_calib *out)
 	for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
 		qsort(ns[s], CALIB_ROUNDS, sizeof(ns[s][0]), cmp_u64);
 		out->ns[s / 2][s % 2] = ns[s][CALIB_ROUNDS / 2];
+		qsort(spread[s], CALIB_ROUNDS, sizeof(spread[s][0]), cmp_u64);
+		out->spread_ns[s / 2][s % 2] = spread[s][CALIB_ROUNDS / 2];
 	}
 	for (int k = 0; k < CMON_CALIB_CLASSES; k++) {
 		qsort(call_ns[k], CALIB_ROUNDS, sizeof(call_ns[k][0]), cmp_u64);
@@ -379,6 +382,15 @@ uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func 
 	default:
 		return 0;
 	}
+}
+
+uint64_t probe_calib__spread(const struct probe_calib *c, const struct probe_func *f)
+{
+	enum probe_cost cost = probe_func__step_timed(f) ? f->step.cost : f->entry.cost;
+
+	if (!c || !c->valid || cost >= CMON_CALIB_CLASSES || f->ret_mode == RETURN_NONE)
+		return 0;
+	return c->spread_ns[cost][f->ret_mode == RETURN_INSN];
 }
 
 uint64_t probe_calib__caller_cost(const struct probe_calib *c, const struct probe_func *f)
@@ -413,9 +425,10 @@ void probe_calib__log(const struct probe_calib *c)
 	static const char *const cls[CMON_CALIB_CLASSES] = { "optimized", "emulated", "single-step" };
 
 	for (int k = 0; k < CMON_CALIB_CLASSES; k++)
-		log_info("probe cost in a latency, %s entry: %llu ns (uretprobe), %llu ns "
-			 "(ret-insn); a call pays %llu ns", cls[k],
-			 (unsigned long long)c->ns[k][0], (unsigned long long)c->ns[k][1],
+		log_info("probe cost in a latency, %s entry: %llu +- %llu ns (uretprobe), %llu "
+			 "+- %llu ns (ret-insn); a call pays %llu ns", cls[k],
+			 (unsigned long long)c->ns[k][0], (unsigned long long)c->spread_ns[k][0],
+			 (unsigned long long)c->ns[k][1], (unsigned long long)c->spread_ns[k][1],
 			 (unsigned long long)c->call_ns[k]);
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmon_abi.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "probe/host.h"
 #include "probe/attach.h"
@@ -19,8 +20,10 @@
 
 struct probe_links {
 	int *fds;                /* uprobe_multi links */
+	pid_t *fd_pids;          /* each one's pid filter (0: none) */
 	size_t n_fds, cap_fds;
 	struct bpf_link **perf;  /* fallback: one perf-event uprobe per address */
+	pid_t *perf_pids;
 	size_t n_perf, cap_perf;
 	size_t n_probes;
 	unsigned long long attach_ns;
@@ -49,17 +52,13 @@ void probe_links__prepare_stacks(struct bpf_map *regions, struct bpf_map *coro_s
 		probe_links__prepare(stack_made);
 }
 
-static int keep_perf(struct probe_links *t, struct bpf_link *link)
+static int keep_perf(struct probe_links *t, struct bpf_link *link, pid_t pid)
 {
-	if (t->n_perf == t->cap_perf) {
-		size_t cap = t->cap_perf ? t->cap_perf * 2 : 16;
-		struct bpf_link **p = realloc(t->perf, cap * sizeof(*p));
+	size_t cap = t->cap_perf;
 
-		if (!p)
-			return -ENOMEM;
-		t->perf = p;
-		t->cap_perf = cap;
-	}
+	if (GROW(t->perf, t->n_perf, cap, 16) || GROW(t->perf_pids, t->n_perf, t->cap_perf, 16))
+		return -ENOMEM;
+	t->perf_pids[t->n_perf] = pid;
 	t->perf[t->n_perf++] = link;
 	return 0;
 }
@@ -78,7 +77,7 @@ static int attach_perf(struct probe_links *t, struct bpf_program *prog, const ch
 		link = bpf_program__attach_uprobe_opts(prog, pid ? pid : -1, path, offsets[i], &uo);
 		if (!link)
 			return -errno;
-		err = keep_perf(t, link);
+		err = keep_perf(t, link, pid);
 		if (err) {
 			bpf_link__destroy(link);
 			return err;
@@ -87,17 +86,13 @@ static int attach_perf(struct probe_links *t, struct bpf_program *prog, const ch
 	return 0;
 }
 
-static int keep_link(struct probe_links *t, int fd)
+static int keep_link(struct probe_links *t, int fd, pid_t pid)
 {
-	if (t->n_fds == t->cap_fds) {
-		size_t cap = t->cap_fds ? t->cap_fds * 2 : 16;
-		int *p = realloc(t->fds, cap * sizeof(*p));
+	size_t cap = t->cap_fds;
 
-		if (!p)
-			return -ENOMEM;
-		t->fds = p;
-		t->cap_fds = cap;
-	}
+	if (GROW(t->fds, t->n_fds, cap, 16) || GROW(t->fd_pids, t->n_fds, t->cap_fds, 16))
+		return -ENOMEM;
+	t->fd_pids[t->n_fds] = pid;
 	t->fds[t->n_fds++] = fd;
 	return 0;
 }
@@ -230,6 +225,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 				      (stepped ? CMON_COOKIE_STEP : 0) |
 				      (f->reentered && !f->go ? CMON_COOKIE_REENTERED : 0) |
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
+				      (f->no_frame ? CMON_COOKIE_NO_FRAME : 0) |
+				      (f->returns_unseen ? CMON_COOKIE_RETURN_UNSEEN : 0) |
 				      (f->focus ? CMON_COOKIE_FOCUS : 0) |
 				      (f->quiet ? CMON_COOKIE_QUIET : 0) |
 				      (f->go ? CMON_COOKIE_GO : 0) |
@@ -325,7 +322,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			goto cleanup;
 		}
 		if (multi) {
-			err = keep_link(t, fd);
+			err = keep_link(t, fd, pid);
 			if (err) {
 				close(fd);
 				goto cleanup;
@@ -362,17 +359,20 @@ bool probe_filter__comm(const char *comm, uint64_t *lo, uint64_t *hi)
 	return true;
 }
 
-int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch_exec,
-		      pid_t launch_pid, struct bpf_link *links[2])
+int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *thread_exec,
+		      struct bpf_program *launch_exec, pid_t launch_pid, struct bpf_link *links[3])
 {
+	links[1] = links[2] = NULL;
 	links[0] = bpf_program__attach(exec_begin);
-	if (!links[0]) {
+	if (links[0])
+		links[2] = bpf_program__attach(thread_exec);
+	if (!links[0] || !links[2]) {
 		int err = -errno;
 
 		log_error("cannot attach the exec probe: %s", strerror(-err));
+		lifecycle__detach(links);
 		return err;
 	}
-	links[1] = NULL;
 	if (launch_pid) {
 		links[1] = bpf_program__attach(launch_exec);
 		if (!links[1]) {
@@ -386,9 +386,9 @@ int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch
 	return 0;
 }
 
-void lifecycle__detach(struct bpf_link *links[2])
+void lifecycle__detach(struct bpf_link *links[3])
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
@@ -501,6 +501,42 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 	return 0;
 }
 
+int probe_links__reattach(struct probe_links *l, const struct probe_set *set,
+			  const struct probe_links_opts *opts, pid_t pid)
+{
+	size_t k = 0;
+	int err = 0;
+
+	/* In the reverse order of attach, as probe_links__free. */
+	for (size_t i = l->n_fds; i-- > 0;)
+		if (l->fd_pids[i] == pid)
+			close(l->fds[i]);
+	for (size_t i = 0; i < l->n_fds; i++)
+		if (l->fd_pids[i] != pid) {
+			l->fds[k] = l->fds[i];
+			l->fd_pids[k++] = l->fd_pids[i];
+		}
+	l->n_fds = k;
+	k = 0;
+	for (size_t i = l->n_perf; i-- > 0;)
+		if (l->perf_pids[i] == pid)
+			bpf_link__destroy(l->perf[i]);
+	for (size_t i = 0; i < l->n_perf; i++)
+		if (l->perf_pids[i] != pid) {
+			l->perf[k] = l->perf[i];
+			l->perf_pids[k++] = l->perf_pids[i];
+		}
+	l->n_perf = k;
+	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
+		const struct probe_target *tg = &set->targets[ti];
+
+		for (size_t j = 0; tg->pid == pid && j < tg->n_objects && !err; j++)
+			if (!opts->follow || !is_exe_object(set, tg->objects[j]))
+				err = attach_object(l, set, opts, pid, tg->objects[j], false);
+	}
+	return err;
+}
+
 size_t probe_links__probe_count(const struct probe_links *l) { return l ? l->n_probes : 0; }
 unsigned long long probe_links__attach_ns(const struct probe_links *l) { return l ? l->attach_ns : 0; }
 
@@ -515,6 +551,8 @@ void probe_links__free(struct probe_links *l)
 	for (size_t i = l->n_perf; i-- > 0;)
 		bpf_link__destroy(l->perf[i]);
 	free(l->fds);
+	free(l->fd_pids);
 	free(l->perf);
+	free(l->perf_pids);
 	free(l);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dlfcn.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,10 @@ struct builder {
 	size_t cap_objects, cap_funcs, cap_targets;
 	const struct resolve_opts *o;
 	bool focus_mode; /* resolving --focus patterns: matches become focus */
+	/* Debug files' symbol tables (an IFUNC's implementation is a local
+	 * symbol, there only), kept while resolving. */
+	struct symtab **aux;
+	size_t n_aux, cap_aux;
 };
 
 /* The object with this (dev, ino), added when new; its index or -errno. */
@@ -230,6 +236,11 @@ cleanup:
 	return err;
 }
 
+static bool object_takes(const char *file_name, void *pattern)
+{
+	return funcpattern__match_object(pattern, file_name);
+}
+
 /* Libraries named by an object prefix that are not among the target's
  * objects yet: the program's own libraries (its DT_NEEDED closure), or one
  * it will dlopen, found the way the loader would find it. */
@@ -259,6 +270,10 @@ static int add_named_libraries(struct builder *b, struct probe_target *t, const 
 				path = strdup(closure[k]);
 		if (!path) {
 			err = libpath__find_library(exe, name, &path);
+			/* dlopen("./libfoo.so"): named as the program does not */
+			if (err == -ENOENT)
+				err = libpath__find_beside(exe, name, object_takes,
+							   (void *)&o->patterns[i], &path);
 			if (err) {
 				log_error("no library '%s' for %s: %s", name, exe, strerror(-err));
 				break;
@@ -495,6 +510,36 @@ static int plan_cold_part(struct probe_func *pf, const struct probe_object *obj,
 	return 0;
 }
 
+/* gcc's returns_twice functions (the setjmp family, vfork, getcontext),
+ * by the names glibc gives them. */
+static bool returns_twice(const char *name)
+{
+	static const char *const names[] = {
+		"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
+		"vfork", "__vfork", "__libc_vfork", "getcontext", "__getcontext",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/* Go's runtime.morestack and its variants (asm: ABI0, maybe suffixed). */
+static bool go_stack_grower(const char *name)
+{
+	static const char *const names[] = { "runtime.morestack", "runtime.morestack_noctxt",
+					     "runtime.morestackc" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+
+		if (!strncmp(name, names[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
 /* Plan the probes of F in OBJ.  Returns 0, 1 when the function must be
  * skipped (reason logged at WHY_LEVEL), or -errno. */
 static int plan_func(struct probe_func *pf, const struct probe_object *obj,
@@ -518,11 +563,24 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 			 nm, obj->path, pf->entry.insn);
 		return 1;
 	}
+	/* A uretprobe hijacks the return address at entry, and a function
+	 * that returns twice hands it on: setjmp saves the trampoline as the
+	 * place longjmp returns to (which then has no pending return: SIGILL),
+	 * vfork's child returns through it first.  Their returns are seen on
+	 * their own ret instructions, which change nothing. */
+	if (mode == RETURN_URETPROBE && returns_twice(f->name))
+		mode = RETURN_INSN;
 	pf->ret_mode = mode;
 	/* The body is decoded in every mode: a function that never returns
 	 * normally must get no exit probe whatever the mode. */
 	if (f->addr && f->addr == symtab__entry(obj->symtab)) {
-		pf->never_returns = true;
+		/* _start: entered without a return address, no caller: no frame
+		 * (every call would nest under it, and a tree hold the whole run) */
+		pf->never_returns = pf->no_frame = true;
+	} else if ((obj->runtime & SYMTAB_RT_GO) && go_stack_grower(f->name)) {
+		/* It has a ret (after a call to abort), but newstack restarts
+		 * its caller on the grown stack. */
+		pf->never_returns = pf->no_frame = true;
 	} else if (f->size && f->size <= MAX_BODY_BYTES) {
 		body = malloc(f->size);
 		if (!body)
@@ -575,16 +633,19 @@ no_exits:
 	indirect = !err && pf->exits.complete && pf->exits.n_indirect;
 	exit_plan__clear(&pf->exits);
 	exit_plan__clear(&pf->cold_exits);
-	if (list_only) {
-		pf->ret_mode = RETURN_NONE;
+	/* Its calls are still recorded, at entry, where they were made; no
+	 * frame is kept for them: one left pending after an unseen return
+	 * would put the calls after it under it. */
+	pf->never_returns = pf->returns_unseen = pf->no_frame = true;
+	pf->ret_mode = RETURN_NONE;
+	if (list_only)
 		return 0;
-	}
-	log_warn("%s in %s: cannot find its return instructions%s, and %s; skipped (use "
-		 "--no-return to trace its entries)", nm, obj->path,
+	log_warn("%s in %s: cannot find its return instructions%s, and %s; its calls are "
+		 "recorded at entry (status entry), their returns are not seen", nm, obj->path,
 		 indirect ? " (it leaves through an indirect jump cmon cannot follow)" : "",
 		 forced ? "--return-probe insn wants them" :
 			  "a uretprobe is not safe in this program (C++/Rust/Go unwinding)");
-	return 1;
+	return 0;
 }
 
 /* Add F of object OBJ_IDX unless the same address is already traced. */
@@ -607,8 +668,10 @@ static struct probe_func *new_func(struct builder *b, size_t obj_idx, uint64_t a
 	return pf;
 }
 
+/* GLOB: F was found by a glob, and is named by its plainest alias (free,
+ * not __libc_free or cfree); an exact pattern's name is kept. */
 static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func *f,
-		    enum return_mode mode)
+		    const char *as, enum return_mode mode, bool glob)
 {
 	struct probe_set *s = b->set;
 	struct probe_func *pf;
@@ -630,7 +693,8 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 			b->o->ret_choice == RETURN_FORCE_INSN, b->o->list_only);
 	if (err)
 		return err < 0 ? err : 0;
-	pf->name = display_name(f);
+	pf->name = as ? strdup(as)
+		      : display_name(glob ? symtab__alias(s->objects[obj_idx].symtab, f) : f);
 	if (!pf->name)
 		return -ENOMEM;
 	/* Named by --focus only: probed to know when the thread is inside. */
@@ -672,8 +736,100 @@ static const char *target_desc(const struct resolve_opts *o, char *buf, size_t l
 
 struct match {
 	size_t obj;
-	const struct symtab_func *f;
+	const struct symtab_func *f; /* NULL: OWN */
+	struct symtab_func own;      /* from a debug file, placed in the object */
+	const char *as; /* the name to show (an IFUNC's); NULL: F's */
 };
+
+struct loaded_copy {
+	uint64_t dev, ino;
+	const char *name;
+	uint64_t base;
+	bool found;
+};
+
+static int find_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct loaded_copy *c = data;
+	struct stat st;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0] && !stat(info->dlpi_name, &st) &&
+	    (uint64_t)st.st_dev == c->dev && (uint64_t)st.st_ino == c->ino) {
+		c->name = info->dlpi_name;
+		c->base = (uint64_t)info->dlpi_addr;
+		c->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The function at ADDR of OBJ in its debug file's symbols (which name
+ * the local ones, an IFUNC's implementations among them), into *OUT,
+ * placed in OBJ.  0 or -errno. */
+static int debug_symbol(struct builder *b, const struct probe_object *obj, uint64_t addr,
+			struct symtab_func *out)
+{
+	struct debuginfo *di = debuginfo__open(obj->attach_path);
+	const char *path = di ? debuginfo__dwarf_path(di) : NULL;
+	const struct symtab_func *f;
+	struct symtab *st = NULL;
+
+	if (path && strcmp(path, obj->attach_path))
+		st = symtab__open(path);
+	debuginfo__free(di);
+	if (!st)
+		return -ENOENT;
+	if (GROW(b->aux, b->n_aux, b->cap_aux, 4)) {
+		symtab__free(st);
+		return -ENOMEM;
+	}
+	b->aux[b->n_aux++] = st;
+	f = symtab__find_addr(st, addr);
+	if (!f || f->addr != addr || !symtab__offset_at_addr(obj->symtab, addr, &out->file_offset))
+		return -ENOENT;
+	out->name = f->name;
+	out->demangled = NULL;
+	out->version = NULL;
+	out->addr = f->addr;
+	out->size = f->size;
+	out->ifunc = out->dynamic = false;
+	return 0;
+}
+
+/*
+ * The implementation IFUNC F of OBJ resolves to on this host: a function
+ * of OBJ's symbols (*IMPL), or one from its debug file (into *OWN); false
+ * when not known.  cmon's own copy of that very file (same inode: libc,
+ * mostly) is asked through the dynamic linker, which runs F's resolver:
+ * the target's runs the same code on the same CPU (GLIBC_TUNABLES set
+ * differently in the target could choose otherwise).
+ */
+static bool ifunc_target(struct builder *b, const struct probe_object *obj,
+			 const struct symtab_func *f, const struct symtab_func **impl,
+			 struct symtab_func *own)
+{
+	struct loaded_copy c = { .dev = obj->dev, .ino = obj->ino };
+	uint64_t addr;
+	void *h, *p;
+
+	*impl = NULL;
+	if (!dl_iterate_phdr(find_loaded, &c) || !c.found)
+		return false;
+	h = dlopen(c.name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return false;
+	p = dlsym(h, f->name);
+	dlclose(h);
+	if (!p || (uint64_t)p < c.base)
+		return false;
+	addr = (uint64_t)p - c.base;
+	*impl = symtab__find_addr(obj->symtab, addr);
+	if (*impl && (*impl)->addr == addr && !(*impl)->ifunc)
+		return true;
+	*impl = NULL;
+	return !debug_symbol(b, obj, addr, own);
+}
 
 /* Does a '!PATTERN' of the user's remove F of the object at PATH? */
 static bool excluded(const struct resolve_opts *o, const char *path, const struct symtab_func *f)
@@ -731,15 +887,28 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 					n_excluded++;
 					continue;
 				}
-				if (funcs[i].ifunc) {
-					if (!p->glob)
-						log_warn("%s in %s is an IFUNC resolver, not the "
-							 "function; name the implementation",
-							 funcs[i].name, obj->path);
-					continue;
+				const struct symtab_func *f = &funcs[i];
+				struct symtab_func own = {};
+				const char *as = NULL;
+
+				/* An IFUNC: the implementation it picks here, shown
+				 * under the name the program calls. */
+				if (f->ifunc) {
+					if (p->glob || !ifunc_target(b, obj, f, &f, &own)) {
+						if (!p->glob)
+							log_warn("%s in %s is an IFUNC resolver, not "
+								 "the function, and which "
+								 "implementation it picks is not "
+								 "known; name the implementation",
+								 funcs[i].name, obj->path);
+						continue;
+					}
+					as = funcs[i].name;
 				}
 				for (size_t j = 0; j < n_m && !dup; j++)
-					dup = m[j].obj == oi && m[j].f->addr == funcs[i].addr;
+					dup = m[j].obj == oi &&
+					      (m[j].f ? m[j].f : &m[j].own)->addr ==
+						      (f ? f : &own)->addr;
 				if (dup)
 					continue;
 				m = grow(m, n_m, &cap_m, sizeof(*m));
@@ -748,7 +917,9 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 					goto cleanup;
 				}
 				m[n_m].obj = oi;
-				m[n_m].f = &funcs[i];
+				m[n_m].f = f;
+				m[n_m].own = own;
+				m[n_m].as = as;
 				n_m++;
 			}
 		}
@@ -809,7 +980,8 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 			for (size_t k = 0; k < s->targets[ti].n_objects; k++)
 				if (s->targets[ti].objects[k] == m[i].obj)
 					t = &s->targets[ti];
-		err = add_func(b, m[i].obj, m[i].f, mode_for(b, t, m[i].obj));
+		err = add_func(b, m[i].obj, m[i].f ? m[i].f : &m[i].own, m[i].as,
+			       mode_for(b, t, m[i].obj), p->glob);
 		if (err < 0)
 			goto cleanup;
 		added += (size_t)err;
@@ -1104,10 +1276,9 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		err = add_launch_target(&b);
 	if (!err && o->binary)
 		err = add_binary_target(&b);
-	if (!err && o->binary) {
-		/* The named file itself must be usable. */
-		err = check_named_file(&b.set->objects[b.set->targets[b.set->n_targets - 1].objects[0]]);
-	}
+	/* A stripped --binary is usable (add_binary_target checked it is an
+	 * ELF file of this machine): the functions named may be in its
+	 * libraries, and a pattern naming its own says it has no symbols. */
 	for (size_t i = 0; i < o->n_patterns && !err; i++)
 		if (!o->patterns[i].exclude)
 			err = resolve_pattern(&b, &o->patterns[i]);
@@ -1128,6 +1299,9 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		symtab__free(b.set->objects[i].symtab);
 		b.set->objects[i].symtab = NULL;
 	}
+	for (size_t i = 0; i < b.n_aux; i++)
+		symtab__free(b.aux[i]);
+	free(b.aux);
 	malloc_trim(0);
 	if (err == -ENOMEM)
 		log_error("out of memory");

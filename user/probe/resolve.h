@@ -78,6 +78,13 @@ struct probe_func {
 	 * and no tail jump (noreturn).  It gets no exit probe in any mode: a
 	 * uretprobe would overwrite what sits where a return address would. */
 	bool never_returns;
+	/* With never_returns: its caller is resumed from elsewhere (Go's
+	 * runtime.morestack), so no frame is kept for its callees. */
+	bool no_frame;
+	/* With never_returns: it does return, where no probe can see (its
+	 * exits cannot be found, a uretprobe is not safe): recorded at entry
+	 * as `entry`. */
+	bool returns_unseen;
 	/* A USDT site (--usdt): entry-only, attached with the USDT program, its
 	 * arguments read as the note's specs say; SEMA_OFFSET its semaphore. */
 	bool usdt;
