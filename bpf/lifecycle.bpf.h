@@ -37,7 +37,10 @@ int BPF_PROG(cmon_launch_exec, struct task_struct *p, pid_t old_pid, struct linu
 
 /* sched_prepare_exec (Linux 6.10): in begin_new_exec, before the point of
  * no return and de_thread, so current still has its own tid and comm.
- * (fentry and kprobes need ftrace and kprobes, which a kernel may lack.) */
+ * (fentry and kprobes need ftrace and kprobes, which a kernel may lack.)
+ * User space loads one of the three (probe/host.h): this one; else fentry
+ * on begin_new_exec, the same point; else the end of the exec, where the
+ * frames are let go with the new program's ids and name. */
 SEC("tp_btf/sched_prepare_exec")
 int BPF_PROG(cmon_exec_begin, struct task_struct *task, struct linux_binprm *bprm)
 {
@@ -45,6 +48,20 @@ int BPF_PROG(cmon_exec_begin, struct task_struct *task, struct linux_binprm *bpr
 
 	shadow_stack_release(cur);
 	keyed_stacks_release(cur); /* the old image's coroutines and goroutines */
+	return 0;
+}
+
+SEC("fentry/begin_new_exec")
+int BPF_PROG(cmon_exec_begin_fentry, struct linux_binprm *bprm)
+{
+	shadow_stack_release(bpf_get_current_task_btf());
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(cmon_exec_end, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	shadow_stack_release(bpf_get_current_task_btf());
 	return 0;
 }
 

@@ -622,10 +622,16 @@ static __always_inline void focus_push(struct cmon_shadow_stack *ss, __u32 flags
 static __always_inline struct cmon_frame *shadow_stack_reserve(struct cmon_shadow_stack *ss)
 {
 	__u32 top = ss->depth;
+	struct cmon_frame *fr;
 
 	if (top >= CMON_STACK_DEPTH)
 		return NULL;
-	return &ss->frames[top & SHADOW_STACK_MASK];
+	fr = &ss->frames[top & SHADOW_STACK_MASK];
+	/* The caller tests the pointer, not top again: clang re-derived the
+	 * test from top, and 6.1's verifier then walked the full stack's
+	 * impossible branch (top in [128, 127]) with fr NULL. */
+	barrier_var(fr);
+	return fr;
 }
 
 static __always_inline void shadow_stack_commit(struct cmon_shadow_stack *ss) { ss->depth++; }

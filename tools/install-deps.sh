@@ -32,9 +32,12 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# libc's IFUNCs pick (local symbols: test_programs.py); debuginfod serves
 	# split debug files, podman/runc/conmon/debootstrap run containers
 	# (test_debuginfod.py, test_containers.py); clickhouse-server takes the
-	# records of test_clickhouse.py; python3-yaml reads the DaemonSet of test_fleet.py
+	# records of test_clickhouse.py; python3-yaml reads the DaemonSet of
+	# test_fleet.py; qemu and busybox boot Debian's own older kernel for
+	# tests/kernels/run.sh
 	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
-xz-utils rustc libc6-dbg debuginfod podman runc conmon debootstrap python3-yaml clickhouse-server" ;;
+xz-utils rustc libc6-dbg debuginfod podman runc conmon debootstrap python3-yaml clickhouse-server
+qemu-system-x86 busybox-static" ;;
 fuzz) # `make fuzz`: clang's libFuzzer and sanitizer runtimes
 	pkgs="$pkgs libclang-rt-14-dev" ;;
 esac

@@ -17,6 +17,7 @@
 #include "proc/launch.h"
 #include "probe/attach.h"
 #include "event/tracer.h"
+#include "probe/host.h"
 #include "output/callgroup.h"
 
 
@@ -41,6 +42,7 @@ static const struct command {
 	{ "report", cmd_report, "one self-contained HTML page of charts from stores, traces, profiles, stats" },
 	{ "rm", cmd_rm, "remove capture stores (refuses anything that is not one)" },
 	{ "stats", cmd_stats, "compare the calls of several stores: mean, spread, significant digits" },
+	{ "host", cmd_host, "what this host's kernel can do for cmon, and its probe costs" },
 	{ "help", cmd_help, "this text" },
 	{ "version", cmd_version, "print the version" },
 };
@@ -93,7 +95,8 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	/* The environment is read here, not by the modules below. */
 	if (getenv("CMON_NO_UPROBE_MULTI"))
-		uprobe_multi__disable();
+		host__deny(HOST_UPROBE_MULTI, "denied by CMON_NO_UPROBE_MULTI");
+	host__deny_list(getenv("CMON_HOST_DENY"), "CMON_HOST_DENY");
 	if (getenv("CMON_NO_STAGING"))
 		tracer__disable_staging();
 	if (getenv("CMON_VIEW_HOLD_MAX") && atol(getenv("CMON_VIEW_HOLD_MAX")) > 0)

@@ -9,7 +9,7 @@ import subprocess
 import time
 import urllib.request
 
-from cmonlib import HANG, CMON, check, read_text, tmpdir
+from cmonlib import HANG, CMON, SLOW, check, read_text, tmpdir
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -129,7 +129,7 @@ class Agent:
 
     def wait_probes(self, want, timeout=HANG):
         """Until the probes are exactly WANT ({name: state}); returns them."""
-        end = time.monotonic() + timeout
+        end = time.monotonic() + timeout * SLOW
         got = None
         while time.monotonic() < end:
             got = self.probes()
@@ -142,7 +142,7 @@ class Agent:
 
     def wait_metric(self, name, expected, timeout=HANG, **labels):
         """Until the one sample NAME{LABELS} equals EXPECTED."""
-        end = time.monotonic() + timeout
+        end = time.monotonic() + timeout * SLOW
         v = None
         while time.monotonic() < end:
             s = series(self.metrics(), name, **labels)
@@ -160,7 +160,7 @@ class Agent:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
         try:
-            return self.p.wait(timeout)
+            return self.p.wait(timeout * SLOW)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()

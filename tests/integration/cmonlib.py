@@ -29,6 +29,9 @@ def _build_dir():
 
 
 OUT = _build_dir()
+# Every wait of these helpers is multiplied by this (tests/kernels/run.sh:
+# an emulated guest is ~10-30x slower than its host).
+SLOW = float(os.environ.get("CMON_IT_TIME_SCALE") or 1)
 CMON = os.path.abspath(os.environ.get("CMON") or os.path.join(OUT, "cmon"))
 TARGETS = os.path.join(OUT, "targets")
 
@@ -53,6 +56,48 @@ CXX_OUT = "sum=309 caught=3\n"
 
 class Skip(Exception):
     """Raised by a test that cannot run here (the runner reports it as skipped)."""
+
+
+# ---------------------------------------------------------------- the host
+
+_HOST = None
+
+
+def host():
+    """What this host can do, as `cmon host --json` says (run.py asks once a
+    run and passes the file in CMON_HOST_JSON; CMON_HOST_DENY is honoured)."""
+    global _HOST
+    if _HOST is None:
+        path = os.environ.get("CMON_HOST_JSON")
+        if path and os.path.exists(path):
+            with open(path) as f:
+                _HOST = json.load(f)
+        else:
+            res = subprocess.run([CMON, "host", "--json"], capture_output=True, text=True,
+                                 timeout=120)
+            if res.returncode != 0:
+                raise AssertionError("cmon host --json: %s" % res.stderr.strip())
+            _HOST = json.loads(res.stdout)
+    return _HOST
+
+
+def need(*features):
+    """Skip the calling test, by the feature's name and the host's reason,
+    where this host lacks a feature (cmon host's names: hw_breakpoint, ...)."""
+    feats = host()["features"]
+    for name in features:
+        f = feats[name]  # a KeyError names a feature cmon does not know
+        if not f["have"]:
+            raise Skip("host has no %s (%s)" % (name, f["why"]))
+
+
+def needs(*features):
+    """Decorator: the test needs these host features (checked by run.py before
+    it runs, as need() would)."""
+    def mark(fn):
+        fn.needs = tuple(getattr(fn, "needs", ())) + features
+        return fn
+    return mark
 
 
 # ---------------------------------------------------------------- asserts
@@ -203,10 +248,10 @@ class Result:
 def run(cmd, timeout=HANG, input=None, **kw):
     """Run CMD; returns (exit code, stdout, stderr) as text."""
     try:
-        p = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout,
+        p = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout * SLOW,
                            text=True, errors="surrogateescape", **kw)
     except subprocess.TimeoutExpired:
-        raise AssertionError("%s did not finish within %ss" % (" ".join(cmd), timeout))
+        raise AssertionError("%s did not finish within %ss" % (" ".join(cmd), timeout * SLOW))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -271,7 +316,7 @@ class Background:
 
     def wait(self, timeout=HANG):
         try:
-            return self.p.wait(timeout)
+            return self.p.wait(timeout * SLOW)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()
@@ -438,7 +483,7 @@ def assert_no_leak(before, timeout=HANG, what="cmon"):
     released when their fd closes, programs soon after).  Objects held open
     only by processes outside this test's session belong to somebody else
     (another cmon running on the machine) and are ignored."""
-    end = time.monotonic() + timeout
+    end = time.monotonic() + timeout * SLOW
     while True:
         new = {k: v for k, v in bpf_snapshot().items() if k not in before}
         if new:
@@ -457,7 +502,7 @@ def assert_no_leak(before, timeout=HANG, what="cmon"):
 
 def assert_gone(keys, timeout=HANG, what="cmon's links and programs"):
     """The BPF objects KEYS (from held_by) must disappear within TIMEOUT."""
-    end = time.monotonic() + timeout
+    end = time.monotonic() + timeout * SLOW
     while True:
         left = sorted(v[0] for k, v in bpf_snapshot().items() if k in keys)
         if not left:

@@ -26,6 +26,7 @@
 #include "event/tracer.h"
 #include "event/typer.h"
 #include "event/watcher.h"
+#include "probe/host.h"
 #include "filter/expr.h"
 #include "dwarf/debuginfo.h"
 #include "event/spool.h"
@@ -1131,6 +1132,15 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	err = cmd_opts__begin(kind, argc, argv, &r.opts);
 	if (err >= 0)
 		return err;
+	/* A host whose breakpoints open and never fire would report "0
+	 * writes" as if the program had made none: refuse, before anything
+	 * is launched or attached. */
+	if (r.opts.n_watches && !host__have(HOST_HW_BREAKPOINT)) {
+		log_error("--watch: hardware breakpoints do not work on this host (%s)",
+			  host__why(HOST_HW_BREAKPOINT));
+		cmd_opts__free(&r.opts);
+		return CMON_EXIT_ERROR;
+	}
 	/* From the start: a SIGINT while probes are being attached stops the
 	 * trace when they are (a job started with SIGINT ignored would lose
 	 * it, and run on); the program launched gets cmon's own dispositions

@@ -182,6 +182,7 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "output", 'o', "FILE", OC_STATS, "write to FILE instead of stdout" },
 	{ "output", 'o', "FILE.html", OC_REPORT, "the page to write (required)" },
 	{ "title", OPT_TITLE, "TEXT", OC_REPORT, "the page's title (default \"cmon report\")" },
+	{ "json", OPT_JSON, NULL, OC_HOST, "one JSON object (what the tests read)" },
 	{ "help", 'h', NULL, ~0u, "this help" },
 };
 const size_t cmon_opt_n_rows = sizeof(cmon_opt_rows) / sizeof(cmon_opt_rows[0]);

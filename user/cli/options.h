@@ -27,6 +27,7 @@ enum opt_cmd {
 	OC_REPORT = 1u << 8,
 	OC_RM = 1u << 9,
 	OC_BREAK = 1u << 10,
+	OC_HOST = 1u << 11,
 };
 
 /* Keys of the options without a short letter. */
@@ -72,6 +73,7 @@ enum opt_key {
 	OPT_WATCH,
 	OPT_COUNT,
 	OPT_RESUME_AFTER,
+	OPT_JSON,
 	OPT_IF,
 	OPT_ON_CHANGE,
 	OPT_NO_DEBUGINFOD,

@@ -23,6 +23,7 @@
 #include "probe/follow.h"
 #include "probe/links.h"
 #include "probe/bpf_setup.h"
+#include "probe/host.h"
 #include "proc/procmaps.h"
 #include "capture_staging.h"
 #include "spool.h"
@@ -356,7 +357,14 @@ static int open_and_load(void *ctx, bool mem_cast)
 	const struct probe_set *set = t->set;
 	struct bpf_set *bs = &t->bs;
 	struct bpf_targ targ;
+	/* Sleepable needs the kernel to allow it, and the user dynptr copies
+	 * (the chunked reads of older kernels share a per-CPU buffer). */
+	bool sleepable = opts->plans && opts->sleepable && host__have(HOST_SLEEPABLE) &&
+			 host__have(HOST_READ_DYNPTR);
 
+	if (opts->plans && opts->sleepable && !sleepable)
+		host__note(host__have(HOST_SLEEPABLE) ? HOST_READ_DYNPTR : HOST_SLEEPABLE,
+			   LOG_INFO, NULL);
 	t->skel = trace_bpf__open();
 	if (!t->skel)
 		return -errno;
@@ -394,14 +402,16 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bpf_map__set_max_entries(t->skel->maps.func_stats,
 				 set->n_funcs ? (__u32)set->n_funcs : 1);
 	t->skel->rodata->targ_capture = opts->plans != NULL;
-	t->skel->rodata->targ_sleepable = opts->plans && opts->sleepable;
+	t->skel->rodata->targ_read_dynptr = host__have(HOST_READ_DYNPTR);
+	t->skel->rodata->targ_copy_str = host__have(HOST_COPY_STR);
+	t->skel->rodata->targ_sleepable = sleepable;
 	t->skel->rodata->targ_capture_staging = opts->plans && staging_wanted(opts);
 	bpf_map__set_max_entries(t->skel->maps.capture_staging,
 				 opts->plans && staging_wanted(opts) ? (__u32)bs->ncpus : 1);
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
 	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
-	if (opts->plans && opts->sleepable) {
+	if (sleepable) {
 		/* Sleepable programs may fault in argument pages that are not
 		 * resident, where a plain read would come back empty. */
 		bpf_program__set_flags(t->skel->progs.cmon_entry, BPF_F_SLEEPABLE);

@@ -13,6 +13,7 @@
 #include "probe/calib.h"
 #include "probe/duty.h"
 #include "probe/follow.h"
+#include "probe/host.h"
 #include "probe/resolve.h"
 #include "bpf_setup.h"
 
@@ -91,6 +92,21 @@ static bool on_change(const struct bpf_set *s)
 	return false;
 }
 
+/* The exec hook (lifecycle.bpf.h): the tracepoint, else fentry at the
+ * same point, else the end of the exec; the others not loaded. */
+static void choose_exec_hook(struct bpf_set *s)
+{
+	struct bpf_program *hooks[3] = { s->exec_begin, s->exec_begin_fentry, s->exec_end };
+	int pick = host__have(HOST_PREPARE_EXEC) ? 0 : host__have(HOST_EXEC_FENTRY) ? 1 : 2;
+
+	if (pick == 2)
+		host__note(HOST_EXEC_FENTRY, LOG_INFO, NULL);
+	for (int i = 0; i < 3; i++)
+		if (i != pick)
+			bpf_program__set_autoload(hooks[i], false);
+	s->exec_begin = hooks[pick];
+}
+
 void bpf_set__prepare(struct bpf_set *s)
 {
 	uint32_t n_funcs = s->set->n_funcs ? (uint32_t)s->set->n_funcs : 1;
@@ -105,6 +121,7 @@ void bpf_set__prepare(struct bpf_set *s)
 		progs[0] = s->step = NULL;
 	}
 
+	choose_exec_hook(s);
 	if (!s->o.follow) /* the map is preallocated: not for nothing (the agent loads many) */
 		bpf_map__set_max_entries(s->followed, 1);
 	/* The programs' maps take memory only when there are programs: the
@@ -132,9 +149,10 @@ int bpf_set__load(struct bpf_set *s, int (*open_load)(void *ctx, bool mem_cast),
 	 * (bpf_stats), entry 180 -> 130 ns and exit 230 -> 175 ns per run
 	 * against bpf_probe_read_kernel.  A verifier that refuses the cast
 	 * gets the helper reads. */
-	int err = open_load(ctx, true);
+	bool cast = host__have(HOST_RDONLY_CAST);
+	int err = open_load(ctx, cast);
 
-	if (err && s->o.mem) {
+	if (err && cast && s->o.mem) {
 		log_debug("loading with bpf_probe_read_kernel for RSS (%s)", strerror(-err));
 		destroy(ctx);
 		err = open_load(ctx, false);

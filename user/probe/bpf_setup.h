@@ -71,6 +71,9 @@ struct bpf_set {
 	struct bpf_program *entry, *exit, *usdt, *stack_made, *step;
 	struct probe_py_progs py; /* the sessions' programs prepared as such */
 	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *thread_exec, *follow_fork;
+	/* exec_begin's stand-ins where the kernel lacks its tracepoint
+	 * (bpf_set__prepare loads one of the three as exec_begin) */
+	struct bpf_program *exec_begin_fentry, *exec_end;
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last, *thread_execs;
 	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost, *duty_gen;
 
@@ -139,6 +142,8 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->stack_made = (skel)->progs.cmon_stack_made;                       \
 		(s)->step = (skel)->progs.cmon_step;                                   \
 		(s)->exec_begin = (skel)->progs.cmon_exec_begin;                       \
+		(s)->exec_begin_fentry = (skel)->progs.cmon_exec_begin_fentry;         \
+		(s)->exec_end = (skel)->progs.cmon_exec_end;                           \
 		(s)->launch_exec = (skel)->progs.cmon_launch_exec;                     \
 		(s)->thread_exec = (skel)->progs.cmon_thread_exec;                     \
 		(s)->thread_execs = (skel)->maps.thread_execs;                         \
@@ -156,7 +161,8 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 
 /* Before load, the programs and maps bound: the shared maps sized for the
  * set (a map is preallocated: one slot when unused), each program made
- * attachable (probe_links__prepare). */
+ * attachable (probe_links__prepare), the exec hook this kernel has chosen
+ * (probe/host.h). */
 void bpf_set__prepare(struct bpf_set *s);
 
 /* Each USDT site's argument specs (usdt.bpf.h) into SPECS, by func_id

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,9 +9,14 @@
 #include "cmon_abi.h"
 #include "core/grow.h"
 #include "core/log.h"
+#include "probe/host.h"
 #include "probe/attach.h"
 #include "links.h"
 #include "core/clock.h"
+
+/* Functions from which attaching one perf-event uprobe each (no
+ * uprobe_multi) is worth a word: detaching them takes seconds. */
+#define SLOW_ATTACH_FUNCS 64
 
 struct probe_links {
 	int *fds;                /* uprobe_multi links */
@@ -285,12 +291,6 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		      { &pyvc, o->py.vc_entry, false, false },
 		      { &entry, o->entry_prog, false, false } };
 	bool multi = uprobe_multi__supported();
-	static bool said;
-
-	if (!multi && !said) {
-		said = true;
-		log_info("attaching perf-event uprobes, one per address (no uprobe_multi links)");
-	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		if (!links[i].l->n)
 			continue;
@@ -447,6 +447,14 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 	int err = 0;
 
 	*out = NULL;
+	/* Where it matters, once: attaching and detaching this many
+	 * functions one perf-event uprobe at a time takes seconds. */
+	if (set->n_funcs >= SLOW_ATTACH_FUNCS && !uprobe_multi__supported()) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "%zu functions", set->n_funcs);
+		host__note(HOST_UPROBE_MULTI, LOG_WARN, what);
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -532,6 +540,14 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 	int err = 0;
 
 	*out = NULL;
+	/* Where it matters, once: attaching and detaching this many
+	 * functions one perf-event uprobe at a time takes seconds. */
+	if (set->n_funcs >= SLOW_ATTACH_FUNCS && !uprobe_multi__supported()) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "%zu functions", set->n_funcs);
+		host__note(HOST_UPROBE_MULTI, LOG_WARN, what);
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
