@@ -109,6 +109,7 @@ include tests/unit/fixtures.mk
 -include tools/bench/bench.mk
 -include user/store/store.mk
 -include user/report/report.mk
+include docs/docs.mk
 
 unit: $(UNIT_BINS) unit-fixtures
 integration: $(OUT)/cmon targets
@@ -125,7 +126,7 @@ unit-sanitized:
 
 test:
 	$(Q)./tools/install-deps.sh test
-	$(Q)$(MAKE) --no-print-directory all unit unit-sanitized targets
+	$(Q)$(MAKE) --no-print-directory all unit unit-sanitized targets docs-check
 	$(Q)OUT=$(OUT) ./tests/run.sh
 
 demo: deps

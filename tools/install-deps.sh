@@ -23,11 +23,14 @@ bench) # bcc compiles against kernel headers: without the running kernel's,
 		! ls -d /usr/src/linux-headers-*-amd64 >/dev/null 2>&1; then
 		pkgs="$pkgs linux-headers-amd64"
 	fi ;;
+man) # `make man`/`make install`: the man pages are built from docs/ by go-md2man
+	pkgs="$pkgs go-md2man" ;;
 test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
-	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py)
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz" ;;
+	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); go-md2man
+	# the man pages test_manual.py installs
+	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz go-md2man" ;;
 esac
 missing=
 for p in $pkgs; do
