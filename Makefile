@@ -110,6 +110,7 @@ include tests/unit/fixtures.mk
 -include user/store/store.mk
 -include user/report/report.mk
 include tests/fuzz/fuzz.mk
+include docs/docs.mk
 
 unit: $(UNIT_BINS) unit-fixtures
 integration: $(OUT)/cmon targets
@@ -126,7 +127,7 @@ unit-sanitized:
 
 test:
 	$(Q)./tools/install-deps.sh test
-	$(Q)$(MAKE) --no-print-directory all unit unit-sanitized targets
+	$(Q)$(MAKE) --no-print-directory all unit unit-sanitized targets docs-check
 	@# The container tests' Debian root filesystem: made once (minutes), kept
 	@# in /var/cache/cmon-test; without it they skip.
 	$(Q)./tools/test-rootfs.sh >/dev/null || true

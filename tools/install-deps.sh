@@ -23,10 +23,13 @@ bench) # bcc compiles against kernel headers: without the running kernel's,
 		! ls -d /usr/src/linux-headers-*-amd64 >/dev/null 2>&1; then
 		pkgs="$pkgs linux-headers-amd64"
 	fi ;;
+man) # `make man`/`make install`: the man pages are built from docs/ by go-md2man
+	pkgs="$pkgs go-md2man" ;;
 test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
-	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); xz packs
+	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); go-md2man
+	# the man pages test_manual.py installs; xz packs
 	# the unit tests' MiniDebugInfo fixture (not in a minimal Debian); rustc
 	# (1.63) builds test_rust.py's programs; libc6-dbg names the implementations
 	# libc's IFUNCs pick (local symbols: test_programs.py); debuginfod serves
@@ -37,7 +40,7 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# tests/kernels/run.sh
 	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
 xz-utils rustc libc6-dbg debuginfod podman runc conmon debootstrap python3-yaml clickhouse-server
-qemu-system-x86 busybox-static" ;;
+qemu-system-x86 busybox-static go-md2man" ;;
 fuzz) # `make fuzz`: clang's libFuzzer and sanitizer runtimes
 	pkgs="$pkgs libclang-rt-14-dev" ;;
 esac

@@ -47,12 +47,29 @@ static const struct command {
 	{ "version", cmd_version, "print the version" },
 };
 
+/* `cmon help COMMAND` is `cmon COMMAND --help`; `cmon help` the list. */
 static int cmd_help(int argc, char **argv)
 {
+	if (argc >= 2) {
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+			char *help_argv[] = { (char *)commands[i].name, "--help", NULL };
+
+			if (strcmp(argv[1], commands[i].name))
+				continue;
+			if (commands[i].run == cmd_help || commands[i].run == cmd_version) {
+				printf("cmon %s: %s\n", commands[i].name, commands[i].summary);
+				return CMON_EXIT_OK;
+			}
+			return commands[i].run(2, help_argv);
+		}
+		log_error("help: no command '%s' (see `cmon help`)", argv[1]);
+		return CMON_EXIT_USAGE;
+	}
 	printf("usage: cmon COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		printf("  %-8s %s\n", commands[i].name, commands[i].summary);
-	printf("\n`cmon COMMAND --help` for a command's options.\n");
+	printf("\n`cmon help COMMAND` (or `cmon COMMAND --help`) for a command's options;\n"
+	       "`man cmon-COMMAND` for its manual.\n");
 	return CMON_EXIT_OK;
 }
 

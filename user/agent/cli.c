@@ -38,7 +38,7 @@ enum {
 	AGENT_OPT_NO_DEBUGINFOD,
 };
 
-static const struct opt_row agent_opt_rows[] = {
+const struct opt_row agent_cli__opt_rows[] = {
 	{ "spec", 's', "FILE", 1, "the probe spec (see README: `cmon agent`)" },
 	{ "listen", 'l', "ADDR", 1, "HOST:PORT, [IPv6]:PORT or PORT (loopback)" },
 	{ "status", AGENT_OPT_STATUS, NULL, 1, "print the state of each probe of a running agent" },
@@ -52,6 +52,8 @@ static const struct opt_row agent_opt_rows[] = {
 	{ "quiet", 'q', NULL, 1, "only warnings and errors" },
 	{ "help", 'h', NULL, 1, "this help" },
 };
+const size_t agent_cli__n_opt_rows = sizeof(agent_cli__opt_rows) / sizeof(agent_cli__opt_rows[0]);
+
 
 static void usage(FILE *out)
 {
@@ -68,7 +70,7 @@ static void usage(FILE *out)
 		"changes (SIGHUP: reload now).  SIGTERM or SIGINT: detach everything, exit.\n"
 		"\noptions:\n",
 		AGENT_DEFAULT_LISTEN);
-	if (!optable__init(&t, agent_opt_rows, sizeof(agent_opt_rows) / sizeof(agent_opt_rows[0]),
+	if (!optable__init(&t, agent_cli__opt_rows, agent_cli__n_opt_rows,
 			   1, "agent", false))
 		optable__usage(&t, out);
 }
@@ -81,7 +83,7 @@ static int parse_args(int argc, char **argv, struct agent_cli *o)
 	const char *optarg;
 	int c;
 
-	if (optable__init(&t, agent_opt_rows, sizeof(agent_opt_rows) / sizeof(agent_opt_rows[0]),
+	if (optable__init(&t, agent_cli__opt_rows, agent_cli__n_opt_rows,
 			  1, "agent", false))
 		return -E2BIG;
 	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {

@@ -6,8 +6,15 @@
 #ifndef CMON_AGENT_CLI_H
 #define CMON_AGENT_CLI_H
 
+#include <stddef.h>
+#include "core/optable.h"
+
 /* DEBUGINFOD_URLS, read by main (NULL: unset): a stripped target's debug
  * info is fetched in the background (elf/debuginfod.h). */
 int agent_cli__main(int argc, char **argv, const char *debuginfod_urls);
+
+/* The agent's options (tools/optdump prints them for the documentation). */
+extern const struct opt_row agent_cli__opt_rows[];
+extern const size_t agent_cli__n_opt_rows;
 
 #endif
