@@ -27,8 +27,10 @@ fi
 if ! why=$("$here/vm.sh" --fetch 2>&1); then
 	skip_all "no kernel to boot: $(echo "$why" | tail -n 1)"
 fi
-# The runner's per-test timeout: the guest is emulated (no KVM), ~10-30x
+# The runner's log goes to the guest's own /tmp: the host's files are
+# read-only there (the runner's default, $OUT/integration.log, is not
+# writable).  The runner's per-test timeout: the guest is emulated (no KVM), ~10-30x
 # slower than the host.
 # shellcheck disable=SC2086
 CMON_IT_TIMEOUT=${CMON_VM_TEST_TIMEOUT:-900} CMON_IT_TIME_SCALE=${CMON_IT_TIME_SCALE:-15} OUT=$OUT "$here/vm.sh" sh -c \
-	'CMON_IT_SUFFIX="@$(uname -r)" exec python3 tests/integration/run.py --exact "$@"' sh $names
+	'CMON_IT_LOG=/tmp/integration.log CMON_IT_SUFFIX="@$(uname -r)" exec python3 tests/integration/run.py --exact "$@"' sh $names
