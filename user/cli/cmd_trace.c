@@ -43,7 +43,8 @@ struct trace_run {
 	struct pytrace *py; /* --py */
 	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
 	uint64_t lost_uret; /* returns nested past the kernel's uretprobes (report) */
-	const char **py_columns; /* CSV: the typed columns and "" (args) */
+	const struct render_cols **csv_funcs; /* CSV: each function's columns */
+	const char **func_names;  /* -o %f */
 	/* The router's sinks: trace's writers, or capture's stores */
 	struct file_sink_opts file_opts;
 	struct store_sink_opts store_opts;
@@ -438,36 +439,47 @@ static int make_router(struct trace_run *r)
 		if (r->opts.output && out_path__per_process(r->opts.output))
 			tmpl = r->opts.output;
 		else
-			err = store_sink__open(&r->store_opts, 0,
+			err = store_sink__open(&r->store_opts, 0, UINT32_MAX,
 					       r->opts.output ? r->opts.output : "cmon-capture", &sink);
 		if (err)
 			return err;
 	} else {
-		r->file_opts.fmt = r->opts.format;
-		r->file_opts.columns = typer__columns(r->typer, &r->file_opts.n_columns);
-		/* CSV carries what JSON gives as keys, so nothing asked is dropped */
-		if (r->opts.n_captures)
-			r->file_opts.csv_extras |= CSV_CAPTURES;
-		if (r->opts.capture_at == PLAN_AT_BOTH)
-			r->file_opts.csv_extras |= CSV_AT_RETURN;
-		if (r->opts.n_captures || typer__typed_count(r->typer))
-			r->file_opts.csv_extras |= CSV_NOTES;
-		if (r->py) {
-			size_t n = r->file_opts.n_columns;
+		struct csv_schema *cs = &r->file_opts.csv;
 
-			/* CSV: one more column, "args", the Python call's args object */
-			r->py_columns = calloc(n + 1, sizeof(char *));
-			if (!r->py_columns) {
-				log_error("out of memory");
-				return -ENOMEM;
-			}
-			if (n)
-				memcpy(r->py_columns, r->file_opts.columns, n * sizeof(char *));
-			r->py_columns[n] = "";
-			pytrace__set_args_column(r->py, n);
-			r->file_opts.columns = r->py_columns;
-			r->file_opts.n_columns = n + 1;
+		r->file_opts.fmt = r->opts.format;
+		cs->only = UINT32_MAX;
+		cs->shape = r->opts.csv_shape;
+		r->csv_funcs = calloc(r->set->n_funcs + 1, sizeof(*r->csv_funcs));
+		r->func_names = calloc(r->set->n_funcs + 1, sizeof(*r->func_names));
+		if (!r->csv_funcs || !r->func_names) {
+			log_error("out of memory");
+			return -ENOMEM;
 		}
+		for (size_t i = 0; i < r->set->n_funcs; i++) {
+			r->csv_funcs[i] = typer__cols(r->typer, (uint32_t)i);
+			r->func_names[i] = r->set->funcs[i].name;
+		}
+		cs->funcs = r->csv_funcs;
+		cs->n_funcs = r->set->n_funcs;
+		oo.func_names = r->func_names;
+		/* CSV carries what JSON gives as keys, so nothing asked is dropped */
+		if (r->opts.capture_at == PLAN_AT_BOTH)
+			cs->extras |= CSV_AT_RETURN;
+		if (r->opts.n_captures || typer__typed_count(r->typer))
+			cs->extras |= CSV_NOTES;
+		if (r->py) {
+			/* CSV: one more column, "args", the Python call's args object */
+			static const char *const py_cells[] = { "" };
+
+			pytrace__set_args_column(r->py, 0);
+			cs->cells = py_cells;
+			cs->n_cells = 1;
+		}
+		if (r->opts.format == OUT_CSV && (!r->opts.output ||
+						   !out_path__per_function(r->opts.output)) &&
+		    csv_schema__shape(cs) == CSV_LONG && r->opts.csv_shape == CSV_AUTO)
+			log_info("the functions' values have different columns: one CSV row per "
+				 "value (--csv long); -o 'NAME.%%f.csv' writes a table per function");
 		oo.open = file_sink__open;
 		oo.open_ctx = &r->file_opts;
 		if (r->ses.out)
@@ -669,7 +681,8 @@ static void cleanup_run(struct trace_run *r)
 {
 	watcher__free(r->watcher);
 	pytrace__free(r->py); /* restores its hooks first, whatever happened */
-	free(r->py_columns);
+	free(r->csv_funcs);
+	free(r->func_names);
 	pipeline__free(r->pipe);
 	free(r->exprs);
 	stack_book__free(r->stacks);
@@ -806,6 +819,7 @@ static int prepare(struct trace_run *r, bool *usage_err)
 	ty.n_captures = r->opts.n_captures;
 	ty.locals = r->opts.locals;
 	ty.capture_at = r->opts.capture_at;
+	ty.leaves = r->opts.format == OUT_CSV;
 	err = typer__new(r->set, &ty, &r->typer);
 	if (err)
 		return err;

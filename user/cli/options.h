@@ -70,6 +70,8 @@ enum opt_key {
 	OPT_RESUME_AFTER,
 	OPT_IF,
 	OPT_ON_CHANGE,
+	OPT_CSV,
+	OPT_ORDER,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -117,6 +119,8 @@ struct cmd_opts {
 	char **owned;         /* strings made while parsing (--exclude's "!PATTERN") */
 	size_t n_owned;
 	enum out_format format;
+	uint8_t csv_shape;    /* --csv: enum csv_shape */
+	bool call_order;      /* --order call: rows in the order the calls began */
 	const char *output;   /* -o; NULL: stdout */
 	bool no_return;
 	/* Children too (follow.h): by default for -- CMD (--no-follow: not),

@@ -83,7 +83,7 @@ int session__open_output(struct session *s, size_t bufsize)
 	if (path && strchr(path, '%') && !out_path__per_process(path) &&
 	    strncmp(path, "unix:", 5)) {
 		free(s->out_name);
-		if (out_path__expand(path, 0, "", &s->out_name))
+		if (out_path__expand(path, 0, "", NULL, &s->out_name))
 			return -ENOMEM;
 		path = s->out_name;
 	}

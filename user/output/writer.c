@@ -20,9 +20,8 @@ struct writer {
 	struct text_clock clock;
 	bool header_done;
 	int err; /* first write error; the stream is not used after it */
-	const char *const *columns; /* extra CSV columns: typed parameter names */
-	size_t n_columns;
-	unsigned csv_extras; /* enum csv_extra */
+	struct csv_schema schema;   /* CSV: what the table holds */
+	struct csv_table *csv;      /* made at the header */
 	struct view *view; /* chrome, tree, folded: they see the whole run */
 	uint64_t bytes;    /* rows formatted (handed to stdio or waiting in
 			    * line), header included */
@@ -67,6 +66,7 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 	w->fmt = fmt;
 	w->out = out;
 	w->clock.sec = INT64_MIN;
+	w->schema.only = UINT32_MAX;
 	w->header_done = fmt == OUT_JSON; /* JSON Lines has no header */
 	if (strbuf__grow(&w->line, WRITER_HANDOFF + 4096)) {
 		free(w);
@@ -78,25 +78,21 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 
 static int put_header(struct writer *w)
 {
-	int err;
-
 	if (w->fmt != OUT_CSV)
 		return writer__text_header(&w->line);
-	err = writer__csv_header(&w->line);
-	if (!err && w->n_columns)
-		err = writer__csv_header_columns(&w->line, w->columns, w->n_columns);
-	if (!err && w->csv_extras)
-		err = writer__csv_header_extras(&w->line, w->csv_extras);
-	return err ? err : strbuf__puts(&w->line, "\r\n");
+	if (!w->csv) {
+		w->csv = csv_table__new(&w->schema);
+		if (!w->csv)
+			return -ENOMEM;
+	}
+	return csv_table__header(w->csv, &w->line);
 }
 
-int writer__set_columns(struct writer *w, const char *const *names, size_t n, unsigned extras)
+int writer__set_schema(struct writer *w, const struct csv_schema *s)
 {
 	if (w->header_done && w->fmt != OUT_JSON)
 		return -EBUSY;
-	w->columns = names;
-	w->n_columns = n;
-	w->csv_extras = extras;
+	w->schema = *s;
 	return 0;
 }
 
@@ -135,14 +131,7 @@ int writer__write(struct writer *w, const struct call_record *rec)
 	}
 	switch (w->fmt) {
 	case OUT_CSV:
-		/* Each part appends; the row ends here. */
-		err = writer__csv_row(&w->line, rec);
-		if (!err && w->n_columns)
-			err = writer__csv_typed(&w->line, rec, w->n_columns);
-		if (!err && w->csv_extras)
-			err = writer__csv_extras(&w->line, rec, w->csv_extras);
-		if (!err)
-			err = strbuf__puts(&w->line, "\r\n");
+		err = csv_table__row(w->csv, &w->line, rec);
 		break;
 	case OUT_JSON:
 		err = writer__json_row(&w->line, rec);
@@ -237,5 +226,6 @@ void writer__free(struct writer *w)
 		w->view->ops->free(w->view);
 	hand_over(w); /* rows written but neither flushed nor finished */
 	strbuf__release(&w->line);
+	csv_table__free(w->csv);
 	free(w);
 }
