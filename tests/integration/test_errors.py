@@ -21,6 +21,9 @@ CASES = {
                     "no such process"),
     "no_such_function": (lambda: ["trace", "--func", "no_such_function_xyz", "--",
                                   target(), "calls"], 1, "no_such_function_xyz"),
+    # a slip of the keyboard: the nearest name offered
+    "misspelled_function": (lambda: ["trace", "--func", "negat", "--", target(), "calls"], 1,
+                            "did you mean negate?"),
     "no_such_function_list": (lambda: ["list", "--binary", target(), "no_such_function_xyz"],
                               1, "no_such_function_xyz"),
     "binary_not_elf": (lambda: ["trace", "--binary", _text_file(), "--func", "add"], 1,
@@ -158,3 +161,16 @@ def test_thread_id_is_not_a_process():
     finally:
         stop.set()
         t.join()
+
+
+def test_did_you_mean():
+    """A name a slip from a function's is offered (two letters swapped, one
+    left out); a name far from every function, or a short one, gets no
+    guess."""
+    for func, said in [("color_nmae", "; did you mean color_name?"),
+                       ("sum_bfu", "; did you mean sum_buf?"),
+                       ("nosuchthing", ""), ("ad", "")]:
+        code, out, err = cmon(["trace", "--binary", target("typed_O2"), "--func", func])
+        eq((code, out, stderr_lines(err)),
+           (1, "", ["cmon: no function matches '%s' in %s (searched 1 object)%s"
+                    % (func, target("typed_O2"), said)]), func)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include "core/grow.h"
 #include "core/log.h"
+#include "core/similar.h"
 #include "dwarf/inlined.h"
 #include "elf/elfcheck.h"
 #include "elf/usdt.h"
@@ -687,6 +688,37 @@ static bool excluded(const struct resolve_opts *o, const char *path, const struc
 	return false;
 }
 
+/* For an exact name that matches nothing: the function of the searched
+ * objects nearest to it in spelling (similar.h), or NULL. */
+static const char *nearest_name(const struct probe_set *s, const struct funcpattern *p)
+{
+	size_t len = strlen(p->func), best = similar__slack(len) + 1;
+	const char *name = NULL;
+
+	if (p->glob || best == 1)
+		return NULL;
+	for (size_t oi = 0; oi < s->n_objects && best > 1; oi++) {
+		const struct symtab_func *funcs;
+		size_t nf;
+
+		if (!s->objects[oi].symtab || !funcpattern__match_object(p, s->objects[oi].path))
+			continue;
+		funcs = symtab__funcs(s->objects[oi].symtab, &nf);
+		for (size_t i = 0; i < nf; i++) {
+			size_t d;
+
+			if (funcs[i].ifunc || is_cold_part(funcs[i].name))
+				continue;
+			d = similar__distance(p->func, funcs[i].name, best - 1);
+			if (d < best) {
+				best = d;
+				name = funcs[i].name;
+			}
+		}
+	}
+	return name;
+}
+
 static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 {
 	struct probe_set *s = b->set;
@@ -756,7 +788,7 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 
 	if (!n_m) {
 		char callers[512];
-		const char *inl_path = NULL;
+		const char *inl_path = NULL, *near;
 
 		/* An exact name with no symbol may have been inlined everywhere:
 		 * say so, and where it went. */
@@ -784,6 +816,10 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 			 * searched, not it */
 			log_error("no function matches '%s' in %s (searched %zu objects): %s has "
 				  "no symbol table (stripped)", p->func, desc, searched, stripped);
+		else if ((near = nearest_name(s, p)))
+			log_error("no function matches '%s' in %s (searched %zu object%s); did "
+				  "you mean %s?", p->func, desc, searched, searched == 1 ? "" : "s",
+				  near);
 		else
 			log_error("no function matches '%s' in %s (searched %zu object%s)",
 				  p->func, desc, searched, searched == 1 ? "" : "s");
