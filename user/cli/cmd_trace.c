@@ -906,8 +906,8 @@ static int attach(struct trace_run *r)
 	return err;
 }
 
-/* Poll until a signal, the targets' end, --duration, --max-events or an
- * output error.  0 or -errno after one error line. */
+/* Poll until a signal, the targets' end, --duration, --max-events, break's
+ * last stop or an output error.  0 or -errno after one error line. */
 static int run(struct trace_run *r, double deadline, int *status, bool *have_status)
 {
 	while (!session_stop_signal && !r->max_reached && !r->write_err) {
@@ -927,6 +927,12 @@ static int run(struct trace_run *r, double deadline, int *status, bool *have_sta
 		}
 		settle_output(r, false);
 		if (session__targets_gone(&r->ses, status, have_status))
+			break;
+		/* break -p: the last stop resumed, the probes gone, nothing more
+		 * to wait for (a launched program is waited for: its status is
+		 * cmon's) */
+		if (r->kind == CMD_BREAK && !r->ses.launched &&
+		    r->stops_seen >= r->opts.break_count)
 			break;
 		if (deadline && clock__mono_s() >= deadline)
 			break;
