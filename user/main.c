@@ -39,6 +39,7 @@ static const struct command {
 	{ "report", cmd_report, "one self-contained HTML page of charts from stores, traces, profiles, stats" },
 	{ "rm", cmd_rm, "remove capture stores (refuses anything that is not one)" },
 	{ "stats", cmd_stats, "compare the calls of several stores: mean, spread, significant digits" },
+	{ "diff", cmd_diff, "two stores' latency per function: p50/p90/p99, RSS, beyond the noise?" },
 	{ "help", cmd_help, "this text" },
 	{ "version", cmd_version, "print the version" },
 };

@@ -27,6 +27,7 @@ enum opt_cmd {
 	OC_REPORT = 1u << 8,
 	OC_RM = 1u << 9,
 	OC_BREAK = 1u << 10,
+	OC_DIFF = 1u << 11,
 };
 
 /* Keys of the options without a short letter. */
