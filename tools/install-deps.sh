@@ -23,11 +23,12 @@ bench) # bcc compiles against kernel headers: without the running kernel's,
 		! ls -d /usr/src/linux-headers-*-amd64 >/dev/null 2>&1; then
 		pkgs="$pkgs linux-headers-amd64"
 	fi ;;
-test) # chromium: test_report.py renders the HTML report headless; USDT:
+test) # chromium: test_report.py renders the HTML report headless; pandas:
+	# test_csv.py loads the CSVs as a notebook would; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py)
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 golang-go strace dwz" ;;
+	pkgs="$pkgs prometheus python3-numpy python3-pandas chromium systemtap-sdt-dev python3.11 golang-go strace dwz" ;;
 esac
 missing=
 for p in $pkgs; do

@@ -10,7 +10,7 @@ import os
 import subprocess
 
 from cmonlib import (CMON, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon, eq,
-                     parse_csv, read_text, run, target, tmpfile, trace, trace_bg)
+                     parse_json_lines, read_text, run, target, tmpfile, trace, trace_bg)
 
 FORK_OUT = "child sum 2020\nparent sum 606\n"
 
@@ -118,7 +118,7 @@ def test_child_library_calls():
 
 def test_fork_one_file_per_process():
     tmpl = os.path.join(os.path.dirname(tmpfile("x")), "forks.%p.csv")
-    code, out, err = cmon(["trace", "-F", "csv", "-o", tmpl, "--func", "f", "--",
+    code, out, err = cmon(["trace", "-F", "json", "-o", tmpl, "--func", "f", "--",
                            target("forks"), "fork"])
     eq(code, 0, "exit status (%s)" % err)
     eq(out, FORK_OUT, "program output")
@@ -127,7 +127,7 @@ def test_fork_one_file_per_process():
     eq(len(files), 2, "files: %r" % files)
     got = {}
     for name in files:
-        rows = parse_csv(read_text(os.path.join(os.path.dirname(tmpl), name)))
+        rows = parse_json_lines(read_text(os.path.join(os.path.dirname(tmpl), name)))
         pid = int(name.split(".")[1])
         eq({r["pid"] for r in rows}, {pid}, "%s holds its own process's records" % name)
         got[len(rows)] = [r["arg0"] for r in rows]
@@ -146,7 +146,7 @@ def test_follow_running_process():
             code, out = t.finish()
             eq((code, out), (0, FORK_OUT), "target status and output")
             eq(bg.wait(30), 0, "cmon exit status (%s)" % bg.stderr)
-            rows = parse_csv(read_text(bg.out_path))
+            rows = parse_json_lines(read_text(bg.out_path))
             eq(len(rows), want, "records (follow=%s)" % follow)
             parent = [r["arg0"] for r in rows if r["pid"] == t.pid]
             eq(parent, [100, 101, 102], "the parent's calls")
@@ -206,7 +206,7 @@ def test_follow_running_daemon():
         code, out = t.finish()
         eq((code, out), (0, "parent exits\ndaemon sum 1806\n"), "target status and output")
         eq(bg.wait(30), 0, "cmon exit status (%s)" % bg.stderr)
-        rows = parse_csv(read_text(bg.out_path))
+        rows = parse_json_lines(read_text(bg.out_path))
         eq([r["arg0"] for r in rows], [300, 301, 302], "the daemon's calls")
         check(rows[0]["pid"] != t.pid, "the daemon's own pid")
         check("cmon: children followed: 2\n" in bg.stderr, bg.stderr)
@@ -245,10 +245,10 @@ def test_followed_map_walked_only_when_it_changes():
     log = tmpfile("strace.txt")
     out = tmpfile("naps.csv")
     code, _, err = run(["strace", "-f", "-qq", "-e", "trace=bpf", "-o", log, CMON, "trace",
-                        "--func", "nap", "-F", "csv", "-o", out, "--",
+                        "--func", "nap", "-F", "json", "-o", out, "--",
                         target("sleeper"), "loop", "5", "200"])
     eq(code, 0, "exit status (%s)" % err)
-    eq(len(parse_csv(read_text(out))), 200, "nap calls written")
+    eq(len(parse_json_lines(read_text(out))), 200, "nap calls written")
     walks = read_text(log).count("BPF_MAP_GET_NEXT_KEY")
     check(walks <= 6, "map walk steps (a key found or the end), %d: expected a walk at the "
           "start and one at the exit, not one a poll" % walks)

@@ -5,7 +5,7 @@ import subprocess
 import time
 
 from cmonlib import (CALLS_OUT, CMON, LONGJMP_OUT, MiB, RECURSE_OUT, U64, check, eq,
-                     held_by, only, parse_csv, read_text, run, target, trace, u32)
+                     held_by, only, parse_json_lines, read_text, run, target, trace, u32)
 
 CALLS_FUNCS = ["add", "six", "negate"]
 
@@ -67,7 +67,9 @@ def check_clean_summary(res, expected_table):
 def test_launch_csv():
     code, untraced, _ = run([target(), "calls"])
     eq((code, untraced), (0, CALLS_OUT), "untraced run of calls")
-    res = trace(CALLS_FUNCS, launch=[target(), "calls"])
+    # --raw: the registers are the values, arg0..arg5 (the CSV of typed
+    # values is test_csv.py's)
+    res = trace(CALLS_FUNCS, launch=[target(), "calls"], fmt="csv", extra=["--raw"])
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
     eq(res.stdout, untraced, "program output")
     check_calls_rows(res.rows)
@@ -262,7 +264,7 @@ def test_shared_library_function():
 def _launch_wait(extra=()):
     """cmon launching `calls --wait calls`: (cmon Popen, records path, program pid)."""
     path = os.path.join(os.environ["CMON_IT_TMP"], "wait.csv")
-    p = subprocess.Popen([CMON, "trace", "-F", "csv", "-o", path, "-q", "--func", "add"]
+    p = subprocess.Popen([CMON, "trace", "-F", "json", "-o", path, "-q", "--func", "add"]
                          + list(extra) + ["--", target(), "--wait", "calls"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = p.stdout.readline().decode()
@@ -285,7 +287,7 @@ def test_launched_program_inherits_nothing():
         out, err = p.communicate(b"\n", timeout=30)
         eq(p.returncode, 0, "cmon exit status (%s)" % err.decode().strip())
         eq(out.decode(), CALLS_OUT, "program output")
-        eq([(r["arg0"], r["ret"], r["pid"]) for r in parse_csv(read_text(path))],
+        eq([(r["arg0"], r["ret"], r["pid"]) for r in parse_json_lines(read_text(path))],
            [(2, 5, pid), (u32(-7), u32(-3), pid)], "add records")
     finally:
         p.kill()
@@ -299,7 +301,7 @@ def test_launched_program_killed():
         os.kill(pid, signal.SIGTERM)
         out, err = p.communicate(timeout=30)
         eq(p.returncode, 128 + signal.SIGTERM, "cmon exit status (%s)" % err.decode().strip())
-        eq(parse_csv(read_text(path)), [], "records")
+        eq(parse_json_lines(read_text(path)), [], "records")
     finally:
         p.kill()
         p.communicate()

@@ -95,7 +95,7 @@ def test_sigint_while_starting_with_sigint_ignored():
     from cmonlib import CMON
     import signal
     out = tmpfile("sigign.csv")
-    p = subprocess.Popen([CMON, "trace", "--func", "add", "-F", "csv", "-o", out, "--",
+    p = subprocess.Popen([CMON, "trace", "--func", "add", "-F", "json", "-o", out, "--",
                           target("calls"), "loop", "100000000"], preexec_fn=_ignoring_sigint,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(0.05)
@@ -115,7 +115,7 @@ def test_sigint_while_starting_with_sigint_ignored():
         r = subprocess.run(cmd, preexec_fn=_ignoring_sigint, capture_output=True, text=True)
         return [l for l in r.stdout.splitlines() if l.startswith("SigIgn:")]
     want = sigign(["/bin/grep", "SigIgn", "/proc/self/status"])
-    got = sigign([CMON, "trace", "-q", "--func", "libc.so.6:exit", "-F", "csv",
+    got = sigign([CMON, "trace", "-q", "--func", "libc.so.6:exit", "-F", "json",
                   "-o", tmpfile("sigign2.csv"), "--", "/bin/grep", "SigIgn", "/proc/self/status"])
     check(want and int(want[0].split()[1], 16) & 2, "SIGINT ignored untraced: %r" % want)
     eq(got, want, "the dispositions of the launched program, traced and untraced")

@@ -51,6 +51,9 @@ def test_csv_reaches_a_file_while_running():
                           target("sleeper"), "loop", str(NAP_MS), str(NAPS)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
+        # from the probes in (loading them takes seconds on a busy machine)
+        while b"cmon: attached " not in p.stderr.readline():
+            check(p.poll() is None, "cmon ended before it attached")
         deadline = time.monotonic() + 1.0
         lines = []
         while time.monotonic() < deadline:
@@ -60,8 +63,10 @@ def test_csv_reaches_a_file_while_running():
             time.sleep(0.05)
         check(len(lines) >= 2, "no record in the file within 1 s: %r" % lines)
         check(p.poll() is None, "cmon had already exited")
-        eq(lines[1].split(",")[4:7], ["nap", "0", str(NAP_MS * 1000)],
-           "first record (func, depth, arg0)")
+        head = lines[0].split(",")
+        first = dict(zip(head, lines[1].split(",")))
+        eq((first["func"], first["depth"], first["args.usec"]), ("nap", "0", str(NAP_MS * 1000)),
+           "first record (func, depth, its parameter)")
     finally:
         _, err = p.communicate(timeout=60)
     eq(p.returncode, 0, "exit status (%s)" % err.decode())

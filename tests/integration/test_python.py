@@ -108,7 +108,7 @@ def test_python_text_and_csv():
     res = _py(["fib"], [CALLS], fmt="csv")
     eq(len(res.rows), 177, "177 CSV rows")
     top = [r for r in res.rows if r["typed"]["args"] == '{"n":10}']
-    eq([t["typed"]["retval"] for t in top], ["55"], "CSV args and retval columns")
+    eq([t["ret"] for t in top], [55], "CSV args and ret columns")
 
 
 def test_python_patterns():
