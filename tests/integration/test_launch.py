@@ -56,9 +56,9 @@ def check_calls_rows(rows, pids=None, comm="calls", module="calls", status="ok")
     return pid
 
 
-def check_clean_summary(res, expected_table):
+def check_clean_summary(res, expected_table, functions=None):
     s = res.summary()
-    eq(s["functions"], len(expected_table), "functions in the 'attached' line")
+    eq(s["functions"], functions or len(expected_table), "functions in the 'attached' line")
     eq(s["written"], sum(v[1] for v in expected_table.values()), "events written")
     eq(s["lost"], 0, "events lost")
     eq(s["table"], expected_table, "per-function table")
@@ -305,3 +305,19 @@ def test_launched_program_killed():
     finally:
         p.kill()
         p.communicate()
+
+
+def test_summary_lists_called_functions():
+    """The end summary has a row per function called; the others are
+    counted on one line, not listed as rows of zeros."""
+    res = trace(CALLS_FUNCS + ["fact", "grow", "libc.so.6:strfry"], launch=[target(), "calls"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr.strip())
+    check_clean_summary(res, {"add": (2, 2, 0), "six": (1, 1, 0), "negate": (1, 1, 0)},
+                        functions=6)
+    eq([l for l in res.stderr.splitlines() if "never called" in l],
+       ["cmon: functions never called: 3"], "the others counted")
+    res = trace(["fact", "grow"], launch=[target(), "calls"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr.strip())
+    lines = res.stderr.splitlines()
+    eq([l for l in lines if "never called" in l or l.startswith("cmon: function ")],
+       ["cmon: functions never called: 2 (all of them)"], "no table, the count")

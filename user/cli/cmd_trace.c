@@ -504,6 +504,7 @@ static int make_router(struct trace_run *r)
 static uint64_t report(struct trace_run *r)
 {
 	uint64_t lost = 0, lost_captures = 0, filtered = 0, unchanged = 0;
+	size_t rows = 0, never = 0;
 
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
@@ -607,7 +608,6 @@ static uint64_t report(struct trace_run *r)
 		fprintf(stderr, "cmon: captures dropped unmatched: %llu (their call records were "
 				"lost; the oldest waiting captures are let go past 64 MiB)\n",
 			(unsigned long long)typer__orphans(r->typer));
-	fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls", "written", "lost");
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
 		uint64_t l;
@@ -616,6 +616,16 @@ static uint64_t report(struct trace_run *r)
 		if (r->set->funcs[i].quiet || tracer__func_stats(r->tracer, (unsigned)i, &st))
 			continue;
 		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
+		/* A row of zeros says nothing: counted below instead (a glob
+		 * over a library probes thousands never called) */
+		if (!st.calls && !l && !written(r, i) && !st.outside_focus && !st.filtered &&
+		    !st.unchanged) {
+			never++;
+			continue;
+		}
+		if (!rows++)
+			fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls",
+				"written", "lost");
 		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
 			(unsigned long long)st.calls, (unsigned long long)written(r, i),
 			(unsigned long long)l);
@@ -638,6 +648,9 @@ static uint64_t report(struct trace_run *r)
 			fprintf(stderr, "  (%llu unchanged)", (unsigned long long)st.unchanged);
 		fputc('\n', stderr);
 	}
+	if (never)
+		fprintf(stderr, "cmon: functions never called: %zu%s\n", never,
+			rows ? "" : " (all of them)");
 	return lost + lost_captures;
 }
 
