@@ -888,6 +888,7 @@ static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
  * go.  0 or -errno after one error line. */
 static int attach(struct trace_run *r)
 {
+	static char step[128];
 	struct pipeline_opts po = {};
 	int err = pipeline_opts(r, &po);
 
@@ -897,13 +898,18 @@ static int attach(struct trace_run *r)
 		breakpoint__target(break_pid(r));
 	if (session_stop_signal) /* interrupted while starting: nothing attached */
 		return 0;
+	snprintf(step, sizeof(step), "loading the BPF programs of %zu function%s (the kernel "
+		 "verifies them)", r->set->n_funcs, r->set->n_funcs == 1 ? "" : "s");
+	session__step(step);
 	r->pipe = pipeline__new(r->set, &po);
 	if (!r->pipe)
 		return -errno;
 	r->tracer = pipeline__tracer(r->pipe);
+	session__step("attaching the probes");
 	err = pipeline__attach(r->pipe);
 	if (err)
 		return err;
+	session__starting(&r->ses, false);
 	r->ses.follow = tracer__follow(r->tracer);
 	session__install_signals();
 	if (!r->opts.quiet)
@@ -1040,9 +1046,14 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		err = watch_only(&r, &status, &have_status, &lost);
 		goto cleanup;
 	}
+	/* Until the probes are in: said on a terminal when it takes a while,
+	 * ended at once by Ctrl-C. */
+	session__starting(&r.ses, true);
+	session__step("finding the functions, reading their DWARF");
 	err = prepare(&r, &usage_err);
 	if (!err)
 		err = attach(&r);
+	session__starting(&r.ses, false);
 	if (err || !r.pipe) /* failed, or interrupted while starting */
 		goto cleanup;
 	if (r.opts.duration_s > 0)
