@@ -24,6 +24,11 @@ CASES = {
     # a slip of the keyboard: the nearest name offered
     "misspelled_function": (lambda: ["trace", "--func", "negat", "--", target(), "calls"], 1,
                             "did you mean negate?"),
+    # the program's output would be rows of the table
+    "csv_on_stdout_with_program": (lambda: ["trace", "-F", "csv", "--func", "add", "--",
+                                           target(), "calls"], 2,
+                                   "would hold the program's own output too: write the table "
+                                   "with -o FILE"),
     "no_such_function_list": (lambda: ["list", "--binary", target(), "no_such_function_xyz"],
                               1, "no_such_function_xyz"),
     "binary_not_elf": (lambda: ["trace", "--binary", _text_file(), "--func", "add"], 1,

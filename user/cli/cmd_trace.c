@@ -1011,6 +1011,14 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	err = cmd_opts__begin(kind, argc, argv, &r.opts);
 	if (err >= 0)
 		return err;
+	/* A launched program writes to cmon's stdout too: its lines would be
+	 * rows of the table (a terminal shows both, a file gets both). */
+	if (kind == CMD_TRACE && r.opts.format == OUT_CSV && r.opts.cmd &&
+	    (!r.opts.output || !strcmp(r.opts.output, "-")) && !isatty(STDOUT_FILENO)) {
+		log_error("-F csv on stdout would hold the program's own output too: write the "
+			  "table with -o FILE");
+		return CMON_EXIT_USAGE;
+	}
 	/* From the start: a SIGINT while probes are being attached stops the
 	 * trace when they are (a job started with SIGINT ignored would lose
 	 * it, and run on); the program launched gets cmon's own dispositions
