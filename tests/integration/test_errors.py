@@ -179,3 +179,20 @@ def test_did_you_mean():
         eq((code, out, stderr_lines(err)),
            (1, "", ["cmon: no function matches '%s' in %s (searched 1 object)%s"
                     % (func, target("typed_O2"), said)]), func)
+
+
+def test_ifunc_names_its_implementations():
+    """An IFUNC's symbol is its resolver: the one error line names the
+    implementations to trace (it was a warning, then "no function
+    matches"), and they trace."""
+    code, out, err = cmon(["trace", "--func", "twice", "--", target("ifunc")])
+    lines = stderr_lines(err)
+    eq((code, out, len(lines)), (1, "", 1), "exit status, stdout, one line: %r" % lines)
+    check(lines[0].startswith("cmon: 'twice' in %s is an IFUNC: its symbol is the resolver, "
+                              "not the function; trace its implementations: " % target("ifunc"))
+          and lines[0].endswith(" (or '__twice_*')"), lines[0])
+    eq(sorted(lines[0].split(": ")[-1].split(" (or")[0].split(", ")),
+       ["__twice_plain", "__twice_shift"], "the implementations")
+    code, out, err = cmon(["trace", "-q", "--func", "__twice_*", "--", target("ifunc")])
+    eq((code, out.splitlines()[0]), (0, "twice=42"), "exit status and the program's line")
+    eq([l.split()[4] for l in out.splitlines()[2:]], ["__twice_shift"], "the one it picked")

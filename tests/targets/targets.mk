@@ -464,3 +464,12 @@ $(TARGET_DIR)/keyfunc_clang: tests/targets/keyfunc.cpp tests/targets/keyfunc_def
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 $(filter %.cpp,$^) -o $@ -lstdc++
+
+# An IFUNC with its implementations (test_errors.py: the error names them).
+TARGETS += $(TARGET_DIR)/ifunc
+targets: $(TARGET_DIR)/ifunc
+
+$(TARGET_DIR)/ifunc: tests/targets/ifunc.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) $< -o $@

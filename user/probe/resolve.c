@@ -719,12 +719,54 @@ static const char *nearest_name(const struct probe_set *s, const struct funcpatt
 	return name;
 }
 
+/* F of OBJ is an IFUNC (its symbol the resolver that picks an
+ * implementation at load): the error names the implementations the object
+ * has, by glibc's naming (__F_avx2, __F_sse2, ...). */
+static void ifunc_error(const struct probe_object *obj, const struct symtab_func *f)
+{
+	char list[400];
+	size_t nf, len = 0, n = 0, more = 0;
+	const struct symtab_func *funcs = symtab__funcs(obj->symtab, &nf);
+	size_t fl = strlen(f->name);
+
+	list[0] = 0;
+	for (size_t i = 0; i < nf; i++) {
+		const char *m = funcs[i].name;
+		bool dup = false;
+
+		if (funcs[i].ifunc || strncmp(m, "__", 2) || strncmp(m + 2, f->name, fl) ||
+		    m[2 + fl] != '_' || is_cold_part(m))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = funcs[j].addr == funcs[i].addr && !strcmp(funcs[j].name, m);
+		if (dup)
+			continue;
+		if (n < 8 && len + strlen(m) + 3 < sizeof(list)) {
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", n ? ", " : "",
+						m);
+			n++;
+		} else {
+			more++;
+		}
+	}
+	if (!n)
+		log_error("'%s' in %s is an IFUNC: its symbol is the resolver that picks an "
+			  "implementation at load, not the function, and the implementations have "
+			  "no symbols in it to trace", f->name, obj->path);
+	else
+		log_error("'%s' in %s is an IFUNC: its symbol is the resolver, not the function; "
+			  "trace its implementations: %s%s (or '__%s_*')", f->name, obj->path, list,
+			  more ? ", ..." : "", f->name);
+}
+
 static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 {
 	struct probe_set *s = b->set;
 	struct match *m = NULL;
 	size_t n_m = 0, cap_m = 0, searched = 0, added = 0, n_excluded = 0;
 	const char *stripped = NULL;
+	const struct symtab_func *ifunc = NULL;
+	size_t ifunc_obj = 0;
 	char desc[256];
 	int err = 0;
 
@@ -764,10 +806,11 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 					continue;
 				}
 				if (funcs[i].ifunc) {
-					if (!p->glob)
-						log_warn("%s in %s is an IFUNC resolver, not the "
-							 "function; name the implementation",
-							 funcs[i].name, obj->path);
+					/* said with the error if nothing else matches */
+					if (!p->glob && !ifunc) {
+						ifunc = &funcs[i];
+						ifunc_obj = oi;
+					}
 					continue;
 				}
 				for (size_t j = 0; j < n_m && !dup; j++)
@@ -799,7 +842,9 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 					     sizeof(callers)) > 0)
 				inl_path = s->objects[oi].path;
 		target_desc(b->o, desc, sizeof(desc));
-		if (inl_path)
+		if (ifunc)
+			ifunc_error(&s->objects[ifunc_obj], ifunc);
+		else if (inl_path)
 			log_error("'%s' is inlined everywhere in %s (DW_AT_inline): no copy of "
 				  "its own to probe; trace its callers: %s", p->func, inl_path,
 				  callers);
@@ -826,6 +871,9 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 		err = -ENOENT;
 		goto cleanup;
 	}
+	if (ifunc)
+		log_warn("%s in %s is an IFUNC resolver, not the function; the other matches "
+			 "are traced", ifunc->name, s->objects[ifunc_obj].path);
 	/* An exact name in two files is a question only the user can answer. */
 	if (!p->glob && !p->object) {
 		for (size_t i = 1; i < n_m; i++) {
