@@ -16,6 +16,7 @@
 #include "proc/launch.h"
 #include "probe/attach.h"
 #include "event/tracer.h"
+#include "output/writer.h"
 
 
 static int cmd_help(int argc, char **argv);
@@ -99,6 +100,8 @@ int main(int argc, char **argv)
 		tracer__disable_spool();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
 		tracer__always_spool();
+	if (getenv("NO_COLOR") && *getenv("NO_COLOR")) /* no-color.org: set, not empty */
+		writer__no_color();
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return CMON_EXIT_USAGE;

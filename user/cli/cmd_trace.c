@@ -482,6 +482,8 @@ static int make_router(struct trace_run *r)
 				 "value (--csv long); -o 'NAME.%%f.csv' writes a table per function");
 		oo.open = file_sink__open;
 		oo.open_ctx = &r->file_opts;
+		/* a table for a person at a terminal: in colour (not NO_COLOR) */
+		r->file_opts.color = r->ses.out && isatty(fileno(r->ses.out));
 		if (r->ses.out)
 			sink = file_sink__new(&r->file_opts, r->ses.out);
 		else

@@ -97,7 +97,7 @@ void session__starting(struct session *s, bool on)
 			starting = 0;
 			return;
 		}
-		progress.running = isatty(STDERR_FILENO) &&
+		progress.running = isatty(STDERR_FILENO) && !s->opts->quiet &&
 				   !pthread_create(&progress.thread, NULL, progress_main, NULL);
 	} else if (!on && starting) {
 		starting = 0;

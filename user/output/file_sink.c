@@ -79,6 +79,7 @@ struct out_sink *file_sink__new(const struct file_sink_opts *o, FILE *out)
 		return NULL;
 	}
 	writer__set_schema(fs->w, &o->csv);
+	writer__set_color(fs->w, o->color);
 	return &fs->base;
 }
 

@@ -55,6 +55,7 @@ static inline void out_sink__free(struct out_sink *s)
 struct file_sink_opts {
 	enum out_format fmt;
 	struct csv_schema csv;
+	bool color;  /* text for a terminal: writer__set_color */
 };
 
 /* On OUT, which stays open.  NULL: out of memory. */

@@ -19,6 +19,7 @@ struct writer {
 	struct strbuf line; /* rows not yet handed to stdio */
 	struct text_clock clock;
 	bool header_done;
+	bool color;        /* text for a terminal */
 	int err; /* first write error; the stream is not used after it */
 	struct csv_schema schema;   /* CSV: what the table holds */
 	struct csv_table *csv;      /* made at the header */
@@ -79,7 +80,7 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 static int put_header(struct writer *w)
 {
 	if (w->fmt != OUT_CSV)
-		return writer__text_header(&w->line);
+		return writer__text_header(&w->line, w->color);
 	if (!w->csv) {
 		w->csv = csv_table__new(&w->schema);
 		if (!w->csv)
@@ -145,7 +146,7 @@ int writer__write(struct writer *w, const struct call_record *rec)
 	default: {
 		size_t args_at = start;
 
-		err = writer__text_row(&w->line, &w->clock, rec, &args_at);
+		err = writer__text_row(&w->line, &w->clock, rec, w->color, &args_at);
 		if (!err && rec->typed)
 			err = writer__text_typed(&w->line, args_at, rec);
 		if (!err && rec->stack)
@@ -185,6 +186,18 @@ int writer__flush(struct writer *w, uint64_t *on_disk)
 	    (pos = lseek(fileno(w->out), 0, SEEK_CUR)) > 0)
 		*on_disk = (uint64_t)pos;
 	return w->err;
+}
+
+static bool colors_off; /* NO_COLOR */
+
+void writer__no_color(void)
+{
+	colors_off = true;
+}
+
+void writer__set_color(struct writer *w, bool on)
+{
+	w->color = on && !colors_off && w->fmt == OUT_TEXT;
 }
 
 void writer__set_replay(struct writer *w)

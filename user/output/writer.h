@@ -77,6 +77,12 @@ int writer__set_schema(struct writer *w, const struct csv_schema *s);
 /* Records come from a store, in entry order per thread with depth computed
  * from the calls' intervals (cmon export): tree and folded group them as
  * they come instead of waiting for each outermost call to end. */
+/* Text for a terminal: the header and function names bold, a status in
+ * place of a return value yellow (SGR escapes).  Ignored for other formats
+ * and after writer__no_color. */
+void writer__set_color(struct writer *w, bool on);
+/* NO_COLOR is set (https://no-color.org): no writer colours its text. */
+void writer__no_color(void);
 void writer__set_replay(struct writer *w);
 int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
 

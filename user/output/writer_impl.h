@@ -51,7 +51,8 @@ struct text_clock {
 	int64_t sec;      /* INT64_MIN: nothing cached */
 	char hms[8];      /* "HH:MM:SS" of sec */
 };
-int writer__text_header(struct strbuf *sb);
+/* COLOR: SGR escapes for a terminal (writer__set_color). */
+int writer__text_header(struct strbuf *sb, bool color);
 
 /* typed.c: the DWARF-typed parts appended to a row already built. */
 /* " captures={...} changed={...} truncated=[...] faults=[...]", those T
@@ -65,7 +66,7 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 int writer__json_stack(struct strbuf *sb, const char *frames);
 int writer__text_stack(struct strbuf *sb, const char *frames);
 int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
-		     size_t *args_at);
+		     bool color, size_t *args_at);
 
 /* NULL names are written as empty strings. */
 static inline const char *wr_str(const char *s)
