@@ -17,6 +17,9 @@ NAPS = 20  # 3 s: the first record must arrive long before the program ends
 def _first_line_from_pipe(args):
     p = subprocess.Popen([CMON] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
+        # from the probes in (loading them takes seconds on a busy machine)
+        while b"cmon: attached " not in p.stderr.readline():
+            check(p.poll() is None, "cmon ended before it attached")
         start = time.monotonic()
         # The first nap ends NAP_MS after the start: its record within a
         # second (it took ~2 s, and the whole run for a file).
@@ -241,7 +244,7 @@ def test_one_file_per_process():
     for p, n, rank in ((a, 3, "7"), (b, 5, "4")):
         path = tmpl.replace("%p", str(p.pid)).replace("%r", rank).replace("%%", "%")
         rows = parse_csv(read_text(path))
-        eq([(r["pid"], r["func"], r["arg0"]) for r in rows],
+        eq([(r["pid"], r["func"], int(r["typed"]["args.a"])) for r in rows],
            [(p.pid, "add", i) for i in range(n)], "records in %s" % path)
     code, _, err = cmon(["trace", "-o", "out.%q", "--func", "add", "-p", "1"])
     eq(code, 2, "an unknown field: usage error (%s)" % err)
