@@ -261,7 +261,7 @@ class Background:
     def stderr(self):
         return read_text(self.err_path)
 
-    def wait_attached(self, timeout=15):
+    def wait_attached(self, timeout=120):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if "cmon: attached " in self.stderr:

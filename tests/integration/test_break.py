@@ -43,7 +43,7 @@ class Break:
     def stderr(self):
         return read_text(self.err_path)
 
-    def wait_for(self, needle, timeout=15):
+    def wait_for(self, needle, timeout=120):
         end = time.monotonic() + timeout
         while needle not in self.stderr:
             if self.p.poll() is not None or time.monotonic() > end:
