@@ -89,6 +89,8 @@ enum cmon_record_type {
 	CMON_REC_PY_CODE = 6, /* struct cmon_py_code_rec: a code object seen first */
 	CMON_REC_BATCH = 7,   /* struct cmon_batch: CMON_BATCH call records of one CPU */
 	CMON_REC_CAPTURE_BATCH = 8, /* struct cmon_capture_batch: capture records of one CPU */
+	CMON_REC_PY_ARGS = 9, /* struct cmon_py_args_rec: a Python call's further parameters */
+	CMON_REC_PY_FUNC = 10, /* struct cmon_py_func_rec: a selected Python function made */
 };
 
 /*
@@ -467,33 +469,51 @@ struct cmon_capture_item {
 };
 
 /*
- * Python functions (--py): CPython's _PyEval_EvalFrameDefault(tstate, frame,
- * throwflag) probed at entry and return, with interp->eval_frame set so
- * that every Python call goes through it (user/python/cpython.c).  The
- * interpreter's struct offsets come from user space's one table per
- * version; the type objects' addresses per process (struct cmon_py_proc).
+ * Python functions (--py).  Two ways into CPython (user/python/cpython.h):
+ *  - the evaluator: _PyEval_EvalFrameDefault(tstate, frame, throwflag)
+ *    probed at entry and return, with interp->eval_frame set so that every
+ *    Python call and every resume of a generator goes through it (3.11;
+ *    3.12+ with --py-resumes): a trap per Python call;
+ *  - the vectorcall entry (3.12+): a selected function's `vectorcall` is
+ *    pointed (by user space) at the nop just before _PyFunction_Vectorcall,
+ *    which leaves only its calls off CPython's inlined fast path; a probe
+ *    there sees them, and nothing else costs a trap (function creation
+ *    aside).
+ * The interpreter's struct offsets come from user space's per-version
+ * layouts; the objects' addresses per process (struct cmon_py_proc).
  */
-#define CMON_PY_MAX_ARGS 6
-#define CMON_PY_STR_MAX 48    /* bytes of a str or bytes value kept */
+#define CMON_PY_MAX_ARGS 6     /* parameters kept in a call's frame and record */
+#define CMON_PY_MORE_ARGS 26   /* the next ones, in a CMON_REC_PY_ARGS record at entry */
+#define CMON_PY_ALL_ARGS (CMON_PY_MAX_ARGS + CMON_PY_MORE_ARGS)
+#define CMON_PY_STR_MAX 48     /* bytes of a str or bytes value kept */
 #define CMON_PY_STACK_DEPTH 64 /* pending traced Python calls per thread */
+#define CMON_PY_EXC_TYPE_MAX 32
+#define CMON_PY_TASK_NAME_MAX 24
 
 struct cmon_py_offsets {
-	__u32 frame_code;        /* _PyInterpreterFrame.f_code */
-	__u32 frame_prev_instr;  /* .prev_instr */
+	__u32 frame_code;        /* _PyInterpreterFrame.f_code (3.13: f_executable) */
 	__u32 frame_owner;       /* .owner (char) */
 	__u32 frame_localsplus;  /* .localsplus[] */
 	__u32 code_argcount;     /* PyCodeObject.co_argcount (int) */
+	__u32 code_posonlyargcount;
 	__u32 code_kwonlyargcount;
 	__u32 code_flags;        /* co_flags: CO_VARARGS / CO_VARKEYWORDS take slots */
 	__u32 code_firstlineno;
 	__u32 code_localsplusnames; /* tuple of str */
 	__u32 code_filename;
 	__u32 code_qualname;
+	__u32 func_code;         /* PyFunctionObject.func_code */
+	__u32 func_defaults;     /* tuple or NULL */
+	__u32 func_kwdefaults;   /* dict or NULL */
+	__u32 func_vectorcall;
+	__u32 func_version;      /* u32: 0 keeps its calls unspecialized */
 	__u32 tuple_items;       /* PyTupleObject.ob_item[] */
 	__u32 type_name;         /* PyTypeObject.tp_name (char *) */
+	__u32 type_flags;        /* .tp_flags (Py_TPFLAGS_LONG_SUBCLASS: an int) */
 	__u32 obj_type;          /* PyObject.ob_type */
-	__u32 var_size;          /* PyVarObject.ob_size (tuple, list, bytes, int) */
-	__u32 long_digits;       /* PyLongObject.ob_digit[] (30-bit digits) */
+	__u32 var_size;          /* PyVarObject.ob_size (tuple, list, bytes; 3.11: int) */
+	__u32 long_digits;       /* PyLongObject's 30-bit digits */
+	__u32 long_tag;          /* 3.12+: long_value.lv_tag (digits << 3 | sign); 0: ob_size */
 	__u32 float_value;       /* PyFloatObject.ob_fval */
 	__u32 str_length;        /* PyASCIIObject.length */
 	__u32 str_state;         /* .state: kind bits 2-4, compact 5, ascii 6 */
@@ -502,23 +522,55 @@ struct cmon_py_offsets {
 	__u32 str_utf8;          /* .utf8 (char *, NULL until asked for) */
 	__u32 bytes_data;        /* PyBytesObject.ob_sval */
 	__u32 dict_used;         /* PyDictObject.ma_used */
+	__u32 dict_keys;         /* .ma_keys (PyDictKeysObject *) */
+	__u32 dict_values;       /* .ma_values (split tables: not searched) */
+	__u32 cell_ref;          /* PyCellObject.ob_ref */
+	__u32 gen_iframe;        /* PyGenObject.gi_iframe: a generator's frame, inside it */
+	__u32 gen_frame_state;   /* .gi_frame_state (int8: < 0 suspended, so it yielded) */
+	__u32 exc_args;          /* PyBaseExceptionObject.args */
+	__u32 tstate_exc;        /* PyThreadState.current_exception (3.11: curexc_value) */
+	__u32 tstate_exc_type;   /* 3.11: curexc_type; 0: the exception's own type */
+	__u32 gil_holder;        /* 3.12+: _gil_runtime_state.last_holder */
 	__u32 owner_generator;   /* the frame owner value of a generator's frame */
-	__u32 op_yield_value;    /* YIELD_VALUE's opcode */
+	/* asyncio: the task a coroutine runs in, found from the frame that
+	 * stepped it (asyncio.events.Handle._run, its _callback: the task's
+	 * step wrapper or its bound __wakeup) */
+	__u32 frame_previous;    /* _PyInterpreterFrame.previous */
+	__u32 tstate_cframe;     /* PyThreadState.cframe (0: 3.13, current_frame below) */
+	__u32 cframe_current;    /* _PyCFrame.current_frame (3.13: PyThreadState's) */
+	__u32 handle_callback;   /* Handle._callback (a slot) */
+	__u32 wrapper_task;      /* TaskStepMethWrapper.sw_task */
+	__u32 method_self;       /* PyCFunctionObject.m_self */
+	__u32 task_name;         /* _asyncio's TaskObj.task_name (a str, or 3.12+ its number) */
 };
 
 /* The objects a value is recognised by: addresses in the process. */
 enum cmon_py_type {
 	CMON_PYT_INT = 0, CMON_PYT_FLOAT, CMON_PYT_STR, CMON_PYT_BYTES, CMON_PYT_BOOL,
-	CMON_PYT_TUPLE, CMON_PYT_LIST, CMON_PYT_DICT, CMON_PYT_N,
+	CMON_PYT_TUPLE, CMON_PYT_LIST, CMON_PYT_DICT, CMON_PYT_CELL, CMON_PYT_N,
+};
+
+enum cmon_py_mode {
+	CMON_PY_MODE_EVAL = 0,       /* every call through the evaluator (eval_frame hook) */
+	CMON_PY_MODE_VECTORCALL = 1, /* selected functions through vc_entry */
 };
 
 /* One traced interpreter process (map py_procs, key: pid). */
 struct cmon_py_proc {
 	__u64 types[CMON_PYT_N];
 	__u64 none, true_, false_; /* _Py_NoneStruct, _Py_TrueStruct, _Py_FalseStruct */
-	__u32 stop;     /* 1: SIGSTOP the process at its next Python call (then 2) */
+	__u64 vc_func;  /* _PyFunction_Vectorcall: what a function not traced keeps */
+	__u64 vc_entry; /* the nop before it (same upper 56 bits): a traced one's */
+	__u64 gil;      /* 3.12+: the interpreter's GIL (its holder runs Python) */
+	__u32 stop;     /* a launched one: SIGSTOP it at its start, its first call */
 	__u32 str_max;  /* --strlen, at most CMON_PY_STR_MAX */
+	__u32 mode;     /* enum cmon_py_mode */
+	__u32 flags;    /* CMON_PY_PROC_* */
 };
+/* A function selected being made: the process stopped (SIGSTOP) until user
+ * space has sent it through the vectorcall entry (not for a job a shell
+ * has in the foreground: its stop would be the shell's too). */
+#define CMON_PY_PROC_STOP_NEWFUNC 1u
 
 enum cmon_py_val_kind {
 	CMON_PYV_ABSENT = 0, /* no value (unread, or NULL) */
@@ -532,7 +584,16 @@ enum cmon_py_val_kind {
 	CMON_PYV_TUPLE, CMON_PYV_LIST, CMON_PYV_DICT, /* len: items */
 	CMON_PYV_OTHER,    /* num: the type object's address; data: its tp_name */
 	CMON_PYV_UNREADABLE,
+	/* An instance of an int subclass (an IntEnum member): num its value
+	 * (len its bits when beyond 64, then INTSUB_BIG in nbytes), data the
+	 * type's and the object's addresses (cmon_py_intsub). */
+	CMON_PYV_INTSUB,
 };
+
+struct cmon_py_intsub {
+	__u64 type, obj;
+};
+#define CMON_PY_INTSUB_BIG 0xff
 
 struct cmon_py_val {
 	__u64 num;
@@ -545,10 +606,18 @@ struct cmon_py_val {
 
 enum cmon_py_flags {
 	CMON_PY_RETURNED = 1u << 0,  /* returned: ret, ts_exit, *_exit valid */
-	CMON_PY_EXCEPTION = 1u << 1, /* returned NULL: an exception left it */
+	CMON_PY_EXCEPTION = 1u << 1, /* returned NULL: an exception left it (exc_type, ret) */
 	CMON_PY_YIELDED = 1u << 2,   /* a generator or coroutine yielded */
-	CMON_PY_NORETURN = 1u << 3,  /* never seen returning (cmon detached first) */
+	CMON_PY_NORETURN = 1u << 3,  /* its return was not seen (cmon_py_rec.why) */
 	CMON_PY_BREAK = 1u << 4,     /* cmon break: written at entry, the process stopped */
+	CMON_PY_MORE = 1u << 5,      /* a CMON_REC_PY_ARGS record has its next parameters */
+	CMON_PY_RESUMED = 1u << 6,   /* a generator's or coroutine's frame going on */
+};
+
+/* CMON_PY_NORETURN: why its return was not seen. */
+enum cmon_py_noreturn {
+	CMON_PY_NR_DETACHED = 0, /* still running when cmon detached */
+	CMON_PY_NR_NO_SLOT = 1,  /* the kernel's return probes were all in use on the thread */
 };
 
 /* One Python call, written at its return, as long as its arguments need. */
@@ -559,14 +628,21 @@ struct cmon_py_rec {
 	__u64 ts_exit_ns;
 	__u64 code;  /* the code object's address: names it (cmon_py_code_rec) */
 	/* CMON_PY_BREAK: the thread's PyThreadState (its callers' frames) and
-	 * the call's frame (a resumed generator's line) */
+	 * the call's frame (0 on the vectorcall entry: none yet) */
 	__u64 tstate, frame;
 	__u64 rss_entry, rss_exit, vms_entry, vms_exit;
 	__u32 pid, tid;
 	__u32 depth;  /* traced Python calls pending below it on the thread */
 	__u32 n_args; /* values in args (parameters, at most CMON_PY_MAX_ARGS) */
+	__u32 n_params; /* parameters it has (CMON_PY_MORE: the rest follow) */
+	__u32 why;      /* CMON_PY_NORETURN: enum cmon_py_noreturn */
+	__u64 task;     /* a coroutine's asyncio task (0: none known) */
+	/* its name as the step left it (ASCII, cut), or "#N" (3.12+: Task-N
+	 * until the name is asked for) */
+	char task_name[CMON_PY_TASK_NAME_MAX];
 	char comm[CMON_COMM_LEN];
-	struct cmon_py_val ret;
+	char exc_type[CMON_PY_EXC_TYPE_MAX]; /* CMON_PY_EXCEPTION: its type's name */
+	struct cmon_py_val ret; /* CMON_PY_EXCEPTION: its message (args[0]) */
 	/* n_args of them: the record ends there (CMON_PY_REC_SIZE) */
 	struct cmon_py_val args[CMON_PY_MAX_ARGS];
 };
@@ -574,6 +650,28 @@ struct cmon_py_rec {
 /* The bytes of a record with N argument values. */
 #define CMON_PY_REC_SIZE(n) (__builtin_offsetof(struct cmon_py_rec, args) + \
 			     (n) * sizeof(struct cmon_py_val))
+
+/* A call's parameters past the first CMON_PY_MAX_ARGS, written at its
+ * entry (before its cmon_py_rec, which says CMON_PY_MORE): thread TID's
+ * call that started at TS_ENTRY_NS.  As long as N values need. */
+struct cmon_py_args_rec {
+	__u32 type; /* CMON_REC_PY_ARGS */
+	__u32 pid, tid;
+	__u32 n;
+	__u64 ts_entry_ns;
+	struct cmon_py_val args[CMON_PY_MORE_ARGS];
+};
+#define CMON_PY_ARGS_REC_SIZE(n) (__builtin_offsetof(struct cmon_py_args_rec, args) + \
+				  (n) * sizeof(struct cmon_py_val))
+
+/* A function object made whose code object is selected (or undecided):
+ * user space sends it through the vectorcall entry (cmon_py_proc). */
+struct cmon_py_func_rec {
+	__u32 type; /* CMON_REC_PY_FUNC */
+	__u32 pid, tid;
+	__u32 stopped; /* the process was sent SIGSTOP */
+	__u64 func, code;
+};
 
 /* A code object the kernel met for the first time in process PID: user
  * space decides from its names whether it is traced (map py_code).  The
@@ -590,32 +688,38 @@ struct cmon_py_code_rec {
 	__u64 code;
 	__u64 fp;   /* its fingerprint (struct cmon_py_verdict) */
 	__s32 firstlineno;
-	__u32 n_names; /* parameter names (with *args, **kw), at most CMON_PY_MAX_ARGS */
+	__u32 n_names; /* parameter names (with *args, **kw), at most CMON_PY_ALL_ARGS */
 	__s32 argcount, kwonlyargcount;
 	__s32 flags;   /* co_flags */
-	__u32 pad;
+	__s32 posonlyargcount;
 	char qualname[CMON_PY_QUALNAME_MAX];
 	char filename[CMON_PY_FILENAME_MAX];
-	char names[CMON_PY_MAX_ARGS][CMON_PY_ARGNAME_MAX];
+	char names[CMON_PY_ALL_ARGS][CMON_PY_ARGNAME_MAX];
 };
 
 /*
- * cmon break --py: the names a function's first call is matched by in the
- * kernel, before user space has named its code object (a pending call is
- * never stopped: whether it matches is known at once).  One row per form a
- * --py pattern can take: QUALNAME exactly, and when FILE_LEN, a file name
- * ending in FILE, where it starts at a path boundary (the start, or after
- * a '/'; CMON_PY_BREAK_MODULE: a module.func pattern, whose FILE is the
- * module's "a.b.py": a '.' before ".py" matches a '/' too, and a '.' is a
- * boundary too).  Names are compared as the kernel reads them: ASCII.
+ * The --py patterns as the kernel matches a code object met first, before
+ * user space names it: `cmon break` stops its first call at once, and the
+ * vectorcall entry redirects only the functions selected.  One row per
+ * form a pattern can take: QUALNAME (a glob when CMON_PY_PAT_GLOB: '*'
+ * and '?'), and when FILE_LEN, a file name ending in FILE, where it starts
+ * at a path boundary (the start, or after a '/'; CMON_PY_PAT_MODULE: a
+ * module.func pattern, whose FILE is the module's "a.b.py": a '.' before
+ * ".py" matches a '/' too, and a '.' is a boundary too).  Names are
+ * compared as the kernel reads them: ASCII.  A pattern the rows cannot
+ * express (a glob in its file or module part, a [set]) is a row with
+ * CMON_PY_PAT_USER: what no other row selects stays PENDING (user space
+ * decides).
  */
-#define CMON_PY_BREAK_MAX 16
-#define CMON_PY_BREAK_MODULE 1u
+#define CMON_PY_PAT_MAX 32
+#define CMON_PY_PAT_MODULE 1u
+#define CMON_PY_PAT_GLOB 2u
+#define CMON_PY_PAT_USER 4u
 
-struct cmon_py_break_pat {
+struct cmon_py_pat {
 	__u32 qual_len;
 	__u32 file_len; /* 0: any file */
-	__u32 flags;    /* CMON_PY_BREAK_MODULE */
+	__u32 flags;    /* CMON_PY_PAT_* */
 	__u32 pad;
 	char qualname[CMON_PY_QUALNAME_MAX];
 	char file[CMON_PY_FILENAME_MAX];
@@ -647,15 +751,22 @@ enum cmon_py_verdict {
 
 /* A thread's pending traced Python calls (task storage). */
 struct cmon_py_frame {
-	__u64 slot; /* the return-address slot at entry: pairs the return */
-	__u64 frame;
+	__u64 slot;  /* the return-address slot at entry: pairs the return */
+	__u64 frame; /* the evaluator's frame (0 on the vectorcall entry) */
 	__u64 code;
 	__u64 ts;
 	__u64 rss, vms;
+	__u64 tstate; /* the evaluator's (0 on the vectorcall entry: the GIL's holder) */
+	__u64 task;   /* a coroutine's asyncio task (0: none known) */
 	__u32 n_args;
-	__u32 generator; /* a generator's or coroutine's frame */
+	__u32 n_params;
+	__u32 flags; /* CMON_PY_FR_* */
+	__u32 pad;
 	struct cmon_py_val args[CMON_PY_MAX_ARGS];
 };
+#define CMON_PY_FR_GENERATOR 1u /* a generator's or coroutine's frame (resumed) */
+#define CMON_PY_FR_NO_SLOT 2u   /* entered past the kernel's nested return probes */
+#define CMON_PY_FR_MORE 4u      /* its further parameters went out at entry */
 
 struct cmon_py_stack {
 	__u32 depth; /* may exceed CMON_PY_STACK_DEPTH: those calls are counted lost */
@@ -744,10 +855,11 @@ _Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
 _Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 _Static_assert(sizeof(struct cmon_py_val) == 64, "cmon_py_val layout");
-_Static_assert(sizeof(struct cmon_py_rec) == 112 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
-_Static_assert(sizeof(struct cmon_py_break_pat) == 16 + CMON_PY_QUALNAME_MAX + CMON_PY_FILENAME_MAX,
-	       "cmon_py_break_pat layout");
-_Static_assert(sizeof(struct cmon_py_frame) == 56 + 64 * CMON_PY_MAX_ARGS, "cmon_py_frame layout");
+_Static_assert(sizeof(struct cmon_py_rec) == 184 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");
+_Static_assert(sizeof(struct cmon_py_args_rec) == 24 + 64 * CMON_PY_MORE_ARGS, "cmon_py_args_rec layout");
+_Static_assert(sizeof(struct cmon_py_pat) == 16 + CMON_PY_QUALNAME_MAX + CMON_PY_FILENAME_MAX,
+	       "cmon_py_pat layout");
+_Static_assert(sizeof(struct cmon_py_frame) == 80 + 64 * CMON_PY_MAX_ARGS, "cmon_py_frame layout");
 _Static_assert(sizeof(struct cmon_expr_prog) == 16 + 16 * CMON_EXPR_MAX_OPS + 40 * CMON_EXPR_MAX_STRS,
 	       "cmon_expr_prog layout");
 _Static_assert(sizeof(struct cmon_change_key) == 8, "cmon_change_key layout");

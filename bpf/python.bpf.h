@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * python.bpf.h: Python calls (--py), part of trace.bpf.c.
+ * python.bpf.h: Python calls (--py), part of trace.bpf.c; it stands alone
+ * (the ring and stats_of from events.bpf.h, break's counts from
+ * break.bpf.h, task_wanted from filter.bpf.h, RSS from mem.bpf.h).
  *
- * cmon_py_entry is a uprobe on CPython's _PyEval_EvalFrameDefault(tstate,
- * frame, throwflag), which sees every Python call once user space has set
- * interp->eval_frame (user/python/cpython.c); cmon_py_exit its uretprobe.
- * A code object met for the first time is announced (cmon_py_code_rec) and
- * recorded while user space decides (PENDING): the first call of a traced
- * function is never lost.  Code objects user space refused (SKIP) cost a
- * map lookup.  Entry and return pair by the return-address slot, per
- * thread, so recursion pairs exactly.
+ * Two ways in (cmon_abi.h, user/python/cpython.h):
+ *  - the evaluator, _PyEval_EvalFrameDefault(tstate, frame, throwflag),
+ *    which sees every Python call and resume once user space has set
+ *    interp->eval_frame: cmon_py_eval (an uprobe session: a call not
+ *    selected asks for no return probe) or cmon_py_entry + cmon_py_exit;
+ *  - the vectorcall entry of the functions selected (3.12+): the nop just
+ *    before _PyFunction_Vectorcall, which their `vectorcall` points at
+ *    (cmon_py_vc, or cmon_py_vc_entry + cmon_py_exit), and the return of
+ *    CPython's function constructors (cmon_py_newfunc), which points a new
+ *    function there when its code object is selected.
+ * A code object met for the first time is matched here against the --py
+ * patterns' rows (targ_py_pats) and announced (cmon_py_code_rec) when
+ * selected; what the rows cannot decide (a name that is not ASCII, a glob
+ * in a module part) is PENDING: recorded while user space decides.  Entry
+ * and return pair by the return-address slot, per thread, so recursion
+ * pairs exactly.
  */
 #ifndef CMON_PYTHON_BPF_H
 #define CMON_PYTHON_BPF_H
@@ -20,11 +30,21 @@
 #include "filter.bpf.h"
 #include "mem.bpf.h"
 
+extern bool bpf_session_is_return(void) __ksym __weak;
+
 const volatile struct cmon_py_offsets targ_py = {};
+
+/* A launched interpreter's stops (cmon_py_proc.stop, user/python/cpython.c):
+ * at its start (its libpython mapped, no Python run yet), and for the
+ * eval_frame hook at its first Python call; each value is followed by
+ * its "stopped" one. */
+#define PY_STOP_AT_START 1
+#define PY_STOP_AT_CALL 3
+
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
+	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct cmon_py_proc);
 } py_procs SEC(".maps");
@@ -36,12 +56,71 @@ struct {
 	__type(value, struct cmon_py_verdict_val);
 } py_code SEC(".maps");
 
+/* Calls lost, per code object: user space names them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct cmon_py_code_key);
+	__type(value, __u64);
+} py_lost SEC(".maps");
+
+static __always_inline void py_lose(__u32 pid, __u64 code)
+{
+	struct cmon_py_code_key k = { .pid = pid, .code = code };
+	__u64 *v = bpf_map_lookup_elem(&py_lost, &k), one = 1;
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else
+		bpf_map_update_elem(&py_lost, &k, &one, BPF_NOEXIST);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct cmon_py_stack);
 } py_stacks SEC(".maps");
+
+/* Where one call's parameters are gathered (per CPU): their objects, or
+ * for *args / **kw bound on the vectorcall entry (no object yet) a kind
+ * and a length. */
+struct py_bound {
+	__u64 obj[CMON_PY_ALL_ARGS];
+	__u64 names[CMON_PY_ALL_ARGS];
+	__u32 len[CMON_PY_ALL_ARGS];
+	__u8 kind[CMON_PY_ALL_ARGS];
+	struct cmon_py_val more[CMON_PY_MORE_ARGS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_bound);
+} py_bound SEC(".maps");
+
+/* This process's interpreter; a followed child (fork) takes its parent's:
+ * same addresses. */
+static __always_inline struct cmon_py_proc *py_proc(struct task_struct *task, __u32 pid)
+{
+	struct cmon_py_proc *p = bpf_map_lookup_elem(&py_procs, &pid), *pp;
+	__u32 ppid;
+
+	if (p)
+		return p;
+	ppid = (__u32)task->real_parent->tgid;
+	pp = bpf_map_lookup_elem(&py_procs, &ppid);
+	if (!pp || !task_wanted(task))
+		return NULL;
+	{
+		struct cmon_py_proc child = *pp;
+
+		child.stop = 0;
+		bpf_map_update_elem(&py_procs, &pid, &child, BPF_NOEXIST);
+	}
+	return bpf_map_lookup_elem(&py_procs, &pid);
+}
 
 static __always_inline void py_read_bytes(struct cmon_py_val *v, __u64 src, __u64 n,
 					  const struct cmon_py_proc *p)
@@ -60,76 +139,110 @@ static __always_inline void py_read_bytes(struct cmon_py_val *v, __u64 src, __u6
 		v->nbytes = (__u8)n;
 }
 
-/* The object at OBJ, rendered into V by its type. */
-static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct cmon_py_proc *p)
+/* An int object's value into V (INT, or BIGINT past 64 bits).  HDR: its
+ * first 32 bytes when read, else NULL. */
+static __always_inline void py_int(__u64 obj, const __u64 *hdr, struct cmon_py_val *v)
+{
+	__u32 d[3] = {};
+	__u64 n, mag, at = obj + targ_py.long_digits, word = 0;
+	bool neg;
+
+	if (hdr)
+		word = hdr[2];
+	else
+		bpf_probe_read_user(&word, 8, (void *)(obj + (targ_py.long_tag ?: targ_py.var_size)));
+	if (targ_py.long_tag) {
+		/* 3.12+: digits << 3 | sign (0 positive, 1 zero, 2 negative) */
+		n = word >> 3;
+		neg = (word & 3) == 2;
+	} else {
+		neg = (__s64)word < 0;
+		n = neg ? -word : word;
+	}
+	if (hdr && n <= 2 && targ_py.long_digits == 24) {
+		d[0] = (__u32)hdr[3];
+		d[1] = n == 2 ? (__u32)(hdr[3] >> 32) : 0;
+		if (n == 0)
+			d[0] = 0;
+	} else if (n > 3 || (n >= 1 && bpf_probe_read_user(&d[0], 4, (void *)at)) ||
+		   (n >= 2 && bpf_probe_read_user(&d[1], 4, (void *)(at + 4))) ||
+		   (n >= 3 && bpf_probe_read_user(&d[2], 4, (void *)(at + 8))) ||
+		   /* 30-bit digits: beyond 2^63, or 2^63 itself unless negative */
+		   (n == 3 && (d[2] > 8 || (d[2] == 8 && (!neg || d[1] || d[0]))))) {
+		__u32 top = 0;
+
+		/* Too big for 64 bits: its size in bits, from its top digit. */
+		v->kind = CMON_PYV_BIGINT;
+		v->len = 0;
+		v->num = neg;
+		if (n <= 0x7fffffff && n &&
+		    !bpf_probe_read_user(&top, 4, (void *)(at + 4 * (n - 1)))) {
+			__u32 bits = 0;
+
+			for (int i = 0; i < 30 && top; i++, top >>= 1)
+				bits++;
+			v->len = (__u32)(30 * (n - 1)) + bits;
+		}
+		return;
+	}
+	mag = (__u64)d[0] | (__u64)d[1] << 30 | (__u64)d[2] << 60;
+	v->kind = CMON_PYV_INT;
+	v->num = neg ? -mag : mag;
+}
+
+#define PY_TPFLAGS_LONG_SUBCLASS (1ull << 24)
+
+/* The object at OBJ, rendered into V by its type (a cell by what it
+ * holds: a parameter a closure captures).  Global functions, this one and
+ * the binding's: the verifier checks each once, not at every call. */
+__noinline int py_value(__u64 obj, struct cmon_py_val *v, const struct cmon_py_proc *p)
 {
 	__u64 type = 0, hdr[4];
 	__s64 size = 0;
 	bool have_hdr = false;
 
+	if (!v || !p)
+		return 0;
 	v->num = 0;
 	v->len = 0;
 	v->nbytes = 0;
-	if (!obj) {
-		v->kind = CMON_PYV_ABSENT;
-		return;
-	}
-	if (obj == p->none) {
-		v->kind = CMON_PYV_NONE;
-		return;
-	}
-	if (obj == p->true_ || obj == p->false_) {
-		v->kind = obj == p->true_ ? CMON_PYV_TRUE : CMON_PYV_FALSE;
-		return;
-	}
-	/* One read for the header (and a small int's digits); field by field
-	 * when those 32 bytes are not all readable. */
-	if (!bpf_probe_read_user(hdr, sizeof(hdr), (void *)obj)) {
-		type = hdr[(targ_py.obj_type / 8) & 3];
-		size = (__s64)hdr[(targ_py.var_size / 8) & 3];
-		have_hdr = targ_py.long_digits == 24;
-	} else if (bpf_probe_read_user(&type, sizeof(type), (void *)(obj + targ_py.obj_type))) {
-		v->kind = CMON_PYV_UNREADABLE;
-		return;
-	} else {
-		bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.var_size));
+	for (int cell = 0; cell < 2; cell++) {
+		if (!obj) {
+			v->kind = CMON_PYV_ABSENT;
+			return 0;
+		}
+		if (obj == p->none) {
+			v->kind = CMON_PYV_NONE;
+			return 0;
+		}
+		if (obj == p->true_ || obj == p->false_) {
+			v->kind = obj == p->true_ ? CMON_PYV_TRUE : CMON_PYV_FALSE;
+			return 0;
+		}
+		/* One read for the header (and a small int's digits); field by
+		 * field when those 32 bytes are not all readable. */
+		if (!bpf_probe_read_user(hdr, sizeof(hdr), (void *)obj)) {
+			type = hdr[(targ_py.obj_type / 8) & 3];
+			size = (__s64)hdr[(targ_py.var_size / 8) & 3];
+			have_hdr = true;
+		} else if (bpf_probe_read_user(&type, sizeof(type), (void *)(obj + targ_py.obj_type))) {
+			v->kind = CMON_PYV_UNREADABLE;
+			return 0;
+		} else {
+			have_hdr = false;
+			bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.var_size));
+		}
+		if (type != p->types[CMON_PYT_CELL] || cell)
+			break;
+		{
+			__u64 at = obj + targ_py.cell_ref;
+
+			obj = 0;
+			bpf_probe_read_user(&obj, 8, (void *)at);
+		}
 	}
 	if (type == p->types[CMON_PYT_INT]) {
-		__u32 d[3] = {};
-		__s64 n = size < 0 ? -size : size;
-		__u64 mag;
-
-		__u64 at = obj + targ_py.long_digits;
-
-		if (have_hdr && n <= 2) {
-			d[0] = (__u32)hdr[3];
-			d[1] = n == 2 ? (__u32)(hdr[3] >> 32) : 0;
-			if (n == 1)
-				d[1] = 0;
-		} else if (n > 3 || (n >= 1 && bpf_probe_read_user(&d[0], 4, (void *)at)) ||
-		    (n >= 2 && bpf_probe_read_user(&d[1], 4, (void *)(at + 4))) ||
-		    (n >= 3 && bpf_probe_read_user(&d[2], 4, (void *)(at + 8))) ||
-		    /* 30-bit digits: beyond 2^63, or 2^63 itself unless negative */
-		    (n == 3 && (d[2] > 8 || (d[2] == 8 && (size > 0 || d[1] || d[0]))))) {
-			__u32 top = 0;
-
-			/* Too big for 64 bits: its size in bits, from its top digit. */
-			v->kind = CMON_PYV_BIGINT;
-			v->len = 0;
-			v->num = size < 0;
-			if (n <= 0x7fffffff &&
-			    !bpf_probe_read_user(&top, 4, (void *)(at + 4 * (__u64)(n - 1)))) {
-				__u32 bits = 0;
-
-				for (int i = 0; i < 30 && top; i++, top >>= 1)
-					bits++;
-				v->len = (__u32)(30 * (n - 1)) + bits;
-			}
-			return;
-		}
-		mag = (__u64)d[0] | (__u64)d[1] << 30 | (__u64)d[2] << 60;
-		v->kind = CMON_PYV_INT;
-		v->num = size < 0 ? -mag : mag;
+		py_int(obj, have_hdr ? hdr : NULL, v);
 	} else if (type == p->types[CMON_PYT_FLOAT]) {
 		v->kind = CMON_PYV_FLOAT;
 		bpf_probe_read_user(&v->num, 8, (void *)(obj + targ_py.float_value));
@@ -143,7 +256,7 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 		if ((state & 0x60) == 0x60) { /* compact ASCII */
 			v->kind = CMON_PYV_STR;
 			py_read_bytes(v, obj + targ_py.str_ascii_data, (__u64)size, p);
-			return;
+			return 0;
 		}
 		bpf_probe_read_user(&utf8, 8, (void *)(obj + targ_py.str_utf8));
 		bpf_probe_read_user(&n, 8, (void *)(obj + targ_py.str_utf8_length));
@@ -165,9 +278,20 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 		bpf_probe_read_user(&size, sizeof(size), (void *)(obj + targ_py.dict_used));
 		v->len = (__u32)size;
 	} else {
-		__u64 name = 0;
+		__u64 name = 0, tflags = 0;
 		long n;
 
+		bpf_probe_read_user(&tflags, 8, (void *)(type + targ_py.type_flags));
+		if (tflags & PY_TPFLAGS_LONG_SUBCLASS) {
+			/* an IntEnum member: its value, and what names it */
+			struct cmon_py_intsub is = { .type = type, .obj = obj };
+
+			py_int(obj, have_hdr ? hdr : NULL, v);
+			v->nbytes = v->kind == CMON_PYV_BIGINT ? CMON_PY_INTSUB_BIG : 0;
+			v->kind = CMON_PYV_INTSUB;
+			__builtin_memcpy(v->data, &is, sizeof(is));
+			return 0;
+		}
 		v->kind = CMON_PYV_OTHER;
 		v->num = type;
 		/* tp_name now: the process may be gone when user space reads */
@@ -175,6 +299,7 @@ static __noinline void py_value(__u64 obj, struct cmon_py_val *v, const struct c
 		n = name ? bpf_probe_read_user_str(v->data, sizeof(v->data), (void *)name) : 0;
 		v->nbytes = n > 1 ? (__u8)(n - 1) : 0;
 	}
+	return 0;
 }
 
 /* A str object's text into BUF when it is compact ASCII (else ""); its
@@ -193,13 +318,14 @@ static __always_inline __u32 py_ascii(__u64 obj, char *buf, __u32 size)
 }
 
 /*
- * cmon break --py: the rows a function's first call is matched by here
- * (cmon_abi.h), and the thread's stops.
+ * The --py patterns' rows (cmon_abi.h): what a code object met first is
+ * matched against.  TARG_PY_UNDECIDED: the patterns need user space (a
+ * form the rows cannot hold): every code object no row selects is PENDING.
  */
-const volatile struct cmon_py_break_pat targ_py_break[CMON_PY_BREAK_MAX] = {};
-const volatile __u32 targ_py_break_n = 0;
+const volatile struct cmon_py_pat targ_py_pats[CMON_PY_PAT_MAX] = {};
+const volatile __u32 targ_py_pats_n = 0;
 
-/* A code object's names, where py_break_row reads them (per CPU). */
+/* A code object's names, where the rows are matched (per CPU). */
 struct py_names {
 	char qual[CMON_PY_QUALNAME_MAX];
 	char file[CMON_PY_FILENAME_MAX];
@@ -213,36 +339,91 @@ struct {
 	__type(value, struct py_names);
 } py_names SEC(".maps");
 
-/*
- * Does row K of targ_py_break name NM?  A global function: the verifier
- * checks it once, not once per row and path of its caller (16 rows of
- * byte loops inline exceed its budget).  1 or 0.
- */
-__noinline int py_break_row(const struct py_names *nm, __u32 k)
+/* One step of matching row K's glob against the qualname: the classic
+ * walk that backs up to the last '*'. */
+struct py_glob {
+	const struct py_names *nm;
+	__u32 k, i, j, star_i, star_j, plen;
+	int star; /* a '*' seen */
+	int result; /* -1: going on */
+};
+
+static long py_glob_step(__u32 idx, struct py_glob *g)
 {
-	const volatile struct cmon_py_break_pat *m;
+	const volatile struct cmon_py_pat *m = &targ_py_pats[g->k & (CMON_PY_PAT_MAX - 1)];
+	__u32 i = g->i, j = g->j, slen = g->nm->qlen;
+	char pc = j < g->plen ? m->qualname[j & (CMON_PY_QUALNAME_MAX - 1)] : 0;
+
+	if (i >= slen) {
+		/* the name is used up: only '*'s may be left */
+		if (j < g->plen && pc == '*') {
+			g->j = j + 1;
+			return 0;
+		}
+		g->result = j >= g->plen;
+		return 1;
+	}
+	if (j < g->plen && pc == '*') {
+		g->star = 1;
+		g->star_j = j;
+		g->star_i = i;
+		g->j = j + 1;
+	} else if (j < g->plen && (pc == '?' || pc == g->nm->qual[i & (CMON_PY_QUALNAME_MAX - 1)])) {
+		g->i = i + 1;
+		g->j = j + 1;
+	} else if (g->star) {
+		g->star_i++;
+		g->i = g->star_i;
+		g->j = g->star_j + 1;
+	} else {
+		g->result = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Does row K name NM?  A global function: the verifier checks it once,
+ * not once per row and path of its caller (the rows' byte loops inline
+ * exceed its budget).  1 or 0.
+ */
+__noinline int py_pat_row(const struct py_names *nm, __u32 k)
+{
+	const volatile struct cmon_py_pat *m;
 	__u32 qlen, flen, fl, off;
 	bool module;
 
-	if (!nm || k >= CMON_PY_BREAK_MAX)
+	if (!nm || k >= CMON_PY_PAT_MAX)
 		return 0;
-	m = &targ_py_break[k];
+	m = &targ_py_pats[k];
 	qlen = nm->qlen;
 	flen = nm->flen;
-	if (m->qual_len != qlen || qlen >= CMON_PY_QUALNAME_MAX - 1)
+	if (!qlen || qlen >= CMON_PY_QUALNAME_MAX - 1 || (m->flags & CMON_PY_PAT_USER))
 		return 0;
-	for (__u32 i = 0; i < CMON_PY_QUALNAME_MAX; i++) {
-		if (i >= qlen)
-			break;
-		if (nm->qual[i] != m->qualname[i])
+	if (m->flags & CMON_PY_PAT_GLOB) {
+		struct py_glob g = { .nm = nm, .k = k, .plen = m->qual_len, .result = -1 };
+
+		if (g.plen >= CMON_PY_QUALNAME_MAX)
 			return 0;
+		bpf_loop(CMON_PY_QUALNAME_MAX * CMON_PY_QUALNAME_MAX, py_glob_step, &g, 0);
+		if (g.result != 1)
+			return 0;
+	} else {
+		if (m->qual_len != qlen)
+			return 0;
+		for (__u32 i = 0; i < CMON_PY_QUALNAME_MAX; i++) {
+			if (i >= qlen)
+				break;
+			if (nm->qual[i] != m->qualname[i])
+				return 0;
+		}
 	}
 	fl = m->file_len;
 	if (!fl)
 		return 1;
 	if (fl > flen || flen >= CMON_PY_FILENAME_MAX - 1)
 		return 0;
-	module = m->flags & CMON_PY_BREAK_MODULE;
+	module = m->flags & CMON_PY_PAT_MODULE;
 	off = flen - fl;
 	if (off) {
 		char b = nm->file[(off - 1) & (CMON_PY_FILENAME_MAX - 1)];
@@ -264,38 +445,66 @@ __noinline int py_break_row(const struct py_names *nm, __u32 k)
 	return 1;
 }
 
-/* Does a row name QUAL (QLEN bytes) of FILE (FLEN bytes)? */
-static __always_inline bool py_break_match(const char *qual, __u32 qlen, const char *file,
-					   __u32 flen)
+/* NM's verdict from the rows: TRACED, SKIP, or PENDING when a pattern
+ * only user space can match might select it (or its names are not ASCII). */
+static __always_inline __u32 py_pat_verdict(const struct py_names *nm)
+{
+	bool user = false;
+
+	for (__u32 k = 0; k < CMON_PY_PAT_MAX; k++) {
+		if (k >= targ_py_pats_n)
+			break;
+		if (targ_py_pats[k].flags & CMON_PY_PAT_USER)
+			user = true;
+		else if (py_pat_row(nm, k))
+			return CMON_PY_TRACED;
+	}
+	return user || !nm->qlen || !nm->flen ? CMON_PY_PENDING : CMON_PY_SKIP;
+}
+
+/* Code object CODE's names into the per-CPU py_names. */
+static __always_inline struct py_names *py_read_names(__u64 code)
 {
 	__u32 zero = 0;
 	struct py_names *nm = bpf_map_lookup_elem(&py_names, &zero);
+	__u64 obj = 0;
 
 	if (!nm)
-		return false;
-	bpf_probe_read_kernel(nm->qual, sizeof(nm->qual), qual);
-	bpf_probe_read_kernel(nm->file, sizeof(nm->file), file);
-	nm->qlen = qlen;
-	nm->flen = flen;
-	for (__u32 k = 0; k < CMON_PY_BREAK_MAX; k++) {
-		if (k >= targ_py_break_n)
-			break;
-		if (py_break_row(nm, k))
-			return true;
-	}
-	return false;
+		return NULL;
+	bpf_probe_read_user(&obj, 8, (void *)(code + targ_py.code_qualname));
+	nm->qlen = py_ascii(obj, nm->qual, sizeof(nm->qual));
+	obj = 0;
+	bpf_probe_read_user(&obj, 8, (void *)(code + targ_py.code_filename));
+	nm->flen = py_ascii(obj, nm->file, sizeof(nm->file));
+	return nm;
 }
 
-/* Announce code object CODE of process PID with its names.  0, -1 when
- * it could not be; with MATCH (cmon break), 1 when a break row names it. */
-static __noinline int py_announce(__u32 pid, __u64 code, __u64 fp, bool match)
+/* How many parameters code object CODE has (with *args, **kw), and its
+ * counts into C (argcount, posonly, kwonly, flags). */
+static __always_inline __u32 py_nparams(__u64 code, __s32 c[4])
 {
-	struct cmon_py_code_rec *cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
-	__u64 obj = 0, names = 0;
-	__u32 qlen, flen;
-	int matched = 0;
 	__s32 n;
 
+	bpf_probe_read_user(&c[0], 4, (void *)(code + targ_py.code_argcount));
+	bpf_probe_read_user(&c[1], 4, (void *)(code + targ_py.code_posonlyargcount));
+	bpf_probe_read_user(&c[2], 4, (void *)(code + targ_py.code_kwonlyargcount));
+	bpf_probe_read_user(&c[3], 4, (void *)(code + targ_py.code_flags));
+	n = c[0] + c[2] + !!(c[3] & 0x4) + !!(c[3] & 0x8); /* CO_VARARGS, CO_VARKEYWORDS */
+	return n < 0 ? 0 : n > CMON_PY_ALL_ARGS ? CMON_PY_ALL_ARGS : (__u32)n;
+}
+
+/* Announce code object CODE of process PID (names in NM).  0, or -1 when
+ * the ring buffer had no room. */
+__noinline int py_announce(__u32 pid, __u64 code, __u64 fp, const struct py_names *nm)
+{
+	struct cmon_py_code_rec *cr;
+
+	__u64 names = 0, obj;
+	__s32 c[4] = {};
+
+	if (!nm)
+		return -1;
+	cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
 	if (!cr)
 		return -1;
 	cr->type = CMON_REC_PY_CODE;
@@ -303,36 +512,490 @@ static __noinline int py_announce(__u32 pid, __u64 code, __u64 fp, bool match)
 	cr->code = code;
 	cr->fp = fp;
 	cr->firstlineno = 0;
-	cr->argcount = cr->kwonlyargcount = cr->flags = 0;
 	bpf_probe_read_user(&cr->firstlineno, 4, (void *)(code + targ_py.code_firstlineno));
-	bpf_probe_read_user(&cr->argcount, 4, (void *)(code + targ_py.code_argcount));
-	bpf_probe_read_user(&cr->kwonlyargcount, 4, (void *)(code + targ_py.code_kwonlyargcount));
-	bpf_probe_read_user(&cr->flags, 4, (void *)(code + targ_py.code_flags));
-	bpf_probe_read_user(&obj, 8, (void *)(code + targ_py.code_qualname));
-	qlen = py_ascii(obj, cr->qualname, sizeof(cr->qualname));
-	obj = 0;
-	bpf_probe_read_user(&obj, 8, (void *)(code + targ_py.code_filename));
-	flen = py_ascii(obj, cr->filename, sizeof(cr->filename));
-	if (match && targ_py_break_n)
-		matched = py_break_match(cr->qualname, qlen, cr->filename, flen);
+	cr->n_names = py_nparams(code, c);
+	cr->argcount = c[0];
+	cr->posonlyargcount = c[1];
+	cr->kwonlyargcount = c[2];
+	cr->flags = c[3];
+	bpf_probe_read_kernel(cr->qualname, sizeof(cr->qualname), nm->qual);
+	bpf_probe_read_kernel(cr->filename, sizeof(cr->filename), nm->file);
 	bpf_probe_read_user(&names, 8, (void *)(code + targ_py.code_localsplusnames));
-	n = cr->argcount + cr->kwonlyargcount + !!(cr->flags & 0x4) + !!(cr->flags & 0x8);
-	cr->n_names = n < 0 ? 0 : n > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : (__u32)n;
-	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
+	for (__u32 i = 0; i < CMON_PY_ALL_ARGS; i++) {
 		obj = 0;
 		if (i < cr->n_names && names)
 			bpf_probe_read_user(&obj, 8, (void *)(names + targ_py.tuple_items + 8 * i));
-		else
-			obj = 0;
 		py_ascii(obj, cr->names[i], CMON_PY_ARGNAME_MAX);
 	}
 	bpf_ringbuf_submit(cr, 0);
-	return matched;
+	return 0;
+}
+
+/* The fingerprint of code object CODE: its file and qualname objects'
+ * addresses mixed (a new object at a freed one's address differs). */
+static __always_inline __u64 py_fingerprint(__u64 code)
+{
+	__u64 nm[4], fn = 0, qn = 0;
+	__u32 dq = targ_py.code_qualname - targ_py.code_filename;
+
+	/* co_filename .. co_qualname in one read when they are close */
+	if (dq < 32 && !(dq & 7) &&
+	    !bpf_probe_read_user(nm, sizeof(nm), (void *)(code + targ_py.code_filename))) {
+		fn = nm[0];
+		qn = nm[(dq / 8) & 3];
+	} else {
+		bpf_probe_read_user(&fn, 8, (void *)(code + targ_py.code_filename));
+		bpf_probe_read_user(&qn, 8, (void *)(code + targ_py.code_qualname));
+	}
+	return fn ^ (qn << 1 | qn >> 63);
+}
+
+/* The verdict on code object CODE of PID: known, or decided now from the
+ * rows (and announced unless skipped).  0 when it could not be announced
+ * (the ring buffer was full: decided again at a later call). */
+__noinline int py_decide(__u32 pid, __u64 code)
+{
+	struct cmon_py_code_key key = { .pid = pid, .code = code };
+	struct cmon_py_verdict_val *v, now = {};
+	struct py_names *nm;
+
+	now.fp = py_fingerprint(code);
+	v = bpf_map_lookup_elem(&py_code, &key);
+	if (v && v->fp == now.fp)
+		return v->verdict;
+	nm = py_read_names(code);
+	if (!nm)
+		return 0;
+	now.verdict = py_pat_verdict(nm);
+	if (now.verdict != CMON_PY_SKIP && py_announce(pid, code, now.fp, nm))
+		return 0;
+	bpf_map_update_elem(&py_code, &key, &now, BPF_ANY);
+	return now.verdict;
 }
 
 static __always_inline struct cmon_func_stats *py_stats(__u64 cookie)
 {
 	return stats_of(cookie & CMON_COOKIE_FUNC_MASK);
+}
+
+/* ---- a call's parameters ---- */
+
+/* I as an index the verifier sees bounded (the compiler drops a mask it
+ * can prove redundant). */
+static __always_inline __u32 py_idx(__u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return i & (CMON_PY_ALL_ARGS - 1);
+}
+
+/* The call as its probe sees it: the evaluator's frame, or the
+ * vectorcall entry's arguments (callable, args, nargsf, kwnames). */
+struct py_call {
+	__u64 code, frame, tstate;
+	__u64 func, args, nargs, kwnames;
+	__s32 c[4]; /* argcount, posonlyargcount, kwonlyargcount, co_flags */
+	__u32 n;    /* parameters */
+};
+
+/* The vectorcall entry's keywords: each is a parameter's (found by the
+ * name object: names are interned), else one for **kw. */
+struct py_kw {
+	struct py_call *c;
+	struct py_bound *b;
+	__u64 kwitems, kwvals;
+	__u32 nkw, extra;
+};
+
+static long py_kw_step(__u32 j, struct py_kw *k)
+{
+	struct py_call *c = k->c;
+	struct py_bound *b = k->b;
+	__u64 name = 0, val = 0;
+	__u32 hit = CMON_PY_ALL_ARGS;
+
+	if (j >= k->nkw)
+		return 1;
+	bpf_probe_read_user(&name, 8, (void *)(k->kwitems + 8 * (__u64)j));
+	bpf_probe_read_user(&val, 8, (void *)(k->kwvals + 8 * (__u64)j));
+	for (__u32 i = 0; i < CMON_PY_ALL_ARGS; i++) {
+		if (name && b->names[i] == name) {
+			hit = i;
+			break;
+		}
+	}
+	/* a parameter past the positional-only ones, else one for **kw */
+	if (hit < CMON_PY_ALL_ARGS && (__s32)hit >= c->c[1] && (__s32)hit < c->c[0] + c->c[2])
+		b->obj[py_idx(hit)] = val;
+	else
+		k->extra++;
+	return 0;
+}
+
+/* The keyword-only parameter NAME's default: its entry in DICT
+ * (func_kwdefaults), into *OUT. */
+__noinline int py_kwdefault(__u64 dict, __u64 name, __u64 *out)
+{
+	__u64 keys = 0, n = 0, at;
+	__u8 hdr[3] = {};
+
+	if (!out || !dict || bpf_probe_read_user(&keys, 8, (void *)(dict + targ_py.dict_keys)) || !keys)
+		return 0;
+	if (bpf_probe_read_user(hdr, 3, (void *)(keys + 8)) ||
+	    bpf_probe_read_user(&n, 8, (void *)(keys + 24)))
+		return 0;
+	/* dk_log2_size, dk_log2_index_bytes, dk_kind; entries past the indices */
+	at = keys + 32 + (1ull << (hdr[1] & 31));
+	for (__u32 e = 0; e < 16; e++) {
+		__u64 ent[3] = {};
+		__u32 sz = hdr[2] ? 16 : 24;
+
+		if (e >= n)
+			break;
+		if (bpf_probe_read_user(ent, sz == 16 ? 16 : 24, (void *)(at + sz * e)))
+			break;
+		if (ent[sz == 16 ? 0 : 1] == name) {
+			*out = ent[sz == 16 ? 1 : 2];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The vectorcall entry's binding, one parameter a bpf_loop step. */
+struct py_vcbind {
+	struct py_bound *b;
+	__u64 args, defs, kwdefs;
+	__u32 n, argc, kwonly, nargs;
+	__s64 m; /* defaults */
+};
+
+/* A positional argument. */
+static long py_pos_step(__u32 i, struct py_vcbind *v)
+{
+	if (i >= v->n || i >= v->argc || i >= v->nargs || i >= CMON_PY_ALL_ARGS)
+		return 1;
+	bpf_probe_read_user(&v->b->obj[py_idx(i)], 8, (void *)(v->args + 8 * i));
+	return 0;
+}
+
+/* A parameter not passed: its default. */
+static long py_def_step(__u32 i, struct py_vcbind *v)
+{
+	struct py_bound *b = v->b;
+	__u32 k = py_idx(i);
+
+	if (i >= v->n || i >= v->argc + v->kwonly || i >= CMON_PY_ALL_ARGS)
+		return 1;
+	if (b->obj[k])
+		return 0;
+	if (i < v->argc && v->defs && v->m > 0 && v->m < 1024 && (__s64)i >= (__s64)v->argc - v->m)
+		bpf_probe_read_user(&b->obj[k], 8,
+				    (void *)(v->defs + targ_py.tuple_items +
+					     8 * (__u64)((__s64)i - ((__s64)v->argc - v->m))));
+	else if (i >= v->argc && v->kwdefs)
+		py_kwdefault(v->kwdefs, b->names[k], &b->obj[k]);
+	return 0;
+}
+
+/* C's parameters into B (objects, or a synthesized *args / **kw). */
+__noinline int py_bind(struct py_call *c, struct py_bound *b)
+{
+	struct py_vcbind v = {};
+	__u32 n, slot;
+	__u64 names = 0;
+
+	if (!c || !b)
+		return 0;
+	n = c->n & (CMON_PY_ALL_ARGS * 2 - 1);
+	if (n > CMON_PY_ALL_ARGS)
+		n = CMON_PY_ALL_ARGS;
+	for (__u32 i = 0; i < CMON_PY_ALL_ARGS; i++) {
+		b->obj[i] = 0;
+		b->names[i] = 0;
+		b->kind[i] = 0;
+		b->len[i] = 0;
+	}
+	if (c->frame) {
+		/* the evaluator's frame: its first slots (one read, or one by one) */
+		if (n && bpf_probe_read_user(b->obj, (n * 8) & 0x1ff,
+					     (void *)(c->frame + targ_py.frame_localsplus))) {
+			for (__u32 i = 0; i < CMON_PY_ALL_ARGS; i++) {
+				if (i >= n)
+					break;
+				bpf_probe_read_user(&b->obj[i], 8,
+						    (void *)(c->frame + targ_py.frame_localsplus + 8 * i));
+			}
+		}
+		return 0;
+	}
+	/* the vectorcall entry: bound as CPython will */
+	v.b = b;
+	v.n = n;
+	v.args = c->args;
+	v.argc = c->c[0] < 0 ? 0 : (__u32)c->c[0];
+	v.kwonly = c->c[2] < 0 ? 0 : (__u32)c->c[2];
+	v.nargs = (__u32)(c->nargs & 0xffffffff);
+	bpf_probe_read_user(&names, 8, (void *)(c->code + targ_py.code_localsplusnames));
+	if (names && n)
+		bpf_probe_read_user(b->names, (n * 8) & 0x1ff, (void *)(names + targ_py.tuple_items));
+	bpf_loop(CMON_PY_ALL_ARGS, py_pos_step, &v, 0);
+	slot = v.argc + v.kwonly;
+	if (c->c[3] & 0x4) { /* *args: what is past the positional parameters */
+		if (slot < CMON_PY_ALL_ARGS) {
+			b->kind[slot] = CMON_PYV_TUPLE;
+			b->len[slot] = v.nargs > v.argc ? v.nargs - v.argc : 0;
+		}
+		slot++;
+	}
+	{
+		struct py_kw k = { .c = c, .b = b, .kwvals = c->args + 8 * (__u64)v.nargs };
+		__s64 nkw = 0;
+
+		if (c->kwnames) {
+			bpf_probe_read_user(&nkw, 8, (void *)(c->kwnames + targ_py.var_size));
+			k.kwitems = c->kwnames + targ_py.tuple_items;
+			k.nkw = nkw > 0 && nkw < 64 ? (__u32)nkw : 0;
+			bpf_loop(64, py_kw_step, &k, 0);
+		}
+		if ((c->c[3] & 0x8) && slot < CMON_PY_ALL_ARGS) { /* **kw: the keywords left */
+			b->kind[slot] = CMON_PYV_DICT;
+			b->len[slot] = k.extra;
+		}
+	}
+	/* defaults: the last positional ones from func_defaults, keyword-only
+	 * ones from func_kwdefaults */
+	bpf_probe_read_user(&v.defs, 8, (void *)(c->func + targ_py.func_defaults));
+	bpf_probe_read_user(&v.kwdefs, 8, (void *)(c->func + targ_py.func_kwdefaults));
+	if (v.defs)
+		bpf_probe_read_user(&v.m, 8, (void *)(v.defs + targ_py.var_size));
+	bpf_loop(CMON_PY_ALL_ARGS, py_def_step, &v, 0);
+	return 0;
+}
+
+/* Parameter I of B as a value. */
+static __always_inline void py_param(const struct py_bound *b, __u32 i, struct cmon_py_val *v,
+				     const struct cmon_py_proc *p)
+{
+	i &= CMON_PY_ALL_ARGS - 1;
+	if (b->kind[i]) {
+		v->kind = b->kind[i];
+		v->len = b->len[i];
+		v->num = 0;
+		v->nbytes = 0;
+		return;
+	}
+	py_value(b->obj[i], v, p);
+}
+
+/* Parameters past CMON_PY_MAX_ARGS: a record of their own, now (before the
+ * call's), of a constant size per class of count.  True when written. */
+#define PY_MORE_WRITE(N)                                                            \
+	do {                                                                        \
+		r = bpf_ringbuf_reserve(&events, CMON_PY_ARGS_REC_SIZE(N), 0);      \
+		if (!r)                                                             \
+			return false;                                               \
+		for (__u32 i = 0; i < (N); i++) {                                   \
+			if (i >= more)                                              \
+				break;                                              \
+			py_param(b, CMON_PY_MAX_ARGS + i, &r->args[i], p);          \
+		}                                                                   \
+	} while (0)
+
+__noinline int py_more_args(const struct py_bound *b, __u32 n, __u64 ts,
+			    const struct cmon_py_proc *p)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct cmon_py_args_rec *r = NULL;
+	__u32 more = n > CMON_PY_MAX_ARGS ? n - CMON_PY_MAX_ARGS : 0;
+
+	if (!more || !b || !p)
+		return false;
+	if (more > CMON_PY_MORE_ARGS)
+		more = CMON_PY_MORE_ARGS;
+	if (more <= 4)
+		PY_MORE_WRITE(4);
+	else if (more <= 12)
+		PY_MORE_WRITE(12);
+	else
+		PY_MORE_WRITE(CMON_PY_MORE_ARGS);
+	r->type = CMON_REC_PY_ARGS;
+	r->pid = pid_tgid >> 32;
+	r->tid = (__u32)pid_tgid;
+	r->n = more;
+	r->ts_entry_ns = ts;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return true;
+}
+
+/* ---- asyncio ---- */
+
+#define PY_CO_COROUTINE 0x80
+#define PY_FRAME_OWNED_BY_CSTACK 3
+
+/* A[0..N) == B[0..N) (no memcmp in BPF). */
+static __always_inline bool py_same(const char *a, const char *b, __u32 n)
+{
+	for (__u32 i = 0; i < 24; i++) {
+		if (i >= n)
+			return true;
+		if (a[i] != b[i])
+			return false;
+	}
+	return true;
+}
+
+/* Is the type of object OBJ named PREFIX... (N bytes), "_asyncio." aside? */
+static __always_inline bool py_type_is(__u64 obj, const char *prefix, __u32 n)
+{
+	__u64 type = 0, name = 0;
+	char buf[32] = {};
+	__u32 at = 0;
+
+	if (bpf_probe_read_user(&type, 8, (void *)(obj + targ_py.obj_type)) || !type ||
+	    bpf_probe_read_user(&name, 8, (void *)(type + targ_py.type_name)) || !name ||
+	    bpf_probe_read_user_str(buf, sizeof(buf), (void *)name) < 0)
+		return false;
+	if (py_same(buf, "_asyncio.", 9))
+		at = 9;
+	for (__u32 i = 0; i < 20; i++) {
+		if (i >= n)
+			return true;
+		if (buf[(at + i) & 31] != prefix[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The asyncio task a coroutine runs in: from its caller's frame (TSTATE's
+ * current one: the evaluator links the new frame only past its entry),
+ * past the coroutines awaiting it, the frame that stepped it is
+ * asyncio.events.Handle._run,
+ * whose self._callback is the task's step (a TaskStepMethWrapper, its
+ * task first) or its bound __wakeup (m_self).  0 when not in a task.
+ */
+__noinline __u64 py_task(__u64 tstate)
+{
+	__u64 f = 0, code = 0, qual = 0, handle = 0, cb = 0, task = 0;
+	char name[12] = {};
+
+	if (!tstate)
+		return 0;
+	if (targ_py.tstate_cframe) {
+		bpf_probe_read_user(&f, 8, (void *)(tstate + targ_py.tstate_cframe));
+		if (f)
+			bpf_probe_read_user(&f, 8, (void *)(f + targ_py.cframe_current));
+	} else {
+		bpf_probe_read_user(&f, 8, (void *)(tstate + targ_py.cframe_current));
+	}
+	for (int i = 0; i < 32 && f; i++) {
+		__u8 owner = 0;
+
+		bpf_probe_read_user(&owner, 1, (void *)(f + targ_py.frame_owner));
+		/* past the coroutines, and 3.12's entry frames (C's, owner 3) */
+		if (owner != targ_py.owner_generator && owner != PY_FRAME_OWNED_BY_CSTACK)
+			break; /* the first frame not a coroutine's */
+		bpf_probe_read_user(&f, 8, (void *)(f + targ_py.frame_previous));
+	}
+	if (!f || bpf_probe_read_user(&code, 8, (void *)(f + targ_py.frame_code)) || !code ||
+	    bpf_probe_read_user(&qual, 8, (void *)(code + targ_py.code_qualname)) || !qual ||
+	    bpf_probe_read_user(name, 11, (void *)(qual + targ_py.str_ascii_data)) ||
+	    !py_same(name, "Handle._run", 11))
+		return 0;
+	if (bpf_probe_read_user(&handle, 8, (void *)(f + targ_py.frame_localsplus)) || !handle ||
+	    bpf_probe_read_user(&cb, 8, (void *)(handle + targ_py.handle_callback)) || !cb)
+		return 0;
+	if (py_type_is(cb, "TaskStepMethWrapper", 19))
+		bpf_probe_read_user(&task, 8, (void *)(cb + targ_py.wrapper_task));
+	else if (py_type_is(cb, "builtin_", 8))
+		bpf_probe_read_user(&task, 8, (void *)(cb + targ_py.method_self));
+	return task && (py_type_is(task, "_asyncio.Task", 13) || py_type_is(task, "Task", 4))
+		       ? task : 0;
+}
+
+/* Task TASK's name into NAME: its str (ASCII), or "#N" when it is still
+ * its number (3.12+). */
+static __always_inline void py_task_name(__u64 task, char *name, const struct cmon_py_proc *p)
+{
+	__u64 obj = 0, type = 0;
+
+	if (bpf_probe_read_user(&obj, 8, (void *)(task + targ_py.task_name)) || !obj ||
+	    bpf_probe_read_user(&type, 8, (void *)(obj + targ_py.obj_type)))
+		return;
+	if (type == p->types[CMON_PYT_STR]) {
+		py_ascii(obj, name, CMON_PY_TASK_NAME_MAX);
+	} else if (type == p->types[CMON_PYT_INT]) {
+		struct cmon_py_val v = {};
+
+		py_int(obj, NULL, &v);
+		name[0] = '#';
+		for (int i = 0; i < 20; i++) { /* the digits, backwards, then turned */
+			name[1 + i] = '0' + v.num % 10;
+			v.num /= 10;
+			if (!v.num) {
+				name[2 + i] = 0;
+				for (int a = 1, z = 1 + i; a < z && a < 22 && z < 22; a++, z--) {
+					char t = name[a];
+
+					name[a] = name[z];
+					name[z] = t;
+				}
+				break;
+			}
+		}
+	}
+}
+
+/* ---- records ---- */
+
+/* The thread state running Python now: the evaluator's argument, or the
+ * GIL's holder (3.12+). */
+static __always_inline __u64 py_tstate(__u64 known, const struct cmon_py_proc *p)
+{
+	__u64 t = 0;
+
+	if (known || !p->gil)
+		return known;
+	bpf_probe_read_user(&t, 8, (void *)(p->gil + targ_py.gil_holder));
+	return t;
+}
+
+/* The exception leaving a call (TSTATE's): its type's name and args[0]. */
+static __always_inline void py_exception(struct cmon_py_rec *rec, __u64 tstate,
+					 const struct cmon_py_proc *p)
+{
+	__u64 exc = 0, type = 0, name = 0, args = 0, msg = 0;
+
+	rec->exc_type[0] = 0;
+	if (!tstate)
+		return;
+	bpf_probe_read_user(&exc, 8, (void *)(tstate + targ_py.tstate_exc));
+	if (targ_py.tstate_exc_type)
+		bpf_probe_read_user(&type, 8, (void *)(tstate + targ_py.tstate_exc_type));
+	else if (exc)
+		bpf_probe_read_user(&type, 8, (void *)(exc + targ_py.obj_type));
+	if (type && !bpf_probe_read_user(&name, 8, (void *)(type + targ_py.type_name)) && name)
+		bpf_probe_read_user_str(rec->exc_type, sizeof(rec->exc_type), (void *)name);
+	if (!exc)
+		return;
+	/* 3.11 may hold a value not yet made into the exception: the message */
+	{
+		__u64 etype = 0;
+
+		bpf_probe_read_user(&etype, 8, (void *)(exc + targ_py.obj_type));
+		if (targ_py.tstate_exc_type && etype != type) {
+			py_value(exc, &rec->ret, p);
+			return;
+		}
+	}
+	if (!bpf_probe_read_user(&args, 8, (void *)(exc + targ_py.exc_args)) && args) {
+		__s64 n = 0;
+
+		bpf_probe_read_user(&n, 8, (void *)(args + targ_py.var_size));
+		if (n > 0)
+			bpf_probe_read_user(&msg, 8, (void *)(args + targ_py.tuple_items));
+	}
+	py_value(msg, &rec->ret, p);
 }
 
 /* FR as a record: returned (RET the object, or NULL for an exception) or
@@ -341,15 +1004,19 @@ static __always_inline struct cmon_func_stats *py_stats(__u64 cookie)
  * functions take five arguments. */
 #define PY_HOW(func_id, flags, d) ((__u64)(func_id) << 32 | (__u64)(flags) << 16 | (d))
 
-static __noinline void py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
-			       struct cmon_py_proc *p)
+__noinline int py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
+		       struct cmon_py_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 flags = (how >> 16) & 0xffff, d = how & 0xffff;
 	struct cmon_py_rec *rec = NULL;
 	struct mm_struct *mm;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 n = fr->n_args;
+	__u32 n;
+
+	if (!fr || !p)
+		return 0;
+	n = fr->n_args;
 
 	/* As long as its arguments need: a constant size per count. */
 	switch (n) {
@@ -367,49 +1034,62 @@ static __noinline void py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, _
 
 		if (st)
 			st->lost_ringbuf++;
-		return;
+		py_lose(pid_tgid >> 32, fr->code);
+		return 0;
 	}
 	rec->type = CMON_REC_PY;
-	rec->flags = flags;
-	if ((flags & CMON_PY_RETURNED) && ret && fr->generator) {
-		__u64 instr = 0;
-		__u8 op = 0;
+	rec->flags = flags | (fr->flags & CMON_PY_FR_MORE ? CMON_PY_MORE : 0) |
+		     (fr->flags & CMON_PY_FR_GENERATOR ? CMON_PY_RESUMED : 0);
+	rec->why = CMON_PY_NR_DETACHED;
+	if ((flags & CMON_PY_RETURNED) && ret && (fr->flags & CMON_PY_FR_GENERATOR)) {
+		/* a generator's frame left suspended: it yielded */
+		__s8 state = 0;
 
-		if (!bpf_probe_read_user(&instr, 8, (void *)(fr->frame + targ_py.frame_prev_instr)) &&
-		    !bpf_probe_read_user(&op, 1, (void *)instr) && op == targ_py.op_yield_value)
+		if (!bpf_probe_read_user(&state, 1, (void *)(fr->frame - targ_py.gen_iframe +
+							     targ_py.gen_frame_state)) &&
+		    state < 0)
 			rec->flags |= CMON_PY_YIELDED;
 	}
 	rec->ts_entry_ns = fr->ts;
 	rec->ts_exit_ns = ts;
 	rec->code = fr->code;
+	rec->tstate = fr->tstate;
+	rec->frame = fr->frame;
+	rec->task = fr->task;
+	rec->task_name[0] = 0;
+	if (fr->task)
+		py_task_name(fr->task, rec->task_name, p);
 	rec->pid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
 	rec->depth = d;
 	rec->n_args = n;
+	rec->n_params = fr->n_params;
 	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
 	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++)
 		if (i < n)
 			__builtin_memcpy(&rec->args[i], &fr->args[i], sizeof(rec->args[i]));
-	if (flags & CMON_PY_RETURNED) {
+	rec->exc_type[0] = 0;
+	rec->ret.kind = CMON_PYV_ABSENT;
+	rec->ret.nbytes = 0;
+	if ((flags & CMON_PY_RETURNED) && ret)
 		py_value(ret, &rec->ret, p);
-	} else {
-		rec->ret.kind = CMON_PYV_ABSENT;
-		rec->ret.nbytes = 0;
-	}
+	else if (flags & CMON_PY_RETURNED)
+		py_exception(rec, py_tstate(fr->tstate, p), p);
 	mm = task->mm;
 	rec->rss_entry = fr->rss;
 	rec->vms_entry = fr->vms;
 	rec->rss_exit = (flags & CMON_PY_RETURNED) && mm ? mm_rss_bytes(mm) : 0;
 	rec->vms_exit = (flags & CMON_PY_RETURNED) && mm ? mm_vms_bytes(mm) : 0;
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
-/* Frames the stack has moved past (their return was never seen: the
- * kernel installs at most 64 nested uretprobes per thread) are written as
- * such: at an entry at SLOT, pending frames at or below it; at a return
- * from SLOT, those below it. */
-static __always_inline void py_unwind(struct task_struct *task, struct cmon_py_stack *ss,
-				      __u64 slot, bool entry, struct cmon_py_proc *p, __u64 cookie)
+/* Frames the stack has moved past (their return was never seen) are
+ * written as such: at an entry at SLOT, pending frames at or below it; at
+ * a return from SLOT, those below it.  One that had no return probe (the
+ * kernel's were all in use) is counted lost instead. */
+static __always_inline void py_unwind(struct cmon_py_stack *ss, __u64 slot, bool entry,
+				      struct cmon_py_proc *p, __u64 cookie)
 {
 	for (int i = 0; i < 8; i++) {
 		__u32 d = ss->depth;
@@ -420,7 +1100,16 @@ static __always_inline void py_unwind(struct task_struct *task, struct cmon_py_s
 		fr = &ss->frames[(d - 1) & (CMON_PY_STACK_DEPTH - 1)];
 		if (entry ? fr->slot > slot : fr->slot >= slot)
 			return;
-		py_emit(fr, PY_HOW(cookie & CMON_COOKIE_FUNC_MASK, CMON_PY_NORETURN, d - 1), 0, 0, p);
+		if (fr->flags & CMON_PY_FR_NO_SLOT) {
+			struct cmon_func_stats *st = py_stats(cookie);
+
+			if (st)
+				st->lost_uret++;
+			py_lose(bpf_get_current_pid_tgid() >> 32, fr->code);
+		} else {
+			py_emit(fr, PY_HOW(cookie & CMON_COOKIE_FUNC_MASK, CMON_PY_NORETURN, d - 1),
+				0, 0, p);
+		}
 		ss->depth = d - 1;
 	}
 }
@@ -432,51 +1121,55 @@ static __always_inline void py_unwind(struct task_struct *task, struct cmon_py_s
  * does for a C function.  User space reads the Python stack while it is
  * stopped, and resumes it.
  */
-static __noinline int py_break_hit(struct cmon_py_proc *p, __u64 frame, __u64 code,
-				   __u64 tstate, __u64 cookie)
+__noinline int py_break_hit(struct py_call *c, struct cmon_py_proc *p, __u64 cookie)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct cmon_func_stats *st = py_stats(cookie);
-	__s32 argc = 0, kwonly = 0, flags = 0;
 	struct cmon_py_rec *rec;
+	struct py_bound *b;
 	struct mm_struct *mm;
-	__u32 n;
+	__u32 zero = 0, n;
 
+	if (!c || !p)
+		return 0;
 	if (st)
 		st->calls++;
 	if (__sync_fetch_and_add(&break_hits, 1) >= targ_break_count)
 		return 0;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	b = bpf_map_lookup_elem(&py_bound, &zero);
+	rec = b ? bpf_ringbuf_reserve(&events, sizeof(*rec), 0) : NULL;
 	if (!rec) {
 		__sync_fetch_and_add(&break_lost, 1); /* said as break's (not stopped) */
 		return 0;
 	}
-	bpf_probe_read_user(&argc, 4, (void *)(code + targ_py.code_argcount));
-	bpf_probe_read_user(&kwonly, 4, (void *)(code + targ_py.code_kwonlyargcount));
-	bpf_probe_read_user(&flags, 4, (void *)(code + targ_py.code_flags));
-	argc += kwonly + !!(flags & 0x4) + !!(flags & 0x8); /* CO_VARARGS, CO_VARKEYWORDS */
-	n = argc < 0 ? 0 : argc > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : (__u32)argc;
+	py_bind(c, b);
+	n = c->n > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : c->n;
 	rec->type = CMON_REC_PY;
 	rec->flags = CMON_PY_BREAK;
 	rec->ts_entry_ns = rec->ts_exit_ns = bpf_ktime_get_ns();
-	rec->code = code;
-	rec->tstate = tstate;
-	rec->frame = frame;
+	rec->code = c->code;
+	rec->tstate = py_tstate(c->tstate, p);
+	rec->frame = c->frame;
 	rec->pid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
 	rec->depth = 0;
 	rec->n_args = n;
+	rec->n_params = c->n;
+	rec->why = 0;
+	rec->task = 0;
+	rec->exc_type[0] = 0;
 	__builtin_memcpy(rec->comm, task->group_leader->comm, CMON_COMM_LEN);
 	rec->ret.kind = CMON_PYV_ABSENT;
 	rec->ret.nbytes = 0;
 	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
-		__u64 obj = 0;
-
 		if (i < n)
-			bpf_probe_read_user(&obj, 8, (void *)(frame + targ_py.frame_localsplus + 8 * i));
-		py_value(i < n ? obj : 0, &rec->args[i], p);
+			py_param(b, i, &rec->args[i], p);
+		else
+			rec->args[i].kind = CMON_PYV_ABSENT;
 	}
+	if (py_more_args(b, c->n, rec->ts_entry_ns, p))
+		rec->flags |= CMON_PY_MORE;
 	mm = task->mm;
 	rec->rss_entry = rec->rss_exit = mm ? mm_rss_bytes(mm) : 0;
 	rec->vms_entry = rec->vms_exit = mm ? mm_vms_bytes(mm) : 0;
@@ -485,169 +1178,124 @@ static __noinline int py_break_hit(struct cmon_py_proc *p, __u64 frame, __u64 co
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(cmon_py_entry)
+/*
+ * A Python call entered (C: the evaluator's frame or the vectorcall
+ * entry's arguments, at stack slot SP).  1 when it needs no return probe
+ * (an uprobe session then makes none).
+ */
+static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct cmon_py_code_key key = { .pid = pid };
+	__u32 pid = bpf_get_current_pid_tgid() >> 32, zero = 0, verdict, d;
+	struct uprobe_task *ut = task->utask;
 	struct cmon_func_stats *st;
 	struct cmon_py_proc *p;
 	struct cmon_py_stack *ss;
 	struct cmon_py_frame *fr;
+	struct py_bound *b;
 	struct mm_struct *mm;
-	__u64 frame = PT_REGS_PARM2(ctx);
-	struct cmon_py_verdict_val *verdict, pending = { .verdict = CMON_PY_PENDING };
-	__u64 fn = 0, qn = 0;
-	__u32 d;
-	__s32 argc = 0, kwonly = 0, flags = 0;
 
-	p = bpf_map_lookup_elem(&py_procs, &pid);
+	p = py_proc(task, pid);
 	if (!p)
-		return 0;
-	if (p->stop == 1) {
+		return 1;
+	if (p->stop == PY_STOP_AT_START || p->stop == PY_STOP_AT_CALL) {
 		/* A launched interpreter's first Python call: stopped until
-		 * user space has set its eval_frame hook (then SIGCONT). */
-		p->stop = 2;
-		bpf_send_signal(19 /* SIGSTOP */);
-		if (targ_break_count)
-			return 0; /* one stop at a time (the interpreter's own first call) */
-	}
-	if (!task_wanted(task))
-		return 0;
-	if (bpf_probe_read_user(&key.code, 8, (void *)(frame + targ_py.frame_code)) || !key.code)
-		return 0;
-	{
-		/* co_filename .. co_qualname in one read when they are close */
-		__u64 nm[4];
-		__u32 dq = targ_py.code_qualname - targ_py.code_filename;
+		 * user space has set it up (then SIGCONT). */
+		__u32 was = p->stop;
 
-		if (dq < 32 && !(dq & 7) &&
-		    !bpf_probe_read_user(nm, sizeof(nm), (void *)(key.code + targ_py.code_filename))) {
-			fn = nm[0];
-			qn = nm[(dq / 8) & 3];
-		} else {
-			bpf_probe_read_user(&fn, 8, (void *)(key.code + targ_py.code_filename));
-			bpf_probe_read_user(&qn, 8, (void *)(key.code + targ_py.code_qualname));
-		}
+		p->stop = was + 1;
+		bpf_send_signal(CMON_SIGSTOP);
+		if (was == PY_STOP_AT_START || targ_break_count)
+			return 1; /* one stop at a time (the interpreter's own first call) */
 	}
-	pending.fp = fn ^ (qn << 1 | qn >> 63);
-	verdict = bpf_map_lookup_elem(&py_code, &key);
-	if (verdict && verdict->fp != pending.fp) {
-		/* A new code object where a freed one was: decide again. */
-		bpf_map_delete_elem(&py_code, &key);
-		verdict = NULL;
+	if (p->stop == PY_STOP_AT_START + 1)
+		return 1; /* not set up yet */
+	if (!task_wanted(task) || !c->code)
+		return 1;
+	verdict = py_decide(pid, c->code);
+	if (!verdict) {
+		st = py_stats(cookie);
+		if (st)
+			st->lost_ringbuf++; /* examined at its next call */
+		return 1;
 	}
-	if (verdict && verdict->verdict == CMON_PY_SKIP)
-		return 0;
+	if (verdict == CMON_PY_SKIP)
+		return 1;
+	c->n = py_nparams(c->code, c->c);
 	if (targ_break_count) {
-		/* A function seen first is named and matched here, at once:
-		 * its first call stops if it matches, and no call stops
-		 * while user space has not decided. */
-		if (!verdict || verdict->verdict == CMON_PY_PENDING) {
-			struct cmon_py_verdict_val now = { .fp = pending.fp };
-			int m = py_announce(pid, key.code, pending.fp, true);
-
-			if (m < 0) {
-				st = py_stats(cookie);
-				if (st)
-					st->lost_ringbuf++; /* examined at its next call */
-				return 0;
-			}
-			now.verdict = m ? CMON_PY_TRACED : CMON_PY_SKIP;
-			bpf_map_update_elem(&py_code, &key, &now, BPF_ANY);
-			if (!m)
-				return 0;
-		}
-		return py_break_hit(p, frame, key.code, PT_REGS_PARM1(ctx), cookie);
+		/* no call stops while user space has not decided */
+		if (verdict == CMON_PY_TRACED)
+			py_break_hit(c, p, cookie);
+		return 1;
 	}
 	st = py_stats(cookie);
-	if (!verdict && !bpf_map_update_elem(&py_code, &key, &pending, BPF_NOEXIST) &&
-	    py_announce(pid, key.code, pending.fp, false)) {
-		/* Unannounced, it would stay pending for good: forget it. */
-		bpf_map_delete_elem(&py_code, &key);
-		if (st)
-			st->lost_ringbuf++;
-		return 0;
-	}
 	if (st)
 		st->calls++;
 	ss = bpf_task_storage_get(&py_stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ss) {
+	b = bpf_map_lookup_elem(&py_bound, &zero);
+	if (!ss || !b) {
 		if (st)
 			st->lost_nomem++;
-		return 0;
+		py_lose(pid, c->code);
+		return 1;
 	}
-	py_unwind(task, ss, PT_REGS_SP(ctx), true, p, cookie);
+	py_unwind(ss, sp, true, p, cookie);
 	d = ss->depth;
 	/* Calls deeper than the stack are not recorded (counted): their
 	 * returns find no frame with their slot and pass. */
 	if (d >= CMON_PY_STACK_DEPTH) {
 		if (st)
 			st->lost_depth++;
-		return 0;
+		py_lose(pid, c->code);
+		return 1;
 	}
 	fr = &ss->frames[d & (CMON_PY_STACK_DEPTH - 1)];
-	fr->slot = PT_REGS_SP(ctx);
-	fr->frame = frame;
-	fr->code = key.code;
-	bpf_probe_read_user(&argc, 4, (void *)(key.code + targ_py.code_argcount));
-	bpf_probe_read_user(&kwonly, 4, (void *)(key.code + targ_py.code_kwonlyargcount));
-	bpf_probe_read_user(&flags, 4, (void *)(key.code + targ_py.code_flags));
-	argc += kwonly + !!(flags & 0x4) + !!(flags & 0x8); /* CO_VARARGS, CO_VARKEYWORDS */
-	fr->n_args = argc < 0 ? 0 : argc > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : (__u32)argc;
-	fr->generator = 0;
-	{
+	fr->slot = sp;
+	fr->frame = c->frame;
+	fr->code = c->code;
+	fr->tstate = c->tstate;
+	fr->n_params = c->n;
+	fr->n_args = c->n > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : c->n;
+	fr->flags = 0;
+	fr->task = c->c[3] & PY_CO_COROUTINE ? py_task(py_tstate(c->tstate, p)) : 0;
+	/* Past the kernel's nested return probes (this call's is not made
+	 * yet): its return will not come. */
+	if (ut && ut->depth >= CMON_KERNEL_URET_DEPTH)
+		fr->flags |= CMON_PY_FR_NO_SLOT;
+	if (c->frame) {
 		__u8 owner = 0;
 
-		bpf_probe_read_user(&owner, 1, (void *)(frame + targ_py.frame_owner));
-		fr->generator = owner == targ_py.owner_generator;
+		bpf_probe_read_user(&owner, 1, (void *)(c->frame + targ_py.frame_owner));
+		if (owner == targ_py.owner_generator)
+			fr->flags |= CMON_PY_FR_GENERATOR;
 	}
-	{
-		/* the parameters' slots in one read (one by one if it fails) */
-		__u64 locals[CMON_PY_MAX_ARGS] = {};
-		__u32 n = fr->n_args;
-		bool all = n && n <= CMON_PY_MAX_ARGS &&
-			   !bpf_probe_read_user(locals, (n * 8) & 0x3f,
-						(void *)(frame + targ_py.frame_localsplus));
-
-		for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
-			__u64 obj = 0;
-
-			if (i >= n) {
-				fr->args[i].kind = CMON_PYV_ABSENT;
-				continue;
-			}
-			if (all)
-				obj = locals[i];
-			else
-				bpf_probe_read_user(&obj, 8,
-						    (void *)(frame + targ_py.frame_localsplus + 8 * i));
-			py_value(obj, &fr->args[i], p);
-		}
+	py_bind(c, b);
+	for (__u32 i = 0; i < CMON_PY_MAX_ARGS; i++) {
+		if (i < fr->n_args)
+			py_param(b, i, &fr->args[i], p);
+		else
+			fr->args[i].kind = CMON_PYV_ABSENT;
 	}
 	mm = task->mm;
 	fr->rss = mm ? mm_rss_bytes(mm) : 0;
 	fr->vms = mm ? mm_vms_bytes(mm) : 0;
 	fr->ts = bpf_ktime_get_ns();
+	if (py_more_args(b, c->n, fr->ts, p))
+		fr->flags |= CMON_PY_FR_MORE;
 	ss->depth = d + 1;
-	return 0;
+	return fr->flags & CMON_PY_FR_NO_SLOT ? 1 : 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(cmon_py_exit)
+/* A return from stack slot SLOT with RET (NULL: an exception). */
+static __noinline int py_leave(__u64 slot, __u64 ret, __u64 ts, __u64 cookie)
 {
-	__u64 ts = bpf_ktime_get_ns();
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 slot = PT_REGS_SP(ctx) - 8; /* uretprobe: the return address is popped */
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct cmon_py_code_key key = { .pid = pid };
+	struct cmon_py_verdict_val *verdict;
 	struct cmon_py_stack *ss;
 	struct cmon_py_frame *fr;
 	struct cmon_py_proc *p;
-	__u64 ret = PT_REGS_RC(ctx);
-	struct cmon_py_verdict_val *verdict;
 	__u32 d;
 
 	ss = bpf_task_storage_get(&py_stacks, task, 0, 0);
@@ -656,7 +1304,7 @@ int BPF_KPROBE(cmon_py_exit)
 	p = bpf_map_lookup_elem(&py_procs, &pid);
 	if (!p)
 		return 0;
-	py_unwind(task, ss, slot, false, p, bpf_get_attach_cookie(ctx));
+	py_unwind(ss, slot, false, p, cookie);
 	if (!ss->depth)
 		return 0;
 	d = ss->depth - 1;
@@ -671,14 +1319,153 @@ int BPF_KPROBE(cmon_py_exit)
 	if (verdict && verdict->verdict == CMON_PY_SKIP) {
 		/* refused while it ran: counted with the calls user space
 		 * filtered (outside_focus is --py's "not selected") */
-		struct cmon_func_stats *st = py_stats(bpf_get_attach_cookie(ctx));
+		struct cmon_func_stats *st = py_stats(cookie);
 
 		if (st)
 			st->outside_focus++;
 		return 0;
 	}
-	py_emit(fr, PY_HOW(bpf_get_attach_cookie(ctx) & CMON_COOKIE_FUNC_MASK,
+	py_emit(fr, PY_HOW(cookie & CMON_COOKIE_FUNC_MASK,
 			   CMON_PY_RETURNED | (ret ? 0 : CMON_PY_EXCEPTION), d), ret, ts, p);
+	return 0;
+}
+
+/* Py_InitializeFromConfig's entry: a launched interpreter's start. */
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_start)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct cmon_py_proc *p = bpf_map_lookup_elem(&py_procs, &pid);
+
+	if (p && p->stop == PY_STOP_AT_START) {
+		p->stop = PY_STOP_AT_START + 1;
+		bpf_send_signal(CMON_SIGSTOP);
+	}
+	return 0;
+}
+
+/* ---- the evaluator ---- */
+
+static __always_inline int py_eval_enter(struct pt_regs *ctx, __u64 cookie)
+{
+	struct py_call c = { .frame = PT_REGS_PARM2(ctx), .tstate = PT_REGS_PARM1(ctx) };
+
+	if (bpf_probe_read_user(&c.code, 8, (void *)(c.frame + targ_py.frame_code)))
+		c.code = 0;
+	return py_enter(&c, PT_REGS_SP(ctx), cookie);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_entry)
+{
+	return py_eval_enter(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/* The evaluator's or the vectorcall entry's return (uretprobe): the
+ * return address is popped. */
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_exit)
+{
+	__u64 ts = bpf_ktime_get_ns();
+
+	return py_leave(PT_REGS_SP(ctx) - 8, PT_REGS_RC(ctx), ts, bpf_get_attach_cookie(ctx));
+}
+
+/* Both in one uprobe session: a call not selected gets no return probe,
+ * so the kernel's 64 nested ones go to selected calls only. */
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_eval)
+{
+	__u64 ts = bpf_ktime_get_ns();
+
+	if (bpf_session_is_return())
+		return py_leave(PT_REGS_SP(ctx) - 8, PT_REGS_RC(ctx), ts,
+				bpf_get_attach_cookie(ctx));
+	return py_eval_enter(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/* ---- the vectorcall entry (3.12+) ---- */
+
+static __always_inline int py_vc_enter(struct pt_regs *ctx, __u64 cookie)
+{
+	struct py_call c = { .func = PT_REGS_PARM1(ctx), .args = PT_REGS_PARM2(ctx),
+			     .nargs = PT_REGS_PARM3(ctx) & ~(1ull << 63),
+			     .kwnames = PT_REGS_PARM4(ctx) };
+
+	if (bpf_probe_read_user(&c.code, 8, (void *)(c.func + targ_py.func_code)))
+		c.code = 0;
+	return py_enter(&c, PT_REGS_SP(ctx), cookie);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_vc_entry)
+{
+	return py_vc_enter(ctx, bpf_get_attach_cookie(ctx));
+}
+
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_vc)
+{
+	__u64 ts = bpf_ktime_get_ns();
+
+	if (bpf_session_is_return())
+		return py_leave(PT_REGS_SP(ctx) - 8, PT_REGS_RC(ctx), ts,
+				bpf_get_attach_cookie(ctx));
+	return py_vc_enter(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/*
+ * A function object just made (the return of CPython's constructors): one
+ * whose code object is selected (or undecided) is announced to user space,
+ * which points it at the vectorcall entry and clears its version (so that
+ * no call site specializes to it: inlines it).  The process is stopped
+ * until then (CMON_PY_PROC_STOP_NEWFUNC): no call of it is missed.  (The
+ * kernel's bpf_probe_write_user would do it here, but a kernel locked
+ * down refuses it.)
+ */
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_newfunc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), func = PT_REGS_RC(ctx), code = 0;
+	__u32 pid = pid_tgid >> 32, verdict, stop;
+	struct cmon_py_func_rec *r;
+	struct cmon_py_proc *p;
+
+	if (!func)
+		return 0;
+	p = py_proc(task, pid);
+	if (!p || p->mode != CMON_PY_MODE_VECTORCALL || !task_wanted(task))
+		return 0;
+	if (p->stop == PY_STOP_AT_START) { /* no start probe fired: set up now */
+		p->stop = PY_STOP_AT_START + 1;
+		bpf_send_signal(CMON_SIGSTOP);
+	}
+	if (p->stop)
+		return 0;
+	if (bpf_probe_read_user(&code, 8, (void *)(func + targ_py.func_code)) || !code)
+		return 0;
+	verdict = py_decide(pid, code);
+	if (verdict == CMON_PY_SKIP)
+		return 0;
+	stop = !!(p->flags & CMON_PY_PROC_STOP_NEWFUNC);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		struct cmon_func_stats *st = py_stats(bpf_get_attach_cookie(ctx));
+
+		if (st)
+			st->lost_ringbuf++; /* a selected function not seen */
+		return 0;
+	}
+	r->type = CMON_REC_PY_FUNC;
+	r->pid = pid;
+	r->tid = (__u32)pid_tgid;
+	r->func = func;
+	r->code = code;
+	r->stopped = stop;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	if (stop)
+		bpf_send_signal(CMON_SIGSTOP);
 	return 0;
 }
 

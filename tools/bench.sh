@@ -8,8 +8,9 @@
 # sustained rate), bench_latency.sh (a 5 us function's latency as cmon
 # reports it, next to its untraced time, on every site class),
 # bench_attach.sh (attach and detach time for 10, 100 and 1,000 functions,
-# next to bpftrace), bench_python.py (--py: fib(25) traced, and untraced
-# while cmon is attached, next to its untraced time); and last, the goals table of issue 12, every figure
+# next to bpftrace), bench_python.py (--py: fib(25) per CPython of the
+# machine, untraced, under cProfile, with cmon attached and fib not
+# selected, and traced); and last, the goals table of issue 12, every figure
 # from this run.  Markdown on stdout, progress on stderr.  A measurement, not a test: misses are reported, never fatal.
 # A section that fails says so and the others still run.  Exits non-zero
 # only when something could not run.

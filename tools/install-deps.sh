@@ -28,7 +28,7 @@ test) # chromium: test_report.py renders the HTML report headless; pandas:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py)
-	pkgs="$pkgs prometheus python3-numpy python3-pandas chromium systemtap-sdt-dev python3.11 golang-go strace dwz" ;;
+	pkgs="$pkgs prometheus python3-numpy python3-pandas chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz" ;;
 esac
 missing=
 for p in $pkgs; do

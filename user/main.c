@@ -16,6 +16,7 @@
 #include "proc/launch.h"
 #include "probe/attach.h"
 #include "event/tracer.h"
+#include "output/callgroup.h"
 #include "output/writer.h"
 
 
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
 		uprobe_multi__disable();
 	if (getenv("CMON_NO_STAGING"))
 		tracer__disable_staging();
+	if (getenv("CMON_VIEW_HOLD_MAX") && atol(getenv("CMON_VIEW_HOLD_MAX")) > 0)
+		callgroups__set_default_max_held((size_t)atol(getenv("CMON_VIEW_HOLD_MAX")));
 	if (getenv("CMON_NO_SPOOL"))
 		tracer__disable_spool();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))

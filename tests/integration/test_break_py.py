@@ -1,5 +1,5 @@
-"""cmon break --py FUNC: a CPython 3.11 process stops when a Python function
-is entered (its first call too: matched by name in the kernel), cmon prints
+"""cmon break --py FUNC: a CPython process (3.11 to 3.13, each test once
+per interpreter, see pythons.py) stops when a Python function is entered (its first call too: matched by name in the kernel), cmon prints
 the call with its arguments by name and the Python stack (file:line of
 each caller), and resumes it as break does for C
 (tests/targets/py/breaks.py: outer(3) calls Grid().cell(i, i + 1), which
@@ -13,6 +13,7 @@ import time
 
 from cmonlib import ROOT, check, cmon, eq, kill_quietly, run, stderr_lines, target
 from test_break import Break, _state
+from pythons import DEBIAN, PYTHONS, matrix
 from test_python import CALLS, CALLS_OUT, PY, WORKER, _need_python, _Worker
 
 BREAKS = os.path.join(ROOT, "tests", "targets", "py", "breaks.py")
@@ -38,13 +39,12 @@ AREA_FROM_CELL = [_frame("area", 6), _frame("Grid.cell", 12), _frame("outer", 18
                   _frame("main", 23), _frame("<module>", 29)]
 
 
-def test_break_py_stops_at_first_call():
+def _stops_at_first_call(py):
     """The first call of Grid.cell (its code object never seen before)
     stops: the process is stopped while cmon waits, with the call's
     arguments and its callers printed; Enter resumes it."""
-    _need_python()
-    eq(run([PY, BREAKS])[:2], (7, BREAKS_OUT), "untraced run")
-    b = Break(["--py", "Grid.cell", "--", PY, BREAKS])
+    eq(run([py.path, BREAKS])[:2], (7, BREAKS_OUT), "untraced run")
+    b = Break(["--py", "Grid.cell", "--", py.path, BREAKS])
     try:
         b.wait_for("cmon: stop 1: ")
         m = re.search(r"cmon: stop 1: process (\d+) stopped in Grid\.cell \(%s:11\), "
@@ -67,12 +67,15 @@ def test_break_py_stops_at_first_call():
         b.kill()
 
 
-def test_break_py_count_resume_after():
+matrix(globals(), "test_break_py_stops_at_first_call", _stops_at_first_call)
+
+
+def _count_resume_after(py):
     """--count 3 --resume-after 0: area's three calls from Grid.cell stop,
-    its fourth (from main) does not; output and status unchanged."""
-    _need_python()
-    code, out, err = cmon(["break", "--py", "area", "--count", "3", "--resume-after", "0",
-                           "--", PY, BREAKS], input="")
+    its fourth (from main) does not; output and status unchanged; a glob
+    names it too."""
+    code, out, err = cmon(["break", "--py", "ar?a", "--count", "3", "--resume-after", "0",
+                           "--", py.path, BREAKS], input="")
     eq((code, out), (7, BREAKS_OUT), "status and output (%s)" % err)
     stops = _stops(err)
     eq(len(stops), 3, "three stops: %s" % err)
@@ -85,13 +88,15 @@ def test_break_py_count_resume_after():
     check("cmon: hits: 3, stops: 3" in err, err)
 
 
-def test_break_py_module_and_file_forms():
+matrix(globals(), "test_break_py_count_resume_after", _count_resume_after)
+
+
+def _module_and_file_forms(py):
     """module.func and FILE:qualname name a function's first call too."""
-    _need_python()
     for pattern in ("breaks.outer", "py.breaks.outer", "targets.py.breaks.outer",
                     "py/breaks.py:outer", "breaks.py:outer", BREAKS + ":outer"):
         code, out, err = cmon(["break", "--py", pattern, "--resume-after", "0", "--",
-                               PY, BREAKS], input="")
+                               py.path, BREAKS], input="")
         eq((code, out), (7, BREAKS_OUT), "%s: status and output (%s)" % (pattern, err))
         (row, frames), = _stops(err)
         check(row.endswith(" n=3"), "%s: outer(n=3): %r" % (pattern, row))
@@ -101,60 +106,65 @@ def test_break_py_module_and_file_forms():
     for pattern in ("other.outer", "reaks.outer", "s.py:outer", "breaks.py:oute",
                     "Grid.outer", "py:outer"):
         code, out, err = cmon(["break", "--py", pattern, "--resume-after", "0", "--",
-                               PY, BREAKS], input="")
+                               py.path, BREAKS], input="")
         eq((code, out), (7, BREAKS_OUT), "%s: status and output (%s)" % (pattern, err))
         check("cmon: stop" not in err and "cmon: hits: 0, stops: 0" in err,
               "%s: no stop: %s" % (pattern, err))
 
 
-def test_break_py_nothing_matches():
+matrix(globals(), "test_break_py_module_and_file_forms", _module_and_file_forms)
+
+
+def _nothing_matches(py):
     """Nothing named: the program runs to its end unchanged; with the most
-    forms the kernel takes (16: a name with 15 dots), too."""
-    _need_python()
-    for pattern in ("nosuch", "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p"):
-        t0 = time.monotonic()
-        code, out, err = cmon(["break", "--py", pattern, "--", PY, BREAKS], input="")
+    forms the kernel takes (32: a name with 31 dots), too."""
+    most = ".".join("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"[:32])
+    for pattern in ("nosuch", most):
+        code, out, err = cmon(["break", "--py", pattern, "--", py.path, BREAKS], input="")
         eq((code, out), (7, BREAKS_OUT), "the program ran to its end unchanged (%s)" % err)
         check("cmon: stop" not in err, err)
         check("cmon: hits: 0, stops: 0" in err, err)
-        check(time.monotonic() - t0 < 5, "loaded at once: %.1f s" % (time.monotonic() - t0))
-    code, out, err = cmon(["break", "--py", "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q", "--", PY, BREAKS])
-    eq((code, out), (1, ""), "17 forms: " + err)
+        check("cmon: --py patterns that matched no function: %s\n" % pattern in err, err)
+    code, out, err = cmon(["break", "--py", most + ".x", "--", py.path, BREAKS])
+    eq((code, out), (1, ""), "33 forms: " + err)
     eq(len(stderr_lines(err)), 1, err)
-    check("too many names for break" in err, err)
+    check("too many forms" in err, err)
+
+
+matrix(globals(), "test_break_py_nothing_matches", _nothing_matches)
 
 
 def test_break_py_errors():
     code, out, err = cmon(["break", "--py", "tick", "--", target("watch"), "calls", "1"])
     eq(code, 1, "not a Python interpreter")
     eq(out, "", "the program did not run")
-    eq(stderr_lines(err), ["cmon: --py: %s is not a CPython 3.11 interpreter (no "
-                           "_PyEval_EvalFrameDefault symbol)" % target("watch")], err)
-    code, out, err = cmon(["break", "--py", "ar*", "--", PY, BREAKS])
-    eq((code, out), (2, ""), "a glob: " + err)
+    eq(stderr_lines(err), ["cmon: --py: %s: not a CPython interpreter (no _PyRuntime symbol)"
+                           % target("watch")], err)
+    code, out, err = cmon(["break", "--py", "ar[ab]a", "--", PY, BREAKS])
+    eq((code, out), (2, ""), "a [set]: " + err)
     eq(len(stderr_lines(err)), 1, err)
-    check("a name, not a glob" in err, err)
+    check("globs with '*' and '?' only" in err, err)
     code, out, err = cmon(["break", "--py", "area", "--if", "w == 1", "--", PY, BREAKS])
     eq((code, out), (2, ""), "--if with --py: " + err)
     eq(len(stderr_lines(err)), 1, err)
     check("--if is for --func" in err, err)
     code, out, err = cmon(["break", "--help"])
     eq(code, 0, "help")
-    check(re.search(r"^      --py PATTERN +a Python function of a CPython 3\.11", out, re.M)
-          and "cmon break (-p PID | -- python3.11 ARGS...) --py FUNC" in out, out)
+    check(re.search(r"^      --py PATTERN +a Python function of a CPython 3\.11-3\.13", out, re.M)
+          and "cmon break (-p PID | -- python3 ARGS...) --py FUNC" in out, out)
 
 
-def test_break_py_attach_sigint_resumes_and_restores():
+def _attach_sigint(py):
     """-p: a generator's call stops (its caller is the generator
-    expression); SIGINT while it is stopped resumes it, and eval_frame is
-    the process's own again."""
-    w = _Worker()
+    expression); SIGINT while it is stopped resumes it, and what cmon
+    wrote is the process's own again."""
+    w = _Worker(py)
     b = None
     try:
-        eq(w.cmd("eval"), "eval 0x0", "no hook before cmon")
+        eq(w.written(), w.pristine(), "nothing written before cmon")
         b = Break(["-p", str(w.pid), "--py", "step"])
         b.wait_for("cmon: attached ")
-        check(w.cmd("eval") != "eval 0x0", "the hook is set while cmon runs")
+        check(w.written() != w.pristine(), "written while cmon runs")
         w.p.stdin.write("run\n")
         w.p.stdin.flush()
         b.wait_for("cmon: stop 1: ")
@@ -164,13 +174,13 @@ def test_break_py_attach_sigint_resumes_and_restores():
         eq([f.split(" (")[0] for f in frames], ["step", "wait.<locals>.<genexpr>", "wait", "main",
                                                  "<module>"],
            "step, the generator expression, wait, main, the module")
-        check(frames[1].endswith("%s:61)" % WORKER) and frames[2].endswith("%s:61)" % WORKER),
+        check(frames[1].endswith("%s:82)" % WORKER) and frames[2].endswith("%s:82)" % WORKER),
               "the generator and wait at the line of the call: %s" % frames)
         b.p.send_signal(signal.SIGINT)
         eq(w.p.stdout.readline().strip(), "run 30", "resumed: it went on")
         eq(b.finish()[0], 0, "cmon's status: %s" % b.stderr)
         check("cmon: resumed process %d" % w.pid in b.stderr, b.stderr)
-        eq(w.cmd("eval"), "eval 0x0", "eval_frame restored")
+        eq(w.written(), w.pristine(), "taken back")
         eq(w.cmd("run"), "run 30", "runs as before")
     finally:
         if b:
@@ -178,6 +188,9 @@ def test_break_py_attach_sigint_resumes_and_restores():
             os.kill(w.pid, signal.SIGCONT)  # a SIGKILL'd cmon leaves it stopped
         if w.p.poll() is None:
             w.quit()
+
+
+matrix(globals(), "test_break_py_attach_sigint_resumes_and_restores", _attach_sigint)
 
 
 PARENT = r"""
@@ -202,14 +215,12 @@ print("stops %d exit %d" % (stops, os.waitstatus_to_exitcode(st)), flush=True)
 """
 
 
-def test_break_py_parent_sees_only_the_stops():
+def _parent_sees_only_the_stops(py):
     """A parent waiting with WUNTRACED sees exactly the --count stops: no
-    call of a function the pattern does not name (nor step's first call,
-    before cmon named its code object) stops the process, and setting the
-    hook on a running process is a ptrace stop, which the parent never
-    sees."""
-    _need_python()
-    parent = subprocess.Popen([PY, "-c", PARENT, PY, WORKER], stdin=subprocess.PIPE,
+    call of a function the pattern does not name stops the process, and
+    what cmon writes into a running process is written in a ptrace stop,
+    which the parent never sees."""
+    parent = subprocess.Popen([py.path, "-c", PARENT, py.path, WORKER], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     b = None
     try:
@@ -234,6 +245,9 @@ def test_break_py_parent_sees_only_the_stops():
             parent.wait()
 
 
+matrix(globals(), "test_break_py_parent_sees_only_the_stops", _parent_sees_only_the_stops)
+
+
 def test_break_py_sigterm_leaves_it_running():
     _need_python()
     b = Break(["--py", "area", "--", PY, BREAKS])
@@ -252,14 +266,14 @@ def test_break_py_sigterm_leaves_it_running():
             kill_quietly(pid)
 
 
-def test_break_py_generator_resumes():
+def _generator_resumes(py):
     """A generator stops at its call and at each resume (as trace --py
-    records each), shown where it stands: its def line until it first
-    runs, then the yield it resumes from (calls.py: gen(3) at line 29,
-    `yield i` at 31, called from main at 39)."""
-    _need_python()
-    code, out, err = cmon(["break", "--py", "gen", "--count", "4", "--resume-after", "0",
-                           "--", PY, CALLS], input="")
+    records each; 3.12+ with --py-resumes), shown where it stands: its def
+    line until it first runs, then the yield it resumes from (calls.py:
+    gen(3) at line 29, `yield i` at 31, called from main at 39)."""
+    code, out, err = cmon(["break", "--py", "gen", "--count", "4", "--resume-after", "0"] +
+                          (["--py-resumes"] if py.vectorcall else []) +
+                          ["--", py.path, CALLS], input="")
     eq((code, out), (0, CALLS_OUT), "status and output (%s)" % err)
     stops = _stops(err)
     eq([row.split()[-1] for row, _ in stops], ["n=3"] * 4, "gen(n=3) each time")
@@ -267,3 +281,52 @@ def test_break_py_generator_resumes():
        ["gen (%s:%d)" % (CALLS, line) for line in (29, 29, 31, 31)], "where gen stands")
     eq({tuple(frames[1:]) for _, frames in stops},
        {("main (%s:39)" % CALLS, "<module> (%s:45)" % CALLS)}, "its callers")
+
+
+matrix(globals(), "test_break_py_generator_resumes", _generator_resumes)
+
+
+def test_break_py_ctrl_c_leaves_the_program():
+    """Ctrl-C on the terminal while cmon waits at a stop: cmon's alone (the
+    program it launched has a process group of its own), which resumes the
+    program and detaches; the program runs on to its own end (no
+    KeyboardInterrupt), and cmon's status says it was interrupted (130)."""
+    import pty
+    import select
+    from cmonlib import CMON
+    _need_python()
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execv(CMON, [CMON, "break", "--py", "area", "--", PY, BREAKS])
+        finally:
+            os._exit(127)
+    text = b""
+    sent = False
+    end = time.monotonic() + 30
+    try:
+        while time.monotonic() < end:
+            r, _, _ = select.select([fd], [], [], 0.2)
+            if r:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:  # every writer of the terminal gone
+                    break
+                if not chunk:
+                    break
+                text += chunk
+            if not sent and b"press Enter to resume" in text:
+                time.sleep(0.2)
+                os.write(fd, b"\x03")  # the terminal's Ctrl-C
+                sent = True
+        _, st = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+        kill_quietly(pid)
+    out = text.decode(errors="replace").replace("\r\n", "\n")
+    check(sent, "the stop was shown: %s" % out)
+    eq(os.waitstatus_to_exitcode(st), 130, "cmon's status: interrupted (%s)" % out)
+    m = re.search(r"cmon: Interrupt: process (\d+) goes on untraced\n", out)
+    check(m, out)
+    check("KeyboardInterrupt" not in out, "the program was not interrupted: %s" % out)
+    check(re.search(r"^8\n10\.0$", out, re.M), "it ran on to its end: %s" % out)

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "python/cpython.h"
+#include <fnmatch.h>
+#include <stdlib.h>
+#include "python/pycode.h"
 
 struct match_case {
 	const char *pattern, *qualname, *filename;
@@ -56,7 +58,7 @@ static void test_matches(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct match_case *c = &cases[i];
-		bool got = pytrace__pattern_matches(c->pattern, c->qualname, c->filename);
+		bool got = pycode__matches(c->pattern, c->qualname, c->filename);
 
 		if (got != c->match)
 			fail_msg("case %zu: '%s' vs %s in %s: expected %d, got %d", i, c->pattern,
@@ -65,17 +67,20 @@ static void test_matches(void **state)
 }
 
 /*
- * cmon break --py: the rows a pattern compiles to, read by the rule
- * cmon_abi.h gives for cmon_py_break_pat (python.bpf.h's py_break_match
- * applies it in the kernel), select what pytrace__pattern_matches selects,
- * for every pattern of the table without a glob.
+ * The rows a pattern compiles to, read by the rule cmon_abi.h gives for
+ * cmon_py_pat (python.bpf.h's py_pat_row applies it in the kernel: '*'
+ * and '?' globs, fnmatch here), select what pycode__matches selects, for
+ * every pattern of the table (a USER row: undecided, user space decides).
  */
-static bool row_matches(const struct cmon_py_break_pat *m, const char *qual, const char *file)
+static bool row_matches(const struct cmon_py_pat *m, const char *qual, const char *file)
 {
 	size_t fl = m->file_len, flen = strlen(file), off;
-	bool module = m->flags & CMON_PY_BREAK_MODULE;
+	bool module = m->flags & CMON_PY_PAT_MODULE;
+	char pat[CMON_PY_QUALNAME_MAX];
 
-	if (strlen(qual) != m->qual_len || memcmp(qual, m->qualname, m->qual_len))
+	memcpy(pat, m->qualname, m->qual_len);
+	pat[m->qual_len] = 0;
+	if (m->flags & CMON_PY_PAT_GLOB ? fnmatch(pat, qual, 0) != 0 : strcmp(pat, qual) != 0)
 		return false;
 	if (!fl)
 		return true;
@@ -93,67 +98,71 @@ static bool row_matches(const struct cmon_py_break_pat *m, const char *qual, con
 	return true;
 }
 
-static void test_break_rows(void **state)
+static void test_rows(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct match_case *c = &cases[i];
-		const struct cmon_py_break_pat *rows;
-		struct pytrace *pt;
+		struct cmon_py_pat *rows = NULL;
 		unsigned n = 0;
-		bool got = false;
+		bool got = false, user = false;
 
-		if (strpbrk(c->pattern, "*?[\\"))
-			continue; /* break refuses globs */
-		pt = pytrace__new(&c->pattern, 1, 0);
-		assert_non_null(pt);
-		assert_int_equal(pytrace__break_pats(pt, &rows, &n), 0);
+		assert_int_equal(pycode__rows(&c->pattern, 1, false, &rows, &n), 0);
 		assert_true(n >= 1);
-		for (unsigned k = 0; k < n; k++)
-			got = got || row_matches(&rows[k], c->qualname, c->filename);
-		if (got != c->match)
-			fail_msg("case %zu: break '%s' vs %s in %s: expected %d, got %d", i,
+		for (unsigned k = 0; k < n; k++) {
+			if (rows[k].flags & CMON_PY_PAT_USER)
+				user = true;
+			else
+				got = got || row_matches(&rows[k], c->qualname, c->filename);
+		}
+		if (!user && got != c->match)
+			fail_msg("case %zu: rows of '%s' vs %s in %s: expected %d, got %d", i,
 				 c->pattern, c->qualname, c->filename, c->match, got);
-		pytrace__free(pt);
+		if (user && got && !c->match)
+			fail_msg("case %zu: rows of '%s' select %s in %s", i, c->pattern, c->qualname,
+				 c->filename);
+		free(rows);
 	}
 }
 
-/* Rows the kernel could not compare are refused (one error line). */
-static void test_break_limits(void **state)
+/* Rows the kernel could not compare are refused for break (one error
+ * line), left to user space otherwise. */
+static void test_row_limits(void **state)
 {
-	const char *ok = "a.b.c", *many = "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q", *nofile = ":f";
-	const struct cmon_py_break_pat *rows;
-	struct pytrace *pt;
+	const char *ok = "a.b.c", *many = "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g";
+	const char *nofile = ":f", *set = "f[ab]";
+	struct cmon_py_pat *rows = NULL;
 	char longname[200];
 	const char *lp = longname;
 	unsigned n;
 
 	(void)state;
-	pt = pytrace__new(&ok, 1, 0);
-	assert_int_equal(pytrace__break_pats(pt, &rows, &n), 0);
+	assert_int_equal(pycode__rows(&ok, 1, true, &rows, &n), 0);
 	assert_int_equal(n, 3); /* a.b.c; b.c of module a; c of module a.b */
-	assert_int_equal(rows[2].flags, CMON_PY_BREAK_MODULE);
+	assert_int_equal(rows[2].flags, CMON_PY_PAT_MODULE);
 	assert_string_equal(rows[2].file, "a.b.py");
 	assert_string_equal(rows[2].qualname, "c");
-	pytrace__free(pt);
-	pt = pytrace__new(&many, 1, 0);
-	assert_int_equal(pytrace__break_pats(pt, &rows, &n), -EINVAL);
-	pytrace__free(pt);
-	pt = pytrace__new(&nofile, 1, 0);
-	assert_int_equal(pytrace__break_pats(pt, &rows, &n), -EINVAL);
-	pytrace__free(pt);
+	free(rows);
+	assert_int_equal(pycode__rows(&many, 1, true, &rows, &n), -EINVAL);
+	assert_int_equal(pycode__rows(&many, 1, false, &rows, &n), 0);
+	assert_int_equal(rows[n - 1].flags, CMON_PY_PAT_USER);
+	free(rows);
+	assert_int_equal(pycode__rows(&nofile, 1, false, &rows, &n), -EINVAL);
+	assert_int_equal(pycode__rows(&set, 1, true, &rows, &n), -EINVAL);
+	assert_int_equal(pycode__rows(&set, 1, false, &rows, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].flags, CMON_PY_PAT_USER);
+	free(rows);
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = 0;
-	pt = pytrace__new(&lp, 1, 0);
-	assert_int_equal(pytrace__break_pats(pt, &rows, &n), -EINVAL);
-	pytrace__free(pt);
+	assert_int_equal(pycode__rows(&lp, 1, true, &rows, &n), -EINVAL);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_matches),
-					    cmocka_unit_test(test_break_rows),
-					    cmocka_unit_test(test_break_limits) };
+					    cmocka_unit_test(test_rows),
+					    cmocka_unit_test(test_row_limits) };
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include "core/hmap.h"
 #include "output/writer.h"
+#include "output/callgroup.h"
 
 struct fake {
 	struct call_record rec;
@@ -114,10 +115,10 @@ static void test_hold_bound_cuts(void **state)
 	struct writer *w;
 
 	(void)state;
-	setenv("CMON_VIEW_HOLD_MAX", "2", 1);
+	callgroups__set_default_max_held(2);
 	out = open_memstream(&buf, &len);
 	w = writer__new(OUT_TREE, out);
-	unsetenv("CMON_VIEW_HOLD_MAX");
+	callgroups__set_default_max_held(CALLGROUP_MAX_HELD_DEFAULT);
 	fake(&f[0], 10, "c", 2, 300, 10, "3", "3", CALL_OK);
 	fake(&f[1], 10, "b", 1, 200, 100, "2", "2", CALL_OK);
 	fake(&f[2], 10, "a", 0, 100, 1000, "1", "1", CALL_NORETURN);

@@ -250,7 +250,7 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		err = funcpattern__parse(PY_EVAL_FUNC, &g->patterns[g->n_patterns]);
 		if (!err)
 			g->n_patterns++;
-		g->py = err ? NULL : pytrace__new((const char *const *)s->py, s->n_py, 0);
+		g->py = err ? NULL : pytrace__new((const char *const *)s->py, s->n_py, 0, false);
 		if (!err && !g->py)
 			err = -ENOMEM;
 		if (!err)
@@ -290,9 +290,12 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		pl.calib = probe_calib__host();
 	}
 	if (!err && g->py) {
-		g->py_func = pytrace__mark(g->set);
-		g->pp = pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
-		if (!g->pp)
+		long id = pytrace__mark(g->py, g->set);
+
+		err = id < 0 ? (int)id : 0;
+		g->py_func = id < 0 ? 0 : (uint32_t)id;
+		g->pp = err ? NULL : pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
+		if (!err && !g->pp)
 			err = -ENOMEM;
 		pl.py = g->py;
 		pl.ops.py_call = on_py_call;

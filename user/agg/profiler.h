@@ -69,6 +69,7 @@ struct func_profile {
 	uint64_t arg_hist[HIST_ARG_NBUCKETS]; /* log2 (or linear) of hist_arg */
 	uint64_t arg_overflow;     /* linear: values beyond the last bucket */
 	uint64_t filtered;         /* --if was false: not in calls */
+	uint64_t self_sum_ns;      /* --py: latency less the traced callees' (0: not known) */
 };
 
 /* Returns NULL and sets errno. */

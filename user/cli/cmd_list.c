@@ -5,6 +5,8 @@
  * calibration functions, probe/calib.h), and how returns are observed.
  * Attaches nothing to the target.
  */
+#include "python/cpython.h"
+#include "python/pycode.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +148,85 @@ static void print_lines(const struct probe_set *s)
 	debuginfo__free(di);
 }
 
+/* list --py: the Python functions a process has. */
+struct py_list {
+	const struct cmd_opts *o;
+	struct py_code **codes;
+	size_t n, cap;
+};
+
+static int keep_code(void *ctx, const struct py_code *c)
+{
+	struct py_list *pl = ctx;
+	struct py_code *copy;
+	bool want = !pl->o->n_funcs;
+
+	for (size_t i = 0; i < pl->o->n_funcs && !want; i++)
+		want = pycode__matches(pl->o->funcs[i], c->qualname, c->filename);
+	if (!want)
+		return 0;
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? 2 * pl->cap : 64;
+		struct py_code **v = realloc(pl->codes, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pl->codes = v;
+		pl->cap = cap;
+	}
+	copy = calloc(1, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	*copy = *c;
+	copy->qualname = strdup(c->qualname);
+	copy->filename = strdup(c->filename);
+	for (unsigned k = 0; k < c->n_names; k++)
+		copy->names[k] = c->names[k] ? strdup(c->names[k]) : NULL;
+	pl->codes[pl->n++] = copy;
+	return copy->qualname && copy->filename ? 0 : -ENOMEM;
+}
+
+static int cmp_codes(const void *a, const void *b)
+{
+	const struct py_code *x = *(struct py_code *const *)a, *y = *(struct py_code *const *)b;
+	int d = strcmp(x->filename, y->filename);
+
+	return d ? d : x->firstlineno != y->firstlineno ? (x->firstlineno < y->firstlineno ? -1 : 1)
+			    : strcmp(x->qualname, y->qualname);
+}
+
+static int list_python(const struct cmd_opts *o)
+{
+	struct py_list pl = { .o = o };
+	int err = 0;
+
+	if (o->n_pids != 1 || o->cmd || o->binary) {
+		log_error("list --py: the functions of one running process: -p PID");
+		return -EINVAL;
+	}
+	err = pytrace__list_functions(o->pids[0], keep_code, &pl);
+	if (!err && pl.n)
+		qsort(pl.codes, pl.n, sizeof(*pl.codes), cmp_codes);
+	if (!err)
+		printf("%-40s %-50s %s\n", "FUNCTION", "FILE:LINE", "PARAMETERS");
+	for (size_t i = 0; !err && i < pl.n; i++) {
+		const struct py_code *c = pl.codes[i];
+		char where[4096];
+
+		snprintf(where, sizeof(where), "%s:%d", c->filename, c->firstlineno);
+		printf("%-40s %-50s (", c->qualname, where);
+		for (unsigned k = 0; k < c->n_names; k++)
+			printf("%s%s", k ? ", " : "", c->names[k] ? c->names[k] : "?");
+		printf(")%s\n", pycode__is_generator(c) ? " generator" : "");
+	}
+	if (!err)
+		printf("\n%zu function%s\n", pl.n, pl.n == 1 ? "" : "s");
+	for (size_t i = 0; i < pl.n; i++)
+		pycode__free(pl.codes[i]);
+	free(pl.codes);
+	return err;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct cmd_opts o = {};
@@ -159,6 +240,10 @@ int cmd_list(int argc, char **argv)
 	if (err >= 0)
 		return err;
 	err = 0;
+	if (o.py_list) {
+		err = list_python(&o);
+		goto cleanup;
+	}
 	pats = calloc(o.n_funcs ? o.n_funcs : 1, sizeof(*pats));
 	if (!pats) {
 		err = -ENOMEM;

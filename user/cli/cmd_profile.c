@@ -39,7 +39,7 @@
 struct prof_row {
 	uint32_t func_id, pid;
 	uint64_t calls, returns, noreturn, lost, filtered;
-	uint64_t total, min, max, mean, p50, p90, p99, p999;
+	uint64_t total, self, min, max, mean, p50, p90, p99, p999;
 	int64_t rss_growth;
 	uint64_t arg_hist[HIST_ARG_NBUCKETS];
 	uint64_t arg_overflow;
@@ -105,6 +105,7 @@ static int collect(void *ctx, const struct func_profile *fp)
 		row->min = fp->lat_min_ns;
 		row->max = fp->lat_max_ns;
 		row->total = fp->lat_sum_ns;
+		row->self = fp->self_sum_ns;
 		row->mean = row->total / fp->returns;
 		/* A bucket midpoint can lie past what was seen: the true
 		 * percentile is within [min, max], so clamping only helps. */
@@ -206,6 +207,13 @@ static void fmt_bytes(char *buf, size_t size, int64_t b)
 		 v, units[u]);
 }
 
+static void put_escaped(struct profile_run *r, const char *s, bool json)
+{
+	strbuf__reset(&r->sb);
+	if ((json ? json_escape : csv_escape)(&r->sb, s) == 0)
+		fwrite(r->sb.buf, 1, r->sb.len, r->ses.out);
+}
+
 /* A name as a person reads it: control bytes shown as '?'. */
 static void put_name(FILE *f, const char *s, int width)
 {
@@ -284,6 +292,51 @@ static void text_hist(struct profile_run *r, const struct prof_row *row)
 		fputs("  (no values)\n", r->ses.out);
 }
 
+struct edge_out {
+	struct profile_run *r;
+	bool json, first;
+};
+
+static void put_edge(void *ctx, uint32_t other, uint64_t calls, uint64_t total_ns)
+{
+	struct edge_out *e = ctx;
+	FILE *f = e->r->ses.out;
+
+	if (e->json) {
+		fputs(e->first ? "{\"func\":" : ",{\"func\":", f);
+		put_escaped(e->r, func_name(e->r, other), true);
+		fputs(",\"module\":", f);
+		put_escaped(e->r, func_module(e->r, other), true);
+		fprintf(f, ",\"calls\":%llu,\"total_ns\":%llu}", (unsigned long long)calls,
+			(unsigned long long)total_ns);
+	} else {
+		char t[24];
+
+		fmt_ns(t, sizeof(t), total_ns);
+		fputs(e->first ? " " : ", ", f);
+		put_name(f, func_name(e->r, other), 0);
+		fprintf(f, " %llu (%s)", (unsigned long long)calls, t);
+	}
+	e->first = false;
+}
+
+/* --py --callers: each function's callers and callees among the selected
+ * ones, with the calls and their time. */
+static void text_edges(struct profile_run *r, const struct prof_row *row)
+{
+	struct edge_out e = { .r = r };
+
+	fputc('\n', r->ses.out);
+	put_name(r->ses.out, func_name(r, row->func_id), 0);
+	fprintf(r->ses.out, " (%s)\n  callers:", func_module(r, row->func_id));
+	e.first = true;
+	pyprof__edges(r->pp, row->func_id, true, put_edge, &e);
+	fputs(e.first ? " -\n  callees:" : "\n  callees:", r->ses.out);
+	e.first = true;
+	pyprof__edges(r->pp, row->func_id, false, put_edge, &e);
+	fputs(e.first ? " -\n" : "\n", r->ses.out);
+}
+
 static void text_report(struct profile_run *r, double elapsed, bool final)
 {
 	const struct cmd_opts *o = &r->opts;
@@ -306,10 +359,15 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 	put_name(r->ses.out, "FUNCTION", w);
 	if (o->per_pid)
 		fprintf(r->ses.out, " %8s", "PID");
-	fprintf(r->ses.out, " %10s %9s %9s %9s %9s %9s %9s %9s %9s %10s %7s %6s", "CALLS", "TOTAL",
-		"MEAN", "MIN", "P50", "P90", "P99", "P99.9", "MAX", "RSS+", "NORET", "LOST");
+	fprintf(r->ses.out, " %10s %9s", "CALLS", "TOTAL");
+	if (r->pp)
+		fprintf(r->ses.out, " %9s", "SELF");
+	fprintf(r->ses.out, " %9s %9s %9s %9s %9s %9s %9s %10s %7s %6s", "MEAN", "MIN", "P50",
+		"P90", "P99", "P99.9", "MAX", "RSS+", "NORET", "LOST");
 	if (o->if_expr)
 		fprintf(r->ses.out, " %10s", "FILTERED");
+	if (r->pp)
+		fprintf(r->ses.out, " %s", "MODULE");
 	fputc('\n', r->ses.out);
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct prof_row *row = &r->rows[i];
@@ -334,13 +392,41 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 			else
 				fprintf(r->ses.out, " %8s", "?");
 		}
-		fprintf(r->ses.out, " %10llu %9s %9s %9s %9s %9s %9s %9s %9s %10s %7llu %6llu",
-			(unsigned long long)row->calls, t[0], t[1], t[2], t[3], t[4], t[5], t[6],
-			t[7], rss, (unsigned long long)row->noreturn, (unsigned long long)row->lost);
+		fprintf(r->ses.out, " %10llu %9s", (unsigned long long)row->calls, t[0]);
+		if (r->pp) {
+			char self[24];
+
+			if (row->returns)
+				fmt_ns(self, sizeof(self), row->self);
+			else
+				snprintf(self, sizeof(self), "-");
+			fprintf(r->ses.out, " %9s", self);
+		}
+		fprintf(r->ses.out, " %9s %9s %9s %9s %9s %9s %9s %10s %7llu %6llu", t[1], t[2],
+			t[3], t[4], t[5], t[6], t[7], rss, (unsigned long long)row->noreturn,
+			(unsigned long long)row->lost);
 		if (o->if_expr)
 			fprintf(r->ses.out, " %10llu", (unsigned long long)row->filtered);
+		if (r->pp) {
+			/* the file (its folder too: a package's module) and the def
+			 * line: which function of that name it is */
+			const char *m = func_module(r, row->func_id), *base = m;
+
+			for (const char *c = m, *last = NULL; *c; c++) {
+				if (*c != '/')
+					continue;
+				if (last)
+					base = last + 1;
+				last = c;
+			}
+			fputc(' ', r->ses.out);
+			put_name(r->ses.out, base, 0);
+		}
 		fputc('\n', r->ses.out);
 	}
+	if (r->pp && o->callers)
+		for (size_t i = 0; i < r->n_rows; i++)
+			text_edges(r, &r->rows[i]);
 	if (o->hist_arg >= 0)
 		for (size_t i = 0; i < r->n_rows; i++)
 			text_hist(r, &r->rows[i]);
@@ -353,12 +439,7 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 	"mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,rss_growth_bytes,arg_hist,"           \
 	"arg_out_of_range,filtered,ts_ns\r\n"
 
-static void put_escaped(struct profile_run *r, const char *s, bool json)
-{
-	strbuf__reset(&r->sb);
-	if ((json ? json_escape : csv_escape)(&r->sb, s) == 0)
-		fwrite(r->sb.buf, 1, r->sb.len, r->ses.out);
-}
+
 
 /* The non-empty buckets, LOW..HIGH=COUNT separated by ';' (CSV) or as
  * [{"low":..,"high":..,"count":..}...] (JSON). */
@@ -494,8 +575,30 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 		} else {
 			fputs(",\"arg_hist\":null", r->ses.out);
 		}
+		if (r->pp) {
+			struct edge_out e = { .r = r, .json = true, .first = true };
+
+			if (row->returns)
+				fprintf(r->ses.out, ",\"self_ns\":%llu", (unsigned long long)row->self);
+			else
+				fputs(",\"self_ns\":null", r->ses.out);
+			fputs(",\"callers\":[", r->ses.out);
+			pyprof__edges(r->pp, row->func_id, true, put_edge, &e);
+			fputs("],\"callees\":[", r->ses.out);
+			e.first = true;
+			pyprof__edges(r->pp, row->func_id, false, put_edge, &e);
+			fputc(']', r->ses.out);
+		}
 		fprintf(r->ses.out, ",\"ts_ns\":%llu}\n", (unsigned long long)wall);
 	}
+}
+
+static void add_lost(void *ctx, uint32_t pid, const char *qualname, const char *where,
+		     uint64_t n)
+{
+	struct profile_run *r = ctx;
+
+	pyprof__add_lost(r->pp, pid, qualname, where, n);
 }
 
 /* Read the kernel's aggregates and print one report.  0 or -errno. */
@@ -505,6 +608,11 @@ static int report(struct profile_run *r, bool final)
 	int err;
 
 	r->n_rows = 0;
+	if (r->pp) {
+		/* per function: the kernel counts what it lost by code object */
+		pyprof__clear_lost(r->pp);
+		pytrace__each_lost(r->py, add_lost, r);
+	}
 	err = r->pp ? pyprof__read(r->pp, collect, r) : profiler__read(r->prof, collect, r);
 	if (err) {
 		log_error("reading the profile: %s", strerror(err < 0 ? -err : err));
@@ -568,24 +676,37 @@ static int on_py_call(void *ctx, const struct cmon_py_rec *rec, struct call_reco
 	return n > 0 && pyprof__add(r->pp, cr) ? -ENOMEM : 0;
 }
 
-/* --py: the processes must run CPython 3.11; the trace programs' Python
- * probes, their records summed in user space.  0 or -errno. */
-static int setup_python(struct profile_run *r)
+/* --py: the processes must run a CPython cmon knows, checked before the
+ * evaluator's pattern is resolved in them (a CPython older than 3.11 is
+ * named, not "no function matches").  0 or -errno. */
+static int prepare_python(struct profile_run *r)
 {
-	struct pipeline_opts po = { .tracer.max_depth = -1,
-				    .ops = { .py_call = on_py_call, .ctx = r } };
 	int err = 0;
 
-	r->py = pytrace__new(r->opts.py, r->opts.n_py, 0);
-	if (!r->py)
+	r->py = pytrace__new(r->opts.py, r->opts.n_py, 0, r->opts.py_resumes);
+	if (!r->py) {
+		log_error("out of memory");
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < r->opts.n_pids && !err; i++)
 		err = pytrace__add_process(r->py, r->opts.pids[i], NULL, false);
 	if (!err && r->ses.launched)
 		err = pytrace__add_process(r->py, r->ses.launch.pid, r->ses.launch_path, true);
-	if (err)
-		return err;
-	r->py_func = pytrace__mark(r->set);
+	return err;
+}
+
+/* --py: the trace programs' Python probes, their records summed in user
+ * space.  0 or -errno. */
+static int setup_python(struct profile_run *r)
+{
+	struct pipeline_opts po = { .tracer.max_depth = -1,
+				    .ops = { .py_call = on_py_call, .ctx = r } };
+	long id = pytrace__mark(r->py, r->set);
+	int err;
+
+	if (id < 0)
+		return (int)id;
+	r->py_func = (uint32_t)id;
 	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
 	if (!r->pp)
 		return -ENOMEM;
@@ -616,6 +737,11 @@ static int setup(struct profile_run *r)
 	if (err)
 		return err;
 
+	if (r->opts.n_py) {
+		err = prepare_python(r);
+		if (err)
+			return err;
+	}
 	session__resolve_opts(&r->ses, &ro);
 	ro.ret_choice = r->opts.ret_choice;
 	err = probe_set__resolve(&ro, &r->set);
@@ -793,6 +919,8 @@ int cmd_profile(int argc, char **argv)
 		if (r.opts.if_expr)
 			fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
 				(unsigned long long)filtered);
+		if (r.py)
+			session__say_unmatched_py(&r.ses, r.py);
 		struct profiler_losses why;
 		char buf[512];
 

@@ -43,6 +43,7 @@ struct trace_run {
 	struct pytrace *py; /* --py */
 	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
 	uint64_t lost_uret; /* returns nested past the kernel's uretprobes (report) */
+	uint64_t py_nested; /* Python calls lost nested past 64 (returns, cmon's stack) */
 	const struct render_cols **csv_funcs; /* CSV: each function's columns */
 	const char **func_names;  /* -o %f */
 	/* The router's sinks: trace's writers, or capture's stores */
@@ -304,10 +305,14 @@ static int py_break_stop(struct trace_run *r, const struct cmon_py_rec *rec,
 	if (r->stops_seen + 1 >= r->opts.break_count)
 		tracer__detach_probes(r->tracer);
 	/* "qualname (file:line)" */
-	snprintf(where, sizeof(where), "%s (%s)", cr ? cr->func : PY_EVAL_FUNC,
-		 cr ? cr->module : "?");
-	breakpoint__stopped((pid_t)rec->pid, rec->tid, where,
-			    pytrace__eval_func(r->py, (pid_t)rec->pid), ++r->stops_seen);
+	{
+		uint64_t at;
+		const char *way = pytrace__way(r->py, (pid_t)rec->pid, &at);
+
+		snprintf(where, sizeof(where), "%s (%s)", cr ? cr->func : way,
+			 cr ? cr->module : "?");
+		breakpoint__stopped((pid_t)rec->pid, rec->tid, where, at, ++r->stops_seen);
+	}
 	return err;
 }
 
@@ -329,7 +334,7 @@ static int on_py_call(void *ctx, const struct cmon_py_rec *rec, struct call_reco
 	return emit(r, cr, r->py_func);
 }
 
-/* --py: the processes must run CPython 3.11; the evaluator's probe is
+/* --py: the processes must run a CPython cmon knows; the evaluator's probe is
  * the Python programs'.  0 or -errno after one error line. */
 static int py_prepare(struct trace_run *r)
 {
@@ -341,7 +346,7 @@ static int py_prepare(struct trace_run *r)
 		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --binary");
 		return -EINVAL;
 	}
-	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen);
+	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen, r->opts.py_resumes);
 	if (!r->py) {
 		log_error("out of memory");
 		return -ENOMEM;
@@ -501,6 +506,50 @@ static int make_router(struct trace_run *r)
 	return 0;
 }
 
+struct lost_list {
+	struct strbuf sb;
+	uint64_t total;
+};
+
+static void add_lost(void *ctx, uint32_t pid, const char *qualname, const char *where,
+		     uint64_t n)
+{
+	struct lost_list *l = ctx;
+
+	(void)pid;
+	(void)where;
+	l->total += n;
+	strbuf__printf(&l->sb, "%s%s %llu", l->sb.len ? ", " : "", qualname,
+		       (unsigned long long)n);
+}
+
+/* --py's own lines: calls filtered, patterns that matched nothing, calls
+ * lost by function. */
+static void py_report(struct trace_run *r)
+{
+	struct lost_list lost = { 0 };
+	struct cmon_func_stats st;
+	uint64_t f = pytrace__filtered(r->py);
+
+	if (!tracer__func_stats(r->tracer, r->py_func, &st))
+		f += st.outside_focus;
+	if (f)
+		fprintf(stderr, "cmon: python calls filtered: %llu (counted while cmon named "
+				"their code object; no --py pattern selects it)\n",
+			(unsigned long long)f);
+	session__say_unmatched_py(&r->ses, r->py);
+	pytrace__each_lost(r->py, add_lost, &lost);
+	if (lost.total)
+		fprintf(stderr, "cmon: python calls lost: %llu, by function: %s\n",
+			(unsigned long long)lost.total, lost.sb.buf);
+	if (r->py_nested)
+		fprintf(stderr, "cmon:   %llu of them nested deeper than %d selected calls of a "
+				"thread (the kernel's return probes; calls not selected take "
+				"none)\n",
+			(unsigned long long)r->py_nested, CMON_KERNEL_URET_DEPTH);
+	strbuf__release(&lost.sb);
+}
+
 /* Calls whose record was not written, and calls written without their
  * captured values (a capture record did not fit): both are losses. */
 static uint64_t report(struct trace_run *r)
@@ -514,6 +563,8 @@ static uint64_t report(struct trace_run *r)
 		if (!tracer__func_stats(r->tracer, (unsigned)i, &st)) {
 			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
 			r->lost_uret += st.lost_uret;
+			if (r->set->funcs[i].python)
+				r->py_nested += st.lost_uret + st.lost_depth;
 			lost_captures += st.lost_capture;
 			filtered += st.filtered;
 			unchanged += st.unchanged;
@@ -526,6 +577,8 @@ static uint64_t report(struct trace_run *r)
 		if (!r->opts.quiet)
 			fprintf(stderr, "cmon: hits: %llu, stops: %u%s\n", (unsigned long long)hits,
 				r->stops_seen, blost ? " (some hits not recorded: not stopped)" : "");
+		if (r->py && !r->opts.quiet)
+			session__say_unmatched_py(&r->ses, r->py);
 		if (r->py && lost && !r->opts.quiet)
 			fprintf(stderr, "cmon: python calls not examined: %llu (the ring buffer was "
 					"full as their function was first seen; examined at a later "
@@ -591,17 +644,8 @@ static uint64_t report(struct trace_run *r)
 	if (lost_captures)
 		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
 				"values)\n", (unsigned long long)lost_captures);
-	if (r->py) {
-		struct cmon_func_stats st;
-		uint64_t f = pytrace__filtered(r->py);
-
-		if (!tracer__func_stats(r->tracer, r->py_func, &st))
-			f += st.outside_focus;
-		if (f)
-			fprintf(stderr, "cmon: python calls filtered: %llu (counted while cmon named "
-					"their code object; no --py pattern selects it)\n",
-				(unsigned long long)f);
-	}
+	if (r->py)
+		py_report(r);
 	if (typer__unavailable(r->typer))
 		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
 				"a uprobe cannot read)\n",
@@ -635,7 +679,10 @@ static uint64_t report(struct trace_run *r)
 			fprintf(stderr, "  (%llu nested deeper than %d)",
 				(unsigned long long)st.lost_depth,
 				r->set->funcs[i].python ? CMON_PY_STACK_DEPTH : CMON_STACK_DEPTH);
-		if (st.lost_uret)
+		if (st.lost_uret && r->set->funcs[i].python)
+			fprintf(stderr, "  (%llu returns nested past the kernel's %d return probes)",
+				(unsigned long long)st.lost_uret, CMON_KERNEL_URET_DEPTH);
+		else if (st.lost_uret)
 			fprintf(stderr, "  (%llu returns nested past the kernel's %d uretprobes: "
 					"--return-probe insn sees them)",
 				(unsigned long long)st.lost_uret, CMON_KERNEL_URET_DEPTH);
@@ -812,8 +859,13 @@ static int prepare(struct trace_run *r, bool *usage_err)
 	err = probe_set__resolve(&ro, &r->set);
 	if (err)
 		return err;
-	if (r->py)
-		r->py_func = pytrace__mark(r->set);
+	if (r->py) {
+		long id = pytrace__mark(r->py, r->set);
+
+		if (id < 0)
+			return (int)id;
+		r->py_func = (uint32_t)id;
+	}
 	session__cover_binary(&r->ses, r->set->exe_dev, r->set->exe_ino);
 
 	/* --if / --on-change: names checked against every function's DWARF;
@@ -880,9 +932,7 @@ static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
 	to->line_regs = r->opts.locals;
 	to->follow = r->opts.follow > 0;
 	to->break_count = r->kind == CMD_BREAK ? r->opts.break_count : 0;
-	to->exprs = r->exprs;
-	if (r->py && r->kind == CMD_BREAK)
-		return pytrace__break_pats(r->py, &to->py_break, &to->n_py_break);
+	to->exprs = r->exprs; /* --py: the pipeline makes the pattern rows (strict for break) */
 	return 0;
 }
 
@@ -989,7 +1039,11 @@ static int finish(struct trace_run *r, int err, uint64_t *lost)
 	*lost = report(r);
 	if (r->watcher)
 		*lost += watcher__report(r->watcher, r->opts.quiet);
-	if (*lost && *lost == r->lost_uret && !r->opts.quiet)
+	if (*lost && *lost == r->py_nested && !r->opts.quiet)
+		log_warn("%llu python calls were not seen whole (see above): selected calls "
+			 "nested deeper than %d on a thread", (unsigned long long)*lost,
+			 CMON_KERNEL_URET_DEPTH);
+	else if (*lost && *lost == r->lost_uret && !r->opts.quiet)
 		log_warn("%llu returns were not seen (see above): nested past the kernel's %d "
 			 "uretprobes; --return-probe insn sees them", (unsigned long long)*lost,
 			 CMON_KERNEL_URET_DEPTH);
@@ -1006,6 +1060,7 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	struct trace_run r = { .kind = kind, .argc = argc, .argv = argv };
 	bool have_status = false, usage_err = false;
 	int status = 0, err;
+	pid_t left;
 	uint64_t lost = 0;
 	double deadline = 0;
 
@@ -1048,6 +1103,9 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	/* capture: its store once the functions are known; break: stderr.
 	 * Output in 256 KiB writes: ~2,000 records each; a larger buffer
 	 * only adds resident memory. */
+	/* break: the terminal's Ctrl-C is for cmon (it resumes and detaches),
+	 * never the program's: the program gets its own process group */
+	r.ses.launch.own_group = kind == CMD_BREAK;
 	err = session__begin(&r.ses, kind != CMD_CAPTURE && kind != CMD_BREAK ? 1 << 18 : 0);
 	if (err)
 		goto cleanup;
@@ -1077,9 +1135,20 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 cleanup:
 	if (kind == CMD_BREAK)
 		breakpoint__finish(break_pid(&r), break_stops(&r)); /* every path */
+	/* break interrupted: the program it launched goes on (its own process
+	 * group took no Ctrl-C), and cmon's status says cmon was stopped */
+	left = kind == CMD_BREAK && session_stop_signal && !err && r.ses.launched &&
+			       r.ses.launch.pid > 0 && !have_status
+		       ? r.ses.launch.pid
+		       : 0;
 	cleanup_run(&r);
 	if (usage_err)
 		return CMON_EXIT_USAGE;
+	if (left) {
+		fprintf(stderr, "cmon: %s: process %d goes on untraced\n",
+			strsignal(session_stop_signal), (int)left);
+		return 128 + session_stop_signal;
+	}
 	return session__exit_status(err, lost, have_status, status);
 }
 

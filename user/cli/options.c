@@ -79,18 +79,27 @@ const struct opt_row cmon_opt_rows[] = {
 	  "USDT probes [FILE:]PROVIDER:NAME, globs (repeatable): one\n"
 	  "record each time one fires, its arguments as its note says" },
 	{ "py", OPT_PY, "PATTERN", TC,
-	  "Python functions of a CPython 3.11 process: qualname,\n"
+	  "Python functions of a CPython 3.11-3.13 process: qualname,\n"
 	  "Class.method, module.func, FILE:qualname, globs\n"
 	  "(repeatable): args by name, return value, exceptions" },
 	{ "py", OPT_PY, "PATTERN", B,
-	  "a Python function of a CPython 3.11 process: qualname,\n"
-	  "Class.method, module.func or FILE:qualname, no globs\n"
+	  "a Python function of a CPython 3.11-3.13 process: qualname,\n"
+	  "Class.method, module.func or FILE:qualname, globs * and ?\n"
 	  "(repeatable); not with --if" },
 	{ "py", OPT_PY, "PATTERN", P,
-	  "Python functions of a CPython 3.11 process (qualname,\n"
+	  "Python functions of a CPython 3.11-3.13 process (qualname,\n"
 	  "module.func, FILE:qualname, globs; repeatable), summed\n"
 	  "in user space; not with --func, --usdt or --hist" },
+	{ "py", OPT_PY_LIST, NULL, L,
+	  "the Python functions process -p PID has (from its function\n"
+	  "objects), PATTERN as for --py (none: all)" },
+	{ "py-resumes", OPT_PY_RESUMES, NULL, TC | P | B,
+	  "3.12+: each resume of a generator or coroutine too (every\n"
+	  "Python call then goes through the evaluator: a trap each)" },
 	{ "per-pid", OPT_PER_PID, NULL, P, "one row per function and process" },
+	{ "callers", OPT_CALLERS, NULL, P,
+	  "--py: each function's callers and callees among the\n"
+	  "selected ones, with their calls and time (JSON: always)" },
 	{ "hist", OPT_HIST, "ARG", P,
 	  "distribution of argument ARG (0..5, arg0..arg5, a\n"
 	  "parameter name, or ret), at its C type; log2" },
@@ -231,7 +240,10 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  What can be probed: each matching function, its file offset, where the\n"
 		      "  probe goes, the instruction there and its cost per hit, and how its return\n"
 		      "  is observed.  PATTERN as for `cmon trace --func` (--func PATTERN works\n"
-		      "  too); with a program, patterns come before \"--\".\n",
+		      "  too); with a program, patterns come before \"--\".\n"
+		      "       cmon list --py -p PID [PATTERN...]\n"
+		      "  The Python functions the process has: qualified name, file:line and\n"
+		      "  parameters; PATTERN as for --py.\n",
 		      out);
 	else if (kind == CMD_PROFILE)
 		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
@@ -248,7 +260,7 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 	else if (kind == CMD_BREAK)
 		fputs("usage: cmon break (-p PID | -- CMD [ARGS...]) --func F [--count N]\n"
 		      "                  [--resume-after SECONDS]\n"
-		      "       cmon break (-p PID | -- python3.11 ARGS...) --py FUNC [--count N] ...\n"
+		      "       cmon break (-p PID | -- python3 ARGS...) --py FUNC [--count N] ...\n"
 		      "  Stop the process when F is entered (SIGSTOP, sent by the probe): print the\n"
 		      "  thread, the typed arguments and the user stack, then resume it (SIGCONT) on\n"
 		      "  Enter, after --resume-after, or on SIGINT/SIGTERM.  A debugger may attach\n"
@@ -520,6 +532,15 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			}
 			err = push_ptr(&o->py, &o->n_py, sizeof(char *), &optarg);
 			break;
+		case OPT_PY_RESUMES:
+			o->py_resumes = true;
+			break;
+		case OPT_PY_LIST:
+			o->py_list = true;
+			break;
+		case OPT_CALLERS:
+			o->callers = true;
+			break;
 		case OPT_EXCLUDE: {
 			/* the same as --func '!PATTERN' */
 			char *neg = NULL;
@@ -758,7 +779,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	}
 
 	if (!o->n_funcs && !o->n_usdts && !o->n_lines && !o->n_lines_of && !o->n_py &&
-	    !(kind == CMD_TRACE && o->n_watches)) {
+	    !(kind == CMD_TRACE && o->n_watches) && !o->py_list) {
 		if (kind == CMD_LIST && o->cmd)
 			log_error("list: no PATTERN given (patterns come before the program: "
 				  "cmon list PATTERN... -- CMD [ARGS...])");
@@ -773,9 +794,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		return -EINVAL;
 	}
 	for (size_t i = 0; kind == CMD_BREAK && i < o->n_py; i++) {
-		if (strpbrk(o->py[i], "*?[\\")) {
-			log_error("%s: --py '%s': a name, not a glob (a function's first call is "
-				  "matched by its name in the kernel)", name, o->py[i]);
+		if (strpbrk(o->py[i], "[\\")) {
+			log_error("%s: --py '%s': globs with '*' and '?' only (a function's first "
+				  "call is matched in the kernel)", name, o->py[i]);
 			return -EINVAL;
 		}
 	}

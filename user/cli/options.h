@@ -60,6 +60,9 @@ enum opt_key {
 	OPT_TITLE,
 	OPT_USDT,
 	OPT_PY,
+	OPT_PY_RESUMES,
+	OPT_PY_LIST,
+	OPT_CALLERS,
 	OPT_FOCUS,
 	OPT_MAX_DEPTH,
 	OPT_STACK,
@@ -104,6 +107,8 @@ struct cmd_opts {
 	size_t n_usdts;
 	const char **py;      /* --py PATTERN: Python functions, repeatable */
 	size_t n_py;
+	bool py_resumes;      /* --py-resumes: every Python call through the evaluator (3.12+) */
+	bool py_list;         /* list --py: the Python functions of -p PID */
 	const char **focus;   /* --focus PATTERN, repeatable */
 	size_t n_focus;
 	int max_depth;        /* --max-depth N below the focus; -1 (set by the parser): any */
@@ -139,6 +144,7 @@ struct cmd_opts {
 	/* profile only */
 	double interval_s;    /* --interval: report every so often; 0: at the end only */
 	bool per_pid;         /* --per-pid */
+	bool callers;         /* --callers: profile --py's calls between the functions */
 	int hist_arg;         /* --hist: argument 0..5, HIST_ARG_BY_NAME; -1 (set by the parser): none */
 	const char *hist;     /* --hist as given: "1", "arg1", "len", "ret" (hist_arg.h resolves it) */
 	bool hist_linear;     /* --hist-linear MIN,MAX,STEP */

@@ -236,8 +236,29 @@ int session__start_output(struct session *s)
 }
 
 
+/* Does PATH start as an ELF file does? */
+static bool is_elf(const char *path)
+{
+	char magic[4] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool elf = fd >= 0 && read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4);
+
+	if (fd >= 0)
+		close(fd);
+	return elf;
+}
+
+/* A file running CPython, whatever its version (--py then says whether
+ * it knows it, before it runs). */
+static bool is_cpython(void *ctx, const char *exe)
+{
+	(void)ctx;
+	return pyinterp__is_python(exe);
+}
+
 int session__start_program(struct session *s)
 {
+	bool through;
 	int err;
 
 	if (!s->opts->cmd)
@@ -248,12 +269,31 @@ int session__start_program(struct session *s)
 		return err;
 	}
 	s->launch.stop_at_exec = s->opts->n_watches > 0;
+	/* --py through a script (#!) or a pyenv shim: the CPython it runs */
+	through = s->opts->n_py && !is_elf(s->launch_path);
+	if (through)
+		s->launch.stop_at_exec = true;
 	err = launch__start(s->launch_path, s->opts->cmd, &s->launch);
 	if (err) {
 		log_error("cannot start %s: %s", s->launch_path, strerror(-err));
 		return err;
 	}
 	s->launched = true;
+	if (through) {
+		char *exe = NULL;
+
+		err = launch__run_to(&s->launch, is_cpython, NULL, &exe);
+		if (err) {
+			log_error("%s ran no CPython%s%s%s", s->launch_path, exe ? " (it ran " : "",
+				  exe ? exe : "", exe ? " last)" : "");
+			free(exe);
+			s->launched = s->launch.pid > 0;
+			return err == -ENOENT ? -ENOEXEC : err;
+		}
+		log_info("--py: %s runs %s", s->launch_path, exe);
+		free(s->launch_path);
+		s->launch_path = exe;
+	}
 	return 0;
 }
 
@@ -292,6 +332,7 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
 	ro->binary = s->opts->binary;
 	ro->launch_exe = s->launch_path;
 	ro->launch_pid = s->launched ? s->launch.pid : 0;
+	ro->launch_execed = s->launched && s->launch.ran_to;
 	ro->patterns = s->patterns;
 	ro->n_patterns = s->n_patterns;
 	ro->usdts = s->opts->usdts;
@@ -433,6 +474,19 @@ void session__install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+
+void session__say_unmatched_py(const struct session *s, struct pytrace *py)
+{
+	const char *const *none;
+	size_t n;
+
+	none = pytrace__unmatched(py, &n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s%s", i ? ", " : s->opts->n_pids ?
+				"cmon: --py patterns that matched no function so far: " :
+				"cmon: --py patterns that matched no function: ",
+			none[i], i + 1 == n ? "\n" : "");
+}
 
 int session__exit_status(int err, uint64_t lost, bool have_status, int status)
 {

@@ -114,6 +114,12 @@ void session__install_signals(void);
  * signal N); 3 when something was lost; else 0. */
 int session__exit_status(int err, uint64_t lost, bool have_status, int status);
 
+struct pytrace;
+/* --py: one line on stderr naming the patterns that selected no function
+ * (with -p: "so far", the process may define one later); nothing when
+ * every pattern matched. */
+void session__say_unmatched_py(const struct session *s, struct pytrace *py);
+
 /* Kill a program that was never released (it must not run untraced),
  * close the output and the pidfds, free the patterns. */
 void session__cleanup(struct session *s);

@@ -39,11 +39,13 @@ int optable__init(struct optable *t, const struct opt_row *rows, size_t n_rows, 
 	if (keep_order)
 		t->shorts[s++] = '+';
 	t->shorts[s++] = ':'; /* a missing argument returns ':' */
-	for (size_t i = 0; i < n_rows; i++) {
-		const struct opt_row *r = &rows[i];
+	/* A name several rows have (--py: a PATTERN for trace, none for
+	 * list): this command's row first, the others only to be refused. */
+	for (size_t i = 0; i < 2 * n_rows; i++) {
+		const struct opt_row *r = &rows[i % n_rows];
 		bool seen = false;
 
-		if (!r->name)
+		if (!r->name || !(r->cmds & cmd) != (i >= n_rows))
 			continue;
 		for (size_t k = 0; k < n && !seen; k++)
 			seen = !strcmp(t->longs[k].name, r->name);

@@ -51,6 +51,14 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 		pytrace__on_code(p->py, data);
 		return 0;
 	}
+	if (type == CMON_REC_PY_ARGS) { /* parameters past the sixth, before their call */
+		pytrace__on_args(p->py, data, size);
+		return 0;
+	}
+	if (type == CMON_REC_PY_FUNC) { /* a selected function made (3.12+) */
+		pytrace__on_func(p->py, data, size);
+		return 0;
+	}
 	if (!p->ops.py_call || pytrace__copy_rec(data, size, &copy))
 		return 0;
 	n = pytrace__decode(p->py, &copy, p->decode ? p->decoder.mono_to_real_ns : 0, &cr);
@@ -85,8 +93,17 @@ struct pipeline *pipeline__new(const struct probe_set *set, const struct pipelin
 	to.on_stack = o->ops.stack ? on_stack : NULL;
 	to.on_py = o->py ? on_py : NULL;
 	to.ctx = p;
-	if (o->py)
-		to.py_offsets = pytrace__bpf_offsets();
+	if (o->py) {
+		to.py_offsets = pytrace__bpf_offsets(o->py);
+		to.py_mode = pytrace__mode(o->py);
+		/* break: every form decided in the kernel at a call's first sight */
+		err = pytrace__rows(o->py, to.break_count > 0, &to.py_pats, &to.n_py_pats);
+		if (err) {
+			pipeline__free(p);
+			errno = -err;
+			return NULL;
+		}
+	}
 	p->tracer = tracer__new(set, &to);
 	if (!p->tracer) {
 		err = errno;
@@ -100,12 +117,12 @@ struct pipeline *pipeline__new(const struct probe_set *set, const struct pipelin
 int pipeline__attach(struct pipeline *p)
 {
 	int err = tracer__attach(p->tracer);
-	int procs_fd, code_fd;
+	int procs_fd, code_fd, lost_fd;
 
 	if (err || !p->py)
 		return err;
-	err = tracer__py_maps(p->tracer, &procs_fd, &code_fd);
-	return err ? err : pytrace__start(p->py, procs_fd, code_fd);
+	err = tracer__py_maps(p->tracer, &procs_fd, &code_fd, &lost_fd);
+	return err ? err : pytrace__start(p->py, procs_fd, code_fd, lost_fd);
 }
 
 int pipeline__poll(struct pipeline *p, int timeout_ms)

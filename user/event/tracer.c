@@ -228,7 +228,9 @@ static int handle(struct tracer *t, void *data, size_t size)
 		return to_capture(t, cap, size);
 	}
 	if ((*type == CMON_REC_PY && size >= CMON_PY_REC_SIZE(0)) ||
-	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)))
+	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)) ||
+	    (*type == CMON_REC_PY_ARGS && size >= CMON_PY_ARGS_REC_SIZE(0)) ||
+	    (*type == CMON_REC_PY_FUNC && size >= sizeof(struct cmon_py_func_rec)))
 		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
@@ -279,6 +281,73 @@ static size_t round_pow2(size_t v)
 
 /* Open the skeleton, configure it from T's options, load (bpf_set__load's
  * callback).  0 or -errno (the skeleton stays in T for tracer__free). */
+/* The C functions' programs only when the set has some (--py alone
+ * has none): theirs are long verifications too. */
+static void bind_c(struct tracer *t)
+{
+	bool c = false, usdt = false;
+
+	for (size_t i = 0; i < t->set->n_funcs; i++) {
+		const struct probe_func *f = &t->set->funcs[i];
+
+		usdt |= f->usdt;
+		c |= !f->usdt && !f->python;
+	}
+	if (!c) {
+		bpf_program__set_autoload(t->bs.entry, false);
+		bpf_program__set_autoload(t->bs.exit, false);
+		t->bs.entry = t->bs.exit = NULL;
+	}
+	if (!usdt) {
+		bpf_program__set_autoload(t->bs.usdt, false);
+		t->bs.usdt = NULL;
+	}
+}
+
+/*
+ * The Python programs only with --py: theirs is the longest verification
+ * of the set (~0.5 s here, the pattern rows included), paid by every trace
+ * otherwise.  Of them, the way in's: an uprobe session each where the
+ * kernel has them (a call not selected then gets no return probe), else
+ * an entry and a uretprobe.
+ */
+static void bind_py(struct tracer *t, const struct tracer_opts *opts)
+{
+	struct trace_bpf *sk = t->skel;
+	struct probe_py_progs *py = &t->bs.py;
+	struct bpf_program *all[] = { sk->progs.cmon_py_entry, sk->progs.cmon_py_exit,
+				      sk->progs.cmon_py_eval, sk->progs.cmon_py_vc_entry,
+				      sk->progs.cmon_py_vc, sk->progs.cmon_py_newfunc,
+				      sk->progs.cmon_py_start };
+	bool sess = opts->py_offsets && uprobe_session__supported();
+	bool vc = opts->py_offsets && opts->py_mode == CMON_PY_MODE_VECTORCALL;
+
+	memset(py, 0, sizeof(*py));
+	if (opts->py_offsets) {
+		py->start = sk->progs.cmon_py_start;
+		if (vc) {
+			py->newfunc = sk->progs.cmon_py_newfunc;
+			if (sess)
+				py->vc_sess = sk->progs.cmon_py_vc;
+			else
+				py->vc_entry = sk->progs.cmon_py_vc_entry;
+		} else if (sess) {
+			py->eval_sess = sk->progs.cmon_py_eval;
+		} else {
+			py->eval_entry = sk->progs.cmon_py_entry;
+		}
+		if (!sess)
+			py->exit = sk->progs.cmon_py_exit;
+	}
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		struct bpf_program *p = all[i];
+
+		if (p != py->start && p != py->newfunc && p != py->vc_sess && p != py->vc_entry &&
+		    p != py->eval_sess && p != py->eval_entry && p != py->exit)
+			bpf_program__set_autoload(p, false);
+	}
+}
+
 static int open_and_load(void *ctx, bool mem_cast)
 {
 	struct tracer *t = ctx;
@@ -293,16 +362,8 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bs->entry = t->skel->progs.cmon_entry;
 	bs->exit = t->skel->progs.cmon_exit;
 	bs->usdt = t->skel->progs.cmon_usdt;
-	/* The Python programs only with --py: theirs is the longest
-	 * verification of the set (~0.45 s here, break --py's pattern rows
-	 * included), paid by every trace otherwise. */
-	if (opts->py_offsets) {
-		bs->py_entry = t->skel->progs.cmon_py_entry;
-		bs->py_exit = t->skel->progs.cmon_py_exit;
-	} else {
-		bpf_program__set_autoload(t->skel->progs.cmon_py_entry, false);
-		bpf_program__set_autoload(t->skel->progs.cmon_py_exit, false);
-	}
+	bind_py(t, opts);
+	bind_c(t);
 	bs->thread_exit = t->skel->progs.cmon_thread_exit;
 	BPF_SET_SHARED(bs, t->skel);
 	bpf_set__targ(bs, mem_cast, &targ);
@@ -318,10 +379,10 @@ static int open_and_load(void *ctx, bool mem_cast)
 	t->skel->rodata->targ_break_count = opts->break_count;
 	if (opts->py_offsets)
 		memcpy((void *)&t->skel->rodata->targ_py, opts->py_offsets, sizeof(*opts->py_offsets));
-	if (opts->n_py_break && opts->n_py_break <= CMON_PY_BREAK_MAX) {
-		memcpy((void *)t->skel->rodata->targ_py_break, opts->py_break,
-		       opts->n_py_break * sizeof(*opts->py_break));
-		t->skel->rodata->targ_py_break_n = opts->n_py_break;
+	if (opts->n_py_pats && opts->n_py_pats <= CMON_PY_PAT_MAX) {
+		memcpy((void *)t->skel->rodata->targ_py_pats, opts->py_pats,
+		       opts->n_py_pats * sizeof(*opts->py_pats));
+		t->skel->rodata->targ_py_pats_n = opts->n_py_pats;
 	}
 	/* Wake the consumer only past an eighth full: it polls on a timer
 	 * anyway, and on a busy machine it needs the lead time to be
@@ -487,7 +548,7 @@ int tracer__attach(struct tracer *t)
 
 	/* break: stops at entry; a return probe would only cost each call */
 	if (t->opts.break_count)
-		t->bs.lo.py_exit_prog = NULL;
+		t->bs.lo.py.exit = NULL;
 	/* A fork wakes the poll: the scan after it attaches the child's links.
 	 * Its own buffer: a poll stops reading call records part way. */
 	if (!err && t->opts.follow && !t->fork_rb && !add_fork_buffer(t))
@@ -858,7 +919,10 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 
 		memset(&rec, 0, sizeof(rec));
 		rec.type = CMON_REC_PY;
-		rec.flags = CMON_PY_NORETURN;
+		rec.flags = CMON_PY_NORETURN | (fr->flags & CMON_PY_FR_MORE ? CMON_PY_MORE : 0) |
+			    (fr->flags & CMON_PY_FR_GENERATOR ? CMON_PY_RESUMED : 0);
+		rec.n_params = fr->n_params;
+		rec.task = fr->task;
 		rec.ts_entry_ns = fr->ts;
 		rec.code = fr->code;
 		rec.rss_entry = fr->rss;
@@ -910,11 +974,12 @@ int tracer__flush_pending(struct tracer *t, pid_t pid)
 	return 0;
 }
 
-int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd)
+int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd, int *lost_fd)
 {
 	*procs_fd = bpf_map__fd(t->skel->maps.py_procs);
 	*code_fd = bpf_map__fd(t->skel->maps.py_code);
-	return *procs_fd < 0 || *code_fd < 0 ? -EBADF : 0;
+	*lost_fd = bpf_map__fd(t->skel->maps.py_lost);
+	return *procs_fd < 0 || *code_fd < 0 || *lost_fd < 0 ? -EBADF : 0;
 }
 
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out)

@@ -32,8 +32,9 @@ typedef int (*tracer_record_fn)(void *ctx, const struct cmon_call_rec *rec);
 typedef int (*tracer_capture_fn)(void *ctx, const struct cmon_capture_rec *rec, size_t size);
 /* --stack: a call's user stack, before its record (cmon_abi.h). */
 typedef int (*tracer_stack_fn)(void *ctx, const struct cmon_stack_rec *rec);
-/* --py: a Python call (cmon_py_rec) or a code object seen first
- * (cmon_py_code_rec); TYPE says which. */
+/* --py: a Python call (cmon_py_rec), a code object seen first
+ * (cmon_py_code_rec) or a call's further parameters (cmon_py_args_rec);
+ * TYPE says which. */
 typedef int (*tracer_py_fn)(void *ctx, __u32 type, const void *rec, size_t size);
 
 struct tracer_opts {
@@ -62,14 +63,15 @@ struct tracer_opts {
 	 * recorded (with their stack) and stop their process (SIGSTOP from
 	 * BPF); later hits do nothing.  0: trace. */
 	unsigned break_count;
-	/* --py: the interpreter's offsets (NULL: no Python functions) and
-	 * where its records go. */
+	/* --py: the interpreter's offsets (NULL: no Python functions), how
+	 * calls are seen (enum cmon_py_mode), and where its records go. */
 	const struct cmon_py_offsets *py_offsets;
+	unsigned py_mode;
 	tracer_py_fn on_py;
-	/* cmon break --py: the rows a function's first call is matched by
-	 * in the kernel (pytrace__break_pats) */
-	const struct cmon_py_break_pat *py_break;
-	unsigned n_py_break;
+	/* --py: the rows a code object met first is matched by in the kernel
+	 * (pytrace__rows) */
+	const struct cmon_py_pat *py_pats;
+	unsigned n_py_pats;
 	/* A reader thread copies the records from the ring buffer into a
 	 * spool (event/spool.h) and tracer__poll hands them on from there,
 	 * in order, in the caller's thread: nothing is lost while the spool
@@ -115,8 +117,8 @@ int tracer__flush_pending(struct tracer *t, pid_t pid);
 
 /* The followed processes (tracer_opts.follow), or NULL. */
 struct follow *tracer__follow(const struct tracer *t);
-/* --py: the maps py_procs and py_code (after tracer__new). */
-int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd);
+/* --py: the maps py_procs, py_code and py_lost (after tracer__new). */
+int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd, int *lost_fd);
 
 /* Counters of function FUNC_ID summed over CPUs. */
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);

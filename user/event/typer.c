@@ -250,6 +250,8 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 
 		if (f->usdt && !(line && opts->locals))
 			continue; /* a probe site, not a function: its note types it */
+		if (f->python)
+			continue; /* CPython's: its records are Python calls (python/) */
 		if (!opts->raw && !dis[f->object])
 			dis[f->object] = open_debuginfo(&set->objects[f->object]);
 		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF) {

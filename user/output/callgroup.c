@@ -19,21 +19,27 @@ struct thread_hold {
 	size_t n, cap;
 };
 
+/* The process-wide default (main sets it from $CMON_VIEW_HOLD_MAX). */
+static size_t default_max_held = CALLGROUP_MAX_HELD_DEFAULT;
+
+void callgroups__set_default_max_held(size_t max_held)
+{
+	if (max_held)
+		default_max_held = max_held;
+}
+
 void callgroups__init(struct callgroups *g, callgroup_fn fn, void *ctx, size_t max_held)
 {
-	const char *env = getenv("CMON_VIEW_HOLD_MAX");
-
 	memset(g, 0, sizeof(*g));
 	g->fn = fn;
 	g->ctx = ctx;
-	if (!max_held && env && atol(env) > 0)
-		max_held = (size_t)atol(env);
-	g->max_held = max_held ? max_held : CALLGROUP_MAX_HELD_DEFAULT;
+	g->max_held = max_held ? max_held : default_max_held;
 }
 
 static void held__release(struct held_call *h)
 {
 	free(h->func);
+	free(h->where);
 	free(h->comm);
 	free(h->args);
 	free(h->ret);
@@ -122,6 +128,8 @@ static int held__init(struct held_call *h, const struct call_record *rec, bool d
 	h->has_exit = rec->status == CALL_OK || rec->status == CALL_TAILCALL ||
 		      rec->status == CALL_RAISED || rec->status == CALL_YIELD;
 	h->func = strdup(rec->func ? rec->func : "");
+	if (rec->typed && rec->typed->python && rec->module && !(h->where = strdup(rec->module)))
+		err2 = -ENOMEM;
 	h->comm = strdup(rec->comm ? rec->comm : "");
 	h->args = render_args(rec);
 	h->ret = render_ret(rec, &err);

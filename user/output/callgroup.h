@@ -27,6 +27,7 @@ struct held_call {
 	enum call_status status;
 	bool has_exit;
 	char *func, *comm;
+	char *where;   /* --py: "file:line" of the function (its module); NULL: C */
 	char *args;    /* "name=value, ..." (raw: the six registers) */
 	char *ret;     /* text of the return value; NULL: none (void, no return) */
 	char *stack;   /* with callgroups.details: --stack's frames, one a line
@@ -57,7 +58,11 @@ struct callgroups {
 
 #define CALLGROUP_MAX_HELD_DEFAULT 65536
 
-/* MAX_HELD 0: CALLGROUP_MAX_HELD_DEFAULT, or $CMON_VIEW_HOLD_MAX when set. */
+/* The calls held per view when callgroups__init is given 0 (main sets it
+ * from $CMON_VIEW_HOLD_MAX; 0 keeps CALLGROUP_MAX_HELD_DEFAULT). */
+void callgroups__set_default_max_held(size_t max_held);
+
+/* MAX_HELD 0: the default above. */
 void callgroups__init(struct callgroups *g, callgroup_fn fn, void *ctx, size_t max_held);
 int callgroups__add(struct callgroups *g, const struct call_record *rec);
 int callgroups__flush_all(struct callgroups *g); /* every thread's held calls */

@@ -132,7 +132,7 @@ static int call_args(struct strbuf *sb, const struct call_record *rec)
 			err = strbuf__puts(sb, "}");
 		if (!err && t->captures && strcmp(t->captures, "{}"))
 			err = strbuf__printf(sb, ",\"captures\":%s", t->captures);
-		if (!err && rec->status == CALL_OK && t->retval && strcmp(t->retval, "null"))
+		if (!err && call_record__typed_ret(rec) && strcmp(t->retval, "null"))
 			err = strbuf__printf(sb, ",\"return\":%s", t->retval);
 		/* --capture-at both: the pointers' values at the return, and
 		 * the leaves that changed ({} when none did), as in -F json. */

@@ -410,7 +410,8 @@ static int place(struct csv_table *t, struct row_cells *rc, const struct call_re
 		*c = (struct csv_text){ ty->args, strlen(ty->args), RK_JSON };
 		t->row[t->first_cell + ty->args_column] = c;
 	}
-	if (ty->retval && !ty->returns_void && call_record__has_ret(rec) && (ty->python || rec->status == CALL_OK)) {
+	/* (--py: also what a generator yielded, the exception that left it) */
+	if (!ty->returns_void && call_record__typed_ret(rec)) {
 		*ret = (struct csv_text){ ty->retval, strlen(ty->retval),
 					  csv__kind_of(ty->retval, strlen(ty->retval)) };
 		*has_ret = true;

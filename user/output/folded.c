@@ -36,18 +36,25 @@ struct folded_view {
 	uint64_t untimed[CALL_YIELD + 1];      /* by status: no latency, no weight */
 };
 
-static int put_frame(struct strbuf *sb, const char *name)
+/* What SB holds from AT on, as one frame: ';' becomes ':', line ends
+ * spaces. */
+static int fix_frame(struct strbuf *sb, size_t at)
 {
-	size_t at = sb->len;
-	int err = strbuf__puts(sb, name);
-
-	for (size_t i = at; !err && i < sb->len; i++) {
+	for (size_t i = at; i < sb->len; i++) {
 		if (sb->buf[i] == ';')
 			sb->buf[i] = ':';
 		else if (sb->buf[i] == '\n' || sb->buf[i] == '\r')
 			sb->buf[i] = ' ';
 	}
-	return err;
+	return 0;
+}
+
+static int put_frame(struct strbuf *sb, const char *name)
+{
+	size_t at = sb->len;
+	int err = strbuf__puts(sb, name);
+
+	return err ? err : fix_frame(sb, at);
 }
 
 /* The stack of call I: its callers (PARENT links) from the root down. */
@@ -62,7 +69,16 @@ static int put_stack(struct strbuf *sb, const struct held_call *calls, const ssi
 		err = put_frame(sb, calls[i].comm);
 	if (!err)
 		err = strbuf__putc(sb, ';');
-	return err ? err : put_frame(sb, calls[i].func);
+	if (!err && calls[i].where) { /* a Python function: "qualname (file:line)" */
+		size_t at = sb->len;
+
+		err = strbuf__printf(sb, "%s (%s)", calls[i].func, calls[i].where);
+		if (!err)
+			fix_frame(sb, at);
+	} else if (!err) {
+		err = put_frame(sb, calls[i].func);
+	}
+	return err;
 }
 
 static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut)

@@ -32,6 +32,15 @@ bool call_record__has_ret(const struct call_record *rec)
 	return rec->status == CALL_OK && !(rec->typed && rec->typed->returns_void);
 }
 
+bool call_record__typed_ret(const struct call_record *rec)
+{
+	const struct call_typed *t = rec->typed;
+
+	return t && t->retval &&
+	       (call_record__has_ret(rec) ||
+		(t->python && (rec->status == CALL_YIELD || rec->status == CALL_RAISED)));
+}
+
 const char *call_typed__text(const struct call_typed *t, const char *v)
 {
 	if (!t || !t->python || !v)

@@ -32,6 +32,9 @@ struct render_leaf;
 /* The call returned a value to show: it returned (CALL_OK) and DWARF does
  * not say it is void (a void function's rax is whatever was left there). */
 bool call_record__has_ret(const struct call_record *rec);
+/* Its typed retval means something: a call that returned one, or (--py)
+ * the value a generator yielded, the exception that left it. */
+bool call_record__typed_ret(const struct call_record *rec);
 
 /* What DWARF (and --capture) made of a call; values are JSON text. */
 struct call_typed {
@@ -59,6 +62,8 @@ struct call_typed {
 	const struct render_leaf *leaves;
 	size_t n_leaves;
 	const char *unavailable;  /* "path: why; ..." of the values not there, NULL: none */
+	const char *task;         /* --py: a coroutine's asyncio task, {"name":..,"id":..};
+				   * NULL: none known */
 };
 
 /* The text table's spelling of typed value V (JSON text). */

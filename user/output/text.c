@@ -247,7 +247,7 @@ int writer__text_header(struct strbuf *sb, bool color)
 int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
 		     bool color, size_t *args_at)
 {
-	char tmp[64], *p, *q;
+	char tmp[WR_TEXT_RET_MAX + 16], *p, *q;
 	size_t indent = 0, width;
 	int err;
 
@@ -302,10 +302,17 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 		q = WR_LIT(tmp, "<never-returns>");
 		break;
 	case CALL_RAISED:
-		q = WR_LIT(tmp, "<exception>");
-		break;
 	case CALL_YIELD:
-		q = WR_LIT(tmp, "<yield>");
+		/* --py: the exception, the value yielded (as a return's) */
+		q = rec->status == CALL_RAISED ? WR_LIT(tmp, "raise ") : WR_LIT(tmp, "yield ");
+		if (wr_text_typed_ret(rec)) {
+			const char *v = call_typed__text(rec->typed, rec->typed->retval);
+
+			if (strlen(v) < WR_TEXT_RET_MAX) /* after "raise " */
+				q = wr_mem(q, v, strlen(v));
+			else
+				q = WR_LIT(q, "(retval=)");
+		}
 		break;
 	default:
 		q = WR_LIT(tmp, "-");

@@ -25,7 +25,12 @@ int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
 	if (!err)
 		err = strbuf__puts(sb, ",\"retval\":");
 	if (!err)
-		err = strbuf__puts(sb, t->retval && rec->status == CALL_OK ? t->retval : "null");
+		err = strbuf__puts(sb, call_record__typed_ret(rec) ? t->retval : "null");
+	if (!err && t->task) {
+		err = strbuf__puts(sb, ",\"task\":");
+		if (!err)
+			err = strbuf__puts(sb, t->task);
+	}
 	if (!err && t->captures) {
 		err = strbuf__puts(sb, ",\"captures\":");
 		if (!err)
@@ -93,6 +98,7 @@ int writer__typed_notes(struct strbuf *sb, const struct call_typed *t)
 	 * none), then the values that are not what the program held: cut at
 	 * --strlen or --capture-max, or unreadable (null, as a NULL shows). */
 	const struct { const char *key, *json; } parts[] = {
+		{ "task", t ? t->task : NULL },
 		{ "captures", t ? t->captures : NULL },
 		{ "changed", t ? t->changed : NULL },
 		{ "truncated", t ? t->truncated : NULL },

@@ -98,7 +98,7 @@ static inline bool wr_text_typed_ret(const struct call_record *rec)
 {
 	const struct call_typed *t = rec->typed;
 
-	return rec->status == CALL_OK && t && !t->returns_void && t->retval &&
+	return call_record__typed_ret(rec) && !t->returns_void &&
 	       (strcmp(t->retval, "null") || t->python);
 }
 

@@ -66,6 +66,22 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 	return fd;
 }
 
+int uprobe_session__attach(int prog_fd, const char *path, const uint64_t *offsets,
+			   const uint64_t *cookies, size_t cnt, pid_t pid)
+{
+	struct link_create_uprobe_multi a = {
+		.prog_fd = (uint32_t)prog_fd,
+		.attach_type = CMON_BPF_TRACE_UPROBE_SESSION,
+		.path = (uint64_t)(uintptr_t)path,
+		.offsets = (uint64_t)(uintptr_t)offsets,
+		.cookies = (uint64_t)(uintptr_t)cookies,
+		.cnt = (uint32_t)cnt,
+		.pid = (uint32_t)pid,
+	};
+
+	return cnt ? link_create(&a) : -EINVAL;
+}
+
 static int cached = -1; /* uprobe_multi__supported's answer; -1 not asked yet */
 
 void uprobe_multi__disable(void)
@@ -124,4 +140,41 @@ bool uprobe_multi__supported(void)
 	close(prog_fd);
 	cached = fd == -EBADF;
 	return cached;
+}
+
+/* As uprobe_multi__supported: a trivial program of the session type, a
+ * link on "/" (EBADF: the kernel knows the type). */
+bool uprobe_session__supported(void)
+{
+	static int answer = -1;
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = CMON_BPF_TRACE_UPROBE_SESSION);
+	uint64_t offset = 0;
+	struct link_create_uprobe_multi a = {
+		.attach_type = CMON_BPF_TRACE_UPROBE_SESSION,
+		.path = (uint64_t)(uintptr_t)"/",
+		.offsets = (uint64_t)(uintptr_t)&offset,
+		.cnt = 1,
+	};
+	int prog_fd, fd;
+
+	if (answer >= 0)
+		return answer;
+	answer = 0;
+	if (!uprobe_multi__supported())
+		return false;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &opts);
+	if (prog_fd < 0)
+		return false;
+	a.prog_fd = (uint32_t)prog_fd;
+	fd = link_create(&a);
+	if (fd >= 0)
+		close(fd);
+	close(prog_fd);
+	answer = fd == -EBADF;
+	return answer;
 }

@@ -17,6 +17,7 @@
 
 /* The program's expected attach type, to set before loading it. */
 #define CMON_BPF_TRACE_UPROBE_MULTI 48
+#define CMON_BPF_TRACE_UPROBE_SESSION 57
 
 /*
  * Attach PROG_FD at CNT file OFFSETS of the file at PATH, each with its
@@ -34,6 +35,14 @@ int uprobe_multi__attach(int prog_fd, const char *path, const uint64_t *offsets,
 int uprobe_multi__attach_ref(int prog_fd, const char *path, const uint64_t *offsets,
 			     const uint64_t *ref_ctrs, const uint64_t *cookies, size_t cnt,
 			     pid_t pid);
+
+/* Uprobe sessions (Linux >= 6.10): one program at the entry and at the
+ * return, the return made only when the entry returned 0.  PROG_FD loaded
+ * with CMON_BPF_TRACE_UPROBE_SESSION.  As uprobe_multi__attach. */
+int uprobe_session__attach(int prog_fd, const char *path, const uint64_t *offsets,
+			   const uint64_t *cookies, size_t cnt, pid_t pid);
+/* Does this kernel have them?  False without uprobe_multi. */
+bool uprobe_session__supported(void);
 
 /* Does this kernel have uprobe_multi links (Linux >= 6.6)?  False after
  * uprobe_multi__disable(). */

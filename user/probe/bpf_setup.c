@@ -88,15 +88,15 @@ static bool on_change(const struct bpf_set *s)
 void bpf_set__prepare(struct bpf_set *s)
 {
 	uint32_t n_funcs = s->set->n_funcs ? (uint32_t)s->set->n_funcs : 1;
-	struct bpf_program *progs[] = { s->entry, s->exit, s->usdt, s->py_entry, s->py_exit,
-					s->step };
+	struct bpf_program *progs[] = { s->step, s->entry, s->exit, s->usdt, s->py.eval_entry,
+					s->py.vc_entry, s->py.exit, s->py.newfunc, s->py.start };
 	bool stepped = false;
 
 	for (size_t i = 0; !s->o.entry_only && i < s->set->n_funcs && !stepped; i++)
 		stepped = probe_func__step_timed(&s->set->funcs[i]);
 	if (s->step && !stepped) { /* nothing to load it for */
 		bpf_program__set_autoload(s->step, false);
-		progs[5] = s->step = NULL;
+		progs[0] = s->step = NULL;
 	}
 
 	if (!s->o.follow) /* the map is preallocated: not for nothing (the agent loads many) */
@@ -111,6 +111,10 @@ void bpf_set__prepare(struct bpf_set *s)
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			probe_links__prepare(progs[i]);
+	if (s->py.eval_sess)
+		probe_links__prepare_session(s->py.eval_sess);
+	if (s->py.vc_sess)
+		probe_links__prepare_session(s->py.vc_sess);
 	probe_links__prepare_stacks(s->stack_regions, s->coro_stacks, s->stack_made, s->set);
 }
 
@@ -215,8 +219,7 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 	lo->usdt_prog = s->usdt;
 	lo->stack_made_prog = s->stack_made;
 	lo->step_prog = s->step;
-	lo->py_entry_prog = s->py_entry;
-	lo->py_exit_prog = s->py_exit;
+	lo->py = s->py;
 	lo->entry_only = s->o.entry_only;
 	lo->follow = s->o.follow;
 

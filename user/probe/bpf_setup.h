@@ -63,7 +63,8 @@ struct bpf_set_opts {
 /* The programs and maps of the shared headers, bound by the user after
  * each open (NULL: the set has none: py_*), and what is attached. */
 struct bpf_set {
-	struct bpf_program *entry, *exit, *usdt, *stack_made, *step, *py_entry, *py_exit;
+	struct bpf_program *entry, *exit, *usdt, *stack_made, *step;
+	struct probe_py_progs py; /* the sessions' programs prepared as such */
 	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
 	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost;

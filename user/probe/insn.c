@@ -352,6 +352,57 @@ int insn__plan_entry(const uint8_t *code, size_t len, uint64_t addr, struct entr
 	return 0;
 }
 
+/* Does the instruction B (LEN bytes) do nothing: nop, xchg ax,ax, nopw/nopl? */
+static bool is_nop(const uint8_t *b, size_t len)
+{
+	struct raw_insn r;
+	uint8_t o;
+
+	raw_parse(b, len, &r);
+	if (r.op >= len || r.lock)
+		return false;
+	o = raw_byte(&r, 0);
+	if (o == 0x90)
+		return !(r.rex & 1);
+	return o == 0x0f && raw_byte(&r, 1) == 0x1f && ((raw_byte(&r, 2) >> 3) & 7) == 0;
+}
+
+int insn__nop_entry(const uint8_t *code, size_t len, uint64_t addr, uint32_t *off,
+		    enum probe_cost *cost)
+{
+	enum probe_cost best_cost = PROBE_COST_UNPROBEABLE;
+	uint32_t best = 0;
+	int err = insn_cs_get();
+
+	if (err)
+		return err;
+	for (size_t s = 0; s < len; s++) {
+		enum probe_cost c = PROBE_COST_UNPROBEABLE;
+		size_t at = s;
+		bool nops = true;
+
+		while (nops && at < len) {
+			size_t n = insn_decode_one(code, len, at, addr);
+
+			nops = n && at + n <= len && is_nop(code + at, n);
+			if (nops && at == s)
+				c = classify(code + at, n);
+			at += n;
+		}
+		if (!nops || at != len || c == PROBE_COST_UNPROBEABLE)
+			continue;
+		if (c <= best_cost) { /* the cheapest; of those, the nearest the end */
+			best_cost = c;
+			best = (uint32_t)s;
+		}
+	}
+	if (best_cost == PROBE_COST_UNPROBEABLE)
+		return -ENOENT;
+	*off = best;
+	*cost = best_cost;
+	return 0;
+}
+
 static int offs_push(uint32_t **v, size_t *n, size_t *cap, uint32_t off)
 {
 	if (GROW(*v, *n, *cap, 4))

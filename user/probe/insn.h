@@ -42,6 +42,12 @@ struct entry_plan {
 	char insn[48];        /* that instruction, "push rbp" */
 };
 
+/* An entry to the end of CODE (LEN bytes at ADDR, the padding before a
+ * function) from which only nops run: the cheapest to probe, of those the
+ * nearest the end.  0 and *OFF, *COST; -ENOENT when there is none. */
+int insn__nop_entry(const uint8_t *code, size_t len, uint64_t addr, uint32_t *off,
+		    enum probe_cost *cost);
+
 /* Decode the first instructions of CODE (LEN bytes, loaded at ADDR).
  * Returns 0, or -EINVAL when nothing decodes. */
 int insn__plan_entry(const uint8_t *code, size_t len, uint64_t addr, struct entry_plan *out);

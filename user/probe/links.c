@@ -26,6 +26,11 @@ void probe_links__prepare(struct bpf_program *prog)
 		bpf_program__set_expected_attach_type(prog, CMON_BPF_TRACE_UPROBE_MULTI);
 }
 
+void probe_links__prepare_session(struct bpf_program *prog)
+{
+	bpf_program__set_expected_attach_type(prog, CMON_BPF_TRACE_UPROBE_SESSION);
+}
+
 void probe_links__prepare_stacks(struct bpf_map *regions, struct bpf_map *coro_stacks,
 				 struct bpf_program *stack_made, const struct probe_set *set)
 {
@@ -171,7 +176,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
 	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {}, pyent = {},
-			  pyret = {}, step = {};
+			  pyret = {}, step = {}, pysess = {}, pyvc = {}, pyvcsess = {}, pynew = {},
+			  pystart = {};
 	int err = 0, fd;
 
 	for (size_t i = 0; i < s->n_funcs && !err; i++) {
@@ -184,8 +190,21 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		if (f->object != obj_idx)
 			continue;
 		if (f->python) {
-			err = probe_list__add(&pyent, f->file_offset, cookie_of(i, 0));
-			if (!err && (o->py_exit_prog || !o->py_entry_prog))
+			uint64_t c = cookie_of(i, 0);
+
+			if (f->python == PROBE_PY_NEWFUNC)
+				err = probe_list__add(&pynew, f->file_offset, c);
+			else if (f->python == PROBE_PY_START)
+				err = probe_list__add(&pystart, f->file_offset, c);
+			else if (f->python == PROBE_PY_EVAL && o->py.eval_sess)
+				err = probe_list__add(&pysess, f->file_offset, c);
+			else if (f->python == PROBE_PY_VC && o->py.vc_sess)
+				err = probe_list__add(&pyvcsess, f->file_offset, c);
+			else
+				err = probe_list__add(f->python == PROBE_PY_EVAL ? &pyent : &pyvc,
+						      f->file_offset, c);
+			if (!err && o->py.exit && f->python <= PROBE_PY_VC &&
+			    !(f->python == PROBE_PY_EVAL ? o->py.eval_sess : o->py.vc_sess))
 				err = probe_list__add(&pyret, f->file_offset,
 						      cookie_of(i, CMON_EXIT_URETPROBE));
 			continue;
@@ -228,7 +247,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog &&
 			   k < obj->n_stack_makers; k++)
 		err = probe_list__add(&made, obj->stack_maker_off[k], obj->stack_maker_kind[k]);
-	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n))
+	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n && !pysess.n && !pyvc.n &&
+		    !pyvcsess.n && !pystart.n))
 		goto cleanup;
 
 	/* Entries last.  Until a function's entry is attached, its step and
@@ -240,15 +260,20 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	struct {
 		struct probe_list *l;
 		struct bpf_program *prog;
-		bool ret;
-	} links[] = { { &step, o->step_prog, false },
-		      { &uret, o->exit_prog, true },
-		      { &insn, o->exit_prog, false },
-		      { &usdt, o->usdt_prog, false },
-		      { &made, o->stack_made_prog, false },
-		      { &pyret, o->py_exit_prog, true },
-		      { &pyent, o->py_entry_prog, false },
-		      { &entry, o->entry_prog, false } };
+		bool ret, session;
+	} links[] = { { &step, o->step_prog, false, false },
+		      { &uret, o->exit_prog, true, false },
+		      { &insn, o->exit_prog, false, false },
+		      { &usdt, o->usdt_prog, false, false },
+		      { &made, o->stack_made_prog, false, false },
+		      { &pyret, o->py.exit, true, false },
+		      { &pynew, o->py.newfunc, true, false },
+		      { &pystart, o->py.start, false, false },
+		      { &pysess, o->py.eval_sess, false, true },
+		      { &pyvcsess, o->py.vc_sess, false, true },
+		      { &pyent, o->py.eval_entry, false, false },
+		      { &pyvc, o->py.vc_entry, false, false },
+		      { &entry, o->entry_prog, false, false } };
 	bool multi = uprobe_multi__supported();
 	static bool said;
 
@@ -265,7 +290,11 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			err = -EOPNOTSUPP;
 			goto cleanup;
 		}
-		if (multi && links[i].l == &usdt)
+		if (links[i].session)
+			fd = uprobe_session__attach(bpf_program__fd(links[i].prog),
+						    obj->attach_path, links[i].l->offsets,
+						    links[i].l->cookies, links[i].l->n, pid);
+		else if (multi && links[i].l == &usdt)
 			fd = uprobe_multi__attach_ref(bpf_program__fd(links[i].prog),
 						      obj->attach_path, links[i].l->offsets,
 						      links[i].l->ref_ctrs, links[i].l->cookies,
@@ -312,6 +341,11 @@ cleanup:
 	probe_list__free(&made);
 	probe_list__free(&pyent);
 	probe_list__free(&pyret);
+	probe_list__free(&pysess);
+	probe_list__free(&pyvc);
+	probe_list__free(&pyvcsess);
+	probe_list__free(&pynew);
+	probe_list__free(&pystart);
 	probe_list__free(&step);
 	return err;
 }

@@ -16,6 +16,12 @@ struct bpf_program;
 struct bpf_map;
 struct bpf_link;
 
+/* The Python programs (python.bpf.h), as probe_links_opts.py says. */
+struct probe_py_progs {
+	struct bpf_program *eval_entry, *eval_sess, *vc_entry, *vc_sess, *exit;
+	struct bpf_program *newfunc, *start;
+};
+
 struct probe_links_opts {
 	struct bpf_program *entry_prog;
 	struct bpf_program *exit_prog; /* ignored when entry_only */
@@ -26,9 +32,12 @@ struct probe_links_opts {
 	/* shadow_stack.bpf.h's cmon_stack_made, on the objects' stack makers
 	 * when set->stack_switch. */
 	struct bpf_program *stack_made_prog;
-	/* probe_func.python: NULL entry: none; NULL exit: the entry alone
-	 * (cmon break: a stop at entry, no return to see) */
-	struct bpf_program *py_entry_prog, *py_exit_prog;
+	/* probe_func.python (enum probe_python): the evaluator's and the
+	 * vectorcall entry's programs, an uprobe session each (*_sess, when
+	 * loaded) or an entry with EXIT as their uretprobe (NULL exit: the
+	 * entries alone: cmon break stops at entry, no return to see); the
+	 * constructors' uretprobe, the start's uprobe.  NULL: none. */
+	struct probe_py_progs py;
 	bool entry_only;
 	/* Follow the targets' children (follow.h): each process target's
 	 * executable is attached once without a pid filter. */
@@ -43,6 +52,8 @@ struct probe_links_opts {
  * the fallback (for tests).
  */
 void probe_links__prepare(struct bpf_program *prog);
+/* The same for an uprobe session's program (uprobe_session__supported). */
+void probe_links__prepare_session(struct bpf_program *prog);
 
 /* Attach every probe of SET.  On failure nothing stays attached and one
  * error line has been printed.  Returns 0 and the links, or -errno. */

@@ -301,7 +301,7 @@ static int add_launch_target(struct builder *b)
 			  err == -ENOEXEC ? "not an ELF executable" : strerror(-err));
 		goto cleanup;
 	}
-	b->set->launch_pid = o->launch_pid;
+	b->set->launch_pid = o->launch_execed ? 0 : o->launch_pid;
 	t = add_target(b, o->launch_pid);
 	if (!t) {
 		err = -ENOMEM;
@@ -1244,6 +1244,26 @@ void probe_set__number_ind_sites(struct probe_set *set)
 		n += f->exits.n_ind;
 	}
 	set->n_ind_sites = n;
+}
+
+struct probe_func *probe_set__add_func(struct probe_set *set, size_t obj, const char *name,
+				       uint64_t addr, uint64_t file_offset)
+{
+	struct probe_func *v = realloc(set->funcs, (set->n_funcs + 1) * sizeof(*v)), *f;
+
+	if (!v)
+		return NULL;
+	set->funcs = v;
+	f = &v[set->n_funcs];
+	memset(f, 0, sizeof(*f));
+	f->object = obj;
+	f->addr = addr;
+	f->file_offset = file_offset;
+	f->name = strdup(name);
+	if (!f->name)
+		return NULL;
+	set->n_funcs++;
+	return f;
 }
 
 size_t probe_set__probe_count(const struct probe_set *set)

@@ -42,6 +42,12 @@ struct probe_object {
 	uint8_t stack_maker_kind[2], n_stack_makers;
 };
 
+/* The Python probes (user/python/cpython.h): the evaluator (entry and
+ * return), the vectorcall entry of selected functions (entry and return),
+ * the return of CPython's function constructors, a launched interpreter's
+ * start. */
+enum probe_python { PROBE_PY_NONE = 0, PROBE_PY_EVAL, PROBE_PY_VC, PROBE_PY_NEWFUNC, PROBE_PY_START };
+
 /* A traced function; its index in probe_set.funcs is its func_id. */
 struct probe_func {
 	char *name;        /* demangled (with parameters) for C++, else the symbol */
@@ -84,9 +90,9 @@ struct probe_func {
 	/* --lines FUNC: LINES_OWNER for FUNC itself (its return closes its last
 	 * line), IN_LINES for each of its line sites. */
 	bool lines_owner, in_lines;
-	/* --py: CPython's evaluator, probed with the Python programs (entry
-	 * and uretprobe, python.bpf.h) instead of the C ones. */
-	bool python;
+	/* --py: a place of CPython's probed with the Python programs
+	 * (python.bpf.h) instead of the C ones (enum probe_python). */
+	uint8_t python;
 	struct cmon_usdt_spec usdt_spec;
 	uint64_t sema_offset;
 	char *usdt_args; /* the note's spec text, for cmon list */
@@ -145,6 +151,7 @@ struct resolve_opts {
 	const char *binary;     /* --binary */
 	const char *launch_exe; /* -- CMD, resolved path */
 	pid_t launch_pid;       /* the launched child, paused before exec */
+	bool launch_execed;     /* ... or held past it (launch__run_to): no launcher to leave out */
 	const struct funcpattern *patterns;
 	size_t n_patterns;
 	const char *const *usdts; /* --usdt [FILE:]PROVIDER:NAME, globs */
@@ -168,6 +175,12 @@ struct resolve_opts {
  */
 int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out);
 void probe_set__free(struct probe_set *set);
+
+/* A function added after resolution (the Python probes' places), in object
+ * OBJ at ADDR (FILE_OFFSET in its file), named NAME: NULL when out of
+ * memory.  Its probes are the caller's to set. */
+struct probe_func *probe_set__add_func(struct probe_set *set, size_t obj, const char *name,
+				       uint64_t addr, uint64_t file_offset);
 
 /* Count of probe addresses (entry + exit) the set attaches per target. */
 size_t probe_set__probe_count(const struct probe_set *set);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -53,6 +56,8 @@ int launch__start(const char *path, char *const argv[], struct launch *l)
 			signal(kept_signals[i], inherited_ign[i] ? SIG_IGN : SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127); /* cmon went away before attaching */
+		if (l->own_group)
+			setpgid(0, 0);
 		close(go[0]);
 		if (l->stop_at_exec && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 			_exit(127);
@@ -85,6 +90,8 @@ int launch__release(struct launch *l)
 	int e = 0;
 	ssize_t n;
 
+	if (l->ran_to) /* past its exec already: let it go */
+		return launch__continue(l);
 	if (write(l->go_fd, &c, 1) != 1)
 		return -errno;
 	close(l->go_fd);
@@ -118,6 +125,61 @@ int launch__release(struct launch *l)
 		l->stopped = true;
 	}
 	return 0;
+}
+
+/* The file process PID runs now (malloc'd), NULL when unreadable. */
+static char *exe_of(pid_t pid)
+{
+	char link[64], buf[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+int launch__run_to(struct launch *l, launch_target_fn is_target, void *ctx, char **exe)
+{
+	int err = launch__release(l), st = 0;
+
+	*exe = NULL;
+	if (err)
+		return err;
+	l->ran_to = true;
+	if (ptrace(PTRACE_SETOPTIONS, l->pid, NULL, (void *)(uintptr_t)PTRACE_O_TRACEEXEC))
+		return -errno;
+	for (;;) {
+		pid_t r;
+		int sig = 0;
+
+		free(*exe);
+		*exe = exe_of(l->pid);
+		if (*exe && is_target(ctx, *exe))
+			return 0; /* held at its exec */
+		if (ptrace(PTRACE_CONT, l->pid, NULL, NULL))
+			return -errno;
+		for (;;) {
+			do
+				r = waitpid(l->pid, &st, 0);
+			while (r < 0 && errno == EINTR);
+			if (r != l->pid)
+				return -ECHILD;
+			if (!WIFSTOPPED(st)) {
+				l->stopped = false;
+				l->pid = -1; /* it ended without running one */
+				return -ENOENT;
+			}
+			if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+				break;
+			/* a signal of its own, given back */
+			sig = WSTOPSIG(st) == SIGTRAP ? 0 : WSTOPSIG(st);
+			if (ptrace(PTRACE_CONT, l->pid, NULL, (void *)(uintptr_t)sig))
+				return -errno;
+		}
+	}
 }
 
 int launch__continue(struct launch *l)

@@ -22,6 +22,10 @@ struct launch {
 	 * executable's load address before the first instruction). */
 	bool stop_at_exec;
 	bool stopped;  /* held after exec now */
+	/* Set before launch__start: the child in a process group of its own
+	 * (cmon break: a Ctrl-C at cmon's prompt is cmon's, not the program's). */
+	bool own_group;
+	bool ran_to;   /* launch__run_to took it past its first exec */
 };
 
 /* Fork a child that will execv(PATH, ARGV).  Returns 0 or a negative errno. */
@@ -37,6 +41,16 @@ int launch__release(struct launch *l);
 
 /* stop_at_exec: let the child go on from its exec stop (0 or -errno). */
 int launch__continue(struct launch *l);
+
+/*
+ * For a program that is not the one to trace (a script, a pyenv shim):
+ * release it (stop_at_exec set) and let it run from exec to exec, as the
+ * shell would, until it execs a file IS_TARGET(CTX, PATH) takes; it is
+ * held there (launch__release then lets it go).  0 and *EXE (malloc'd),
+ * -ENOENT when it ended first (*EXE: the last file it ran), -errno.
+ */
+typedef bool (*launch_target_fn)(void *ctx, const char *exe);
+int launch__run_to(struct launch *l, launch_target_fn is_target, void *ctx, char **exe);
 
 /* Reap the child if it has exited: 1 and its wait status, 0 if it runs. */
 int launch__reap(struct launch *l, int *status, int block);

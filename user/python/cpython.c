@@ -1,124 +1,107 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/*
- * cpython.c: see cpython.h.  Supported: CPython 3.11 (offsets checked
- * against Debian's python3.11-dev headers, 3.11.2).
- *
- * 3.12 would be one more row of the table (its frames and code objects
- * moved: f_code -> f_executable in 3.13, the str layout lost wstr); from
- * 3.13 on, the offsets need not be a table at all: _PyRuntime starts with
- * _Py_DebugOffsets ("xdebugpy" cookie, version, then the offsets of the
- * runtime, interpreter, frame, code and object structs), which cmon would
- * read from the process and check against the version.
- */
+/* cpython.c: see cpython.h. */
 #include <errno.h>
-#include <fcntl.h>
-#include <fnmatch.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <dirent.h>
-#include <sys/ptrace.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
 #include <bpf/bpf.h>
-#include "proc/procmaps.h"
+#include "core/clock.h"
 #include "core/hmap.h"
 #include "core/log.h"
 #include "core/strbuf.h"
+#include "proc/freeze.h"
+#include "proc/procmaps.h"
+#include "proc/procmem.h"
+#include "probe/attach.h"
 #include "probe/resolve.h"
 #include "python/cpython.h"
+#include "python/pycode.h"
+#include "python/pyheap.h"
+#include "python/pyhook.h"
+#include "python/pystack.h"
+#include "python/pyvalue.h"
 
-/* One row per supported version: what user space reads, and the BPF side's
- * offsets (cmon_abi.h). */
-struct py_version {
-	unsigned major, minor;
-	uint32_t runtime_interp_main; /* _PyRuntimeState.interpreters.main */
-	uint32_t interp_eval_frame;   /* PyInterpreterState.eval_frame */
-	uint32_t code_firstlineno, code_localsplusnames, code_filename, code_qualname;
-	uint32_t tuple_items;         /* PyTupleObject.ob_item */
-	uint32_t type_name;           /* PyTypeObject.tp_name */
-	/* cmon break --py: the Python stack, from the thread state */
-	uint32_t tstate_cframe;       /* PyThreadState.cframe */
-	uint32_t cframe_current;      /* _PyCFrame.current_frame */
-	uint32_t frame_previous;      /* _PyInterpreterFrame.previous */
-	uint32_t code_linetable;      /* PyCodeObject.co_linetable (bytes) */
-	uint32_t code_firsttraceable; /* ._co_firsttraceable (int) */
-	uint32_t code_code;           /* .co_code_adaptive[] */
-	struct cmon_py_offsets bpf;
-};
-
-static const struct py_version versions[] = {
-	{ 3, 11, 48, 1424, 72, 96, 112, 128, 24, 24, 56, 8, 48, 136, 168, 184,
-	  { .frame_code = 32, .frame_prev_instr = 56, .frame_owner = 69, .frame_localsplus = 72,
-	    .code_argcount = 56, .code_kwonlyargcount = 64, .code_flags = 48,
-	    .code_firstlineno = 72, .code_localsplusnames = 96, .code_filename = 112,
-	    .code_qualname = 128, .tuple_items = 24, .type_name = 24, .obj_type = 8,
-	    .var_size = 16, .long_digits = 24, .float_value = 16, .str_length = 16,
-	    .str_state = 32, .str_ascii_data = 48, .str_utf8_length = 48, .str_utf8 = 56,
-	    .bytes_data = 32, .dict_used = 16, .owner_generator = 1, .op_yield_value = 86 } },
-};
-
-static const char *const type_syms[CMON_PYT_N] = {
-	"PyLong_Type", "PyFloat_Type", "PyUnicode_Type", "PyBytes_Type",
-	"PyBool_Type", "PyTuple_Type", "PyList_Type", "PyDict_Type",
-};
-
-struct py_code {
-	char *qualname, *filename;
-	int firstlineno;
-	char *names[CMON_PY_MAX_ARGS];
-	bool traced;
+/* A launched interpreter's stops (struct cmon_py_proc.stop): at its
+ * start (Py_InitializeFromConfig: its libpython mapped, no Python run
+ * yet), then, for the eval_frame hook, at its first Python call. */
+enum {
+	STOP_NONE = 0,
+	STOP_AT_START = 1, /* the kernel stops it there (then STOPPED_START) */
+	STOPPED_START = 2,
+	STOP_AT_CALL = 3,  /* at its first Python call (then STOPPED_CALL) */
+	STOPPED_CALL = 4,
 };
 
 struct py_proc {
 	pid_t pid;
-	bool launched, stopped_wait, hooked, gone;
-	uint64_t bias;
-	uint64_t eval_func, runtime; /* addresses in the process */
-	uint64_t interp;
-	unsigned long long start; /* process start time (hook_refs) */
+	bool launched, waiting, hooked, gone;
+	bool cont; /* stopped by the kernel for a function made: SIGCONT at the tick */
+	struct py_interp interp;
+	uint64_t bias, interp_addr; /* PyInterpreterState of the main interpreter */
 	struct cmon_py_proc kern;
 	struct hmap codes; /* code address -> struct py_code * */
-	struct hmap types; /* type address -> char * (tp_name) */
+	struct hmap versions; /* code address -> its co_version before cmon cleared it */
+	struct pyhook_func *funcs; /* sent through the vectorcall entry */
+	size_t n_funcs, cap_funcs;
+	struct hmap func_at; /* a function's address -> its index in funcs + 1 */
+	uint64_t checked_ns; /* when they were last checked (another cmon) */
+	/* Sent again at the last check: said at the next unless a function
+	 * made there is announced meanwhile (a new one where a freed one was,
+	 * its announcement on the way: not one another cmon sent back). */
+	uint64_t resent[16];
+	unsigned n_resent;
+	struct pyvalue_ctx values;
+};
+
+/* A call's parameters past the first six, waiting for its record. */
+struct more_args {
+	uint32_t pid, tid, n;
+	uint64_t ts;
+	struct cmon_py_val v[CMON_PY_MORE_ARGS];
 };
 
 struct pytrace {
 	char **patterns;
 	size_t n_patterns;
+	uint64_t *hits; /* per pattern: code objects it selected */
+	const char **unmatched;
 	size_t strlen;
-	const struct py_version *ver;
+	bool resumes;
+	enum cmon_py_mode mode;
+	const struct py_layout *layout; /* every process's: one version a trace */
 	struct py_proc *procs;
 	size_t n_procs;
-	int procs_fd, code_fd;
+	int procs_fd, code_fd, lost_fd;
 	uint64_t filtered;
+	struct cmon_py_pat *rows;
+	unsigned n_rows;
+	struct more_args *more;
+	size_t n_more, cap_more;
 	/* the last decoded record's strings */
-	struct strbuf args, ret, where, cellbuf;
-	char *names[CMON_PY_MAX_ARGS];
-	const char *cells[CMON_PY_MAX_ARGS];
-	size_t cell_off[CMON_PY_MAX_ARGS];
-	size_t columns[CMON_PY_MAX_ARGS];
+	struct strbuf args, ret, where, cellbuf, task;
+	char *names[CMON_PY_ALL_ARGS];
+	const char *cells[CMON_PY_ALL_ARGS];
+	size_t cell_off[CMON_PY_ALL_ARGS];
+	size_t columns[CMON_PY_ALL_ARGS];
 	struct call_typed typed;
 	size_t args_column;
-	struct cmon_py_break_pat *break_pats; /* cmon break --py */
-	unsigned n_break_pats;
+	bool init_said; /* the 3.13 __init__ warning */
 };
 
-const struct cmon_py_offsets *pytrace__bpf_offsets(void) { return &versions[0].bpf; }
-
-struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strlen)
+struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strlen, bool resumes)
 {
 	struct pytrace *pt = calloc(1, sizeof(*pt));
 
 	if (!pt)
 		return NULL;
 	pt->patterns = calloc(n ? n : 1, sizeof(char *));
-	if (!pt->patterns) {
-		free(pt);
+	pt->hits = calloc(n ? n : 1, sizeof(*pt->hits));
+	pt->unmatched = calloc(n ? n : 1, sizeof(*pt->unmatched));
+	if (!pt->patterns || !pt->hits || !pt->unmatched) {
+		pytrace__free(pt);
+		errno = ENOMEM;
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -132,38 +115,22 @@ struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strle
 	}
 	pt->n_patterns = n;
 	pt->strlen = strlen && strlen < CMON_PY_STR_MAX ? strlen : CMON_PY_STR_MAX;
-	pt->ver = &versions[0];
-	pt->procs_fd = pt->code_fd = -1;
+	pt->resumes = resumes;
+	pt->procs_fd = pt->code_fd = pt->lost_fd = -1;
 	pt->args_column = SIZE_MAX;
 	return pt;
 }
 
-static void code_free(struct py_code *c)
-{
-	if (!c)
-		return;
-	free(c->qualname);
-	free(c->filename);
-	for (int k = 0; k < CMON_PY_MAX_ARGS; k++)
-		free(c->names[k]);
-	free(c);
-}
-
 static void free_codes(struct py_proc *p)
 {
-	for (size_t i = 0; i < p->codes.cap; i++) {
-		struct py_code *c;
-
-		if (!p->codes.slots[i].key)
-			continue;
-		c = (struct py_code *)(uintptr_t)p->codes.slots[i].value;
-		code_free(c);
-	}
+	for (size_t i = 0; i < p->codes.cap; i++)
+		if (p->codes.slots[i].key)
+			pycode__free((struct py_code *)(uintptr_t)p->codes.slots[i].value);
 	hmap__release(&p->codes);
-	for (size_t i = 0; i < p->types.cap; i++)
-		if (p->types.slots[i].key)
-			free((char *)(uintptr_t)p->types.slots[i].value);
-	hmap__release(&p->types);
+	hmap__release(&p->versions);
+	hmap__release(&p->func_at);
+	free(p->funcs);
+	pyvalue__release(&p->values);
 }
 
 void pytrace__free(struct pytrace *pt)
@@ -171,631 +138,494 @@ void pytrace__free(struct pytrace *pt)
 	if (!pt)
 		return;
 	pytrace__restore(pt);
-	for (size_t i = 0; i < pt->n_procs; i++)
+	for (size_t i = 0; i < pt->n_procs; i++) {
 		free_codes(&pt->procs[i]);
+		pyinterp__clear(&pt->procs[i].interp);
+	}
 	free(pt->procs);
 	for (size_t i = 0; i < pt->n_patterns; i++)
 		free(pt->patterns[i]);
 	free(pt->patterns);
+	free(pt->hits);
+	free(pt->unmatched);
+	free(pt->rows);
+	free(pt->more);
 	strbuf__release(&pt->args);
 	strbuf__release(&pt->ret);
 	strbuf__release(&pt->where);
 	strbuf__release(&pt->cellbuf);
-	free(pt->break_pats);
+	strbuf__release(&pt->task);
 	free(pt);
 }
 
-/* ---- the executable: symbols and version ---- */
-
-struct py_syms {
-	uint64_t eval_func, runtime, version_addr, none, true_, false_;
-	uint64_t types[CMON_PYT_N];
-	uint32_t version; /* Py_Version: 0x030b02f0 for 3.11.2 */
-	bool dyn;
-	char libpython[64]; /* DT_NEEDED libpython*, if any */
-};
-
-static int read_syms(const char *path, struct py_syms *s)
+const struct cmon_py_offsets *pytrace__bpf_offsets(const struct pytrace *pt)
 {
-	Elf *elf = NULL;
-	Elf_Scn *scn = NULL;
-	GElf_Ehdr eh;
-	int fd, err = -ENOEXEC;
-	uint64_t ver_off = 0;
-
-	memset(s, 0, sizeof(*s));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || !gelf_getehdr(elf, &eh))
-		goto out;
-	s->dyn = eh.e_type == ET_DYN;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_DYNAMIC) {
-			data = elf_getdata(scn, NULL);
-			for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-				GElf_Dyn dyn;
-				const char *lib;
-
-				if (gelf_getdyn(data, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
-				    (lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) &&
-				    !strncmp(lib, "libpython", 9))
-					snprintf(s->libpython, sizeof(s->libpython), "%s", lib);
-			}
-			continue;
-		}
-		if (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) || !sym.st_value)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name)
-				continue;
-			if (!strcmp(name, PY_EVAL_FUNC))
-				s->eval_func = sym.st_value;
-			else if (!strcmp(name, "_PyRuntime"))
-				s->runtime = sym.st_value;
-			else if (!strcmp(name, "Py_Version"))
-				s->version_addr = sym.st_value;
-			else if (!strcmp(name, "_Py_NoneStruct"))
-				s->none = sym.st_value;
-			else if (!strcmp(name, "_Py_TrueStruct"))
-				s->true_ = sym.st_value;
-			else if (!strcmp(name, "_Py_FalseStruct"))
-				s->false_ = sym.st_value;
-			for (int t = 0; t < CMON_PYT_N; t++)
-				if (!strcmp(name, type_syms[t]))
-					s->types[t] = sym.st_value;
-		}
-	}
-	/* Py_Version's 4 bytes, from the segment that holds it. */
-	if (s->version_addr) {
-		size_t n = 0;
-
-		if (!elf_getphdrnum(elf, &n)) {
-			for (size_t i = 0; i < n; i++) {
-				GElf_Phdr ph;
-
-				if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-				    s->version_addr >= ph.p_vaddr &&
-				    s->version_addr + 4 <= ph.p_vaddr + ph.p_filesz)
-					ver_off = s->version_addr - ph.p_vaddr + ph.p_offset;
-			}
-		}
-		if (ver_off && pread(fd, &s->version, 4, (off_t)ver_off) != 4)
-			s->version = 0;
-	}
-	err = 0;
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return err;
+	return pt->layout ? &pt->layout->bpf : NULL;
 }
 
-static uint64_t load_bias(pid_t pid, const char *exe, bool dyn)
+unsigned pytrace__mode(const struct pytrace *pt)
 {
-	char path[64], line[4096];
-	uint64_t bias = 0;
-	FILE *f;
+	return pt->mode;
+}
 
-	if (!dyn)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		char *name = strchr(line, '/');
+/* ---- processes ---- */
 
-		if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &off) != 3 || !name)
-			continue;
-		name[strcspn(name, "\n")] = 0;
-		if (off == 0 && !strcmp(name, exe)) {
-			bias = start;
-			break;
-		}
-	}
-	fclose(f);
-	return bias;
+static struct py_proc *new_proc(struct pytrace *pt)
+{
+	struct py_proc *v = realloc(pt->procs, (pt->n_procs + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	pt->procs = v;
+	memset(&v[pt->n_procs], 0, sizeof(v[0]));
+	return &v[pt->n_procs++];
+}
+
+/* The addresses the kernel needs, once the bias is known. */
+static void fill_kern(struct pytrace *pt, struct py_proc *p)
+{
+	const struct py_interp *pi = &p->interp;
+
+	for (int t = 0; t < CMON_PYT_N; t++)
+		p->kern.types[t] = pi->types[t] + p->bias;
+	p->kern.none = pi->none + p->bias;
+	p->kern.true_ = pi->true_ + p->bias;
+	p->kern.false_ = pi->false_ + p->bias;
+	p->kern.vc_func = pi->vc_func ? pi->vc_func + p->bias : 0;
+	p->kern.vc_entry = pi->vc_entry ? pi->vc_entry + p->bias : 0;
+	p->kern.str_max = (uint32_t)pt->strlen;
+	p->kern.mode = pt->mode;
+}
+
+/* The interpreter's GIL (3.12+): its holder is the thread state running
+ * Python, which the vectorcall entry has no argument for. */
+static void fill_gil(const struct pytrace *pt, struct py_proc *p)
+{
+	if (pt->layout->interp_gil && p->interp_addr)
+		p->kern.gil = procmem__ptr(p->pid, p->interp_addr + pt->layout->interp_gil);
+}
+
+/* How this trace sees calls: the vectorcall entry where CPython and the
+ * binary allow it, else the evaluator. */
+static void choose_mode(struct pytrace *pt, const struct py_interp *pi)
+{
+	if (pt->n_procs > 1)
+		return; /* the first process decided */
+	pt->mode = CMON_PY_MODE_EVAL;
+	if (pi->layout.minor < 12)
+		return;
+	if (pt->resumes)
+		log_info("--py-resumes: every Python call through the evaluator (a trap per call)");
+	else if (!pi->vc_entry)
+		log_warn("--py: %s: every Python call goes through the evaluator (a trap per "
+			 "call): %s", pi->path, pi->vc_why);
+	else
+		pt->mode = CMON_PY_MODE_VECTORCALL;
 }
 
 int pytrace__add_process(struct pytrace *pt, pid_t pid, const char *exe, bool launched)
 {
-	char link[64], real[4096];
-	struct py_syms s;
-	struct py_proc *p, *v;
-	ssize_t n;
+	struct py_interp pi;
+	char why[256] = "";
+	struct py_proc *p;
 	int err;
 
-	if (!launched) {
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-		n = readlink(link, real, sizeof(real) - 1);
-		if (n < 0) {
-			log_error("--py: cannot read %s: %s", link, strerror(errno));
-			return -errno;
-		}
-		real[n] = 0;
-		exe = real;
-	}
-	err = read_syms(exe, &s);
+	err = launched ? pyinterp__open(exe, NULL, &pi, why, sizeof(why))
+		       : pyinterp__of_process(pid, &pi, why, sizeof(why));
 	if (err) {
-		log_error("--py: %s is not a CPython 3.11 interpreter (%s)", exe,
-			  err == -ENOEXEC ? "not an ELF file" : strerror(-err));
-		return -ENOEXEC;
+		if (launched)
+			log_error("--py: %s: %s", exe, why);
+		else
+			log_error("--py: process %d: %s", (int)pid, why);
+		return err == -ENOENT || err == -ESRCH ? err : -ENOEXEC;
 	}
-	if (s.libpython[0] && !s.eval_func) {
-		log_error("--py: %s runs CPython from %s: a shared libpython is not supported "
-			  "(a python built without --enable-shared, such as Debian's, is)", exe,
-			  s.libpython);
-		return -ENOEXEC;
+	if (pt->layout && pt->layout != pylayout__for(pi.layout.major, pi.layout.minor)) {
+		log_error("--py: process %d runs CPython %u.%u, another %u.%u: one version a "
+			  "trace", (int)pid, pi.layout.major, pi.layout.minor, pt->layout->major,
+			  pt->layout->minor);
+		pyinterp__clear(&pi);
+		return -EINVAL;
 	}
-	if (!s.eval_func || !s.runtime) {
-		log_error("--py: %s is not a CPython 3.11 interpreter (no %s symbol)", exe,
-			  !s.eval_func ? PY_EVAL_FUNC : "_PyRuntime");
-		return -ENOEXEC;
-	}
-	if ((s.version >> 24) != pt->ver->major || ((s.version >> 16) & 0xff) != pt->ver->minor) {
-		log_error("--py: %s is CPython %u.%u, not 3.11 (the only version supported)", exe,
-			  s.version >> 24, (s.version >> 16) & 0xff);
-		return -ENOEXEC;
-	}
-	for (int t = 0; t < CMON_PYT_N; t++) {
-		if (!s.types[t] || !s.none || !s.true_ || !s.false_) {
-			log_error("--py: %s is not a CPython 3.11 interpreter (no %s symbol)", exe,
-				  s.types[t] ? "_Py_NoneStruct" : type_syms[t]);
-			return -ENOEXEC;
-		}
-	}
-	v = realloc(pt->procs, (pt->n_procs + 1) * sizeof(*v));
-	if (!v)
+	p = new_proc(pt);
+	if (!p) {
+		pyinterp__clear(&pi);
 		return -ENOMEM;
-	pt->procs = v;
-	p = &v[pt->n_procs++];
-	memset(p, 0, sizeof(*p));
+	}
 	p->pid = pid;
 	p->launched = launched;
-	/* A launched program is not mapped yet: a position-dependent python
-	 * (Debian's) needs no bias; a PIE one gets it when it stops. */
-	p->bias = launched ? 0 : load_bias(pid, exe, s.dyn);
-	if (launched && s.dyn) {
-		log_error("--py: %s is position-independent: launch it, then use -p PID", exe);
-		pt->n_procs--;
-		return -ENOEXEC;
+	p->interp = pi;
+	pt->layout = pylayout__for(pi.layout.major, pi.layout.minor);
+	p->values.pid = pid;
+	p->values.layout = pt->layout;
+	choose_mode(pt, &p->interp);
+	if (!launched) {
+		err = pyinterp__bias(&p->interp, pid, &p->bias);
+		if (!err)
+			err = pyinterp__check(&p->interp, pid, p->bias, &p->interp_addr, why,
+					      sizeof(why));
+		if (err) {
+			log_error("--py: process %d (%s): %s", (int)pid, p->interp.path,
+				  err == -ENOENT ? "its CPython is not mapped" : why);
+			return err == -ESRCH ? -ESRCH : -ENOEXEC;
+		}
 	}
-	p->eval_func = s.eval_func + p->bias;
-	p->runtime = s.runtime + p->bias;
-	for (int t = 0; t < CMON_PYT_N; t++)
-		p->kern.types[t] = s.types[t] + p->bias;
-	p->kern.none = s.none + p->bias;
-	p->kern.true_ = s.true_ + p->bias;
-	p->kern.false_ = s.false_ + p->bias;
-	p->kern.str_max = (uint32_t)pt->strlen;
+	fill_kern(pt, p);
+	fill_gil(pt, p);
+	log_info("--py: process %d: CPython %u.%u.%u (%s), calls seen through %s", (int)pid,
+		 pi.version >> 24, (pi.version >> 16) & 0xff, (pi.version >> 8) & 0xff,
+		 p->interp.path, pt->mode == CMON_PY_MODE_VECTORCALL ? "the vectorcall entry"
+								     : "the evaluator");
 	return 0;
 }
 
-/* ---- the process's memory ---- */
-
-static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+/* The process of a record; a child forked by a traced one (same
+ * interpreter, same addresses) is added as its parent's copy. */
+static struct py_proc *proc_of(struct pytrace *pt, pid_t pid)
 {
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	char path[64], buf[512], *q;
+	struct py_proc *parent = NULL, *p;
+	pid_t ppid = 0;
+	size_t at;
+	FILE *f;
 
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
-}
-
-static int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
-}
-
-static uint64_t read_ptr(pid_t pid, uint64_t addr)
-{
-	uint64_t v = 0;
-
-	return addr && !mem_read(pid, addr, &v, sizeof(v)) ? v : 0;
-}
-
-/*
- * The pointer is written while no thread of the process runs: the kernel
- * copies it with `rep movsb` (FSRM), which does not promise one 8-byte
- * store, and a thread reading a half-written evaluator would jump to
- * garbage.  A process cmon attached to (-p) is paused with PTRACE_SEIZE +
- * PTRACE_INTERRUPT, thread by thread: a ptrace stop, which neither the
- * process nor its parent (a shell's job control) sees, and system calls
- * are restarted when it goes on.  A launched one (cmon's own child) is
- * stopped with SIGSTOP (or already is, at its first Python call).
- */
-struct freeze {
-	pid_t pid;
-	bool sigstop;    /* SIGSTOP sent: SIGCONT at thaw */
-	pid_t *tids;     /* PTRACE_SEIZE'd */
-	int *sigs;       /* a signal caught in its stop, given back at detach */
-	size_t n, cap;
-};
-
-static bool all_stopped(pid_t pid)
-{
-	char path[300], buf[512], *q;
-	struct dirent *de;
-	bool all = true;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (!dir)
-		return false;
-	while (all && (de = readdir(dir))) {
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue; /* gone */
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = 0;
-		q = strrchr(buf, ')');
-		all = !q || q[1] != ' ' || q[2] == 'T' || q[2] == 't' || q[2] == 'Z' || q[2] == 'X';
+	for (size_t i = 0; i < pt->n_procs; i++)
+		if (pt->procs[i].pid == pid)
+			return &pt->procs[i];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f) && (q = strrchr(buf, ')')))
+			sscanf(q + 1, " %*c %d", &ppid);
+		fclose(f);
 	}
-	closedir(dir);
-	return all;
+	for (size_t i = 0; i < pt->n_procs && ppid > 0; i++)
+		if (pt->procs[i].pid == ppid)
+			at = i, parent = &pt->procs[i];
+	if (!parent)
+		return NULL;
+	p = new_proc(pt);
+	if (!p)
+		return NULL;
+	parent = &pt->procs[at]; /* moved by the realloc */
+	p->pid = pid;
+	p->bias = parent->bias;
+	p->interp_addr = parent->interp_addr;
+	p->kern = parent->kern;
+	p->kern.stop = STOP_NONE;
+	p->interp = parent->interp;
+	p->interp.path = strdup(parent->interp.path);
+	p->interp.open_path = strdup(parent->interp.open_path);
+	p->values.pid = pid;
+	p->values.layout = pt->layout;
+	/* its hook or redirects are its parent's memory's copy: taken back */
+	p->hooked = parent->hooked && parent->interp_addr;
+	log_info("--py: process %d, forked by %d: traced as its parent", (int)pid, (int)ppid);
+	return p;
 }
 
-static bool seized(const struct freeze *fz, pid_t tid)
+/* ---- the probes ---- */
+
+int pytrace__rows(struct pytrace *pt, bool for_break, const struct cmon_py_pat **rows,
+		  unsigned *n)
 {
-	for (size_t i = 0; i < fz->n; i++)
-		if (fz->tids[i] == tid)
-			return true;
-	return false;
-}
-
-/* Stop one more thread; 1 when it was stopped, 0 gone, -errno. */
-static int seize_thread(struct freeze *fz, pid_t tid)
-{
-	int status = 0, sig = 0;
-
-	if (fz->n == fz->cap) {
-		size_t cap = fz->cap ? 2 * fz->cap : 16;
-		pid_t *t = realloc(fz->tids, cap * sizeof(*t));
-		int *s;
-
-		if (!t)
-			return -ENOMEM;
-		fz->tids = t;
-		s = realloc(fz->sigs, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		fz->sigs = s;
-		fz->cap = cap;
-	}
-	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
-		return errno == ESRCH ? 0 : -errno;
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
-		ptrace(PTRACE_DETACH, tid, 0, 0);
-		return errno == ESRCH ? 0 : -errno;
-	}
-	for (;;) {
-		pid_t w = waitpid(tid, &status, __WALL);
-
-		if (w == tid)
-			break;
-		if (w < 0 && errno == EINTR)
-			continue; /* SIGINT: cmon stops after the write, not inside it */
-		ptrace(PTRACE_DETACH, tid, 0, 0);
-		return 0;
-	}
-	if (!WIFSTOPPED(status))
-		return 0; /* it exited */
-	/* a signal-delivery stop: the signal is the thread's, given back */
-	if ((status >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(status) != SIGTRAP)
-		sig = WSTOPSIG(status);
-	fz->tids[fz->n] = tid;
-	fz->sigs[fz->n] = sig;
-	fz->n++;
-	return 1;
-}
-
-static void thaw(struct freeze *fz)
-{
-	for (size_t i = 0; i < fz->n; i++)
-		ptrace(PTRACE_DETACH, fz->tids[i], 0, (void *)(uintptr_t)fz->sigs[i]);
-	if (fz->sigstop)
-		kill(fz->pid, SIGCONT);
-	free(fz->tids);
-	free(fz->sigs);
-	memset(fz, 0, sizeof(*fz));
-}
-
-/* Every thread of process PID stopped (LAUNCHED: cmon's child, by
- * SIGSTOP; else by ptrace).  0, or -errno with nothing left stopped. */
-static int freeze(pid_t pid, bool launched, struct freeze *fz)
-{
-	bool more = true;
-	int err = 0;
-
-	memset(fz, 0, sizeof(*fz));
-	fz->pid = pid;
-	if (launched) {
-		if (kill(pid, SIGSTOP))
-			return -errno;
-		fz->sigstop = true;
-		for (int i = 0; i < 2000 && !all_stopped(pid); i++)
-			usleep(500);
-		if (all_stopped(pid))
-			return 0;
-		thaw(fz);
-		return -ETIMEDOUT;
-	}
-	/* Threads made while seizing are seized by the next pass. */
-	for (int pass = 0; more && !err && pass < 100; pass++) {
-		char path[64];
-		struct dirent *de;
-		DIR *dir;
-
-		more = false;
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-		dir = opendir(path);
-		if (!dir) {
-			err = -errno;
-			break;
-		}
-		while (!err && (de = readdir(dir))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-			int r;
-
-			if (tid <= 0 || seized(fz, tid))
-				continue;
-			r = seize_thread(fz, tid);
-			if (r < 0)
-				err = r;
-			else if (r > 0)
-				more = true;
-		}
-		closedir(dir);
-	}
-	if (err)
-		thaw(fz);
-	return err;
-}
-
-/* Write VAL at ADDR of P with every thread stopped (unless ALREADY: it is). */
-static int frozen_write(struct py_proc *p, uint64_t addr, uint64_t val, bool already)
-{
-	struct freeze fz = { 0 };
-	int err = already ? 0 : freeze(p->pid, p->launched, &fz);
-
-	if (err)
-		return err;
-	err = mem_write(p->pid, addr, &val, sizeof(val));
-	if (!already)
-		thaw(&fz);
-	return err;
-}
-
-/*
- * Hooks this cmon holds, by (process, address): several users of the same
- * interpreter in one cmon (the agent's probes, one replacing another) share
- * one hook; the last to go restores the pointer.  Its start time tells a
- * process from a later one with the same pid.
- */
-struct hook_ref {
-	pid_t pid;
-	unsigned long long start; /* /proc/PID/stat starttime */
-	uint64_t addr, prev;
-	unsigned refs;
-};
-
-static struct hook_ref *hook_refs;
-static size_t n_hook_refs;
-static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static unsigned long long proc_start_of(pid_t pid)
-{
-	unsigned long long start;
-
-	proc__stat(pid, 0, &start);
-	return start;
-}
-
-static struct hook_ref *hook_ref_find(pid_t pid, uint64_t addr, unsigned long long start)
-{
-	for (size_t i = 0; i < n_hook_refs; i++)
-		if (hook_refs[i].pid == pid && hook_refs[i].addr == addr &&
-		    hook_refs[i].start == start && hook_refs[i].refs)
-			return &hook_refs[i];
-	return NULL;
-}
-
-/* Set the hook of P's main interpreter: eval_frame = &_PyEval_EvalFrameDefault. */
-static int hook(struct pytrace *pt, struct py_proc *p, bool stopped)
-{
-	uint64_t interp = read_ptr(p->pid, p->runtime + pt->ver->runtime_interp_main), cur = 0;
-	unsigned long long start = proc_start_of(p->pid);
-	struct hook_ref *ref, *v;
-	uint64_t at;
 	int err;
 
-	if (!interp) {
-		log_error("--py: process %d has no Python interpreter running (yet)", (int)p->pid);
-		return -ESRCH;
-	}
-	at = interp + pt->ver->interp_eval_frame;
-	pthread_mutex_lock(&hook_lock);
-	ref = hook_ref_find(p->pid, at, start);
-	if (ref) {
-		/* already set by this cmon: shared */
-		ref->refs++;
-		goto done;
-	}
-	err = mem_read(p->pid, at, &cur, sizeof(cur));
-	if (!err && cur && cur != p->eval_func) {
-		/* Someone else's evaluator (a debugger, a JIT): cmon does not replace it. */
-		log_error("--py: process %d has its own frame evaluator (%#llx): not traced",
-			  (int)p->pid, (unsigned long long)cur);
-		err = -EBUSY;
-	} else if (!err) {
-		err = frozen_write(p, at, p->eval_func, stopped);
-	}
-	if (!err) {
-		v = realloc(hook_refs, (n_hook_refs + 1) * sizeof(*v));
-		if (!v) {
-			frozen_write(p, at, cur == p->eval_func ? 0 : cur, stopped);
-			err = -ENOMEM;
-		} else {
-			hook_refs = v;
-			/* Our own evaluator left by a cmon that was killed: it
-			 * stands for NULL (CPython's own setter stores it so). */
-			v[n_hook_refs++] = (struct hook_ref){ .pid = p->pid, .start = start,
-							     .addr = at, .refs = 1,
-							     .prev = cur == p->eval_func ? 0 : cur };
-		}
-	}
-	if (err) {
-		pthread_mutex_unlock(&hook_lock);
-		if (err != -EBUSY)
-			log_error("--py: cannot set the eval_frame hook of process %d: %s%s",
-				  (int)p->pid, strerror(-err),
-				  err == -EPERM ? " (is it being debugged?)" : "");
-		return err;
-	}
-	log_info("--py: process %d: eval_frame hook set", (int)p->pid);
-done:
-	pthread_mutex_unlock(&hook_lock);
-	p->interp = interp;
-	p->start = start;
-	p->hooked = true;
+	free(pt->rows);
+	pt->rows = NULL;
+	pt->n_rows = 0;
+	err = pycode__rows((const char *const *)pt->patterns, pt->n_patterns, for_break,
+			   &pt->rows, &pt->n_rows);
+	*rows = pt->rows;
+	*n = pt->n_rows;
+	return err;
+}
+
+static int add_probe(struct probe_set *set, size_t obj, const char *name, uint64_t addr,
+		     uint64_t off, enum probe_python kind)
+{
+	struct probe_func *f = probe_set__add_func(set, obj, name, addr, off);
+
+	if (!f)
+		return -ENOMEM;
+	f->python = kind;
+	f->ret_mode = kind == PROBE_PY_NEWFUNC ? RETURN_URETPROBE : RETURN_NONE;
+	f->quiet = true; /* not a row of the summary: its calls are not Python calls */
 	return 0;
 }
 
-static void unhook(struct pytrace *pt, struct py_proc *p)
+long pytrace__mark(struct pytrace *pt, struct probe_set *set)
 {
-	uint64_t at, cur = 0;
-	struct hook_ref *ref;
+	long id = 0;
+	size_t n = set->n_funcs;
+	int err = 0;
 
-	if (!p->hooked)
-		return;
-	p->hooked = false;
-	at = p->interp + pt->ver->interp_eval_frame;
-	pthread_mutex_lock(&hook_lock);
-	ref = hook_ref_find(p->pid, at, p->start);
-	if (!ref || --ref->refs) {
-		pthread_mutex_unlock(&hook_lock);
-		return; /* another user of this cmon still needs it */
-	}
-	/* Only cmon's own value is put back: anything else was set since.
-	 * When the process cannot be paused, the hook stays (harmless). */
-	if (!mem_read(p->pid, at, &cur, sizeof(cur)) && cur == p->eval_func) {
-		int err = frozen_write(p, at, ref->prev, false);
-
-		if (!err)
-			log_info("--py: process %d: eval_frame restored", (int)p->pid);
-		else if (err != -ESRCH)
-			log_warn("--py: process %d: eval_frame left set (cannot pause it: %s); it "
-				 "only keeps Python calls from being inlined", (int)p->pid,
-				 strerror(-err));
-	}
-	pthread_mutex_unlock(&hook_lock);
-}
-
-uint32_t pytrace__mark(struct probe_set *set)
-{
-	uint32_t id = 0;
-
-	for (size_t i = 0; i < set->n_funcs; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
 		struct probe_func *f = &set->funcs[i];
+		const struct py_interp *pi = NULL;
+		size_t obj = f->object;
 
-		if (strcmp(f->name, PY_EVAL_FUNC))
+		if (strcmp(f->name, PY_EVAL_FUNC) || f->python)
 			continue;
-		f->python = true;
-		f->ret_mode = RETURN_URETPROBE;
-		id = (uint32_t)i;
+		for (size_t k = 0; k < pt->n_procs && !pi; k++)
+			if (!strcmp(set->objects[obj].path, pt->procs[k].interp.path))
+				pi = &pt->procs[k].interp;
+		if (!pi)
+			pi = pt->n_procs ? &pt->procs[0].interp : NULL;
+		if (!pi)
+			continue;
+		id = (long)i;
+		if (pt->mode == CMON_PY_MODE_VECTORCALL) {
+			/* the evaluator's place becomes the vectorcall entry's */
+			free(f->name);
+			f->name = strdup(PY_VC_FUNC);
+			if (!f->name)
+				return -ENOMEM;
+			f->python = PROBE_PY_VC;
+			f->addr = pi->vc_entry;
+			f->file_offset = pi->vc_entry_off;
+			f->ret_mode = RETURN_NONE;
+			for (int k = 0; k < PY_NEWFUNC_N && !err; k++)
+				if (pi->newfunc_off[k])
+					err = add_probe(set, obj, py_newfunc_names[k], pi->newfunc[k],
+							pi->newfunc_off[k], PROBE_PY_NEWFUNC);
+		} else {
+			f->python = PROBE_PY_EVAL;
+			f->ret_mode = RETURN_NONE;
+		}
+		/* a launched interpreter's start */
+		for (size_t k = 0; k < pt->n_procs && !err; k++)
+			if (pt->procs[k].launched && pi->start_off) {
+				err = add_probe(set, obj, "Py_InitializeFromConfig", pi->start,
+						pi->start_off, PROBE_PY_START);
+				break;
+			}
+	}
+	if (err) {
+		log_error("out of memory");
+		return err;
 	}
 	return id;
 }
 
-int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd)
+/* ---- starting, and what is written ---- */
+
+static bool select_code(void *ctx, uint64_t code);
+static void restore_versions(struct pytrace *pt, struct py_proc *p);
+
+struct select_ctx {
+	struct pytrace *pt;
+	struct py_proc *p;
+};
+
+static void vc_desc(const struct pytrace *pt, const struct py_proc *p, struct pyhook_vc *vc)
+{
+	vc->layout = pt->layout;
+	vc->interp = p->interp_addr;
+	vc->func_type = p->interp.func_type + p->bias;
+	vc->vc_func = p->kern.vc_func;
+	vc->vc_entry = p->kern.vc_entry;
+}
+
+/* Is PID in the foreground of a terminal (a shell's job there)?  A stop
+ * of it would be the shell's too: it takes the terminal back. */
+static bool foreground_job(pid_t pid)
+{
+	char path[64], buf[512], *q;
+	int pgrp = 0, tty = 0, tpgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (q = strrchr(buf, ')')))
+		sscanf(q + 1, " %*c %*d %d %*d %d %d", &pgrp, &tty, &tpgid);
+	fclose(f);
+	return tty && tpgid == pgrp;
+}
+
+/* What process P needs written (STOPPED: it is stopped already). */
+static int index_func(struct py_proc *p, size_t i);
+
+static int set_up(struct pytrace *pt, struct py_proc *p, bool stopped)
+{
+	int err;
+
+	if (pt->mode == CMON_PY_MODE_EVAL) {
+		err = pyhook__eval_set(p->pid, p->launched, stopped,
+				       p->interp_addr + pt->layout->interp_eval_frame,
+				       p->interp.eval_func + p->bias);
+		p->hooked = !err;
+		return err;
+	}
+	{
+		struct pyhook_vc vc;
+		struct select_ctx sc = { pt, p };
+
+		vc_desc(pt, p, &vc);
+		if (!foreground_job(p->pid))
+			p->kern.flags |= CMON_PY_PROC_STOP_NEWFUNC;
+		/* the functions there are now; those made later are announced */
+		if (!p->interp_addr)
+			return 0;
+		size_t from = p->n_funcs;
+
+		err = pyhook__vc_walk(p->pid, p->launched, stopped, &vc, select_code, &sc,
+				      &p->funcs, &p->n_funcs, &p->cap_funcs);
+		for (size_t i = from; i < p->n_funcs && !err; i++)
+			err = index_func(p, i);
+		if (!err)
+			log_info("--py: process %d: %zu functions sent through the vectorcall entry",
+				 (int)p->pid, p->n_funcs);
+		return err;
+	}
+}
+
+static int put_kern(struct pytrace *pt, struct py_proc *p)
+{
+	__u32 key = (__u32)p->pid;
+
+	if (pt->procs_fd >= 0 && bpf_map_update_elem(pt->procs_fd, &key, &p->kern, BPF_ANY)) {
+		int err = -errno;
+
+		log_error("--py: cannot register process %d: %s", (int)p->pid, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd, int lost_fd)
 {
 	pt->procs_fd = procs_fd;
 	pt->code_fd = code_fd;
+	pt->lost_fd = lost_fd;
 	for (size_t i = 0; i < pt->n_procs; i++) {
 		struct py_proc *p = &pt->procs[i];
-		__u32 key = (__u32)p->pid;
 		int err;
 
-		p->kern.stop = p->launched ? 1 : 0;
-		p->stopped_wait = p->launched;
-		if (bpf_map_update_elem(procs_fd, &key, &p->kern, BPF_ANY)) {
-			err = -errno;
-			log_error("--py: cannot register process %d: %s", (int)p->pid, strerror(errno));
+		p->kern.stop = p->launched ? STOP_AT_START : STOP_NONE;
+		p->waiting = p->launched;
+		if (!p->launched)
+			err = set_up(pt, p, false);
+		else
+			err = 0;
+		if (!err)
+			err = put_kern(pt, p);
+		if (err)
 			return err;
-		}
-		if (!p->launched) {
-			err = hook(pt, p, false);
-			if (err)
-				return err;
-		}
 	}
 	return 0;
+}
+
+/* A launched process stopped by its probe at STAGE (STOPPED_START,
+ * STOPPED_CALL), every thread of it? */
+static bool stopped_at(struct pytrace *pt, struct py_proc *p, unsigned *stage)
+{
+	struct cmon_py_proc k;
+	__u32 key = (__u32)p->pid;
+	char st = proc__stat(p->pid, 0, NULL);
+
+	if (!st || st == 'Z' || st == 'X') {
+		p->waiting = false; /* gone */
+		return false;
+	}
+	/* Stopped by the probe's SIGSTOP, not by another (cmon break's at a
+	 * C function, which its cue resumes)?  Every thread: all read it. */
+	if (st != 'T' || !freeze__all_stopped(p->pid) || pt->procs_fd < 0 ||
+	    bpf_map_lookup_elem(pt->procs_fd, &key, &k))
+		return false;
+	*stage = k.stop;
+	return k.stop == STOPPED_START || k.stop == STOPPED_CALL;
+}
+
+/* A launched interpreter stopped by its probe: set up, continued. */
+static void go_on(struct pytrace *pt, struct py_proc *p, unsigned stage)
+{
+	char why[256];
+	int err = 0;
+
+	if (stage == STOPPED_START) {
+		/* its libpython is mapped now: the addresses */
+		err = pyinterp__bias(&p->interp, p->pid, &p->bias);
+		if (err)
+			log_warn("--py: process %d: %s is not mapped: not traced", (int)p->pid,
+				 p->interp.path);
+		fill_kern(pt, p);
+		/* the hook needs an interpreter: at the first Python call */
+		p->kern.stop = err ? STOP_NONE : pt->mode == CMON_PY_MODE_EVAL ? STOP_AT_CALL
+									: STOP_NONE;
+		if (!err && pt->mode == CMON_PY_MODE_VECTORCALL) {
+			set_up(pt, p, true);
+			p->kern.flags |= CMON_PY_PROC_STOP_NEWFUNC; /* cmon's child: no shell's */
+		}
+	} else {
+		err = pyinterp__check(&p->interp, p->pid, p->bias, &p->interp_addr, why,
+				      sizeof(why));
+		if (err)
+			log_warn("--py: process %d: %s: not traced", (int)p->pid, why);
+		else
+			set_up(pt, p, true); /* on failure: as far as calls reach the evaluator */
+		fill_gil(pt, p);
+		p->kern.stop = STOP_NONE;
+	}
+	put_kern(pt, p);
+	p->waiting = p->kern.stop != STOP_NONE;
+	kill(p->pid, SIGCONT);
 }
 
 void pytrace__tick(struct pytrace *pt)
 {
 	for (size_t i = 0; i < pt->n_procs; i++) {
 		struct py_proc *p = &pt->procs[i];
-		uint64_t cur = 1;
-		char st;
+		unsigned stage;
 
 		/* Another cmon on the same interpreter restored it as it ended:
 		 * set again (calls in between went unseen: said). */
 		if (p->hooked &&
-		    !mem_read(p->pid, p->interp + pt->ver->interp_eval_frame, &cur, sizeof(cur)) &&
-		    cur == 0 && !frozen_write(p, p->interp + pt->ver->interp_eval_frame, p->eval_func,
-					      false))
+		    pyhook__eval_check(p->pid, p->launched,
+				       p->interp_addr + pt->layout->interp_eval_frame,
+				       p->interp.eval_func + p->bias))
 			log_warn("--py: process %d: its eval_frame hook was cleared (another cmon "
 				 "ended?): set again; Python-to-Python calls made meanwhile were "
 				 "not seen", (int)p->pid);
-
-		if (!p->stopped_wait)
-			continue;
-		st = proc__stat(p->pid, 0, NULL);
-		if (!st || st == 'Z' || st == 'X') {
-			p->stopped_wait = false; /* gone */
-			continue;
+		if (p->waiting && stopped_at(pt, p, &stage))
+			go_on(pt, p, stage);
+		if (p->cont) {
+			p->cont = false;
+			kill(p->pid, SIGCONT);
 		}
-		if (st != 'T' || !all_stopped(p->pid))
-			continue; /* not yet (every thread: the hook is read by all) */
-		if (pt->procs_fd >= 0) {
-			/* Stopped by the probe's SIGSTOP, not by another (cmon
-			 * break's at a C function, which its cue resumes)? */
-			struct cmon_py_proc k;
-			__u32 key = (__u32)p->pid;
+		/* Another cmon sent its functions back as it ended: sent again
+		 * (calls in between went unseen: said).  Once a second. */
+		if (p->n_funcs && clock__mono_ns() - p->checked_ns > 1000000000ull) {
+			struct pyhook_vc vc;
+			int n;
 
-			if (!bpf_map_lookup_elem(pt->procs_fd, &key, &k) && k.stop != 2)
-				continue;
+			if (p->n_resent)
+				log_warn("--py: process %d: %u of its traced functions were sent back "
+					 "to CPython's fast path (another cmon ended?): sent again; "
+					 "their calls meanwhile were not seen", (int)p->pid,
+					 p->n_resent);
+			p->n_resent = 0;
+			memset(p->resent, 0, sizeof(p->resent));
+			vc_desc(pt, p, &vc);
+			n = pyhook__vc_check(p->pid, p->launched, &vc, p->funcs, p->n_funcs,
+					     p->resent, sizeof(p->resent) / sizeof(p->resent[0]));
+			if (n != -EAGAIN) /* else stopped for a function made: at a later tick */
+				p->checked_ns = clock__mono_ns();
+			if (n > 0)
+				p->n_resent = (unsigned)n;
 		}
-		p->stopped_wait = false;
-		hook(pt, p, true); /* on failure: traced as far as calls reach the evaluator */
-		kill(p->pid, SIGCONT);
+		/* a launched one's interpreter and GIL, made after its start */
+		if (!p->waiting && !p->kern.gil && !p->gone && pt->layout->interp_gil) {
+			char why[256];
+
+			if (p->interp_addr || !pyinterp__check(&p->interp, p->pid, p->bias,
+							       &p->interp_addr, why, sizeof(why))) {
+				fill_gil(pt, p);
+				if (p->kern.gil)
+					put_kern(pt, p);
+			}
+		}
 	}
 }
 
@@ -804,13 +634,13 @@ void pytrace__restore(struct pytrace *pt)
 	for (size_t i = 0; pt && i < pt->n_procs; i++) {
 		struct py_proc *p = &pt->procs[i];
 
-		if (p->stopped_wait) {
-			/* Stopped (or about to stop) for a hook that will not come. */
+		if (p->waiting) {
+			/* Stopped (or about to stop) for a set-up that will not come. */
 			__u32 key = (__u32)p->pid;
 
 			if (pt->procs_fd >= 0)
 				bpf_map_delete_elem(pt->procs_fd, &key);
-			p->stopped_wait = false;
+			p->waiting = false;
 			/* a probe that had read the entry may still send its
 			 * SIGSTOP: look a few times */
 			for (int k = 0; k < 10; k++) {
@@ -819,145 +649,42 @@ void pytrace__restore(struct pytrace *pt)
 				usleep(2000);
 			}
 		}
-		unhook(pt, p);
-	}
-}
-
-/* ---- code objects: names and the decision ---- */
-
-/* A str object's text (UTF-8), malloc'd; NULL when unreadable. */
-static char *read_str(pid_t pid, uint64_t obj, const struct cmon_py_offsets *o)
-{
-	unsigned char hdr[80];
-	uint64_t len, state, data, utf8 = 0, utf8_len = 0;
-	unsigned kind;
-	char *s;
-
-	if (!obj || mem_read(pid, obj, hdr, sizeof(hdr)))
-		return NULL;
-	memcpy(&len, hdr + o->str_length, 8);
-	state = hdr[o->str_state];
-	if (len > 4096)
-		return NULL;
-	kind = (state >> 2) & 7;
-	if ((state & 0x60) == 0x60) {
-		data = obj + o->str_ascii_data;
-		s = malloc(len + 1);
-		if (s && mem_read(pid, data, s, len)) {
-			free(s);
-			return NULL;
+		if (p->hooked) {
+			p->hooked = false;
+			pyhook__eval_unset(p->pid, p->launched,
+					   p->interp_addr + pt->layout->interp_eval_frame,
+					   p->interp.eval_func + p->bias);
 		}
-		if (s)
-			s[len] = 0;
-		return s;
-	}
-	memcpy(&utf8, hdr + o->str_utf8, 8);
-	memcpy(&utf8_len, hdr + o->str_utf8_length, 8);
-	if (utf8 && utf8_len <= 4 * 4096) {
-		s = malloc(utf8_len + 1);
-		if (s && mem_read(pid, utf8, s, utf8_len)) {
-			free(s);
-			return NULL;
-		}
-		if (s)
-			s[utf8_len] = 0;
-		return s;
-	}
-	if (!(state & 0x20) || (kind != 1 && kind != 2 && kind != 4))
-		return NULL;
-	/* Compact, not ASCII: code points of KIND bytes after the header, to UTF-8. */
-	{
-		unsigned char *raw = malloc(len * kind + 1);
-		char *out = malloc(len * 4 + 1), *q = out;
+		if (p->n_funcs || p->versions.n) {
+			struct pyhook_vc vc;
+			unsigned n = 0;
 
-		if (!raw || !out || mem_read(pid, obj + 72, raw, len * kind)) {
-			free(raw);
-			free(out);
-			return NULL;
-		}
-		for (uint64_t i = 0; i < len; i++) {
-			uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i]
-								  : ((uint32_t *)raw)[i];
+			vc_desc(pt, p, &vc);
+			if (p->versions.n) {
+				struct freeze fz = { 0 };
 
-			if (c < 0x80) {
-				*q++ = (char)c;
-			} else if (c < 0x800) {
-				*q++ = (char)(0xc0 | c >> 6);
-				*q++ = (char)(0x80 | (c & 0x3f));
-			} else if (c < 0x10000) {
-				*q++ = (char)(0xe0 | c >> 12);
-				*q++ = (char)(0x80 | (c >> 6 & 0x3f));
-				*q++ = (char)(0x80 | (c & 0x3f));
-			} else {
-				*q++ = (char)(0xf0 | c >> 18);
-				*q++ = (char)(0x80 | (c >> 12 & 0x3f));
-				*q++ = (char)(0x80 | (c >> 6 & 0x3f));
-				*q++ = (char)(0x80 | (c & 0x3f));
+				if (!freeze__stop(p->pid, p->launched, &fz)) {
+					restore_versions(pt, p);
+					freeze__thaw(&fz);
+				}
 			}
+			if (!pyhook__vc_release(p->pid, p->launched, &vc, p->funcs, p->n_funcs, &n))
+				log_info("--py: process %d: %u functions back on CPython's fast path",
+					 (int)p->pid, n);
+			p->n_funcs = 0;
+			hmap__release(&p->func_at);
 		}
-		*q = 0;
-		free(raw);
-		return out;
 	}
 }
 
-/* Does PATTERN name the function QUALNAME of FILENAME?  FILE:qualname
- * (FILE a path, a path suffix or a basename); else the qualname, or
- * module.qualname with the module any dotted tail of the file's path
- * (app/handlers.py: handlers.f, app.handlers.f). */
-bool pytrace__pattern_matches(const char *pattern, const char *qualname, const char *filename)
+/* ---- code objects ---- */
+
+/* QUALNAME is a method __init__. */
+static bool is_init(const char *qualname)
 {
-	const char *colon = strchr(pattern, ':');
-	char dotted[4096], cand[8192];
-	size_t n;
+	size_t n = strlen(qualname);
 
-	if (colon) {
-		size_t flen = (size_t)(colon - pattern), plen = strlen(filename);
-		bool file_ok = (plen == flen && !strncmp(filename, pattern, flen)) ||
-			       (plen > flen && !strncmp(filename + plen - flen, pattern, flen) &&
-				filename[plen - flen - 1] == '/');
-
-		return file_ok && !fnmatch(colon + 1, qualname, 0);
-	}
-	if (!fnmatch(pattern, qualname, 0))
-		return true;
-	n = strlen(filename);
-	if (n < 4 || strcmp(filename + n - 3, ".py") || n - 3 >= sizeof(dotted))
-		return false;
-	memcpy(dotted, filename, n - 3);
-	dotted[n - 3] = 0;
-	for (char *c = dotted; *c; c++)
-		if (*c == '/')
-			*c = '.';
-	/* every tail starting after a '.' (a path component) */
-	for (const char *t = dotted; t; t = strchr(t, '.')) {
-		if (*t == '.')
-			t++;
-		if (!*t)
-			break;
-		snprintf(cand, sizeof(cand), "%s.%s", t, qualname);
-		if (!fnmatch(pattern, cand, 0))
-			return true;
-		/* a package's __init__: the package itself */
-	}
-	return false;
-}
-
-static struct py_proc *proc_of(struct pytrace *pt, pid_t pid)
-{
-	for (size_t i = 0; i < pt->n_procs; i++)
-		if (pt->procs[i].pid == pid)
-			return &pt->procs[i];
-	return NULL;
-}
-
-/* A name the kernel read (REC_TEXT, N bytes at most), else from memory. */
-static char *name_of(pid_t pid, const char *rec_text, size_t n, uint64_t obj_at,
-		     const struct cmon_py_offsets *o)
-{
-	if (rec_text && rec_text[0])
-		return strndup(rec_text, n);
-	return read_str(pid, read_ptr(pid, obj_at), o);
+	return n > 9 && !strcmp(qualname + n - 9, ".__init__");
 }
 
 /* CODE's names and verdict: from REC (the kernel's announcement: read
@@ -966,69 +693,102 @@ static char *name_of(pid_t pid, const char *rec_text, size_t n, uint64_t obj_at,
 static struct py_code *code_of(struct pytrace *pt, struct py_proc *p, uint64_t code,
 			       const struct cmon_py_code_rec *rec)
 {
-	const struct py_version *v = pt->ver;
-	const struct cmon_py_offsets *o = &v->bpf;
-	uint64_t *slot, names;
+	uint64_t *slot;
 	struct py_code *c;
 	bool added;
-	int32_t argc = 0, kwonly = 0, flags = 0, n;
 
 	slot = hmap__get(&p->codes, &code, sizeof(code), &added);
 	if (!slot)
 		return NULL;
 	if (!added && *slot && !rec)
 		return (struct py_code *)(uintptr_t)*slot;
-	code_free((struct py_code *)(uintptr_t)*slot);
+	pycode__free((struct py_code *)(uintptr_t)*slot);
 	*slot = 0;
-	c = calloc(1, sizeof(*c));
+	c = pycode__new(p->pid, code, rec, pt->layout);
 	if (!c)
 		return NULL;
 	*slot = (uintptr_t)c;
-	c->qualname = name_of(p->pid, rec ? rec->qualname : NULL, CMON_PY_QUALNAME_MAX,
-			      code + o->code_qualname, o);
-	c->filename = name_of(p->pid, rec ? rec->filename : NULL, CMON_PY_FILENAME_MAX,
-			      code + o->code_filename, o);
-	if (rec) {
-		c->firstlineno = rec->firstlineno;
-		argc = rec->argcount;
-		kwonly = rec->kwonlyargcount;
-		flags = rec->flags;
-	} else {
-		mem_read(p->pid, code + o->code_firstlineno, &c->firstlineno, 4);
-		mem_read(p->pid, code + o->code_argcount, &argc, 4);
-		mem_read(p->pid, code + o->code_kwonlyargcount, &kwonly, 4);
-		mem_read(p->pid, code + o->code_flags, &flags, 4);
-	}
-	n = argc + kwonly + !!(flags & 4) + !!(flags & 8);
-	names = read_ptr(p->pid, code + o->code_localsplusnames);
-	for (int i = 0; i < n && i < CMON_PY_MAX_ARGS; i++) {
-		c->names[i] = name_of(p->pid, rec ? rec->names[i] : NULL, CMON_PY_ARGNAME_MAX,
-				      names ? names + o->tuple_items + 8 * (uint64_t)i : 0, o);
-		if (c->names[i] && (flags & 4) && i == argc + kwonly) {
-			char *star = NULL;
-
-			if (asprintf(&star, "*%s", c->names[i]) >= 0) {
-				free(c->names[i]);
-				c->names[i] = star;
-			}
-		} else if (c->names[i] && (flags & 8) && i == argc + kwonly + !!(flags & 4)) {
-			char *star = NULL;
-
-			if (asprintf(&star, "**%s", c->names[i]) >= 0) {
-				free(c->names[i]);
-				c->names[i] = star;
-			}
+	for (size_t i = 0; i < pt->n_patterns; i++) {
+		if (pycode__matches(pt->patterns[i], c->qualname, c->filename)) {
+			c->traced = true;
+			pt->hits[i]++;
 		}
 	}
-	if (!c->qualname) {
-		if (asprintf(&c->qualname, "<code %#llx>", (unsigned long long)code) < 0)
-			c->qualname = NULL;
+	if (c->traced && pt->layout && pt->layout->minor == 13 && !pt->init_said &&
+	    is_init(c->qualname)) {
+		/* CALL_ALLOC_AND_ENTER_INIT: guarded by the class's version, not
+		 * the function's, so clearing that does not keep it off */
+		pt->init_said = true;
+		log_warn("--py: CPython 3.13 enters a class's __init__ without a call once a "
+			 "`Class(...)` call site is specialized: those calls of the selected "
+			 "__init__ methods (%s the first) are not seen (nor counted)", c->qualname);
 	}
-	if (!c->filename)
-		c->filename = strdup("?");
-	for (size_t i = 0; c->qualname && c->filename && i < pt->n_patterns && !c->traced; i++)
-		c->traced = pytrace__pattern_matches(pt->patterns[i], c->qualname, c->filename);
 	return c;
+}
+
+/*
+ * A selected code object's co_version cleared (its old one kept): CPython
+ * gives each function made from it that version as it makes it (3.12+),
+ * and a function with version 0 is never specialized (inlined) at a call
+ * site.  P is stopped.
+ */
+static void clear_version(struct pytrace *pt, struct py_proc *p, uint64_t code)
+{
+	uint32_t at = pt->layout->code_version, old = 0, zero = 0;
+	uint64_t *slot;
+	bool added;
+
+	if (!at || procmem__read(p->pid, code + at, &old, 4) || !old)
+		return;
+	slot = hmap__get(&p->versions, &code, sizeof(code), &added);
+	if (slot && !procmem__write(p->pid, code + at, &zero, 4))
+		*slot = old;
+}
+
+/* Each code object's version put back where it still is 0 and the object
+ * still that code object (its type and name objects): P is stopped. */
+static void restore_versions(struct pytrace *pt, struct py_proc *p)
+{
+	const struct py_layout *l = pt->layout;
+
+	for (size_t i = 0; i < p->versions.cap; i++) {
+		uint64_t code, type = 0;
+		uint32_t cur = 1, old = (uint32_t)p->versions.slots[i].value;
+
+		if (!p->versions.slots[i].key || !old)
+			continue;
+		memcpy(&code, p->versions.slots[i].key, sizeof(code));
+		if (procmem__read(p->pid, code + l->bpf.obj_type, &type, 8) ||
+		    type != p->interp.code_type + p->bias ||
+		    procmem__read(p->pid, code + l->code_version, &cur, 4) || cur)
+			continue;
+		procmem__write(p->pid, code + l->code_version, &old, 4);
+	}
+	hmap__release(&p->versions);
+}
+
+static bool select_code(void *ctx, uint64_t code)
+{
+	struct select_ctx *sc = ctx;
+	struct py_code *c = code_of(sc->pt, sc->p, code, NULL);
+	struct cmon_py_code_key key = { .pid = (__u32)sc->p->pid, .code = code };
+	struct cmon_py_verdict_val val = {};
+
+	if (!c)
+		return false;
+	/* the kernel knows it now: no first-call decision */
+	val.verdict = c->traced ? CMON_PY_TRACED : CMON_PY_SKIP;
+	val.fp = procmem__ptr(sc->p->pid, code + sc->pt->layout->bpf.code_filename);
+	{
+		uint64_t qn = procmem__ptr(sc->p->pid, code + sc->pt->layout->bpf.code_qualname);
+
+		val.fp ^= qn << 1 | qn >> 63;
+	}
+	if (sc->pt->code_fd >= 0)
+		bpf_map_update_elem(sc->pt->code_fd, &key, &val, BPF_NOEXIST);
+	if (c->traced)
+		clear_version(sc->pt, sc->p, code);
+	return c->traced;
 }
 
 void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec)
@@ -1046,142 +806,182 @@ void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec)
 		bpf_map_update_elem(pt->code_fd, &key, &val, BPF_ANY);
 }
 
-/* ---- values ---- */
-
-static int json_string(struct strbuf *sb, const char *s, size_t n)
+void pytrace__each_lost(struct pytrace *pt, pytrace_lost_fn fn, void *ctx)
 {
-	int err = strbuf__putc(sb, '"');
+	struct cmon_py_code_key key, next;
+	bool first = true;
+	char where[CMON_PY_FILENAME_MAX + 16];
 
-	for (size_t i = 0; i < n && !err; i++) {
-		unsigned char c = (unsigned char)s[i];
+	if (pt->lost_fd < 0)
+		return;
+	while (!bpf_map_get_next_key(pt->lost_fd, first ? NULL : &key, &next)) {
+		struct py_proc *p = proc_of(pt, (pid_t)next.pid);
+		struct py_code *c = p ? code_of(pt, p, next.code, NULL) : NULL;
+		__u64 n = 0;
 
-		if (c == '"' || c == '\\')
-			err = strbuf__printf(sb, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			err = strbuf__printf(sb, "\\u%04x", c);
-		else
-			err = strbuf__putc(sb, (char)c);
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(pt->lost_fd, &key, &n) || !n)
+			continue;
+		snprintf(where, sizeof(where), "%s:%d", c ? c->filename : "?", c ? c->firstlineno : 0);
+		fn(ctx, key.pid, c ? c->qualname : "?", where, n);
 	}
-	return err ? err : strbuf__putc(sb, '"');
 }
 
-/* Invalid UTF-8 would break JSON readers: bytes >= 0x80 of a bytes value
- * are written as \u00XX (their Latin-1 reading), and a cut str keeps whole
- * characters. */
-static int json_bytes(struct strbuf *sb, const char *s, size_t n)
+const char *const *pytrace__unmatched(struct pytrace *pt, size_t *n)
 {
-	int err = strbuf__puts(sb, "\"b'");
-
-	for (size_t i = 0; i < n && !err; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			err = strbuf__printf(sb, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			err = strbuf__printf(sb, "\\\\x%02x", c);
-		else
-			err = strbuf__putc(sb, (char)c);
-	}
-	return err ? err : strbuf__puts(sb, "'\"");
+	*n = 0;
+	for (size_t i = 0; i < pt->n_patterns; i++)
+		if (!pt->hits[i])
+			pt->unmatched[(*n)++] = pt->patterns[i];
+	return pt->unmatched;
 }
 
-static size_t utf8_cut(const char *s, size_t n)
+/* ---- records ---- */
+
+int pytrace__on_args(struct pytrace *pt, const void *data, size_t size)
 {
-	size_t i = n;
+	const struct cmon_py_args_rec *in = data;
+	struct more_args *m;
 
-	/* back off a trailing partial sequence */
-	while (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
-		i--;
-	if (i > 0 && (unsigned char)s[i - 1] >= 0xc0) {
-		unsigned char lead = (unsigned char)s[i - 1];
-		size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
-
-		if (n - (i - 1) < need)
-			return i - 1;
+	if (size < CMON_PY_ARGS_REC_SIZE(0) || in->n > CMON_PY_MORE_ARGS ||
+	    size < CMON_PY_ARGS_REC_SIZE(in->n))
+		return -EINVAL;
+	/* a call pending past 4096 others of its kind: its record is long lost */
+	if (pt->n_more == 4096) {
+		memmove(pt->more, pt->more + 1, (pt->n_more - 1) * sizeof(*pt->more));
+		pt->n_more--;
 	}
-	return n;
+	if (pt->n_more == pt->cap_more) {
+		size_t cap = pt->cap_more ? 2 * pt->cap_more : 16;
+		struct more_args *v = realloc(pt->more, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pt->more = v;
+		pt->cap_more = cap;
+	}
+	m = &pt->more[pt->n_more++];
+	m->pid = in->pid;
+	m->tid = in->tid;
+	m->ts = in->ts_entry_ns;
+	m->n = in->n;
+	memcpy(m->v, in->args, in->n * sizeof(m->v[0]));
+	return 0;
 }
 
-static const char *type_name(struct py_proc *p, uint64_t type, const struct py_version *v)
+/* P's function I found by its address. */
+static int index_func(struct py_proc *p, size_t i)
 {
-	uint64_t *slot;
-	bool added;
-	char buf[128] = "";
+	uint64_t *slot = hmap__get(&p->func_at, &p->funcs[i].func, sizeof(p->funcs[i].func), NULL);
 
-	slot = hmap__get(&p->types, &type, sizeof(type), &added);
 	if (!slot)
-		return "object";
-	if (added) {
-		uint64_t at = read_ptr(p->pid, type + v->type_name);
-
-		if (!at || mem_read(p->pid, at, buf, sizeof(buf) - 1)) {
-			/* a name near the end of a mapping: byte by byte */
-			for (size_t i = 0; at && i < sizeof(buf) - 1 && !mem_read(p->pid, at + i, &buf[i], 1) && buf[i]; i++)
-				;
-		}
-		buf[sizeof(buf) - 1] = 0;
-		*slot = (uintptr_t)strdup(buf[0] ? buf : "object");
-	}
-	return *slot ? (const char *)(uintptr_t)*slot : "object";
+		return -ENOMEM;
+	*slot = i + 1;
+	return 0;
 }
 
-static int render(struct pytrace *pt, struct py_proc *p, const struct cmon_py_val *v,
-		  struct strbuf *sb)
+static int add_func(struct py_proc *p, const struct pyhook_func *f)
 {
-	char tmp[64];
-	double d;
-	size_t n = v->nbytes <= CMON_PY_STR_MAX ? v->nbytes : CMON_PY_STR_MAX;
+	if (p->n_funcs == p->cap_funcs) {
+		size_t cap = p->cap_funcs ? 2 * p->cap_funcs : 64;
+		struct pyhook_func *v = realloc(p->funcs, cap * sizeof(*v));
 
-	switch (v->kind) {
-	case CMON_PYV_NONE:
-		return strbuf__puts(sb, "null");
-	case CMON_PYV_TRUE:
-		return strbuf__puts(sb, "true");
-	case CMON_PYV_FALSE:
-		return strbuf__puts(sb, "false");
-	case CMON_PYV_INT:
-		return strbuf__printf(sb, "%lld", (long long)v->num);
-	case CMON_PYV_BIGINT:
-		/* beyond 64 bits: its sign and size ("<int -101 bits>": -2**100) */
-		return strbuf__printf(sb, "\"<int %s%u bits>\"", v->num ? "-" : "", v->len);
-	case CMON_PYV_FLOAT:
-		memcpy(&d, &v->num, 8);
-		if (d != d || d - d != 0) /* nan, inf: not JSON numbers */
-			return strbuf__printf(sb, "\"%g\"", d);
-		snprintf(tmp, sizeof(tmp), "%.17g", d);
-		if (!strpbrk(tmp, ".eE"))
-			strcat(tmp, ".0");
-		return strbuf__puts(sb, tmp);
-	case CMON_PYV_STR: {
-		int err;
+		if (!v)
+			return -ENOMEM;
+		p->funcs = v;
+		p->cap_funcs = cap;
+	}
+	p->funcs[p->n_funcs++] = *f;
+	return index_func(p, p->n_funcs - 1);
+}
 
-		n = utf8_cut(v->data, n);
-		err = json_string(sb, v->data, n);
-		if (!err && n < v->len) {
-			sb->len--; /* cut: "..." inside the quotes */
-			err = strbuf__puts(sb, "...\"");
+/* Has every thread of P stopped (a SIGSTOP the kernel sent)?  Waits a
+ * little: the signal is taken as the thread leaves the probe. */
+static bool wait_stopped(pid_t pid)
+{
+	for (int i = 0; i < 400; i++) {
+		char st = proc__stat(pid, 0, NULL);
+
+		if (!st || st == 'Z' || st == 'X')
+			return false;
+		if (st == 'T' && freeze__all_stopped(pid))
+			return true;
+		usleep(250);
+	}
+	return false;
+}
+
+int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
+{
+	const struct cmon_py_func_rec *r = data;
+	const struct cmon_py_offsets *o;
+	struct freeze fz = { 0 };
+	struct py_proc *p;
+	struct py_code *c;
+	bool stopped = false;
+
+	if (size < sizeof(*r))
+		return -EINVAL;
+	p = proc_of(pt, (pid_t)r->pid);
+	if (!p || !pt->layout)
+		return 0;
+	o = &pt->layout->bpf;
+	for (size_t i = 0; p->n_resent && i < sizeof(p->resent) / sizeof(p->resent[0]); i++)
+		if (p->resent[i] == r->func) {
+			p->resent[i] = 0;
+			p->n_resent--;
+			break;
 		}
-		return err;
+	c = code_of(pt, p, r->code, NULL);
+	if (r->stopped)
+		stopped = wait_stopped(p->pid);
+	if (c && c->traced && p->kern.vc_entry &&
+	    procmem__ptr(p->pid, r->func + o->func_vectorcall) == p->kern.vc_func &&
+	    (stopped || !freeze__stop(p->pid, p->launched, &fz))) {
+		struct pyhook_func f = { r->func, r->code };
+		struct pyhook_vc vc;
+
+		/* its code's version too: CPython sets the function's from it as
+		 * it ends making it */
+		uint64_t *at = hmap__find(&p->func_at, &r->func, sizeof(r->func));
+
+		vc_desc(pt, p, &vc);
+		clear_version(pt, p, r->code);
+		if (at) {
+			/* where one sent was (freed): one entry an address, so that
+			 * the list stays as long as the live ones (closures are made
+			 * at every call of their outer function) */
+			p->funcs[*at - 1].code = r->code;
+			if (!pyhook__vc_resend(p->pid, &vc, &f))
+				log_debug("--py: process %d: %s made where one was: sent through "
+					  "the vectorcall entry", (int)p->pid, c->qualname);
+		} else if (!pyhook__vc_send(p->pid, &vc, &f) && !add_func(p, &f)) {
+			log_debug("--py: process %d: %s made: sent through the vectorcall entry",
+				  (int)p->pid, c->qualname);
+		}
+		if (!stopped)
+			freeze__thaw(&fz);
 	}
-	case CMON_PYV_STR_WIDE:
-		return strbuf__printf(sb, "\"<str len %u>\"", v->len);
-	case CMON_PYV_BYTES:
-		return json_bytes(sb, v->data, n);
-	case CMON_PYV_TUPLE:
-		return strbuf__printf(sb, "\"<tuple len %u>\"", v->len);
-	case CMON_PYV_LIST:
-		return strbuf__printf(sb, "\"<list len %u>\"", v->len);
-	case CMON_PYV_DICT:
-		return strbuf__printf(sb, "\"<dict len %u>\"", v->len);
-	case CMON_PYV_OTHER:
-		if (n)
-			return strbuf__printf(sb, "\"<%.*s>\"", (int)utf8_cut(v->data, n), v->data);
-		return strbuf__printf(sb, "\"<%s>\"", type_name(p, v->num, pt->ver));
-	case CMON_PYV_UNREADABLE:
-		return strbuf__puts(sb, "\"<unreadable>\"");
-	default:
-		return strbuf__puts(sb, "null");
+	if (r->stopped)
+		p->cont = true; /* at the tick: the others of this drain first */
+	return 0;
+}
+
+/* REC's further parameters into OUT (and dropped from the list): *N. */
+static bool take_more(struct pytrace *pt, const struct cmon_py_rec *rec, struct more_args *out)
+{
+	for (size_t i = pt->n_more; i-- > 0;) {
+		struct more_args *m = &pt->more[i];
+
+		if (m->tid == rec->tid && m->pid == rec->pid && m->ts == rec->ts_entry_ns) {
+			*out = *m;
+			memmove(m, m + 1, (pt->n_more - i - 1) * sizeof(*m));
+			pt->n_more--;
+			return true;
+		}
 	}
+	return false;
 }
 
 int pytrace__copy_rec(const void *data, size_t size, struct cmon_py_rec *out)
@@ -1194,19 +994,96 @@ int pytrace__copy_rec(const void *data, size_t size, struct cmon_py_rec *out)
 	memset(out, 0, sizeof(*out));
 	memcpy(out, data, CMON_PY_REC_SIZE(in->n_args)); /* what it carries, no more */
 	out->comm[CMON_COMM_LEN - 1] = 0;
+	out->exc_type[CMON_PY_EXC_TYPE_MAX - 1] = 0;
+	out->task_name[CMON_PY_TASK_NAME_MAX - 1] = 0;
 	return 0;
 }
 
 uint64_t pytrace__filtered(const struct pytrace *pt) { return pt->filtered; }
 void pytrace__set_args_column(struct pytrace *pt, size_t col) { pt->args_column = col; }
 
+static enum call_status status_of(const struct cmon_py_rec *rec)
+{
+	return rec->flags & CMON_PY_BREAK ? CALL_ENTRY_ONLY
+	       : rec->flags & CMON_PY_EXCEPTION ? CALL_RAISED
+	       : rec->flags & CMON_PY_YIELDED ? CALL_YIELD
+	       : rec->flags & CMON_PY_RETURNED ? CALL_OK
+					       : CALL_NORETURN;
+}
+
+/* The parameters: each value's JSON text (cells), then {"name":value,...}. */
+static int render_args(struct pytrace *pt, struct py_proc *p, const struct py_code *c,
+		       const struct cmon_py_rec *rec, uint32_t *n_out)
+{
+	struct more_args more = { 0 };
+	uint32_t n = rec->n_args < CMON_PY_MAX_ARGS ? rec->n_args : CMON_PY_MAX_ARGS;
+	bool have_more = (rec->flags & CMON_PY_MORE) && take_more(pt, rec, &more);
+	int err = 0;
+
+	if (have_more && n == CMON_PY_MAX_ARGS)
+		n += more.n;
+	strbuf__reset(&pt->cellbuf);
+	for (uint32_t i = 0; i < n && !err; i++) {
+		pt->cell_off[i] = pt->cellbuf.len;
+		err = pyvalue__render(&p->values,
+				      i < CMON_PY_MAX_ARGS ? &rec->args[i]
+							   : &more.v[i - CMON_PY_MAX_ARGS],
+				      &pt->cellbuf);
+		if (!err)
+			err = strbuf__putc(&pt->cellbuf, 0);
+	}
+	strbuf__reset(&pt->args);
+	err = err ? err : strbuf__putc(&pt->args, '{');
+	for (uint32_t i = 0; i < n && !err; i++) {
+		char argn[16];
+		const char *name = i < c->n_names ? c->names[i] : NULL;
+
+		if (!name) {
+			snprintf(argn, sizeof(argn), "arg%u", i);
+			name = argn;
+		}
+		pt->cells[i] = pt->cellbuf.buf + pt->cell_off[i];
+		pt->names[i] = i < c->n_names ? c->names[i] : NULL;
+		pt->columns[i] = SIZE_MAX;
+		if (i)
+			err = strbuf__putc(&pt->args, ',');
+		if (!err)
+			err = pyvalue__json_string(&pt->args, name, strlen(name));
+		if (!err)
+			err = strbuf__printf(&pt->args, ":%s", pt->cells[i]);
+	}
+	/* parameters the records had no room for: said, not dropped silently */
+	if (!err && rec->n_params > n)
+		err = strbuf__printf(&pt->args, "%s\"...\":\"<%u more not recorded>\"",
+				     n ? "," : "", rec->n_params - n);
+	err = err ? err : strbuf__putc(&pt->args, '}');
+	*n_out = n;
+	return err;
+}
+
+/* An asyncio task as {"name":"Task-1","id":ID}: its name as the kernel
+ * read it while the task ran (3.12+: "#N" for a name not made yet). */
+static int task_json(struct pytrace *pt, const struct cmon_py_rec *rec)
+{
+	const char *name = rec->task_name;
+	int err = strbuf__puts(&pt->task, "{\"name\":");
+
+	if (!err && name[0] == '#')
+		err = strbuf__printf(&pt->task, "\"Task-%s\"", name + 1);
+	else if (!err && name[0])
+		err = pyvalue__json_string(&pt->task, name, strnlen(name, CMON_PY_TASK_NAME_MAX));
+	else if (!err)
+		err = strbuf__puts(&pt->task, "null");
+	return err ? err : strbuf__printf(&pt->task, ",\"id\":%llu}", (unsigned long long)rec->task);
+}
+
 int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
 		    struct call_record *out)
 {
 	struct py_proc *p = proc_of(pt, (pid_t)rec->pid);
 	struct py_code *c;
-	uint32_t n = rec->n_args < CMON_PY_MAX_ARGS ? rec->n_args : CMON_PY_MAX_ARGS;
-	int err = 0;
+	uint32_t n = 0;
+	int err;
 
 	if (!p)
 		return 0;
@@ -1214,6 +1091,10 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	if (!c)
 		return -ENOMEM;
 	if (!c->traced && !(rec->flags & CMON_PY_BREAK)) {
+		struct more_args drop;
+
+		if (rec->flags & CMON_PY_MORE)
+			take_more(pt, rec, &drop);
 		pt->filtered++;
 		return 0;
 	}
@@ -1227,55 +1108,29 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	err = strbuf__printf(&pt->where, "%s:%d", c->filename, c->firstlineno);
 	out->module = pt->where.buf;
 	out->depth = (int)rec->depth;
-	out->status = rec->flags & CMON_PY_BREAK ? CALL_ENTRY_ONLY
-		      : rec->flags & CMON_PY_EXCEPTION ? CALL_RAISED
-		      : rec->flags & CMON_PY_YIELDED ? CALL_YIELD
-		      : rec->flags & CMON_PY_RETURNED ? CALL_OK
-						      : CALL_NORETURN;
+	out->status = status_of(rec);
 	out->latency_ns = rec->ts_exit_ns > rec->ts_entry_ns ? rec->ts_exit_ns - rec->ts_entry_ns : 0;
 	out->rss_entry = rec->rss_entry;
 	out->rss_exit = rec->rss_exit;
 	out->vms_entry = rec->vms_entry;
 	out->vms_exit = rec->vms_exit;
-
-	/* the values: cells, then {"name":value,...} */
-	strbuf__reset(&pt->cellbuf);
-	for (uint32_t i = 0; i < n && !err; i++) {
-		pt->cell_off[i] = pt->cellbuf.len;
-		err = render(pt, p, &rec->args[i], &pt->cellbuf);
-		if (!err)
-			err = strbuf__putc(&pt->cellbuf, 0);
-	}
-	strbuf__reset(&pt->args);
-	err = err ? err : strbuf__putc(&pt->args, '{');
-	for (uint32_t i = 0; i < n && !err; i++) {
-		char argn[16];
-		const char *name = c->names[i];
-
-		if (!name) {
-			snprintf(argn, sizeof(argn), "arg%u", i);
-			name = argn;
-		}
-		pt->cells[i] = pt->cellbuf.buf + pt->cell_off[i];
-		pt->names[i] = c->names[i];
-		pt->columns[i] = SIZE_MAX;
-		if (i)
-			err = strbuf__putc(&pt->args, ',');
-		if (!err)
-			err = json_string(&pt->args, name, strlen(name));
-		if (!err)
-			err = strbuf__printf(&pt->args, ":%s", pt->cells[i]);
-	}
-	err = err ? err : strbuf__putc(&pt->args, '}');
+	err = err ? err : render_args(pt, p, c, rec, &n);
 	strbuf__reset(&pt->ret);
-	if (!err)
-		err = render(pt, p, &rec->ret, &pt->ret);
+	if (!err && out->status == CALL_RAISED)
+		err = pyvalue__render_exception(&p->values, rec->exc_type[0] ? rec->exc_type : "?",
+						&rec->ret, &pt->ret);
+	else if (!err)
+		err = pyvalue__render(&p->values, &rec->ret, &pt->ret);
 	if (err)
 		return err;
 	for (uint32_t i = 0; i < n; i++)
 		if (!pt->names[i])
 			pt->names[i] = (char *)"?";
+	strbuf__reset(&pt->task);
+	if (rec->task && task_json(pt, rec))
+		return -ENOMEM;
 	pt->typed = (struct call_typed){
+		.task = rec->task ? pt->task.buf : NULL,
 		.args = pt->args.buf,
 		.retval = pt->ret.buf,
 		.names = (const char *const *)pt->names,
@@ -1289,171 +1144,122 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	return 1;
 }
 
-/* ---- cmon break --py ---- */
+/* ---- cmon list --py ---- */
 
-static int break_row(struct pytrace *pt, const char *pattern, const char *qual, size_t qlen,
-		     const char *file, size_t flen, uint32_t flags)
+struct list_walk {
+	pid_t pid;
+	const struct py_layout *l;
+	struct hmap seen; /* code address */
+	pytrace_func_fn fn;
+	void *ctx;
+};
+
+static int list_one(void *ctx, uint64_t func, uint64_t code, uint64_t vectorcall)
 {
-	struct cmon_py_break_pat *row;
+	struct list_walk *w = ctx;
+	struct py_code *c;
+	bool added;
+	int err;
 
-	if (!qlen || qlen > CMON_PY_QUALNAME_MAX - 2 || flen > CMON_PY_FILENAME_MAX - 2) {
-		log_error("--py '%s': %s for break (names up to %d bytes, files up to %d)",
-			  pattern, qlen ? "too long" : "no function name", CMON_PY_QUALNAME_MAX - 2,
-			  CMON_PY_FILENAME_MAX - 2);
-		return -EINVAL;
-	}
-	if (pt->n_break_pats == CMON_PY_BREAK_MAX) {
-		log_error("--py '%s': too many names for break (at most %d forms; a dotted name "
-			  "counts once per dot and once whole)", pattern, CMON_PY_BREAK_MAX);
-		return -EINVAL;
-	}
-	row = &pt->break_pats[pt->n_break_pats++];
-	memset(row, 0, sizeof(*row));
-	memcpy(row->qualname, qual, qlen);
-	row->qual_len = (uint32_t)qlen;
-	memcpy(row->file, file, flen);
-	row->file_len = (uint32_t)flen;
-	row->flags = flags;
-	return 0;
-}
-
-int pytrace__break_pats(struct pytrace *pt, const struct cmon_py_break_pat **pats, unsigned *n)
-{
-	int err = 0;
-
-	free(pt->break_pats);
-	pt->n_break_pats = 0;
-	pt->break_pats = calloc(CMON_PY_BREAK_MAX, sizeof(*pt->break_pats));
-	if (!pt->break_pats) {
-		log_error("out of memory");
+	(void)func;
+	(void)vectorcall;
+	if (!hmap__get(&w->seen, &code, sizeof(code), &added))
 		return -ENOMEM;
-	}
-	/* The forms pytrace__pattern_matches accepts, without globs. */
-	for (size_t i = 0; i < pt->n_patterns && !err; i++) {
-		const char *p = pt->patterns[i], *colon = strchr(p, ':');
-		size_t len = strlen(p);
-
-		if (colon) {
-			/* FILE:qualname: FILE, or a path ending in "/FILE" */
-			if (colon == p) {
-				log_error("--py '%s': no file before ':'", p);
-				return -EINVAL;
-			}
-			err = break_row(pt, p, colon + 1, strlen(colon + 1), p, (size_t)(colon - p), 0);
-			continue;
-		}
-		err = break_row(pt, p, p, len, "", 0, 0);
-		/* module.qualname: the module a dotted tail of the file's path */
-		for (size_t k = 1; !err && k + 1 < len; k++) {
-			char file[CMON_PY_FILENAME_MAX];
-
-			if (p[k] != '.')
-				continue;
-			if (k + 3 >= sizeof(file)) {
-				log_error("--py '%s': too long for break", p);
-				return -EINVAL;
-			}
-			memcpy(file, p, k);
-			memcpy(file + k, ".py", 3);
-			err = break_row(pt, p, p + k + 1, len - k - 1, file, k + 3,
-					CMON_PY_BREAK_MODULE);
-		}
-	}
-	*pats = pt->break_pats;
-	*n = pt->n_break_pats;
+	if (!added)
+		return 0;
+	c = pycode__new(w->pid, code, NULL, w->l);
+	if (!c)
+		return -ENOMEM;
+	err = w->fn(w->ctx, c);
+	pycode__free(c);
 	return err;
 }
 
-static int varint(const uint8_t *t, size_t n, size_t *i, uint32_t *out)
+int pytrace__list_functions(pid_t pid, pytrace_func_fn fn, void *ctx)
 {
-	uint32_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	struct list_walk w = { .pid = pid, .fn = fn, .ctx = ctx };
+	struct py_interp pi;
+	uint64_t bias = 0, interp = 0, seen = 0;
+	char why[256];
+	int err = pyinterp__of_process(pid, &pi, why, sizeof(why));
 
-	do {
-		if (*i >= n || shift > 28)
-			return -1;
-		b = t[(*i)++];
-		v |= (uint32_t)(b & 63) << shift;
-		shift += 6;
-	} while (b & 64);
-	*out = v;
-	return 0;
-}
-
-/* The source line of the instruction at INSTR (the frame's prev_instr) in
- * code object CODE, from its location table (3.11: Objects/locations.md);
- * FIRST (co_firstlineno) when unknown. */
-static int code_line(const struct pytrace *pt, pid_t pid, uint64_t code, uint64_t instr, int first)
-{
-	const struct py_version *v = pt->ver;
-	uint64_t table = read_ptr(pid, code + v->code_linetable), size = 0, start = code + v->code_code;
-	uint64_t at, pos = 0;
-	uint8_t *t;
-	int line = first, found = first;
-	size_t i = 0;
-
-	if (!table || instr < start || mem_read(pid, table + v->bpf.var_size, &size, 8) ||
-	    !size || size > (1u << 20))
-		return first;
-	t = malloc(size);
-	if (!t)
-		return first;
-	if (mem_read(pid, table + v->bpf.bytes_data, t, size)) {
-		free(t);
-		return first;
+	if (err) {
+		log_error("--py: process %d: %s", (int)pid, why);
+		return err;
 	}
-	at = (instr - start) / 2; /* code units */
-	while (i < size) {
-		uint8_t b = t[i++];
-		unsigned kind = (b >> 3) & 15, len = (b & 7) + 1;
-		uint32_t u = 0, skip;
-		int delta = 0;
-		bool known = true;
+	err = pyinterp__bias(&pi, pid, &bias);
+	if (!err)
+		err = pyinterp__check(&pi, pid, bias, &interp, why, sizeof(why));
+	if (err) {
+		log_error("--py: process %d (%s): %s", (int)pid, pi.path, why);
+		pyinterp__clear(&pi);
+		return err;
+	}
+	w.l = pylayout__for(pi.layout.major, pi.layout.minor);
+	/* the lists walked with the process paused; again while its collector runs */
+	err = -EAGAIN;
+	for (int tries = 0; err == -EAGAIN && tries < 200; tries++) {
+		struct freeze fz = { 0 };
 
-		if (!(b & 0x80))
-			break; /* not an entry's first byte: lost */
-		if (kind == 15) {
-			known = false; /* no location */
-		} else if (kind == 14 || kind == 13) {
-			if (varint(t, size, &i, &u))
-				break;
-			delta = u & 1 ? -(int)(u >> 1) : (int)(u >> 1);
-			for (int k = 0; kind == 14 && k < 3; k++)
-				if (varint(t, size, &i, &skip))
-					break;
-		} else if (kind >= 10) {
-			delta = (int)kind - 10;
-			i += 2;
-		} else {
-			i += 1;
-		}
-		line += delta;
-		if (at < pos + len) {
-			found = known ? line : found;
+		if (tries)
+			usleep(2000);
+		err = freeze__stop(pid, false, &fz);
+		if (err)
 			break;
-		}
-		if (known)
-			found = line;
-		pos += len;
+		hmap__release(&w.seen);
+		err = pyheap__functions(pid, w.l, interp, pi.func_type + bias, list_one, &w, &seen);
+		freeze__thaw(&fz);
 	}
-	free(t);
-	return found;
+	if (err)
+		log_error("--py: cannot read the functions of process %d: %s", (int)pid,
+			  strerror(-err));
+	else
+		log_info("--py: process %d: %llu objects walked, %zu code objects", (int)pid,
+			 (unsigned long long)seen, w.seen.n);
+	hmap__release(&w.seen);
+	pyinterp__clear(&pi);
+	return err;
 }
 
-uint64_t pytrace__eval_func(struct pytrace *pt, pid_t pid)
-{
-	struct py_proc *p = proc_of(pt, pid);
+/* ---- cmon break --py ---- */
 
-	return p ? p->eval_func : 0;
+const char *pytrace__way(const struct pytrace *pt, pid_t pid, uint64_t *addr)
+{
+	*addr = 0;
+	for (size_t i = 0; i < pt->n_procs; i++) {
+		const struct py_proc *p = &pt->procs[i];
+
+		if (p->pid != pid)
+			continue;
+		*addr = pt->mode == CMON_PY_MODE_VECTORCALL ? p->kern.vc_entry
+							    : p->interp.eval_func + p->bias;
+	}
+	return pt->mode == CMON_PY_MODE_VECTORCALL ? PY_VC_FUNC : PY_EVAL_FUNC;
+}
+
+struct name_ctx {
+	struct pytrace *pt;
+	struct py_proc *p;
+};
+
+static int name_frame(void *ctx, uint64_t code, int *firstlineno, struct strbuf *out)
+{
+	struct name_ctx *nc = ctx;
+	struct py_code *c = code_of(nc->pt, nc->p, code, NULL);
+
+	if (!c)
+		return -ENOMEM;
+	*firstlineno = c->firstlineno;
+	return strbuf__printf(out, "%s (%s", c->qualname, c->filename);
 }
 
 int pytrace__stack(struct pytrace *pt, const struct cmon_py_rec *rec, struct strbuf *out)
 {
-	const struct py_version *v = pt->ver;
+	const struct py_layout *l = pt->layout;
 	pid_t pid = (pid_t)rec->pid;
 	struct py_proc *p = proc_of(pt, pid);
-	uint64_t tstate = rec->tstate, frame;
+	struct name_ctx nc = { pt, p };
+	uint64_t tstate = rec->tstate;
 	struct py_code *c;
 	int err;
 
@@ -1463,35 +1269,18 @@ int pytrace__stack(struct pytrace *pt, const struct cmon_py_rec *rec, struct str
 	if (!c)
 		return -ENOMEM;
 	/* The callee: its frame is not linked yet (the evaluator links it
-	 * past the instruction the probe sits on); its first line, or the
-	 * line a resumed generator stands at. */
+	 * past the instruction the probe sits on; the vectorcall entry has
+	 * none yet); its first line, or the line a resumed generator stands
+	 * at. */
 	err = strbuf__printf(out, "%s (%s:%d)\n", c->qualname, c->filename,
-			     code_line(pt, pid, rec->code,
-				       read_ptr(pid, rec->frame + v->bpf.frame_prev_instr),
-				       c->firstlineno));
-	/* The callers: the frame the thread state holds, then `previous`. */
-	frame = read_ptr(pid, read_ptr(pid, tstate + v->tstate_cframe) + v->cframe_current);
-	for (int d = 0; frame && d < 128 && !err; d++) {
-		uint64_t fcode = read_ptr(pid, frame + v->bpf.frame_code);
-		uint64_t instr = read_ptr(pid, frame + v->bpf.frame_prev_instr);
-		int32_t first_traceable = 0;
-		uint8_t owner = 0;
-
-		if (!fcode)
-			break;
-		mem_read(pid, frame + v->bpf.frame_owner, &owner, 1);
-		mem_read(pid, fcode + v->code_firsttraceable, &first_traceable, 4);
-		/* a frame still being set up runs no line yet: not shown */
-		if (owner == v->bpf.owner_generator ||
-		    instr >= fcode + v->code_code + 2 * (uint64_t)(first_traceable > 0 ? first_traceable : 0)) {
-			c = code_of(pt, p, fcode, NULL);
-			if (!c)
-				return -ENOMEM;
-			err = strbuf__printf(out, "%s (%s:%d)\n", c->qualname, c->filename,
-					     code_line(pt, pid, fcode, instr, c->firstlineno));
-		}
-		frame = read_ptr(pid, frame + v->frame_previous);
-	}
+			     rec->frame ? pystack__line(pid, l, rec->code,
+							procmem__ptr(pid, rec->frame + l->frame_instr),
+							c->firstlineno)
+					: c->firstlineno);
+	if (!tstate && p->interp_addr)
+		tstate = pystack__tstate_of(pid, l, p->interp_addr, (pid_t)rec->tid);
+	if (!err && tstate)
+		err = pystack__callers(pid, l, tstate, name_frame, &nc, out);
 	if (!err && out->len && out->buf[out->len - 1] == '\n')
 		out->buf[--out->len] = 0; /* the writer ends each frame's line */
 	return err;

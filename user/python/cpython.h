@@ -1,16 +1,13 @@
 /*
- * cpython.h: Python functions in a CPython interpreter (--py), seen from
- * outside: which interpreter a process runs (ELF symbols, Py_Version), the
- * struct offsets of its version (one table, cpython.c), the eval_frame hook
- * that routes every Python call through _PyEval_EvalFrameDefault (set and
- * restored through process_vm_writev), the names of code objects and which
- * ones the patterns select, and records (cmon_py_rec) as call records.
- *
- * What cmon changes in a traced interpreter: interp->eval_frame, from NULL
- * to &_PyEval_EvalFrameDefault, which makes CPython call the evaluator for
- * each Python call instead of inlining Python-to-Python calls.  Restored on
- * every exit of cmon (only if it still holds cmon's value).  A SIGKILL of
- * cmon leaves it set: calls are then a little slower, behaviour is the same.
+ * cpython.h: Python functions in CPython processes (--py), seen from
+ * outside: which interpreter each process runs (pyinterp: a static build
+ * or its libpython, 3.11 to 3.13), how its calls are seen (pyhook: the
+ * eval_frame hook, every call through the evaluator; or, 3.12+, only the
+ * selected functions sent through the vectorcall entry), the code objects
+ * named and selected (pycode), and the kernel's records (cmon_py_rec) as
+ * call records (pyvalue).  The probes' places are added to the probe set
+ * (pytrace__mark); what is written into the processes is taken back on
+ * every exit of cmon (pytrace__restore).
  */
 #ifndef CMON_CPYTHON_H
 #define CMON_CPYTHON_H
@@ -21,47 +18,73 @@
 #include <sys/types.h>
 #include "cmon_abi.h"
 #include "output/record.h"
-
-#define PY_EVAL_FUNC "_PyEval_EvalFrameDefault"
+#include "python/pyinterp.h"
 
 struct pytrace;
+struct probe_set;
+struct strbuf;
 
-/* PATTERNS: --py values (qualname, Class.method, module.func, globs,
- * FILE:qualname).  STRLEN: --strlen (bytes of a str kept, at most
- * CMON_PY_STR_MAX).  NULL with errno. */
-struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strlen);
-/* Restores every hook still set (pytrace__restore), frees.  NULL is fine. */
+/* PATTERNS: --py values (pycode.h).  STRLEN: --strlen (bytes of a str
+ * kept, at most CMON_PY_STR_MAX).  RESUMES (--py-resumes): on 3.12+ too,
+ * every call through the evaluator, so that each resume of a generator or
+ * coroutine is a record.  NULL with errno. */
+struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strlen, bool resumes);
+/* Restores what was written (pytrace__restore), frees.  NULL is fine. */
 void pytrace__free(struct pytrace *pt);
 
-/* The BPF side's offsets (rodata targ_py) of the supported version. */
-const struct cmon_py_offsets *pytrace__bpf_offsets(void);
-
-/* Process PID (running, or LAUNCHED: paused before exec of EXE) runs
- * CPython 3.11?  0, or -ENOEXEC / -ENOENT after one error line naming what
- * was found. */
+/* Process PID (running, or LAUNCHED: paused before exec of EXE) runs a
+ * CPython cmon knows?  0, or -ENOEXEC / -ENOENT after one error line
+ * naming what was found. */
 int pytrace__add_process(struct pytrace *pt, pid_t pid, const char *exe, bool launched);
 
-/* The set's evaluator function(s): probed with the Python programs, with a
- * uretprobe.  Returns the func_id Python calls count under (0 if none). */
-struct probe_set;
-uint32_t pytrace__mark(struct probe_set *set);
+/* The BPF side's offsets (rodata targ_py): the processes' version's. */
+const struct cmon_py_offsets *pytrace__bpf_offsets(const struct pytrace *pt);
+/* How the calls are seen: enum cmon_py_mode. */
+unsigned pytrace__mode(const struct pytrace *pt);
 
-/* After attaching: each process into PROCS_FD (map py_procs); running ones
- * get their hook now, launched ones stop at their first Python call (their
- * hook is set by pytrace__tick).  CODE_FD is map py_code.  0 or -errno
- * after one error line. */
-int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd);
+/* The patterns' rows for the kernel (targ_py_pats).  BREAK: every form
+ * must be one the kernel decides at once.  0, or -EINVAL after one error
+ * line. */
+int pytrace__rows(struct pytrace *pt, bool for_break, const struct cmon_py_pat **rows,
+		  unsigned *n);
 
-/* Often (each poll): a launched interpreter stopped at its first Python
- * call gets its hook and is continued. */
+/* The probes into SET: the evaluator found there (PY_EVAL_FUNC) becomes
+ * what the processes' way in probes, and the functions that go with it
+ * are added.  Returns the func_id Python calls count under (0 if none);
+ * -errno after one error line. */
+long pytrace__mark(struct pytrace *pt, struct probe_set *set);
+
+/* After attaching: each process into PROCS_FD (map py_procs) and what it
+ * needs written (a running one now; a launched one stops at its start,
+ * then at its first Python call, and pytrace__tick finishes).  CODE_FD is
+ * map py_code, LOST_FD py_lost.  0 or -errno after one error line. */
+int pytrace__start(struct pytrace *pt, int procs_fd, int code_fd, int lost_fd);
+
+/* The calls lost (their record not written, or their return not seen),
+ * per function and process, from the kernel's counts: FN(CTX, pid,
+ * qualname, "file:line", count) for each. */
+typedef void (*pytrace_lost_fn)(void *ctx, uint32_t pid, const char *qualname, const char *where,
+				uint64_t n);
+void pytrace__each_lost(struct pytrace *pt, pytrace_lost_fn fn, void *ctx);
+
+/* Often (each poll): a launched interpreter stopped for cmon is set up and
+ * continued; a hook another cmon cleared is set again. */
 void pytrace__tick(struct pytrace *pt);
 
-/* Every hook set back (to what it was, when it still holds cmon's value);
- * stopped processes continued.  Idempotent. */
+/* Everything written taken back; stopped processes continued.  Idempotent. */
 void pytrace__restore(struct pytrace *pt);
 
 /* A code object announced by the kernel: named, decided. */
 void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec);
+
+/* A call's further parameters (cmon_py_args_rec, SIZE bytes): kept for its
+ * call record.  0 or -EINVAL. */
+int pytrace__on_args(struct pytrace *pt, const void *data, size_t size);
+
+/* A function made whose code the kernel selected (cmon_py_func_rec, SIZE
+ * bytes): sent through the vectorcall entry, its process (stopped by the
+ * kernel for it) continued at the next pytrace__tick.  0 or -EINVAL. */
+int pytrace__on_func(struct pytrace *pt, const void *data, size_t size);
 
 /* A record of SIZE bytes from the ring buffer into OUT, whole (the values
  * it does not carry absent, comm ended).  0, or -EINVAL when it is not one
@@ -74,9 +97,6 @@ int pytrace__copy_rec(const void *data, size_t size, struct cmon_py_rec *out);
 int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
 		    struct call_record *out);
 
-/* Does --py PATTERN select function QUALNAME of FILENAME (see README)? */
-bool pytrace__pattern_matches(const char *pattern, const char *qualname, const char *filename);
-
 /* CSV: the column the args object goes to. */
 void pytrace__set_args_column(struct pytrace *pt, size_t col);
 
@@ -84,19 +104,26 @@ void pytrace__set_args_column(struct pytrace *pt, size_t col);
  * (filtered, not lost). */
 uint64_t pytrace__filtered(const struct pytrace *pt);
 
-/* cmon break --py: the patterns as the kernel matches a function's first
- * call (cmon_py_break_pat rows, kept in PT).  0, or -EINVAL after one
- * error line (a pattern too long, too many forms). */
-int pytrace__break_pats(struct pytrace *pt, const struct cmon_py_break_pat **pats, unsigned *n);
+/* The patterns no function selected so far: *N of them (valid until PT is
+ * freed). */
+const char *const *pytrace__unmatched(struct pytrace *pt, size_t *n);
+
+/* How the calls of process PID are seen, for messages: "the evaluator"
+ * or "the vectorcall entry"; and its probe's address. */
+const char *pytrace__way(const struct pytrace *pt, pid_t pid, uint64_t *addr);
+
+/* cmon list --py: each Python function process PID has (its function
+ * objects, found with the process paused), one call of FN(CTX, its code
+ * object) per code object.  0, or -errno after one error line. */
+struct py_code;
+typedef int (*pytrace_func_fn)(void *ctx, const struct py_code *c);
+int pytrace__list_functions(pid_t pid, pytrace_func_fn fn, void *ctx);
 
 /* cmon break --py: the Python stack of the thread REC (a CMON_PY_BREAK
  * record) stopped, read from its process while it is stopped: one
  * "qualname (file:line)" line per frame, the callee first (its def line,
  * or where a resumed generator stands), then each caller at the line it
  * is at.  0 or -errno. */
-struct strbuf;
-/* Where the evaluator's probe sits in process PID (0: not one of ours). */
-uint64_t pytrace__eval_func(struct pytrace *pt, pid_t pid);
 int pytrace__stack(struct pytrace *pt, const struct cmon_py_rec *rec, struct strbuf *out);
 
 #endif

@@ -13,6 +13,7 @@
  *  - charts show the REPORT_MAX_FUNCS functions with the most calls (the
  *    table lists them all).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,67 +162,98 @@ static void pts__release(struct pts *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static json_t *calls_model(const struct report *r, bool *cut)
-{
-	struct fstat *fs = calloc(r->n_funcs ? r->n_funcs : 1, sizeof(*fs));
-	size_t *fill = calloc(r->n_funcs ? r->n_funcs : 1, sizeof(*fill));
-	uint64_t t0 = UINT64_MAX, t1 = 0, lmin = UINT64_MAX, lmax = 0;
-	json_t *m = json_object(), *table = json_array(), *over = json_array(), *hist,
-	       *rate, *mem = json_array(), *growth = json_array();
-	size_t nshow, nb_lo, nb_hi;
-	double span, width;
+/* What the charts share: the run's time range, each function's figures
+ * (busiest first), and how many functions are charted. */
+struct calls_view {
+	const struct report *r;
+	struct fstat *fs;
+	uint64_t t0, t1, lmin, lmax; /* time range; smallest nonzero and largest latency */
+	double span;
+	size_t nshow;
+	bool *cut;
+};
 
-	if (!fs || !fill || !m)
+/* Each function's counts, latencies (sorted, for percentiles) and RSS
+ * growth; the time range; functions ordered busiest first.  -ENOMEM. */
+static int calls_view__build(struct calls_view *v)
+{
+	const struct report *r = v->r;
+	size_t *fill = calloc(r->n_funcs ? r->n_funcs : 1, sizeof(*fill));
+	int err = -ENOMEM;
+
+	v->fs = calloc(r->n_funcs ? r->n_funcs : 1, sizeof(*v->fs));
+	v->t0 = v->lmin = UINT64_MAX;
+	if (!v->fs || !fill)
 		goto out;
 	for (size_t i = 0; i < r->n_calls; i++) {
 		const struct rcall *c = &r->calls[i];
-		struct fstat *f = &fs[c->func];
+		struct fstat *f = &v->fs[c->func];
 
 		f->calls++;
-		if (c->ts_ns < t0)
-			t0 = c->ts_ns;
-		if (c->ts_ns > t1)
-			t1 = c->ts_ns;
+		if (c->ts_ns < v->t0)
+			v->t0 = c->ts_ns;
+		if (c->ts_ns > v->t1)
+			v->t1 = c->ts_ns;
 		if (c->latency_ns == REPORT_NONE)
 			continue;
 		f->returned++;
 		f->total += c->latency_ns;
-		if (c->ts_ns + c->latency_ns > t1)
-			t1 = c->ts_ns + c->latency_ns;
+		if (c->ts_ns + c->latency_ns > v->t1)
+			v->t1 = c->ts_ns + c->latency_ns;
 		if (c->latency_ns > f->max)
 			f->max = c->latency_ns;
-		if (c->latency_ns && c->latency_ns < lmin)
-			lmin = c->latency_ns;
-		if (c->latency_ns > lmax)
-			lmax = c->latency_ns;
+		if (c->latency_ns && c->latency_ns < v->lmin)
+			v->lmin = c->latency_ns;
+		if (c->latency_ns > v->lmax)
+			v->lmax = c->latency_ns;
 		if (c->rss_entry != REPORT_NONE && c->rss_exit != REPORT_NONE)
 			f->rss_growth += (int64_t)(c->rss_exit - c->rss_entry);
 	}
-	span = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+	v->span = v->t1 > v->t0 ? (double)(v->t1 - v->t0) / 1e9 : 0;
 	for (size_t i = 0; i < r->n_funcs; i++) {
-		fs[i].func = (uint32_t)i;
-		fs[i].lat = malloc((fs[i].returned ? fs[i].returned : 1) * sizeof(uint64_t));
-		if (!fs[i].lat)
+		v->fs[i].func = (uint32_t)i;
+		v->fs[i].lat = malloc((v->fs[i].returned ? v->fs[i].returned : 1) * sizeof(uint64_t));
+		if (!v->fs[i].lat)
 			goto out;
 	}
 	for (size_t i = 0; i < r->n_calls; i++) {
 		const struct rcall *c = &r->calls[i];
 
 		if (c->latency_ns != REPORT_NONE)
-			fs[c->func].lat[fill[c->func]++] = c->latency_ns;
+			v->fs[c->func].lat[fill[c->func]++] = c->latency_ns;
 	}
 	/* (a count of 0 may come with a NULL array: qsort must not see it) */
 	for (size_t i = 0; i < r->n_funcs; i++)
-		if (fs[i].returned > 1)
-			qsort(fs[i].lat, fs[i].returned, sizeof(uint64_t), cmp_u64);
+		if (v->fs[i].returned > 1)
+			qsort(v->fs[i].lat, v->fs[i].returned, sizeof(uint64_t), cmp_u64);
 	if (r->n_funcs > 1)
-		qsort(fs, r->n_funcs, sizeof(*fs), by_calls);
-	for (size_t i = 0; i < r->n_funcs; i++) {
-		const struct fstat *f = &fs[i];
+		qsort(v->fs, r->n_funcs, sizeof(*v->fs), by_calls);
+	v->nshow = r->n_funcs < REPORT_MAX_FUNCS ? r->n_funcs : REPORT_MAX_FUNCS;
+	err = 0;
+out:
+	free(fill);
+	return err;
+}
+
+static void calls_view__release(struct calls_view *v)
+{
+	for (size_t i = 0; v->fs && i < v->r->n_funcs; i++)
+		free(v->fs[i].lat);
+	free(v->fs);
+	v->fs = NULL;
+}
+
+/* The per-function table: counts, percentiles, RSS growth. */
+static json_t *calls_table(const struct calls_view *v)
+{
+	json_t *table = json_array();
+
+	for (size_t i = 0; i < v->r->n_funcs; i++) {
+		const struct fstat *f = &v->fs[i];
 
 		json_array_append_new(table, json_pack(
 			"{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-			"func", r->funcs[f->func], "calls", (json_int_t)f->calls,
+			"func", v->r->funcs[f->func], "calls", (json_int_t)f->calls,
 			"noreturn", (json_int_t)(f->calls - f->returned),
 			"total_ns", (json_int_t)f->total,
 			"mean_ns", (json_int_t)(f->returned ? f->total / f->returned : 0),
@@ -230,177 +262,205 @@ static json_t *calls_model(const struct report *r, bool *cut)
 			"returns", (json_int_t)f->returned, "rss_growth_bytes",
 			(json_int_t)f->rss_growth));
 	}
-	nshow = r->n_funcs < REPORT_MAX_FUNCS ? r->n_funcs : REPORT_MAX_FUNCS;
+	return table;
+}
 
-	/* Latency over time, per shown function. */
-	for (size_t k = 0; k < nshow; k++) {
+/* Latency over time, per charted function. */
+static json_t *latency_over_time(const struct calls_view *v)
+{
+	const struct report *r = v->r;
+	json_t *over = json_array();
+
+	for (size_t k = 0; k < v->nshow; k++) {
 		struct pts p = {};
 
 		for (size_t i = 0; i < r->n_calls; i++) {
 			const struct rcall *c = &r->calls[i];
 
-			if (c->func == fs[k].func && c->latency_ns != REPORT_NONE)
-				pts__add(&p, sec(r, t0, c->ts_ns), (double)c->latency_ns / 1e3);
+			if (c->func == v->fs[k].func && c->latency_ns != REPORT_NONE)
+				pts__add(&p, sec(r, v->t0, c->ts_ns), (double)c->latency_ns / 1e3);
 		}
-		json_array_append_new(over, json_pack("{s:s, s:o}", "func", r->funcs[fs[k].func],
-						      "points", pts__json(&p, span, cut)));
+		json_array_append_new(over, json_pack("{s:s, s:o}", "func", r->funcs[v->fs[k].func],
+						      "points", pts__json(&p, v->span, v->cut)));
 		pts__release(&p);
 	}
+	return over;
+}
 
-	/* Distribution: 10 bins per decade, edges in µs. */
-	hist = json_pack("{s:[], s:[]}", "edges_us", "series");
-	if (lmax >= lmin) {
-		nb_lo = (size_t)floor(log10((double)lmin) * 10);
-		nb_hi = (size_t)floor(log10((double)lmax) * 10) + 1;
-		for (size_t b = nb_lo; b <= nb_hi; b++)
-			json_array_append_new(json_object_get(hist, "edges_us"),
-					      json_real(pow(10, (double)b / 10) / 1e3));
-		for (size_t k = 0; k < nshow; k++) {
-			size_t nb = nb_hi - nb_lo + 1;
-			uint64_t *cnt = calloc(nb, sizeof(*cnt));
-			json_t *a = json_array();
+/* Distribution: 10 bins per decade, edges in µs. */
+static json_t *latency_hist(const struct calls_view *v)
+{
+	json_t *hist = json_pack("{s:[], s:[]}", "edges_us", "series");
+	size_t nb_lo, nb_hi;
 
-			if (!cnt)
-				continue;
-			for (size_t i = 0; i < fs[k].returned; i++) {
-				double l = (double)(fs[k].lat[i] ? fs[k].lat[i] : 1);
-				long b = (long)floor(log10(l) * 10) - (long)nb_lo;
+	if (v->lmax < v->lmin)
+		return hist;
+	nb_lo = (size_t)floor(log10((double)v->lmin) * 10);
+	nb_hi = (size_t)floor(log10((double)v->lmax) * 10) + 1;
+	for (size_t b = nb_lo; b <= nb_hi; b++)
+		json_array_append_new(json_object_get(hist, "edges_us"),
+				      json_real(pow(10, (double)b / 10) / 1e3));
+	for (size_t k = 0; k < v->nshow; k++) {
+		size_t nb = nb_hi - nb_lo + 1;
+		uint64_t *cnt = calloc(nb, sizeof(*cnt));
+		json_t *a = json_array();
 
-				cnt[b < 0 ? 0 : (size_t)b >= nb ? nb - 1 : (size_t)b]++;
-			}
-			for (size_t b = 0; b < nb; b++)
-				json_array_append_new(a, json_integer((json_int_t)cnt[b]));
-			json_array_append_new(json_object_get(hist, "series"),
-					      json_pack("{s:s, s:o}", "func", r->funcs[fs[k].func],
-							"counts", a));
-			free(cnt);
+		if (!cnt)
+			continue;
+		for (size_t i = 0; i < v->fs[k].returned; i++) {
+			double l = (double)(v->fs[k].lat[i] ? v->fs[k].lat[i] : 1);
+			long b = (long)floor(log10(l) * 10) - (long)nb_lo;
+
+			cnt[b < 0 ? 0 : (size_t)b >= nb ? nb - 1 : (size_t)b]++;
 		}
+		for (size_t b = 0; b < nb; b++)
+			json_array_append_new(a, json_integer((json_int_t)cnt[b]));
+		json_array_append_new(json_object_get(hist, "series"),
+				      json_pack("{s:s, s:o}", "func", v->r->funcs[v->fs[k].func],
+						"counts", a));
+		free(cnt);
 	}
+	return hist;
+}
 
-	/* Calls per second: REPORT_RATE_BUCKETS buckets, at least 1 ms wide. */
-	width = span / REPORT_RATE_BUCKETS;
+/* Calls per second: REPORT_RATE_BUCKETS buckets, at least 1 ms wide. */
+static json_t *call_rate(const struct calls_view *v)
+{
+	const struct report *r = v->r;
+	double width = v->span / REPORT_RATE_BUCKETS;
+	json_t *rate;
+	size_t nb;
+
 	if (width < 0.001)
 		width = 0.001;
 	rate = json_pack("{s:f, s:[], s:[]}", "bucket_s", width, "t", "series");
-	{
-		size_t nb = (size_t)(span / width) + 1;
+	nb = (size_t)(v->span / width) + 1;
+	for (size_t b = 0; b < nb; b++)
+		json_array_append_new(json_object_get(rate, "t"), json_real((double)b * width));
+	for (size_t k = 0; k < v->nshow; k++) {
+		uint64_t *cnt = calloc(nb, sizeof(*cnt));
+		json_t *a = json_array();
 
+		if (!cnt)
+			continue;
+		for (size_t i = 0; i < r->n_calls; i++)
+			if (r->calls[i].func == v->fs[k].func) {
+				size_t b = (size_t)(sec(r, v->t0, r->calls[i].ts_ns) / width);
+
+				cnt[b < nb ? b : nb - 1]++;
+			}
 		for (size_t b = 0; b < nb; b++)
-			json_array_append_new(json_object_get(rate, "t"), json_real((double)b * width));
-		for (size_t k = 0; k < nshow; k++) {
-			uint64_t *cnt = calloc(nb, sizeof(*cnt));
-			json_t *a = json_array();
+			json_array_append_new(a, json_real((double)cnt[b] / width));
+		json_array_append_new(json_object_get(rate, "series"),
+				      json_pack("{s:s, s:o}", "func", r->funcs[v->fs[k].func],
+						"per_s", a));
+		free(cnt);
+	}
+	return rate;
+}
 
-			if (!cnt)
-				continue;
-			for (size_t i = 0; i < r->n_calls; i++)
-				if (r->calls[i].func == fs[k].func) {
-					size_t b = (size_t)(sec(r, t0, r->calls[i].ts_ns) / width);
+/* RSS and VMS over time of one process, at each call's entry and return. */
+static json_t *process_memory(const struct calls_view *v, uint32_t pid)
+{
+	const struct report *r = v->r;
+	struct pts rss = {}, vms = {};
+	json_t *jr, *jv;
 
-					cnt[b < nb ? b : nb - 1]++;
-				}
-			for (size_t b = 0; b < nb; b++)
-				json_array_append_new(a, json_real((double)cnt[b] / width));
-			json_array_append_new(json_object_get(rate, "series"),
-					      json_pack("{s:s, s:o}", "func", r->funcs[fs[k].func],
-							"per_s", a));
-			free(cnt);
+	for (size_t i = 0; i < r->n_calls; i++) {
+		const struct rcall *c = &r->calls[i];
+
+		if (c->pid != pid)
+			continue;
+		if (c->rss_entry != REPORT_NONE) {
+			pts__add(&rss, sec(r, v->t0, c->ts_ns), (double)c->rss_entry / 1048576);
+			pts__add(&vms, sec(r, v->t0, c->ts_ns), (double)c->vms_entry / 1048576);
+		}
+		if (c->rss_exit != REPORT_NONE && c->latency_ns != REPORT_NONE) {
+			double t = sec(r, v->t0, c->ts_ns + c->latency_ns);
+
+			pts__add(&rss, t, (double)c->rss_exit / 1048576);
+			pts__add(&vms, t, (double)c->vms_exit / 1048576);
 		}
 	}
+	jr = pts__json(&rss, v->span, v->cut);
+	jv = pts__json(&vms, v->span, v->cut);
+	pts__release(&rss);
+	pts__release(&vms);
+	return json_pack("{s:I, s:o, s:o}", "pid", (json_int_t)pid, "rss", jr, "vms", jv);
+}
 
-	/* Memory per process (the first REPORT_MAX_PIDS seen), and the calls
-	 * that grew RSS the most. */
-	{
-		uint32_t pids[REPORT_MAX_PIDS];
-		size_t np = 0;
-		size_t *top = calloc(REPORT_GROWTH_TOP, sizeof(*top)), ntop = 0;
+/* Memory per process (the first REPORT_MAX_PIDS seen) into MEM, and the
+ * calls that grew RSS the most into GROWTH. */
+static void memory_charts(const struct calls_view *v, json_t *mem, json_t *growth)
+{
+	const struct report *r = v->r;
+	uint32_t pids[REPORT_MAX_PIDS];
+	size_t np = 0;
+	size_t *top = calloc(REPORT_GROWTH_TOP, sizeof(*top)), ntop = 0;
 
-		for (size_t i = 0; i < r->n_calls; i++) {
-			const struct rcall *c = &r->calls[i];
-			size_t k;
+	for (size_t i = 0; i < r->n_calls; i++) {
+		const struct rcall *c = &r->calls[i];
+		size_t k;
 
-			for (k = 0; k < np && pids[k] != c->pid; k++)
-				;
-			if (k == np && np < REPORT_MAX_PIDS)
-				pids[np++] = c->pid;
-			if (!top || c->rss_entry == REPORT_NONE || c->rss_exit == REPORT_NONE ||
-			    c->rss_exit <= c->rss_entry)
-				continue;
-			/* insertion into the top list, largest growth first */
-			k = ntop < REPORT_GROWTH_TOP ? ntop++ : REPORT_GROWTH_TOP;
-			while (k > 0) {
-				const struct rcall *o = &r->calls[top[k - 1]];
+		for (k = 0; k < np && pids[k] != c->pid; k++)
+			;
+		if (k == np && np < REPORT_MAX_PIDS)
+			pids[np++] = c->pid;
+		if (!top || c->rss_entry == REPORT_NONE || c->rss_exit == REPORT_NONE ||
+		    c->rss_exit <= c->rss_entry)
+			continue;
+		/* insertion into the top list, largest growth first */
+		k = ntop < REPORT_GROWTH_TOP ? ntop++ : REPORT_GROWTH_TOP;
+		while (k > 0) {
+			const struct rcall *o = &r->calls[top[k - 1]];
 
-				if (o->rss_exit - o->rss_entry >= c->rss_exit - c->rss_entry)
-					break;
-				if (k < REPORT_GROWTH_TOP)
-					top[k] = top[k - 1];
-				k--;
-			}
+			if (o->rss_exit - o->rss_entry >= c->rss_exit - c->rss_entry)
+				break;
 			if (k < REPORT_GROWTH_TOP)
-				top[k] = i;
+				top[k] = top[k - 1];
+			k--;
 		}
-		for (size_t k = 0; k < np; k++) {
-			struct pts rss = {}, vms = {};
-			json_t *jr, *jv;
-
-			for (size_t i = 0; i < r->n_calls; i++) {
-				const struct rcall *c = &r->calls[i];
-
-				if (c->pid != pids[k])
-					continue;
-				if (c->rss_entry != REPORT_NONE) {
-					pts__add(&rss, sec(r, t0, c->ts_ns), (double)c->rss_entry / 1048576);
-					pts__add(&vms, sec(r, t0, c->ts_ns),
-						 (double)c->vms_entry / 1048576);
-				}
-				if (c->rss_exit != REPORT_NONE && c->latency_ns != REPORT_NONE) {
-					double t = sec(r, t0, c->ts_ns + c->latency_ns);
-
-					pts__add(&rss, t, (double)c->rss_exit / 1048576);
-					pts__add(&vms, t, (double)c->vms_exit / 1048576);
-				}
-			}
-			jr = pts__json(&rss, span, cut);
-			jv = pts__json(&vms, span, cut);
-			json_array_append_new(mem, json_pack("{s:I, s:o, s:o}", "pid",
-							     (json_int_t)pids[k], "rss", jr,
-							     "vms", jv));
-			pts__release(&rss);
-			pts__release(&vms);
-		}
-		for (size_t k = 0; k < ntop; k++) {
-			const struct rcall *c = &r->calls[top[k]];
-
-			json_array_append_new(growth, json_pack(
-				"{s:s, s:I, s:f, s:I, s:I}", "func", r->funcs[c->func], "pid",
-				(json_int_t)c->pid, "t_s",
-				sec(r, t0, c->ts_ns + (c->latency_ns == REPORT_NONE ? 0 : c->latency_ns)),
-				"growth_bytes", (json_int_t)(c->rss_exit - c->rss_entry),
-				"rss_after_bytes", (json_int_t)c->rss_exit));
-		}
-		free(top);
+		if (k < REPORT_GROWTH_TOP)
+			top[k] = i;
 	}
+	for (size_t k = 0; k < np; k++)
+		json_array_append_new(mem, process_memory(v, pids[k]));
+	for (size_t k = 0; k < ntop; k++) {
+		const struct rcall *c = &r->calls[top[k]];
+
+		json_array_append_new(growth, json_pack(
+			"{s:s, s:I, s:f, s:I, s:I}", "func", r->funcs[c->func], "pid",
+			(json_int_t)c->pid, "t_s",
+			sec(r, v->t0, c->ts_ns + (c->latency_ns == REPORT_NONE ? 0 : c->latency_ns)),
+			"growth_bytes", (json_int_t)(c->rss_exit - c->rss_entry),
+			"rss_after_bytes", (json_int_t)c->rss_exit));
+	}
+	free(top);
+}
+
+static json_t *calls_model(const struct report *r, bool *cut)
+{
+	struct calls_view v = { .r = r, .cut = cut };
+	json_t *m = json_object(), *mem = json_array(), *growth = json_array();
+
+	if (!m || calls_view__build(&v)) {
+		calls_view__release(&v);
+		json_decref(mem);
+		json_decref(growth);
+		return m;
+	}
+	memory_charts(&v, mem, growth);
 	json_object_set_new(m, "calls", json_integer((json_int_t)r->n_calls));
-	json_object_set_new(m, "start_ns", json_integer(r->n_calls ? (json_int_t)t0 : 0));
-	json_object_set_new(m, "span_s", json_real(span));
-	json_object_set_new(m, "charted_funcs", json_integer((json_int_t)nshow));
-	json_object_set_new(m, "table", table);
-	json_object_set_new(m, "latency_over_time", over);
-	json_object_set_new(m, "latency_hist", hist);
-	json_object_set_new(m, "rate", rate);
+	json_object_set_new(m, "start_ns", json_integer(r->n_calls ? (json_int_t)v.t0 : 0));
+	json_object_set_new(m, "span_s", json_real(v.span));
+	json_object_set_new(m, "charted_funcs", json_integer((json_int_t)v.nshow));
+	json_object_set_new(m, "table", calls_table(&v));
+	json_object_set_new(m, "latency_over_time", latency_over_time(&v));
+	json_object_set_new(m, "latency_hist", latency_hist(&v));
+	json_object_set_new(m, "rate", call_rate(&v));
 	json_object_set_new(m, "memory", mem);
 	json_object_set_new(m, "growth", growth);
-	table = over = mem = growth = NULL;
-out:
-	for (size_t i = 0; fs && i < r->n_funcs; i++)
-		free(fs[i].lat);
-	free(fs);
-	free(fill);
-	json_decref(table);
-	json_decref(over);
-	json_decref(mem);
-	json_decref(growth);
+	calls_view__release(&v);
 	return m;
 }
 

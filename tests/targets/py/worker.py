@@ -1,7 +1,9 @@
 # A Python process for cmon's --py tests (-p, threads, restore).
 #   worker.py threads N   two threads, each calling work(k, i) N times
 #   worker.py wait        "ready PID", then per stdin line one command:
-#                         "eval" prints interp->eval_frame, "run" calls
+#                         "eval" prints interp->eval_frame, "vc" the
+#                         functions sent through cmon's vectorcall entry
+#                         (3.12+; "-" before), "run" calls
 #                         step(i) for i in 0..4, "block" calls blocked("b"),
 #                         which returns the next line, "quit" exits
 #   worker.py fib N       fib(N), timed: "fib N = V in S s"
@@ -35,7 +37,24 @@ def eval_frame():
     api = ctypes.pythonapi
     api.PyInterpreterState_Get.restype = ctypes.c_void_p
     interp = api.PyInterpreterState_Get()
-    return ctypes.c_void_p.from_address(interp + 1424).value or 0
+    at = {11: 1424, 12: 1744, 13: 8472}[sys.version_info[1]]
+    return ctypes.c_void_p.from_address(interp + at).value or 0
+
+
+def vectorcalls():
+    """3.12+: which of step, fib, work have a vectorcall other than a
+    function's own (cmon sent them through its entry)."""
+    if sys.version_info[1] < 12:
+        return "-"
+    at = 128  # PyFunctionObject.vectorcall
+
+    def own():
+        pass
+
+    mine = ctypes.c_void_p.from_address(id(own) + at).value
+    moved = [f.__name__ for f in (step, fib, work)
+             if ctypes.c_void_p.from_address(id(f) + at).value != mine]
+    return ",".join(moved) or "none"
 
 
 def threads(n):
@@ -57,6 +76,8 @@ def wait():
         cmd = line.strip()
         if cmd == "eval":
             print("eval %#x" % eval_frame(), flush=True)
+        elif cmd == "vc":
+            print("vc %s" % vectorcalls(), flush=True)
         elif cmd == "run":
             print("run %d" % sum(step(i) for i in range(5)), flush=True)
         elif cmd == "block":

@@ -1,0 +1,42 @@
+/*
+ * pyvalue.h: Python values as JSON text, as --py writes an argument, a
+ * return or an exception: what the kernel read (struct cmon_py_val), and
+ * what only the process's memory says (a type's name, an IntEnum member's
+ * name, a str that is not ASCII), read while it lives and kept.
+ */
+#ifndef CMON_PYVALUE_H
+#define CMON_PYVALUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cmon_abi.h"
+#include "core/hmap.h"
+#include "core/strbuf.h"
+#include "python/pylayout.h"
+
+/* What one process's values need: its pid, layout, and names read so far. */
+struct pyvalue_ctx {
+	pid_t pid;
+	const struct py_layout *layout;
+	struct hmap types; /* type address -> its tp_name (malloc'd) */
+	struct hmap names; /* (type, object) -> an enum member's name (malloc'd; "" none) */
+};
+
+void pyvalue__release(struct pyvalue_ctx *vc);
+
+/* The text (UTF-8) of the str object at OBJ, malloc'd; NULL when unreadable. */
+char *pyvalue__str(pid_t pid, uint64_t obj, const struct py_layout *l);
+
+/* V as JSON text appended to SB.  0 or -ENOMEM. */
+int pyvalue__render(struct pyvalue_ctx *vc, const struct cmon_py_val *v, struct strbuf *sb);
+
+/* An exception (its type's name, its message value MSG) as a JSON object:
+ * {"type":"ValueError","message":"bad"}. */
+int pyvalue__render_exception(struct pyvalue_ctx *vc, const char *type,
+			      const struct cmon_py_val *msg, struct strbuf *sb);
+
+/* S (N bytes) as a JSON string. */
+int pyvalue__json_string(struct strbuf *sb, const char *s, size_t n);
+
+#endif
