@@ -237,7 +237,8 @@ def test_hostile_program_name():
         dst.write(src.read())
     os.chmod(path, 0o755)
     for fmt in ("csv", "json"):
-        res = trace(["add"], launch=[path, "loop", "2"], fmt=fmt)
+        # (--raw: the registers as arg0..arg5 in CSV too)
+        res = trace(["add"], launch=[path, "loop", "2"], fmt=fmt, extra=["--raw"])
         eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
         eq(res.stdout, "loop sum=3\n", "program output")
         eq([(r["comm"], r["module"], r["arg0"], r["ret"]) for r in res.rows],
