@@ -13,7 +13,7 @@ if [ "$group" = check ]; then
 	command -v dpkg-query >/dev/null 2>&1 || exit 0 # not Debian: cannot tell
 fi
 pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
-zlib1g-dev liblzma-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
+zlib1g-dev liblzma-dev libiberty-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
 libcurl4-openssl-dev libsqlite3-dev libjansson-dev liblz4-dev"
 case "$group" in
 bench) # bcc compiles against kernel headers: without the running kernel's,
@@ -27,8 +27,11 @@ test) # chromium: test_report.py renders the HTML report headless; pandas:
 	# test_csv.py loads the CSVs as a notebook would; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
-	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py)
-	pkgs="$pkgs prometheus python3-numpy python3-pandas chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz" ;;
+	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); xz packs
+	# the unit tests' MiniDebugInfo fixture (not in a minimal Debian); rustc
+	# (1.63) builds test_rust.py's programs
+	pkgs="$pkgs prometheus python3-numpy python3-pandas chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
+xz-utils rustc" ;;
 esac
 missing=
 for p in $pkgs; do

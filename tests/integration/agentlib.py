@@ -9,7 +9,7 @@ import subprocess
 import time
 import urllib.request
 
-from cmonlib import CMON, check, read_text, tmpdir
+from cmonlib import HANG, CMON, check, read_text, tmpdir
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -90,7 +90,7 @@ class Agent:
     def stderr(self):
         return read_text(self.err_path)
 
-    def wait_ready(self, timeout=20):
+    def wait_ready(self, timeout=HANG):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             m = re.search(r"cmon: ready: serving http://([0-9.:]+)/metrics", self.stderr)
@@ -104,7 +104,7 @@ class Agent:
         raise AssertionError("cmon agent not ready within %ss: %s" % (timeout, self.stderr))
 
     def get(self, path):
-        with urllib.request.urlopen("http://%s%s" % (self.addr, path), timeout=10) as r:
+        with urllib.request.urlopen("http://%s%s" % (self.addr, path), timeout=HANG) as r:
             return r.status, r.headers.get("Content-Type"), r.read().decode()
 
     def metrics_text(self):
@@ -124,7 +124,7 @@ class Agent:
     def probes(self):
         return {p["name"]: p for p in self.status()["probes"]}
 
-    def wait_probes(self, want, timeout=10):
+    def wait_probes(self, want, timeout=HANG):
         """Until the probes are exactly WANT ({name: state}); returns them."""
         end = time.monotonic() + timeout
         got = None
@@ -137,7 +137,7 @@ class Agent:
                              % ({n: p["state"] for n, p in got.items()}, want,
                                 self.stderr[-2000:]))
 
-    def wait_metric(self, name, expected, timeout=10, **labels):
+    def wait_metric(self, name, expected, timeout=HANG, **labels):
         """Until the one sample NAME{LABELS} equals EXPECTED."""
         end = time.monotonic() + timeout
         v = None
@@ -152,7 +152,7 @@ class Agent:
     def signal(self, sig):
         self.p.send_signal(sig)
 
-    def stop(self, timeout=15):
+    def stop(self, timeout=HANG):
         """SIGTERM; returns the exit status."""
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
@@ -172,7 +172,7 @@ class Agent:
 def run_target(path, *args):
     """Run a target program to its end; returns its stdout."""
     p = subprocess.run([path] + [str(a) for a in args], capture_output=True, text=True,
-                       timeout=60)
+                       timeout=HANG)
     check(p.returncode == 0, "%s %s exited %d: %s" % (path, args, p.returncode, p.stderr))
     return p.stdout
 

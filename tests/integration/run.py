@@ -8,10 +8,13 @@ argument keeps the tests whose name contains it).  Each runs in its own
 process group with a timeout; whatever it leaves running is killed after it.
 One line per test on stdout, then "N passed, N failed[, N skipped]"; the exit
 status is 1 if any failed.  Failure tracebacks go to stderr with -v, and
-always to $CMON_IT_LOG (default /tmp/cmon-integration.log).
+always to $CMON_IT_LOG (default $OUT/integration.log).
 
 Environment: OUT (build folder, default "build"), CMON (default $OUT/cmon),
-CMON_IT_TIMEOUT (seconds per test, default 60).
+CMON_IT_TIMEOUT (seconds per test, default 1800: only a guard against a
+hang; a test waits for conditions, never for a speed, and passes on a busy
+2-CPU machine), CMON_IT_LOG (default $OUT/integration.log: two suites run
+side by side, from two clones, keep their own).
 """
 import importlib
 import json
@@ -74,9 +77,10 @@ def main(argv):
         return 0
     verbose = "-v" in argv
     names = [a for a in argv if not a.startswith("-")]
-    timeout = float(os.environ.get("CMON_IT_TIMEOUT", "60"))
-    log_path = os.environ.get("CMON_IT_LOG",
-                              os.path.join(tempfile.gettempdir(), "cmon-integration.log"))
+    timeout = float(os.environ.get("CMON_IT_TIMEOUT", "1800"))
+    import cmonlib
+    log_path = os.path.abspath(os.environ.get("CMON_IT_LOG",
+                                              os.path.join(cmonlib.OUT, "integration.log")))
     tests = discover()
     counts = {}
     for _, f in tests:
@@ -85,6 +89,7 @@ def main(argv):
         tests = [t for t in tests if any(n in t[1] or n in "%s.%s" % t for n in names)]
 
     passed = failed = skipped = 0
+    suite_start = time.monotonic()
     log = open(log_path, "w")
     for modname, funcname in tests:
         label = funcname if counts[funcname] == 1 else "%s.%s" % (modname, funcname)
@@ -138,6 +143,7 @@ def main(argv):
     log.close()
     if failed:
         sys.stderr.write("failure details: %s\n" % log_path)
+    print("integration tests took %.0f s" % (time.monotonic() - suite_start), flush=True)
     line = "%d passed, %d failed" % (passed, failed)
     if skipped:
         line += ", %d skipped" % skipped

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (CMON, WaitTarget, check, cmon, eq, read_text, run, stderr_lines, target,
+from cmonlib import (HANG, CMON, WaitTarget, check, cmon, eq, read_text, run, stderr_lines, target,
                      tmpfile, kill_quietly)
 
 CALLS3_OUT = "tick 0\ntick 1\ntick 2\nsum 6\n"
@@ -43,7 +43,7 @@ class Break:
     def stderr(self):
         return read_text(self.err_path)
 
-    def wait_for(self, needle, timeout=120):
+    def wait_for(self, needle, timeout=HANG):
         end = time.monotonic() + timeout
         while needle not in self.stderr:
             if self.p.poll() is not None or time.monotonic() > end:
@@ -61,7 +61,7 @@ class Break:
         self.p.stdin.write(b"\n")
         self.p.stdin.flush()
 
-    def finish(self, timeout=30):
+    def finish(self, timeout=HANG):
         out, _ = self.p.communicate(timeout=timeout)
         return self.p.returncode, out.decode()
 

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import ROOT, check, cmon, eq, kill_quietly, run, stderr_lines, target
+from cmonlib import HANG, ROOT, check, cmon, eq, kill_quietly, run, stderr_lines, target
 from test_break import Break, _state
 from pythons import DEBIAN, PYTHONS, matrix
 from test_python import CALLS, CALLS_OUT, PY, WORKER, _need_python, _Worker
@@ -232,7 +232,7 @@ def _parent_sees_only_the_stops(py):
         b.wait_for("cmon: attached ")
         parent.stdin.write("go\n")
         parent.stdin.flush()
-        out, _ = parent.communicate(timeout=30)
+        out, _ = parent.communicate(timeout=HANG)
         eq(out.splitlines(), ["run 30", "run 30", "stops 2 exit 0"],
            "two stops seen by the parent, output and status unchanged (%s)" % b.stderr)
         eq([row.split()[-1] for row, _ in _stops(b.stderr)], ["i=0", "i=1"], "the stops")

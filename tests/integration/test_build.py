@@ -34,3 +34,17 @@ def test_make_names_missing_packages():
     eq(lines, ["cmon: missing build packages: clang libbpf-dev; `make deps` installs them "
                "(as root)"], "the message")
     check(not os.path.exists(os.path.join(out, "bpf")), "nothing compiled")
+
+
+def test_make_demo_builds_what_it_needs():
+    """`make demo` as the first command on a fresh machine: cmon and the
+    program it traces, not the test targets (tests/targets/usdt.c needs
+    <sys/sdt.h>, a test package: the demo failed there)."""
+    out = os.path.join(os.path.dirname(tmpfile("x")), "demo-fresh")
+    p = subprocess.run(["make", "-n", "demo", "OUT=" + out], cwd=ROOT, capture_output=True,
+                       text=True)
+    eq(p.returncode, 0, "make -n demo (%s)" % p.stderr)
+    check("tools/demo/kvstore.c" in p.stdout and "%s/cmon" % out in p.stdout,
+          "make demo builds cmon and the demo program")
+    eq([l for l in p.stdout.splitlines() if "tests/targets/" in l], [],
+       "make demo compiles no test target")

@@ -3,7 +3,7 @@ attached, and a launched program never runs untraced."""
 import os
 import shutil
 
-from cmonlib import (CALLS_OUT, CMON, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq,
+from cmonlib import (HANG, CALLS_OUT, CMON, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq,
                      run, stderr_lines, target, tmpfile)
 
 
@@ -70,7 +70,7 @@ def _make(name, args_fn, status, needle):
     def test():
         before = bpf_snapshot()
         args = args_fn()
-        code, out, err = cmon(args, timeout=30)
+        code, out, err = cmon(args, timeout=HANG)
         lines = stderr_lines(err)
         eq(len(lines), 1, "stderr lines of cmon %s: %r" % (" ".join(args), lines))
         check(needle.lower() in lines[0].lower(), "%r not in %r" % (needle, lines[0]))
@@ -95,7 +95,7 @@ def test_bad_not_root():
     before = bpf_snapshot()
     cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", CMON, "trace",
            "--func", "add", "--", target(), "calls"]
-    code, out, err = run(cmd, timeout=30, cwd="/")
+    code, out, err = run(cmd, timeout=HANG, cwd="/")
     if code in (126, 127) and "cmon:" not in err:
         raise Skip("nobody cannot run %s: %s" % (CMON, err.strip()))
     lines = stderr_lines(err)

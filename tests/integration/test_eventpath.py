@@ -5,7 +5,7 @@ records come as fast as they can)."""
 import csv
 import subprocess
 
-from cmonlib import check, eq, target, trace
+from cmonlib import HANG, check, eq, target, trace
 
 NTHREADS, PER = 4, 100000
 
@@ -15,7 +15,7 @@ def test_threads_flat_out_with_contention_lose_nothing():
     hog = subprocess.Popen(["sh", "-c", "while :; do :; done"])
     try:
         res = trace(["quick_fp"], launch=[target("busy"), "threads", str(NTHREADS), str(PER)],
-                    timeout=120)
+                    timeout=HANG)
     finally:
         hog.kill()
         hog.wait()

@@ -8,17 +8,24 @@ exited; a child calls f(7) then execs /bin/true; a thread execs inside g(5)."""
 import json
 import os
 import subprocess
+import time
 
-from cmonlib import (CMON, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon, eq,
+from cmonlib import (CMON, HANG, Background, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon, eq,
                      parse_json_lines, read_text, run, target, tmpfile, trace, trace_bg)
 
 FORK_OUT = "child sum 2020\nparent sum 606\n"
 
 
 def _untraced(mode):
-    code, out, _ = run([target("forks"), mode])
-    eq(code, 0, "untraced forks %s" % mode)
-    return out
+    # Reaped as soon as it exits (the daemon waits for that), its output
+    # read to the end after (the daemon holds the pipe).
+    p = subprocess.Popen([target("forks"), mode], stdout=subprocess.PIPE)
+    try:
+        eq(p.wait(HANG), 0, "untraced forks %s" % mode)
+        return p.stdout.read().decode()
+    finally:
+        p.kill()
+        p.stdout.close()
 
 
 def _calls(rows, func="f"):
@@ -67,7 +74,7 @@ def test_no_follow():
 
 def test_daemon_traced_until_it_exits():
     """The launched program exits first; its grandchild (setsid) calls f
-    300 ms later: cmon waits for it, and ends with the program's status."""
+    once it has: cmon waits for it, and ends with the program's status."""
     out = _untraced("daemon")
     eq(out, "parent exits\ndaemon sum 1806\n", "untraced output")
     res = trace(["f"], launch=[target("forks"), "daemon"])
@@ -105,15 +112,28 @@ def test_thread_exec_pending_call():
 
 def test_child_library_calls():
     """A library function (libc getppid): the child gets its own links
-    (attached when cmon sees it; it calls 200 ms after the fork)."""
-    res = trace(["libc.so.6:getppid"], launch=[target("forks"), "libc"])
-    eq(res.code, 0, "exit status (%s)" % res.stderr)
-    eq(res.stdout, "child 3\nparent 2\n", "program output")
-    pids = [r["pid"] for r in res.rows]
+    (attached when cmon sees it; the child calls once cmon -v says they
+    are in: an order, not a time they must be attached by)."""
+    os.environ["FORKS_WAIT_LINE"] = "1"  # the child waits for a line (stdin is cmon's)
+    bg = Background(["trace", "-v", "-F", "csv", "-o", tmpfile("libc.csv"), "--func",
+                     "libc.so.6:getppid", "--", target("forks"), "libc"],
+                    stdout=subprocess.PIPE, stdin=subprocess.PIPE)
+    try:
+        end = time.monotonic() + HANG  # a hang guard
+        while "its libraries' probes attached" not in bg.stderr and time.monotonic() < end:
+            check(bg.p.poll() is None, "cmon ended: %s" % bg.stderr)
+            time.sleep(0.05)
+        out, _ = bg.p.communicate(b"\n", timeout=HANG)
+    finally:
+        bg.kill()
+    eq(bg.p.returncode, 0, "exit status (%s)" % bg.stderr)
+    eq(out.decode(), "child 3\nparent 2\n", "program output")
+    rows = parse_csv(read_text(tmpfile("libc.csv")))
+    pids = [r["pid"] for r in rows]
     check(len(set(pids)) == 2, "two processes: %r" % pids)
     child, parent = pids[0], pids[-1]
     eq(pids, [child] * 3 + [parent] * 2, "getppid per process")
-    eq([r["ret"] for r in res.rows[:3]], [parent] * 3, "the child's getppid is the parent")
+    eq([r["ret"] for r in rows[:3]], [parent] * 3, "the child's getppid is the parent")
 
 
 def test_fork_one_file_per_process():
@@ -145,7 +165,7 @@ def test_follow_running_process():
             t.release()
             code, out = t.finish()
             eq((code, out), (0, FORK_OUT), "target status and output")
-            eq(bg.wait(30), 0, "cmon exit status (%s)" % bg.stderr)
+            eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr)
             rows = parse_json_lines(read_text(bg.out_path))
             eq(len(rows), want, "records (follow=%s)" % follow)
             parent = [r["arg0"] for r in rows if r["pid"] == t.pid]
@@ -195,6 +215,57 @@ def test_other_instance_not_recorded():
         other.communicate()
 
 
+def test_idle_parent_names_its_children():
+    """-p on a master whose workers (forked before cmon) make the calls: 0
+    records, and cmon says so, naming them.  Its children are not "other
+    processes" that trap for nothing: that warning is not given."""
+    for follow in ([], ["--follow"]):
+        t = WaitTarget(["master"], binary="forks")
+        pid, w1, w2 = t.ready
+        bg = trace_bg(["f"], ["-p", str(pid)], extra=follow)
+        try:
+            bg.wait_attached()
+            t.release()
+            code, out = t.finish()
+            eq((code, sorted(out.splitlines())), (0, ["master done", "worker 0", "worker 1"]),
+               "target status and output")
+            eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr)
+        finally:
+            bg.kill()
+            t.kill()
+        eq(parse_csv(read_text(bg.out_path)), [], "records %s" % follow)
+        warned = [l for l in bg.stderr.splitlines() if "warning" in l]
+        eq(warned, ["cmon: warning: process %d (forks) made no traced call; 2 processes it "
+                    "forked before cmon are not traced (--follow takes those forked from now "
+                    "on): add -p %d -p %d" % (pid, w1, w2)], "warnings %s" % follow)
+
+
+def test_other_instance_warned_only_with_a_probe_in_it():
+    """-p --follow: a process running the same program traps on the probes
+    in that program, and is warned about; with probes only in libc (linked
+    per process) it traps on none: no warning (one used to be given)."""
+    other = WaitTarget(["loop", "1", "1"], binary="sleeper")
+    try:
+        for func, warned in (("libc:nanosleep", False), ("nap", True)):
+            t = WaitTarget(["loop", "1", "3"], binary="sleeper")
+            bg = trace_bg([func], ["-p", str(t.pid), "--follow"])
+            try:
+                bg.wait_attached()
+                t.release()
+                eq(t.finish(HANG), (0, "loop n=3 count_me=1\n"), "target status and output")
+                eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr)
+            finally:
+                bg.kill()
+                t.kill()
+            eq([r["func"] for r in parse_csv(read_text(bg.out_path))], [func.split(":")[-1]] * 3,
+               "the traced process's calls")
+            eq("1 other process running %s traps on its probes too" % target("sleeper")
+               in bg.stderr, warned, "warned, with --func %s: %s" % (func, bg.stderr))
+        check(other.alive(), "the other instance ran throughout")
+    finally:
+        other.kill()
+
+
 def test_follow_running_daemon():
     """-p PID --follow on a program that daemonises: the process given
     exits first; cmon runs on until the daemon has exited too."""
@@ -205,7 +276,7 @@ def test_follow_running_daemon():
         t.release()
         code, out = t.finish()
         eq((code, out), (0, "parent exits\ndaemon sum 1806\n"), "target status and output")
-        eq(bg.wait(30), 0, "cmon exit status (%s)" % bg.stderr)
+        eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr)
         rows = parse_json_lines(read_text(bg.out_path))
         eq([r["arg0"] for r in rows], [300, 301, 302], "the daemon's calls")
         check(rows[0]["pid"] != t.pid, "the daemon's own pid")

@@ -2,12 +2,13 @@
 or emulation of the displaced instruction, return trap) is measured per site
 class at start and subtracted (tests/targets/busy.c: a ~5 us busy function
 behind a single-stepped, an emulated, a CET (endbr64; push) and a 5-byte-nop
-entry point)."""
+entry point).  What compares timings with an untraced run holds only on a
+quiet machine: `make bench` runs those (quiet_machine())."""
 import json
 import re
 import statistics
 
-from cmonlib import check, cmon, eq, parse_json_lines, run, target, tmpfile, trace, read_text
+from cmonlib import check, cmon, quiet_machine, eq, parse_json_lines, run, target, tmpfile, trace, read_text
 
 FUNCS = ["busy_ss", "busy_fp", "busy_cet", "busy_nop5"]
 CALLS = 300
@@ -87,14 +88,17 @@ def within_tolerance(measure):
 
 
 def test_latency_own_uretprobe():
+    quiet_machine()
     within_tolerance(lambda: traced_p50(["--return-probe", "uretprobe"]))
 
 
 def test_latency_own_ret_insn():
+    quiet_machine()
     within_tolerance(lambda: traced_p50(["--return-probe", "insn"]))
 
 
 def test_latency_own_profile():
+    quiet_machine()
     within_tolerance(profiled_p50)
 
 
@@ -109,6 +113,7 @@ def test_latency_profile_buckets_own_time():
     under load between cmon's calibration and the calls: a run whose p50
     left [4096, 8192) is measured again (ATTEMPTS); in range, the bucket
     must be the function's own."""
+    quiet_machine()
     seen = []
     for _ in range(ATTEMPTS):
         fin = profiled()
@@ -150,6 +155,7 @@ def test_latency_profile_callee_probes_taken_out():
     its caller's latency in the kernel.  --raw-latency keeps it all in.
     (trace's records keep their callees' probes: their spans nest on a
     timeline.)"""
+    quiet_machine()
     step = list_ns_per_hit()["busy_ss"]  # what busy_ss's entry probe costs a call
     seen = []
     for _ in range(ATTEMPTS):
@@ -169,6 +175,7 @@ def test_latency_profile_callee_probes_taken_out():
 def test_latency_raw_keeps_probe_cost():
     """--raw-latency: the measured interval, the probe's cost left in: above
     the function's own time on every site."""
+    quiet_machine()
     want = untraced_p50()
     raw = traced_p50(["--raw-latency", "--return-probe", "uretprobe"])
     for f in FUNCS:
@@ -181,12 +188,13 @@ def test_latency_single_step_timed_from_step_probe():
     varying by microseconds call to call) is not in the measured interval at
     all, so busy_ss's raw latency is busy_fp's (an emulated entry), not
     busy_fp's plus the single-step, with either return mechanism."""
-    hit = list_ns_per_hit()
-    check(hit["busy_ss"] > 4 * hit["busy_fp"], "single-stepping costs more: %r" % hit)
     code, out, err = cmon(["list", "busy_*", "--", target("busy")])
     from_ = {l.split()[0]: l.split()[-1] for l in out.splitlines()[1:5]}
     eq(from_, {"busy_ss": "+3", "busy_fp": "entry", "busy_cet": "entry", "busy_nop5": "entry"},
        "list: TIMED FROM (busy_ss: the push after its 3-byte lea)")
+    quiet_machine()  # the rest compares timings
+    hit = list_ns_per_hit()
+    check(hit["busy_ss"] > 4 * hit["busy_fp"], "single-stepping costs more: %r" % hit)
     for how in ("uretprobe", "insn"):
         raw = traced_p50(["--raw-latency", "--return-probe", how])
         check(abs(raw["busy_ss"] - raw["busy_fp"]) < hit["busy_ss"] / 4,
@@ -214,6 +222,7 @@ def test_list_cost_measured_on_this_host():
     """`cmon list` shows each site class's cost as measured on this host: the
     single-stepped entry's NS/HIT is what a call to busy_ss really pays for
     an entry probe (its p50 traced with --no-return less its p50 untraced)."""
+    quiet_machine()
     seen = []
     for _ in range(ATTEMPTS):
         hit = list_ns_per_hit()

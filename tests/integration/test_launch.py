@@ -4,7 +4,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (CALLS_OUT, CMON, LONGJMP_OUT, MiB, RECURSE_OUT, U64, check, eq,
+from cmonlib import (HANG, CALLS_OUT, CMON, LONGJMP_OUT, MiB, RECURSE_OUT, U64, check, eq,
                      held_by, only, parse_json_lines, read_text, run, target, trace, u32)
 
 CALLS_FUNCS = ["add", "six", "negate"]
@@ -285,7 +285,7 @@ def test_launched_program_inherits_nothing():
         # Only stdin/stdout/stderr: no BPF object, no pipe of cmon's.
         eq(sorted(fds), [0, 1, 2], "the launched program's open fds: %r" % fds)
         eq(held_by(pid), set(), "BPF objects held by the launched program")
-        out, err = p.communicate(b"\n", timeout=30)
+        out, err = p.communicate(b"\n", timeout=HANG)
         eq(p.returncode, 0, "cmon exit status (%s)" % err.decode().strip())
         eq(out.decode(), CALLS_OUT, "program output")
         eq([(r["arg0"], r["ret"], r["pid"]) for r in parse_json_lines(read_text(path))],
@@ -300,7 +300,7 @@ def test_launched_program_killed():
     p, path, pid = _launch_wait()
     try:
         os.kill(pid, signal.SIGTERM)
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=HANG)
         eq(p.returncode, 128 + signal.SIGTERM, "cmon exit status (%s)" % err.decode().strip())
         eq(parse_json_lines(read_text(path)), [], "records")
     finally:

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (CMON, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq, read_text,
+from cmonlib import (CMON, HANG, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq, read_text,
                      target, tmpfile, trace)
 
 
@@ -103,7 +103,7 @@ def test_sigint_while_starting_with_sigint_ignored():
     time.sleep(0.05)
     p.send_signal(signal.SIGINT)
     try:
-        p.communicate(timeout=20)
+        p.communicate(timeout=HANG)
     except subprocess.TimeoutExpired:
         p.kill()
         p.communicate()

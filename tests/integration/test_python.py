@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (ROOT, Background, Skip, check, cmon, eq, parse_json_lines, run,
+from cmonlib import (HANG, ROOT, Background, Skip, check, cmon, eq, parse_json_lines, run,
                      read_text, summary, tmpfile, trace)
 from pythons import DEBIAN, OLDER, PYTHONS, matrix
 
@@ -238,7 +238,7 @@ class _Worker:
     def quit(self):
         self.p.stdin.write("quit\n")
         self.p.stdin.flush()
-        eq(self.p.wait(10), 0, "worker exit status")
+        eq(self.p.wait(HANG), 0, "worker exit status")
 
 
 def _attach(pid, out, extra=()):
@@ -438,7 +438,7 @@ def _attach_detach_while_running(py):
         p.stdin.write("stop\n")
         p.stdin.flush()
         eq(p.stdout.readline().strip(), "spin ok", "every fib(12) right")
-        eq(p.wait(20), 0, "the program's exit status")
+        eq(p.wait(HANG), 0, "the program's exit status")
     finally:
         if p.poll() is None:
             p.kill()

@@ -11,7 +11,7 @@ import subprocess
 import threading
 import zlib
 
-from cmonlib import Skip, check, cmon, eq, read_text, run, target, tmpdir, tmpfile
+from cmonlib import HANG, Skip, check, cmon, eq, read_text, run, target, tmpdir, tmpfile
 
 CHROMIUM = shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -19,10 +19,12 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--virtual-time-budget=5000"]
 
 
-# Chromium's own background requests (time, component updates, accounts),
+# Chromium's own background requests (time, component updates, accounts;
+# bookworm's Chromium 150 also www.google.com and android.clients.google.com),
 # made whatever the page is, even with --disable-background-networking and
 # --disable-component-update: not the page's.
 BROWSER_OWN = re.compile(rb"^(GET|POST|CONNECT) (http://)?(clients2\.google\.com|"
+                         rb"www\.google\.com|android\.clients\.google\.com|"
                          rb"update\.googleapis\.com|accounts\.google\.com|"
                          rb"[a-z0-9-]+\.gvt1\.com|optimizationguide-pa\.googleapis\.com|"
                          rb"content-autofill\.googleapis\.com|safebrowsing\.googleapis\.com)[:/]")
@@ -66,7 +68,7 @@ def chromium(page, *extra):
         raise Skip("chromium not installed")
     ud = os.path.join(tmpdir(), "chromium-%d" % len(os.listdir(tmpdir())))
     p = subprocess.run([CHROMIUM] + FLAGS + ["--user-data-dir=" + ud] + list(extra) +
-                       ["file://" + page], capture_output=True, text=True, timeout=90)
+                       ["file://" + page], capture_output=True, text=True, timeout=HANG)
     eq(p.returncode, 0, "chromium exit status (%s)" % p.stderr[-500:])
     return p.stdout
 
@@ -252,7 +254,7 @@ def test_report_downsamples_keeping_extremes():
 def test_report_from_profile_json_intervals():
     prof = tmpfile("p.jsonl")
     code, _, err = cmon(["profile", "-q", "-F", "json", "-o", prof, "--interval", "1", "--func",
-                         "nap", "--", target("sleeper"), "loop", "200", "12"], timeout=60)
+                         "nap", "--", target("sleeper"), "loop", "200", "12"], timeout=HANG)
     eq(code, 0, "profile (%s)" % err)
     page = tmpfile("p.html")
     code, _, err = cmon(["report", prof, "-o", page])

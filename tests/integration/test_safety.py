@@ -2,8 +2,9 @@
 included, traced in every return mode (tests/targets/argc.c)."""
 import json
 import os
+import signal
 
-from cmonlib import CMON, check, cmon, eq, only, run, target, tmpfile, trace
+from cmonlib import HANG, CMON, check, cmon, eq, only, run, target, tmpfile, trace
 
 MODES = ["auto", "uretprobe", "insn"]
 
@@ -109,8 +110,11 @@ def test_lone_ret_function_on_its_ret():
     eq((res.code, res.stdout), (0, "468\n"), "exit status and output (%s)" % res.stderr)
     eq([(r["arg0"], r["status"]) for r in res.rows], [(i, "ok") for i in range(4)],
        "every call returned")
-    check(all(r["latency_ns"] < 1000000 for r in res.rows),
-          "a lone ret takes no time: %r" % [r["latency_ns"] for r in res.rows])
+    # Closed by the next call's exit probe, a call lasted until the next
+    # one (20 ms of sleep between): each must end well before that.
+    spans = [(r["ts_ns"], r["latency_ns"]) for r in res.rows]
+    check(all(lat < (nxt - ts) / 2 for (ts, lat), (nxt, _) in zip(spans, spans[1:])),
+          "a lone ret takes no time: %r" % spans)
 
 
 def test_list_usage_matches_parsing():
@@ -138,17 +142,15 @@ def test_duration_wins_over_a_self_feeding_storm():
     so --duration (and signals) still end the trace."""
     import time
     path = tmpfile("storm.txt")
-    start = time.monotonic()
     try:
         code, out, err = run([CMON, "trace", "--binary", CMON, "--func", "libc.so.6:write",
                               "--func", "libc.so.6:_IO_*", "--duration", "1", "-o", path],
-                             timeout=30)
+                             timeout=HANG)
     finally:
         if os.path.exists(path):
             os.unlink(path)
-    took = time.monotonic() - start
+    # (A drain that never ends would be a hang: run's guard fails it.)
     check(code in (0, 3), "exit status %d (%s)" % (code, err[-300:]))
-    check(took < 10, "a 1 s trace took %.1f s" % took)
 
 
 def test_foreign_and_corrupt_elf_refused_by_name():
@@ -226,16 +228,18 @@ def test_binary_replaced_on_disk_is_said():
     path = os.path.join(os.path.dirname(tmpfile("x")), "replaced")
     shutil.copy(target("argc"), path)
     out = tmpfile("replaced.csv")
-    bg = Background(["trace", "-F", "json", "-o", out, "--binary", path, "--func", "twice",
-                     "--duration", "3"])
+    bg = Background(["trace", "-F", "json", "-o", out, "--binary", path, "--func", "twice"])
     try:
         bg.wait_attached()
         eq(run([path, "a"])[1], "argc=2 argv1=a t=4\n", "old file's output")
         shutil.copy(path, path + ".new")
         os.rename(path + ".new", path)
-        time.sleep(0.5)
+        end = time.monotonic() + HANG  # a hang guard: cmon says it, or fails here
+        while "replaced or removed" not in bg.stderr and time.monotonic() < end:
+            time.sleep(0.05)
         eq(run([path, "a", "b"])[1], "argc=3 argv1=a t=6\n", "new file's output")
-        eq(bg.wait(30), 0, "exit status (%s)" % bg.stderr)
+        bg.signal(signal.SIGINT)
+        eq(bg.wait(HANG), 0, "exit status (%s)" % bg.stderr)
     finally:
         bg.kill()
     said = [l for l in bg.stderr.splitlines() if "replaced or removed" in l]

@@ -9,7 +9,7 @@ import re
 import stat
 import subprocess
 
-from cmonlib import OUT, Skip, check, cmon, eq, run, stderr_lines, tmpfile
+from cmonlib import HANG, OUT, Skip, check, cmon, eq, run, stderr_lines, tmpfile
 
 STORE_FILL = os.path.join(OUT, "tests", "store_fill")
 PYTHON = "/usr/bin/python3"
@@ -22,7 +22,7 @@ def _fill(name="run"):
     return out.strip()
 
 
-def _one_error(args, status, needle, timeout=60):
+def _one_error(args, status, needle, timeout=HANG):
     code, out, err = cmon(args, timeout=timeout)
     lines = stderr_lines(err)
     eq(len(lines), 1, "stderr lines of cmon %s: %r" % (" ".join(args), lines))
@@ -202,10 +202,10 @@ def test_store_fifo_refused_not_waited_on():
         os.mkfifo(os.path.join(path, side))
         for args in (["ls", path], ["show", path, "parse_request", "1"],
                      ["export", path, "-F", "csv", "-o", tmpfile("fifo-out")]):
-            _one_error(args, 1, "%s is a FIFO, not a regular file" % side, timeout=15)
-        _one_error(["rm", path], 1, "%s is a FIFO" % side, timeout=15)
+            _one_error(args, 1, "%s is a FIFO, not a regular file" % side, timeout=HANG)
+        _one_error(["rm", path], 1, "%s is a FIFO" % side, timeout=HANG)
         check(os.path.exists(os.path.join(path, side)), "rm removed nothing")
-        code, out, err = cmon(["ls", os.path.dirname(path)], timeout=15)
+        code, out, err = cmon(["ls", os.path.dirname(path)], timeout=HANG)
         eq(code, 0, "ls of the folder of stores (%s)" % err)
 
 

@@ -6,13 +6,13 @@ import socket
 import subprocess
 import time
 
-from cmonlib import CMON, ROOT, check, eq, target, tmpdir, tmpfile
+from cmonlib import HANG, CMON, ROOT, check, eq, target, tmpdir, tmpfile
 
 EXAMPLE = os.path.join(ROOT, "examples", "stream_reader.py")
 N = 200000
 
 
-def _wait(cond, what, timeout=15):
+def _wait(cond, what, timeout=HANG):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():
@@ -38,7 +38,7 @@ class _Trace:
     def go(self):
         self.p.stdin.write(b"go\n")
         self.p.stdin.flush()
-        out, _ = self.p.communicate(timeout=120)
+        out, _ = self.p.communicate(timeout=HANG)
         eq(self.p.returncode, 0, "cmon exit status (%s)" % self.stderr)
         check(out.startswith(b"ready ") and b"loop sum=" in out, "program output: %r" % out)
 
@@ -103,7 +103,7 @@ def test_stream_example_reader():
     try:
         eq(ex.stderr.readline(), "# connected to %s\n" % tr.sock, "example's first line")
         tr.go()
-        out, err = ex.communicate(timeout=60)
+        out, err = ex.communicate(timeout=HANG)
     finally:
         tr.kill()
         if ex.poll() is None:
@@ -124,7 +124,7 @@ def test_stream_refuses_a_regular_file():
     with open(path, "w") as f:
         f.write("keep")
     p = subprocess.run([CMON, "trace", "--func", "add", "-o", "unix:" + path, "--",
-                        target("calls"), "calls"], capture_output=True, text=True, timeout=30)
+                        target("calls"), "calls"], capture_output=True, text=True, timeout=HANG)
     eq(p.returncode, 1, "exit status")
     eq(len(p.stderr.strip().splitlines()), 1, "one error line: %r" % p.stderr)
     check("cannot serve on %s" % path in p.stderr, p.stderr)
@@ -155,7 +155,7 @@ def test_stream_is_live():
         eq((rec["func"], rec["args"]), ("nap", {"usec": 200000}), "first record")
         check(rec["latency_ns"] >= 200000000, "latency: %r" % rec["latency_ns"])
         tr.send_signal(signal.SIGINT)
-        eq(tr.wait(30), 0, "cmon exit status after SIGINT (%s)" % open(err_path).read())
+        eq(tr.wait(HANG), 0, "cmon exit status after SIGINT (%s)" % open(err_path).read())
     finally:
         s.close()
         if tr.poll() is None:
@@ -184,7 +184,7 @@ def test_stream_reader_joining_mid_flood_gets_whole_lines():
             t = threading.Thread(target=_read_all, args=(s, chunks))
             t.start()
             readers.append((s, t, chunks))
-        out, _ = tr.p.communicate(timeout=120)
+        out, _ = tr.p.communicate(timeout=HANG)
         eq(tr.p.returncode, 0, "cmon exit status (%s)" % tr.stderr)
     finally:
         tr.kill()

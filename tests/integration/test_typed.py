@@ -316,6 +316,22 @@ def test_typed_csv_captures_and_notes():
        "greet with --strlen 4, in CSV")
 
 
+def test_typed_return_without_parameters():
+    """A function with no parameters still has its typed return in every
+    format: CSV's ret as the function's type (it read 4294967295)."""
+    for binary in BUILDS:
+        text, _ = trace_typed(binary, ["last_error"], fmt="csv")
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        eq(len(rows), 2, "%s CSV rows" % binary)
+        rec = dict(zip(rows[0], rows[1]))
+        eq(rec.get("ret"), "-1", "%s CSV ret of last_error (its type's)" % binary)
+        text, _ = trace_typed(binary, ["last_error"], fmt="json")
+        eq(json_records(text)[0]["retval"], -1, "%s JSON retval" % binary)
+        text, _ = trace_typed(binary, ["last_error"], fmt="text")
+        row = [l.split() for l in text.splitlines() if "last_error" in l]
+        eq([r[r.index("last_error") + 1] for r in row], ["-1"], "%s text RET" % binary)
+
+
 def test_typed_strlen():
     text, _ = trace_typed("typed_O2", ["greet", "nested"], extra=["--strlen", "4"])
     g, n = json_records(text)

@@ -6,12 +6,17 @@
  *                  the child calls f(200..204), the parent waits for it,
  *                  then calls f(100..102)
  *   forks daemon   double fork + setsid: the parent exits first, the
- *                  daemon calls f(300..302) 300 ms later
+ *                  daemon calls f(300..302) once it has been reaped
  *   forks exec     the child calls f(7) and execs /bin/true; the parent f(8)
  *   forks texec    a second thread enters g(5), which execs /bin/true
- *   forks libc     the child calls getppid() 3 times 200 ms after the fork,
- *                  the parent twice after waiting
+ *   forks libc     the child calls getppid() 3 times, the parent twice after
+ *                  waiting; with FORKS_WAIT_LINE=1 in the environment the
+ *                  child first waits for a line on stdin (the test's cue:
+ *                  the tracer has attached the child's library probes)
  *   forks --wait MODE   print "ready PID", wait for a line on stdin, run MODE
+ *   forks --wait master two workers forked before "ready PID W1 W2" (before a
+ *                  tracer attaches to the master); after the line each
+ *                  calls f(400 + k) three times, the master none: it waits
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -59,6 +64,21 @@ static int wait_child(int pid)
 	return status;
 }
 
+/* Process PID has exited and its parent has reaped it (a tracer that
+ * launched it has seen it end). */
+static int reaped(int pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return access(path, F_OK) != 0;
+}
+
+/* Wait (a hang guard of 10 minutes) until COND holds: an order, not a time. */
+#define WAIT_UNTIL(cond)                                        \
+	for (int tries_ = 0; !(cond) && tries_ < 600 * 100; tries_++) \
+		usleep(10 * 1000)
+
 static int run(const char *mode)
 {
 	int sum = 0;
@@ -81,13 +101,13 @@ static int run(const char *mode)
 		return 0;
 	}
 	if (!strcmp(mode, "daemon")) {
-		int pid = fork();
+		int parent = (int)getpid(), pid = fork();
 
 		if (!pid) {
 			setsid();
 			if (fork())
 				_exit(0); /* the first child: gone at once */
-			usleep(300 * 1000);
+			WAIT_UNTIL(reaped(parent));
 			for (int i = 0; i < 3; i++)
 				sum += f(300 + i);
 			printf("daemon sum %d\n", sum);
@@ -120,7 +140,10 @@ static int run(const char *mode)
 		int pid = fork();
 
 		if (!pid) {
-			usleep(200 * 1000);
+			char line[16];
+
+			if (getenv("FORKS_WAIT_LINE") && !fgets(line, sizeof(line), stdin))
+				exit(1);
 			for (int i = 0; i < 3; i++)
 				sum += getppid() > 0;
 			printf("child %d\n", sum);
@@ -136,11 +159,44 @@ static int run(const char *mode)
 	return 2;
 }
 
+static int run_master(void)
+{
+	int go[2], pids[2], sum = 0;
+	char line[16], c;
+
+	if (pipe(go))
+		return 1;
+	for (int k = 0; k < 2; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			return 1;
+		if (!pids[k]) {
+			close(go[1]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			for (int i = 0; i < 3; i++)
+				sum += f(400 + k);
+			printf("worker %d\n", sum ? k : -1);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	printf("ready %d %d %d\n", (int)getpid(), pids[0], pids[1]);
+	if (!fgets(line, sizeof(line), stdin) || write(go[1], "gg", 2) != 2)
+		return 1;
+	for (int k = 0; k < 2; k++)
+		wait_child(pids[k]);
+	printf("master done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char line[16];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "--wait") && !strcmp(argv[2], "master"))
+		return run_master();
 	if (argc == 3 && !strcmp(argv[1], "--wait")) {
 		printf("ready %d\n", (int)getpid());
 		fflush(stdout);

@@ -1,5 +1,4 @@
 // Rust enums passed by reference (typed through DWARF variant parts).
-use std::hint::black_box;
 
 pub enum Shape {
     Circle(i32),
@@ -21,12 +20,12 @@ pub fn look(o: &Option<u8>, r: &Result<i32, u8>, s: &Shape, p: &Option<&u32>) ->
 fn main() {
     let n = 77u32;
     let mut t = 0;
-    t += look(black_box(&Some(5)), black_box(&Ok(-7)), black_box(&Shape::Circle(3)), black_box(&Some(&n)));
-    t += look(black_box(&None), black_box(&Err(9)), black_box(&Shape::Rect { w: 4, h: 6 }), black_box(&None));
-    t += look(black_box(&Some(255)), black_box(&Ok(1)), black_box(&Shape::Pair(2, -300)), black_box(&None));
-    t += look(black_box(&None), black_box(&Ok(0)), black_box(&Shape::Empty), black_box(&Some(&n)));
-    let q = [pick(black_box(Some(5)), black_box(None)), pick(black_box(None), black_box(Some(300)))];
-    println!("t={} q={:?}", t, black_box(q));
+    t += look(opaque(&Some(5)), opaque(&Ok(-7)), opaque(&Shape::Circle(3)), opaque(&Some(&n)));
+    t += look(opaque(&None), opaque(&Err(9)), opaque(&Shape::Rect { w: 4, h: 6 }), opaque(&None));
+    t += look(opaque(&Some(255)), opaque(&Ok(1)), opaque(&Shape::Pair(2, -300)), opaque(&None));
+    t += look(opaque(&None), opaque(&Ok(0)), opaque(&Shape::Empty), opaque(&Some(&n)));
+    let q = [pick(opaque(Some(5)), opaque(None)), pick(opaque(None), opaque(Some(300)))];
+    println!("t={} q={:?}", t, opaque(q));
 }
 
 // The same values by value (opt-level=1): Rust's ABI passes Option<u8> in
@@ -36,4 +35,13 @@ fn main() {
 pub fn pick(a: Option<u8>, b: Option<u32>) -> Option<u8> {
     let x = a.unwrap_or(1).wrapping_add(b.unwrap_or(2) as u8);
     if x == 0 { None } else { Some(x) }
+}
+
+/// std::hint::black_box for Debian bookworm's rustc 1.63 (it came in 1.66):
+/// a volatile read the optimizer cannot see through, inlined (no symbol).
+#[inline(always)]
+fn opaque<T>(x: T) -> T {
+    let y = unsafe { std::ptr::read_volatile(&x) };
+    std::mem::forget(x);
+    y
 }

@@ -14,7 +14,7 @@ mod m {
      * its hash (test_rust.py). */
     #[inline(never)]
     pub fn outer(x: i32) -> i32 {
-        std::hint::black_box(x) * 2
+        super::opaque(x) * 2
     }
 }
 
@@ -23,11 +23,20 @@ fn main() {
     let mut sum = 0;
     let mut caught = 0;
     for i in 0..6 {
-        match panic::catch_unwind(|| risky(std::hint::black_box(i))) {
+        match panic::catch_unwind(|| risky(opaque(i))) {
             Ok(v) => sum += v,
             Err(_) => caught += 1,
         }
     }
     sum += m::outer(0);
     println!("sum={} caught={}", sum, caught);
+}
+
+/// std::hint::black_box for Debian bookworm's rustc 1.63 (it came in 1.66):
+/// a volatile read the optimizer cannot see through, inlined (no symbol).
+#[inline(always)]
+fn opaque<T>(x: T) -> T {
+    let y = unsafe { std::ptr::read_volatile(&x) };
+    std::mem::forget(x);
+    y
 }

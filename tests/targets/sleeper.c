@@ -8,6 +8,9 @@
  *                  ("naps n=250 min=.. p50=.. p90=.. p99=.. max=.." in ns)
  *   count N        count_me(i) for i = 0 .. N-1
  *   loop MS N      nap(MS * 1000) N times, then count_me(0)
+ *   hold MS        nap(MS * 1000), then wait for a line on stdin, then nap
+ *                  once more: what cmon wrote before the line it wrote
+ *                  while the program ran
  *
  * --wait prints "ready PID" and waits for a line on stdin first (the test
  * attaches in between).  Functions are noinline and global so they stay in
@@ -106,7 +109,17 @@ static int run(int argc, char **argv)
 		printf("loop n=%d count_me=%d\n", n, count_me(0));
 		return 0;
 	}
-	fprintf(stderr, "usage: sleeper [--wait] naps | count N | loop MS N\n");
+	if (argc >= 2 && !strcmp(argv[0], "hold")) {
+		char line[64];
+
+		nap(atol(argv[1]) * 1000);
+		if (!fgets(line, sizeof(line), stdin))
+			return 3;
+		nap(atol(argv[1]) * 1000);
+		printf("hold done\n");
+		return 0;
+	}
+	fprintf(stderr, "usage: sleeper [--wait] naps | count N | loop MS N | hold MS\n");
 	return 2;
 }
 

@@ -473,3 +473,26 @@ $(TARGET_DIR)/ifunc: tests/targets/ifunc.c
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) $< -o $@
+
+# Names and values a user reads (test_names.py): glibc aliases, a
+# transparent union, a library dlopen()ed by a relative path.
+TARGETS += $(TARGET_DIR)/names $(TARGET_DIR)/libnames_dl.so
+targets: $(TARGET_DIR)/names $(TARGET_DIR)/libnames_dl.so
+
+$(TARGET_DIR)/names: tests/targets/names.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) $< -ldl -o $@
+
+$(TARGET_DIR)/libnames_dl.so: tests/targets/names_dl.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -shared -fPIC $< -o $@
+
+TARGETS += $(TARGET_DIR)/names_cxx
+targets: $(TARGET_DIR)/names_cxx
+
+$(TARGET_DIR)/names_cxx: tests/targets/names_cxx.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@

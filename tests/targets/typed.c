@@ -218,6 +218,13 @@ NOINLINE void move_pt(struct pt *p, long dx)
 	p->x += dx;
 }
 
+/* No parameters, a typed return: -1 as an int, 4294967295 in rax's low half. */
+NOINLINE int last_error(void)
+{
+	BARRIER();
+	return -1;
+}
+
 static const char *const color_names[] = { "red", "green", "blue" };
 
 NOINLINE const char *color_name(enum color c)
@@ -281,6 +288,7 @@ static int run_all(void)
 	p.x = 1;
 	move_pt(&p, 3);
 	total += p.x - 4; /* 0: the output stays as it was */
+	total += last_error() + 1; /* 0 too */
 	sink = total;
 	printf("all total=%ld d=%g\n", total, d);
 	return 0;

@@ -402,30 +402,6 @@ static void test_strip_params(void **state)
 	assert_string_equal(buf, "ns::A::f");
 }
 
-static void test_rust_unescape(void **state)
-{
-	static const char *const cases[][2] = {
-		{ "rs::safe::_$u7b$$u7b$closure$u7d$$u7d$::h0123456789abcdef",
-		  "rs::safe::{{closure}}::h0123456789abcdef" },
-		{ "core::ptr::drop_in_place$LT$alloc..vec..Vec$LT$u8$GT$$GT$::h0123456789abcdef",
-		  "core::ptr::drop_in_place<alloc::vec::Vec<u8>>::h0123456789abcdef" },
-		{ "_$LT$T$u20$as$u20$core..any..Any$GT$::type_id::h0123456789abcdef",
-		  "<T as core::any::Any>::type_id::h0123456789abcdef" },
-		{ "a::f$RF$$BP$$C$$SP$::h0123456789abcdef", "a::f&*,@::h0123456789abcdef" },
-		{ "a::b$uzz$::h0123456789abcdef", "a::b$uzz$::h0123456789abcdef" },
-		{ "plain", "plain" },
-	};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char buf[128];
-
-		snprintf(buf, sizeof(buf), "%s", cases[i][0]);
-		funcpattern__rust_unescape(buf);
-		assert_string_equal(buf, cases[i][1]);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,7 +412,6 @@ int main(void)
 		cmocka_unit_test(test_match_func),
 		cmocka_unit_test(test_match_func_long),
 		cmocka_unit_test(test_strip_params),
-		cmocka_unit_test(test_rust_unescape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

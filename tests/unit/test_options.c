@@ -124,6 +124,25 @@ static void test_list_patterns_then_command(void **state)
 	cmd_opts__free(&o);
 }
 
+/* Options after the first pattern are options (--exclude was taken for a
+ * pattern); the program's own options after "--" stay its own. */
+static void test_list_options_among_patterns(void **state)
+{
+	char *argv[] = { "list", "libc:*", "--exclude", "libc:_*", "-v", "read", "--", "rg",
+			 "-x", "/tmp", NULL };
+	struct cmd_opts o;
+
+	assert_int_equal(parse_words(CMD_LIST, argv, &o), 0);
+	assert_int_equal(o.n_funcs, 3);
+	assert_string_equal(o.funcs[0], "libc:*");
+	assert_string_equal(o.funcs[1], "!libc:_*");
+	assert_string_equal(o.funcs[2], "read");
+	assert_int_equal(o.verbose, 1);
+	assert_int_equal(o.cmd_argc, 3);
+	assert_string_equal(o.cmd[1], "-x");
+	cmd_opts__free(&o);
+}
+
 static void test_list_pid(void **state)
 {
 	char *argv[] = { "list", "-p", "7", "sqlite3_*", NULL };
@@ -476,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_follow_defaults),
 		cmocka_unit_test(test_trace_launch_without_dashdash),
 		cmocka_unit_test(test_list_patterns_then_command),
+		cmocka_unit_test(test_list_options_among_patterns),
 		cmocka_unit_test(test_list_pid),
 		cmocka_unit_test(test_return_probe_choices),
 		cmocka_unit_test(test_rejections),

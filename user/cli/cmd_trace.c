@@ -21,6 +21,7 @@
 #include "cli/session.h"
 #include "core/grow.h"
 #include "core/log.h"
+#include "proc/procmaps.h"
 #include "event/pipeline.h"
 #include "event/tracer.h"
 #include "event/typer.h"
@@ -86,6 +87,13 @@ struct trace_run {
 		char comm[CMON_COMM_LEN];
 	} *procs;
 	size_t n_procs, cap_procs;
+	/* -p: the processes each had forked before cmon came (--follow takes
+	 * those forked from now on): named when their parent made no call. */
+	struct early_child {
+		pid_t parent, pid;
+		char parent_comm[CMON_COMM_LEN]; /* read while it runs */
+	} *early;
+	size_t n_early;
 	/* break: the probe address of the last stack (its hit's), stops seen */
 	uint64_t break_probe_ip;
 	unsigned stops_seen;
@@ -739,6 +747,70 @@ static const char *spool_dir(struct trace_run *r)
 	return r->spool_dir;
 }
 
+static uint64_t records_of(const struct trace_run *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->n_procs; i++)
+		if (r->procs[i].pid == pid)
+			return r->procs[i].records;
+	return 0;
+}
+
+/* The children each -p process has now, before its probes fire. */
+static int note_early_children(struct trace_run *r)
+{
+	for (size_t i = 0; i < r->opts.n_pids; i++) {
+		pid_t *kids = NULL;
+		size_t n = 0;
+		struct early_child *e;
+		char comm[CMON_COMM_LEN];
+		int err = proc__children(r->opts.pids[i], &kids, &n);
+
+		e = err || !n ? NULL : realloc(r->early, (r->n_early + n) * sizeof(*e));
+		proc__comm(r->opts.pids[i], comm, sizeof(comm));
+		for (size_t k = 0; e && k < n; k++) {
+			e[r->n_early + k] = (struct early_child){ r->opts.pids[i], kids[k] };
+			memcpy(e[r->n_early + k].parent_comm, comm, sizeof(comm));
+		}
+		if (e) {
+			r->early = e;
+			r->n_early += n;
+		}
+		free(kids);
+		if (err || (n && !e))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A -p process that made no traced call while processes it had forked
+ * before cmon came made none recorded either (an nginx master whose
+ * workers serve): say so, and name them. */
+static void say_idle_parents(const struct trace_run *r)
+{
+	for (size_t i = 0; i < r->opts.n_pids; i++) {
+		pid_t p = r->opts.pids[i];
+		struct strbuf pids = { 0 };
+		const char *comm = "";
+		size_t n = 0;
+
+		if (records_of(r, p))
+			continue;
+		for (size_t k = 0; k < r->n_early; k++)
+			if (r->early[k].parent == p && !records_of(r, r->early[k].pid) &&
+			    !strbuf__printf(&pids, "%s%d", n ? " -p " : "", (int)r->early[k].pid)) {
+				comm = r->early[k].parent_comm;
+				n++;
+			}
+		if (n && pids.buf)
+			log_warn("process %d%s%s%s made no traced call; %zu process%s it forked "
+				 "before cmon %s not traced (--follow takes those forked from now "
+				 "on): add -p %s", (int)p, comm[0] ? " (" : "", comm,
+				 comm[0] ? ")" : "", n, n == 1 ? "" : "es", n == 1 ? "is" : "are",
+				 pids.buf);
+		strbuf__release(&pids);
+	}
+}
+
 static void cleanup_run(struct trace_run *r)
 {
 	watcher__free(r->watcher);
@@ -750,6 +822,7 @@ static void cleanup_run(struct trace_run *r)
 	stack_book__free(r->stacks);
 	free(r->held);
 	free(r->procs);
+	free(r->early);
 	strbuf__release(&r->stack_text);
 	typer__free(r->typer);
 	out_router__free(r->router); /* closes the stores of a run that failed */
@@ -964,6 +1037,10 @@ static int attach(struct trace_run *r)
 	session__starting(&r->ses, false);
 	r->ses.follow = tracer__follow(r->tracer);
 	session__install_signals();
+	/* before "attached": what a user does after it is not "before cmon" */
+	err = note_early_children(r);
+	if (err)
+		return err;
 	if (!r->opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s, %zu typed "
 				"from DWARF)\n",
@@ -1037,6 +1114,8 @@ static int finish(struct trace_run *r, int err, uint64_t *lost)
 		err = r->write_err;
 	}
 	*lost = report(r);
+	if (!r->opts.quiet)
+		say_idle_parents(r);
 	if (r->watcher)
 		*lost += watcher__report(r->watcher, r->opts.quiet);
 	if (*lost && *lost == r->py_nested && !r->opts.quiet)

@@ -185,7 +185,7 @@ const size_t cmon_opt_n_rows = sizeof(cmon_opt_rows) / sizeof(cmon_opt_rows[0]);
 #undef TCPL
 #undef B
 
-int cmon_opts__begin(struct optable *t, unsigned cmd, const char *name, bool keep_order)
+int cmon_opts__begin(struct optable *t, unsigned cmd, const char *name, int keep_order)
 {
 	int err = optable__init(t, cmon_opt_rows, cmon_opt_n_rows, cmd, name, keep_order);
 
@@ -401,13 +401,19 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	o->follow = -1;
 	o->break_count = 1;
 	o->resume_after_s = -1;
-	err = cmon_opts__begin(&t, cmd_bit(kind), name, true);
+	/* list: patterns, options among them, until "--" and the program */
+	err = cmon_opts__begin(&t, cmd_bit(kind), name,
+			       kind == CMD_LIST ? OPTABLE_OPERANDS : OPTABLE_KEEP_ORDER);
 	if (err)
 		return err;
 	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {
 		if (c == -2)
 			return -EINVAL;
 		switch (c) {
+		case OPTABLE_OPERAND: /* list's */
+			if (push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg))
+				return -ENOMEM;
+			break;
 		case 'p': {
 			pid_t pid;
 
@@ -764,15 +770,8 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		}
 	}
 
-	/* list: patterns before "--", the program after it.  trace: whatever
-	 * is left is the program ("--" optional, as with strace). */
-	if (kind == CMD_LIST && !(optind > 0 && !strcmp(argv[optind - 1], "--"))) {
-		for (; optind < argc && strcmp(argv[optind], "--"); optind++)
-			if (push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &argv[optind]))
-				return -ENOMEM;
-		if (optind < argc)
-			optind++; /* the "--" */
-	}
+	/* What is left is the program: list's after "--", trace's after
+	 * the options ("--" optional, as with strace). */
 	if (optind < argc) {
 		o->cmd = &argv[optind];
 		o->cmd_argc = argc - optind;

@@ -84,7 +84,7 @@ extern const size_t cmon_opt_n_rows;
 
 /* Start parsing ARGV for command CMD (one OC_ bit) named NAME: an
  * optable over cmon_opt_rows.  0, or -errno after one error line. */
-int cmon_opts__begin(struct optable *t, unsigned cmd, const char *name, bool keep_order);
+int cmon_opts__begin(struct optable *t, unsigned cmd, const char *name, int keep_order);
 
 /* "options:" and the option lines of command CMD. */
 void cmon_opts__usage(unsigned cmd, FILE *out);

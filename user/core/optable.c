@@ -36,8 +36,10 @@ int optable__init(struct optable *t, const struct opt_row *rows, size_t n_rows, 
 	t->n_rows = n_rows;
 	t->cmd = cmd;
 	t->cmd_name = cmd_name;
-	if (keep_order)
+	if (keep_order == OPTABLE_KEEP_ORDER)
 		t->shorts[s++] = '+';
+	else if (keep_order == OPTABLE_OPERANDS)
+		t->shorts[s++] = '-';
 	t->shorts[s++] = ':'; /* a missing argument returns ':' */
 	/* A name several rows have (--py: a PATTERN for trace, none for
 	 * list): this command's row first, the others only to be refused. */
@@ -76,6 +78,10 @@ int optable__next(struct optable *t, int argc, char **argv, const char **arg)
 	c = getopt_long(argc, argv, t->shorts, t->longs, &idx);
 	if (c == -1)
 		return -1;
+	if (c == 1) {
+		*arg = optarg;
+		return OPTABLE_OPERAND;
+	}
 	if (c == ':') {
 		log_error("%s: option '%s' needs a value", t->cmd_name, argv[optind - 1]);
 		return -2;

@@ -35,9 +35,17 @@ struct optable {
 	char shorts[96];
 };
 
-/* Prepare to parse for command CMD (resets getopt: OPTIND 0).  KEEP_ORDER:
- * stop at the first operand (a program's own options follow it).  0, or
- * -E2BIG past OPTABLE_MAX_NAMES names (a table to grow: a bug). */
+/* How operands (words that are no option) are met, optable__init's ORDER. */
+enum optable_order {
+	OPTABLE_PERMUTE = 0,    /* options anywhere, operands left at optind */
+	OPTABLE_KEEP_ORDER = 1, /* stop at the first operand (a program's own options follow) */
+	OPTABLE_OPERANDS = 2,   /* each operand returned as OPTABLE_OPERAND until "--" */
+};
+#define OPTABLE_OPERAND 1 /* optable__next's key for an operand, in its ARG */
+
+/* Prepare to parse for command CMD (resets getopt: OPTIND 0), operands met
+ * as KEEP_ORDER (enum optable_order) says.  0, or -E2BIG past
+ * OPTABLE_MAX_NAMES names (a table to grow: a bug). */
 int optable__init(struct optable *t, const struct opt_row *rows, size_t n_rows, unsigned cmd,
 		  const char *cmd_name, int keep_order);
 

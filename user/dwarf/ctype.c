@@ -49,14 +49,43 @@ bool ctype__is_string(const struct ctype *t)
 	return t && t->kind == CTYPE_POINTER && t->target && t->target->kind == CTYPE_CHAR;
 }
 
-bool ctype__is_go_string(const struct ctype *t)
+/* Rust's references to text: &str, &mut str, &Path, &OsStr (a fat pointer
+ * { data_ptr, length }). */
+static bool is_rust_text_name(const char *n)
 {
+	static const char *const names[] = { "str", "std::path::Path", "std::ffi::os_str::OsStr" };
+
+	if (!strncmp(n, "struct ", 7))
+		n += 7;
+	if (*n++ != '&')
+		return false;
+	if (!strncmp(n, "mut ", 4))
+		n += 4;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(n, names[i]))
+			return true;
+	return false;
+}
+
+bool ctype__is_sized_string(const struct ctype *t)
+{
+	const char *ptr, *len;
+
 	t = ctype__concrete(t);
-	return t && t->kind == CTYPE_STRUCT && t->name &&
-	       (!strcmp(t->name, "string") || !strcmp(t->name, "struct string")) &&
-	       t->n_members == 2 && t->members[0].name && !strcmp(t->members[0].name, "str") &&
+	if (!t || t->kind != CTYPE_STRUCT || !t->name || t->n_members != 2)
+		return false;
+	if (!strcmp(t->name, "string") || !strcmp(t->name, "struct string")) {
+		ptr = "str"; /* Go */
+		len = "len";
+	} else if (is_rust_text_name(t->name)) {
+		ptr = "data_ptr";
+		len = "length";
+	} else {
+		return false;
+	}
+	return t->members[0].name && !strcmp(t->members[0].name, ptr) &&
 	       t->members[0].offset == 0 && ctype__concrete(t->members[0].type)->kind == CTYPE_POINTER &&
-	       t->members[1].name && !strcmp(t->members[1].name, "len") && t->members[1].offset == 8;
+	       t->members[1].name && !strcmp(t->members[1].name, len) && t->members[1].offset == 8;
 }
 
 bool ctype__is_go_slice(const struct ctype *t)

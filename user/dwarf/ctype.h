@@ -96,9 +96,10 @@ const struct ctype *ctype__concrete(const struct ctype *t);
 /* A C string: pointer to plain char (any qualifiers). */
 bool ctype__is_string(const struct ctype *t);
 
-/* Go's string header (DWARF: struct string { *uint8 str; int len }):
- * shown as the text it points to, LEN bytes of it. */
-bool ctype__is_go_string(const struct ctype *t);
+/* A string with its length beside it: Go's string header (DWARF: struct
+ * string { *uint8 str; int len }), Rust's &str, &Path and &OsStr ({
+ * data_ptr, length }): shown as the text it points to, that many bytes. */
+bool ctype__is_sized_string(const struct ctype *t);
 
 /* Go's slice header (struct []T { *T array; int len; int cap }): shown as
  * its elements, up to GO_SLICE_MAX of them. */

@@ -948,7 +948,19 @@ const struct ctype *dtype__of(struct debuginfo *di, Dwarf_Die *die, int depth)
 			t->by_reference = cxx_own_nontrivial(die);
 		if (attr_udata(die, DW_AT_alignment, &cc) && cc && cc <= 4096)
 			t->align = (uint32_t)cc; /* kept by finalize */
-		return build_members(di, die, t, depth) || build_variants(di, die, t, depth) ? NULL : t;
+		if (build_members(di, die, t, depth) || build_variants(di, die, t, depth))
+			return NULL;
+		/* GCC writes a transparent union (glibc's __SOCKADDR_ARG, accept4's
+		 * address) as a union of 8 bytes with no members; it is passed as
+		 * its members are, a pointer: shown as one. */
+		if (t->kind == CTYPE_UNION && !t->incomplete && t->size == 8 && !t->n_members &&
+		    !t->n_variants) {
+			t->kind = CTYPE_POINTER;
+			t->align = 8;
+			t->target = dtype__of(di, NULL, depth + 1);
+			return t->target ? t : NULL;
+		}
+		return t;
 	case DW_TAG_enumeration_type:
 		size = die_size(die, 4);
 		t = new_node(di, die, CTYPE_ENUM, size, size);

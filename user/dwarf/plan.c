@@ -433,7 +433,7 @@ static int scan_pointers(struct builder *b, int value, int parent, const struct 
 			return add_deref(b, value, parent, off, t, level, at_return, false, 0);
 		return 0;
 	case CTYPE_STRUCT:
-		if (ctype__is_go_string(t))
+		if (ctype__is_sized_string(t))
 			return add_deref(b, value, parent, off, t->members[0].type, level, at_return,
 					 true, 0);
 		if (ctype__is_go_slice(t)) /* its first elements (a slice's length is read then) */

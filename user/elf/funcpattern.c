@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* funcpattern.c: parse --func specs and match them against symbols. */
-#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cxxname.h"
 #include "funcpattern.h"
 
 int funcpattern__parse(const char *spec, struct funcpattern *out)
@@ -102,37 +102,9 @@ size_t funcpattern__rust_hash_cut(const char *name)
 	return n - 19;
 }
 
-/* Where NAME's parameter list starts, or NULL when it has none. */
-static const char *params_start(const char *name)
-{
-	const char *end = strrchr(name, ')'), *open = NULL;
-	int depth = 0;
-
-	if (!end)
-		return NULL;
-	/* What follows the list is qualifiers (" const", " &&", " [clone .cold]");
-	 * a "::" means the parens were a scope: "(anonymous namespace)::x". */
-	if (strstr(end, "::"))
-		return NULL;
-	for (size_t i = (size_t)(end - name) + 1; i-- > 0;) {
-		if (name[i] == ')')
-			depth++;
-		else if (name[i] == '(' && --depth == 0) {
-			open = name + i;
-			break;
-		}
-	}
-	if (!open || open == name)
-		return NULL;
-	/* "A::operator()" on its own: those parens are the operator's name. */
-	if (open[1] == ')' && open - name >= 8 && strncmp(open - 8, "operator", 8) == 0)
-		return NULL;
-	return open;
-}
-
 char *funcpattern__strip_params(const char *name, char *buf, size_t len)
 {
-	const char *open = params_start(name);
+	const char *open = cxxname__params(name);
 	size_t n;
 
 	if (!open)
@@ -205,6 +177,56 @@ static bool template_name(const char *name, const char *open, const char **from,
 	return *lt && *lt > *from;
 }
 
+/* Where the '>' closing the '<' at S is, or NULL. */
+static const char *angle_close(const char *s)
+{
+	int depth = 0;
+
+	for (; *s; s++)
+		if (*s == '<')
+			depth++;
+		else if (*s == '>' && --depth == 0)
+			return s;
+	return NULL;
+}
+
+/*
+ * A Rust v0 name as the legacy scheme spelled it, the way people write
+ * them: an inherent method "<a::Type>::f" is "a::Type::f" (a trait's
+ * "<a::Type as b::Trait>::f" stays), and a generic instance
+ * "a::f::<u8>" is "a::f".  So "a::*" still takes all of crate a.
+ */
+static bool match_rust_v0(const struct funcpattern *p, const char *dem)
+{
+	size_t n = strlen(dem);
+	const char *r = dem, *close;
+	char *plain = malloc(n + 1), *w = plain;
+	bool ok;
+
+	if (!plain)
+		return false;
+	if (r[0] == '<' && (close = angle_close(r)) && !strncmp(close + 1, "::", 2)) {
+		const char *as = strstr(r, " as ");
+
+		if (!as || as > close) {
+			memcpy(w, r + 1, (size_t)(close - r - 1));
+			w += close - r - 1;
+			r = close + 1;
+		}
+	}
+	while (*r) {
+		if (!strncmp(r, "::<", 3) && (close = angle_close(r + 2))) {
+			r = close + 1;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+	ok = strcmp(plain, dem) && match_one(p, plain);
+	free(plain);
+	return ok;
+}
+
 bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_func *f)
 {
 	const char *dem = f->demangled, *open, *from, *lt;
@@ -215,7 +237,7 @@ bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_fu
 		return true;
 	if (!dem)
 		return false;
-	open = params_start(dem);
+	open = cxxname__params(dem);
 	/* A template's instance: "ns::twice<int>(int)", "ns::twice<int>" and
 	 * "ns::twice"; its return type is no part of its name (a glob over the
 	 * whole text matched "main::*" against main's lambda returned by
@@ -231,59 +253,7 @@ bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_fu
 	cut = funcpattern__rust_hash_cut(dem);
 	if (cut != strlen(dem) && match_prefix(p, dem, cut, buf, sizeof(buf)))
 		return true;
+	if (f->name[0] == '_' && f->name[1] == 'R' && strchr(dem, '<'))
+		return match_rust_v0(p, dem);
 	return false;
-}
-
-/* Rust's legacy mangling escapes what C++ names cannot hold, and the C++
- * demangler leaves it: "_$u7b$$u7b$closure$u7d$$u7d$", "$LT$T$GT$", ".."
- * for "::".  Undone in place (the text only shrinks). */
-void funcpattern__rust_unescape(char *s)
-{
-	static const struct {
-		const char *esc;
-		char c;
-	} named[] = { { "$SP$", '@' }, { "$BP$", '*' }, { "$RF$", '&' }, { "$LT$", '<' },
-		      { "$GT$", '>' }, { "$LP$", '(' }, { "$RP$", ')' }, { "$C$", ',' } };
-	char *w = s;
-
-	for (const char *r = s; *r;) {
-		bool done = false;
-
-		if (r[0] == '_' && r[1] == '$' && (r == s || r[-1] == ':')) {
-			r++; /* "_$" opens a segment that starts with an escape */
-			continue;
-		}
-		if (r[0] == '.' && r[1] == '.') {
-			*w++ = ':';
-			*w++ = ':';
-			r += 2;
-			continue;
-		}
-		if (r[0] == '$') {
-			for (size_t k = 0; k < sizeof(named) / sizeof(named[0]) && !done; k++) {
-				size_t n = strlen(named[k].esc);
-
-				if (!strncmp(r, named[k].esc, n)) {
-					*w++ = named[k].c;
-					r += n;
-					done = true;
-				}
-			}
-			if (!done && r[1] == 'u' && isxdigit((unsigned char)r[2]) &&
-			    isxdigit((unsigned char)r[3]) && r[4] == '$') {
-				char hex[3] = { r[2], r[3], 0 };
-				unsigned long c = strtoul(hex, NULL, 16);
-
-				if (c >= 0x20 && c < 0x7f) {
-					*w++ = (char)c;
-					r += 5;
-					done = true;
-				}
-			}
-			if (done)
-				continue;
-		}
-		*w++ = *r++;
-	}
-	*w = '\0';
 }

@@ -40,17 +40,13 @@ bool funcpattern__match_object(const struct funcpattern *p, const char *path);
 /* Does the function part accept F?  It is tried against F->name, and for
  * mangled symbols against the demangled name with its parameter list, and
  * without it ("ns::A::f(int) const" is also tried as "ns::A::f"); a Rust
- * legacy hash suffix ("::h0123456789abcdef") is ignored. */
+ * legacy hash suffix ("::h0123456789abcdef") is ignored, and a Rust v0 name
+ * is also tried as the legacy scheme wrote it ("<a::T>::f::<u8>" as "a::T::f"). */
 bool funcpattern__match_func(const struct funcpattern *p, const struct symtab_func *f);
 
 /* Length of NAME without a trailing Rust legacy hash "::h<16 hex>", or
  * strlen(NAME) when it has none. */
 size_t funcpattern__rust_hash_cut(const char *name);
-
-/* Undo, in place, the escapes Rust's legacy mangling adds and the C++
- * demangler leaves ("_$u7b$$u7b$closure$u7d$$u7d$" is "{{closure}}",
- * "$LT$" '<', ".." "::"). */
-void funcpattern__rust_unescape(char *s);
 
 /* The demangled name without its parameter list (and trailing qualifiers),
  * written to BUF (size LEN).  Returns BUF, or NULL when NAME has no list. */

@@ -6,12 +6,12 @@
  * the Elf handle is released before symtab__open returns; only the file
  * descriptor stays open, for symtab__read_code.
  */
-#include <dlfcn.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <libiberty/demangle.h>
 #include <limits.h>
 #include <lzma.h>
 #include <stdlib.h>
@@ -25,27 +25,26 @@
 #include "funcpattern.h"
 #include "symtab.h"
 
-/* libstdc++'s demangler (linked with -lstdc++); handles Rust legacy too. */
-/* The C++ runtime's demangler, loaded on the first mangled name: C programs
- * never pay for libstdc++ (and libm, libgcc_s) in the tracer's memory. */
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
-
-static cxa_demangle_fn demangler(void)
+/*
+ * binutils' libiberty demangles C++, Rust's legacy scheme (a "::h<16 hex>"
+ * hash last, "$LT$"-style escapes, a ".llvm.NNNN" suffix from LTO) and
+ * Rust's v0 scheme ("_R..."), which rustc's std uses; libstdc++'s
+ * __cxa_demangle knows only the first two and leaves the escapes.
+ */
+static char *demangle(const char *name)
 {
-	static cxa_demangle_fn fn;
-	static bool tried;
-	void *dl;
+	char *out;
 
-	if (tried)
-		return fn;
-	tried = true;
-	dl = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		log_debug("no C++ demangler: %s", dlerror());
+	if (name[0] != '_')
 		return NULL;
-	}
-	*(void **)&fn = dlsym(dl, "__cxa_demangle");
-	return fn; /* stays loaded: names of other files are demangled later */
+	/* v0 without crate disambiguators ("std::io", not "std[3c1c0]::io") */
+	if (name[1] == 'R')
+		return rust_demangle(name, 0);
+	if (name[1] != 'Z')
+		return NULL;
+	/* A legacy Rust name keeps its hash: shown without, matched with or without */
+	out = rust_demangle(name, DMGL_VERBOSE);
+	return out ? out : cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI);
 }
 
 #define ARENA_CHUNK (64 * 1024)
@@ -79,6 +78,7 @@ struct symtab {
 struct raw_sym {
 	struct symtab_func f;
 	bool default_version; /* "@@" or unhidden versym: preferred on merge */
+	size_t shndx;         /* its section in the file; 0: unknown */
 };
 
 struct sym_vec {
@@ -257,7 +257,8 @@ static int read_verneed(struct symtab *st, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh
 
 /* Collect the defined functions of one symbol table into VEC. */
 static int read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
-			Elf_Data *versym, const struct versions *vs, struct sym_vec *vec)
+			Elf_Data *versym, const struct versions *vs, struct sym_vec *vec,
+			bool own_sections)
 {
 	bool dynamic = sh->sh_type == SHT_DYNSYM;
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -315,6 +316,7 @@ static int read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh
 		rs.f.size = sym.st_size;
 		rs.f.ifunc = type == STT_GNU_IFUNC;
 		rs.f.dynamic = dynamic;
+		rs.shndx = own_sections && sym.st_shndx < SHN_LORESERVE ? sym.st_shndx : 0;
 		if ((err = vec_push(vec, &rs)) < 0)
 			return err;
 	}
@@ -347,8 +349,51 @@ static void raw_merge(struct raw_sym *a, const struct raw_sym *b)
 	}
 	if (!a->f.size)
 		a->f.size = b->f.size;
+	if (!a->shndx)
+		a->shndx = b->shndx;
 	a->f.dynamic |= b->f.dynamic;
 	a->f.ifunc |= b->f.ifunc;
+}
+
+/*
+ * A function symbol of size 0 (crt's _init, frame_dummy, register_tm_clones;
+ * hand-written assembly) spans to the next function or its section's end,
+ * so its return instructions can be found; an alias takes its sized twin's
+ * size.  One at its section's very end (Go's runtime.etext) marks the end
+ * of the code, and one inside a sized function is a label: neither is a
+ * function.  VEC is sorted by address; SEC_END by section index (N).
+ */
+static void infer_sizes(struct sym_vec *vec, const uint64_t *sec_end, size_t n_sec)
+{
+	uint64_t covered = 0; /* the end of the sized functions so far */
+
+	for (size_t i = 0, j; i < vec->n; i = j) {
+		uint64_t addr = vec->v[i].f.addr, twin = 0, next = UINT64_MAX, end;
+
+		for (j = i; j < vec->n && vec->v[j].f.addr == addr; j++)
+			if (vec->v[j].f.size > twin)
+				twin = vec->v[j].f.size;
+		if (j < vec->n)
+			next = vec->v[j].f.addr;
+		for (size_t k = i; k < j; k++) {
+			struct raw_sym *r = &vec->v[k];
+
+			if (r->f.size || !r->shndx || r->shndx >= n_sec || !sec_end[r->shndx])
+				continue;
+			end = next < sec_end[r->shndx] ? next : sec_end[r->shndx];
+			if (addr >= sec_end[r->shndx]) {
+				r->f.name = NULL; /* a marker: dropped */
+			} else if (twin) {
+				r->f.size = twin;
+				r->f.size_inferred = true;
+			} else if (addr >= covered) {
+				r->f.size = end - addr;
+				r->f.size_inferred = true;
+			}
+		}
+		if (addr + twin > covered)
+			covered = addr + twin;
+	}
 }
 
 static const struct symtab_seg *seg_of(const struct symtab *st, uint64_t addr)
@@ -448,41 +493,21 @@ static int read_build_id(struct symtab *st, Elf *elf)
 	return 0;
 }
 
-/* Demangle the merged functions' "_Z" names, one reused buffer for all. */
+/* Demangle the merged functions' "_Z" and "_R" names. */
 static int demangle_all(struct symtab *st)
 {
-	cxa_demangle_fn demangle = NULL;
-	char *buf = NULL;
-	size_t cap = 0;
-	int err = 0;
-
 	for (size_t i = 0; i < st->nfuncs; i++) {
 		struct symtab_func *f = &st->funcs[i];
-		size_t len = cap;
-		int status = 0;
-		char *out;
+		char *out = demangle(f->name);
 
-		if (f->name[0] != '_' || f->name[1] != 'Z')
+		if (!out)
 			continue;
-		if (!demangle && !(demangle = demangler()))
-			break;
-		out = demangle(f->name, buf, &len, &status);
-		if (!out || status != 0)
-			continue;
-		/* Either OUT is BUF, or BUF was freed and OUT has LEN bytes. */
-		buf = out;
-		cap = len;
-		/* a Rust legacy name (its hash last): its escapes undone */
-		if (funcpattern__rust_hash_cut(out) != strlen(out) && strchr(out, '$'))
-			funcpattern__rust_unescape(out);
 		f->demangled = arena_strndup(st, out, strlen(out));
-		if (!f->demangled) {
-			err = -ENOMEM;
-			break;
-		}
+		free(out);
+		if (!f->demangled)
+			return -ENOMEM;
 	}
-	free(buf);
-	return err;
+	return 0;
 }
 
 /* MiniDebugInfo (Fedora, RHEL): a stripped program keeps its local
@@ -533,7 +558,7 @@ static int read_debugdata(struct symtab *st, Elf_Data *xz, const struct versions
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			err = read_symbols(st, mini, scn, &sh, NULL, vs, vec);
+			err = read_symbols(st, mini, scn, &sh, NULL, vs, vec, false);
 	}
 out:
 	if (mini)
@@ -547,6 +572,8 @@ static int collect(struct symtab *st, Elf *elf)
 {
 	struct versions vs = { 0 };
 	struct sym_vec vec = { 0 };
+	uint64_t *sec_end = NULL;
+	size_t n_sec = 0;
 	Elf_Data *versym = NULL;
 	Elf_Scn *scn = NULL, *debugdata = NULL;
 	bool have_symtab = false;
@@ -555,6 +582,11 @@ static int collect(struct symtab *st, Elf *elf)
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		shstrndx = 0;
+	if (elf_getshdrnum(elf, &n_sec) != 0)
+		n_sec = 0;
+	sec_end = calloc(n_sec ? n_sec : 1, sizeof(*sec_end));
+	if (!sec_end)
+		return -ENOMEM;
 
 	/* First pass: versions, versym, and section-name runtime markers. */
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -568,6 +600,8 @@ static int collect(struct symtab *st, Elf *elf)
 			st->rt_flags |= SYMTAB_RT_GO;
 		if (sname && !strcmp(sname, ".gcc_except_table"))
 			st->rt_flags |= SYMTAB_EH_TABLES;
+		if ((sh.sh_flags & SHF_EXECINSTR) && elf_ndxscn(scn) < n_sec)
+			sec_end[elf_ndxscn(scn)] = sh.sh_addr + sh.sh_size;
 		if (sh.sh_type == SHT_GNU_verdef)
 			err = read_verdef(st, elf, scn, &sh, &vs);
 		else if (sh.sh_type == SHT_GNU_verneed)
@@ -587,10 +621,10 @@ static int collect(struct symtab *st, Elf *elf)
 			continue;
 		sname = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
 		if (sh.sh_type == SHT_SYMTAB) {
-			err = read_symbols(st, elf, scn, &sh, NULL, &vs, &vec);
+			err = read_symbols(st, elf, scn, &sh, NULL, &vs, &vec, true);
 			have_symtab = true;
 		} else if (sh.sh_type == SHT_DYNSYM) {
-			err = read_symbols(st, elf, scn, &sh, versym, &vs, &vec);
+			err = read_symbols(st, elf, scn, &sh, versym, &vs, &vec, true);
 		} else if (sname && !strcmp(sname, ".gnu_debugdata") && sh.sh_type == SHT_PROGBITS) {
 			debugdata = scn;
 		}
@@ -611,6 +645,8 @@ static int collect(struct symtab *st, Elf *elf)
 		else
 			vec.v[n++] = vec.v[i];
 	}
+	vec.n = n;
+	infer_sizes(&vec, sec_end, n_sec);
 
 	/* Drop what no segment maps: nothing can be probed there. */
 	st->funcs = malloc((n ? n : 1) * sizeof(*st->funcs));
@@ -621,7 +657,7 @@ static int collect(struct symtab *st, Elf *elf)
 	for (size_t i = 0; i < n; i++) {
 		const struct symtab_seg *seg = seg_of(st, vec.v[i].f.addr);
 
-		if (!seg)
+		if (!seg || !vec.v[i].f.name)
 			continue;
 		st->funcs[st->nfuncs] = vec.v[i].f;
 		st->funcs[st->nfuncs].file_offset = vec.v[i].f.addr - seg->vaddr + seg->offset;
@@ -630,6 +666,7 @@ static int collect(struct symtab *st, Elf *elf)
 	err = demangle_all(st);
 
 cleanup:
+	free(sec_end);
 	free(vec.v);
 	free(vs.names);
 	return err;
@@ -755,11 +792,29 @@ static bool alias_better(const struct symtab_func *a, const struct symtab_func *
 {
 	size_t ua = strspn(a->name, "_"), ub = strspn(b->name, "_");
 
+	if (a->size_inferred != b->size_inferred)
+		return b->size_inferred; /* a marker (Go's runtime.text) names nothing */
 	if (a->dynamic != b->dynamic)
 		return a->dynamic;
 	if (ua != ub)
 		return ua < ub;
 	return strlen(a->name) < strlen(b->name);
+}
+
+const struct symtab_func *symtab__alias(const struct symtab *st, const struct symtab_func *f)
+{
+	const struct symtab_func *best = f;
+	size_t i = (size_t)(f - st->funcs);
+
+	if (f < st->funcs || i >= st->nfuncs)
+		return f;
+	/* sorted by address: the aliases are F's neighbours */
+	while (i > 0 && st->funcs[i - 1].addr == f->addr)
+		i--;
+	for (; i < st->nfuncs && st->funcs[i].addr == f->addr; i++)
+		if (!st->funcs[i].ifunc && alias_better(&st->funcs[i], best))
+			best = &st->funcs[i];
+	return best;
 }
 
 const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t addr)

@@ -20,10 +20,11 @@ struct symtab_func {
 	const char *demangled; /* C++/Rust demangled name with parameters, or NULL */
 	const char *version;   /* symbol version ("GLIBC_2.2.5"), or NULL */
 	uint64_t addr;         /* st_value */
-	uint64_t size;         /* st_size; 0 when unknown */
+	uint64_t size;         /* st_size, else up to the next symbol (size_inferred); 0 when unknown */
 	uint64_t file_offset;  /* offset of addr in the file */
 	bool ifunc;            /* STT_GNU_IFUNC: addr is the resolver, not the function */
 	bool dynamic;          /* found in .dynsym (exported) */
+	bool size_inferred;    /* st_size was 0 (crt's _init, frame_dummy; asm) */
 };
 
 /* Language runtimes whose unwinder walks through every frame: a kernel
@@ -54,6 +55,10 @@ void symtab__free(struct symtab *st); /* NULL is fine */
 
 const char *symtab__path(const struct symtab *st);
 const struct symtab_func *symtab__funcs(const struct symtab *st, size_t *count);
+
+/* Among the symbols at F's address (aliases: glibc's free, cfree and
+ * __libc_free), the one a person would search for; F when it is alone. */
+const struct symtab_func *symtab__alias(const struct symtab *st, const struct symtab_func *f);
 
 /* Function whose [addr, addr + size) holds ADDR, or NULL. */
 const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t addr);

@@ -505,9 +505,9 @@ static void emit_pointer(struct rctx *r, const struct view *v, uint32_t off, con
 	free(why_buf);
 }
 
-/* A Go string: its LEN bytes, from the item its pointer was read into;
+/* A Go string or Rust &str: its LEN bytes, from the item its pointer was read into;
  * false when they were not read (then shown as the header). */
-static bool emit_go_string(struct rctx *r, const struct view *v, uint32_t off)
+static bool emit_sized_string(struct rctx *r, const struct view *v, uint32_t off)
 {
 	const struct render_item *it;
 	const struct plan_deref *d;
@@ -785,7 +785,7 @@ static void emit_node(struct rctx *r, const struct view *v, uint32_t off, const 
 		return;
 	}
 	why = t->size ? why_range(v, off, t->size, &uniform) : W_OK;
-	if (ctype__is_go_string(t) && emit_go_string(r, v, off))
+	if (ctype__is_sized_string(t) && emit_sized_string(r, v, off))
 		return;
 	if (ctype__is_go_slice(t) && emit_go_slice(r, v, off, t, depth))
 		return;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "callgroup.h"
+#include "core/cxxname.h"
 #include "core/strbuf.h"
 #include "view.h"
 
@@ -114,6 +115,21 @@ static void close_block(struct strbuf *sb, const struct held_call *c, int depth)
 	strbuf__puts(sb, "\n");
 }
 
+/* "f(x=1)": a demangled C++ name's own parameter list ("f(int)") gives
+ * way to the values, and stays when there are none ("f(int)", not
+ * "f(int)()"). */
+static void put_call(struct strbuf *sb, const struct held_call *c)
+{
+	const char *list = cxxname__params(c->func);
+
+	if (!list)
+		strbuf__printf(sb, "%s(%s)", c->func, c->args);
+	else if (!c->args[0])
+		strbuf__puts(sb, c->func);
+	else
+		strbuf__printf(sb, "%.*s(%s)", (int)(list - c->func), c->func, c->args);
+}
+
 static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut)
 {
 	struct tree_view *t = ctx;
@@ -145,12 +161,13 @@ static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut
 		}
 		if (i + 1 < n && calls[i + 1].depth > c->depth) {
 			put_prefix(sb, c, false, d);
-			strbuf__printf(sb, "%s(%s) {\n", c->func, c->args);
+			put_call(sb, c);
+			strbuf__puts(sb, " {\n");
 			put_stack(sb, c, d);
 			open[n_open++] = i;
 		} else {
 			put_prefix(sb, c, true, d);
-			strbuf__printf(sb, "%s(%s)", c->func, c->args);
+			put_call(sb, c);
 			put_notes(sb, c, put_end(sb, c));
 			strbuf__puts(sb, "\n");
 			put_stack(sb, c, d);

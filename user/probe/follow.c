@@ -11,6 +11,7 @@
 #include "core/grow.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "proc/procmaps.h"
 #include "follow.h"
 
 struct follow_proc {
@@ -159,31 +160,42 @@ int follow__add_root(struct follow *f, pid_t pid)
 	return 0;
 }
 
-/* Processes other than the roots running OBJ: they trap on its probes too
- * (links without a pid filter), at a probe's full cost, for nothing. */
-static size_t other_instances(const struct probe_set *set, const struct probe_object *obj)
+/* Processes other than the roots and their children running OBJ: they
+ * trap on its probes too (links without a pid filter), at a probe's full
+ * cost, for nothing.  None when no probe is in OBJ (only in libraries,
+ * whose links are per process); a root's children are the user's (said
+ * at the end when they made the calls the root did not). */
+static size_t other_instances(const struct probe_set *set, size_t obj_idx)
 {
+	const struct probe_object *obj = &set->objects[obj_idx];
 	struct dirent *de;
 	size_t n = 0;
-	DIR *d = opendir("/proc");
+	bool probed = false;
+	DIR *d;
 
-	while (d && (de = readdir(d))) {
-		pid_t pid = (pid_t)atoi(de->d_name);
+	for (size_t i = 0; i < set->n_funcs && !probed; i++)
+		probed = set->funcs[i].object == obj_idx;
+	if (!probed || !(d = opendir("/proc")))
+		return 0;
+	while ((de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name), parent;
 		char path[64];
 		struct stat st;
-		bool root = false;
+		bool ours = false;
 
 		if (pid <= 0)
 			continue;
-		for (size_t i = 0; i < set->n_targets && !root; i++)
-			root = set->targets[i].pid == pid;
 		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-		if (!root && !stat(path, &st) && (uint64_t)st.st_dev == obj->dev &&
-		    (uint64_t)st.st_ino == obj->ino)
-			n++;
+		if (stat(path, &st) || (uint64_t)st.st_dev != obj->dev ||
+		    (uint64_t)st.st_ino != obj->ino)
+			continue;
+		parent = proc__ppid(pid);
+		for (size_t i = 0; i < set->n_targets && !ours; i++)
+			ours = set->targets[i].pid > 0 &&
+			       (set->targets[i].pid == pid || set->targets[i].pid == parent);
+		n += !ours;
 	}
-	if (d)
-		closedir(d);
+	closedir(d);
 	return n;
 }
 
@@ -216,7 +228,7 @@ int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 			said = said || set->targets[k].exe_object == t->exe_object;
 		if (t->pid <= 0 || t->exe_object < 0 || said)
 			continue;
-		n = other_instances(set, &set->objects[t->exe_object]);
+		n = other_instances(set, (size_t)t->exe_object);
 		if (n)
 			log_warn("%zu other process%s running %s trap%s on its probes too while "
 				 "children are followed (not recorded; --no-follow avoids it)", n,

@@ -231,6 +231,11 @@ cleanup:
 	return err;
 }
 
+static bool object_takes(const char *file_name, void *pattern)
+{
+	return funcpattern__match_object(pattern, file_name);
+}
+
 /* Libraries named by an object prefix that are not among the target's
  * objects yet: the program's own libraries (its DT_NEEDED closure), or one
  * it will dlopen, found the way the loader would find it. */
@@ -260,6 +265,10 @@ static int add_named_libraries(struct builder *b, struct probe_target *t, const 
 				path = strdup(closure[k]);
 		if (!path) {
 			err = libpath__find_library(exe, name, &path);
+			/* dlopen("./libfoo.so"): named as the program does not */
+			if (err == -ENOENT)
+				err = libpath__find_beside(exe, name, object_takes,
+							   (void *)&o->patterns[i], &path);
 			if (err) {
 				log_error("no library '%s' for %s: %s", name, exe, strerror(-err));
 				break;
@@ -608,8 +617,10 @@ static struct probe_func *new_func(struct builder *b, size_t obj_idx, uint64_t a
 	return pf;
 }
 
+/* GLOB: F was found by a glob, and is named by its plainest alias (free,
+ * not __libc_free or cfree); an exact pattern's name is kept. */
 static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func *f,
-		    enum return_mode mode)
+		    enum return_mode mode, bool glob)
 {
 	struct probe_set *s = b->set;
 	struct probe_func *pf;
@@ -631,7 +642,7 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 			b->o->ret_choice == RETURN_FORCE_INSN, b->o->list_only);
 	if (err)
 		return err < 0 ? err : 0;
-	pf->name = display_name(f);
+	pf->name = display_name(glob ? symtab__alias(s->objects[obj_idx].symtab, f) : f);
 	if (!pf->name)
 		return -ENOMEM;
 	/* Named by --focus only: probed to know when the thread is inside. */
@@ -893,7 +904,7 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 			for (size_t k = 0; k < s->targets[ti].n_objects; k++)
 				if (s->targets[ti].objects[k] == m[i].obj)
 					t = &s->targets[ti];
-		err = add_func(b, m[i].obj, m[i].f, mode_for(b, t, m[i].obj));
+		err = add_func(b, m[i].obj, m[i].f, mode_for(b, t, m[i].obj), p->glob);
 		if (err < 0)
 			goto cleanup;
 		added += (size_t)err;
@@ -1188,10 +1199,9 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		err = add_launch_target(&b);
 	if (!err && o->binary)
 		err = add_binary_target(&b);
-	if (!err && o->binary) {
-		/* The named file itself must be usable. */
-		err = check_named_file(&b.set->objects[b.set->targets[b.set->n_targets - 1].objects[0]]);
-	}
+	/* A stripped --binary is usable (add_binary_target checked it is an
+	 * ELF file of this machine): the functions named may be in its
+	 * libraries, and a pattern naming its own says it has no symbols. */
 	for (size_t i = 0; i < o->n_patterns && !err; i++)
 		if (!o->patterns[i].exclude)
 			err = resolve_pattern(&b, &o->patterns[i]);

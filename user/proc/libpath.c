@@ -3,6 +3,7 @@
  * libpath.c: find a program and the libraries it will load the way execvp
  * and the x86-64 glibc loader (ld.so) do, without running it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "core/file.h"
@@ -775,5 +777,61 @@ int libpath__find_library(const char *exe, const char *name, char **path)
 cleanup:
 	elf_dynamic__clear(&info);
 	lp_map__release(&m);
+	return err;
+}
+
+/* DIR/BASE when it is a regular file. */
+static int regular_in(const char *dir, const char *base, char **path)
+{
+	struct stat st;
+	int err = join_path(dir, base, path);
+
+	if (err)
+		return err;
+	if (!stat(*path, &st) && S_ISREG(st.st_mode))
+		return 0;
+	free(*path);
+	*path = NULL;
+	return -ENOENT;
+}
+
+/* The first (by name) regular file of DIR that ACCEPT takes. */
+static int scan_dir(const char *dir, bool (*accept)(const char *, void *), void *ctx,
+		    char **path)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, NULL, alphasort), err = -ENOENT;
+
+	for (int i = 0; i < n; i++) {
+		if (err && accept(ents[i]->d_name, ctx))
+			err = regular_in(dir, ents[i]->d_name, path);
+		free(ents[i]);
+	}
+	free(ents);
+	return err == -ENOMEM ? err : (*path ? 0 : -ENOENT);
+}
+
+int libpath__find_beside(const char *exe, const char *name,
+			 bool (*accept)(const char *file_name, void *ctx), void *ctx, char **path)
+{
+	char *dirs[2] = { NULL, NULL }, *exe_abs = NULL;
+	int err = -ENOENT;
+
+	*path = NULL;
+	if (!strchr(name, '/')) {
+		dirs[0] = getcwd(NULL, 0);
+		if (exe && !make_absolute(exe, &exe_abs))
+			dirs[1] = strdup(dirname(exe_abs));
+	}
+	for (int i = 0; i < 2 && err == -ENOENT; i++) {
+		if (!dirs[i] || (i == 1 && dirs[0] && !strcmp(dirs[0], dirs[1])))
+			continue;
+		err = regular_in(dirs[i], name, path);
+		if (err == -ENOENT)
+			err = scan_dir(dirs[i], accept, ctx, path);
+	}
+	free(dirs[0]);
+	free(dirs[1]);
+	free(exe_abs);
 	return err;
 }

@@ -8,6 +8,7 @@
 #ifndef CMON_LIBPATH_H
 #define CMON_LIBPATH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Resolve CMD as execvp does (a name with '/' is used as is, otherwise each
@@ -24,6 +25,13 @@ int libpath__needed_closure(const char *exe, char ***paths, size_t *count);
 /* Find one library by soname or file name ("libc.so.6") the way the loader
  * would for EXE (NULL: the cache and default directories only). */
 int libpath__find_library(const char *exe, const char *name, char **path);
+
+/* A library the program opens by a path of its own (dlopen("./libfoo.so")):
+ * the first regular file whose name ACCEPT takes, in the working directory
+ * (where a relative path starts) and then EXE's directory; the exact NAME
+ * first in each.  Returns 0 and a malloc'd absolute path, or -ENOENT. */
+int libpath__find_beside(const char *exe, const char *name,
+			 bool (*accept)(const char *file_name, void *ctx), void *ctx, char **path);
 
 void libpath__free(char **paths, size_t count);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* procmaps.c: the executable objects of a process, from /proc/PID/maps. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -386,6 +387,51 @@ void proc__comm(pid_t pid, char *comm, size_t len)
 	else
 		comm[0] = 0;
 	fclose(f);
+}
+
+pid_t proc__ppid(pid_t pid)
+{
+	char path[64], buf[1024], *q;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = 0;
+	q = strrchr(buf, ')'); /* past comm, which may hold ')' and blanks */
+	if (!q || q[1] != ' ' || !q[2] || q[3] != ' ')
+		return 0;
+	return (pid_t)atoi(q + 4);
+}
+
+int proc__children(pid_t pid, pid_t **kids, size_t *n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t cap = 0;
+	int err = 0;
+
+	*kids = NULL;
+	*n = 0;
+	while (d && !err && (de = readdir(d))) {
+		pid_t k = (pid_t)atoi(de->d_name);
+
+		if (k <= 0 || proc__ppid(k) != pid)
+			continue;
+		if (GROW(*kids, *n, cap, 8))
+			err = -ENOMEM;
+		else
+			(*kids)[(*n)++] = k;
+	}
+	if (d)
+		closedir(d);
+	return err;
 }
 
 bool proc__alive(pid_t pid)

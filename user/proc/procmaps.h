@@ -56,6 +56,14 @@ pid_t proc__tgid(pid_t id);
  * process). */
 char proc__stat(pid_t pid, pid_t tid, unsigned long long *start);
 
+/* Process PID's parent (/proc/PID/stat); 0 when gone or unreadable. */
+pid_t proc__ppid(pid_t pid);
+
+/* The processes whose parent is PID (/proc/N/stat's ppid), alive or
+ * zombies, into *KIDS (malloc'd, *N of them; NULL when none).  0 or
+ * -ENOMEM. */
+int proc__children(pid_t pid, pid_t **kids, size_t *n);
+
 /* Process PID's name (/proc/PID/comm, without its newline) into COMM[LEN];
  * "" when gone or unreadable. */
 void proc__comm(pid_t pid, char *comm, size_t len);
