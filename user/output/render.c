@@ -1086,7 +1086,7 @@ static void col_walk(struct colwalk *w, int value, int parent, uint32_t off, con
 {
 	if (w->err)
 		return;
-	if (!t || depth > MAX_RENDER_DEPTH || ctype__is_go_string(t) || ctype__is_go_slice(t)) {
+	if (!t || depth > MAX_RENDER_DEPTH || ctype__is_sized_string(t) || ctype__is_go_slice(t)) {
 		col_add(w);
 		return;
 	}
