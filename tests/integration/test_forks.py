@@ -115,7 +115,7 @@ def test_child_library_calls():
     (attached when cmon sees it; the child calls once cmon -v says they
     are in: an order, not a time they must be attached by)."""
     os.environ["FORKS_WAIT_LINE"] = "1"  # the child waits for a line (stdin is cmon's)
-    bg = Background(["trace", "-v", "-F", "csv", "-o", tmpfile("libc.csv"), "--func",
+    bg = Background(["trace", "-v", "-F", "json", "-o", tmpfile("libc.csv"), "--func",
                      "libc.so.6:getppid", "--", target("forks"), "libc"],
                     stdout=subprocess.PIPE, stdin=subprocess.PIPE)
     try:
@@ -128,7 +128,7 @@ def test_child_library_calls():
         bg.kill()
     eq(bg.p.returncode, 0, "exit status (%s)" % bg.stderr)
     eq(out.decode(), "child 3\nparent 2\n", "program output")
-    rows = parse_csv(read_text(tmpfile("libc.csv")))
+    rows = parse_json_lines(read_text(tmpfile("libc.csv")))
     pids = [r["pid"] for r in rows]
     check(len(set(pids)) == 2, "two processes: %r" % pids)
     child, parent = pids[0], pids[-1]
@@ -233,7 +233,7 @@ def test_idle_parent_names_its_children():
         finally:
             bg.kill()
             t.kill()
-        eq(parse_csv(read_text(bg.out_path)), [], "records %s" % follow)
+        eq(parse_json_lines(read_text(bg.out_path)), [], "records %s" % follow)
         warned = [l for l in bg.stderr.splitlines() if "warning" in l]
         eq(warned, ["cmon: warning: process %d (forks) made no traced call; 2 processes it "
                     "forked before cmon are not traced (--follow takes those forked from now "
@@ -257,7 +257,7 @@ def test_other_instance_warned_only_with_a_probe_in_it():
             finally:
                 bg.kill()
                 t.kill()
-            eq([r["func"] for r in parse_csv(read_text(bg.out_path))], [func.split(":")[-1]] * 3,
+            eq([r["func"] for r in parse_json_lines(read_text(bg.out_path))], [func.split(":")[-1]] * 3,
                "the traced process's calls")
             eq("1 other process running %s traps on its probes too" % target("sleeper")
                in bg.stderr, warned, "warned, with --func %s: %s" % (func, bg.stderr))
