@@ -22,7 +22,7 @@ CFLAGS ?= -O2 -g
 CMON_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers $(WERROR) -D_GNU_SOURCE \
 	-Iuser -Ibpf -Iinclude -I$(OUT)/skel -MMD -MP
-LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -llz4 -lpthread -lsqlite3 -ljansson -lm
+LDLIBS := -lbpf -lelf -ldw -ldebuginfod -lz -llzma -liberty -llz4 -lpthread -lsqlite3 -ljansson -lm
 # The agent's HTTP server and spec parser (and their TLS stacks) live in
 # their own executable, so a trace does not carry them in memory.
 AGENT_LDLIBS := $(LDLIBS) -lyaml -lmicrohttpd -lcurl
@@ -46,7 +46,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit unit-sanitized integration demo bench clean targets
+.PHONY: all deps test unit unit-sanitized integration demo bench clean targets fuzz
 
 all: $(OUT)/cmon $(OUT)/cmon-agent $(OUT)/libcmon.a
 
@@ -109,6 +109,7 @@ include tests/unit/fixtures.mk
 -include tools/bench/bench.mk
 -include user/store/store.mk
 -include user/report/report.mk
+include tests/fuzz/fuzz.mk
 
 unit: $(UNIT_BINS) unit-fixtures
 integration: $(OUT)/cmon targets
@@ -126,6 +127,9 @@ unit-sanitized:
 test:
 	$(Q)./tools/install-deps.sh test
 	$(Q)$(MAKE) --no-print-directory all unit unit-sanitized targets
+	@# The container tests' Debian root filesystem: made once (minutes), kept
+	@# in /var/cache/cmon-test; without it they skip.
+	$(Q)./tools/test-rootfs.sh >/dev/null || true
 	$(Q)OUT=$(OUT) ./tests/run.sh
 
 # The first command on a fresh machine: the build packages, cmon and the

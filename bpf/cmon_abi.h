@@ -53,6 +53,15 @@ struct cmon_ind_site {
 /* On an entry cookie: the function never returns normally (_start, no ret
  * instruction): it has no exit probe, and its record is written at entry. */
 #define CMON_COOKIE_NEVER_RETURNS (1ULL << 57)
+/* With it (in the exit-kind bits, unused on entries): the function leaves
+ * its stack and its caller is resumed from elsewhere (Go's
+ * runtime.morestack: newstack restarts the caller on the grown stack), so
+ * its callees are not under it: no frame is kept for it. */
+#define CMON_COOKIE_NO_FRAME (1ULL << 32)
+/* With it: the function does return, but no probe can see where (its exits
+ * cannot be found and a uretprobe is not safe): its record (written at
+ * entry, as a never-returning one's) says `entry`, not `never-returns`. */
+#define CMON_COOKIE_RETURN_UNSEEN (1ULL << 33)
 /* On an entry cookie (--focus): a focus function, and one probed for the
  * focus only (not named by --func: no record of its own). */
 #define CMON_COOKIE_FOCUS (1ULL << 58)
@@ -139,6 +148,22 @@ struct cmon_watch_rec {
  */
 #define CMON_STACK_MAX 32
 
+/* The file mapped where a frame's address is, as the kernel had it at the
+ * call: the process may be gone (and /proc/PID/maps with it) by the time
+ * user space names the frame.  INO 0: not a file mapping. */
+struct cmon_frame_obj {
+	__u64 ino;
+	__u64 base;   /* the address of file offset 0 in that mapping */
+	__u32 dev;    /* the kernel's dev_t: MAJOR << 20 | MINOR */
+	__u32 where;  /* enum cmon_frame_where */
+};
+
+enum cmon_frame_where {
+	CMON_FRAME_UNKNOWN = 0,  /* not looked up (the mappings were busy) */
+	CMON_FRAME_MAPPED = 1,
+	CMON_FRAME_UNMAPPED = 2, /* no mapping holds it: a frame-pointer walk gone astray */
+};
+
 struct cmon_stack_rec {
 	__u32 type; /* CMON_REC_STACK */
 	__u32 n;    /* IPS used */
@@ -146,6 +171,7 @@ struct cmon_stack_rec {
 	__u32 pid;
 	__u64 ts_entry_ns;
 	__u64 ips[CMON_STACK_MAX];
+	struct cmon_frame_obj objs[CMON_STACK_MAX];
 };
 
 enum cmon_call_flags {
@@ -156,6 +182,8 @@ enum cmon_call_flags {
 	CMON_CALL_NEVER_RETURNS = 1u << 4, /* with ENTRY_ONLY: the function never returns */
 	CMON_CALL_USDT = 1u << 5,          /* with ENTRY_ONLY: a static probe fired */
 	CMON_CALL_LINE = 1u << 6,          /* with ENTRY_ONLY: a source line ran */
+	CMON_CALL_DEPTH = 1u << 7,         /* with ENTRY_ONLY: depth is the calls pending
+					    * under it (unknown with --no-return) */
 };
 
 /*
@@ -281,6 +309,10 @@ struct cmon_frame {
 #define CMON_FRAME_STEP 16u       /* the step probe has not fired yet (step_ns an estimate) */
 #define CMON_FRAME_NO_URET 32u    /* entered past the kernel's nested uretprobes: a
 				   * return through one is not seen (lost, not noreturn) */
+/* The high half of a frame's flags: the function's duty-cycle generation
+ * at its entry (shadow_stack.bpf.h, duty_gen), when its probes are
+ * attached and detached by turns (the agent's budget). */
+#define CMON_FRAME_GEN_SHIFT 16
 
 /*
  * Coroutine stacks (shadow_stack.bpf.h): the regions a process made
@@ -331,6 +363,9 @@ struct cmon_func_stats {
 	__u64 unchanged;    /* --on-change: the value was the last one, no record */
 	__u64 lost_uret;    /* return not seen: nested past the kernel's
 			     * CMON_KERNEL_URET_DEPTH uretprobes */
+	__u64 cut;          /* duty cycling: entered while the probes were
+			     * attached, returned after they were detached
+			     * (its return unseen): no record */
 };
 
 /* The kernel installs at most this many nested uretprobes per thread
@@ -354,6 +389,7 @@ struct cmon_follow_stats {
 	__u64 unfollowed; /* children of followed processes not followed: map full */
 	__u64 changes;    /* keys the programs added to or removed from `followed`:
 			   * user space walks the map only when this moved */
+	__u64 thread_execs; /* keys added to `thread_execs` (filter.bpf.h): the same */
 };
 
 /*
@@ -834,12 +870,12 @@ _Static_assert(sizeof(struct cmon_call_rec) == 152, "cmon_call_rec layout");
 _Static_assert(sizeof(struct cmon_consumer) == 64, "cmon_consumer layout");
 _Static_assert(sizeof(struct cmon_batch) == 64 + CMON_BATCH * 152 && sizeof(struct cmon_batch) % 64 == 0,
 	       "cmon_batch layout");
-_Static_assert(sizeof(struct cmon_func_stats) == 72, "cmon_func_stats layout");
+_Static_assert(sizeof(struct cmon_func_stats) == 80, "cmon_func_stats layout");
 _Static_assert(sizeof(struct cmon_capture_batch) == 64 + CMON_CAPBATCH_BYTES + CMON_CAPBATCH_REC_MAX,
 	       "cmon_capture_batch layout");
 _Static_assert(sizeof(struct cmon_capture_rec) == 32 && sizeof(struct cmon_capture_item) == 8,
 	       "cmon_capture_rec layout: records stay 8-aligned");
-_Static_assert(sizeof(struct cmon_follow_stats) == 24, "cmon_follow_stats layout");
+_Static_assert(sizeof(struct cmon_follow_stats) == 32, "cmon_follow_stats layout");
 _Static_assert(sizeof(struct cmon_fork_rec) == 8, "cmon_fork_rec layout");
 _Static_assert(sizeof(struct cmon_frame) == 104, "cmon_frame layout");
 _Static_assert(sizeof(struct cmon_shadow_stack) == 8 + 104 * CMON_STACK_DEPTH,
@@ -852,7 +888,7 @@ _Static_assert(sizeof(struct cmon_stack_key) == 16, "cmon_stack_key layout");
 _Static_assert(sizeof(struct cmon_fetch) == 32, "cmon_fetch layout");
 _Static_assert(sizeof(struct cmon_watch_rec) == 72, "cmon_watch_rec layout");
 _Static_assert(sizeof(struct cmon_watch_spec) == 16, "cmon_watch_spec layout");
-_Static_assert(sizeof(struct cmon_stack_rec) == 24 + 8 * CMON_STACK_MAX, "cmon_stack_rec layout");
+_Static_assert(sizeof(struct cmon_stack_rec) == 24 + 32 * CMON_STACK_MAX, "cmon_stack_rec layout");
 
 _Static_assert(sizeof(struct cmon_py_val) == 64, "cmon_py_val layout");
 _Static_assert(sizeof(struct cmon_py_rec) == 184 + 64 * (CMON_PY_MAX_ARGS + 1), "cmon_py_rec layout");

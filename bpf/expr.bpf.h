@@ -79,7 +79,8 @@ extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz, const void *unsafe_p
  * touched yet read as a fault, and compared unequal to the very value the
  * record then showed. */
 #ifdef CMON_FETCH_BPF_H
-#define EXPR_FAULT_IN targ_sleepable
+const volatile bool targ_copy_str = true; /* the kernel has bpf_copy_from_user_str */
+#define EXPR_FAULT_IN (targ_sleepable && targ_copy_str)
 #else
 #define EXPR_FAULT_IN false
 #endif

@@ -69,6 +69,7 @@ int BPF_PROG(cmon_follow_fork, struct task_struct *parent, struct task_struct *c
 		__sync_fetch_and_add(&fs->forks, 1);
 		__sync_fetch_and_add(&fs->changes, 1);
 	}
+	shadow_stack_fork(parent, child);
 	if (targ_follow_wake) {
 		/* Full: the next poll finds the child in the map all the same. */
 		struct cmon_fork_rec *rec = bpf_ringbuf_reserve(&follow_events, sizeof(*rec), 0);
@@ -99,10 +100,10 @@ static __always_inline void follow_exit(struct task_struct *task)
 }
 
 /* A thread is going away: whatever it still had pending never returned
- * (trace's and profile's thread-exit programs). */
+ * (trace's and profile's thread-exit programs; lifecycle.bpf.h). */
 static __always_inline void thread_gone(struct task_struct *task)
 {
-	shadow_stack_release(task);
+	lifecycle_thread_exit(task);
 	follow_exit(task);
 }
 

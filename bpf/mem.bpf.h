@@ -19,12 +19,13 @@
 
 const volatile __u32 targ_nr_cpus = 1;   /* possible CPUs, set by user space */
 /* Read per-CPU RSS deltas with direct loads through bpf_rdonly_cast instead
- * of bpf_probe_read_kernel (half the cost); user space turns it off and
- * reloads when this kernel's verifier refuses the cast. */
+ * of bpf_probe_read_kernel (half the cost); user space turns it off where
+ * the kernel has no such kfunc (Linux < 6.2, probe/host.h), and reloads
+ * without when this kernel's verifier refuses the cast. */
 const volatile bool targ_mem_cast = true;
 
 /* A read-only, fault-safe view of a kernel address (btf_id 0: plain memory). */
-extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id) __ksym;
+extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id) __ksym __weak;
 const volatile __u64 targ_page_size = 4096;
 
 /* One-slot per-CPU array whose value addresses reveal per-CPU offsets. */
@@ -76,11 +77,36 @@ fail:
 	return false;
 }
 
+/* Before Linux 6.2 the counters were atomics in mm->rss_stat (the
+ * threads' unsynced deltas are not in VmRSS either). */
+struct mm_rss_stat___atomic {
+	atomic_long_t count[CMON_NR_MM_COUNTERS];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___atomic {
+	struct mm_rss_stat___atomic rss_stat;
+} __attribute__((preserve_access_index));
+
 /* RSS in bytes: file + anon + shmem pages, as VmRSS in /proc/PID/status.
  * MM is a BTF pointer (task->mm): its fields are read with direct loads;
  * only the per-CPU deltas need a helper. */
 static __always_inline __u64 mm_rss_bytes(struct mm_struct *mm)
 {
+	if (bpf_core_type_exists(struct mm_rss_stat___atomic)) {
+		struct mm_struct___atomic *old = (void *)mm;
+		__s64 c[CMON_NR_MM_COUNTERS] = {};
+		__s64 f, a, s;
+
+		/* one helper read: 6.1's verifier cannot walk into the
+		 * atomic_long_t typedef with a direct load */
+		bpf_core_read(c, sizeof(c), &old->rss_stat);
+		f = c[MM_FILEPAGES];
+		a = c[MM_ANONPAGES];
+		s = c[MM_SHMEMPAGES];
+
+		return (__u64)((f > 0 ? f : 0) + (a > 0 ? a : 0) + (s > 0 ? s : 0)) *
+		       targ_page_size;
+	}
 	__s64 file = mm->rss_stat[MM_FILEPAGES].count;
 	__s64 anon = mm->rss_stat[MM_ANONPAGES].count;
 	__s64 shmem = mm->rss_stat[MM_SHMEMPAGES].count;

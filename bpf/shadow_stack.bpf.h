@@ -36,6 +36,8 @@ struct {
 #define SHADOW_STACK_MASK (CMON_STACK_DEPTH - 1)
 
 const volatile bool targ_stack_switch = false;
+/* Frames live on keyed stacks too (coroutines, goroutines): coro_stacks. */
+const volatile bool targ_keyed_stacks = false;
 
 /* Per process: the coroutine stacks' regions (sized by user space). */
 struct {
@@ -130,10 +132,45 @@ static __always_inline struct cmon_shadow_stack *shadow_stack_get(struct task_st
  */
 const volatile __u32 targ_step_lead_ns = 0;
 
-/* A new frame of an entry with COOKIE. */
+/*
+ * Duty cycling (the agent's budget): a function's probes are attached for
+ * a part of each period and detached for the rest, and user space bumps
+ * its generation here before each attach.  A frame carries the generation
+ * of its entry; one from an earlier window (its return came while the
+ * probes were away, or comes now, after a new attach) is let go without
+ * a latency: a return seen in a later window may be another call's, made
+ * while nothing was attached, at the same stack slot.
+ */
+const volatile bool targ_duty = false;
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* functions, with targ_duty */
+	__type(key, __u32);
+	__type(value, __u32);
+} duty_gen SEC(".maps");
+
+static __always_inline __u32 duty_gen_of(__u32 func_id)
+{
+	__u32 *g;
+
+	if (!targ_duty)
+		return 0;
+	g = bpf_map_lookup_elem(&duty_gen, &func_id);
+	return g ? *g & 0xffff : 0;
+}
+
+/* FR was entered in an earlier attached window of its function. */
+static __always_inline bool frame_stale(const struct cmon_frame *fr)
+{
+	return targ_duty && (fr->flags >> CMON_FRAME_GEN_SHIFT) != duty_gen_of(fr->func_id);
+}
+
+/* A new frame of an entry with COOKIE (its func_id set). */
 static __always_inline void frame_init(struct cmon_frame *fr, __u64 cookie)
 {
 	struct uprobe_task *ut = bpf_get_current_task_btf()->utask;
+
+	fr->flags |= duty_gen_of(fr->func_id) << CMON_FRAME_GEN_SHIFT;
 
 	/* Past the kernel's nested uretprobes (this call's is not made yet):
 	 * a return through one will not come.  Direct loads: no helper. */
@@ -345,7 +382,8 @@ static __always_inline __u64 go_slot(struct pt_regs *ctx, __u64 slot)
 
 /* An entry of FUNC_ID at the top frame's own (goroutine) slot: the stack
  * was too small, morestack grew it and restarted the function: the same
- * call, not a new one. */
+ * call, not a new one.  (go_entry_restarts also looks under morestack's
+ * own frames.) */
 static __always_inline bool go_restarted(struct cmon_shadow_stack *ss, __u64 slot, __u32 func_id)
 {
 	__u32 top = ss->depth;
@@ -534,6 +572,19 @@ static __always_inline void shadow_stack_unwind(struct task_struct *task, struct
 }
 
 /*
+ * A Go entry of FUNC_ID at SLOT: frames below SLOT were abandoned, whether
+ * this is a new call or a restart, and are let go first, so a restart is
+ * found under runtime.morestack's frames when that is traced too
+ * (morestack never returns: newstack restarts its caller).
+ */
+static __always_inline bool go_entry_restarts(struct task_struct *task, struct cmon_shadow_stack *ss,
+					      __u64 slot, __u32 func_id)
+{
+	shadow_stack_unwind(task, ss, slot, false);
+	return go_restarted(ss, slot, func_id);
+}
+
+/*
  * --focus (trace and profile alike): is an entry with COOKIE inside a
  * focus function (any depth, recursion counted), or entering one?  False:
  * outside, nothing happens.  True: *FLAGS gets CMON_FRAME_QUIET for a call
@@ -571,10 +622,16 @@ static __always_inline void focus_push(struct cmon_shadow_stack *ss, __u32 flags
 static __always_inline struct cmon_frame *shadow_stack_reserve(struct cmon_shadow_stack *ss)
 {
 	__u32 top = ss->depth;
+	struct cmon_frame *fr;
 
 	if (top >= CMON_STACK_DEPTH)
 		return NULL;
-	return &ss->frames[top & SHADOW_STACK_MASK];
+	fr = &ss->frames[top & SHADOW_STACK_MASK];
+	/* The caller tests the pointer, not top again: clang re-derived the
+	 * test from top, and 6.1's verifier then walked the full stack's
+	 * impossible branch (top in [128, 127]) with fr NULL. */
+	barrier_var(fr);
+	return fr;
 }
 
 static __always_inline void shadow_stack_commit(struct cmon_shadow_stack *ss) { ss->depth++; }
@@ -601,6 +658,73 @@ static __always_inline void shadow_stack_pop(struct cmon_shadow_stack *ss)
 	if ((ss->frames[(top - 1) & SHADOW_STACK_MASK].flags & CMON_FRAME_FOCUS) && (ss->focus & 0xffff))
 		ss->focus--;
 	ss->depth = top - 1;
+}
+
+struct keyed_release_ctx {
+	struct task_struct *task;
+	__u32 tgid;
+};
+
+static long keyed_release_one(struct bpf_map *map, struct cmon_stack_key *k,
+			      struct cmon_shadow_stack *ss, struct keyed_release_ctx *c)
+{
+	if (k->tgid != c->tgid)
+		return 0;
+	shadow_stack_unwind(c->task, ss, ~0ULL, true);
+	bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+/*
+ * TASK's process is gone (its last thread exits) or replaced (exec): the
+ * calls pending on its coroutine stacks and goroutines never returned,
+ * exactly as a thread's own (shadow_stack_release).  A walk of the map,
+ * once a process: not on any call's path.
+ */
+static __always_inline void keyed_stacks_release(struct task_struct *task)
+{
+	struct keyed_release_ctx c = { .task = task, .tgid = (__u32)task->tgid };
+
+	if (!targ_keyed_stacks)
+		return;
+	bpf_for_each_map_elem(&coro_stacks, keyed_release_one, &c, 0);
+	if (targ_stack_switch)
+		bpf_map_delete_elem(&stack_regions, &c.tgid);
+}
+
+struct quiet_ctx {
+	struct cmon_shadow_stack *ss;
+};
+
+static long quiet_step(__u64 i, void *data)
+{
+	struct cmon_shadow_stack *ss = ((struct quiet_ctx *)data)->ss;
+
+	if (i >= ss->depth || i >= CMON_STACK_DEPTH)
+		return 1;
+	ss->frames[i & SHADOW_STACK_MASK].flags |= CMON_FRAME_QUIET;
+	return 0;
+}
+
+/*
+ * PARENT forked CHILD (a followed process) inside a --focus function: the
+ * child runs on a copy of that stack, inside the function too.  It starts
+ * with a copy of the parent's pending frames, silent (those calls are the
+ * parent's: the child's returns from them write nothing), so the focus
+ * holds until the child returns from the function, and the child's calls
+ * have their depth.  Outside a focus nothing is copied: a child's shadow
+ * stack starts empty.
+ */
+static __always_inline void shadow_stack_fork(struct task_struct *parent, struct task_struct *child)
+{
+	struct cmon_shadow_stack *ps = bpf_task_storage_get(&stacks, parent, 0, 0);
+	struct quiet_ctx c;
+
+	if (!ps || !(ps->focus & 0xffff))
+		return;
+	c.ss = bpf_task_storage_get(&stacks, child, ps, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (c.ss)
+		bpf_loop(CMON_STACK_DEPTH, quiet_step, &c, 0);
 }
 
 /* TASK is going away: whatever it still had pending never returned. */

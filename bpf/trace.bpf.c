@@ -99,6 +99,15 @@ static __always_inline bool frame_kept(struct cmon_frame *fr, __u32 flags, __u64
 	enum expr_verdict ev;
 	struct cmon_func_stats *st;
 
+	if (frame_stale(fr)) {
+		/* duty cycling: its window closed before it returned */
+		st = stats_of(fr->func_id);
+		if (st && !(fr->flags & CMON_FRAME_QUIET))
+			st->cut++;
+		if (targ_capture || targ_stack)
+			drop_entry_records(fr);
+		return false;
+	}
 	if (!targ_expr || (fr->flags & CMON_FRAME_QUIET))
 		return true;
 	ev = expr_decide(fr->func_id, bpf_get_current_pid_tgid() >> 32, fr->args, ret,
@@ -244,13 +253,64 @@ static __always_inline struct cmon_shadow_stack *entry_stack(struct task_struct 
 			st->lost_nomem++;
 		return NULL;
 	}
-	if (go && go_restarted(ss, slot, func_id))
+	if (go && go_entry_restarts(task, ss, slot, func_id))
 		return NULL;
 	/* (A Go slot is not an address: Go tail calls are seen on their jumps.) */
 	shadow_stack_unwind(task, ss, slot, go || !shadow_stack_is_tail_call(task, ss, slot));
 	return ss;
 }
 
+
+struct frame_objs_ctx {
+	struct cmon_stack_rec *rec;
+	struct task_struct *task;
+	__u64 lo, hi; /* the last mapping found */
+	struct cmon_frame_obj obj;
+};
+
+static long frame_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct frame_objs_ctx *c = data;
+	struct file *f = vma->vm_file;
+
+	c->lo = vma->vm_start;
+	c->hi = vma->vm_end;
+	c->obj.where = CMON_FRAME_MAPPED;
+	if (!f)
+		return 0;
+	c->obj.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	c->obj.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	c->obj.base = vma->vm_start - (vma->vm_pgoff << 12); /* x86-64's 4 KiB pages */
+	return 0;
+}
+
+/* Frame I's mapping (one lookup per run of frames in the same one). */
+static long frame_obj_step(__u64 i, void *data)
+{
+	struct frame_objs_ctx *c = data;
+	__u64 ip;
+
+	if (i >= c->rec->n || i >= CMON_STACK_MAX)
+		return 1;
+	ip = c->rec->ips[i & (CMON_STACK_MAX - 1)];
+	if (ip < c->lo || ip >= c->hi) {
+		c->lo = c->hi = 0;
+		__builtin_memset(&c->obj, 0, sizeof(c->obj));
+		if (bpf_find_vma(c->task, ip, frame_vma, c, 0) == -2 /* -ENOENT */)
+			c->obj.where = CMON_FRAME_UNMAPPED;
+	}
+	c->rec->objs[i & (CMON_STACK_MAX - 1)] = c->obj;
+	return 0;
+}
+
+/* REC's frames' files, while the process and its mappings are there. */
+static __always_inline void frame_objs(struct cmon_stack_rec *rec)
+{
+	struct frame_objs_ctx c = { .rec = rec, .task = bpf_get_current_task_btf() };
+
+	__builtin_memset(rec->objs, 0, sizeof(rec->objs));
+	bpf_loop(CMON_STACK_MAX, frame_obj_step, &c, 0);
+}
 
 /* --stack: the user stack at this entry, tagged (tid, TS) for its record.
  * COOKIE says whether the kernel's unwinder may already hold the return
@@ -279,6 +339,7 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 cookie, __u64 
 		n = bpf_get_stack(ctx, rec->ips, CMON_STACK_MAX * sizeof(__u64), BPF_F_USER_STACK);
 		if (n >= 16 && rec->ips[1] == ret) {
 			rec->n = (__u32)(n / 8 > CMON_STACK_MAX ? CMON_STACK_MAX : n / 8);
+			frame_objs(rec);
 			bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 			return;
 		}
@@ -291,6 +352,7 @@ static __always_inline void emit_stack(struct pt_regs *ctx, __u64 cookie, __u64 
 	n = n > 0 ? n / 8 : 1;
 	rec->ips[1] = ret;
 	rec->n = (__u32)(n + 1 > CMON_STACK_MAX ? CMON_STACK_MAX : n + 1);
+	frame_objs(rec);
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
 
@@ -413,18 +475,20 @@ int BPF_KPROBE(cmon_entry)
 		slot = go_slot(ctx, at);
 		if (!slot)
 			return 0;
-		/* Before anything is counted: a restart is no new call. */
-		if (!targ_entry_only && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {
-			ss = entry_stack(task, ctx, slot, go, func_id, st);
-			if (!ss)
-				return 0;
-		}
+	}
+	/* The stack, once for every path below: each inlined copy is walked
+	 * again by the verifier, and four of them with a typed capture plan
+	 * passed its million instructions.  Before anything is counted: a Go
+	 * restart is no new call; without memory (counted) a call under
+	 * --focus cannot be placed, others still count as calls. */
+	if (!targ_entry_only || targ_focus) {
+		ss = entry_stack(task, ctx, slot, go, func_id, st);
+		if (!ss && (go || targ_focus))
+			return 0;
 	}
 	if (targ_focus) {
 		/* Inside a focus function (any depth, recursion counted), or
 		 * entering one; else nothing happens here. */
-		if (!ss)
-			ss = entry_stack(task, ctx, slot, go, func_id, st);
 		if (!ss)
 			return 0;
 		if (!focus_enter(ss, cookie, targ_max_depth, &fflags)) {
@@ -438,13 +502,31 @@ int BPF_KPROBE(cmon_entry)
 	else if (st && !(cookie & CMON_COOKIE_QUIET))
 		st->outside_focus++; /* in the focus, deeper than --max-depth */
 
-	/* --no-return, or a function without a return to wait for (a frame
-	 * pushed for it would only ever be abandoned). */
+	/* --no-return, or a function without a return to wait for. */
 	if (targ_entry_only || (cookie & CMON_COOKIE_NEVER_RETURNS)) {
 		struct cmon_batch *b = NULL;
 		struct cmon_call_rec *rec;
+		__u32 depth = ~0U;
 		__u64 ts = 0;
 
+		/* Never returns: its record is written now, at its depth, and
+		 * a silent frame makes its callees nest under it (let go when
+		 * the stack moves past it, as an abandoned call's). */
+		if (ss && !targ_entry_only) {
+			depth = ss->depth;
+			fr = cookie & CMON_COOKIE_NO_FRAME ? NULL : shadow_stack_reserve(ss);
+			if (fr) {
+				fr->slot = slot;
+				fr->func_id = func_id;
+				fr->flags = fflags | CMON_FRAME_QUIET;
+				fr->tid = (__u32)bpf_get_current_pid_tgid();
+				fr->step_ns = 0;
+				fr->child_ns = 0;
+				fr->ts = bpf_ktime_get_ns();
+				focus_push(ss, fflags);
+				shadow_stack_commit(ss);
+			}
+		}
 		if (fflags & CMON_FRAME_QUIET)
 			return 0;
 		if (targ_expr) {
@@ -467,10 +549,15 @@ int BPF_KPROBE(cmon_entry)
 		if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts, NULL) < 0 && st)
 			st->lost_capture++;
 		rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
-				   (cookie & CMON_COOKIE_NEVER_RETURNS ? CMON_CALL_NEVER_RETURNS : 0), ts,
-				   &b);
+				   ((cookie & CMON_COOKIE_NEVER_RETURNS) &&
+				    !(cookie & CMON_COOKIE_RETURN_UNSEEN) ? CMON_CALL_NEVER_RETURNS : 0),
+				   ts, &b);
 		if (!rec)
 			return 0;
+		if (depth != ~0U) {
+			rec->depth = depth;
+			rec->flags |= CMON_CALL_DEPTH;
+		}
 		read_args(ctx, go, rec->args);
 		if (targ_stack)
 			emit_stack(ctx, cookie, at, rec->ts_entry_ns, st);
@@ -478,8 +565,6 @@ int BPF_KPROBE(cmon_entry)
 		return 0;
 	}
 
-	if (!ss)
-		ss = entry_stack(task, ctx, slot, go, func_id, st);
 	if (!ss)
 		return 0;
 	fr = shadow_stack_reserve(ss);

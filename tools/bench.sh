@@ -30,12 +30,12 @@
 # detach perf-event uprobes one by one, ~100 ms each),
 # BENCH_ATTACH_BPFTRACE_1000=1 (bpftrace on 1,000 functions too: about two
 # minutes a run).  BENCH_SECTIONS (default "trace profile capture consumer
-# latency probes redis attach python quiet") picks the sections to run
+# latency probes redis attach python quiet budget") picks the sections to run
 # (consumer: records written a second and lost at a flat-out loop, per format
 # and for capture, with and without the spool, BENCH_CONSUMER_RUNS (default 3)
 # runs; probes: USDT sites and --focus; redis: redis-server's CPU per request
 # under cmon and bpftrace; python: --py's cost; quiet: test_latency's timing
-# checks).  Under 15 minutes on 2 CPUs with the defaults, where single-stepping costs ~10 us.
+# checks; budget: the agent's overhead budget).  Under 15 minutes on 2 CPUs with the defaults, where single-stepping costs ~10 us.
 set -u
 # shellcheck source=tools/bench/lib.sh
 . "$(dirname "$0")/bench/lib.sh"
@@ -46,7 +46,7 @@ N=${BENCH_CALLS:-1000000}
 N_SLOW=${BENCH_CALLS_SLOW:-100000}
 RUNS=${BENCH_RUNS:-5}
 THREADS=${BENCH_THREADS:-4}
-SECTIONS=${BENCH_SECTIONS:-trace profile capture consumer latency probes redis attach python quiet}
+SECTIONS=${BENCH_SECTIONS:-trace profile capture consumer latency probes redis attach python quiet budget}
 PROFILE_RUNS=${BENCH_PROFILE_RUNS:-$RUNS}
 CAPTURE_RUNS=${BENCH_CAPTURE_RUNS:-$RUNS}
 ATTACH_RUNS=${BENCH_ATTACH_RUNS:-3}
@@ -62,7 +62,7 @@ for v in "$N" "$N_SLOW" "$RUNS" "$THREADS" "$PROFILE_RUNS" "$CAPTURE_RUNS" "$ATT
 done
 case $ATTACH_SLOW_RUNS in '' | *[!0-9]*) die "BENCH_ATTACH_SLOW_RUNS must be an integer" ;; esac
 for s in $SECTIONS; do
-	case $s in trace | profile | capture | consumer | latency | probes | redis | attach | python | quiet) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
+	case $s in trace | profile | capture | consumer | latency | probes | redis | attach | python | quiet | budget) ;; *) die "BENCH_SECTIONS: unknown section $s" ;; esac
 done
 section() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -325,6 +325,9 @@ finish() {
 	section python && run_section "Python functions (--py)" tools/bench/bench_python.py \
 		BENCH_RUNS="$RUNS"
 	section quiet && run_section "Timings checked on a quiet machine" tools/bench/bench_quiet.sh
+	# budget: the agent's `budget: 1%` (issue 26), BENCH_BUDGET_RUNS (default 3) runs
+	section budget && run_section "The overhead budget" tools/bench/bench_budget.py \
+		BENCH_RUNS="${BENCH_BUDGET_RUNS:-3}"
 	goals_table
 	echo
 	echo "Total benchmark time: $(($(date +%s) - START)) s."

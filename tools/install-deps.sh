@@ -14,7 +14,7 @@ if [ "$group" = check ]; then
 fi
 pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
 zlib1g-dev liblzma-dev libiberty-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
-libcurl4-openssl-dev libsqlite3-dev libjansson-dev liblz4-dev"
+libcurl4-openssl-dev libsqlite3-dev libjansson-dev liblz4-dev libdebuginfod-dev"
 case "$group" in
 bench) # bcc compiles against kernel headers: without the running kernel's,
 	# bench_profile.sh builds a tree from Debian's linux-headers-amd64
@@ -29,9 +29,18 @@ test) # chromium: test_report.py renders the HTML report headless; pandas:
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); xz packs
 	# the unit tests' MiniDebugInfo fixture (not in a minimal Debian); rustc
-	# (1.63) builds test_rust.py's programs
+	# (1.63) builds test_rust.py's programs; libc6-dbg names the implementations
+	# libc's IFUNCs pick (local symbols: test_programs.py); debuginfod serves
+	# split debug files, podman/runc/conmon/debootstrap run containers
+	# (test_debuginfod.py, test_containers.py); clickhouse-server takes the
+	# records of test_clickhouse.py; python3-yaml reads the DaemonSet of
+	# test_fleet.py; qemu and busybox boot Debian's own older kernel for
+	# tests/kernels/run.sh
 	pkgs="$pkgs prometheus python3-numpy python3-pandas chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
-xz-utils rustc" ;;
+xz-utils rustc libc6-dbg debuginfod podman runc conmon debootstrap python3-yaml clickhouse-server
+qemu-system-x86 busybox-static" ;;
+fuzz) # `make fuzz`: clang's libFuzzer and sanitizer runtimes
+	pkgs="$pkgs libclang-rt-14-dev" ;;
 esac
 missing=
 for p in $pkgs; do

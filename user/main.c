@@ -12,10 +12,12 @@
 #include <unistd.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/fetch_view.h"
 #include "core/log.h"
 #include "proc/launch.h"
 #include "probe/attach.h"
 #include "event/tracer.h"
+#include "probe/host.h"
 #include "output/callgroup.h"
 #include "output/writer.h"
 
@@ -42,6 +44,7 @@ static const struct command {
 	{ "rm", cmd_rm, "remove capture stores (refuses anything that is not one)" },
 	{ "stats", cmd_stats, "compare the calls of several stores: mean, spread, significant digits" },
 	{ "diff", cmd_diff, "two stores' latency per function: p50/p90/p99, RSS, beyond the noise?" },
+	{ "host", cmd_host, "what this host's kernel can do for cmon, and its probe costs" },
 	{ "help", cmd_help, "this text" },
 	{ "version", cmd_version, "print the version" },
 };
@@ -94,7 +97,8 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	/* The environment is read here, not by the modules below. */
 	if (getenv("CMON_NO_UPROBE_MULTI"))
-		uprobe_multi__disable();
+		host__deny(HOST_UPROBE_MULTI, "denied by CMON_NO_UPROBE_MULTI");
+	host__deny_list(getenv("CMON_HOST_DENY"), "CMON_HOST_DENY");
 	if (getenv("CMON_NO_STAGING"))
 		tracer__disable_staging();
 	if (getenv("CMON_VIEW_HOLD_MAX") && atol(getenv("CMON_VIEW_HOLD_MAX")) > 0)
@@ -105,6 +109,9 @@ int main(int argc, char **argv)
 		tracer__always_spool();
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR")) /* no-color.org: set, not empty */
 		writer__no_color();
+	/* Whether debuginfod is on (libdebuginfod reads its variables itself:
+	 * elf/debuginfod.h). */
+	cmon_debuginfod_urls = getenv("DEBUGINFOD_URLS");
 	if (argc < 2) {
 		cmd_help(argc, argv);
 		return CMON_EXIT_USAGE;

@@ -164,6 +164,8 @@ struct cmon_process {
 	const char *comm;       /* last name seen; "" unknown */
 	uint64_t first_ts_ns, last_ts_ns;
 	uint64_t calls;
+	const char *cgroup;     /* capture --cgroup/--container: its cgroup v2 path;
+				 * NULL: none named */
 };
 
 /* Every process that made a traced call, by pid. */

@@ -9,7 +9,7 @@ import subprocess
 import time
 import urllib.request
 
-from cmonlib import HANG, CMON, check, read_text, tmpdir
+from cmonlib import HANG, CMON, SLOW, check, read_text, tmpdir
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -76,11 +76,14 @@ class Agent:
     """`cmon agent --spec SPEC --listen 127.0.0.1:0`, stderr to a file; the
     port it got is read from its "ready" line."""
 
-    def __init__(self, spec_path, extra=()):
+    def __init__(self, spec_path, extra=(), exe=None, prefix=()):
+        """EXE: a cmon-agent executable to run instead of `cmon agent`.
+        PREFIX: a command that execs the agent (setpriv ...): same pid."""
         self.err_path = os.path.join(tmpdir(), "agent-%d.err" % time.monotonic_ns())
         with open(self.err_path, "wb") as err:
-            self.p = subprocess.Popen([CMON, "agent", "--spec", spec_path, "--listen",
-                                       "127.0.0.1:0"] + list(extra),
+            self.p = subprocess.Popen(list(prefix) + ([exe] if exe else [CMON, "agent"]) +
+                                      ["--spec", spec_path, "--listen", "127.0.0.1:0"] +
+                                      list(extra),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=err)
         self.pid = self.p.pid
@@ -126,7 +129,7 @@ class Agent:
 
     def wait_probes(self, want, timeout=HANG):
         """Until the probes are exactly WANT ({name: state}); returns them."""
-        end = time.monotonic() + timeout
+        end = time.monotonic() + timeout * SLOW
         got = None
         while time.monotonic() < end:
             got = self.probes()
@@ -139,7 +142,7 @@ class Agent:
 
     def wait_metric(self, name, expected, timeout=HANG, **labels):
         """Until the one sample NAME{LABELS} equals EXPECTED."""
-        end = time.monotonic() + timeout
+        end = time.monotonic() + timeout * SLOW
         v = None
         while time.monotonic() < end:
             s = series(self.metrics(), name, **labels)
@@ -157,7 +160,7 @@ class Agent:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
         try:
-            return self.p.wait(timeout)
+            return self.p.wait(timeout * SLOW)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()

@@ -29,18 +29,21 @@ def _build_dir():
 
 
 OUT = _build_dir()
+# Every wait of these helpers is multiplied by this (tests/kernels/run.sh:
+# an emulated guest is ~10-30x slower than its host).
+SLOW = float(os.environ.get("CMON_IT_TIME_SCALE") or 1)
 CMON = os.path.abspath(os.environ.get("CMON") or os.path.join(OUT, "cmon"))
 TARGETS = os.path.join(OUT, "targets")
 
 COLUMNS = ["ts_ns", "pid", "tid", "comm", "func", "depth", "arg0", "arg1", "arg2",
-           "arg3", "arg4", "arg5", "ret", "latency_ns", "rss_entry", "rss_exit",
+           "arg3", "arg4", "arg5", "ret", "latency_ns", "latency_lt_ns", "rss_entry", "rss_exit",
            "vms_entry", "vms_exit", "status", "module"]
 STRING_COLUMNS = {"comm", "func", "status", "module"}
 # CSV of typed values (DWARF): no registers, "ret" as the function's type
 TYPED_COLUMNS = [c for c in COLUMNS if not (c.startswith("arg") and c[3:].isdigit())]
 # the long CSV: a row per value
 LONG_COLUMNS = ["call", "ts_ns", "pid", "tid", "comm", "func", "depth", "latency_ns",
-                "rss_entry", "rss_exit", "vms_entry", "vms_exit", "status", "module", "name",
+                "latency_lt_ns", "rss_entry", "rss_exit", "vms_entry", "vms_exit", "status", "module", "name",
                 "value"]
 MiB = 1 << 20
 # A bound that only guards against a hang: a test waits for a condition
@@ -59,6 +62,48 @@ CXX_OUT = "sum=309 caught=3\n"
 
 class Skip(Exception):
     """Raised by a test that cannot run here (the runner reports it as skipped)."""
+
+
+# ---------------------------------------------------------------- the host
+
+_HOST = None
+
+
+def host():
+    """What this host can do, as `cmon host --json` says (run.py asks once a
+    run and passes the file in CMON_HOST_JSON; CMON_HOST_DENY is honoured)."""
+    global _HOST
+    if _HOST is None:
+        path = os.environ.get("CMON_HOST_JSON")
+        if path and os.path.exists(path):
+            with open(path) as f:
+                _HOST = json.load(f)
+        else:
+            res = subprocess.run([CMON, "host", "--json"], capture_output=True, text=True,
+                                 timeout=120)
+            if res.returncode != 0:
+                raise AssertionError("cmon host --json: %s" % res.stderr.strip())
+            _HOST = json.loads(res.stdout)
+    return _HOST
+
+
+def need(*features):
+    """Skip the calling test, by the feature's name and the host's reason,
+    where this host lacks a feature (cmon host's names: hw_breakpoint, ...)."""
+    feats = host()["features"]
+    for name in features:
+        f = feats[name]  # a KeyError names a feature cmon does not know
+        if not f["have"]:
+            raise Skip("host has no %s (%s)" % (name, f["why"]))
+
+
+def needs(*features):
+    """Decorator: the test needs these host features (checked by run.py before
+    it runs, as need() would)."""
+    def mark(fn):
+        fn.needs = tuple(getattr(fn, "needs", ())) + features
+        return fn
+    return mark
 
 
 # ---------------------------------------------------------------- asserts
@@ -224,10 +269,10 @@ class Result:
 def run(cmd, timeout=HANG, input=None, **kw):
     """Run CMD; returns (exit code, stdout, stderr) as text."""
     try:
-        p = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout,
+        p = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout * SLOW,
                            text=True, errors="surrogateescape", **kw)
     except subprocess.TimeoutExpired:
-        raise AssertionError("%s did not finish within %ss" % (" ".join(cmd), timeout))
+        raise AssertionError("%s did not finish within %ss" % (" ".join(cmd), timeout * SLOW))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -292,7 +337,7 @@ class Background:
 
     def wait(self, timeout=HANG):
         try:
-            return self.p.wait(timeout)
+            return self.p.wait(timeout * SLOW)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()
@@ -375,9 +420,14 @@ def proc_status(pid, key):
 # ---------------------------------------------------------------- BPF objects
 
 def _bpftool(*args):
-    code, out, err = run(["bpftool", "-j"] + list(args), timeout=HANG)
-    check(code == 0, "bpftool %s failed: %s" % (" ".join(args), err.strip()))
-    return json.loads(out or "[]")
+    # A listing fails, saying nothing, when a link it found goes before it
+    # reads it (other processes' probes come and go): asked again.
+    for _ in range(5):
+        code, out, err = run(["bpftool", "-j"] + list(args), timeout=HANG)
+        if code == 0:
+            return json.loads(out or "[]")
+        time.sleep(0.05)
+    check(False, "bpftool %s failed: %s" % (" ".join(args), err.strip()))
 
 
 def bpf_snapshot():
@@ -454,7 +504,7 @@ def assert_no_leak(before, timeout=HANG, what="cmon"):
     released when their fd closes, programs soon after).  Objects held open
     only by processes outside this test's session belong to somebody else
     (another cmon running on the machine) and are ignored."""
-    end = time.monotonic() + timeout
+    end = time.monotonic() + timeout * SLOW
     while True:
         new = {k: v for k, v in bpf_snapshot().items() if k not in before}
         if new:
@@ -473,7 +523,7 @@ def assert_no_leak(before, timeout=HANG, what="cmon"):
 
 def assert_gone(keys, timeout=HANG, what="cmon's links and programs"):
     """The BPF objects KEYS (from held_by) must disappear within TIMEOUT."""
-    end = time.monotonic() + timeout
+    end = time.monotonic() + timeout * SLOW
     while True:
         left = sorted(v[0] for k, v in bpf_snapshot().items() if k in keys)
         if not left:

@@ -1,20 +1,25 @@
 #!/usr/bin/python3
 """Runs cmon's integration tests.
 
-    python3 tests/integration/run.py [-v] [-k] [NAME...]
+    python3 tests/integration/run.py [-v] [--exact] [NAME...]
 
 Every function test_* of tests/integration/test_*.py is one test (a NAME
-argument keeps the tests whose name contains it).  Each runs in its own
+argument keeps the tests whose name contains it; with --exact, whose name
+is NAME or MODULE.NAME).  Each runs in its own
 process group with a timeout; whatever it leaves running is killed after it.
-One line per test on stdout, then "N passed, N failed[, N skipped]"; the exit
-status is 1 if any failed.  Failure tracebacks go to stderr with -v, and
+One line per test on stdout, then each skipped test with its reason, the
+duration, and "N passed, N failed, N skipped"; the exit status is 1 if any
+failed.  A test names the host features it needs (cmonlib.needs, or a
+module's NEEDS list): where `cmon host` says one is missing, it is skipped
+with the host's reason.  Failure tracebacks go to stderr with -v, and
 always to $CMON_IT_LOG (default $OUT/integration.log).
 
 Environment: OUT (build folder, default "build"), CMON (default $OUT/cmon),
 CMON_IT_TIMEOUT (seconds per test, default 1800: only a guard against a
 hang; a test waits for conditions, never for a speed, and passes on a busy
 2-CPU machine), CMON_IT_LOG (default $OUT/integration.log: two suites run
-side by side, from two clones, keep their own).
+side by side, from two clones, keep their own), CMON_IT_SUFFIX (appended to
+each test's name: tests/kernels/run.sh's "@KERNEL").
 """
 import importlib
 import json
@@ -51,7 +56,10 @@ def run_one(modname, funcname, result_path):
     try:
         if os.geteuid() != 0:
             raise cmonlib.Skip("needs root (probes really attach)")
-        getattr(importlib.import_module(modname), funcname)()
+        mod = importlib.import_module(modname)
+        fn = getattr(mod, funcname)
+        cmonlib.need(*(tuple(getattr(mod, "NEEDS", ())) + tuple(getattr(fn, "needs", ()))))
+        fn()
     except cmonlib.Skip as e:
         verdict = {"status": "skip", "reason": str(e), "detail": ""}
     except BaseException as e:  # noqa: a test may raise anything
@@ -62,6 +70,10 @@ def run_one(modname, funcname, result_path):
         verdict = {"status": "fail", "reason": msg, "detail": traceback.format_exc()}
     with open(result_path, "w") as f:
         json.dump(verdict, f)
+
+
+def duration(s):
+    return "%dm%02ds" % (s // 60, s % 60)
 
 
 def kill_group(pgid):
@@ -85,14 +97,32 @@ def main(argv):
     counts = {}
     for _, f in tests:
         counts[f] = counts.get(f, 0) + 1
-    if names:
+    if names and "--exact" in argv:
+        tests = [t for t in tests if any(n == t[1] or n == "%s.%s" % t for n in names)]
+        missing = [n for n in names if not any(n == t[1] or n == "%s.%s" % t for t in tests)]
+        if missing:
+            sys.stderr.write("no such test: %s\n" % " ".join(missing))
+            return 2
+    elif names:
         tests = [t for t in tests if any(n in t[1] or n in "%s.%s" % t for n in names)]
+    suffix = os.environ.get("CMON_IT_SUFFIX", "")
 
     passed = failed = skipped = 0
+    skips = []
     suite_start = time.monotonic()
+    # What the host can do, asked once (each test reads it: cmonlib.host).
+    host_json = tempfile.NamedTemporaryFile(prefix="cmon-host-", suffix=".json", delete=False)
+    res = subprocess.run([os.environ.get("CMON") or os.path.join(os.environ.get("OUT", "build"),
+                                                                   "cmon"), "host", "--json"],
+                         stdout=host_json, stderr=subprocess.PIPE, text=True)
+    host_json.close()
+    if res.returncode == 0:
+        os.environ["CMON_HOST_JSON"] = host_json.name
+    else:
+        sys.stderr.write("cmon host --json failed: %s\n" % res.stderr.strip())
     log = open(log_path, "w")
     for modname, funcname in tests:
-        label = funcname if counts[funcname] == 1 else "%s.%s" % (modname, funcname)
+        label = (funcname if counts[funcname] == 1 else "%s.%s" % (modname, funcname)) + suffix
         tmp = tempfile.mkdtemp(prefix="cmon-it-")
         result_path = os.path.join(tmp, ".result.json")
         out_path = os.path.join(tmp, ".output")
@@ -131,6 +161,7 @@ def main(argv):
             print("ok   %s (%.1fs)" % (label, elapsed), flush=True)
         elif verdict["status"] == "skip":
             skipped += 1
+            skips.append((label, verdict["reason"]))
             print("skip %s: %s" % (label, verdict["reason"]), flush=True)
         else:
             failed += 1
@@ -141,13 +172,13 @@ def main(argv):
             if verbose:
                 sys.stderr.write(detail)
     log.close()
+    os.unlink(host_json.name)
     if failed:
         sys.stderr.write("failure details: %s\n" % log_path)
-    print("integration tests took %.0f s" % (time.monotonic() - suite_start), flush=True)
-    line = "%d passed, %d failed" % (passed, failed)
-    if skipped:
-        line += ", %d skipped" % skipped
-    print(line, flush=True)
+    for label, reason in skips:
+        print("skipped %s: %s" % (label, reason))
+    print("integration tests took %s" % duration(time.monotonic() - suite_start))
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped), flush=True)
     return 1 if failed else 0
 
 

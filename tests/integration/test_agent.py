@@ -913,3 +913,21 @@ def test_agent_usage_errors():
     os.mkfifo(fifo)
     code, out, err = run([CMON, "agent", "--check", "--spec", fifo], timeout=HANG)
     eq((code, err), (1, "cmon: %s: not a regular file\n" % fifo), "--check --spec FIFO")
+
+
+def test_agent_stripped_target_library_function():
+    """A stripped executable is a target for its libraries' functions: its
+    processes' writes counted, not another program's (the probe was in
+    error: "no symbol table")."""
+    app = target("calls_stripped")
+    spec = tmpfile("stripped.yaml")
+    write_spec(spec, [count_probe("w", app, func="libc.so.6:write")])
+    a = Agent(spec).wait_ready()
+    try:
+        a.wait_probes({"w": "applied"})
+        for n in (5, 6, 7):
+            loop(app, n)  # one line: one write
+        loop(target("calls"), 8)
+        a.wait_metric("cmon_w_calls_total", 3, probe="w")
+    finally:
+        eq(a.stop(), 0, "agent exit status")

@@ -125,6 +125,44 @@ def test_binary_mode_pie():
     assert_no_leak(before)
 
 
+def test_binary_mode_stripped_program_libraries():
+    """A stripped executable (no .symtab, nothing of its own in .dynsym) is a
+    --binary target for the functions of its libraries: its processes' calls
+    to libc's write, typed from libc's DWARF, not those of another program
+    calling it (cmon refused it: "no symbol table").  One of its own
+    functions: one line, stripped."""
+    before = bpf_snapshot()
+    exe = target("calls_stripped")
+    bg = trace_bg(["libc.so.6:write"], ["--binary", exe])
+    try:
+        bg.wait_attached()
+        pids = []
+        for _ in range(2):
+            p = subprocess.Popen([exe, "calls"], stdout=subprocess.PIPE)
+            out = p.communicate(timeout=30)[0].decode()
+            eq((p.returncode, out), (0, CALLS_OUT), "calls_stripped run")
+            pids.append(p.pid)
+        p = subprocess.run([target("calls"), "calls"], capture_output=True, text=True,
+                           timeout=30)
+        eq(p.stdout, CALLS_OUT, "calls run")
+        time.sleep(0.1)
+        bg.signal(signal.SIGINT)
+        eq(bg.wait(5), 0, "cmon exit status after SIGINT (%s)" % bg.stderr.strip())
+    finally:
+        bg.kill()
+    rows = parse_csv(read_text(bg.out_path))
+    # one line a write: calls makes stdout line-buffered
+    eq(sorted((r["pid"], r["func"], r["module"], r["comm"], r["typed"]["args.fd"],
+               r["typed"]["args.nbytes"], r["typed"]["retval"], r["status"]) for r in rows),
+       sorted((pid, "write", "libc.so.6", "calls_stripped", "1", str(len(line) + 1),
+               str(len(line) + 1), "ok") for pid in pids for line in CALLS_OUT.splitlines()),
+       "write records: 4 a run of calls_stripped, none of calls")
+    assert_no_leak(before)
+    code, out, err = cmon(["trace", "--binary", exe, "--func", "add"])
+    eq((code, out, err), (1, "", "cmon: no function matches 'add' in %s: %s has no symbol "
+                                 "table (stripped)\n" % (exe, exe)), "its own function")
+
+
 def test_binary_stripped_library_function():
     """--binary on a stripped program (every distribution binary is) with a
     function of its libraries: probed in libc, recorded for the processes

@@ -125,6 +125,26 @@ def typed_line(text):
     raise AssertionError("no %r in typed.c" % text)
 
 
+def test_stripped_program_dynsym_functions():
+    """A stripped executable that exports its functions (-rdynamic): the
+    ones its .dynsym names are probed, raw (no DWARF), as in the unstripped
+    build."""
+    before = bpf_snapshot()
+    binary = target("calls_stripped_dynsym")
+    out = tmpfile("dynsym.json")
+    code, _, err = cmon(["trace", "-F", "json", "-o", out, "--func", "add", "--func", "negate",
+                         "--", binary, "calls"])
+    eq(code, 0, "cmon trace (%s)" % err.strip())
+    recs = [json.loads(l) for l in read_text(out).splitlines()]
+    eq([(r["func"], r["module"], r["arg0"], r["arg1"], r["ret"], r["status"], "args" in r)
+        for r in recs],
+       [("add", "calls_stripped_dynsym", 2, 3, 5, "ok", False),
+        ("add", "calls_stripped_dynsym", 2**32 - 7, 4, 2**32 - 3, "ok", False),
+        ("negate", "calls_stripped_dynsym", 1234567890123, recs[2]["arg1"], -1234567890123,
+         "ok", False)], "records")
+    assert_no_leak(before)
+
+
 def test_fully_stripped_program_fails_in_one_line():
     """No .symtab, no .gnu_debugdata, no DWARF: one line saying the program
     is stripped (it said only "no function matches" when the program was

@@ -323,3 +323,41 @@ def test_followed_map_walked_only_when_it_changes():
     walks = read_text(log).count("BPF_MAP_GET_NEXT_KEY")
     check(walks <= 6, "map walk steps (a key found or the end), %d: expected a walk at the "
           "start and one at the exit, not one a poll" % walks)
+
+
+def test_no_left_running_note_for_children_waited_for():
+    """A shell that ran three children one after the other, each waited
+    for, left nothing running.  Under a wide library glob (a child's links
+    take long to attach) the count of followed processes was taken before
+    the shell was reaped, and cmon said "sh exited; following the 2
+    processes it left running" (the shell itself and a child it had
+    already waited for)."""
+    res = trace(["libc.so.6:*"], launch=["/bin/sh", "-c", "/bin/true; /bin/true; /bin/true"],
+                extra=["--raw"], timeout=300)
+    eq(res.code, 0, "exit status (%s)" % res.stderr[-400:])
+    eq([l for l in res.stderr.splitlines() if "left running" in l], [],
+       "notes of processes left running")
+    eq(summary_forks(res.stderr), 3, "children followed")
+
+
+def summary_forks(err):
+    for line in err.splitlines():
+        if line.startswith("cmon: children followed: "):
+            return int(line.split(":")[2])
+    return None
+
+
+def test_focus_holds_in_a_child_forked_inside_it():
+    """--focus forker: a child forked inside forker() is inside it too
+    until it returns from it: its f(400..402) are recorded, its f(500)
+    after the return is not, nor the parent's f(100..102) after forker.
+    The child recorded nothing (its shadow stack started empty)."""
+    res = trace(["f"], launch=[target("forks"), "focusfork"], extra=["--focus", "forker"])
+    eq((res.code, res.stdout), (0, "child sum 2406\nparent sum 606\n"),
+       "exit status and output (%s)" % res.stderr)
+    child = {r["pid"] for r in res.rows}
+    eq(len(child), 1, "one process's records: %r" % res.rows)
+    eq([(r["arg0"], r["ret"], r["status"], r["depth"]) for r in res.rows],
+       [(400 + i, 2 * (400 + i), "ok", 1) for i in range(3)],
+       "the child's calls inside forker: (arg0, ret, status, depth)")
+    eq(res.summary()["table"]["f"], (3, 3, 0), "f: calls, written, lost")

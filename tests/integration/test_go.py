@@ -3,7 +3,11 @@ grow (and are copied) while traced calls are pending, moving between
 threads.  Every call is one record, paired per goroutine, with arguments
 and the result read from Go's registers, the string argument as text, and
 the program unchanged."""
-from cmonlib import check, eq, run, target, trace
+import signal
+import subprocess
+
+from cmonlib import (check, eq, parse_json_lines, read_text, run, summary, target, trace,
+                     trace_bg)
 from test_profile import by_func, final_rows, parse_profile_json, profile
 
 GO_OUT = "[138 141 144 147 150 153 156 159]\n15\n"
@@ -65,3 +69,78 @@ def test_go_slice_shown_as_its_elements():
     eq(res.stdout, GO_OUT, "program output")
     eq([(dict(r["args"]), r["ret"]) for r in res.rows], [({"xs": [4, 5, 6]}, 15)],
        "sum([]int{4, 5, 6}): the slice's elements, and its result")
+
+
+def pending_rows(rows):
+    return sorted((r["func"], r["status"], dict(r["args"])["i"], r["depth"]) for r in rows)
+
+
+def test_go_calls_pending_at_exit_are_noreturn():
+    """Five goroutines blocked in main.block when the program exits: five
+    `noreturn` records, as a C thread's pending calls are.  Frames on a
+    goroutine's stack (keyed by its g, not a thread) were let go unwritten
+    and uncounted: "5 calls, 0 written, 0 lost"."""
+    res = trace(["main.block"], launch=[target("gopending"), "block", "5"], fmt="json")
+    eq((res.code, res.stdout), (0, "blocked 5\n"), "exit status and output (%s)"
+       % res.stderr.strip())
+    eq(pending_rows(res.rows), [("main.block", "noreturn", i, 0) for i in range(5)],
+       "(func, status, i, depth) of each record")
+    eq(res.summary()["table"]["main.block"], (5, 5, 0), "main.block calls, written, lost")
+
+
+def test_go_calls_pending_at_detach_are_noreturn():
+    """-p: the trace ends (SIGINT) while five goroutines wait in
+    main.block: each is written `noreturn`, as pending calls of the
+    process's threads are."""
+    p = subprocess.Popen([target("gopending"), "block", "5", "wait"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        eq(p.stdout.readline(), "ready %d\n" % p.pid, "target's first line")
+        # --raw: no typed captures, whose verification takes long here
+        bg = trace_bg(["main.block"], ["-p", str(p.pid)], fmt="json", extra=["--raw"])
+        try:
+            bg.wait_attached()
+            p.stdin.write("\n")
+            p.stdin.flush()
+            eq(p.stdout.readline(), "blocked 5\n", "target's second line")
+            bg.signal(signal.SIGINT)
+            eq(bg.wait(), 0, "cmon's exit status (%s)" % bg.stderr.strip())
+        finally:
+            bg.kill()
+        rows = parse_json_lines(read_text(bg.out_path))
+        eq(sorted((r["func"], r["status"], r["arg0"], r["depth"]) for r in rows),
+           [("main.block", "noreturn", i, 0) for i in range(5)],
+           "(func, status, i, depth) of each record")
+        eq(summary(bg.stderr)["table"]["main.block"], (5, 5, 0), "main.block calls, written, lost")
+    finally:
+        p.kill()
+        p.communicate()
+
+
+def test_go_morestack_traced_too():
+    """runtime.morestack* traced beside a function whose stack grows: the
+    function restarted by newstack is the same call, not a second one
+    (main.deep had a `noreturn` record more per growth), and morestack,
+    which never returns (newstack restarts its caller on the grown stack),
+    is written at its entry and keeps no frame (main.deep(100) was written
+    at depth 1, under the morestack that grew main.main's stack).
+    """
+    n = 100
+    res = trace(["main.deep", "runtime.morestack*"],
+                launch=[target("gopending"), "deep", str(n)], fmt="json")
+    eq((res.code, res.stdout), (0, "%d\n" % (n * (n + 1) // 2)), "exit status and output (%s)"
+       % res.stderr.strip())
+    deep = [(dict(r["args"])["d"], r["status"], r["depth"], r["ret"])
+            for r in res.rows if r["func"] == "main.deep"]
+    eq(sorted(deep), [(d, "ok", n - d, d * (d + 1) // 2) for d in range(n + 1)],
+       "main.deep's records: (d, status, depth, result)")
+    table = res.summary()["table"]
+    grown = table["runtime.morestack.abi0"][0]
+    check(grown > 0, "the stack grew (morestack calls: %d)" % grown)
+    eq((table["main.deep"], table["runtime.morestack.abi0"], table["runtime.morestack_noctxt.abi0"]),
+       ((n + 1, n + 1, 0), (grown, grown, 0), (grown, grown, 0)),
+       "calls, written, lost of main.deep, morestack, morestack_noctxt")
+    st = sorted((r["func"], r["status"]) for r in res.rows if "morestack" in r["func"])
+    eq(st, sorted([("runtime.morestack.abi0", "never-returns")] * grown +
+                  [("runtime.morestack_noctxt.abi0", "never-returns")] * grown),
+       "morestack's records: it never returns (newstack restarts its caller)")

@@ -253,3 +253,26 @@ def test_spans_of_a_single_stepped_entry_nest():
     late = [(o["ts_ns"] + o["latency_ns"], i["ts_ns"] + i["latency_ns"])
             for o, i in zip(outer, inner) if i["ts_ns"] + i["latency_ns"] > o["ts_ns"] + o["latency_ns"]]
     eq(late, [], "inner ends after outer (outer end, inner end)")
+
+
+def test_latency_below_the_probe_spread_is_a_bound():
+    """add() takes a few ns, less than the probes' cost varies from call to
+    call: its calls' latencies (less the calibrated cost) read 0 as if
+    measured.  Where what is left is within the calibration's spread, the
+    record says the call took less than a bound: `latency_lt_ns` (JSON, CSV),
+    "<1.2us" (text); latency_ns stays the estimate."""
+    res = trace(["add"], launch=[target(), "loop", "1000"], fmt="json")
+    eq((res.code, res.stdout), (0, "loop sum=500500\n"), "exit status, output (%s)" % res.stderr)
+    ok = [r for r in res.rows if r["status"] == "ok"]
+    eq(len(ok), 1000, "calls")
+    bounded = [r for r in ok if r["latency_lt_ns"] is not None]
+    eq([r for r in ok if r["latency_ns"] == 0 and r["latency_lt_ns"] is None], [],
+       "a latency of 0 given as a measurement")
+    eq([r for r in bounded if not r["latency_ns"] < r["latency_lt_ns"]], [],
+       "the bound is above the estimate")
+    res = trace(["add"], launch=[target(), "loop", "1000"], fmt="text")
+    rows = [l for l in res.text.splitlines()[1:] if " add " in l]
+    eq(len(rows), 1000, "text rows")
+    eq([l for l in rows if re.search(r"\s0ns\s", l)], [], "text: 0ns given as a measurement")
+    check(all(re.search(r"\s(?:<)?[0-9.]+(?:ns|us|ms|s)\s", l) for l in rows),
+          "text: a latency or a bound such as <1.2us in each row: %r" % rows[:3])

@@ -85,6 +85,9 @@ def test_launch_json():
         for k, v in r.items():
             if k in ("comm", "func", "status", "module"):
                 check(isinstance(v, str), "%s is not a string in %r" % (k, r))
+            elif k == "latency_lt_ns":  # a bound, when latency_ns is not a measurement
+                check(v is None or (type(v) is int and v > r["latency_ns"]),
+                      "%s is neither null nor a bound in %r" % (k, r))
             elif k not in ("args", "retval"):
                 check(type(v) is int, "%s is not an integer in %r" % (k, r))
     check_calls_rows(res.rows)
@@ -173,9 +176,24 @@ def test_exit_inside_traced_function():
     eq([r["func"] for r in res.rows], ["add", "exit_inside"], "records")
     a, e = res.rows
     eq((a["arg0"], a["arg1"], a["ret"], a["status"]), (5, 5, 10, "ok"), "add(5,5)")
-    eq((e["arg0"], e["status"], e["ret"], e["depth"]), (9, "never-returns", None, None),
-       "exit_inside(9)")
+    eq((e["arg0"], e["status"], e["ret"], e["depth"]), (9, "never-returns", None, 0),
+       "exit_inside(9): no traced call pending under it")
     eq(res.summary()["lost"], 0, "events lost")
+
+
+def test_never_returning_function_has_its_depth():
+    """fail() leaves only by longjmp (no ret: it never returns normally, so
+    its record is written at its entry): the record carries its depth, and
+    its callee nests under it.  It had no depth, and leaf(7) was written
+    at depth 1, beside it."""
+    res = trace(["guarded", "fail", "leaf"], launch=[target(), "fail"], fmt="json")
+    eq((res.code, res.stdout), (0, "guarded=101\n"), "exit status and output (%s)"
+       % res.stderr.strip())
+    got = [(r["func"], r["arg0"], r["status"], r["ret"], r["depth"])
+           for r in sorted(res.rows, key=lambda r: r["ts_ns"])]
+    eq(got, [("guarded", 7, "ok", 101, 0), ("fail", 7, "never-returns", None, 1),
+             ("leaf", 7, "ok", 8, 2), ("leaf", 100, "ok", 101, 1)],
+       "(func, arg0, status, ret, depth) in entry order")
 
 
 def test_no_return():

@@ -11,8 +11,8 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (CMON, HANG, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq, read_text,
-                     target, tmpfile, trace)
+from cmonlib import (CMON, HANG, Background, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq,
+                     parse_csv, read_text, target, tmpfile, trace)
 
 
 def test_launcher_calls_not_recorded():
@@ -172,3 +172,33 @@ def test_ctrl_c_while_loading():
     eq(read_text(prog_out), "", "the program never ran")
     check(not os.path.exists(out), "the output file cmon made is removed")
     assert_no_leak(before)
+
+
+def test_thread_exec_new_program_traced():
+    """A thread other than the main one execs a new program (this one
+    again, which waits for a line before it calls getppid() three times):
+    the new program's library calls are recorded.  The process's
+    pid-filtered links held the old leader (gone with its mm), and nothing
+    of the new program was recorded."""
+    out = tmpfile("texec.csv")
+    bg = Background(["trace", "-F", "csv", "-o", out, "--func", "libc.so.6:getppid", "--",
+                     target(), "thread_exec_self", "ppid"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        eq(bg.p.stdout.readline(), b"main\n", "first line")
+        line = bg.p.stdout.readline().decode()
+        check(line.startswith("ready "), "the new program's first line: %r" % line)
+        pid = int(line.split()[1])
+        note = ("cmon: warning: process %d ran a new program from thread " % pid)
+        while note not in bg.stderr:  # its probes are attached again
+            check(bg.p.poll() is None, "cmon exited: %s" % bg.stderr)
+            time.sleep(0.01)
+        bg.p.stdin.write(b"\n")
+        bg.p.stdin.close()
+        eq(bg.p.stdout.read(), b"ppid=1\n", "the new program's output")
+        eq(bg.wait(), 0, "exit status (%s)" % bg.stderr)
+    finally:
+        bg.kill()
+    rows = parse_csv(read_text(out))
+    eq([(r["pid"], r["func"], r["status"]) for r in rows], [(pid, "getppid", "ok")] * 3,
+       "the new program's calls (pid, func, status)")

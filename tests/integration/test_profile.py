@@ -14,10 +14,11 @@ from cmonlib import (HANG, MiB, Background, WaitTarget, assert_no_leak, bpf_snap
 PROFILE_CSV = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
                "noreturn", "lost", "total_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns",
                "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist",
-               "arg_out_of_range", "filtered", "ts_ns"]
+               "arg_out_of_range", "filtered", "latency_spread_ns", "ts_ns"]
 PROFILE_JSON = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
                 "noreturn", "lost", "total_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns",
-                "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist", "ts_ns"]
+                "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist",
+                "latency_spread_ns", "ts_ns"]
 LAT_KEYS = ["min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 
@@ -504,3 +505,23 @@ def test_profile_bad_input():
         eq(code, status, "exit status of cmon %s" % " ".join(args))
         eq(out, "", "stdout of cmon %s (nothing ran)" % " ".join(args))
     assert_no_leak(before)
+
+
+def test_profile_figures_below_the_probe_spread_are_bounds():
+    """add() takes a few ns, less than the probes' cost varies: its MIN read
+    "0ns" as if measured.  A figure within the calibration's spread of
+    nothing is shown as a bound ("<120ns"); JSON and CSV rows carry that
+    spread (latency_spread_ns): a figure below it is not a measurement."""
+    code, out, err, text = profile(["add"], launch=[target(), "loop", "1000"])
+    eq((code, out), (0, "loop sum=500500\n"), "exit status and output (%s)" % err)
+    r = by_func(final_rows(parse_profile_json(text)))["add"]
+    eq(r["calls"], 1000, "calls")
+    check(r["latency_spread_ns"] > 0, "the calibration's spread: %r" % r)
+    check(r["min_ns"] < r["latency_spread_ns"], "a 3-ns function's min is within it: %r" % r)
+    code, out, err, text = profile(["add"], launch=[target(), "loop", "1000"], fmt="text")
+    eq(code, 0, "exit status (%s)" % err)
+    row = [l for l in text.splitlines() if l.startswith("add ")]
+    eq(len(row), 1, "the add row: %r" % text)
+    cells = row[0].split()
+    mn = cells[4]  # FUNCTION CALLS TOTAL MEAN MIN
+    check(mn.startswith("<"), "MIN is a bound, not a measured 0: %r" % row[0])

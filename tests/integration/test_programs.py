@@ -2,7 +2,7 @@
 import re
 
 from cmonlib import (CALLS_OUT, CXX_OUT, FORK_OUT, RECURSE_OUT, Skip, check, cmon, eq, only,
-                     run, target, trace)
+                     run, target, trace, u32)
 from test_launch import CALLS_FUNCS, check_calls_rows
 
 POKE = "shapes::Widget::poke(int)"
@@ -319,3 +319,38 @@ def test_trace_returns_past_the_kernels_uretprobe_depth():
     res = trace(["nest"], launch=[target(), "deep", "100"], extra=["--return-probe", "insn"])
     eq(res.code, 0, "insn: exit status (%s)" % res.stderr)
     eq(sorted(r["ret"] for r in res.rows), list(range(101)), "insn: every return")
+
+
+def test_ifunc_traced_at_its_implementation():
+    """strcmp is an IFUNC in glibc: `--func strcmp` was refused ("an IFUNC
+    resolver, not the function").  cmon asks its own copy of the same libc
+    which implementation the resolver picks on this host (a local symbol:
+    named from the debug file) and probes that one under the name strcmp,
+    past its first AVX instruction, which the kernel cannot probe."""
+    res = trace(["strcmp"], launch=[target(), "strcmp", "abc", "abd"], fmt="json",
+                extra=["--raw"])
+    eq((res.code, res.stdout), (0, "strcmp=-1 memset=a\n"), "exit status and output (%s)"
+       % res.stderr)
+    calls, written, lost = res.summary()["table"]["strcmp"]
+    check(calls > 0 and (calls, written, lost) == (calls, calls, 0),
+          "strcmp: calls, written, lost: %r" % ((calls, written, lost),))
+    last = max(res.rows, key=lambda r: r["ts_ns"])
+    eq((last["func"], last["status"], u32(last["ret"]) - (1 << 32) if u32(last["ret"]) >> 31
+        else u32(last["ret"])), ("strcmp", "ok", -1), "strcmp(\"abc\", \"abd\")")
+
+
+def test_function_without_visible_exits_recorded_at_entry():
+    """_Unwind_Resume (libgcc) leaves through an indirect jump cmon cannot
+    follow, in a C++ program where a uretprobe is not safe: it was skipped,
+    and named exactly it failed the whole run.  Its calls are recorded at
+    their entry, status `entry`, at their depth (under guarded, whose
+    landing pad calls it)."""
+    res = trace(["_Unwind_Resume", "guarded"], launch=[target("cxx_cleanup")], fmt="json")
+    eq((res.code, res.stdout), (0, "sum=9 caught=3 cleaned=6\n"),
+       "exit status and output (%s)" % res.stderr)
+    got = [(r["func"].split("(")[0], r["status"], r["depth"])
+           for r in sorted(res.rows, key=lambda r: r["ts_ns"])]
+    eq(got, [("guarded", "ok", 0), ("guarded", "noreturn", 0), ("_Unwind_Resume", "entry", 1)] * 3,
+       "(func, status, depth) in entry order")
+    check("_Unwind_Resume in " in res.stderr and "recorded at entry" in res.stderr,
+          "the warning says how it is traced: %s" % res.stderr)

@@ -4,7 +4,7 @@ import json
 import os
 import signal
 
-from cmonlib import HANG, CMON, check, cmon, eq, only, run, target, tmpfile, trace
+from cmonlib import HANG, CMON, LONGJMP_OUT, check, cmon, eq, only, run, target, tmpfile, trace
 
 MODES = ["auto", "uretprobe", "insn"]
 
@@ -298,3 +298,22 @@ def test_loop_back_to_the_entry_is_one_call():
     eq(code, 0, "profile (%s)" % err)
     fin = [json.loads(l) for l in open(path) if '"final":true' in l][0]
     eq((fin["calls"], fin["returns"], fin["noreturn"]), (4, 4, 0), "profile counts")
+
+
+def test_setjmp_and_vfork_traced_safely():
+    """Functions that return twice: setjmp saved the uretprobe's trampoline
+    as the place longjmp returns to, and the program died of SIGILL there
+    (exit 132); vfork's child returned through the parent's trampoline.
+    Their returns are seen on their ret instructions."""
+    for mode in ("auto", "uretprobe"):
+        res = trace(["_setjmp", "jumper", "add"], launch=[target(), "longjmp"], fmt="json",
+                    extra=["--return-probe", mode])
+        eq((res.code, res.stdout), (0, LONGJMP_OUT), "exit status and output (%s): %s"
+           % (mode, res.stderr[-300:]))
+        eq([(r["func"], r["status"]) for r in res.rows if r["func"] != "_setjmp"],
+           [("jumper", "noreturn"), ("add", "ok")], "jumper and add (%s)" % mode)
+        res = trace(["vfork"], launch=[target(), "vfork"], fmt="json",
+                    extra=["--return-probe", mode])
+        eq((res.code, res.stdout), (0, "vfork=7\n"), "exit status and output with vfork "
+           "traced (%s): %s" % (mode, res.stderr[-300:]))
+        eq([r["func"] for r in res.rows], ["vfork"], "vfork's record (%s)" % mode)

@@ -2,7 +2,7 @@
 outer -> middle -> leaf; calls_fp is built with frame pointers)."""
 import json
 
-from cmonlib import check, eq, target, trace
+from cmonlib import WaitTarget, check, eq, read_text, target, trace, trace_bg
 
 
 def test_stack_names_the_callers():
@@ -57,3 +57,43 @@ def test_stack_of_a_process_already_gone():
         st = json.loads(res.text.splitlines()[0])["stack"]
         eq(st[0], "twice+0x0 (argc)", "the function itself: %r" % st)
         eq(st[1].split("+")[0], "main", "its caller, in the same executable: %r" % st)
+
+
+def test_stack_named_after_the_process_is_gone():
+    """A short PIE program traced in libc, its records drained (--poll-ms
+    500) after it exited: its mappings could not be read any more, and its
+    callers were raw addresses.  The kernel says which file each frame is
+    in at the call: they are named."""
+    res = trace(["libc.so.6:getppid"], launch=[target("calls_pie_fp"), "ppid"], fmt="json",
+                extra=["--stack", "--poll-ms", "500"])
+    eq((res.code, res.stdout), (0, "ppid=1\n"), "exit status and output (%s)" % res.stderr)
+    recs = [json.loads(l) for l in res.text.splitlines()]
+    eq(len(recs), 3, "records")
+    for r in recs:
+        eq([f.split("+")[0] for f in r["stack"][:3]], ["getppid", "run", "main"],
+           "innermost first: %r" % r["stack"])
+        eq([f.split(" ")[-1] for f in r["stack"][:4]],
+           ["(libc.so.6)", "(calls_pie_fp)", "(calls_pie_fp)", "(libc.so.6)"],
+           "modules: %r" % r["stack"])
+
+
+def test_stack_of_a_p_process_that_exited():
+    """-p: the process exits right after its call, before its stack is
+    named: its symbols were opened only then, through /proc/PID/root, and
+    its frames were raw addresses ("0x401307 (calls_fp)")."""
+    t = WaitTarget(["recurse"], binary="calls_fp")
+    try:
+        bg = trace_bg(["leaf"], ["-p", str(t.pid)], fmt="json", extra=["--stack"])
+        try:
+            bg.wait_attached()
+            t.release()
+            eq(t.finish(), (0, "fact=120\nouter=25\n"), "target's exit status and output")
+            eq(bg.wait(), 0, "cmon's exit status (%s)" % bg.stderr)
+        finally:
+            bg.kill()
+        recs = [json.loads(l) for l in read_text(bg.out_path).splitlines()]
+        eq(len(recs), 1, "records")
+        eq([f.split("+")[0] for f in recs[0]["stack"][:5]],
+           ["leaf", "middle", "outer", "run", "main"], "named: %r" % recs[0]["stack"])
+    finally:
+        t.kill()

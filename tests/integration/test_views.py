@@ -14,7 +14,7 @@ RECURSE_TREE = [(0, "fact", "n=5", "120"), (1, "fact", "n=4", "24"), (2, "fact",
                 (3, "fact", "n=2", "2"), (4, "fact", "n=1", "1"),
                 (0, "outer", "x=10", "25"), (1, "middle", "x=10", "22"), (2, "leaf", "x=10", "11")]
 
-TREE_LINE = re.compile(r"^( {10}|(?: *[0-9.]+ (?:us|ms| s)| +noreturn)) \[ *(\d+)\] \| ( *)(.*)$")
+TREE_LINE = re.compile(r"^( {10}|(?: *<?[0-9.]+ (?:us|ms| s)| +noreturn)) \[ *(\d+)\] \| ( *)(.*)$")
 
 
 NOTES = re.compile(r"^(.*?) ?((?:captures|changed|truncated|faults)=.*)?$")
@@ -77,6 +77,24 @@ def test_tree_nesting_matches_program():
     # a caller lasts longer than its callee
     durs = [float(c["dur"].split()[0]) for c in calls[:5]]
     eq(durs, sorted(durs, reverse=True), "fact durations shrink with depth")
+
+
+def test_tree_call_that_never_returns_in_place():
+    """A function that never returns normally (fail: only longjmps) is
+    printed where it was called, its callee under it; it was printed
+    alone above its caller's block."""
+    r = trace(["guarded", "fail", "leaf"], [target(), "fail"], fmt="tree")
+    eq((r.code, r.stdout), (0, "guarded=101\n"), "exit status and output (%s)" % r.stderr)
+    lines = r.text.splitlines()
+    eq(lines[0], "# DURATION     TID     FUNCTION", "tree header")
+    body = []
+    for line in lines[1:]:
+        m = TREE_LINE.match(line)
+        check(m, "tree line does not parse: %r" % line)
+        body.append(m.group(3) + m.group(4))
+    eq(body, ["guarded(x=7) {", "  fail(x=7) {", "    leaf(x=7) = 8;",
+              "  }; // fail, never returns", "  leaf(x=100) = 101;", "} = 101; // guarded"],
+       "the tree:\n%s" % r.text)
 
 
 def test_tree_threads_grouped():

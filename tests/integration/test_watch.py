@@ -8,6 +8,7 @@ import time
 from cmonlib import (Background, WaitTarget, check, cmon, eq, read_text, run, stderr_lines,
                      target, tmpfile, HERE)
 
+NEEDS = ["hw_breakpoint"]  # every test here makes breakpoints fire (cmon host)
 SRC = os.path.join(os.path.dirname(HERE), "targets", "watch.c")
 
 

@@ -73,6 +73,20 @@ NOINLINE int jumper(int x)
 	return 0;
 }
 
+/* Leaves only by longjmp: no ret, it never returns normally. */
+NOINLINE __attribute__((noreturn)) void fail(int x)
+{
+	leaf(x);
+	longjmp(env, x);
+}
+
+NOINLINE int guarded(int x)
+{
+	if (setjmp(env))
+		return leaf(100);
+	fail(x);
+}
+
 NOINLINE int work(int thread, int i) { BARRIER(); return thread * 1000 + i; }
 
 /* A thread (not the main one) that execs: the kernel makes it the leader,
@@ -82,6 +96,14 @@ NOINLINE int exec_from_thread(int x)
 	BARRIER();
 	execl("/bin/echo", "echo", "exec-from-thread", (char *)NULL);
 	return x;
+}
+
+/* A thread execs this program again, waiting (--wait) before it runs
+ * SCENARIO: a test can tell when cmon is ready for the new image. */
+static void *exec_self_thread(void *arg)
+{
+	execl("/proc/self/exe", "calls", "--wait", (const char *)arg, (char *)NULL);
+	return NULL;
 }
 
 static void *exec_thread(void *arg)
@@ -152,6 +174,28 @@ static int run(int argc, char **argv)
 		printf("after=%d\n", add(1, 1));
 		return 0;
 	}
+	if (!strcmp(s, "strcmp") && argc > 2) { /* libc's IFUNCs: strcmp, memset */
+		char buf[64];
+		size_t n = strlen(argv[2]) < sizeof(buf) ? strlen(argv[2]) : sizeof(buf);
+
+		memset(buf, argv[1][0], n);
+		printf("strcmp=%d memset=%c\n", strcmp(argv[1], argv[2]) < 0 ? -1 : 1, buf[0]);
+		return 0;
+	}
+	if (!strcmp(s, "vfork")) { /* the child runs on the parent's stack */
+		int st = 0;
+		pid_t pid = vfork();
+
+		if (pid == 0)
+			_exit(7);
+		waitpid(pid, &st, 0);
+		printf("vfork=%d\n", WEXITSTATUS(st));
+		return 0;
+	}
+	if (!strcmp(s, "fail")) {
+		printf("guarded=%d\n", guarded(7));
+		return 0;
+	}
 	if (!strcmp(s, "threads")) {
 		int n = argc > 1 ? atoi(argv[1]) : 4;
 		pthread_t th[64];
@@ -193,6 +237,22 @@ static int run(int argc, char **argv)
 	if (!strcmp(s, "exit")) {
 		add(5, 5);
 		exit_inside(argc > 1 ? atoi(argv[1]) : 7);
+	}
+	if (!strcmp(s, "ppid")) { /* three library calls */
+		int ok = 1;
+
+		for (int i = 0; i < 3; i++)
+			ok &= getppid() > 0;
+		printf("ppid=%d\n", ok);
+		return 0;
+	}
+	if (!strcmp(s, "thread_exec_self") && argc > 1) {
+		pthread_t th;
+
+		printf("main\n");
+		pthread_create(&th, NULL, exec_self_thread, argv[1]);
+		pthread_join(th, NULL);
+		return 1; /* not reached */
 	}
 	if (!strcmp(s, "thread_exec")) {
 		pthread_t th;

@@ -13,6 +13,9 @@
  *                  waiting; with FORKS_WAIT_LINE=1 in the environment the
  *                  child first waits for a line on stdin (the test's cue:
  *                  the tracer has attached the child's library probes)
+ *   forks focusfork  forker() forks: the child calls f(400..402) in it,
+ *                  returns from it and calls f(500); the parent waits in
+ *                  it, then calls f(100..102)
  *   forks --wait MODE   print "ready PID", wait for a line on stdin, run MODE
  *   forks --wait master two workers forked before "ready PID W1 W2" (before a
  *                  tracer attaches to the master); after the line each
@@ -79,6 +82,24 @@ static int reaped(int pid)
 	for (int tries_ = 0; !(cond) && tries_ < 600 * 100; tries_++) \
 		usleep(10 * 1000)
 
+
+/* fork() inside it: the child calls f(400..402) before it returns. */
+__attribute__((noinline)) int forker(void)
+{
+	int pid = fork(), sum = 0;
+
+	if (!pid) {
+		for (int i = 0; i < 3; i++)
+			sum += f(400 + i);
+		printf("child sum %d\n", sum);
+		fflush(stdout);
+		return 0;
+	}
+	if (pid > 0)
+		wait_child(pid);
+	return pid;
+}
+
 static int run(const char *mode)
 {
 	int sum = 0;
@@ -95,6 +116,16 @@ static int run(const char *mode)
 			exit(0);
 		}
 		wait_child(pid);
+		for (int i = 0; i < 3; i++)
+			sum += f(100 + i);
+		printf("parent sum %d\n", sum);
+		return 0;
+	}
+	if (!strcmp(mode, "focusfork")) {
+		if (!forker()) {
+			f(500);
+			exit(0);
+		}
 		for (int i = 0; i < 3; i++)
 			sum += f(100 + i);
 		printf("parent sum %d\n", sum);

@@ -8,6 +8,11 @@
  *                  ("naps n=250 min=.. p50=.. p90=.. p99=.. max=.." in ns)
  *   count N        count_me(i) for i = 0 .. N-1
  *   loop MS N      nap(MS * 1000) N times, then count_me(0)
+ *   paced K TICKS  every millisecond (on an absolute clock: a late tick is
+ *                  caught up, so the rate holds), count_me K times, and
+ *                  every tenth tick() once; TICKS ticks.  Prints "paced
+ *                  count_me=N tick=M" (the budget tests: one hot function
+ *                  at a steady rate, one cold)
  *   hold MS        nap(MS * 1000), then wait for a line on stdin, then nap
  *                  once more: what cmon wrote before the line it wrote
  *                  while the program ran
@@ -38,6 +43,36 @@ NOINLINE int count_me(int i)
 {
 	BARRIER();
 	return i + 1;
+}
+
+NOINLINE int tick(int i)
+{
+	BARRIER();
+	return i;
+}
+
+static int paced(int k, int ticks)
+{
+	struct timespec at;
+	long long n = 0;
+	int cold = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &at);
+	for (int t = 0; t < ticks; t++) {
+		at.tv_nsec += 1000000;
+		if (at.tv_nsec >= 1000000000) {
+			at.tv_nsec -= 1000000000;
+			at.tv_sec++;
+		}
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL))
+			;
+		for (int i = 0; i < k; i++)
+			n += count_me(i) > 0;
+		if (t % 10 == 9)
+			cold += tick(t) > 0;
+	}
+	printf("paced count_me=%lld tick=%d\n", n, cold);
+	return 0;
 }
 
 static long long now_ns(void)
@@ -109,6 +144,8 @@ static int run(int argc, char **argv)
 		printf("loop n=%d count_me=%d\n", n, count_me(0));
 		return 0;
 	}
+	if (argc >= 3 && !strcmp(argv[0], "paced"))
+		return paced(atoi(argv[1]), atoi(argv[2]));
 	if (argc >= 2 && !strcmp(argv[0], "hold")) {
 		char line[64];
 
@@ -119,7 +156,7 @@ static int run(int argc, char **argv)
 		printf("hold done\n");
 		return 0;
 	}
-	fprintf(stderr, "usage: sleeper [--wait] naps | count N | loop MS N | hold MS\n");
+	fprintf(stderr, "usage: sleeper [--wait] naps | count N | loop MS N | hold MS | paced K TICKS\n");
 	return 2;
 }
 

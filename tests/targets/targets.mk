@@ -5,7 +5,7 @@ TARGET_DIR := $(OUT)/targets
 TARGET_CFLAGS := -g -O1 -fno-inline -pthread
 
 TARGETS := $(TARGET_DIR)/calls $(TARGET_DIR)/calls_cet $(TARGET_DIR)/calls_pie \
-	$(TARGET_DIR)/calls_stripped $(TARGET_DIR)/cxx_throw
+	$(TARGET_DIR)/calls_stripped $(TARGET_DIR)/calls_stripped_dynsym $(TARGET_DIR)/cxx_throw
 
 targets: $(TARGETS)
 
@@ -29,7 +29,22 @@ $(TARGET_DIR)/calls_stripped: tests/targets/calls.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -s $< -o $@
 
+# stripped, its functions exported (-rdynamic): only .dynsym names them
+$(TARGET_DIR)/calls_stripped_dynsym: tests/targets/calls.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -no-pie -rdynamic -s $< -o $@
+
 $(TARGET_DIR)/cxx_throw: tests/targets/cxx_throw.cpp
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
+
+# An exception through a frame with a destructor: _Unwind_Resume (issue 29).
+TARGETS += $(TARGET_DIR)/cxx_cleanup
+targets: $(TARGET_DIR)/cxx_cleanup
+
+$(TARGET_DIR)/cxx_cleanup: tests/targets/cxx_cleanup.cpp
 	$(call msg,TARGET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -g -O1 -fno-inline $< -o $@
@@ -204,6 +219,15 @@ $(TARGET_DIR)/calls_fp: tests/targets/calls.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -no-pie -fcf-protection=none $< -o $@
 
+# The same as a PIE (--stack: frames named after the process is gone).
+TARGETS += $(TARGET_DIR)/calls_pie_fp
+targets: $(TARGET_DIR)/calls_pie_fp
+
+$(TARGET_DIR)/calls_pie_fp: tests/targets/calls.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -fPIE -pie -fcf-protection=none $< -o $@
+
 # Source lines for --line (test_lines.py), -O0, -O1 and -O2.
 TARGETS += $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
 targets: $(TARGET_DIR)/lines $(TARGET_DIR)/lines_O1 $(TARGET_DIR)/lines_O2
@@ -270,6 +294,17 @@ TARGETS += $(TARGET_DIR)/gowork
 targets: $(TARGET_DIR)/gowork
 
 $(TARGET_DIR)/gowork: tests/targets/gowork.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \
+		go build -o $@ $<
+
+# Go calls pending when a trace ends (issue 29), and stacks grown by
+# runtime.morestack while traced.
+TARGETS += $(TARGET_DIR)/gopending
+targets: $(TARGET_DIR)/gopending
+
+$(TARGET_DIR)/gopending: tests/targets/gopending.go
 	$(call msg,GO,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)GOCACHE=$(abspath $(OUT))/gocache GOPATH=$(abspath $(OUT))/gopath GO111MODULE=off \

@@ -51,6 +51,8 @@ static const struct parse_case parse_cases[] = {
 	{ "a & b", "--if: unexpected '&' at column 3: a & b" },
 	{ "a == \"x", "--if: expected '\"' at column 8: a == \"x" },
 	{ "a == 12x", "--if: invalid number at column 6: a == 12x" },
+	/* a multi-line YAML string (a spec's if:): the error stays one line */
+	{ "a ==\n\t12x\x01", "--if: invalid number at column 7: a ==\\n\\t12x\\x01" },
 	{ "a->", "--if: expected a member name at column 4: a->" },
 	{ "a == \"0123456789012345678901234567890123\"",
 	  "--if: string longer than 32 bytes at column 6: a == \"0123456789012345678901234567890123\"" },
@@ -303,6 +305,70 @@ static void test_compile_run(void **state)
 	log_set_sink(NULL, NULL);
 }
 
+/* A hostile depth (30,000 '(' or 100,000 '!' overflowed the recursive
+ * parser's stack; a 100,000-term chain the free's): one line naming the
+ * bound, at the column where it was passed; 64 levels still parse. */
+static char *repeat(const char *head, size_t n, const char *mid, const char *tail, size_t m)
+{
+	size_t lh = strlen(head), lt = strlen(tail), lm = strlen(mid);
+	char *s = malloc(lh * n + lm + lt * m + 1), *p = s;
+
+	assert_non_null(s);
+	for (size_t i = 0; i < n; i++, p += lh)
+		memcpy(p, head, lh);
+	memcpy(p, mid, lm);
+	p += lm;
+	for (size_t i = 0; i < m; i++, p += lt)
+		memcpy(p, tail, lt);
+	*p = 0;
+	return s;
+}
+
+static void test_depth(void **state)
+{
+	static const struct {
+		const char *head; size_t n; const char *mid; const char *tail; size_t m;
+		int col; /* 0: parses */
+	} cases[] = {
+		{ "(", 30000, "a", ")", 30000, 65 },
+		{ "!", 100000, "a", "", 0, 65 },
+		{ "!(", 50000, "a", ")", 50000, 65 },
+		{ "a||", 100000, "a", "", 0, 194 },
+		{ "a&&", 100000, "a", "", 0, 194 },
+		{ "(", 64, "a", ")", 64, 0 },
+		{ "!", 64, "a", "", 0, 0 },
+		{ "a||", 64, "a", "", 0, 0 },
+		{ "!(a||", 32, "a", ")", 32, 0 },
+	};
+	char want[512];
+
+	(void)state;
+	log_set_sink(sink, NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = repeat(cases[i].head, cases[i].n, cases[i].mid, cases[i].tail,
+				    cases[i].m);
+		struct expr *e = NULL;
+		int ret = expr__parse(text, "--if", &e);
+
+		if (!cases[i].col) {
+			if (ret)
+				fail_msg("case %zu: %d %s", i, ret, last_msg);
+			expr__free(e);
+			free(text);
+			continue;
+		}
+		assert_int_equal(ret, -EINVAL);
+		assert_null(e);
+		snprintf(want, sizeof(want), "--if: nested deeper than 64 levels at column %d: %.200s...",
+			 cases[i].col, text);
+		assert_string_equal(last_msg, want);
+		assert_int_equal(expr__check(text, want, sizeof(want)), -EINVAL);
+		assert_non_null(strstr(want, "nested deeper than 64 levels at column "));
+		free(text);
+	}
+	log_set_sink(NULL, NULL);
+}
+
 /* 20,000 expressions made of the grammar's pieces at random (fixed seed),
  * and byte flips of valid ones: each parses or is refused with one message,
  * and what parses compiles or is refused, with and without DWARF names
@@ -383,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_compile_run),
 		cmocka_unit_test(test_fuzz),
+		cmocka_unit_test(test_depth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

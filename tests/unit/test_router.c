@@ -285,6 +285,34 @@ static void test_failures_counted(void **state)
 	out_router__free(r);
 }
 
+/* A sink that drops one record and goes on (write returns 1: a buffer
+ * full while a server is down): counted as dropped and unwritten, and
+ * the output keeps taking records. */
+static void test_dropped_goes_on(void **state)
+{
+	struct out_router_opts o = { .n_funcs = 1 };
+	struct call_record rec = rec_of(1);
+	struct fake_sink *f;
+	struct out_router *r;
+
+	reset();
+	f = fake_new(0, "");
+	r = out_router__single(&f->base, &o);
+	assert_non_null(r);
+	assert_int_equal(out_router__write(r, &rec, 0), 0);
+	f->write_err = 1;
+	assert_int_equal(out_router__write(r, &rec, 0), 0);
+	assert_int_equal(out_router__write(r, &rec, 0), 0);
+	f->write_err = 0;
+	assert_int_equal(out_router__write(r, &rec, 0), 0);
+	assert_int_equal(out_router__settle(r, true), 0);
+	assert_int_equal(out_router__written(r), 2);
+	assert_int_equal(out_router__dropped(r), 2);
+	assert_int_equal(out_router__unwritten(r), 2);
+	assert_int_equal(f->n, 2);
+	out_router__free(r);
+}
+
 /* A sink that makes its records durable in batches (a store commits once
  * a second): a flush that says only ON_DISK is durable (1) counts those,
  * keeps the rest pending (neither written nor not), and a later failure
@@ -407,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_per_function),
 		cmocka_unit_test(test_open_fails),
 		cmocka_unit_test(test_failures_counted),
+		cmocka_unit_test(test_dropped_goes_on),
 		cmocka_unit_test(test_partial_flush_keeps_the_rest_pending),
 		cmocka_unit_test(test_view_settled_at_the_end),
 		cmocka_unit_test(test_file_sink),

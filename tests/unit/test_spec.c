@@ -193,6 +193,21 @@ static const struct {
 	  "line 3: 'arg' is too large (at most 5)" },
 	{ "  - {name: b, target: /a, func: f, instrument: arg, arg: len-x}\n", "b",
 	  "line 3: 'arg' must be 0..5, ret or a parameter name, not 'len-x'" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, max_functions: 100000}\n", "b",
+	  "line 3: 'max_functions' is too large (at most 10000)" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, max_functions: 10000}\n", "b",
+	  NULL },
+	{ "  - {name: b, target: /a, func: f, instrument: count, per_pid: true, max_pids: 65537}\n",
+	  "b", "line 3: 'max_pids' is too large (at most 65536)" },
+	{ "  - {name: b, target: /a, func: f, instrument: count, per_pid: true, max_pids: 1000,\n"
+	  "     max_functions: 101}\n", "b",
+	  "line 3: 'max_functions' x 'max_pids' is 101000: at most 100000 series a probe" },
+	/* what a spec quotes stays on one line (a line end in a key) */
+	{ "  - {name: b, target: /a, func: f, instrument: count, \"a\\nb\": 1}\n", "b",
+	  "line 3: unknown key 'a\\nb'" },
+	/* a key given twice is refused before it is parsed again (it leaked) */
+	{ "  - {name: b, target: /a, func: f, func: g, instrument: count}\n", "b",
+	  "line 3: key 'func' given twice" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, arg: 1}\n", "b",
 	  "line 3: 'arg' is only for instrument arg" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, if: 'a > (b'}\n", "b",
@@ -200,9 +215,15 @@ static const struct {
 	{ "  - {name: b, target: /a, func: f, instrument: count, if: [a]}\n", "b",
 	  "line 3: 'if' must be a string" },
 	{ "  - {name: b, target: /a, func: f, instrument: log}\n", "b",
-	  "line 3: instrument log needs 'log: {path: ...}'" },
+	  "line 3: instrument log needs 'log: {path: ...}' or 'log: {clickhouse: URL}'" },
 	{ "  - {name: b, target: /a, func: f, instrument: log, log: {max_bytes: 9000}}\n", "b",
-	  "line 3: 'log' needs a 'path'" },
+	  "line 3: 'log' needs a 'path' or a 'clickhouse' URL (one of them)" },
+	{ "  - {name: b, target: /a, func: f, instrument: log, log: {path: /l, "
+	  "clickhouse: 'clickhouse://h/d.t'}}\n", "b",
+	  "line 3: 'log' needs a 'path' or a 'clickhouse' URL (one of them)" },
+	{ "  - {name: b, target: /a, func: f, instrument: log, log: {clickhouse: "
+	  "'clickhouse://h:99999/d.t'}}\n", "b",
+	  "line 3: 'log.clickhouse': bad ClickHouse URL: bad port (1-65535)" },
 	{ "  - {name: b, target: /a, func: f, instrument: log, log: {path: /l, max_bytes: 10}}\n",
 	  "b", "line 3: 'log.max_bytes' must be at least 4096" },
 	{ "  - {name: b, target: /a, func: f, instrument: log, log: {path: /l}, metric: m}\n", "b",
@@ -257,7 +278,7 @@ static const struct {
 	{ "  - {name: b, target: /a, func: {x: 1}, instrument: count}\n", "b",
 	  "line 3: 'func' must be a pattern or a list of patterns" },
 	{ "  - {name: b, target: /a, func: f, instrument: count, log: {path: /l, rotate: 1}}\n", "b",
-	  "line 3: unknown key 'log.rotate' (path, max_bytes, keep)" },
+	  "line 3: unknown key 'log.rotate' (path, max_bytes, keep, clickhouse)" },
 	{ "  - just a string\n", "probe#2", "line 3: a probe must be a mapping (name: ..., target: ...)" },
 	/* Same name as the first probe. */
 	{ "  - {name: ok, target: /a, func: f, instrument: count}\n", "ok@line3",
@@ -283,6 +304,12 @@ static void test_bad_probes(void **state)
 		assert_int_equal(s->n_probes, 3);
 		assert_null(s->probes[0].error);
 		assert_string_equal(s->probes[0].id, "ok");
+		if (!bad_probes[i].error) { /* the bound itself: accepted */
+			if (s->probes[1].error)
+				fail_msg("case %zu: %s", i, s->probes[1].error);
+			agent_spec__free(s);
+			continue;
+		}
 		if (!s->probes[1].error)
 			fail_msg("case %zu: no error for %s", i, bad_probes[i].entry);
 		if (strcmp(s->probes[1].error, bad_probes[i].error))
@@ -304,8 +331,31 @@ static const struct {
 	  "line 3: did not find expected key while parsing a block mapping" },
 	{ "- a\n- b\n", "line 1: the spec must be a mapping with a 'probes' list" },
 	{ "probes: 3\n", "line 1: 'probes' must be a list" },
-	{ "probes: []\nextra: 1\n", "line 2: unknown key 'extra' (the spec has 'probes')" },
+	{ "probes: []\nextra: 1\n",
+	  "line 2: unknown key 'extra' (the spec has 'probes' and 'budget')" },
+	{ "budget: 2\nprobes: []\n",
+	  "line 1: budget: '2': a budget is a percentage of one CPU: 0.5%, 1%, 100%" },
+	{ "probes: []\nbudget: 150%\n",
+	  "line 2: budget: '150%': a budget is at most 100 % (one CPU)" },
+	{ "budget: 0%\n", "line 1: budget: '0%': a budget of 0 % leaves no probe: more than 0 %" },
+	{ "budget: [1]\n",
+	  "line 1: budget: '?': a budget is a percentage of one CPU: 0.5%, 1%, 100%" },
 };
+
+static void test_budget(void **state)
+{
+	const char *text = "budget: 0.5%\nprobes: []\n";
+	struct agent_spec *s = NULL;
+	char *msg = NULL;
+
+	assert_int_equal(agent_spec__parse(text, strlen(text), &s, &msg), 0);
+	assert_true(s->budget == 0.005);
+	agent_spec__free(s);
+	text = "probes: []\n";
+	assert_int_equal(agent_spec__parse(text, strlen(text), &s, &msg), 0);
+	assert_true(s->budget == 0);
+	agent_spec__free(s);
+}
 
 static void test_bad_documents(void **state)
 {
@@ -546,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_bad_probes),
 		cmocka_unit_test(test_bad_documents),
+		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_empty_documents),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_count_metric_total),

@@ -128,6 +128,7 @@ static char *write_roundtrip_store(const char *dir)
 		struct store_call c = {
 			.func_id = parse, .pid = call_pid(i), .tid = 1000 + (uint32_t)i % 7,
 			.comm = call_pid(i) == 300 ? "worker" : "app", .ts_ns = T0 + i * 1000,
+			.cgroup = call_pid(i) == 300 ? "/pods/w" : NULL,
 			.latency_ns = i % 11 == 0 ? STORE_NONE : i * 10,
 			.status = i % 11 == 0 ? "noreturn" : "ok",
 			.ret_json = i % 11 == 0 ? NULL : ret, .args_json = args,
@@ -289,7 +290,9 @@ static void test_roundtrip(void **state)
 	assert_int_equal(ps[0].calls, NCALLS - (NCALLS + 2) / 3 + NCALLS / 10);
 	assert_int_equal(ps[0].first_ts_ns, T0 + 1); /* sum's call 1 */
 	assert_int_equal(ps[1].pid, 300);
+	assert_null(ps[0].cgroup);
 	assert_string_equal(ps[1].comm, "worker");
+	assert_string_equal(ps[1].cgroup, "/pods/w");
 	assert_int_equal(ps[1].calls, (NCALLS + 2) / 3);
 	assert_int_equal(ps[1].first_ts_ns, T0);
 	assert_int_equal(ps[1].last_ts_ns, T0 + 999 * 1000);
@@ -758,6 +761,24 @@ static void test_bad_files(void **state)
 		sqlite3_close(db2);
 		assert_int_equal(cmon_store_open_ex(p, 0, &s, msg, sizeof(msg)), CMON_ERR_VERSION);
 		assert_non_null(strstr(msg, "version '2'"));
+	}
+	/* a store from before processes had a cgroup column: read, none */
+	{
+		const struct cmon_process *ps;
+		sqlite3 *db2;
+		size_t np;
+
+		write_file(p, data, len);
+		assert_int_equal(sqlite3_open(p, &db2), SQLITE_OK);
+		assert_int_equal(sqlite3_exec(db2, "ALTER TABLE processes DROP COLUMN cgroup",
+					      NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db2);
+		assert_int_equal(cmon_store_open(p, &s), 0);
+		assert_int_equal(cmon_store_processes(s, &ps, &np), 0);
+		assert_true(np > 0);
+		for (size_t i = 0; i < np; i++)
+			assert_null(ps[i].cgroup);
+		cmon_store_close(s);
 	}
 	/* damage inside the values: a bad shape, a hole in the numbering */
 	{

@@ -32,6 +32,9 @@
 #include "core/clock.h"
 
 #define TICK_MS 1000
+/* A round of the budget: often, so that a hot function is cut within a
+ * fraction of a second of its first calls (each round reads the maps). */
+#define BUDGET_ROUND_MS 250
 #define DRAIN_MS 100
 #define RELOAD_DEBOUNCE_MS 200
 
@@ -41,6 +44,7 @@ struct agent {
 	struct agent_probe **probes; /* in spec order */
 	size_t n_probes;
 	struct probe_pool *pool;     /* their shared profilers */
+	double budget;               /* the spec's, of one CPU (0: none) */
 	struct agent_http *http;
 	int inotify_fd, sig_fd, stats_fd;
 	bool watch_lost; /* the spec's directory went away: watch it again */
@@ -105,6 +109,17 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 	}
 	if (n_old) /* probes is NULL before the first spec */
 		memcpy(old, a->probes, n_old * sizeof(*old));
+	/* Before any probe starts: a log probe's links are split by function
+	 * under a budget (a changed budget reaches running log probes when
+	 * they attach again; profiling shares attach again now). */
+	if (spec->budget != a->budget) {
+		if (spec->budget > 0)
+			log_info("budget: the probes may cost %g%% of one CPU", spec->budget * 100);
+		else
+			log_info("budget: none");
+		a->budget = spec->budget;
+		probe_pool__set_budget(a->pool, spec->budget);
+	}
 	/* New and changed probes are started before they are swapped in:
 	 * nothing else sees them yet, so no lock is needed. */
 	for (size_t i = 0; i < spec->n_probes; i++) {
@@ -282,7 +297,32 @@ static const struct family_def agent_families[] = {
 	{ "cmon_agent_pid_labels", METRIC_GAUGE,
 	  "Processes with a pid label of their own (per_pid probes; the rest are pid=\"other\")." },
 	{ "cmon_agent_log_records_total", METRIC_COUNTER,
-	  "Records a log probe wrote to its file." },
+	  "Records a log probe wrote to its file, or that its ClickHouse server took." },
+	{ "cmon_agent_clickhouse_pending_records", METRIC_GAUGE,
+	  "Records a log probe holds for its ClickHouse server (not inserted yet)." },
+	{ "cmon_agent_clickhouse_dropped_total", METRIC_COUNTER,
+	  "Records a log probe dropped because its buffer for ClickHouse was full (the server "
+	  "down or slow); also in cmon_agent_events_lost_total." },
+	{ "cmon_agent_clickhouse_errors_total", METRIC_COUNTER,
+	  "Requests to ClickHouse that failed (no answer, or an error answer); retried." },
+	{ "cmon_agent_clickhouse_up", METRIC_GAUGE,
+	  "1 when the last request to the log probe's ClickHouse server succeeded." },
+	{ "cmon_agent_budget_ratio", METRIC_GAUGE,
+	  "The spec's budget: the share of one CPU all probes together may cost the traced "
+	  "processes (absent: no budget)." },
+	{ "cmon_agent_overhead_ratio", METRIC_GAUGE,
+	  "What the probes cost the traced processes now, as a share of one CPU: each "
+	  "function's calls per second times its measured cost per call (traps and BPF), "
+	  "times its attached fraction." },
+	{ "cmon_agent_function_overhead_ratio", METRIC_GAUGE,
+	  "What a function's probes cost now (share of one CPU), under a budget." },
+	{ "cmon_agent_sampled", METRIC_GAUGE,
+	  "The fraction of time a function's probes are attached under the budget (1: every "
+	  "call counted; below 1: duty-cycled, its counts estimates scaled by the time "
+	  "attached, its latencies those of the calls seen)." },
+	{ "cmon_agent_calls_seen_total", METRIC_COUNTER,
+	  "Calls of a function its probes saw (under a budget; its count series are these "
+	  "scaled up to estimates while it is duty-cycled)." },
 	{ "cmon_agent_attach_errors_total", METRIC_COUNTER,
 	  "Probes that could not be applied (invalid spec entry, no match, attach failure)." },
 	{ "cmon_agent_spec_reloads_total", METRIC_COUNTER,
@@ -352,6 +392,14 @@ static int render_probe_agent_metrics(const struct agent_probe *p, const struct 
 		err = expo__add_u64(e, "cmon_agent_pid_labels", l, 1, pid_cap__used(p->cap));
 	if (!err && s->instrument == INSTR_LOG)
 		err = expo__add_u64(e, "cmon_agent_log_records_total", l, 1, t->records);
+	if (!err && t->ch)
+		err = expo__add_u64(e, "cmon_agent_clickhouse_pending_records", l, 1, t->ch_pending);
+	if (!err && t->ch)
+		err = expo__add_u64(e, "cmon_agent_clickhouse_dropped_total", l, 1, t->ch_dropped);
+	if (!err && t->ch)
+		err = expo__add_u64(e, "cmon_agent_clickhouse_errors_total", l, 1, t->ch_errors);
+	if (!err && t->ch)
+		err = expo__add_u64(e, "cmon_agent_clickhouse_up", l, 1, t->ch_up);
 	return err;
 }
 
@@ -385,6 +433,8 @@ int agent__render_metrics(struct agent *a, struct mbuf *out)
 			err = render_probe_agent_metrics(p, &tot, e);
 		series_table__clear(&t);
 	}
+	if (!err)
+		err = probe_pool__render_budget(a->pool, a->probes, a->n_probes, e);
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_attach_errors_total", NULL, 0, a->attach_errors);
 	res = (struct metric_label){ "result", "ok" };
@@ -517,8 +567,24 @@ static void wait_scan(struct agent *a)
 			break;
 }
 
+static int status_duty(void *ctx, const char *probe, const char *func, double sampled,
+		       double overhead, uint64_t seen)
+{
+	struct mbuf *out = ctx;
+
+	mbuf__puts(out, out->len && out->buf[out->len - 1] == '[' ? "\n   {\"probe\": "
+								  : ",\n   {\"probe\": ");
+	json_str(out, probe);
+	mbuf__puts(out, ", \"function\": ");
+	json_str(out, func);
+	mbuf__printf(out, ", \"sampled\": %.6g, \"overhead\": %.6g, \"seen\": %llu}", sampled,
+		     overhead, (unsigned long long)seen);
+	return 0;
+}
+
 int agent__render_status(struct agent *a, struct mbuf *out)
 {
+	double budget, cost;
 	struct series_table t = {};
 	struct mappers own = {};
 	const struct mappers *m = &own;
@@ -546,6 +612,17 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 	mbuf__printf(out, ", \"attach_errors\": %llu, \"capabilities\": ",
 		     (unsigned long long)a->attach_errors);
 	json_str(out, a->privs_dropped ? a->privs : "all");
+	/* The budget: what the probes may cost and cost now (of one CPU),
+	 * and each function's duty cycle. */
+	probe_pool__budget(a->pool, &budget, &cost);
+	if (budget > 0) {
+		mbuf__printf(out, ", \"budget\": %.6g, \"overhead\": %.6g, \"duty\": [", budget,
+			     cost);
+		probe_pool__budget_each(a->pool, a->probes, a->n_probes, status_duty, out);
+		mbuf__puts(out, "]");
+	} else {
+		mbuf__puts(out, ", \"budget\": null, \"overhead\": null, \"duty\": []");
+	}
 	mbuf__puts(out, "},\n \"probes\": [");
 	for (size_t i = 0; i < a->n_probes; i++) {
 		struct agent_probe *p = a->probes[i];
@@ -748,6 +825,14 @@ struct agent *agent__new(const struct agent_opts *opts)
 	/* The probes' own cost, subtracted from every latency histogram:
 	 * measured once, now, while every privilege is held. */
 	probe_calib__host();
+	/* Its HTTP threads become nobody before they read a byte, or refuse
+	 * every connection: say so now rather than serve nothing. */
+	if (!a->opts.keep_privileges && agent_privs__can_drop_thread()) {
+		log_error("the HTTP threads run as nobody: CAP_SETUID and CAP_SETGID are needed to "
+			  "become it (and CAP_SETPCAP to empty the bounding set), or --keep-privileges");
+		err = -EPERM;
+		goto fail;
+	}
 	a->http = agent_http__start(a->opts.listen, on_http, a, !a->opts.keep_privileges);
 	if (!a->http) {
 		err = -errno;
@@ -818,6 +903,7 @@ static bool has_log_probe(struct agent *a)
 int agent__run(struct agent *a)
 {
 	uint64_t next_tick = clock__mono_ms() + TICK_MS, reload_at = 0;
+	uint64_t next_budget = clock__mono_ms() + BUDGET_ROUND_MS;
 	bool stop = false, drain_more = false;
 	int err = 0;
 
@@ -828,6 +914,9 @@ int agent__run(struct agent *a)
 					 { .fd = a->inotify_fd, .events = POLLIN },
 					 { .fd = a->scan_fd, .events = POLLIN } };
 		uint64_t now = clock__mono_ms(), wake = next_tick;
+
+		if (a->budget > 0 && next_budget < wake)
+			wake = next_budget;
 		int timeout, n;
 
 		if (reload_at && reload_at < wake)
@@ -896,12 +985,20 @@ int agent__run(struct agent *a)
 			pthread_mutex_unlock(&a->lock);
 			for (size_t i = 0; i < a->n_probes; i++) {
 				agent_probe__tick(a->probes[i], now, &a->lock);
-				if (agent_probe__check_target(a->probes[i], &a->lock) &&
+				if ((agent_probe__check_target(a->probes[i], &a->lock) ||
+				     agent_probe__check_debuginfo(a->probes[i], &a->lock)) &&
 				    a->probes[i]->state == PROBE_ERROR)
 					count_attach_errors(a, 1);
 			}
 			/* Replaced targets, expired probes, full per-process maps. */
 			count_attach_errors(a, probe_pool__commit(a->pool, &a->lock));
+		}
+		if (a->budget > 0 && now >= next_budget) {
+			next_budget = now + BUDGET_ROUND_MS;
+			pthread_mutex_lock(&a->lock);
+			probe_pool__next_read(a->pool); /* the counts of now */
+			pthread_mutex_unlock(&a->lock);
+			probe_pool__keep_budget(a->pool, a->probes, a->n_probes, &a->lock);
 		}
 	}
 	return err;

@@ -21,16 +21,22 @@
 #include "core/optable.h"
 #include "core/log.h"
 #include "core/privilege.h"
+#include "elf/debuginfod.h"
 
 struct agent_cli {
 	const char *spec;
 	const char *listen;
-	bool status, check, help, keep_privileges;
+	bool status, check, help, keep_privileges, no_debuginfod;
 	int verbose;
 	bool quiet;
 };
 
-enum { AGENT_OPT_STATUS = 0x100, AGENT_OPT_CHECK, AGENT_OPT_KEEP_PRIVILEGES };
+enum {
+	AGENT_OPT_STATUS = 0x100,
+	AGENT_OPT_CHECK,
+	AGENT_OPT_KEEP_PRIVILEGES,
+	AGENT_OPT_NO_DEBUGINFOD,
+};
 
 static const struct opt_row agent_opt_rows[] = {
 	{ "spec", 's', "FILE", 1, "the probe spec (see README: `cmon agent`)" },
@@ -39,6 +45,9 @@ static const struct opt_row agent_opt_rows[] = {
 	{ "check", AGENT_OPT_CHECK, NULL, 1, "validate FILE and print its probes' errors" },
 	{ "keep-privileges", AGENT_OPT_KEEP_PRIVILEGES, NULL, 1,
 	  "do not drop capabilities after the first apply" },
+	{ "no-debuginfod", AGENT_OPT_NO_DEBUGINFOD, NULL, 1,
+	  "never fetch a stripped target's debug info from the servers\n"
+	  "DEBUGINFOD_URLS names (fetched in the background otherwise)" },
 	{ "verbose", 'v', NULL, 1, "debug diagnostics (libbpf's too)" },
 	{ "quiet", 'q', NULL, 1, "only warnings and errors" },
 	{ "help", 'h', NULL, 1, "this help" },
@@ -88,6 +97,9 @@ static int parse_args(int argc, char **argv, struct agent_cli *o)
 			break;
 		case AGENT_OPT_CHECK:
 			o->check = true;
+			break;
+		case AGENT_OPT_NO_DEBUGINFOD:
+			o->no_debuginfod = true;
 			break;
 		case AGENT_OPT_KEEP_PRIVILEGES:
 			o->keep_privileges = true;
@@ -144,13 +156,16 @@ static int check_spec(const char *path)
 			       probe_instrument__name(p->instrument), p->target);
 		}
 	}
+	if (spec->budget > 0)
+		printf("%s: budget: the probes may cost %g%% of one CPU\n", path, spec->budget * 100);
 	printf("%zu probe%s, %zu invalid\n", spec->n_probes, spec->n_probes == 1 ? "" : "s", bad);
 	agent_spec__free(spec);
 	return bad ? CMON_EXIT_ERROR : CMON_EXIT_OK;
 }
 
-int agent_cli__main(int argc, char **argv)
+int agent_cli__main(int argc, char **argv, const char *debuginfod_urls)
 {
+	struct debuginfod_setup ds = { .urls = debuginfod_urls, .background = true };
 	struct agent_cli o = {};
 	struct agent_opts ao = {};
 	struct agent *a;
@@ -172,6 +187,11 @@ int agent_cli__main(int argc, char **argv)
 		return check_spec(o.spec);
 	if (privilege__check())
 		return CMON_EXIT_ERROR;
+	/* A fetch never holds up the main loop, a scrape or a reload: the
+	 * probes that wait for it are built again when it ends. */
+	ds.disabled = o.no_debuginfod;
+	if (debuginfod__setup(&ds))
+		return CMON_EXIT_ERROR;
 	ao.spec_path = o.spec;
 	ao.listen = o.listen;
 	ao.keep_privileges = o.keep_privileges;
@@ -180,6 +200,7 @@ int agent_cli__main(int argc, char **argv)
 		return CMON_EXIT_ERROR;
 	err = agent__run(a);
 	agent__free(a);
+	debuginfod__shutdown();
 	log_info("stopped: every probe detached");
 	return err ? CMON_EXIT_ERROR : CMON_EXIT_OK;
 }

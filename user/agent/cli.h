@@ -6,6 +6,8 @@
 #ifndef CMON_AGENT_CLI_H
 #define CMON_AGENT_CLI_H
 
-int agent_cli__main(int argc, char **argv);
+/* DEBUGINFOD_URLS, read by main (NULL: unset): a stripped target's debug
+ * info is fetched in the background (elf/debuginfod.h). */
+int agent_cli__main(int argc, char **argv, const char *debuginfod_urls);
 
 #endif

@@ -164,6 +164,43 @@ static void print_files(yaml_document_t *d, yaml_node_t *probe, FILE *out)
 	fputc('\n', out);
 }
 
+/* A percentage of a share S ("0.01" -> "1.00%"), or "?". */
+static const char *pct(const char *s, char *buf, size_t len)
+{
+	if (!s)
+		return "?";
+	snprintf(buf, len, "%.2f%%", strtod(s, NULL) * 100);
+	return buf;
+}
+
+/* "budget 1.00% of one CPU, the probes cost 0.98% now" and each function
+ * duty-cycled: "  cut paced/count_me: attached 4.10% of the time, ...". */
+static void print_budget(yaml_document_t *d, yaml_node_t *agent, FILE *out)
+{
+	yaml_node_t *duty = get(d, agent, "duty");
+	char b1[32], b2[32];
+
+	if (!scalar(get(d, agent, "budget")))
+		return;
+	fprintf(out, "budget %s of one CPU, the probes cost %s now\n",
+		pct(str(d, agent, "budget", NULL), b1, sizeof(b1)),
+		pct(str(d, agent, "overhead", NULL), b2, sizeof(b2)));
+	if (!duty || duty->type != YAML_SEQUENCE_NODE)
+		return;
+	for (yaml_node_item_t *it = duty->data.sequence.items.start; it < duty->data.sequence.items.top;
+	     it++) {
+		yaml_node_t *f = yaml_document_get_node(d, *it);
+
+		if (strtod(str(d, f, "sampled", "1"), NULL) >= 1)
+			continue; /* whole: every call counted */
+		fprintf(out, "  duty-cycled %s/%s: attached %s of the time, costs %s, %s calls seen "
+			     "(its counts are estimates)\n",
+			str(d, f, "probe", "?"), str(d, f, "function", "?"),
+			pct(str(d, f, "sampled", NULL), b1, sizeof(b1)),
+			pct(str(d, f, "overhead", NULL), b2, sizeof(b2)), str(d, f, "seen", "?"));
+	}
+}
+
 int agent_client__print_status(const char *json, size_t len, FILE *out)
 {
 	yaml_parser_t parser;
@@ -200,6 +237,7 @@ int agent_client__print_status(const char *json, size_t len, FILE *out)
 		str(&doc, agent, "attach_errors", "?"), str(&doc, agent, "capabilities", "?"));
 	if (scalar(get(&doc, agent, "last_reload_error")))
 		fprintf(out, "last reload failed: %s\n", str(&doc, agent, "last_reload_error", ""));
+	print_budget(&doc, agent, out);
 	fprintf(out, "\n%-24s %-8s %5s %12s %8s  %-19s  %s\n", "PROBE", "STATE", "FUNCS", "HITS",
 		"LOST", "ATTACHED", "NOTE");
 	for (yaml_node_item_t *it = probes->data.sequence.items.start;

@@ -50,6 +50,8 @@ struct conn {
 	enum conn_phase phase;
 	double deadline;          /* monotonic s */
 	bool evicted;             /* shut down, close pending */
+	struct MHD_Connection *mc;
+	bool refused;             /* answered by refuse_bad_length() */
 };
 
 struct agent_http {
@@ -173,6 +175,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 			return;
 		}
 		c->fd = fd->connect_fd;
+		c->mc = mc;
 		memcpy(&c->addr, addr->client_addr,
 		       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 								: sizeof(struct sockaddr_in));
@@ -244,6 +247,59 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 	(void)con_cls;
 	(void)toe;
 	set_phase(cls, mc, CONN_WAITING, IDLE_S + HEADER_S);
+}
+
+/*
+ * libmicrohttpd 0.9.75 answers a Content-Length that does not parse (400)
+ * or overflows (413) with its header block twice: its error path builds
+ * the header, and the state it set is then overwritten, so the header is
+ * built again (fixed upstream after 0.9.75; Debian 12 ships 0.9.75).  No
+ * callback of ours runs in between, but its log line does, from the
+ * thread handling that connection: the one connection whose headers are
+ * in (REQUEST_HEADER_SIZE known) that we have not answered.  It gets the
+ * answer once from here, and its socket is shut down: libmicrohttpd's
+ * own copy then fails to send and the connection closes.
+ */
+static void refuse_bad_length(struct agent_http *h, bool too_large)
+{
+	static const char too_large_msg[] = "HTTP/1.1 413 Content Too Large\r\n"
+					    "Connection: close\r\n"
+					    "Content-Type: text/plain; charset=utf-8\r\n"
+					    "Content-Length: 25\r\n\r\n"
+					    "Content-Length too large\n";
+	static const char bad_msg[] = "HTTP/1.1 400 Bad Request\r\n"
+				      "Connection: close\r\n"
+				      "Content-Type: text/plain; charset=utf-8\r\n"
+				      "Content-Length: 31\r\n\r\n"
+				      "Content-Length is not a number\n";
+	struct conn *found = NULL;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&h->lock);
+	for (struct conn *c = h->oldest; c; c = c->next) {
+		if (c->refused || c->evicted || c->phase != CONN_WAITING ||
+		    !MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE))
+			continue;
+		found = c;
+		n++;
+	}
+	if (n == 1) {
+		const char *m = too_large ? too_large_msg : bad_msg;
+		size_t len = too_large ? sizeof(too_large_msg) - 1 : sizeof(bad_msg) - 1;
+
+		found->refused = true;
+		(void)!send(found->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		shutdown(found->fd, SHUT_RDWR);
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* libmicrohttpd's own messages: only the ones above are acted on. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)ap;
+	if (strstr(fmt, "Content-Length' header"))
+		refuse_bad_length(cls, strstr(fmt, "Too large value") != NULL);
 }
 
 static void *watchdog(void *arg)
@@ -444,7 +500,7 @@ struct agent_http *agent_http__start(const char *listen_addr, agent_http_fn fn, 
 	agent_http__format_addr((struct sockaddr *)&ss, h->addr, sizeof(h->addr));
 	if (!agent_http__is_loopback((struct sockaddr *)&ss))
 		log_warn("serving metrics on %s, beyond this machine", h->addr);
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
 					(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0 /* port: the socket's */, on_accept, h, on_request, h,
 				MHD_OPTION_LISTEN_SOCKET, fd,
@@ -454,6 +510,7 @@ struct agent_http *agent_http__start(const char *listen_addr, agent_http_fn fn, 
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 				MHD_OPTION_URI_LOG_CALLBACK, on_request_line, h,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
 				MHD_OPTION_END);
 	if (!h->d) {
 		err = -EIO;

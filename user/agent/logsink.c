@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "agent/logsink.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "output/writer.h"
 
@@ -32,7 +33,17 @@ struct logsink {
 	struct writer *w;
 	uint64_t at_open;   /* the file's size when opened */
 	uint64_t records, rotations;
+	/* A rotation or an open that failed (LOG.1 a folder someone made in
+	 * a sticky /tmp, the file replaced by one not ours): the file is left
+	 * at its size, records are refused (counted lost by the caller) and
+	 * tried again after LOGSINK_RETRY_S; the first failure alone is
+	 * logged, never one a record. */
+	bool stuck;
+	bool warned;
+	double retry_at;
 };
+
+#define LOGSINK_RETRY_S 10.0
 
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static char *fmt(const char *f, ...)
@@ -198,39 +209,84 @@ static char *numbered(const char *base, unsigned n)
 	return n ? fmt("%s.%u", base, n) : strdup(base);
 }
 
-/* Open the file again (after a rotation or a failed one), logging why not. */
+/* The first trouble of S is said, the rest only counted (as lost
+ * records, by the caller). */
+static void warn_once(struct logsink *s, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
+static void warn_once(struct logsink *s, const char *fmt_, ...)
+{
+	va_list ap;
+	char *msg;
+
+	if (s->warned)
+		return;
+	s->warned = true;
+	va_start(ap, fmt_);
+	if (vasprintf(&msg, fmt_, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	log_warn("%s: %s (records are counted lost until it works again, tried every %.0f s; "
+		 "said once)", s->path, msg ? msg : "out of memory", LOGSINK_RETRY_S);
+	free(msg);
+}
+
+static int stuck(struct logsink *s, int err)
+{
+	s->stuck = true;
+	s->retry_at = clock__mono_s() + LOGSINK_RETRY_S;
+	return err;
+}
+
+/* Open the file again (after a rotation or a failed one). */
 static int reopen(struct logsink *s)
 {
 	char *why = NULL;
 	int err = open_file(s, &why);
 
 	if (err)
-		log_warn("%s: %s", s->path, why ? why : strerror(-err));
+		warn_once(s, "cannot open: %s", why ? why : strerror(-err));
 	free(why);
-	return err;
+	return err ? stuck(s, err) : 0;
 }
 
-/* Renames within the folder: they move links, never follow them. */
+/* Renames within the folder: they move links, never follow them.  The
+ * file itself must move (or go, KEEP 0), else it would grow past
+ * max_bytes without bound: then it stays closed at its size. */
 static int rotate(struct logsink *s)
 {
+	char *first_err = NULL;
 	int err = close_file(s);
 
 	if (err)
-		log_warn("%s: %s", s->path, strerror(-err));
-	if (!s->keep) {
-		if (unlinkat(s->dir_fd, s->base, 0) && errno != ENOENT)
-			log_warn("cannot remove %s: %s", s->path, strerror(errno));
+		warn_once(s, "%s", strerror(-err));
+	if (!s->keep && unlinkat(s->dir_fd, s->base, 0) && errno != ENOENT) {
+		err = -errno;
+		warn_once(s, "cannot remove it to start afresh: %s: it stops at its size",
+			  strerror(-err));
+		return stuck(s, err);
 	}
 	for (unsigned n = s->keep; n >= 1; n--) {
 		char *from = numbered(s->base, n - 1), *to = numbered(s->base, n);
 
-		if (from && to && renameat(s->dir_fd, from, s->dir_fd, to) && errno != ENOENT)
-			log_warn("cannot rename %s to %s in the folder of %s: %s", from, to, s->path,
-				 strerror(errno));
+		err = !from || !to ? -ENOMEM
+		      : renameat(s->dir_fd, from, s->dir_fd, to) && errno != ENOENT ? -errno : 0;
+		if (err && n == 1)
+			warn_once(s, "cannot rename it to %s: %s: it cannot rotate and stops at its "
+				  "size", to ? to : "", strerror(-err));
+		else if (err && !first_err) /* an older rotation lost: said if the file moves */
+			first_err = fmt("cannot rename %s to %s in its folder: %s", from ? from : "",
+					to ? to : "", strerror(-err));
 		free(from);
 		free(to);
+		if (err && n == 1) {
+			free(first_err);
+			return stuck(s, err);
+		}
 	}
+	if (first_err)
+		warn_once(s, "%s", first_err);
+	free(first_err);
 	s->rotations++;
+	s->stuck = false;
 	return reopen(s);
 }
 
@@ -240,13 +296,17 @@ int logsink__write(struct logsink *s, const struct call_record *rec)
 	int err;
 
 	if (!s->out) {
-		/* A failed rotation: try again to open. */
-		err = reopen(s);
+		/* Stuck: nothing is written until the retry is due; then the
+		 * full file rotates (or the file opens) first. */
+		if (s->stuck && clock__mono_s() < s->retry_at)
+			return -EAGAIN;
+		err = s->stuck && s->at_open >= s->max_bytes ? rotate(s) : reopen(s);
 		if (err)
 			return err;
 	}
 	size = s->at_open + writer__bytes(s->w); /* rows held back included */
 	if (size > 0 && size >= s->max_bytes) {
+		s->at_open = size; /* what is left there, should the rotation fail */
 		err = rotate(s);
 		if (err)
 			return err;

@@ -4,7 +4,10 @@
  * write takes PATH past MAX_BYTES, PATH.KEEP-1 .. PATH.1 move up one
  * (PATH.KEEP is dropped), PATH becomes PATH.1, and a new PATH starts.
  * With KEEP 0 the file is just started afresh.  At most about
- * (KEEP + 1) x MAX_BYTES of disk, plus one record.
+ * (KEEP + 1) x MAX_BYTES of disk, plus one record.  A file that cannot
+ * move (PATH.1 a folder another user made) stops at its size: records are
+ * refused (the caller counts them lost), the trouble is logged once, and
+ * the rotation is tried again every 10 s.
  */
 #ifndef CMON_AGENT_LOGSINK_H
 #define CMON_AGENT_LOGSINK_H

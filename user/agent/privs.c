@@ -63,6 +63,19 @@ static int caps_get(struct __user_cap_data_struct d[2])
 	return syscall(SYS_capget, &h, d) ? -errno : 0;
 }
 
+int agent_privs__can_drop_thread(void)
+{
+	struct __user_cap_data_struct d[2];
+	int err = caps_get(d);
+
+	if (err)
+		return err;
+	/* setresuid/setresgid/setgroups to nobody */
+	return (d[0].effective & (1u << CAP_SETUID)) && (d[0].effective & (1u << CAP_SETGID))
+		       ? 0
+		       : -EPERM;
+}
+
 int agent_privs__drop(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -73,7 +86,9 @@ int agent_privs__drop(void)
 	/* The bounding set first: dropping from it needs CAP_SETPCAP, which
 	 * is about to go. */
 	for (int c = 0; c <= last; c++) {
-		if (keep & (1ull << c))
+		/* one already gone (a unit's CapabilityBoundingSet): nothing to
+		 * drop, and no CAP_SETPCAP needed for it */
+		if ((keep & (1ull << c)) || prctl(PR_CAPBSET_READ, c, 0, 0, 0) != 1)
 			continue;
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL && !err)
 			err = -errno;
@@ -101,12 +116,19 @@ int agent_privs__drop(void)
 
 int agent_privs__drop_thread(void)
 {
+	int last = last_cap();
+
+	/* The bounding set first, while the thread still holds CAP_SETPCAP
+	 * (it is started before the process's drop): every capability. */
+	for (int c = 0; c <= last; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL)
+			return -errno;
 	if (syscall(SYS_setgroups, 0, NULL) ||
 	    syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) ||
 	    syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY))
 		return -errno;
 	/* Leaving uid 0 cleared the permitted and effective sets (no
-	 * SECBIT_KEEP_CAPS); the ambient and bounding sets go too. */
+	 * SECBIT_KEEP_CAPS); the ambient set goes too. */
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;

@@ -40,6 +40,10 @@ int agent_privs__drop(void);
  */
 int agent_privs__drop_thread(void);
 
+/* Can agent_privs__drop_thread work: CAP_SETUID and CAP_SETGID effective
+ * now?  0 or -EPERM (or -errno of capget). */
+int agent_privs__can_drop_thread(void);
+
 /* The kept capabilities that are effective now: "cap_bpf,cap_perfmon,...". */
 void agent_privs__describe(char *buf, size_t len);
 

@@ -4,6 +4,7 @@
  * its target changes, ticked, expired, freed (probe_impl.h: the rest).
  */
 #include "agent/probe_impl.h"
+#include "elf/debuginfod.h"
 
 const char *probe_state__name(enum probe_state s)
 {
@@ -170,7 +171,29 @@ int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
 		log_warn("probe %s: %s", s->id, s->error);
 		return -EINVAL;
 	}
-	if (s->instrument == INSTR_LOG && !p->log) {
+	id = probe_gen__ident(s->target);
+	if (s->instrument == INSTR_LOG && s->log_clickhouse && !p->ch) {
+		/* A server that does not answer yet is waited for (records
+		 * held); one that answers with an error fails the probe. */
+		struct ch_sink_opts co = { .url = s->log_clickhouse, .cgroup = s->cgroup,
+					   .defer_setup = true };
+		struct out_sink *ch = NULL;
+		struct errcap cap;
+
+		probe__errcap_begin(&cap, s->id);
+		err = ch_sink__open(&co, &ch);
+		msg = probe__errcap_end(&cap);
+		probe__lock(m);
+		p->ch = ch;
+		if (err)
+			probe__set_error(p, msg ? msg : strerror(-err));
+		probe__unlock(m);
+		free(msg);
+		msg = NULL;
+		if (err)
+			return err;
+	}
+	if (s->instrument == INSTR_LOG && s->log_path && !p->log) {
 		char *why = NULL;
 		struct logsink *ls = logsink__open(s->log_path, s->log_max_bytes, s->log_keep, &why);
 
@@ -184,13 +207,15 @@ int agent_probe__start(struct agent_probe *p, pthread_mutex_t *m)
 			free(why);
 			probe__lock(m);
 			probe__set_error(p, msg);
+			/* The target as it was refused: only its change (or a
+			 * reload, SIGHUP) tries again, not every check. */
+			record_ident(p, &id);
 			probe__unlock(m);
 			log_warn("probe %s: %s", s->id, p->error);
 			free(msg);
 			return err;
 		}
 	}
-	id = probe_gen__ident(s->target);
 	err = probe_gen__build(p, &g, &msg);
 	probe__lock(m);
 	record_ident(p, g ? &g->ident : &id);
@@ -308,6 +333,21 @@ bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *m)
 	return true;
 }
 
+bool agent_probe__check_debuginfo(struct agent_probe *p, pthread_mutex_t *m)
+{
+	if (!p->dwarf_waiting || p->state == PROBE_EXPIRED || p->spec->error ||
+	    debuginfod__generation() == p->dwarf_gen)
+		return false;
+	p->dwarf_waiting = false;
+	if (p->state == PROBE_ERROR) {
+		log_info("probe %s: debuginfod answered: trying again", p->spec->id);
+		agent_probe__start(p, m);
+	} else {
+		reattach(p, m, "debuginfod answered");
+	}
+	return true;
+}
+
 void agent_probe__expire(struct agent_probe *p)
 {
 	struct probe_gen *g = p->gen;
@@ -408,7 +448,10 @@ void agent_probe__free(struct agent_probe *p)
 		probe_share__drop(p->gen->share, p);
 	probe_gen__free(p->gen);
 	logsink__close(p->log);
+	out_sink__free(p->ch); /* what it holds goes out first (its linger) */
 	pid_cap__free(p->cap);
+	cgroup_names__free(p->cg_names);
+	free(p->cgroup_label);
 	name_cap__free(p->fcap);
 	series_table__clear(&p->base);
 	probe_spec__free(p->spec);

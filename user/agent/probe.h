@@ -33,6 +33,7 @@ enum probe_state { PROBE_APPLIED = 0, PROBE_ERROR, PROBE_EXPIRED };
 
 const char *probe_state__name(enum probe_state s); /* "applied" "error" "expired" */
 
+struct out_sink;
 struct probe_gen; /* one attachment: resolved set + profiler share or tracer */
 struct probe_pool; /* the shares of the agent's probes */
 
@@ -46,6 +47,32 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *lock);
 /* A new round of reads (a scrape): each share reads its maps once in it.
  * Under the lock. */
 void probe_pool__next_read(struct probe_pool *pool);
+/* The share of one CPU all the pool's probes may cost (0: no budget);
+ * a change attaches every share again (at the next commit). */
+void probe_pool__set_budget(struct probe_pool *pool, double budget);
+/* A round of the budget (agg/budget.h): each function's rate read from
+ * its share, or its log probe (of PROBES), the hottest duty-cycled to keep
+ * the total within it.  Main
+ * thread; takes LOCK. */
+struct agent_probe;
+void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+			     size_t n_probes, pthread_mutex_t *lock);
+/* Under a budget: cmon_agent_budget_ratio, cmon_agent_overhead_ratio and
+ * per function cmon_agent_function_overhead_ratio, cmon_agent_sampled,
+ * cmon_agent_calls_seen_total (families declared by the caller).  Under
+ * the lock.  0 or -ENOMEM. */
+struct expo;
+int probe_pool__render_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+			      size_t n_probes, struct expo *e);
+/* Under a budget, each function of the pool: its probe (the first of its
+ * share), name, attached fraction, cost now (of one CPU) and calls seen.
+ * Stops at FN's first nonzero return, returned.  Under the lock. */
+typedef int (*probe_budget_fn)(void *ctx, const char *probe, const char *func, double sampled,
+			       double overhead, uint64_t seen);
+int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *probes,
+			    size_t n_probes, probe_budget_fn fn, void *ctx);
+/* The pool's budget and the probes' cost now (of one CPU; 0, 0: none). */
+void probe_pool__budget(const struct probe_pool *pool, double *budget, double *cost);
 /* After every probe of the pool was freed.  NULL fine. */
 void probe_pool__free(struct probe_pool *pool);
 
@@ -58,9 +85,14 @@ struct agent_probe {
 	double expired_at;       /* wall clock, s */
 	uint64_t expires_ms;     /* monotonic deadline, 0: none */
 	struct probe_gen *gen;   /* NULL unless attached */
-	struct logsink *log;     /* instrument log */
+	struct logsink *log;     /* instrument log: a file */
+	struct out_sink *ch;     /* or a ClickHouse table (output/clickhouse.h) */
 	struct pid_cap *cap;     /* per_pid */
 	struct name_cap *fcap;   /* function labels (not log) */
+	/* cgroup: the "cgroup" label (its v2 path), and with per_pid each
+	 * process's own cgroup (below it) for its series and log records. */
+	char *cgroup_label;
+	struct cgroup_names *cg_names;
 	/* Carried over from earlier attachments. */
 	struct series_table base;
 	uint64_t base_hits, base_lost, base_filtered, base_run_ns, base_run_cnt;
@@ -70,6 +102,11 @@ struct agent_probe {
 	bool have_ident;
 	uint64_t dev, ino, size, mtime_ns;
 	bool change_seen;        /* identity changed at the last check */
+	/* Built while debuginfod fetched a debug file it needs (untyped, or
+	 * in error): built again once debuginfod__generation() moves from
+	 * DWARF_GEN. */
+	bool dwarf_waiting;
+	unsigned dwarf_gen;
 	uint64_t seen_dev, seen_ino, seen_size, seen_mtime_ns;
 };
 
@@ -93,6 +130,9 @@ void agent_probe__tick(struct agent_probe *p, uint64_t now_ms, pthread_mutex_t *
  * when something was done. */
 bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *lock);
 
+/* Has debuginfod fetched a debug file P was waiting for?  Then build it
+ * again (typed now), carrying the counts over.  True when done. */
+bool agent_probe__check_debuginfo(struct agent_probe *p, pthread_mutex_t *lock);
 /* Instrument log: move records from the ring buffer to the file, for at
  * most 20 ms (*MORE: records are left).  Main thread, without the agent's
  * lock: what the HTTP thread reads of it (records, errors) is atomic, and
@@ -107,7 +147,10 @@ struct probe_totals {
 	uint64_t filtered;          /* if: calls left out */
 	uint64_t run_ns, run_cnt;
 	uint64_t functions, probes; /* attached now */
-	uint64_t records;           /* log: written */
+	uint64_t records;           /* log: written (ClickHouse: inserted) */
+	bool ch;                    /* log into ClickHouse: */
+	uint64_t ch_pending, ch_dropped, ch_lost, ch_errors;
+	bool ch_up;
 	uint64_t functions_other;   /* called functions summed into function="other" */
 	bool have_run;
 };

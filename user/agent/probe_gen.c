@@ -4,6 +4,8 @@
  * a profiler (a tracer for `log`, Python's hook for `py:`) attached.
  */
 #include "agent/probe_impl.h"
+#include "elf/debuginfod.h"
+#include "proc/cgroup.h"
 
 /* ---------------------------------------------------------------- generation */
 
@@ -28,9 +30,11 @@ void probe_gen__free(struct probe_gen *g)
 		return;
 	free(g->ids);
 	free(g->share_key);
+	free(g->cgroup_rel);
 	pytrace__free(g->py); /* its hook restored first */
 	pipeline__free(g->pipe);
 	free(g->exprs);
+	free(g->bfn);
 	pyprof__free(g->pp);
 	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
 		free(g->names[i]);
@@ -125,18 +129,6 @@ out:
 	return lib;
 }
 
-static int cgroup_id(const char *path, uint64_t *id)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	*id = st.st_ino; /* cgroup v2: the id is the directory's inode */
-	return 0;
-}
-
 static int on_call(void *ctx, const struct cmon_call_rec *rec, struct call_record *crp)
 {
 	struct probe_gen *g = ctx;
@@ -146,8 +138,21 @@ static int on_call(void *ctx, const struct cmon_call_rec *rec, struct call_recor
 	if (!crp)
 		return 0;
 	cr = *crp;
-	if (!p->log || logsink__write(p->log, &cr))
+	if (p->cgroup_label) {
+		cr.cgroup = p->cg_names ? cgroup_names__of(p->cg_names, (pid_t)cr.pid) : NULL;
+		if (!cr.cgroup)
+			cr.cgroup = p->cgroup_label;
+	}
+	if (g->bfn && rec->func_id < g->set->n_funcs && g->bfn[rec->func_id].fraction > 0 &&
+	    g->bfn[rec->func_id].fraction < 1)
+		cr.sampled = g->bfn[rec->func_id].fraction;
+	if (p->ch) {
+		/* < 0: not taken (memory); > 0: dropped, the sink counts it */
+		if (p->ch->ops->write(p->ch, &cr, 0) < 0)
+			__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
+	} else if (!p->log || logsink__write(p->log, &cr)) {
 		__atomic_fetch_add(&p->log_errors, 1, __ATOMIC_RELAXED);
+	}
 	/* A drain has a time budget: a busy function must not keep the main
 	 * loop from signals, reloads and lifespans. */
 	if (++g->drained % 64 == 0 && clock__mono_ns() >= g->drain_deadline_ns) {
@@ -174,8 +179,8 @@ static int on_py_call(void *ctx, const struct cmon_py_rec *rec, struct call_reco
 
 /* log and py: the event path attached, its records to the log or
  * Python's sums (the pid, process and cgroup decided in the kernel). */
-static int attach_pipeline(struct probe_gen *g, const struct probe_spec *s, uint64_t cg,
-			   struct pipeline_opts *pl)
+static int attach_pipeline(struct probe_gen *g, const struct probe_spec *s,
+			   const struct cgroup_sel *cg, struct pipeline_opts *pl)
 {
 	struct tracer_opts *to = &pl->tracer;
 	int err = 0;
@@ -185,9 +190,17 @@ static int attach_pipeline(struct probe_gen *g, const struct probe_spec *s, uint
 	to->filter_pid = s->pid;
 	if (s->process)
 		snprintf(to->filter_comm, sizeof(to->filter_comm), "%s", s->process);
-	to->filter_cgroup = cg;
+	to->filter_cgroup = cg->id;
+	to->filter_cgroup_level = cg->level;
 	to->ringbuf_bytes = 0; /* the default: drained every 100 ms */
 	to->exprs = g->exprs;
+	/* Under a budget: each function's links apart, to be duty-cycled. */
+	to->duty = !s->n_py && g->owner->pool && g->owner->pool->budget > 0;
+	if (to->duty) {
+		g->bfn = calloc(g->set->n_funcs + 1, sizeof(*g->bfn));
+		if (!g->bfn)
+			return -ENOMEM;
+	}
 	g->pipe = pipeline__new(g->set, pl);
 	if (!g->pipe)
 		err = -errno;
@@ -201,9 +214,7 @@ static int attach_pipeline(struct probe_gen *g, const struct probe_spec *s, uint
 	return err;
 }
 
-/* Resolve P's spec and attach a new generation.  Slow: no lock held.
- * *MSG gets the reason of a failure (malloc'd). */
-int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
+static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 {
 	const struct probe_spec *s = p->spec;
 	struct resolve_opts ro = {};
@@ -211,6 +222,7 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 	struct pipeline_opts pl = {};
 	struct probe_gen *g;
 	struct errcap cap;
+	struct cgroup_sel cgs = {};
 	uint64_t cg = 0;
 	int err = 0;
 
@@ -233,17 +245,23 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 			goto cleanup;
 		}
 	}
-	if (s->cgroup) {
-		err = cgroup_id(s->cgroup, &cg);
-		if (err) {
-			if (asprintf(msg, "cgroup %s: %s", s->cgroup, strerror(-err)) < 0)
-				*msg = NULL;
-			goto cleanup;
-		}
-	}
 	g->ident = probe_gen__ident(s->target);
 
 	probe__errcap_begin(&cap, s->id);
+	/* Its processes and those of every cgroup below it (filter.bpf.h). */
+	if (s->cgroup) {
+		err = cgroup__resolve(s->cgroup, &cgs);
+		if (err) {
+			*msg = probe__errcap_end(&cap);
+			goto cleanup;
+		}
+		cg = cgs.id;
+		g->cgroup_rel = strdup(cgs.rel);
+		if (!g->cgroup_rel) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 	ro.binary = s->target;
 	if (s->n_py) {
 		/* The interpreter's process: its evaluator, with the Python programs. */
@@ -301,7 +319,7 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		pl.ops.py_call = on_py_call;
 	}
 	if (!err && (s->instrument == INSTR_LOG || g->py)) {
-		err = attach_pipeline(g, s, cg, &pl);
+		err = attach_pipeline(g, s, &cgs, &pl);
 	} else if (!err) {
 		/* Attached by the share of probes with these options on this
 		 * file (probe_pool__commit). */
@@ -325,6 +343,7 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		if (s->process)
 			snprintf(po.filter_comm, sizeof(po.filter_comm), "%s", s->process);
 		po.filter_cgroup = cg;
+		po.filter_cgroup_level = cgs.level;
 		g->po = po;
 		g->ids = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*g->ids));
 		/* the argument's register, width and sign are the profiler's own */
@@ -345,6 +364,7 @@ int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
 		*msg = NULL;
 	}
 cleanup:
+	cgroup_sel__clear(&cgs);
 	if (err && !*msg)
 		*msg = strdup(strerror(-err));
 	if (err) {
@@ -355,3 +375,33 @@ cleanup:
 	return 0;
 }
 
+/* Resolve P's spec and attach a new generation.  Slow: no lock held.
+ * *MSG gets the reason of a failure (malloc'd).  A stripped file whose
+ * DWARF debuginfod is still fetching is resolved untyped (or fails, when
+ * the spec needs its types): P is built again when the fetch ends. */
+int probe_gen__build(struct agent_probe *p, struct probe_gen **out, char **msg)
+{
+	unsigned deferred = debuginfod__deferred();
+	unsigned gen = debuginfod__generation();
+	int err = build_gen(p, out, msg);
+
+	if (!err && (*out)->cgroup_rel && !p->cg_names)
+		p->cg_names = cgroup_names__new();
+	if (!err && (*out)->cgroup_rel) {
+		free(p->cgroup_label);
+		p->cgroup_label = strdup((*out)->cgroup_rel);
+	}
+
+	p->dwarf_waiting = debuginfod__deferred() != deferred;
+	p->dwarf_gen = gen;
+	if (err && p->dwarf_waiting && *msg) {
+		char *m = NULL;
+
+		if (asprintf(&m, "%s (its debug info is being fetched from debuginfod: tried "
+			     "again when it arrives)", *msg) >= 0) {
+			free(*msg);
+			*msg = m;
+		}
+	}
+	return err;
+}

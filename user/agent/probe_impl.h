@@ -24,9 +24,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "agent/logsink.h"
+#include "output/clickhouse.h"
 #include "agent/probe.h"
 #include "filter/expr.h"
 #include "agg/hist_arg.h"
+#include "agg/budget.h"
 #include "agg/profiler.h"
 #include "core/log.h"
 #include "python/cpython.h"
@@ -38,6 +40,7 @@
 #include "probe/calib.h"
 #include "probe/resolve.h"
 #include "probe/setunion.h"
+#include "proc/cgroup.h"
 #include "core/clock.h"
 
 
@@ -78,9 +81,13 @@ struct probe_gen {
 	struct pyprof *pp;
 	uint32_t py_func;
 	struct ident ident;
+	char *cgroup_rel; /* cgroup: its path below the v2 root */
 	size_t n_probes;
 	double attach_ms;
 	uint32_t kernel_max_pids;
+	/* Instrument log under a budget: each function's duty-cycle state
+	 * (its fraction stamped on its records as sampled); NULL: none. */
+	struct budget_fn *bfn;
 	/* Instrument log: the current drain. */
 	uint64_t drained, drain_deadline_ns;
 	bool drain_cut;
@@ -119,11 +126,17 @@ struct probe_share {
 	bool have_run;
 	size_t live_keys;   /* per_pid: (function, pid) entries in the kernel map */
 	uint64_t unslotted; /* per_pid: entries the map could not take */
+	/* Under the pool's budget, per function of SET: the entries the
+	 * last read counted, and the function's duty-cycle state. */
+	uint64_t *seen;
+	struct budget_fn *bfn;
 };
 
 struct probe_pool {
 	struct probe_share *shares;
 	uint64_t epoch;
+	double budget; /* of one CPU, 0: none */
+	double cost;   /* what the probes cost now, of one CPU (the last round) */
 };
 
 /* probe.c */

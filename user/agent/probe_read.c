@@ -175,6 +175,19 @@ int agent_probe__read(struct agent_probe *p, struct series_table *out, struct pr
 	tot->run_cnt += p->base_run_cnt;
 	if (p->log)
 		tot->records = logsink__records(p->log);
+	if (p->ch) {
+		struct ch_stats st;
+
+		ch_sink__stats(p->ch, &st);
+		tot->ch = true;
+		tot->records = st.inserted;
+		tot->lost += st.dropped + st.lost;
+		tot->ch_pending = st.pending;
+		tot->ch_dropped = st.dropped;
+		tot->ch_lost = st.lost;
+		tot->ch_errors = st.errors;
+		tot->ch_up = st.up;
+	}
 	tot->lost += __atomic_load_n(&p->log_errors, __ATOMIC_RELAXED); /* the file did not take */
 	if (p->spec->instrument != INSTR_LOG && !p->spec->error)
 		tot->have_run = true;
@@ -241,7 +254,7 @@ int agent_probe__render(const struct agent_probe *p, const struct series_table *
 	err = family_name(s, name, sizeof(name));
 	if (err)
 		return err;
-	labels = calloc(3 + s->n_labels, sizeof(*labels));
+	labels = calloc(4 + s->n_labels, sizeof(*labels));
 	if (!labels)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n && !err; i++) {
@@ -256,6 +269,15 @@ int agent_probe__render(const struct agent_probe *p, const struct series_table *
 			else
 				snprintf(pidbuf, sizeof(pidbuf), "%u", r->pid);
 			labels[n++] = (struct metric_label){ "pid", pidbuf };
+		}
+		if (p->cgroup_label) {
+			/* A process's own cgroup (per_pid: as many as pid labels),
+			 * else the spec's, which holds them all. */
+			const char *cg = s->per_pid && r->pid != SERIES_PID_OTHER && p->cg_names
+						 ? cgroup_names__of(p->cg_names, (pid_t)r->pid)
+						 : NULL;
+
+			labels[n++] = (struct metric_label){ "cgroup", cg ? cg : p->cgroup_label };
 		}
 		for (size_t k = 0; k < s->n_labels; k++)
 			labels[n++] = (struct metric_label){ s->labels[k].name, s->labels[k].value };

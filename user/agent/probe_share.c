@@ -4,6 +4,7 @@
  * the pool commits a reload's shares at once.
  */
 #include "agent/probe_impl.h"
+#include "agent/metrics.h"
 
 /* ---------------------------------------------------------------- shares */
 
@@ -98,6 +99,8 @@ static int on_share_profile(void *ctx, const struct func_profile *fp)
 	 * cost out of each (profiler_opts.calib). */
 	series_val__from_profile(&r->v, fp);
 	sh->hits += r->v.calls;
+	if (sh->seen && fp->func_id < sh->set->n_funcs)
+		sh->seen[fp->func_id] += fp->seen_calls;
 	if (sh->opts.per_pid) {
 		if (fp->pid)
 			sh->live_keys++;
@@ -119,6 +122,8 @@ int probe_share__refresh(struct probe_share *sh, bool force)
 		return 0;
 	sh->n_rows = 0;
 	sh->hits = sh->live_keys = sh->unslotted = 0;
+	if (sh->seen)
+		memset(sh->seen, 0, sh->set->n_funcs * sizeof(*sh->seen));
 	err = profiler__read(sh->prof, on_share_profile, sh);
 	if (err) {
 		sh->n_rows = 0;
@@ -160,6 +165,8 @@ static void share_free(struct probe_share *sh)
 	probe_set__free(sh->set);
 	free(sh->members);
 	free(sh->rows);
+	free(sh->seen);
+	free(sh->bfn);
 	free(sh->key);
 	close(sh->gate_fd);
 	free(sh);
@@ -214,6 +221,7 @@ static int share_build(struct probe_share *sh, uint32_t **ids, struct probe_set 
 		*gen = sh->gen + 1 ? sh->gen + 1 : 1;
 		po.gen = *gen;
 		po.gate_fd = sh->gate_fd;
+		po.duty = sh->pool->budget > 0;
 		if (!err) {
 			*prof = profiler__new(*set, &po);
 			if (!*prof)
@@ -339,6 +347,15 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
 		old_set = sh->set;
 		sh->prof = prof;
 		sh->set = set;
+		/* a new profiler: its functions' budget state begins again */
+		free(sh->seen);
+		free(sh->bfn);
+		sh->seen = NULL;
+		sh->bfn = NULL;
+		if (prof && sh->pool->budget > 0) {
+			sh->seen = calloc(set->n_funcs + 1, sizeof(*sh->seen));
+			sh->bfn = calloc(set->n_funcs + 1, sizeof(*sh->bfn));
+		}
 		sh->epoch = 0;
 		sh->n_rows = 0;
 		if (prof) {
@@ -384,3 +401,179 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
 	return failed;
 }
 
+
+void probe_pool__set_budget(struct probe_pool *pool, double budget)
+{
+	if (pool->budget == budget)
+		return;
+	/* Profilers made with (or without) per-function links: again. */
+	pool->budget = budget;
+	for (struct probe_share *sh = pool->shares; sh; sh = sh->next)
+		sh->dirty = true;
+	if (!budget)
+		pool->cost = 0;
+}
+
+/* What one call to function I of SH costs the traced process: its traps
+ * as this host measured them, and the BPF programs' own time per call. */
+static double call_cost_ns(const struct probe_share *sh, size_t i)
+{
+	const struct probe_calib *c = probe_calib__host();
+	double ns = (double)probe_calib__caller_cost(c, &sh->set->funcs[i]);
+
+	if (sh->have_run && sh->run_cnt)
+		ns += 2 * (double)sh->run_ns / (double)sh->run_cnt; /* an entry and a return */
+	return ns;
+}
+
+static int add_item(struct budget_item **v, size_t *n, size_t *cap, struct budget_item it)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct budget_item *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = it;
+	return 0;
+}
+
+/* A log probe's generation under the budget: its tracer's cycler. */
+static struct duty *log_duty(const struct agent_probe *p)
+{
+	const struct probe_gen *g = p->gen;
+
+	if (!g || !g->tracer || !g->bfn || g->py || p->state != PROBE_APPLIED)
+		return NULL;
+	return tracer__duty(g->tracer);
+}
+
+/* Function I of log probe P: calls seen whole (entered and returned in one
+ * window: a record each, unless lost) and what one costs. */
+static int log_func(const struct agent_probe *p, size_t i, uint64_t *seen, double *cost_ns)
+{
+	const struct probe_gen *g = p->gen;
+	struct cmon_func_stats st;
+	uint64_t run_ns, run_cnt;
+
+	if (tracer__func_stats(g->tracer, (unsigned)i, &st))
+		return -EIO;
+	*seen = st.calls - st.cut;
+	*cost_ns = (double)probe_calib__caller_cost(probe_calib__host(), &g->set->funcs[i]);
+	if (!tracer__prog_stats(g->tracer, &run_ns, &run_cnt) && run_cnt)
+		*cost_ns += 2 * (double)run_ns / (double)run_cnt;
+	return 0;
+}
+
+/* Every function under the budget: the shares', then the log probes'. */
+static int budget_items(struct probe_pool *pool, struct agent_probe *const *probes, size_t n_probes,
+			bool refresh, struct budget_item **v, size_t *n)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	*v = NULL;
+	*n = 0;
+	for (struct probe_share *sh = pool->shares; sh && !err; sh = sh->next) {
+		struct duty *d;
+
+		if (!sh->prof || !sh->bfn || !sh->seen || !sh->n_members)
+			continue;
+		if (refresh && probe_share__refresh(sh, false))
+			continue;
+		d = profiler__duty(sh->prof);
+		for (size_t i = 0; d && i < sh->set->n_funcs && !err; i++)
+			err = add_item(v, n, &cap, (struct budget_item){
+				.duty = d, .func_id = (uint32_t)i, .st = &sh->bfn[i],
+				.seen = sh->seen[i], .cost_ns = call_cost_ns(sh, i),
+				.probe = sh->members[0]->spec->id, .func = sh->set->funcs[i].name,
+			});
+	}
+	for (size_t k = 0; k < n_probes && !err; k++) {
+		struct agent_probe *p = probes[k];
+		struct duty *d = log_duty(p);
+
+		for (size_t i = 0; d && i < p->gen->set->n_funcs && !err; i++) {
+			struct budget_item it = {
+				.duty = d, .func_id = (uint32_t)i, .st = &p->gen->bfn[i],
+				.probe = p->spec->id, .func = p->gen->set->funcs[i].name,
+			};
+
+			if (!log_func(p, i, &it.seen, &it.cost_ns))
+				err = add_item(v, n, &cap, it);
+		}
+	}
+	return err;
+}
+
+void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+			     size_t n_probes, pthread_mutex_t *m)
+{
+	struct budget_item *v;
+	size_t n;
+
+	if (!(pool->budget > 0))
+		return;
+	probe__lock(m);
+	if (!budget_items(pool, probes, n_probes, true, &v, &n))
+		pool->cost = budget__keep(v, n, pool->budget);
+	probe__unlock(m);
+	free(v);
+}
+
+static int render_fn(void *ctx, const char *probe, const char *func, double sampled,
+		     double overhead, uint64_t seen)
+{
+	struct expo *e = ctx;
+	struct metric_label l[2] = { { "probe", probe }, { "function", func } };
+	int err = expo__add(e, "cmon_agent_sampled", l, 2, sampled);
+
+	if (!err)
+		err = expo__add(e, "cmon_agent_function_overhead_ratio", l, 2, overhead);
+	if (!err)
+		err = expo__add_u64(e, "cmon_agent_calls_seen_total", l, 2, seen);
+	return err;
+}
+
+int probe_pool__render_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+			      size_t n_probes, struct expo *e)
+{
+	int err = 0;
+
+	if (!(pool->budget > 0))
+		return 0;
+	err = expo__add(e, "cmon_agent_budget_ratio", NULL, 0, pool->budget);
+	if (!err)
+		err = expo__add(e, "cmon_agent_overhead_ratio", NULL, 0, pool->cost);
+	if (!err)
+		err = probe_pool__budget_each(pool, probes, n_probes, render_fn, e);
+	return err;
+}
+
+int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *probes,
+			    size_t n_probes, probe_budget_fn fn, void *ctx)
+{
+	struct budget_item *v;
+	size_t n;
+	int err;
+
+	if (!(pool->budget > 0))
+		return 0;
+	err = budget_items(pool, probes, n_probes, false, &v, &n);
+	for (size_t i = 0; i < n && !err; i++) {
+		double fr = v[i].st->fraction ? v[i].st->fraction : 1;
+
+		err = fn(ctx, v[i].probe, v[i].func, fr, v[i].st->cpu * fr, v[i].seen);
+	}
+	free(v);
+	return err;
+}
+
+void probe_pool__budget(const struct probe_pool *pool, double *budget, double *cost)
+{
+	*budget = pool->budget;
+	*cost = pool->budget > 0 ? pool->cost : 0;
+}

@@ -16,9 +16,11 @@
 #include <yaml.h>
 #include "agent/yaml_limits.h"
 #include "agent/spec.h"
+#include "agg/budget.h"
 #include "agg/hist_arg.h"
 #include "filter/expr.h"
 #include "core/file.h"
+#include "output/ch_url.h"
 
 #define SPEC_MAX_BYTES (4u << 20) /* a spec larger than this is a mistake */
 #define SPEC_MAX_PROBES 10000u
@@ -142,6 +144,36 @@ static char *fmt(const char *f, ...)
 }
 
 /* Sets P's error once (the first problem is the one to fix first). */
+/* MSG (freed) as one line of at most MSG_MAX bytes: what a spec quotes
+ * (a key, a value, a multi-line string) may hold line ends, control
+ * characters and megabytes.  NULL when out of memory. */
+#define MSG_MAX 512
+static char *one_line(char *msg)
+{
+	size_t len, o = 0;
+	char *out;
+
+	if (!msg)
+		return NULL;
+	len = strlen(msg);
+	out = malloc(MSG_MAX + 8);
+	if (out) {
+		for (size_t i = 0; i < len && o < MSG_MAX; i++) {
+			unsigned char c = (unsigned char)msg[i];
+
+			if (c == '\n' || c == '\t')
+				o += (size_t)sprintf(out + o, "\\%c", c == '\n' ? 'n' : 't');
+			else if (c < 0x20 || c == 0x7f)
+				o += (size_t)sprintf(out + o, "\\x%02x", c);
+			else
+				out[o++] = (char)c;
+		}
+		strcpy(out + o, o >= MSG_MAX ? "..." : "");
+	}
+	free(msg);
+	return out;
+}
+
 static int probe_fail(struct probe_spec *p, const yaml_node_t *at, const char *f, ...)
 	__attribute__((format(printf, 3, 4)));
 static int probe_fail(struct probe_spec *p, const yaml_node_t *at, const char *f, ...)
@@ -152,7 +184,7 @@ static int probe_fail(struct probe_spec *p, const yaml_node_t *at, const char *f
 	if (p->error)
 		return -EINVAL;
 	va_start(ap, f);
-	msg = vfmt(f, ap);
+	msg = one_line(vfmt(f, ap));
 	va_end(ap);
 	if (!msg)
 		return -ENOMEM;
@@ -307,6 +339,7 @@ static int label_cmp(const void *a, const void *b)
 static bool reserved_label(const char *s)
 {
 	return !strcmp(s, "probe") || !strcmp(s, "function") || !strcmp(s, "pid") ||
+	       !strcmp(s, "cgroup") ||
 	       !strcmp(s, "le") || !strncmp(s, "__", 2);
 }
 
@@ -362,7 +395,8 @@ static int parse_log(struct pstate *st, yaml_node_t *n)
 	int err = 0;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return probe_fail(p, n, "'log' must be a mapping {path, max_bytes, keep}");
+		return probe_fail(p, n, "'log' must be a mapping {path, max_bytes, keep} or "
+				  "{clickhouse}");
 	for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top && !err; pair++) {
 		yaml_node_t *k = yaml_document_get_node(st->doc, pair->key);
 		yaml_node_t *val = yaml_document_get_node(st->doc, pair->value);
@@ -372,7 +406,15 @@ static int parse_log(struct pstate *st, yaml_node_t *n)
 			err = probe_fail(p, k, "'log' keys must be strings");
 		else if (!strcmp(key, "path"))
 			err = get_string(p, val, "log.path", &p->log_path);
-		else if (!strcmp(key, "max_bytes")) {
+		else if (!strcmp(key, "clickhouse")) {
+			struct ch_url u = {};
+			char why[256];
+
+			err = get_string(p, val, "log.clickhouse", &p->log_clickhouse);
+			if (!err && ch_url__parse(p->log_clickhouse, &u, why, sizeof(why)))
+				err = probe_fail(p, val, "'log.clickhouse': bad ClickHouse URL: %s", why);
+			ch_url__free(&u);
+		} else if (!strcmp(key, "max_bytes")) {
 			err = get_uint(p, val, "log.max_bytes", UINT64_MAX, true, &v);
 			if (!err && v < 4096)
 				err = probe_fail(p, val, "'log.max_bytes' must be at least 4096");
@@ -381,11 +423,12 @@ static int parse_log(struct pstate *st, yaml_node_t *n)
 			err = get_uint(p, val, "log.keep", 100, false, &v);
 			p->log_keep = (unsigned)v;
 		} else {
-			err = probe_fail(p, k, "unknown key 'log.%s' (path, max_bytes, keep)", key);
+			err = probe_fail(p, k, "unknown key 'log.%s' (path, max_bytes, keep, "
+					 "clickhouse)", key);
 		}
 	}
-	if (!err && !p->log_path)
-		err = probe_fail(p, n, "'log' needs a 'path'");
+	if (!err && !p->log_path == !p->log_clickhouse)
+		err = probe_fail(p, n, "'log' needs a 'path' or a 'clickhouse' URL (one of them)");
 	return err;
 }
 
@@ -473,7 +516,7 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 	if (!strcmp(key, "per_pid"))
 		return get_bool(p, v, key, &p->per_pid);
 	if (!strcmp(key, "max_pids")) {
-		err = get_uint(p, v, key, 65536, false, &u);
+		err = get_uint(p, v, key, SPEC_MAX_PIDS, false, &u);
 		if (!err && !u)
 			err = probe_fail(p, v, "'max_pids' must be at least 1");
 		p->max_pids = (uint32_t)u;
@@ -481,7 +524,7 @@ static int parse_key(struct pstate *st, const char *key, yaml_node_t *k, yaml_no
 		return err;
 	}
 	if (!strcmp(key, "max_functions")) {
-		err = get_uint(p, v, key, 1000000, false, &u);
+		err = get_uint(p, v, key, SPEC_MAX_FUNCTIONS, false, &u);
 		if (!err && !u)
 			err = probe_fail(p, v, "'max_functions' must be at least 1");
 		p->max_functions = (uint32_t)u;
@@ -549,7 +592,8 @@ static int validate(struct pstate *st, yaml_node_t *n)
 	if (p->instrument != INSTR_ARG && st->have_arg)
 		return probe_fail(p, n, "'arg' is only for instrument arg");
 	if (p->instrument == INSTR_LOG && !st->have_log)
-		return probe_fail(p, n, "instrument log needs 'log: {path: ...}'");
+		return probe_fail(p, n, "instrument log needs 'log: {path: ...}' or "
+				  "'log: {clickhouse: URL}'");
 	if (p->instrument != INSTR_LOG && st->have_log)
 		return probe_fail(p, n, "'log' is only for instrument log");
 	if (p->instrument == INSTR_LOG && (p->per_pid || st->have_metric || p->n_labels))
@@ -557,6 +601,10 @@ static int validate(struct pstate *st, yaml_node_t *n)
 				  "'metric', 'labels' and 'per_pid' do not apply");
 	if (st->have_max_pids && !p->per_pid)
 		return probe_fail(p, n, "'max_pids' needs 'per_pid: true'");
+	if (p->per_pid && (uint64_t)p->max_functions * p->max_pids > SPEC_MAX_LABELLED)
+		return probe_fail(p, n, "'max_functions' x 'max_pids' is %llu: at most %u series "
+				  "a probe", (unsigned long long)p->max_functions * p->max_pids,
+				  SPEC_MAX_LABELLED);
 	if (p->instrument != INSTR_ARG)
 		p->arg = -1;
 	if (!p->metric && p->instrument != INSTR_LOG) {
@@ -605,9 +653,10 @@ static int parse_probe(yaml_document_t *doc, yaml_node_t *n, struct probe_spec *
 		const char *val = scalar(yaml_document_get_node(doc, pair->value));
 
 		if (key && !strcmp(key, "name") && val && *val) {
-			p->name = strdup(val);
+			p->name = strdup(val); /* the first: a second is an error below */
 			if (!p->name)
 				return -ENOMEM;
+			break;
 		}
 	}
 	for (pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top; pair++) {
@@ -617,16 +666,18 @@ static int parse_probe(yaml_document_t *doc, yaml_node_t *n, struct probe_spec *
 
 		if (!key)
 			err = probe_fail(p, k, "probe keys must be strings");
-		else if (strcmp(key, "name"))
-			err = parse_key(&st, key, k, v);
-		else
-			err = get_string(p, v, key, &p->name);
+		/* Twice: refused before the second is parsed (it would
+		 * replace what the first allocated). */
 		for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < pair && !err && key; q++) {
 			const char *prev = scalar(yaml_document_get_node(doc, q->key));
 
 			if (prev && !strcmp(prev, key))
 				err = probe_fail(p, k, "key '%s' given twice", key);
 		}
+		if (!err && strcmp(key, "name"))
+			err = parse_key(&st, key, k, v);
+		else if (!err)
+			err = get_string(p, v, key, &p->name);
 		if (err == -ENOMEM)
 			return err;
 		if (err)
@@ -692,7 +743,7 @@ static int doc_error(char **errmsg, const char *f, ...)
 	va_list ap;
 
 	va_start(ap, f);
-	*errmsg = vfmt(f, ap);
+	*errmsg = one_line(vfmt(f, ap));
 	va_end(ap);
 	return *errmsg ? -EINVAL : -ENOMEM;
 }
@@ -764,7 +815,18 @@ int agent_spec__parse(const char *text, size_t len, struct agent_spec **out, cha
 			probes = yaml_document_get_node(&doc, pair->value);
 			continue;
 		}
-		err = doc_error(errmsg, "line %zu: unknown key '%s' (the spec has 'probes')",
+		if (key && !strcmp(key, "budget")) {
+			yaml_node_t *v = yaml_document_get_node(&doc, pair->value);
+			const char *why = NULL;
+
+			if (budget__parse(scalar(v), &s->budget, &why)) {
+				err = doc_error(errmsg, "line %zu: budget: '%s': %s",
+						v->start_mark.line + 1, scalar(v) ? scalar(v) : "?", why);
+				goto cleanup;
+			}
+			continue;
+		}
+		err = doc_error(errmsg, "line %zu: unknown key '%s' (the spec has 'probes' and 'budget')",
 				k->start_mark.line + 1, key ? key : "?");
 		goto cleanup;
 	}
@@ -857,6 +919,7 @@ static void probe_spec__clear(struct probe_spec *p)
 	}
 	free(p->labels);
 	free(p->log_path);
+	free(p->log_clickhouse);
 	free(p->arg_name);
 	free(p->if_expr);
 	free(p->error);
@@ -896,6 +959,7 @@ bool probe_spec__equal(const struct probe_spec *a, const struct probe_spec *b)
 	    a->per_pid != b->per_pid || a->max_pids != b->max_pids ||
 	    a->max_functions != b->max_functions ||
 	    a->lifespan_ms != b->lifespan_ms || !str_eq(a->log_path, b->log_path) ||
+	    !str_eq(a->log_clickhouse, b->log_clickhouse) ||
 	    a->log_max_bytes != b->log_max_bytes || a->log_keep != b->log_keep ||
 	    !str_eq(a->error, b->error))
 		return false;
@@ -947,6 +1011,7 @@ struct probe_spec *probe_spec__dup(const struct probe_spec *s)
 	err |= dup_str(s->cgroup, &d->cgroup);
 	err |= dup_str(s->metric, &d->metric);
 	err |= dup_str(s->log_path, &d->log_path);
+	err |= dup_str(s->log_clickhouse, &d->log_clickhouse);
 	err |= dup_str(s->arg_name, &d->arg_name);
 	err |= dup_str(s->if_expr, &d->if_expr);
 	err |= dup_str(s->error, &d->error);

@@ -2,6 +2,8 @@
  * spec.h: the agent's probe spec, read from a YAML (or JSON: YAML is a
  * superset) file with libyaml.
  *
+ *   budget: 1%                      # optional: the share of one CPU all
+ *                                   # probes may cost (agg/budget.h)
  *   probes:
  *     - name: kv_put_latency        # required, unique; [a-zA-Z_][a-zA-Z0-9_]*
  *       target: /usr/bin/app        # required: binary or library path; every
@@ -30,6 +32,9 @@
  *                                   # instrument log: JSON Lines, rotated to
  *                                   # path.1 .. path.KEEP at max_bytes (k/M/G
  *                                   # suffixes: KiB, MiB, GiB)
+ *       log: {clickhouse: 'clickhouse://HOST:8123/DB.TABLE'}
+ *                                   # or into a ClickHouse table
+ *                                   # (output/ch_url.h, clickhouse.h)
  *
  * A probe whose entry is invalid is kept in the spec with an error message
  * (and applied by nobody) so that it is reported and never takes the others
@@ -56,6 +61,11 @@ struct spec_label {
 
 #define SPEC_DEFAULT_MAX_PIDS 64
 #define SPEC_DEFAULT_MAX_FUNCTIONS 200
+/* The bounds: each function label (times each pid label) is a series of
+ * the scrape; 100,000 functions made 267,863 series, a 22 MB answer. */
+#define SPEC_MAX_FUNCTIONS 10000
+#define SPEC_MAX_PIDS 65536
+#define SPEC_MAX_LABELLED 100000 /* max_functions x max_pids of a per_pid probe */
 #define SPEC_DEFAULT_LOG_BYTES (10ull << 20)
 #define SPEC_DEFAULT_LOG_KEEP 3
 
@@ -91,6 +101,7 @@ struct probe_spec {
 	uint32_t max_functions; /* function labels before function="other" */
 	uint64_t lifespan_ms; /* 0: forever; at most SPEC_LIFESPAN_MAX_MS */
 	char *log_path;
+	char *log_clickhouse; /* instead of log_path: a clickhouse:// URL */
 	uint64_t log_max_bytes;
 	unsigned log_keep;
 	unsigned line;  /* 1-based line of the entry in the file */
@@ -100,6 +111,9 @@ struct probe_spec {
 struct agent_spec {
 	struct probe_spec *probes;
 	size_t n_probes;
+	/* budget: 1% -- the share of one CPU all probes together may cost
+	 * the traced processes (agg/budget.h); 0: no budget. */
+	double budget;
 };
 
 /*

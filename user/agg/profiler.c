@@ -11,9 +11,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/grow.h"
+#include "agg/budget.h"
+#include "core/hmap.h"
 #include "core/log.h"
 #include "probe/bpf_setup.h"
 #include "probe/calib.h"
+#include "probe/duty.h"
 #include "probe/attach.h"
 #include "probe/follow.h"
 #include "probe/links.h"
@@ -36,7 +39,13 @@ struct profiler {
 	struct cmon_prof_value *percpu; /* ncpus values: one lookup's result */
 	uint64_t *unslotted;            /* ncpus counters */
 	struct func_profile out;        /* handed to the callback */
+	/* Duty cycling: each row's counts scaled so far (see scale_row);
+	 * per function, or per (function, pid) through ROW_OF. */
+	struct budget_scale *scaled;
+	size_t n_scaled, cap_scaled;
+	struct hmap row_of;
 };
+
 
 /* Do all exits find the return-address slot the same way?  Then the exit
  * program need not read its cookie (values as in profile.bpf.c). */
@@ -130,8 +139,10 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 		.mem = opts->mem,
 		.filter_pid = opts->filter_pid,
 		.filter_cgroup = opts->filter_cgroup,
+		.filter_cgroup_level = opts->filter_cgroup_level,
 		.exprs = opts->exprs,
 		.callee_costs = opts->calib,
+		.duty = opts->duty,
 	};
 	struct profiler *p;
 	int err;
@@ -214,6 +225,7 @@ void profiler__woken(struct profiler *p)
 {
 	if (p->fork_rb)
 		ring_buffer__consume(p->fork_rb);
+	bpf_set__reattach(&p->bs); /* a failure was said: untraced in the new program */
 }
 
 int profiler__attach(struct profiler *p)
@@ -253,7 +265,8 @@ static void sum_values(struct profiler *p)
 	o->arg_overflow = 0;
 	memset(o->lat_hist, 0, sizeof(o->lat_hist));
 	memset(o->arg_hist, 0, sizeof(o->arg_hist));
-	for (int c = 0; c < p->bs.ncpus; c++) {
+	/* Per-process and sparse values are one for all CPUs (profile.bpf.c). */
+	for (int c = 0; c < (p->opts.per_pid || p->sparse ? 1 : p->bs.ncpus); c++) {
 		const struct cmon_prof_value *v = &p->percpu[c];
 
 		o->calls += v->calls;
@@ -277,6 +290,66 @@ static void sum_values(struct profiler *p)
 			for (size_t b = 0; b < HIST_ARG_NBUCKETS; b++)
 				o->arg_hist[b] += v->arg_hist[b];
 	}
+}
+
+/* The estimate state of the row (FUNC_ID, PID), made at its first read;
+ * NULL and errno. */
+static struct budget_scale *scaled_of(struct profiler *p, uint32_t func_id, uint32_t pid)
+{
+	uint32_t key[2] = { func_id, pid };
+	bool added;
+	uint64_t *slot;
+
+	if (!p->opts.per_pid && !p->sparse) {
+		if (!p->scaled) {
+			p->scaled = calloc(p->set->n_funcs ? p->set->n_funcs : 1, sizeof(*p->scaled));
+			if (!p->scaled)
+				return NULL;
+			p->n_scaled = p->set->n_funcs;
+		}
+		return func_id < p->n_scaled ? &p->scaled[func_id] : NULL;
+	}
+	slot = hmap__get(&p->row_of, key, sizeof(key), &added);
+	if (!slot)
+		return NULL;
+	if (added) {
+		if (GROW(p->scaled, p->n_scaled, p->cap_scaled, 64)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		*slot = p->n_scaled++;
+	}
+	return &p->scaled[*slot];
+}
+
+/* A duty-cycled function's row: its counts scaled (agg/budget.h). */
+static int scale_row(struct profiler *p, struct func_profile *o)
+{
+	struct duty_stats ds;
+	struct budget_scale *sc;
+	uint64_t seen[BUDGET_SCALE_N];
+
+	o->seen_calls = o->calls;
+	o->sampled = 1;
+	if (!p->bs.duty)
+		return 0;
+	duty__stats(p->bs.duty, o->func_id, &ds);
+	sc = scaled_of(p, o->func_id, o->pid);
+	if (!sc)
+		return -ENOMEM;
+	o->sampled = ds.fraction;
+	seen[0] = o->calls;
+	seen[1] = o->filtered;
+	budget_scale__update(sc, seen, ds.attached_ns, ds.elapsed_ns,
+			     !ds.period_ns || ds.failed || ds.stopped);
+	o->calls = (uint64_t)(sc->est[0] + 0.5);
+	o->filtered = (uint64_t)(sc->est[1] + 0.5);
+	return 0;
+}
+
+struct duty *profiler__duty(struct profiler *p)
+{
+	return bpf_set__duty(&p->bs);
 }
 
 /* Entries of FUNC_ID no (function, pid) slot could hold, summed over CPUs. */
@@ -304,7 +377,9 @@ static int read_per_func(struct profiler *p, profiler_read_fn fn, void *ctx)
 			continue;
 		p->out.func_id = i;
 		p->out.pid = 0;
-		ret = fn(ctx, &p->out);
+		ret = scale_row(p, &p->out);
+		if (!ret)
+			ret = fn(ctx, &p->out);
 		if (ret)
 			return ret;
 	}
@@ -349,7 +424,9 @@ static int read_per_pid(struct profiler *p, profiler_read_fn fn, void *ctx)
 			continue;
 		p->out.func_id = keys[i].func_id;
 		p->out.pid = keys[i].pid;
-		err = fn(ctx, &p->out);
+		err = scale_row(p, &p->out);
+		if (!err)
+			err = fn(ctx, &p->out);
 		if (err)
 			goto cleanup;
 	}
@@ -366,6 +443,8 @@ static int read_per_pid(struct profiler *p, profiler_read_fn fn, void *ctx)
 		p->out.func_id = f;
 		p->out.pid = 0;
 		p->out.calls = p->out.lost = lost;
+		p->out.seen_calls = lost;
+		p->out.sampled = 1; /* entries not counted: as they were */
 		err = fn(ctx, &p->out);
 		if (err)
 			goto cleanup;
@@ -429,8 +508,8 @@ const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t 
 		       "whose thread's stack of pending calls could not be allocated");
 	describe_cause(buf, len, &off, l->table_full, table);
 	describe_cause(buf, len, &off, l->value_mem,
-		       "whose function's counters the kernel could not allocate in time "
-		       "(more functions x CPUs than the preallocated budget)");
+		       "whose counters the kernel could not allocate (out of memory at that "
+		       "instant)");
 	snprintf(depth, sizeof(depth), "whose return was nested past the kernel's %d uretprobes",
 		 CMON_KERNEL_URET_DEPTH);
 	describe_cause(buf, len, &off, l->uret_depth, depth);
@@ -439,20 +518,7 @@ const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t 
 
 int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt)
 {
-	struct bpf_program *progs[] = { p->skel->progs.cmon_prof_entry, p->skel->progs.cmon_prof_exit,
-					p->skel->progs.cmon_prof_texit };
-
-	*run_time_ns = *run_cnt = 0;
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
-			return -errno;
-		*run_time_ns += info.run_time_ns;
-		*run_cnt += info.run_cnt;
-	}
-	return 0;
+	return bpf_set__prog_stats(&p->bs, run_time_ns, run_cnt);
 }
 
 int profiler__gate_new(void)
@@ -482,6 +548,8 @@ void profiler__free(struct profiler *p)
 	if (!p)
 		return;
 	bpf_set__free(&p->bs);
+	free(p->scaled);
+	hmap__release(&p->row_of);
 	ring_buffer__free(p->fork_rb);
 	profile_bpf__destroy(p->skel);
 	free(p->unslotted);

@@ -35,10 +35,12 @@ struct profiler_opts {
 	bool mem;            /* read RSS at entry and return (RSS growth) */
 	uint32_t max_pids;   /* per_pid: cap on distinct processes (cardinality) */
 	/* Only count processes with this pid (0: any), whose comm is this
-	 * (empty: any), in this cgroup v2 id (0: any). */
+	 * (empty: any), in this cgroup v2 id (0: any) at depth
+	 * FILTER_CGROUP_LEVEL or below it. */
 	pid_t filter_pid;
 	char filter_comm[16];
 	uint64_t filter_cgroup;
+	uint32_t filter_cgroup_level;
 	bool follow;         /* children of the set's processes too (follow.h) */
 	bool focus;          /* --focus given (probe_func.focus marks them) */
 	int max_depth;       /* --max-depth below the focus; -1: any */
@@ -54,6 +56,9 @@ struct profiler_opts {
 	 * (profiler__gate_new, profiler__gate_set).  GEN 0: no gate. */
 	uint32_t gen;
 	int gate_fd;
+	/* Functions may be duty-cycled (profiler__duty): their counts are
+	 * then scaled by the time their probes were attached. */
+	bool duty;
 };
 
 struct func_profile {
@@ -69,6 +74,13 @@ struct func_profile {
 	uint64_t arg_hist[HIST_ARG_NBUCKETS]; /* log2 (or linear) of hist_arg */
 	uint64_t arg_overflow;     /* linear: values beyond the last bucket */
 	uint64_t filtered;         /* --if was false: not in calls */
+	/* Duty cycling: calls and filtered are estimates, what was seen
+	 * scaled by elapsed / attached time; SEEN_CALLS the entries counted,
+	 * SAMPLED the fraction of time the function is attached now (1:
+	 * whole, every call counted).  Latencies and histograms are those
+	 * of the calls seen. */
+	uint64_t seen_calls;
+	double sampled;
 	uint64_t self_sum_ns;      /* --py: latency less the traced callees' (0: not known) */
 };
 
@@ -98,8 +110,7 @@ struct profiler_losses {
 	uint64_t depth;      /* more than CMON_STACK_DEPTH calls pending on a thread */
 	uint64_t task_mem;   /* a thread's shadow stack could not be allocated */
 	uint64_t table_full; /* per_pid: more than max_pids processes per function */
-	uint64_t value_mem;  /* the kernel could not allocate a function's counters in time
-			      * (functions x CPUs beyond the preallocated budget) */
+	uint64_t value_mem;  /* the kernel could not allocate counters (out of memory) */
 	uint64_t uret_depth; /* a return nested past the kernel's uretprobes: not seen */
 };
 int profiler__losses(struct profiler *p, struct profiler_losses *out);
@@ -120,6 +131,11 @@ void profiler__woken(struct profiler *p);
 
 /* The followed processes (profiler_opts.follow), or NULL. */
 struct follow *profiler__follow(const struct profiler *p);
+
+/* opts.duty, attached: its duty cycler (probe/duty.h), by function id of
+ * the set; NULL and errno. */
+struct duty;
+struct duty *profiler__duty(struct profiler *p);
 
 void profiler__detach(struct profiler *p);
 void profiler__free(struct profiler *p); /* NULL fine */

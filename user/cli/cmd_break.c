@@ -39,7 +39,8 @@ static void resume_at_exit(void)
 	bp.stopped_pid = 0;
 }
 
-/* cmon itself crashes (or is quit with SIGQUIT): resume what it may have
+/* cmon itself crashes, or dies of any signal it can catch (SIGQUIT,
+ * SIGUSR1, SIGALRM, a real-time signal...): resume what it may have
  * stopped, then die as the signal says.  Async-signal-safe: kill, signal,
  * raise. */
 static void on_fatal(int sig)
@@ -52,16 +53,42 @@ static void on_fatal(int sig)
 	raise(sig);
 }
 
+/* SIG's default action ends the process (rather than ignore it or stop
+ * it). */
+static bool kills_by_default(int sig)
+{
+	switch (sig) {
+	case SIGKILL: case SIGSTOP: /* cannot be caught: only these may leave it stopped */
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+	case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return false;
+	default:
+		return true;
+	}
+}
+
 void breakpoint__init(double resume_after_s, bool quiet)
 {
-	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGQUIT };
+	static const int crash[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGQUIT };
 
 	bp.resume_after_s = resume_after_s;
 	bp.quiet = quiet;
 	if (!bp.exit_handler && !atexit(resume_at_exit))
 		bp.exit_handler = true;
-	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		signal(fatal[i], on_fatal);
+	for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+		signal(crash[i], on_fatal);
+	/* Every other signal that would end cmon while it keeps the default
+	 * action (those the session already handles, SIGINT, SIGTERM, SIGHUP,
+	 * and those ignored, are left as they are).  glibc refuses its own
+	 * two real-time signals: sigaction fails there, as it should. */
+	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+		struct sigaction old;
+
+		if (!kills_by_default(sig) || sigaction(sig, NULL, &old) ||
+		    old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+			continue;
+		signal(sig, on_fatal);
+	}
 }
 
 void breakpoint__target(pid_t pid) { bp.target_pid = pid; }
@@ -117,8 +144,10 @@ static void wait_for_cue(pid_t pid, uint32_t tid)
 			return;
 		if (poll(&p, 1, 100) <= 0)
 			continue;
-		/* One byte at a time: a later stop's line stays unread. */
-		while ((n = read(STDIN_FILENO, &c, 1)) == 1 && c != '\n')
+		/* One byte at a time: a later stop's line stays unread; a
+		 * line without end (stdin /dev/zero) still hears a signal. */
+		n = 1;
+		while (!session_stop_signal && (n = read(STDIN_FILENO, &c, 1)) == 1 && c != '\n')
 			;
 		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
 			bp.stdin_eof = true;

@@ -383,6 +383,7 @@ struct columns {
 	const char **kind;  /* a --capture's kind (its blob's name is param); NULL: a parameter */
 	char **owned;       /* names taken from the first call: copies (it is freed
 			     * before the next row is read) */
+	bool cgroup;        /* a last column, "cgroup" (capture --cgroup) */
 };
 
 static void columns__release(struct columns *cols)
@@ -403,7 +404,7 @@ static void columns__release(struct columns *cols)
  * capture_n next to a parameter n renamed capture_n): NAME_2, NAME_3... */
 static bool head_taken(const struct columns *cols, size_t i, const char *name)
 {
-	if (is_fixed(name))
+	if (is_fixed(name) || (cols->cgroup && !strcmp(name, "cgroup")))
 		return true;
 	for (size_t j = 0; j < i; j++)
 		if (!strcmp(cols->head[j], name))
@@ -430,7 +431,7 @@ static int columns__unique(struct columns *cols, size_t i)
 }
 
 static int columns__init(struct columns *cols, const struct cmon_function *f,
-			 const struct cmon_call *first)
+			 const struct cmon_call *first, bool cgroup)
 {
 	/* An untyped function without a signature: the first call's names. */
 	bool from_call = !f->n_params && first;
@@ -443,6 +444,7 @@ static int columns__init(struct columns *cols, const struct cmon_function *f,
 		cols->owned = calloc(n + f->n_captures + 1, sizeof(*cols->owned));
 	if (!cols->param || !cols->head || !cols->kind || (from_call && !cols->owned))
 		return -ENOMEM;
+	cols->cgroup = cgroup;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = from_call ? first->args[i].name : f->params[i].name;
 		int r = is_fixed(name) ? asprintf(&cols->head[i], "arg_%s", name)
@@ -557,12 +559,16 @@ static void table_header(FILE *f, enum export_mode mode, const struct columns *c
 		fprintf(f, ",%s", fixed_tail[i]);
 	for (size_t i = 0; i < sizeof(fixed_notes) / sizeof(*fixed_notes); i++)
 		fprintf(f, ",%s", fixed_notes[i]);
+	if (cols->cgroup)
+		fputs(",cgroup", f);
 	fputs("\r\n", f);
 }
 
+/* CG: the call's process's cgroup, when the table has the column (NULL:
+ * its process has none). */
 static int table_row(FILE *f, enum export_mode mode, const struct columns *cols,
-		     const struct cmon_call *c, struct strbuf *tmp, struct strbuf *tmp2,
-		     struct strbuf notes[2])
+		     const struct cmon_call *c, const char *cg, struct strbuf *tmp,
+		     struct strbuf *tmp2, struct strbuf notes[2])
 {
 	const uint64_t mem[4] = { c->rss_entry, c->rss_exit, c->vms_entry, c->vms_exit };
 	int err = call_notes(c, notes);
@@ -594,6 +600,11 @@ static int table_row(FILE *f, enum export_mode mode, const struct columns *cols,
 			else if (notes[i].len)
 				put_csv_str(f, tmp, notes[i].buf);
 		}
+		if (cols->cgroup) {
+			fputc(',', f);
+			if (cg)
+				put_csv_str(f, tmp, cg);
+		}
 		fputs("\r\n", f);
 		return 0;
 	}
@@ -618,6 +629,13 @@ static int table_row(FILE *f, enum export_mode mode, const struct columns *cols,
 		fprintf(f, ", \"%s\": ", fixed_notes[i]);
 		put_json_list(f, &notes[i]);
 	}
+	if (cols->cgroup) {
+		fputs(", \"cgroup\": ", f);
+		if (cg)
+			put_json_str(f, tmp, cg);
+		else
+			fputs("null", f);
+	}
 	fputs("}\n", f);
 	return 0;
 }
@@ -632,7 +650,27 @@ struct export_ctx {
 	struct strbuf notes[2]; /* a call's truncated and faults lists */
 	struct names entries;  /* names used in the root folder */
 	uint64_t calls;
+	const struct cmon_process *procs; /* by pid: their cgroups */
+	size_t n_procs;
+	bool cgroups;          /* some process has one: the tables' last column */
 };
+
+static int by_pid(const void *key, const void *elem)
+{
+	uint32_t pid = *(const uint32_t *)key, other = ((const struct cmon_process *)elem)->pid;
+
+	return pid < other ? -1 : pid > other;
+}
+
+static const char *cgroup_of(const struct export_ctx *x, uint32_t pid)
+{
+	const struct cmon_process *p;
+
+	if (!x->cgroups)
+		return NULL;
+	p = bsearch(&pid, x->procs, x->n_procs, sizeof(*x->procs), by_pid);
+	return p ? p->cgroup : NULL;
+}
 
 /* Export function I; *ENTRY is the folder or file name it got. */
 static int export_function(struct export_ctx *x, const struct cmon_function *fs, size_t nf,
@@ -675,13 +713,14 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 			err = export_call(ffd, c, &x->tmp, x->notes);
 		} else {
 			if (!header_done) {
-				err = columns__init(&cols, f, c);
+				err = columns__init(&cols, f, c, x->cgroups);
 				if (err)
 					goto cleanup;
 				table_header(out, x->mode, &cols, &x->tmp);
 				header_done = true;
 			}
-			err = table_row(out, x->mode, &cols, c, &x->tmp, &x->tmp2, x->notes);
+			err = table_row(out, x->mode, &cols, c, cgroup_of(x, c->pid), &x->tmp,
+					&x->tmp2, x->notes);
 		}
 		cmon_call_free(c);
 		c = NULL;
@@ -694,7 +733,7 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 		goto cleanup;
 	}
 	if (out && !header_done) {
-		err = columns__init(&cols, f, NULL);
+		err = columns__init(&cols, f, NULL, x->cgroups);
 		if (err)
 			goto cleanup;
 		table_header(out, x->mode, &cols, &x->tmp);
@@ -877,6 +916,13 @@ int cmd_export(int argc, char **argv)
 		rc = CMON_EXIT_ERROR;
 		goto cleanup;
 	}
+	/* capture --cgroup: each process's, a column of the tables (sorted by pid) */
+	if (cmon_store_processes(x.s, &x.procs, &x.n_procs)) {
+		log_warn("%s: the tables have no cgroup column", cmon_store_error(x.s));
+		x.n_procs = 0;
+	}
+	for (size_t i = 0; i < x.n_procs; i++)
+		x.cgroups |= x.procs[i].cgroup != NULL;
 	notes_unknown = !cmon_store_has_notes(x.s);
 	if (notes_unknown)
 		log_warn("%s was written before stores noted cut and unreadable values: "

@@ -8,6 +8,7 @@
 #include "python/cpython.h"
 #include "python/pycode.h"
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,9 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 
 		if (f->usdt)
 			continue; /* listed after the functions */
-		if (f->never_returns)
+		if (f->returns_unseen)
+			snprintf(ret, sizeof(ret), "entry only (its exits cannot be seen)");
+		else if (f->never_returns)
 			snprintf(ret, sizeof(ret), "never-returns (no exit probe)");
 		else if (f->ret_mode == RETURN_INSN) {
 			size_t ind = f->ind_base != UINT32_MAX ? f->exits.n_ind : 0;
@@ -108,6 +111,48 @@ static void print_set(const struct probe_set *s, const struct probe_calib *c)
 	       s->n_funcs - n_usdt, s->n_funcs - n_usdt == 1 ? "" : "s", c->valid ? "" : "~",
 	       hit_ns(c, PROBE_COST_SINGLESTEP), c->valid ? " on this host" : "",
 	       hit_ns(c, PROBE_COST_SINGLESTEP) * 10000.0 / 1e9 * 100.0);
+}
+
+/* Where each probed file's symbols and DWARF came from, when some came
+ * from a separate debug file (found by build ID, .gnu_debuglink or
+ * debuginfod): a stripped program's listing says so; a -g build's is the
+ * table alone. */
+static void print_files(const struct probe_set *s)
+{
+	struct debuginfo **dis = calloc(s->n_objects + 1, sizeof(*dis));
+	bool *used = calloc(s->n_objects + 1, sizeof(*used)), separate = false;
+
+	if (!dis || !used)
+		goto out;
+	for (size_t i = 0; i < s->n_funcs; i++)
+		used[s->funcs[i].object] = true;
+	for (size_t oi = 0; oi < s->n_objects; oi++) {
+		const struct probe_object *obj = &s->objects[oi];
+
+		if (!used[oi])
+			continue;
+		dis[oi] = debuginfo__open(obj->attach_path);
+		separate |= obj->symbols_from ||
+			    (dis[oi] && debuginfo__dwarf_path(dis[oi]) &&
+			     strcmp(debuginfo__dwarf_path(dis[oi]), obj->attach_path));
+	}
+	if (separate)
+		printf("\n%-20s %s\n", "FILE", "DEBUG INFO");
+	for (size_t oi = 0; separate && oi < s->n_objects; oi++) {
+		const struct probe_object *obj = &s->objects[oi];
+
+		if (!used[oi])
+			continue;
+		printf("%-20s %s\n", obj->module, obj->path);
+		if (obj->symbols_from)
+			printf("%-20s symbols from %s\n", "", obj->symbols_from);
+		printf("%-20s %s\n", "", dis[oi] ? debuginfo__describe(dis[oi]) : "no DWARF");
+	}
+out:
+	for (size_t oi = 0; dis && oi < s->n_objects; oi++)
+		debuginfo__free(dis[oi]);
+	free(dis);
+	free(used);
 }
 
 /* --lines: each function's lines of code, where --line FILE:LINE can go. */
@@ -283,6 +328,8 @@ int cmd_list(int argc, char **argv)
 		print_lines(set);
 	else
 		print_set(set, &calib);
+	if (!o.list_lines)
+		print_files(set);
 cleanup:
 	probe_set__free(set);
 	for (size_t i = 0; pats && i < o.n_funcs; i++)

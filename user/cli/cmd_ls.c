@@ -176,6 +176,7 @@ static int print_functions(struct cmon_store *s)
 static int print_processes(struct cmon_store *s)
 {
 	const struct cmon_process *ps;
+	bool cgroups = false; /* capture --cgroup: a column for each one's */
 	size_t n;
 	int err = cmon_store_processes(s, &ps, &n);
 
@@ -186,7 +187,10 @@ static int print_processes(struct cmon_store *s)
 	printf("\n%zu process%s\n", n, n == 1 ? "" : "es");
 	if (!n)
 		return CMON_EXIT_OK;
-	printf("%-8s  %-16s  %10s  %-36s  %s\n", "PID", "COMM", "CALLS", "FIRST CALL", "LAST CALL");
+	for (size_t i = 0; i < n; i++)
+		cgroups |= ps[i].cgroup != NULL;
+	printf("%-8s  %-16s  %10s  %-36s  %s\n", "PID", "COMM", "CALLS", "FIRST CALL",
+	       cgroups ? "LAST CALL                             CGROUP" : "LAST CALL");
 	for (size_t i = 0; i < n; i++) {
 		char first[64], last[64];
 		int pad;
@@ -196,8 +200,13 @@ static int print_processes(struct cmon_store *s)
 		printf("%-8" PRIu32 "  ", ps[i].pid);
 		store_cli__put_safe(stdout, *ps[i].comm ? ps[i].comm : "-");
 		pad = 16 - (int)strlen(*ps[i].comm ? ps[i].comm : "-");
-		printf("%*s  %10" PRIu64 "  %-36s  %s\n", pad > 0 ? pad : 0, "", ps[i].calls, first,
-		       last);
+		printf("%*s  %10" PRIu64 "  %-36s  %-*s", pad > 0 ? pad : 0, "", ps[i].calls, first,
+		       cgroups ? 36 : 0, last);
+		if (cgroups) {
+			fputs("  ", stdout);
+			store_cli__put_safe(stdout, ps[i].cgroup ? ps[i].cgroup : "-");
+		}
+		putchar('\n');
 	}
 	return CMON_EXIT_OK;
 }

@@ -15,6 +15,7 @@
 #include "core/grow.h"
 #include "core/clock.h"
 #include "cmon_abi.h"
+#include "agg/budget.h"
 #include "agg/hist.h"
 #include "agg/hist_arg.h"
 #include "agg/profiler.h"
@@ -33,11 +34,14 @@
 
 #define MAX_PIDS_PER_FUNC 1024 /* --per-pid: distinct processes per function */
 #define TICK_S 0.1             /* how often the end of the targets is checked */
+#define BUDGET_ROUND_S 0.25    /* --budget: how often the rates are read */
 
 
 /* One line of a report: a function (and process) as the kernel summed it. */
 struct prof_row {
 	uint32_t func_id, pid;
+	uint64_t seen;  /* --budget: calls counted (CALLS scaled up from them) */
+	double sampled; /* --budget: the attached fraction now (1: whole) */
 	uint64_t calls, returns, noreturn, lost, filtered;
 	uint64_t total, self, min, max, mean, p50, p90, p99, p999;
 	int64_t rss_growth;
@@ -65,6 +69,9 @@ struct profile_run {
 	struct pipeline *pipe; /* --py */
 	struct tracer *tracer; /* the pipeline's */
 	uint32_t py_func;
+	/* --budget: each function's duty-cycle state and calls seen */
+	struct budget_fn *bfn;
+	uint64_t *seen;
 };
 
 /* ---------------------------------------------------------------- collecting */
@@ -94,6 +101,8 @@ static int collect(void *ctx, const struct func_profile *fp)
 	row->func_id = fp->func_id;
 	row->pid = fp->pid;
 	row->calls = fp->calls;
+	row->seen = fp->seen_calls;
+	row->sampled = fp->sampled;
 	row->returns = fp->returns;
 	row->noreturn = fp->noreturn;
 	row->lost = fp->lost;
@@ -230,6 +239,16 @@ static const char *func_name(const struct profile_run *r, uint32_t id)
 	if (pyprof__name(r->pp, id))
 		return pyprof__name(r->pp, id);
 	return id < r->set->n_funcs ? r->set->funcs[id].name : "?";
+}
+
+/* How much the probes' cost taken out of each latency of function ID
+ * varies (0: none taken out).  A per-call figure below it is not a
+ * measurement: the calls took less than the figure plus it. */
+static uint64_t lat_spread(const struct profile_run *r, uint32_t id)
+{
+	if (pyprof__name(r->pp, id) || id >= r->set->n_funcs || !r->calib)
+		return 0;
+	return probe_calib__spread(r->calib, &r->set->funcs[id]);
 }
 
 static const char *func_module(const struct profile_run *r, uint32_t id)
@@ -375,11 +394,19 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 		uint64_t v[8] = { row->total, row->mean, row->min, row->p50,
 				  row->p90, row->p99, row->p999, row->max };
 
+		uint64_t spread = lat_spread(r, row->func_id);
+
 		for (int k = 0; k < 8; k++) {
-			if (row->returns)
-				fmt_ns(t[k], sizeof(t[k]), v[k]);
-			else
+			uint64_t bound = k ? probe_calib__bound(v[k], spread) : 0; /* not TOTAL */
+
+			if (!row->returns) {
 				snprintf(t[k], sizeof(t[k]), "-");
+			} else if (bound) {
+				t[k][0] = '<'; /* not measured: README "latencies" */
+				fmt_ns(t[k] + 1, sizeof(t[k]) - 1, bound);
+			} else {
+				fmt_ns(t[k], sizeof(t[k]), v[k]);
+			}
 		}
 		if (o->no_mem)
 			snprintf(rss, sizeof(rss), "-");
@@ -437,7 +464,7 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 #define CSV_HEADER                                                                         \
 	"report,elapsed_s,final,func,module,pid,calls,returns,noreturn,lost,total_ns,min_ns," \
 	"mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,rss_growth_bytes,arg_hist,"           \
-	"arg_out_of_range,filtered,ts_ns\r\n"
+	"arg_out_of_range,filtered,latency_spread_ns,ts_ns\r\n"
 
 
 
@@ -516,7 +543,8 @@ static void csv_report(struct profile_run *r, double elapsed, bool final)
 		fputc(',', r->ses.out);
 		if (o->if_expr)
 			fprintf(r->ses.out, "%llu", (unsigned long long)row->filtered);
-		fprintf(r->ses.out, ",%llu\r\n", (unsigned long long)wall);
+		fprintf(r->ses.out, ",%llu,%llu\r\n", (unsigned long long)lat_spread(r, row->func_id),
+			(unsigned long long)wall);
 	}
 }
 
@@ -542,6 +570,9 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 			(unsigned long long)row->noreturn, (unsigned long long)row->lost);
 		if (o->if_expr)
 			fprintf(r->ses.out, ",\"filtered\":%llu", (unsigned long long)row->filtered);
+		if (o->budget > 0) /* calls: an estimate when sampled < 1 */
+			fprintf(r->ses.out, ",\"sampled\":%.4f,\"seen_calls\":%llu", row->sampled,
+				(unsigned long long)row->seen);
 		if (row->returns)
 			fprintf(r->ses.out,
 				",\"total_ns\":%llu,\"min_ns\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu"
@@ -575,6 +606,8 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 		} else {
 			fputs(",\"arg_hist\":null", r->ses.out);
 		}
+		fprintf(r->ses.out, ",\"latency_spread_ns\":%llu",
+			(unsigned long long)lat_spread(r, row->func_id));
 		if (r->pp) {
 			struct edge_out e = { .r = r, .json = true, .first = true };
 
@@ -590,6 +623,72 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 			fputc(']', r->ses.out);
 		}
 		fprintf(r->ses.out, ",\"ts_ns\":%llu}\n", (unsigned long long)wall);
+	}
+}
+
+/* --budget: the calls each function's probes counted so far. */
+static int collect_seen(void *ctx, const struct func_profile *fp)
+{
+	struct profile_run *r = ctx;
+
+	if (fp->func_id < r->set->n_funcs)
+		r->seen[fp->func_id] += fp->seen_calls;
+	return 0;
+}
+
+/* --budget: one round (agg/budget.h): each function's rate and cost, the
+ * hottest duty-cycled.  0 or -errno. */
+static int budget_round(struct profile_run *r)
+{
+	const struct probe_calib *c = probe_calib__host();
+	size_t n = r->set->n_funcs;
+	struct budget_item *v;
+	struct duty *d = profiler__duty(r->prof);
+	uint64_t run_ns = 0, run_cnt = 0;
+	double bpf_ns = 0;
+	int err;
+
+	if (!d)
+		return -errno;
+	if (!r->bfn) {
+		r->bfn = calloc(n + 1, sizeof(*r->bfn));
+		r->seen = calloc(n + 1, sizeof(*r->seen));
+		if (!r->bfn || !r->seen)
+			return -ENOMEM;
+	}
+	memset(r->seen, 0, n * sizeof(*r->seen));
+	err = profiler__read(r->prof, collect_seen, r);
+	if (err)
+		return err;
+	if (!profiler__prog_stats(r->prof, &run_ns, &run_cnt) && run_cnt)
+		bpf_ns = 2 * (double)run_ns / (double)run_cnt; /* an entry and a return */
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct budget_item){
+			.duty = d, .func_id = (uint32_t)i, .st = &r->bfn[i], .seen = r->seen[i],
+			.cost_ns = (double)probe_calib__caller_cost(c, &r->set->funcs[i]) + bpf_ns,
+			.probe = NULL, .func = r->set->funcs[i].name,
+		};
+	budget__keep(v, n, r->opts.budget);
+	free(v);
+	return 0;
+}
+
+/* --budget: each function duty-cycled at the end, on stderr: what was
+ * seen and what it was scaled to (nothing shed goes unsaid). */
+static void budget_summary(const struct profile_run *r)
+{
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct prof_row *row = &r->rows[i];
+
+		if (row->seen == row->calls && row->sampled >= 1)
+			continue;
+		fprintf(stderr, "cmon: %s: duty-cycled (attached %.2f%% of the time at the end): "
+			"%llu calls seen, %llu estimated\n", func_name(r, row->func_id),
+			row->sampled * 100, (unsigned long long)row->seen,
+			(unsigned long long)row->calls);
 	}
 }
 
@@ -656,6 +755,8 @@ static void totals(const struct profile_run *r, uint64_t *calls, uint64_t *lost,
 
 static void cleanup_run(struct profile_run *r)
 {
+	free(r->bfn);
+	free(r->seen);
 	pytrace__free(r->py); /* restores its hooks first, whatever happened */
 	pipeline__free(r->pipe);
 	pyprof__free(r->pp);
@@ -748,6 +849,7 @@ static int setup(struct profile_run *r)
 	if (err)
 		return err;
 	session__cover_binary(&r->ses, r->set->exe_dev, r->set->exe_ino);
+	session__cover_cgroup(&r->ses, r->set);
 	err = session__open_pidfds(&r->ses);
 	if (err)
 		return err;
@@ -767,6 +869,9 @@ static int setup(struct profile_run *r)
 	}
 	po.per_pid = r->opts.per_pid;
 	po.follow = r->opts.follow > 0;
+	/* --cgroup: its processes and those below it, decided in the kernel */
+	po.filter_cgroup = r->ses.cgroup.id;
+	po.filter_cgroup_level = r->ses.cgroup.level;
 	po.focus = r->opts.n_focus > 0;
 	po.max_depth = r->opts.max_depth;
 	po.hist_arg = r->opts.hist_arg;
@@ -775,6 +880,7 @@ static int setup(struct profile_run *r)
 	po.lin_step = r->opts.lin_step;
 	po.mem = !r->opts.no_mem;
 	po.max_pids = MAX_PIDS_PER_FUNC;
+	po.duty = r->opts.budget > 0;
 	err = expr__compile_run(r->opts.if_expr, NULL, r->set, false, &r->exprs);
 	if (err) {
 		r->usage_err = err == -EINVAL;
@@ -800,7 +906,7 @@ int cmd_profile(int argc, char **argv)
 	bool have_status = false;
 	int status = 0, err;
 	uint64_t calls = 0, lost = 0, filtered = 0;
-	double deadline = 0, next_report = 0;
+	double deadline = 0, next_report = 0, next_budget = 0;
 
 	session__init(&r.ses, &r.opts);
 	err = cmd_opts__begin(CMD_PROFILE, argc, argv, &r.opts);
@@ -811,6 +917,12 @@ int cmd_profile(int argc, char **argv)
 	err = setup(&r);
 	if (err == -EINTR && session_stop_signal)
 		err = 0; /* stopped while starting: nothing to report */
+	if (!err && r.opts.budget > 0 && !r.prof) {
+		log_error("--budget is for native functions: Python functions (--py) have no "
+			  "probes of their own to duty-cycle");
+		r.usage_err = true;
+		err = -EINVAL;
+	}
 	if (err)
 		goto cleanup;
 	r.ses.follow = r.prof ? profiler__follow(r.prof) : tracer__follow(r.tracer);
@@ -834,6 +946,8 @@ int cmd_profile(int argc, char **argv)
 		deadline = r.t_start + r.opts.duration_s;
 	if (r.opts.interval_s > 0)
 		next_report = r.t_start + r.opts.interval_s;
+	if (r.opts.budget > 0)
+		next_budget = r.t_start + BUDGET_ROUND_S;
 	while (!session_stop_signal) {
 		double now, wake;
 
@@ -842,6 +956,14 @@ int cmd_profile(int argc, char **argv)
 		now = clock__mono_s();
 		if (deadline && now >= deadline)
 			break;
+		if (next_budget && now >= next_budget) {
+			err = budget_round(&r);
+			if (err) {
+				log_error("keeping the budget: %s", strerror(-err));
+				goto cleanup;
+			}
+			next_budget = now + BUDGET_ROUND_S;
+		}
 		if (next_report && now >= next_report) {
 			err = report(&r, false);
 			if (err)
@@ -855,6 +977,8 @@ int cmd_profile(int argc, char **argv)
 			wake = next_report;
 		if (deadline && deadline < wake)
 			wake = deadline;
+		if (next_budget && next_budget < wake)
+			wake = next_budget;
 		if (r.tracer) {
 			int n = pipeline__poll(r.pipe, (int)((wake - now) * 1000) + 1);
 
@@ -919,6 +1043,8 @@ int cmd_profile(int argc, char **argv)
 		if (r.opts.if_expr)
 			fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
 				(unsigned long long)filtered);
+		if (r.opts.budget > 0)
+			budget_summary(&r);
 		if (r.py)
 			session__say_unmatched_py(&r.ses, r.py);
 		struct profiler_losses why;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cli/options.h"
 #include "cli/commands.h"
 #include "core/log.h"
@@ -77,8 +78,15 @@ int cmd_report(int argc, char **argv)
 	{
 		char tmp[4096];
 
+		struct stat st;
+
 		snprintf(tmp, sizeof(tmp), "%s.tmp-%d", output, (int)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		/* The user's alone, unless the page it replaces was shared: its
+		 * mode is kept (README: Files cmon writes). */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && !stat(output, &st) && S_ISREG(st.st_mode) &&
+		    (st.st_mode & 0777) != 0600)
+			(void)!fchmod(fd, st.st_mode & 0777);
 		out = fd < 0 ? NULL : fdopen(fd, "w");
 		if (!out) {
 			log_error("report: cannot create %s: %s", output, strerror(errno));

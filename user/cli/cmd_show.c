@@ -118,7 +118,9 @@ static int print_blob(const struct cmon_blob *b, const struct cmon_capture_info 
 	return 0;
 }
 
-static int print_call(const struct cmon_call *c, const struct cmon_function *f)
+/* CGROUP: the call's process's (capture --cgroup); NULL: none. */
+static int print_call(const struct cmon_call *c, const struct cmon_function *f,
+		      const char *cgroup)
 {
 	uint64_t total = f->calls;
 	char t[64];
@@ -133,7 +135,13 @@ static int print_call(const struct cmon_call *c, const struct cmon_function *f)
 	store_cli__time(c->ts_ns, t, sizeof(t));
 	printf("\n%-10s %" PRIu32 " (", "pid", c->pid);
 	store_cli__put_safe(stdout, *c->comm ? c->comm : "?");
-	printf(")\n%-10s %" PRIu32 "\n%-10s %s (%" PRIu64 ")\n", "tid", c->tid, "time", t,
+	printf(")\n");
+	if (cgroup) {
+		printf("%-10s ", "cgroup");
+		store_cli__put_safe(stdout, cgroup);
+		putchar('\n');
+	}
+	printf("%-10s %" PRIu32 "\n%-10s %s (%" PRIu64 ")\n", "tid", c->tid, "time", t,
 	       c->ts_ns);
 	if (c->latency_ns == CMON_NONE)
 		printf("%-10s -\n", "latency");
@@ -247,8 +255,11 @@ static int list_calls(struct cmon_store *s, const char *func)
 int cmd_show(int argc, char **argv)
 {
 	const struct cmon_function *f;
+	const struct cmon_process *ps;
+	const char *cgroup = NULL;
 	struct cmon_store *s = NULL;
 	struct cmon_call *call = NULL;
+	size_t np;
 	uint64_t n;
 	int rc = cmon_opts__help_only(OC_SHOW, "show", argc, argv, usage);
 
@@ -286,7 +297,15 @@ int cmd_show(int argc, char **argv)
 		rc = CMON_EXIT_ERROR;
 		goto cleanup;
 	}
-	if (print_call(call, f) || fflush(stdout))
+	/* the call is shown even when its process's row cannot be read */
+	if (cmon_store_processes(s, &ps, &np)) {
+		log_warn("%s: its processes' cgroups are not shown", cmon_store_error(s));
+		np = 0;
+	}
+	for (size_t i = 0; i < np; i++)
+		if (ps[i].pid == call->pid)
+			cgroup = ps[i].cgroup;
+	if (print_call(call, f, cgroup) || fflush(stdout))
 		rc = CMON_EXIT_ERROR;
 cleanup:
 	cmon_call_free(call);

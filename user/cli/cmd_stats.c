@@ -18,6 +18,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli/options.h"
 #include "agg/runstats.h"
 #include "cli/commands.h"
@@ -747,8 +749,13 @@ int cmd_stats(int argc, char **argv)
 	for (size_t i = 0; i < st.n_issues; i++)
 		log_warn("stats: runs differ: %s", st.issues[i]);
 	if (output) {
-		out = fopen(output, "w");
+		/* A new file is the user's alone; one that exists keeps its mode. */
+		int fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		out = fd < 0 ? NULL : fdopen(fd, "w");
 		if (!out) {
+			if (fd >= 0)
+				close(fd);
 			log_error("stats: cannot create %s: %s", output, strerror(errno));
 			rc = CMON_EXIT_ERROR;
 			goto cleanup;

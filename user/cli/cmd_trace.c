@@ -26,11 +26,14 @@
 #include "event/tracer.h"
 #include "event/typer.h"
 #include "event/watcher.h"
+#include "probe/host.h"
 #include "filter/expr.h"
 #include "dwarf/debuginfo.h"
 #include "event/spool.h"
 #include "event/stacks.h"
 #include "event/store_sink.h"
+#include "output/ch_url.h"
+#include "output/clickhouse.h"
 #include "output/outpath.h"
 #include "output/router.h"
 #include "output/sink.h"
@@ -255,6 +258,7 @@ static int on_call(void *ctx, const struct cmon_call_rec *rec, struct call_recor
 	cr = *crp;
 	cr.typed = typer__render(r->typer, rec, &ro);
 	cr.rendered = ro;
+	cr.cgroup = session__cgroup_of(&r->ses, (pid_t)rec->pid);
 	cr.stack = NULL;
 	cr.line_timed = false;
 	if (r->stacks) {
@@ -350,8 +354,9 @@ static int py_prepare(struct trace_run *r)
 
 	if (!r->opts.n_py)
 		return 0;
-	if (r->opts.binary) {
-		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --binary");
+	if (r->opts.binary || r->opts.cgroup || r->opts.container) {
+		log_error("--py needs the interpreter's process: -p PID or -- CMD, not --%s",
+			  r->opts.binary ? "binary" : r->opts.cgroup ? "cgroup" : "container");
 		return -EINVAL;
 	}
 	r->py = pytrace__new(r->opts.py, r->opts.n_py, r->opts.strlen, r->opts.py_resumes);
@@ -441,7 +446,12 @@ static int make_router(struct trace_run *r)
 	struct out_sink *sink = NULL;
 	int err = 0;
 
-	if (r->kind == CMD_CAPTURE) {
+	if (r->opts.output && ch_url__is(r->opts.output)) {
+		/* a table, for trace and capture alike (captures in a column) */
+		err = ch_sink__open(&(struct ch_sink_opts){ .url = r->opts.output }, &sink);
+		if (err)
+			return err;
+	} else if (r->kind == CMD_CAPTURE) {
 		err = store_opts(r);
 		if (err) {
 			log_error("out of memory");
@@ -480,6 +490,8 @@ static int make_router(struct trace_run *r)
 			cs->extras |= CSV_AT_RETURN;
 		if (r->opts.n_captures || typer__typed_count(r->typer))
 			cs->extras |= CSV_NOTES;
+		if (r->ses.cgroup_on)
+			cs->extras |= CSV_CGROUP;
 		if (r->py) {
 			/* CSV: one more column, "args", the Python call's args object */
 			static const char *const py_cells[] = { "" };
@@ -593,6 +605,8 @@ static uint64_t report(struct trace_run *r)
 					"call)\n", (unsigned long long)lost);
 		return 0;
 	}
+	/* records an output dropped and went on (a full buffer) */
+	lost += out_router__dropped(r->router);
 	if (r->opts.quiet)
 		return lost + lost_captures;
 	fprintf(stderr, "cmon: events written: %llu", (unsigned long long)written(r, SIZE_MAX));
@@ -603,9 +617,12 @@ static uint64_t report(struct trace_run *r)
 	if (r->stacks && stack_book__dropped(r->stacks))
 		fprintf(stderr, "cmon: stacks dropped: %llu (calls written without their stack)\n",
 			(unsigned long long)stack_book__dropped(r->stacks));
-	if (unwritten(r))
+	if (unwritten(r) && r->write_err)
 		fprintf(stderr, "cmon: events not written: %llu (the output failed: %s)\n",
 			(unsigned long long)unwritten(r), strerror(-r->write_err));
+	else if (unwritten(r))
+		fprintf(stderr, "cmon: events not written: %llu (dropped: the output's buffer "
+			"was full)\n", (unsigned long long)unwritten(r));
 	if (r->opts.if_expr)
 		fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
 			(unsigned long long)filtered);
@@ -733,6 +750,8 @@ static const char *spool_dir(struct trace_run *r)
 
 	free(r->spool_dir);
 	r->spool_dir = NULL;
+	if (out && ch_url__is(out))
+		return NULL; /* a server's table: a temporary folder */
 	if (r->kind == CMD_CAPTURE && out && !out_path__per_process(out))
 		return out; /* the store's folder, made by now */
 	if (!out)
@@ -940,6 +959,7 @@ static int prepare(struct trace_run *r, bool *usage_err)
 		r->py_func = (uint32_t)id;
 	}
 	session__cover_binary(&r->ses, r->set->exe_dev, r->set->exe_ino);
+	session__cover_cgroup(&r->ses, r->set);
 
 	/* --if / --on-change: names checked against every function's DWARF;
 	 * an expression that does not fit a function is a usage error. */
@@ -1004,6 +1024,9 @@ static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
 	to->max_depth = r->opts.max_depth;
 	to->line_regs = r->opts.locals;
 	to->follow = r->opts.follow > 0;
+	/* --cgroup: its processes and those below it, decided in the kernel */
+	to->filter_cgroup = r->ses.cgroup.id;
+	to->filter_cgroup_level = r->ses.cgroup.level;
 	to->break_count = r->kind == CMD_BREAK ? r->opts.break_count : 0;
 	to->exprs = r->exprs; /* --py: the pipeline makes the pattern rows (strict for break) */
 	return 0;
@@ -1153,7 +1176,17 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	    (!r.opts.output || !strcmp(r.opts.output, "-")) && !isatty(STDOUT_FILENO)) {
 		log_error("-F csv on stdout would hold the program's own output too: write the "
 			  "table with -o FILE");
+		cmd_opts__free(&r.opts);
 		return CMON_EXIT_USAGE;
+	}
+	/* A host whose breakpoints open and never fire would report "0
+	 * writes" as if the program had made none: refuse, before anything
+	 * is launched or attached. */
+	if (r.opts.n_watches && !host__have(HOST_HW_BREAKPOINT)) {
+		log_error("--watch: hardware breakpoints do not work on this host (%s)",
+			  host__why(HOST_HW_BREAKPOINT));
+		cmd_opts__free(&r.opts);
+		return CMON_EXIT_ERROR;
 	}
 	/* From the start: a SIGINT while probes are being attached stops the
 	 * trace when they are (a job started with SIGINT ignored would lose

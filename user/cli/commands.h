@@ -16,5 +16,6 @@ int cmd_rm(int argc, char **argv);
 int cmd_report(int argc, char **argv); /* an HTML page of stores, traces, profiles, stats */
 int cmd_profile(int argc, char **argv);
 int cmd_break(int argc, char **argv);  /* stop a process when a function is entered */
+int cmd_host(int argc, char **argv);   /* what this host can do (probe/host.h) */
 
 #endif

@@ -122,6 +122,7 @@ static int record_of(struct record_of *r, const struct cmon_call *c,
 	rec->pid = c->pid;
 	rec->tid = c->tid;
 	rec->comm = c->comm;
+	rec->cgroup = NULL;
 	rec->func = c->func;
 	rec->module = c->module;
 	rec->depth = depth;

@@ -7,12 +7,15 @@
 #include <string.h>
 #include "agg/hist.h"
 #include "agg/hist_arg.h"
+#include "agg/budget.h"
 #include "core/log.h"
 #include "dwarf/plan.h"
 #include "filter/expr.h"
+#include "output/ch_url.h"
 #include "output/outpath.h"
 #include "event/watcher.h"
 #include "cli/commands.h"
+#include "cli/fetch_view.h"
 #include "core/optable.h"
 #include "options.h"
 #include "cmon_abi.h"
@@ -31,6 +34,12 @@
 const struct opt_row cmon_opt_rows[] = {
 	{ "pid", 'p', "PID", TCPL | B, "this process, all its threads (repeatable)" },
 	{ "binary", OPT_BINARY, "PATH", TCPL, "every process running PATH, now and later" },
+	{ "cgroup", OPT_CGROUP, "PATH", TCP,
+	  "every process in cgroup v2 directory PATH and below it, now\n"
+	  "and later (decided in the kernel)" },
+	{ "container", OPT_CONTAINER, "ID", TCP,
+	  "every process of container ID (Docker, containerd, Podman;\n"
+	  "a unique prefix of the id): its cgroup, as --cgroup" },
 	{ NULL, 0, NULL, TCP | B, "  -- CMD [ARGS...]        launch CMD, from its first instruction" },
 	{ "follow", OPT_FOLLOW, NULL, TCP,
 	  "with -p: the processes it forks from now on too (the\n"
@@ -110,6 +119,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "latencies with the probe's own cost in them (not\nsubtracted)" },
 	{ "interval", OPT_INTERVAL, "SECONDS", P,
 	  "print the table every SECONDS (cumulative), and at the end" },
+	{ "budget", OPT_BUDGET, "PCT", P,
+	  "the probes may cost at most PCT of one CPU (1%): the\n"
+	  "hottest functions duty-cycled, their counts estimates" },
 	{ "format", 'F', "FMT", T,
 	  "text (default), csv, json (JSON Lines), chrome (Perfetto),\n"
 	  "tree (nested per thread), folded (flame graphs)" },
@@ -125,10 +137,13 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "output", 'o', "FILE", T,
 	  "write records to FILE instead of stdout; %p / %r in FILE:\n"
 	  "one file per process (pid / rank), %f: one per function;\n"
-	  "unix:PATH serves them live on a unix socket (JSON Lines)" },
+	  "unix:PATH serves them live on a unix socket (JSON Lines);\n"
+	  "clickhouse://HOST:PORT/DB.TABLE inserts them into a\n"
+	  "ClickHouse table" },
 	{ "output", 'o', "DIR", C,
 	  "the store's folder (never overwritten); %p / %r in DIR: one\n"
-	  "store per process (pid / rank)" },
+	  "store per process (pid / rank); clickhouse://HOST:PORT/DB.TABLE:\n"
+	  "into a ClickHouse table instead (captures in a column)" },
 	{ "output", 'o', "FILE", P, "write the reports to FILE instead of stdout" },
 	{ NULL, 0, NULL, TC, "typed arguments (from DWARF when the program has it):" },
 	{ "capture", OPT_CAPTURE, "NAME=EXPR", TC,
@@ -144,6 +159,9 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "deref", OPT_DEREF, "N", TC | B, "struct pointers followed (default 1)" },
 	{ "capture-max", OPT_CAPTURE_MAX, "BYTES", TC, "bytes of one --capture (default 65536)" },
 	{ "raw", OPT_RAW, NULL, TC | B, "no DWARF: the six argument registers only" },
+	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, TCPL | B,
+	  "never fetch a stripped file's debug info from the servers\n"
+	  "DEBUGINFOD_URLS names (local debug files only)" },
 	{ "no-fault-in", OPT_NO_FAULT_IN, NULL, TC,
 	  "plain reads (cheaper): a page not resident reads as a fault" },
 	{ NULL, 0, NULL, TC, "other options:" },
@@ -172,6 +190,7 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "output", 'o', "FILE", OC_STATS, "write to FILE instead of stdout" },
 	{ "output", 'o', "FILE.html", OC_REPORT, "the page to write (required)" },
 	{ "title", OPT_TITLE, "TEXT", OC_REPORT, "the page's title (default \"cmon report\")" },
+	{ "json", OPT_JSON, NULL, OC_HOST, "one JSON object (what the tests read)" },
 	{ "help", 'h', NULL, ~0u, "this help" },
 };
 const size_t cmon_opt_n_rows = sizeof(cmon_opt_rows) / sizeof(cmon_opt_rows[0]);
@@ -246,12 +265,14 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  parameters; PATTERN as for --py.\n",
 		      out);
 	else if (kind == CMD_PROFILE)
-		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon profile (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                     --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "  Per function: calls, total/min/mean/max latency, p50 p90 p99 p99.9 (log-linear\n"
 		      "  buckets, within 1.6 %), RSS growth summed over calls; aggregated in the kernel.\n",
 		      out);
 	else if (kind == CMD_CAPTURE)
-		fputs("usage: cmon capture (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon capture (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                     --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "                    [--capture NAME=EXPR]... [-o DIR]\n"
 		      "  Keep every call's inputs (typed from DWARF), return value, latency and\n"
 		      "  memory in a store: DIR (default cmon-capture), or DIR-1, DIR-2... if it exists.\n"
@@ -269,7 +290,8 @@ void cmd_opts__usage(enum cmd_kind kind, FILE *out)
 		      "  call, its arguments by name and the Python stack (file:line per caller).\n",
 		      out);
 	else
-		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...]) --func PATTERN...\n"
+		fputs("usage: cmon trace (-p PID... | --binary PATH | -- CMD [ARGS...] |\n"
+		      "                   --cgroup PATH | --container ID) --func PATTERN...\n"
 		      "       cmon trace (-p PID | -- CMD [ARGS...]) --watch EXPR...\n",
 		      out);
 	if (optable__init(&t, cmon_opt_rows, cmon_opt_n_rows, cmd_bit(kind), "", false))
@@ -379,6 +401,10 @@ int cmd_opts__begin(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		return CMON_EXIT_OK;
 	}
 	log_set_level(o->verbose >= 2 ? LOG_DEBUG : o->verbose ? LOG_INFO : LOG_WARN);
+	if (fetch_view__setup(o->no_debuginfod)) {
+		cmd_opts__free(o);
+		return CMON_EXIT_ERROR;
+	}
 	return -1;
 }
 
@@ -567,6 +593,17 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			}
 			o->binary = optarg;
 			break;
+		case OPT_CGROUP:
+		case OPT_CONTAINER:
+			if (o->cgroup || o->container) {
+				log_error("%s: one --cgroup or --container", name);
+				return -EINVAL;
+			}
+			*(c == OPT_CGROUP ? &o->cgroup : &o->container) = optarg;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			o->no_debuginfod = true;
+			break;
 		case 'F':
 			format_given = true;
 			if (out_format__parse(optarg, &o->format) ||
@@ -643,6 +680,15 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			if (errno || *end || !(o->interval_s >= 0.01) || o->interval_s > 1e6) {
 				log_error("%s: invalid interval '%s' (seconds, at least 0.01)", name,
 					  optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_BUDGET: {
+			const char *why = NULL;
+
+			if (budget__parse(optarg, &o->budget, &why)) {
+				log_error("%s: invalid --budget '%s': %s", name, optarg, why);
 				return -EINVAL;
 			}
 			break;
@@ -821,12 +867,37 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		log_error("%s: --hist-linear needs --hist ARG", name);
 		return -EINVAL;
 	}
+	if (o->output && ch_url__is(o->output)) {
+		struct ch_url u;
+		char why[256];
+		int err = ch_url__parse(o->output, &u, why, sizeof(why));
+
+		ch_url__free(&u);
+		if (err) {
+			log_error("%s: -o: bad ClickHouse URL: %s", name, why);
+			return err == -ENOMEM ? err : -EINVAL;
+		}
+		if (format_given || o->n_watches) {
+			log_error("%s: -o clickhouse:// writes the table's own columns: not with %s",
+				  name, format_given ? "-F" : "--watch");
+			return -EINVAL;
+		}
+	}
 	/* A live stream is for programs: JSON Lines unless -F says otherwise. */
 	if (o->output && !strncmp(o->output, "unix:", 5) && !format_given)
 		o->format = OUT_JSON;
-	if (!!o->n_pids + !!o->binary + !!o->cmd != 1) {
+	if (!!o->n_pids + !!o->binary + !!o->cmd + !!(o->cgroup || o->container) != 1) {
 		log_error("%s: give exactly one target: -p PID%s-- CMD", name,
-			  kind == CMD_BREAK ? " or " : ", --binary PATH or ");
+			  kind == CMD_BREAK  ? " or "
+			  : kind == CMD_LIST ? ", --binary PATH or "
+					     : ", --binary PATH, --cgroup PATH, --container ID or ");
+		return -EINVAL;
+	}
+	if ((o->cgroup || o->container) && (o->n_watches || o->follow >= 0 || o->n_py)) {
+		log_error("%s: --%s takes no %s", name, o->cgroup ? "cgroup" : "container",
+			  o->n_watches ? "--watch (it watches one process: -p PID or -- CMD)"
+			  : o->n_py    ? "--py (the interpreter's process: -p PID or -- CMD)"
+				       : "--follow (every process of the cgroup is traced already)");
 		return -EINVAL;
 	}
 	if ((o->n_watches || kind == CMD_BREAK) && (o->binary || o->n_pids > 1)) {

@@ -28,6 +28,7 @@ enum opt_cmd {
 	OC_RM = 1u << 9,
 	OC_BREAK = 1u << 10,
 	OC_DIFF = 1u << 11,
+	OC_HOST = 1u << 12,
 };
 
 /* Keys of the options without a short letter. */
@@ -42,6 +43,7 @@ enum opt_key {
 	OPT_RINGBUF,
 	OPT_POLL_MS,
 	OPT_INTERVAL,
+	OPT_BUDGET,
 	OPT_PER_PID,
 	OPT_HIST,
 	OPT_HIST_LINEAR,
@@ -72,10 +74,14 @@ enum opt_key {
 	OPT_WATCH,
 	OPT_COUNT,
 	OPT_RESUME_AFTER,
+	OPT_JSON,
 	OPT_IF,
 	OPT_ON_CHANGE,
 	OPT_CSV,
 	OPT_ORDER,
+	OPT_NO_DEBUGINFOD,
+	OPT_CGROUP,
+	OPT_CONTAINER,
 };
 
 /* Every option of every cmon command (options.c). */
@@ -99,6 +105,9 @@ struct cmd_opts {
 	pid_t *pids;          /* -p, repeatable */
 	size_t n_pids;
 	const char *binary;   /* --binary */
+	const char *cgroup;   /* --cgroup: a cgroup v2 directory */
+	const char *container; /* --container: a container's id (or its start) */
+	bool no_debuginfod;   /* --no-debuginfod */
 	char **cmd;           /* program to launch (points into argv) */
 	int cmd_argc;
 	const char **funcs;   /* --func, repeatable (and positional patterns for list) */
@@ -143,6 +152,7 @@ struct cmd_opts {
 	bool raw_latency;     /* --raw-latency: the probe's cost not subtracted */
 	/* profile only */
 	double interval_s;    /* --interval: report every so often; 0: at the end only */
+	double budget;        /* --budget: of one CPU the probes may cost (agg/budget.h); 0: none */
 	bool per_pid;         /* --per-pid */
 	bool callers;         /* --callers: profile --py's calls between the functions */
 	int hist_arg;         /* --hist: argument 0..5, HIST_ARG_BY_NAME; -1 (set by the parser): none */

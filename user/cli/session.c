@@ -9,11 +9,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <limits.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "core/clock.h"
 #include "core/file.h"
+#include "output/ch_url.h"
 #include "output/outpath.h"
 #include "cli/commands.h"
 #include "core/log.h"
@@ -173,6 +176,10 @@ int session__open_output(struct session *s, size_t bufsize)
 			return -ENOMEM;
 		path = s->out_name;
 	}
+	if (path && ch_url__is(path)) {
+		s->out = NULL; /* a ClickHouse table: the router's sink */
+		return 0;
+	}
 	if (path && out_path__per_process(path)) {
 		s->out = NULL; /* one file per process, made at its first record */
 		return 0;
@@ -195,7 +202,8 @@ int session__open_output(struct session *s, size_t bufsize)
 		/* Not truncated yet: a run that fails before it starts leaves a
 		 * file that was there as it was (session__start_output). */
 		s->out_created = stat(path, &st) != 0;
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		/* A new file is the user's alone (README: Files cmon writes). */
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			err = -errno;
 			log_error("cannot write %s: %s", path, strerror(-err));
@@ -297,12 +305,170 @@ int session__start_program(struct session *s)
 	return 0;
 }
 
+/* Is /proc/PID/exe a container runtime's memfd copy of itself (runc's,
+ * before it execs the container's program)? */
+static bool runtime_exe(pid_t pid)
+{
+	char link[32], exe[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	return n > 7 && !strncmp(exe, "/memfd:", 7);
+}
+
+static bool only_runtime(const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!runtime_exe(pids[i]))
+			return false;
+	return true;
+}
+
+/* --cgroup / --container: the cgroup and its processes now; while it has
+ * none (but a runtime starting one), wait for one (the run covers what its
+ * processes run). */
+static int open_cgroup(struct session *s)
+{
+	const struct cmd_opts *o = s->opts;
+	bool said = false;
+	int err;
+
+	if (!o->cgroup && !o->container)
+		return 0;
+	err = o->cgroup ? cgroup__resolve(o->cgroup, &s->cgroup)
+			: cgroup__find_container(o->container, &s->cgroup);
+	if (err)
+		return err;
+	s->cgroup_on = true;
+	if ((o->container ? asprintf(&s->cgroup_desc, "container %s (cgroup %s)", o->container,
+				     s->cgroup.rel)
+			  : asprintf(&s->cgroup_desc, "cgroup %s", s->cgroup.rel)) < 0 ||
+	    !(s->cg_names = cgroup_names__new())) {
+		s->cgroup_desc = NULL;
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	for (;;) {
+		free(s->cg_pids);
+		s->cg_pids = NULL;
+		err = cgroup__pids(&s->cgroup, &s->cg_pids, &s->n_cg_pids);
+		if (err) {
+			log_error("%s: %s", s->cgroup_desc,
+				  err == -ENOENT ? "removed" : strerror(-err));
+			return err;
+		}
+		if (s->n_cg_pids && !only_runtime(s->cg_pids, s->n_cg_pids))
+			return 0;
+		if (!said && !o->quiet)
+			fprintf(stderr, "cmon: %s has no process yet: waiting for one\n",
+				s->cgroup_desc);
+		said = true;
+		usleep(20 * 1000);
+	}
+}
+
+/* cg_seen: a process's executable (inode), and whether it was decided. */
+#define EXE_DECIDED (1ull << 63)
+
+static uint64_t exe_ino(pid_t pid)
+{
+	char link[32];
+	struct stat st;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	return stat(link, &st) ? 0 : (uint64_t)st.st_ino & ~EXE_DECIDED;
+}
+
+void session__cover_cgroup(struct session *s, const struct probe_set *set)
+{
+	s->cg_set = set;
+	/* The processes resolved are covered (in what they run now). */
+	for (size_t i = 0; i < s->n_cg_pids; i++) {
+		uint64_t *v = hmap__get(&s->cg_seen, &s->cg_pids[i], sizeof(pid_t), NULL);
+
+		if (v)
+			*v = exe_ino(s->cg_pids[i]) | EXE_DECIDED;
+	}
+}
+
+const char *session__cgroup_of(struct session *s, pid_t pid)
+{
+	const char *name;
+
+	if (!s->cgroup_on)
+		return NULL;
+	name = cgroup_names__of(s->cg_names, pid);
+	return name ? name : s->cgroup.rel;
+}
+
+/* A process of the cgroup: is its executable one the probes cover?  The
+ * probes are on files: a process running another one is not traced; say
+ * so once per file.  Decided when a process has run the same file for two
+ * scans: a runtime's or a shell's moments before its exec are not. */
+static void cgroup_check_pid(struct session *s, pid_t pid)
+{
+	char link[32], exe[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	bool covered = false, added;
+	uint64_t *said, *seen;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0 || stat(link, &st))
+		return; /* gone, or a kernel thread */
+	exe[n] = '\0';
+	seen = hmap__get(&s->cg_seen, &pid, sizeof(pid), &added);
+	if (!seen || (*seen & EXE_DECIDED && (*seen & ~EXE_DECIDED) == (uint64_t)st.st_ino))
+		return;
+	if (added || *seen != (uint64_t)st.st_ino) {
+		*seen = (uint64_t)st.st_ino; /* seen running it: decided next time */
+		return;
+	}
+	*seen |= EXE_DECIDED;
+	/* A runtime's own start (runc's memfd copy of itself) before the exec. */
+	if (runtime_exe(pid))
+		return;
+	for (size_t i = 0; s->cg_set && i < s->cg_set->n_objects && !covered; i++)
+		covered = s->cg_set->objects[i].dev == (uint64_t)st.st_dev &&
+			  s->cg_set->objects[i].ino == (uint64_t)st.st_ino;
+	said = covered ? NULL : hmap__get(&s->cg_said, exe, strlen(exe), &added);
+	if (said && added && !s->opts->quiet)
+		fprintf(stderr, "cmon: process %d in %s runs %s, which none of its processes ran "
+			"when cmon started: it is not traced (run cmon again to cover it)\n",
+			(int)pid, s->cgroup_desc, exe);
+}
+
+/* Once a second: the cgroup removed ends the run; new processes checked. */
+static bool cgroup_scan(struct session *s)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+	double now = clock__mono_s();
+
+	if (now < s->cg_next_scan)
+		return false;
+	s->cg_next_scan = now + 1.0;
+	if (cgroup__pids(&s->cgroup, &pids, &n) == -ENOENT) {
+		if (!s->opts->quiet)
+			fprintf(stderr, "cmon: %s was removed\n", s->cgroup_desc);
+		return s->cgroup_gone = true;
+	}
+	for (size_t i = 0; i < n; i++)
+		cgroup_check_pid(s, pids[i]);
+	free(pids);
+	return false;
+}
+
 int session__begin(struct session *s, size_t out_bufsize)
 {
 	int err = privilege__check();
 
 	if (!err)
 		err = session__parse_patterns(s);
+	if (!err)
+		err = open_cgroup(s);
 	if (!err && out_bufsize)
 		err = session__open_output(s, out_bufsize);
 	if (!err)
@@ -330,6 +496,9 @@ void session__resolve_opts(const struct session *s, struct resolve_opts *ro)
 	ro->pids = s->opts->pids;
 	ro->n_pids = s->opts->n_pids;
 	ro->binary = s->opts->binary;
+	ro->cgroup_pids = s->cg_pids;
+	ro->n_cgroup_pids = s->n_cg_pids;
+	ro->cgroup_desc = s->cgroup_desc;
 	ro->launch_exe = s->launch_path;
 	ro->launch_pid = s->launched ? s->launch.pid : 0;
 	ro->launch_execed = s->launched && s->launch.ran_to;
@@ -406,25 +575,30 @@ pid_t *session__roots(const struct session *s, size_t *n)
 
 bool session__targets_gone(struct session *s, int *status, bool *have_status)
 {
-	bool all = true;
+	bool all = true, reaped = false;
 
 	check_binary(s);
+	if (s->cgroup_on)
+		return s->cgroup_gone || cgroup_scan(s);
+	/* Reaped before the followed processes are counted: a count taken
+	 * first (a scan attaching children's links can take long) would still
+	 * hold the children the program waited for, and the program itself. */
+	if (s->launched && !s->launch_reaped && launch__reap(&s->launch, status, 0)) {
+		*have_status = true;
+		s->launch_reaped = reaped = true;
+	}
 	if (s->follow) {
 		int n = follow__scan(s->follow);
 
 		s->followed_alive = n < 0 ? 1 : n; /* an error: keep going */
 	}
 	if (s->launched) {
-		if (!s->launch_reaped && launch__reap(&s->launch, status, 0)) {
-			*have_status = true;
-			s->launch_reaped = true;
-			if (s->follow && s->followed_alive && !s->opts->quiet)
-				fprintf(stderr, "cmon: %s exited; following the %d process%s it "
-						"left running (until %s, or a signal)\n",
-					s->launch_path, s->followed_alive,
-					s->followed_alive == 1 ? "" : "es",
-					s->followed_alive == 1 ? "it exits" : "they exit");
-		}
+		if (reaped && s->follow && s->followed_alive && !s->opts->quiet)
+			fprintf(stderr, "cmon: %s exited; following the %d process%s it left "
+					"running (until %s, or a signal)\n",
+				s->launch_path, s->followed_alive,
+				s->followed_alive == 1 ? "" : "es",
+				s->followed_alive == 1 ? "it exits" : "they exit");
 		return s->launch_reaped && (!s->follow || !s->followed_alive);
 	}
 	if (!s->opts->n_pids)
@@ -530,6 +704,15 @@ void session__cleanup(struct session *s)
 	free(s->pidfds);
 	free(s->pid_gone);
 	free(s->launch_path);
+	cgroup_sel__clear(&s->cgroup);
+	free(s->cgroup_desc);
+	free(s->cg_pids);
+	cgroup_names__free(s->cg_names);
+	hmap__release(&s->cg_seen);
+	hmap__release(&s->cg_said);
+	s->cgroup_desc = NULL;
+	s->cg_pids = NULL;
+	s->cg_names = NULL;
 	s->patterns = NULL;
 	s->pidfds = NULL;
 	s->pid_gone = NULL;

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "cli/options.h"
+#include "core/hmap.h"
+#include "proc/cgroup.h"
 #include "elf/funcpattern.h"
 #include "proc/launch.h"
 #include "probe/resolve.h"
@@ -46,12 +48,34 @@ struct session {
 	bool launch_reaped;
 	int followed_alive;           /* at the last session__targets_gone */
 	int wake_fd;                  /* readable at a followed fork; -1: none */
+	/* --cgroup / --container: the cgroup, its processes when the run
+	 * began, each record's process's cgroup (its label), and the
+	 * processes met later that run a file no probe covers (said once). */
+	struct cgroup_sel cgroup;
+	bool cgroup_on, cgroup_gone;
+	char *cgroup_desc;
+	pid_t *cg_pids;
+	size_t n_cg_pids;
+	struct cgroup_names *cg_names;
+	struct hmap cg_seen;          /* pids */
+	struct hmap cg_said;          /* executables not covered */
+	const struct probe_set *cg_set;
+	double cg_next_scan;
 };
 
 /* --binary: the probes cover the file with this inode (call after
  * resolving); session__targets_gone then says, once, when the path names
  * another file: processes started from it are not covered. */
 void session__cover_binary(struct session *s, uint64_t dev, uint64_t ino);
+
+/* --cgroup: the files the probes cover (call after resolving);
+ * session__targets_gone then says, once per file, when a process of the
+ * cgroup runs another, which is not traced. */
+void session__cover_cgroup(struct session *s, const struct probe_set *set);
+
+/* The cgroup (v2 path) a record of process PID is labelled with: its own,
+ * or the selected one when it is gone; NULL without --cgroup/--container. */
+const char *session__cgroup_of(struct session *s, pid_t pid);
 
 /* The signal that asked to stop (SIGINT, SIGTERM, SIGHUP), or 0. */
 extern volatile sig_atomic_t session_stop_signal;
@@ -70,9 +94,10 @@ int session__start_output(struct session *s);
 int session__start_program(struct session *s);
 
 /* How trace, capture, break and profile start, in this order: the
- * privileges checked, the patterns parsed, the output opened with
- * OUT_BUFSIZE bytes of buffer (0: none now: capture's store, break's
- * stderr), the program started.  0 or -errno after one error line. */
+ * privileges checked, the patterns parsed, the cgroup found (and waited
+ * for, while it has no process), the output opened with OUT_BUFSIZE bytes
+ * of buffer (0: none now: capture's store, break's stderr), the program
+ * started.  0 or -errno after one error line. */
 int session__begin(struct session *s, size_t out_bufsize);
 int session__open_pidfds(struct session *s);
 
@@ -85,7 +110,7 @@ int session__release(struct session *s);
 int session__continue(struct session *s);
 
 /* Have all the processes ended, the followed children too?  (--binary:
- * never.)  For a launched program, *STATUS gets its wait status and
+ * never; --cgroup: when the cgroup is removed.)  For a launched program, *STATUS gets its wait status and
  * *HAVE_STATUS is set (once, when it is reaped). */
 /* The processes named on the command line (-p, the launched one): a
  * malloc'd array of *N (NULL when out of memory, *N 0). */

@@ -20,191 +20,9 @@
 #include "core/grow.h"
 #include "core/log.h"
 #include "core/escape.h"
+#include "elf/debugfile.h"
+#include "elf/debuginfod.h"
 #include "dwarf/debuginfo_impl.h"
-
-#define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
-
-/* ------------------------------------------------------------------ */
-/* Finding the DWARF                                                   */
-
-struct elf_scan {
-	bool debug_info;    /* .debug_info (or .zdebug_info) with contents */
-	bool gnu_debugdata;
-};
-
-static void scan_sections(Elf *elf, struct elf_scan *s)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	memset(s, 0, sizeof(*s));
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name)
-			continue;
-		if ((!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) &&
-		    sh.sh_type != SHT_NOBITS && sh.sh_size > 0)
-			s->debug_info = true;
-		else if (!strcmp(name, ".gnu_debugdata") && sh.sh_type != SHT_NOBITS &&
-			 sh.sh_size > 0)
-			s->gnu_debugdata = true;
-	}
-}
-
-static int crc_file(int fd, uint32_t *out)
-{
-	struct stat st;
-	void *map;
-
-	if (fstat(fd, &st) != 0)
-		return -errno;
-	if (st.st_size == 0) {
-		*out = 0;
-		return 0;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	/* .gnu_debuglink's CRC is the usual CRC-32 (zlib's), seed 0; crc32()
-	 * takes a uInt length: feed it in chunks. */
-	uLong crc = crc32(0L, Z_NULL, 0);
-	const unsigned char *p = map;
-	size_t left = (size_t)st.st_size;
-
-	while (left) {
-		uInt n = left > (1u << 30) ? (1u << 30) : (uInt)left;
-
-		crc = crc32(crc, p, n);
-		p += n;
-		left -= n;
-	}
-	munmap(map, (size_t)st.st_size);
-	*out = (uint32_t)crc;
-	return 0;
-}
-
-/* Use CAND as the debug file when it has DWARF and matches: same build-id
- * when both have one, else the debuglink CRC (when CHECK_CRC). */
-static bool try_debug_file(struct debuginfo *di, const char *cand, const void *bid,
-			   ssize_t bid_len, bool check_crc, uint32_t crc, const char *how)
-{
-	int fd = open(cand, O_RDONLY | O_CLOEXEC);
-	Elf *elf = NULL;
-	struct elf_scan sc;
-	const void *dbid;
-	ssize_t dbid_len;
-	Dwarf *dw;
-
-	if (fd < 0)
-		return false;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		goto reject;
-	scan_sections(elf, &sc);
-	if (!sc.debug_info) {
-		log_debug("%s: no .debug_info, not used", cand);
-		goto reject;
-	}
-	dbid_len = dwelf_elf_gnu_build_id(elf, &dbid);
-	if (bid_len > 0 && dbid_len > 0) {
-		if (bid_len != dbid_len || memcmp(bid, dbid, (size_t)bid_len) != 0) {
-			log_debug("%s: build-id differs from %s, not used", cand, di->path);
-			goto reject;
-		}
-	} else if (check_crc) {
-		uint32_t c = 0;
-
-		if (crc_file(fd, &c) != 0 || c != crc) {
-			log_debug("%s: .gnu_debuglink CRC differs, not used", cand);
-			goto reject;
-		}
-	}
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dw) {
-		log_debug("%s: %s", cand, dwarf_errmsg(-1));
-		goto reject;
-	}
-	di->dwarf = dw;
-	di->delf = elf;
-	di->dfd = fd;
-	di->dwarf_path = strdup(cand);
-	if (asprintf(&di->desc, "DWARF from %s (%s)", cand, how) < 0)
-		di->desc = NULL;
-	return true;
-reject:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return false;
-}
-
-static bool find_by_build_id(struct debuginfo *di, const char *root)
-{
-	const unsigned char *bid;
-	ssize_t n = dwelf_elf_gnu_build_id(di->elf, (const void **)&bid);
-	struct strbuf p = { 0 };
-	bool ok = false;
-
-	if (n <= 1)
-		return false;
-	if (strbuf__printf(&p, "%s/.build-id/%02x/", root, bid[0]))
-		goto out;
-	for (ssize_t i = 1; i < n; i++)
-		if (strbuf__printf(&p, "%02x", bid[i]))
-			goto out;
-	if (strbuf__puts(&p, ".debug"))
-		goto out;
-	ok = try_debug_file(di, p.buf, bid, n, false, 0, "build-id");
-out:
-	free(p.buf);
-	return ok;
-}
-
-static bool find_by_debuglink(struct debuginfo *di, const char *root, const char *link_dir)
-{
-	GElf_Word crc;
-	const char *name = dwelf_elf_gnu_debuglink(di->elf, &crc);
-	const void *bid;
-	ssize_t bid_len = dwelf_elf_gnu_build_id(di->elf, &bid);
-	char *copy = NULL, *cand = NULL;
-	const char *dir;
-	bool ok = false;
-
-	if (!name || !*name)
-		return false;
-	if (link_dir) {
-		dir = link_dir;
-	} else {
-		copy = strdup(di->path);
-		if (!copy)
-			return false;
-		dir = dirname(copy);
-	}
-	const char *fmts[] = { "%s/%s", "%s/.debug/%s", NULL };
-	for (int i = 0; !ok && fmts[i]; i++) {
-		if (asprintf(&cand, fmts[i], dir, name) < 0)
-			goto out;
-		ok = try_debug_file(di, cand, bid, bid_len, true, crc, ".gnu_debuglink");
-		free(cand);
-		cand = NULL;
-	}
-	if (!ok && dir[0] == '/') {
-		if (asprintf(&cand, "%s%s/%s", root, dir, name) < 0)
-			goto out;
-		ok = try_debug_file(di, cand, bid, bid_len, true, crc, ".gnu_debuglink");
-		free(cand);
-	}
-out:
-	free(copy);
-	return ok;
-}
 
 /* A warning about a file's debug info: said once a run, however many
  * times the file is opened (each command opens it for lines, types...). */
@@ -247,11 +65,13 @@ static void check_alt(struct debuginfo *di)
 
 static int find_dwarf(struct debuginfo *di, const struct debuginfo_opts *o)
 {
-	const char *root = o && o->debug_root ? o->debug_root : DEFAULT_DEBUG_ROOT;
-	struct elf_scan sc;
+	struct debugfile_opts fo = {};
+	struct debugfile f;
+	bool info, debugdata;
+	int err;
 
-	scan_sections(di->elf, &sc);
-	if (sc.debug_info) {
+	debugfile__scan(di->elf, &info, &debugdata);
+	if (info) {
 		di->dwarf = dwarf_begin_elf(di->elf, DWARF_C_READ, NULL);
 		if (di->dwarf) {
 			di->dwarf_path = strdup(di->path);
@@ -261,14 +81,43 @@ static int find_dwarf(struct debuginfo *di, const struct debuginfo_opts *o)
 		}
 		log_debug("%s: %s", di->path, dwarf_errmsg(-1));
 	}
-	if (find_by_build_id(di, root) || find_by_debuglink(di, root, o ? o->link_dir : NULL))
-		goto found;
-	if (sc.gnu_debugdata) {
+	if (o) {
+		fo.debug_root = o->debug_root;
+		fo.link_dir = o->link_dir;
+		fo.no_fetch = o->no_fetch;
+	}
+	err = debugfile__find(di->elf, di->path, &fo, &f);
+	if (err == -ENOMEM)
+		return err;
+	if (!err) {
+		di->dwarf = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL);
+		if (!di->dwarf) {
+			log_warn("%s: the DWARF of %s cannot be read: %s: untyped", di->path, f.path,
+				 dwarf_errmsg(-1));
+			debugfile__close(&f);
+		} else {
+			di->delf = f.elf;
+			di->dfd = f.fd;
+			di->dwarf_path = f.path;
+			if (f.source == DEBUGFILE_DEBUGINFOD
+				    ? asprintf(&di->desc, "DWARF from %s (debuginfod %s)", f.path,
+					       debuginfod__urls()) < 0
+				    : asprintf(&di->desc, "DWARF from %s (%s)", f.path,
+					       debugfile_source__name(f.source)) < 0)
+				di->desc = NULL;
+			goto found;
+		}
+	}
+	di->fetching = err == -EAGAIN;
+	if (debugdata) {
 		di->kind = DEBUGINFO_SYMBOLS_ONLY;
-		di->desc = strdup("symbols only (.gnu_debugdata), no DWARF");
+		di->desc = strdup(di->fetching ? "symbols only (.gnu_debugdata), DWARF being fetched "
+						 "(debuginfod)"
+					       : "symbols only (.gnu_debugdata), no DWARF");
 	} else {
 		di->kind = DEBUGINFO_NONE;
-		di->desc = strdup("no DWARF");
+		di->desc = strdup(di->fetching ? "no DWARF yet (being fetched from debuginfod)"
+					       : "no DWARF");
 	}
 	return di->desc ? 0 : -ENOMEM;
 found:
@@ -484,6 +333,11 @@ struct Dwarf *debuginfo__dwarf(struct debuginfo *di)
 enum debuginfo_kind debuginfo__kind(const struct debuginfo *di)
 {
 	return di->kind;
+}
+
+bool debuginfo__fetching(const struct debuginfo *di)
+{
+	return di->fetching;
 }
 
 const char *debuginfo__dwarf_path(const struct debuginfo *di)

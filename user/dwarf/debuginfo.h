@@ -3,14 +3,11 @@
  * debug file), and function signatures from it: parameter names, types,
  * and where each value is at the probe address.
  *
- * Where DWARF is looked for, in order:
- *   1. the file itself (a .debug_info section with contents);
- *   2. by build-id: DEBUG_ROOT/.build-id/xx/rest.debug;
- *   3. by .gnu_debuglink NAME (CRC checked): DIR/NAME, DIR/.debug/NAME,
- *      DEBUG_ROOT/DIR/NAME (DIR: the file's directory);
- * a separate file is used only when its build-id (if both have one)
- * matches.  DEBUG_ROOT is /usr/lib/debug.  A file with only .gnu_debugdata
- * (MiniDebugInfo: an xz-compressed symbol table, no types) is reported as
+ * Where DWARF is looked for: the file itself (a .debug_info section with
+ * contents), else a separate debug file found by its build ID, through
+ * .gnu_debuglink or from debuginfod (dwarf/debugfile.h: the order and the
+ * checks).  A file with only .gnu_debugdata (MiniDebugInfo: an
+ * xz-compressed symbol table, no types) is reported as
  * DEBUGINFO_SYMBOLS_ONLY: raw mode.
  *
  * The location rule (the value of a parameter at the probe address PC):
@@ -141,11 +138,12 @@ enum debuginfo_kind {
 };
 
 struct debuginfo_opts {
-	const char *debug_root;  /* default "/usr/lib/debug"; for a container:
-				  * "/proc/PID/root/usr/lib/debug" */
+	const char *debug_root;  /* default "/usr/lib/debug"; for a file named
+				  * /proc/PID/root/...: PID's /usr/lib/debug */
 	const char *link_dir;    /* directory .gnu_debuglink names are relative to;
 				  * default: the directory of PATH (set it when PATH is
-				  * a /proc/PID/map_files or /proc/PID/root path) */
+				  * a /proc/PID/map_files path) */
+	bool no_fetch;           /* local debug files only (no debuginfod) */
 };
 
 struct debuginfo;
@@ -160,6 +158,8 @@ struct debuginfo *debuginfo__open_opts(const char *path, const struct debuginfo_
 void debuginfo__free(struct debuginfo *di); /* NULL fine; signatures stay valid */
 
 enum debuginfo_kind debuginfo__kind(const struct debuginfo *di);
+/* No DWARF yet: debuginfod is fetching it in the background. */
+bool debuginfo__fetching(const struct debuginfo *di);
 
 /* The libdw handle (NULL without DWARF): for dwarf/lines.c. */
 struct Dwarf;
@@ -168,7 +168,8 @@ struct Dwarf *debuginfo__dwarf(struct debuginfo *di);
  * NULL without DWARF. */
 const char *debuginfo__dwarf_path(const struct debuginfo *di);
 /* One line for logs and `cmon list`: "DWARF in /x", "DWARF from
- * /usr/lib/debug/.build-id/ab/cdef.debug (build-id)", "symbols only
+ * /usr/lib/debug/.build-id/ab/cdef.debug (build-id)", "DWARF from
+ * CACHE/abcd/debuginfo (debuginfod URLS)", "symbols only
  * (.gnu_debugdata), no DWARF", "no DWARF". */
 const char *debuginfo__describe(const struct debuginfo *di);
 

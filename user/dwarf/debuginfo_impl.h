@@ -38,6 +38,7 @@ struct debuginfo {
 	Dwarf_CFI *cfi_eh;     /* .eh_frame of PATH, owned */
 	bool cfi_eh_tried;
 	enum debuginfo_kind kind;
+	bool fetching; /* debuginfod: in the background */
 	char *dwarf_path;
 	char *desc;
 	struct ctype_arena *arena;

@@ -81,7 +81,8 @@ int elfcheck__file(const char *path, char *why, size_t len)
 		err = -ENOEXEC;
 		goto cleanup;
 	}
-	if (got < EI_NIDENT || (ident[EI_CLASS] != ELFCLASS32 && ident[EI_CLASS] != ELFCLASS64)) {
+	if (got < EI_NIDENT || (ident[EI_CLASS] != ELFCLASS32 && ident[EI_CLASS] != ELFCLASS64) ||
+	    (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB)) {
 		snprintf(why, len, "corrupt ELF file (bad header)");
 		err = -EBADMSG;
 		goto cleanup;
@@ -91,6 +92,16 @@ int elfcheck__file(const char *path, char *why, size_t len)
 	if (!elf || !gelf_getehdr(elf, &eh)) {
 		snprintf(why, len, "corrupt ELF file (truncated header)");
 		err = -EBADMSG;
+		goto cleanup;
+	}
+	if (ident[EI_DATA] == ELFDATA2MSB) {
+		/* (libelf reads its fields big-endian: an x86-64 header marked
+		 * so reads as machine 15872, named here for what it says) */
+		const char *m = machine_name(eh.e_machine);
+
+		snprintf(why, len, "big-endian %s%s%sELF file: cmon traces x86-64 programs",
+			 ident[EI_CLASS] == ELFCLASS32 ? "32-bit " : "", m ? m : "", m ? " " : "");
+		err = -ENOTSUP;
 		goto cleanup;
 	}
 	if (ident[EI_CLASS] == ELFCLASS32 || eh.e_machine != EM_X86_64) {

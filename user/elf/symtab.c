@@ -14,11 +14,13 @@
 #include <libiberty/demangle.h>
 #include <limits.h>
 #include <lzma.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/debugfile.h"
 #include "core/grow.h"
 #include "core/log.h"
 #include "elfcheck.h"
@@ -67,6 +69,8 @@ struct symtab {
 	uint64_t entry; /* e_entry: where the loader jumps, no return address */
 	unsigned rt_flags;
 	char *build_id;
+	bool debug_symbols;   /* symtab_opts */
+	char *symbols_from; /* the debug file the symbols came from, NULL: the file */
 	struct symtab_func *funcs;
 	size_t nfuncs;
 	struct symtab_seg *segs;
@@ -568,6 +572,58 @@ out:
 	return err;
 }
 
+/* A program (ET_EXEC, or a PIE: it names an interpreter), not a library:
+ * a library's .dynsym has what it exports, and its internal functions
+ * would turn every glob over it into many more probes. */
+static bool is_program(Elf *elf)
+{
+	GElf_Ehdr eh;
+	size_t n;
+
+	if (!gelf_getehdr(elf, &eh))
+		return false;
+	if (eh.e_type == ET_EXEC)
+		return true;
+	if (eh.e_type != ET_DYN || elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
+/* The .symtab of ELF's separate debug file (elf/debugfile.h): *FOUND
+ * when it had one. */
+static int read_debug_symbols(struct symtab *st, Elf *elf, const struct versions *vs,
+			 struct sym_vec *vec, bool *found)
+{
+	struct debugfile_opts o = {};
+	struct debugfile f;
+	Elf_Scn *scn = NULL;
+	int err = debugfile__find(elf, st->path, &o, &f);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return 0;
+	while (!err && (scn = elf_nextscn(f.elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+			err = read_symbols(st, f.elf, scn, &sh, NULL, vs, vec, false);
+			*found = true;
+		}
+	}
+	if (*found && !err &&
+	    asprintf(&st->symbols_from, "%s (%s)", f.path, debugfile_source__name(f.source)) < 0)
+		err = -ENOMEM;
+	debugfile__close(&f);
+	return err;
+}
+
 static int collect(struct symtab *st, Elf *elf)
 {
 	struct versions vs = { 0 };
@@ -631,6 +687,13 @@ static int collect(struct symtab *st, Elf *elf)
 		if (err < 0)
 			goto cleanup;
 	}
+	/* Stripped: the separate debug file's .symtab (every function, as
+	 * the unstripped file had them), else MiniDebugInfo. */
+	if (!have_symtab && st->debug_symbols && is_program(elf)) {
+		err = read_debug_symbols(st, elf, &vs, &vec, &have_symtab);
+		if (err < 0)
+			goto cleanup;
+	}
 	if (!have_symtab && debugdata && elf_getdata(debugdata, NULL) &&
 	    (err = read_debugdata(st, elf_getdata(debugdata, NULL), &vs, &vec)) < 0)
 		goto cleanup;
@@ -674,6 +737,11 @@ cleanup:
 
 struct symtab *symtab__open(const char *path)
 {
+	return symtab__open_opts(path, NULL);
+}
+
+struct symtab *symtab__open_opts(const char *path, const struct symtab_opts *opts)
+{
 	struct symtab *st = NULL;
 	Elf *elf = NULL;
 	struct stat sb;
@@ -683,6 +751,7 @@ struct symtab *symtab__open(const char *path)
 	if (!st)
 		return NULL;
 	st->fd = -1;
+	st->debug_symbols = opts && opts->debug_symbols;
 	st->path = strdup(path);
 	if (!st->path) {
 		err = -ENOMEM;
@@ -769,6 +838,7 @@ void symtab__free(struct symtab *st)
 	free(st->segs);
 	free(st->funcs);
 	free(st->build_id);
+	free(st->symbols_from);
 	if (st->fd >= 0)
 		close(st->fd);
 	free(st->path);
@@ -844,6 +914,32 @@ const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t ad
 	return best;
 }
 
+bool symtab__offset_at_addr(const struct symtab *st, uint64_t addr, uint64_t *off)
+{
+	for (size_t i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *s = &st->segs[i];
+
+		if (addr >= s->vaddr && addr - s->vaddr < s->filesz) {
+			*off = s->offset + (addr - s->vaddr);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool symtab__addr_at_offset(const struct symtab *st, uint64_t off, uint64_t *addr)
+{
+	for (size_t i = 0; i < st->nsegs; i++) {
+		const struct symtab_seg *s = &st->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*addr = s->vaddr + (off - s->offset);
+			return true;
+		}
+	}
+	return false;
+}
+
 long symtab__read_code(const struct symtab *st, uint64_t addr, void *buf, size_t len)
 {
 	const struct symtab_seg *seg = NULL;
@@ -879,6 +975,11 @@ long symtab__read_code(const struct symtab *st, uint64_t addr, void *buf, size_t
 		done += (size_t)n;
 	}
 	return (long)done;
+}
+
+const char *symtab__symbols_from(const struct symtab *st)
+{
+	return st->symbols_from;
 }
 
 const char *symtab__build_id(const struct symtab *st)

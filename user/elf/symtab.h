@@ -51,6 +51,19 @@ enum symtab_runtime_flags {
  * all (stripped, with neither .symtab nor .dynsym functions).
  */
 struct symtab *symtab__open(const char *path);
+/* With DEBUG_SYMBOLS, a program (not a library) without .symtab takes
+ * its separate debug file's (elf/debugfile.h: by build ID,
+ * .gnu_debuglink, debuginfod), else (and without) its .gnu_debugdata.  A
+ * library's .dynsym has what it exports; its internal functions would
+ * make every glob over it many more probes, and a trace need not look up
+ * (or download) the debug file of every library mapped. */
+struct symtab_opts {
+	bool debug_symbols;
+};
+struct symtab *symtab__open_opts(const char *path, const struct symtab_opts *opts);
+/* Where the symbols came from when not PATH itself ("DEBUGFILE (how)"), or
+ * NULL. */
+const char *symtab__symbols_from(const struct symtab *st);
 void symtab__free(struct symtab *st); /* NULL is fine */
 
 const char *symtab__path(const struct symtab *st);
@@ -66,6 +79,12 @@ const struct symtab_func *symtab__find_addr(const struct symtab *st, uint64_t ad
 /* Copy up to LEN bytes of the file's contents at virtual address ADDR (in
  * an executable PT_LOAD segment) into BUF.  Returns the count copied
  * (short at the segment end) or a negative errno. */
+/* The file offset of address ADDR (in a loaded segment): true and *OFF. */
+bool symtab__offset_at_addr(const struct symtab *st, uint64_t addr, uint64_t *off);
+
+/* The address at file offset OFF (in a loaded segment): true and *ADDR. */
+bool symtab__addr_at_offset(const struct symtab *st, uint64_t off, uint64_t *addr);
+
 long symtab__read_code(const struct symtab *st, uint64_t addr, void *buf, size_t len);
 
 /* Lower-case hex GNU build-id, or NULL when the file has none.  Owned by st. */

@@ -12,20 +12,20 @@ int decoder__init(struct decoder *d, const struct probe_set *set, const struct p
 	int64_t best = INT64_MAX;
 
 	d->set = set;
-	d->bias_ns = d->lead_ns = NULL;
+	d->bias_ns = d->lead_ns = d->spread_ns = NULL;
 	if (calib && calib->valid) {
 		d->bias_ns = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*d->bias_ns));
 		d->lead_ns = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*d->lead_ns));
-		if (!d->bias_ns || !d->lead_ns) {
-			free(d->bias_ns);
-			free(d->lead_ns);
-			d->bias_ns = d->lead_ns = NULL;
+		d->spread_ns = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*d->spread_ns));
+		if (!d->bias_ns || !d->lead_ns || !d->spread_ns) {
+			decoder__release(d);
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < set->n_funcs; i++) {
 			const struct probe_func *f = &set->funcs[i];
 
 			d->bias_ns[i] = probe_calib__bias(calib, f);
+			d->spread_ns[i] = probe_calib__spread(calib, f);
 			/* the single-step's extra cost comes before the function
 			 * runs (a step-timed call's ts_ns is moved by its step) */
 			if (f->entry.cost == PROBE_COST_SINGLESTEP && !probe_func__step_timed(f) &&
@@ -51,7 +51,8 @@ void decoder__release(struct decoder *d)
 {
 	free(d->bias_ns);
 	free(d->lead_ns);
-	d->bias_ns = d->lead_ns = NULL;
+	free(d->spread_ns);
+	d->bias_ns = d->lead_ns = d->spread_ns = NULL;
 }
 
 static enum call_status status_of(uint32_t flags)
@@ -93,11 +94,14 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->pid = in->pid;
 	out->tid = in->tid;
 	out->comm = in->comm; /* the kernel NUL-terminates it */
+	out->cgroup = NULL;
 	out->func = f->name;
 	out->module = d->set->objects[f->object].module;
 	out->status = status_of(in->flags);
-	out->depth = out->status == CALL_ENTRY_ONLY || out->status == CALL_NEVER_RETURNS ||
-		     out->status == CALL_USDT || out->status == CALL_LINE ? -1 : (int)in->depth;
+	/* An entry-only record's depth is known where a shadow stack was
+	 * kept (not with --no-return). */
+	out->depth = (in->flags & CMON_CALL_ENTRY_ONLY) && !(in->flags & CMON_CALL_DEPTH) ?
+			     -1 : (int)in->depth;
 	for (int i = 0; i < CMON_MAX_ARGS; i++)
 		out->args[i] = (int64_t)in->args[i];
 	/* a USDT site's unsigned 64-bit arguments (8@): as such, not as -1 */
@@ -109,10 +113,18 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->latency_ns = probe_calib__own(in->ts_exit_ns > in->ts_entry_ns ?
 					   in->ts_exit_ns - in->ts_entry_ns : 0,
 					   d->bias_ns ? d->bias_ns[in->func_id] : 0);
+	out->latency_lt_ns = in->ts_exit_ns && d->spread_ns ?
+				     probe_calib__bound(out->latency_ns, d->spread_ns[in->func_id]) : 0;
 	out->rss_entry = in->rss_entry;
 	out->vms_entry = in->vms_entry;
 	out->rss_exit = in->rss_exit;
 	out->vms_exit = in->vms_exit;
+	/* Every field set: a caller that adds none of its own (the agent's
+	 * log) must not write what its stack held before. */
 	out->typed = NULL; /* the typer's, when the function has DWARF */
+	out->line_timed = false;
+	out->stack = NULL;    /* --stack: the caller's */
+	out->rendered = NULL; /* the typer's */
+	out->sampled = 0;  /* the agent's budget stamps its own */
 	return 0;
 }

@@ -22,6 +22,7 @@ struct decoder {
 	 * the bias before the function runs), so that a span [ts_ns, ts_ns +
 	 * latency_ns] lies where the call ran and nests; 0 for others. */
 	uint64_t *lead_ns;
+	uint64_t *spread_ns;     /* [n_funcs] (with bias_ns) how much the bias varies */
 };
 
 /* CALIB (NULL or not valid: nothing) is subtracted from latencies: they are

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 #include "elf/symtab.h"
 #include "event/stacks.h"
 #include "proc/procmaps.h"
@@ -17,8 +20,11 @@ struct proc_cache {
 	size_t n;
 };
 
+/* By file identity (DEV, INO), else by path: one copy of a file's
+ * symbols for every process mapping it. */
 struct sym_cache {
 	char *path;
+	uint64_t dev, ino;
 	struct symtab *st; /* NULL: no symbols */
 };
 
@@ -29,9 +35,11 @@ struct stack_book {
 	size_t n_procs;
 	struct sym_cache *syms;
 	size_t n_syms;
-	struct proc_object *fixed; /* non-PIE executables: start 0, any process */
+	struct proc_object *fixed; /* the traced objects (start 0, any process) */
 	size_t n_fixed;
 };
+
+static struct symtab *symtab_of(struct stack_book *b, const struct proc_object *o);
 
 void stack_book__fixed_object(struct stack_book *b, const char *path, const char *module)
 {
@@ -43,9 +51,17 @@ void stack_book__fixed_object(struct stack_book *b, const char *path, const char
 	memset(&v[b->n_fixed], 0, sizeof(*v));
 	v[b->n_fixed].open_path = strdup(path);
 	v[b->n_fixed].path = strdup(module);
-	if (v[b->n_fixed].open_path && v[b->n_fixed].path)
+	if (v[b->n_fixed].open_path && v[b->n_fixed].path) {
+		struct stat st;
+
+		/* its identity, for frames the kernel placed in a file */
+		if (!stat(path, &st)) {
+			v[b->n_fixed].dev = (uint64_t)st.st_dev;
+			v[b->n_fixed].inode = (uint64_t)st.st_ino;
+		}
 		b->n_fixed++;
-	else {
+		symtab_of(b, &v[b->n_fixed - 1]); /* now: PATH may be a process's */
+	} else {
 		free(v[b->n_fixed].open_path);
 		free(v[b->n_fixed].path);
 	}
@@ -110,6 +126,11 @@ static struct proc_cache *proc_of(struct stack_book *b, pid_t pid)
 		v->objs = NULL;
 		v->n = 0;
 	}
+	/* Their symbols while the files can be opened through the process
+	 * (/proc/PID/root, map_files): it may be gone when its frames are
+	 * named. */
+	for (size_t i = 0; i < v->n; i++)
+		symtab_of(b, &v->objs[i]);
 	return v;
 }
 
@@ -120,35 +141,104 @@ void stack_book__note_process(struct stack_book *b, pid_t pid)
 
 static struct symtab *symtab_of(struct stack_book *b, const struct proc_object *o)
 {
+	bool by_id = o->dev || o->inode;
 	struct sym_cache *v;
+	struct symtab *st;
 
-	for (size_t i = 0; i < b->n_syms; i++)
-		if (!strcmp(b->syms[i].path, o->open_path))
-			return b->syms[i].st;
-	v = realloc(b->syms, (b->n_syms + 1) * sizeof(*v));
-	if (!v)
+	if (!o->open_path)
 		return NULL;
+	for (size_t i = 0; i < b->n_syms; i++)
+		if (by_id ? b->syms[i].dev == o->dev && b->syms[i].ino == o->inode
+			  : !strcmp(b->syms[i].path, o->open_path))
+			return b->syms[i].st;
+	/* a stripped program's frames named from its debug file's symbols */
+	st = symtab__open_opts(o->open_path, &(struct symtab_opts){ .debug_symbols = o->exe });
+	/* Not there (the process is gone): not known to have no symbols. */
+	if (!st && access(o->open_path, R_OK))
+		return NULL;
+	v = realloc(b->syms, (b->n_syms + 1) * sizeof(*v));
+	if (!v) {
+		symtab__free(st);
+		return NULL;
+	}
 	b->syms = v;
 	v = &b->syms[b->n_syms];
 	v->path = strdup(o->open_path);
-	if (!v->path)
+	if (!v->path) {
+		symtab__free(st);
 		return NULL;
-	v->st = symtab__open(o->open_path);
+	}
+	v->dev = o->dev;
+	v->ino = o->inode;
+	v->st = st;
 	b->n_syms++;
-	return v->st;
+	return st;
 }
 
-/* One frame: "func+0x1f (module)", "0x... (module)" or "0x...".  BIAS
- * of ANCHOR's object when the mappings are gone (HAVE_BIAS). */
+/* The object with identity (DEV, INO): in the process's mappings, the
+ * traced objects, or another process's mappings (the same file). */
+static const struct proc_object *object_of(const struct stack_book *b, const struct proc_cache *pc,
+					   uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; pc && i < pc->n; i++)
+		if (pc->objs[i].dev == dev && pc->objs[i].inode == ino)
+			return &pc->objs[i];
+	for (size_t i = 0; i < b->n_fixed; i++)
+		if (b->fixed[i].dev == dev && b->fixed[i].inode == ino)
+			return &b->fixed[i];
+	for (size_t k = 0; k < b->n_procs; k++)
+		for (size_t i = 0; i < b->procs[k].n; i++)
+			if (b->procs[k].objs[i].dev == dev && b->procs[k].objs[i].inode == ino)
+				return &b->procs[k].objs[i];
+	return NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* A frame in the file the kernel found at the call (FO), whether or not
+ * the process and its mappings are still there.  0: not named this way. */
+static int frame_in_file(struct stack_book *b, struct proc_cache *pc, uint64_t ip,
+			 const struct cmon_frame_obj *fo, char *buf, size_t len)
+{
+	const struct proc_object *o;
+	const struct symtab_func *f;
+	struct symtab *st;
+	uint64_t addr;
+
+	if (!fo || fo->where != CMON_FRAME_MAPPED || !fo->ino)
+		return 0;
+	o = object_of(b, pc, makedev(fo->dev >> 20, fo->dev & 0xfffff), fo->ino);
+	if (!o)
+		return 0;
+	st = symtab_of(b, o);
+	if (!st || !symtab__addr_at_offset(st, ip - fo->base, &addr) ||
+	    !(f = symtab__find_addr(st, addr)))
+		return snprintf(buf, len, "0x%" PRIx64 " (%s)", ip, base_name(o->path));
+	return snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", f->demangled ? f->demangled : f->name,
+			addr - f->addr, base_name(o->path));
+}
+
+/* One frame: "func+0x1f (module)", "0x... (module)" or "0x...".  FO: the
+ * file the kernel found there; BIAS of ANCHOR's object when the mappings
+ * are gone (HAVE_BIAS). */
 static int frame_text(struct stack_book *b, struct proc_cache *pc, uint64_t ip,
-		      const struct stack_anchor *anchor, bool have_bias, uint64_t bias, char *buf,
-		      size_t len)
+		      const struct cmon_frame_obj *fo, const struct stack_anchor *anchor,
+		      bool have_bias, uint64_t bias, char *buf, size_t len)
 {
 	const struct proc_object *best = NULL;
 	const struct symtab_func *f = NULL;
 	const char *mod;
 	struct symtab *st;
 	uint64_t addr;
+	int n = frame_in_file(b, pc, ip, fo, buf, len);
+
+	if (n)
+		return n;
 
 	for (size_t i = 0; pc && i < pc->n; i++)
 		if (pc->objs[i].start <= ip && (!best || pc->objs[i].start > best->start))
@@ -212,7 +302,10 @@ int stack_book__take(struct stack_book *b, pid_t pid, uint32_t tid, uint64_t ts,
 
 		if (!s->ips[i])
 			break; /* the end of the chain (or an unreadable return address) */
-		frame_text(b, pc, s->ips[i], anchor, have_bias, bias, frame, sizeof(frame));
+		if (i >= 2 && s->objs[i].where == CMON_FRAME_UNMAPPED)
+			break; /* a frame pointer that was none: the walk went astray */
+		frame_text(b, pc, s->ips[i], &s->objs[i], anchor, have_bias, bias, frame,
+			   sizeof(frame));
 		err = strbuf__puts(out, frame);
 		if (!err)
 			err = strbuf__putc(out, '\n');

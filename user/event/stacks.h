@@ -1,9 +1,13 @@
 /*
  * stacks.h: --stack.  Each call's user stack arrives (CMON_REC_STACK) before
  * its record; the book keeps it until the record comes, then renders it
- * symbolized: "func+0x1f (module)" from the process's mappings (read once
- * per process, early for -p and launched programs, so they symbolize after
- * the process is gone) and each object's ELF symbols.
+ * symbolized: "func+0x1f (module)" from the file the kernel found each
+ * frame in at the call (cmon_frame_obj: the process may be gone when its
+ * records are read), else the process's mappings (read at its first
+ * stack), and each object's ELF symbols, opened while the files could be
+ * (the traced objects when registered, a process's when its mappings are
+ * read).  A frame no mapping holds ends the stack: the frame-pointer walk
+ * went astray.
  */
 #ifndef CMON_EVENT_STACKS_H
 #define CMON_EVENT_STACKS_H
@@ -22,9 +26,10 @@ void stack_book__free(struct stack_book *b);
  * is dropped and counted). */
 void stack_book__add(struct stack_book *b, const struct cmon_stack_rec *rec);
 
-/* An executable linked at fixed addresses (not PIE) among the traced
- * objects, at PATH (opened there) named MODULE: its frames symbolize even
- * when the process is gone before its mappings were read. */
+/* A traced object at PATH (its symbols opened now) named MODULE: its
+ * frames symbolize even when the process is gone before its mappings were
+ * read (an executable linked at fixed addresses even without the kernel's
+ * word on the frame's file). */
 void stack_book__fixed_object(struct stack_book *b, const char *path, const char *module);
 
 /* Read PID's mappings now (it may be gone when its records are drained). */

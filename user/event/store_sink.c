@@ -117,6 +117,7 @@ static int ss_write(struct out_sink *s, const struct call_record *cr, uint32_t f
 		.pid = cr->pid,
 		.tid = cr->tid,
 		.comm = cr->comm,
+		.cgroup = cr->cgroup,
 		.ts_ns = cr->ts_ns,
 		.latency_ns = or_none(has_exit, cr->latency_ns),
 		.status = call_status__name(cr->status),

@@ -17,11 +17,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "probe/attach.h"
 #include "probe/follow.h"
 #include "probe/links.h"
 #include "probe/bpf_setup.h"
+#include "probe/host.h"
 #include "proc/procmaps.h"
 #include "capture_staging.h"
 #include "spool.h"
@@ -355,7 +357,14 @@ static int open_and_load(void *ctx, bool mem_cast)
 	const struct probe_set *set = t->set;
 	struct bpf_set *bs = &t->bs;
 	struct bpf_targ targ;
+	/* Sleepable needs the kernel to allow it, and the user dynptr copies
+	 * (the chunked reads of older kernels share a per-CPU buffer). */
+	bool sleepable = opts->plans && opts->sleepable && host__have(HOST_SLEEPABLE) &&
+			 host__have(HOST_READ_DYNPTR);
 
+	if (opts->plans && opts->sleepable && !sleepable)
+		host__note(host__have(HOST_SLEEPABLE) ? HOST_READ_DYNPTR : HOST_SLEEPABLE,
+			   LOG_INFO, NULL);
 	t->skel = trace_bpf__open();
 	if (!t->skel)
 		return -errno;
@@ -393,14 +402,16 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bpf_map__set_max_entries(t->skel->maps.func_stats,
 				 set->n_funcs ? (__u32)set->n_funcs : 1);
 	t->skel->rodata->targ_capture = opts->plans != NULL;
-	t->skel->rodata->targ_sleepable = opts->plans && opts->sleepable;
+	t->skel->rodata->targ_read_dynptr = host__have(HOST_READ_DYNPTR);
+	t->skel->rodata->targ_copy_str = host__have(HOST_COPY_STR);
+	t->skel->rodata->targ_sleepable = sleepable;
 	t->skel->rodata->targ_capture_staging = opts->plans && staging_wanted(opts);
 	bpf_map__set_max_entries(t->skel->maps.capture_staging,
 				 opts->plans && staging_wanted(opts) ? (__u32)bs->ncpus : 1);
 	bpf_map__set_max_entries(t->skel->maps.fetch_plans,
 				 set->n_funcs ? 2 * (__u32)set->n_funcs : 1);
 	bpf_map__set_max_entries(t->skel->maps.usdt_specs, set->n_funcs ? (__u32)set->n_funcs : 1);
-	if (opts->plans && opts->sleepable) {
+	if (sleepable) {
 		/* Sleepable programs may fault in argument pages that are not
 		 * resident, where a plain read would come back empty. */
 		bpf_program__set_flags(t->skel->progs.cmon_entry, BPF_F_SLEEPABLE);
@@ -428,7 +439,9 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		.mem = true,
 		.filter_pid = opts->filter_pid,
 		.filter_cgroup = opts->filter_cgroup,
+		.filter_cgroup_level = opts->filter_cgroup_level,
 		.exprs = opts->exprs,
+		.duty = opts->duty,
 	};
 	struct tracer *t;
 	int err;
@@ -675,6 +688,8 @@ static int read_once(struct tracer *t, int timeout_ms, bool empty)
 		return n;
 	if (t->fork_rb && (n = ring_buffer__consume(t->fork_rb)) < 0)
 		return n;
+	/* (a failure was said: the process goes on untraced in the new program) */
+	bpf_set__reattach(&t->bs);
 	/* Cut short by the budget, or stopped at a record still being written
 	 * (a sleepable capture faulting a page in): older records may be
 	 * behind it, so nothing is let out of the window this time but by its
@@ -858,6 +873,36 @@ int tracer__drain(struct tracer *t)
 	return n;
 }
 
+/* SV's pending calls, as never-returned records of process PID: those
+ * of thread TID, or (TID 0: a coroutine's or goroutine's stack) of the
+ * thread each was made on. */
+static void flush_stack(struct tracer *t, pid_t pid, pid_t tid, const char *comm,
+			const struct cmon_shadow_stack *sv)
+{
+	for (uint32_t d = sv->depth < CMON_STACK_DEPTH ? sv->depth : CMON_STACK_DEPTH; d > 0; d--) {
+		const struct cmon_frame *fr = &sv->frames[d - 1];
+		struct cmon_call_rec rec;
+
+		if (fr->flags & CMON_FRAME_QUIET)
+			continue; /* no record: --focus only, --max-depth, --if */
+		rec = (struct cmon_call_rec){
+			.type = CMON_REC_CALL,
+			.flags = CMON_CALL_NORETURN,
+			.ts_entry_ns = fr->ts,
+			.rss_entry = fr->rss,
+			.vms_entry = fr->vms,
+			.pid = (uint32_t)pid,
+			.tid = tid ? (uint32_t)tid : fr->tid,
+			.func_id = fr->func_id,
+			.depth = d - 1,
+		};
+
+		memcpy(rec.args, fr->args, sizeof(rec.args));
+		memcpy(rec.comm, comm, sizeof(rec.comm));
+		to_record(t, &rec);
+	}
+}
+
 static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shadow_stack *sv)
 {
 	int map_fd = bpf_map__fd(t->skel->maps.stacks);
@@ -872,29 +917,38 @@ static int flush_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_shad
 	if (err || !sv->depth)
 		return 0; /* no pending call */
 	proc__comm(pid, comm, sizeof(comm));
-	for (uint32_t d = sv->depth < CMON_STACK_DEPTH ? sv->depth : CMON_STACK_DEPTH; d > 0; d--) {
-		const struct cmon_frame *fr = &sv->frames[d - 1];
-		struct cmon_call_rec rec;
-
-		if (fr->flags & CMON_FRAME_QUIET)
-			continue; /* no record: --focus only, --max-depth, --if */
-		rec = (struct cmon_call_rec){
-			.type = CMON_REC_CALL,
-			.flags = CMON_CALL_NORETURN,
-			.ts_entry_ns = fr->ts,
-			.rss_entry = fr->rss,
-			.vms_entry = fr->vms,
-			.pid = (uint32_t)pid,
-			.tid = (uint32_t)tid,
-			.func_id = fr->func_id,
-			.depth = d - 1,
-		};
-
-		memcpy(rec.args, fr->args, sizeof(rec.args));
-		memcpy(rec.comm, comm, sizeof(rec.comm));
-		to_record(t, &rec);
-	}
+	flush_stack(t, pid, tid, comm, sv);
 	return 0;
+}
+
+/* The calls pending on PID's coroutine stacks and goroutines (keyed
+ * stacks, not a thread's), let go from the map as they are reported. */
+static void flush_keyed(struct tracer *t, pid_t pid, struct cmon_shadow_stack *sv)
+{
+	int map_fd = bpf_map__fd(t->skel->maps.coro_stacks);
+	struct cmon_stack_key key, next, *mine = NULL;
+	size_t n = 0, cap = 0;
+	char comm[CMON_COMM_LEN];
+	void *prev = NULL;
+
+	/* Keys first: deleting while walking would restart the walk. */
+	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.tgid != (uint32_t)pid)
+			continue;
+		if (GROW(mine, n, cap, 16))
+			break; /* no memory: the rest stay unreported */
+		mine[n++] = key;
+	}
+	proc__comm(pid, comm, sizeof(comm));
+	for (size_t i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(map_fd, &mine[i], sv))
+			continue;
+		flush_stack(t, pid, 0, comm, sv);
+		bpf_map_delete_elem(map_fd, &mine[i]);
+	}
+	free(mine);
 }
 
 /* --py: the thread's pending Python calls, as never-returned records. */
@@ -969,6 +1023,7 @@ int tracer__flush_pending(struct tracer *t, pid_t pid)
 			free(pv);
 		}
 	}
+	flush_keyed(t, pid, sv);
 	free(sv);
 	closedir(dir);
 	return 0;
@@ -1010,6 +1065,7 @@ int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_fun
 		out->outside_focus += per_cpu[c].outside_focus;
 		out->filtered += per_cpu[c].filtered;
 		out->unchanged += per_cpu[c].unchanged;
+		out->cut += per_cpu[c].cut;
 	}
 cleanup:
 	free(per_cpu);
@@ -1044,6 +1100,13 @@ void tracer__break_hits(const struct tracer *t, uint64_t *hits, uint64_t *lost)
 }
 
 void tracer__detach_probes(struct tracer *t) { bpf_set__detach_probes(&t->bs); }
+
+struct duty *tracer__duty(struct tracer *t) { return bpf_set__duty(&t->bs); }
+
+int tracer__prog_stats(const struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	return bpf_set__prog_stats(&t->bs, run_ns, run_cnt);
+}
 
 struct follow *tracer__follow(const struct tracer *t) { return t->bs.follow; }
 

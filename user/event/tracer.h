@@ -56,7 +56,8 @@ struct tracer_opts {
 	/* Only these processes (0 / empty: any), decided in the kernel. */
 	pid_t filter_pid;
 	char filter_comm[16];
-	uint64_t filter_cgroup;
+	uint64_t filter_cgroup;         /* a cgroup v2 id and below it (proc/cgroup.h) */
+	uint32_t filter_cgroup_level;
 	int max_depth;         /* --max-depth below the focus; -1: any */
 	bool follow;           /* children of the set's processes too (follow.h) */
 	/* cmon break: the first BREAK_COUNT hits of an entry probe are
@@ -80,6 +81,9 @@ struct tracer_opts {
 	 * Python's and break's are never spooled. */
 	bool spool;
 	const char *spool_dir;
+	/* Functions may be duty-cycled (tracer__duty): a call whose window
+	 * closed before it returned is counted in cut, not written. */
+	bool duty;
 };
 
 /* Returns NULL and sets errno (EPERM: no privilege; others from libbpf). */
@@ -108,6 +112,13 @@ int tracer__drain(struct tracer *t);
 /* Detach the uprobes only: no new call starts or ends; threads that exit
  * still report their pending calls until tracer__detach. */
 void tracer__detach_probes(struct tracer *t);
+
+/* opts.duty, attached: the duty cycler of its functions (probe/duty.h);
+ * NULL and errno. */
+struct duty;
+struct duty *tracer__duty(struct tracer *t);
+/* Its probe programs' kernel run time and runs (bpf_set__prog_stats). */
+int tracer__prog_stats(const struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
 
 /* Report, as never-returned records, the calls still pending on the threads
  * of process PID (the trace is ending while they run).  Call it after

@@ -188,20 +188,6 @@ static void signature_of(struct debuginfo *di, struct probe_func *f, struct func
 	*out = sig;
 }
 
-static struct debuginfo *open_debuginfo(const struct probe_object *obj)
-{
-	struct debuginfo_opts o = {};
-	char root[64];
-	int pid;
-
-	/* /proc/PID/root/...: the debug files live in that mount namespace. */
-	if (sscanf(obj->attach_path, "/proc/%d/root/", &pid) == 1) {
-		snprintf(root, sizeof(root), "/proc/%d/root/usr/lib/debug", pid);
-		o.debug_root = root;
-	}
-	return debuginfo__open_opts(obj->attach_path, &o);
-}
-
 int typer__new(struct probe_set *set, const struct typer_opts *opts, struct typer **out)
 {
 	struct debuginfo **dis = NULL;
@@ -253,7 +239,7 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 		if (f->python)
 			continue; /* CPython's: its records are Python calls (python/) */
 		if (!opts->raw && !dis[f->object])
-			dis[f->object] = open_debuginfo(&set->objects[f->object]);
+			dis[f->object] = debuginfo__open(set->objects[f->object].attach_path);
 		if (dis[f->object] && debuginfo__kind(dis[f->object]) == DEBUGINFO_DWARF) {
 			if (line)
 				debuginfo__locals(dis[f->object], f->addr, &sig);

@@ -77,7 +77,8 @@ static struct obj_info *info_of(struct watcher *w, size_t i)
 	in->loaded = true;
 	if (objsym__layout(w->objs[i].open_path, &in->dyn, &in->first_vaddr))
 		in->dyn = false;
-	in->st = symtab__open(w->objs[i].open_path);
+	in->st = symtab__open_opts(w->objs[i].open_path,
+				   &(struct symtab_opts){ .debug_symbols = w->objs[i].exe });
 	in->di = debuginfo__open(w->objs[i].open_path);
 	return in;
 }

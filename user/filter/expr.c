@@ -20,6 +20,12 @@
 enum node_kind { N_NUM, N_STR, N_PATH, N_CMP, N_AND, N_OR, N_NOT };
 
 #define PATH_MAX_STEPS 8
+/* How deep a tree may nest (parentheses, '!', operands of an operator).
+ * A program holds CMON_EXPR_MAX_OPS steps, so nothing deeper could
+ * compile; the bound keeps the recursive parser, compiler and free off a
+ * stack that 30,000 '(' would overflow. */
+#define EXPR_MAX_DEPTH 64
+#define QUOTE_MAX 200 /* bytes of the text an error line quotes */
 
 struct node {
 	enum node_kind kind;
@@ -28,6 +34,7 @@ struct node {
 	char *str;        /* N_STR: the string; N_PATH: the root name */
 	size_t str_len;
 	int op;           /* N_CMP: CMON_OP_EQ.. */
+	int depth;        /* operators below and at it: 0 for a value */
 	/* N_PATH: members after the root, each through -> (arrow) or . */
 	size_t n_steps;
 	struct { char *name; bool arrow; int col; } steps[PATH_MAX_STEPS];
@@ -45,6 +52,7 @@ struct parser {
 	const char *what;
 	char *msg;      /* expr__check: the message goes here, not to the log */
 	size_t msg_len;
+	int nest;       /* '(' and '!' being parsed: the parser's own recursion */
 	int err;
 };
 
@@ -72,11 +80,33 @@ void expr__free(struct expr *e)
 
 static int col_of(const struct parser *ps, const char *at) { return (int)(at - ps->text) + 1; }
 
+/* TEXT as an error line quotes it: at most QUOTE_MAX bytes of it ("..."
+ * after), control characters escaped (a spec's multi-line YAML string
+ * would break the line). */
+static void quote_text(const char *text, char *out, size_t len)
+{
+	size_t o = 0, i;
+
+	for (i = 0; text[i] && i < QUOTE_MAX && o + 5 < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '\n' || c == '\t')
+			o += (size_t)snprintf(out + o, len - o, "\\%c", c == '\n' ? 'n' : 't');
+		else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	if (text[i] && o + 4 < len)
+		o += (size_t)snprintf(out + o, len - o, "...");
+	out[o < len ? o : len - 1] = 0;
+}
+
 /* The one error line of a parse; the first one wins. */
 __attribute__((format(printf, 3, 4)))
 static void perr(struct parser *ps, const char *at, const char *fmt, ...)
 {
-	char msg[160];
+	char msg[160], quoted[4 * QUOTE_MAX + 8];
 	va_list ap;
 
 	if (ps->err)
@@ -84,10 +114,11 @@ static void perr(struct parser *ps, const char *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	quote_text(ps->text, quoted, sizeof(quoted));
 	if (ps->msg)
-		snprintf(ps->msg, ps->msg_len, "%s at column %d: %s", msg, col_of(ps, at), ps->text);
+		snprintf(ps->msg, ps->msg_len, "%s at column %d: %s", msg, col_of(ps, at), quoted);
 	else
-		log_error("%s: %s at column %d: %s", ps->what, msg, col_of(ps, at), ps->text);
+		log_error("%s: %s at column %d: %s", ps->what, msg, col_of(ps, at), quoted);
 	ps->err = -EINVAL;
 }
 
@@ -121,6 +152,27 @@ static struct node *new_node(struct parser *ps, enum node_kind kind, const char 
 	n->kind = kind;
 	n->col = col_of(ps, at);
 	return n;
+}
+
+/* N's depth from its operands; false (and the error) past the bound. */
+static bool set_depth(struct parser *ps, struct node *n)
+{
+	int l = n->l ? n->l->depth : 0, r = n->r ? n->r->depth : 0;
+
+	n->depth = 1 + (l > r ? l : r);
+	if (n->depth <= EXPR_MAX_DEPTH)
+		return true;
+	perr(ps, ps->text + n->col - 1, "nested deeper than %d levels", EXPR_MAX_DEPTH);
+	return false;
+}
+
+/* Entering a '(' or a '!': false (and the error) past the bound. */
+static bool nest_in(struct parser *ps, const char *at)
+{
+	if (++ps->nest <= EXPR_MAX_DEPTH)
+		return true;
+	perr(ps, at, "nested deeper than %d levels", EXPR_MAX_DEPTH);
+	return false;
 }
 
 static char *ident(struct parser *ps)
@@ -258,8 +310,11 @@ static struct node *parse_primary(struct parser *ps)
 
 	skip_ws(ps);
 	if (*ps->p == '(') {
+		if (!nest_in(ps, ps->p))
+			return NULL;
 		ps->p++;
 		n = parse_or(ps);
+		ps->nest--;
 		if (!n)
 			return NULL;
 		if (!accept(ps, ")")) {
@@ -291,9 +346,14 @@ static struct node *parse_unary(struct parser *ps)
 	skip_ws(ps);
 	at = ps->p;
 	if (*ps->p == '!' && ps->p[1] != '=') {
+		if (!nest_in(ps, at))
+			return NULL;
 		ps->p++;
 		n = new_node(ps, N_NOT, at);
-		if (n && !(n->l = parse_unary(ps))) {
+		if (n)
+			n->l = parse_unary(ps);
+		ps->nest--;
+		if (n && (!n->l || !set_depth(ps, n))) {
 			node_free(n);
 			return NULL;
 		}
@@ -327,7 +387,7 @@ static struct node *parse_cmp(struct parser *ps)
 		n->op = ops[i].op;
 		n->l = l;
 		n->r = parse_unary(ps);
-		if (!n->r) {
+		if (!n->r || !set_depth(ps, n)) {
 			node_free(n);
 			return NULL;
 		}
@@ -360,7 +420,7 @@ static struct node *parse_chain(struct parser *ps, const char *tok, enum node_ki
 		}
 		n->l = l;
 		n->r = sub(ps);
-		if (!n->r) {
+		if (!n->r || !set_depth(ps, n)) {
 			node_free(n);
 			return NULL;
 		}
@@ -460,7 +520,7 @@ struct compiler {
 __attribute__((format(printf, 3, 4)))
 static void cerr(struct compiler *c, int col, const char *fmt, ...)
 {
-	char msg[200];
+	char msg[200], quoted[4 * QUOTE_MAX + 8];
 	va_list ap;
 
 	if (c->err)
@@ -468,7 +528,8 @@ static void cerr(struct compiler *c, int col, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_error("%s: %s at column %d: %s", c->e->what, msg, col, c->e->text);
+	quote_text(c->e->text, quoted, sizeof(quoted));
+	log_error("%s: %s at column %d: %s", c->e->what, msg, col, quoted);
 	c->err = -EINVAL;
 }
 

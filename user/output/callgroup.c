@@ -121,6 +121,7 @@ static int held__init(struct held_call *h, const struct call_record *rec, bool d
 	memset(h, 0, sizeof(*h));
 	h->ts_ns = rec->ts_ns;
 	h->latency_ns = rec->latency_ns;
+	h->latency_lt_ns = rec->latency_lt_ns;
 	h->pid = rec->pid;
 	h->tid = rec->tid;
 	h->depth = rec->depth < 0 ? 0 : rec->depth;

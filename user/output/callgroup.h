@@ -22,6 +22,7 @@
 
 struct held_call {
 	uint64_t ts_ns, latency_ns;  /* latency valid when has_exit */
+	uint64_t latency_lt_ns;      /* not 0: a bound (call_record.latency_lt_ns) */
 	uint32_t pid, tid;
 	int depth;
 	enum call_status status;

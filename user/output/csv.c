@@ -18,10 +18,11 @@
 
 #define CSV_HEAD "ts_ns,pid,tid,comm,func,depth"
 #define CSV_RAW ",arg0,arg1,arg2,arg3,arg4,arg5"
-#define CSV_TAIL ",ret,latency_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module"
+#define CSV_TAIL \
+	",ret,latency_ns,latency_lt_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module"
 #define CSV_LONG_HEAD                                                                  \
-	"call,ts_ns,pid,tid,comm,func,depth,latency_ns,rss_entry,rss_exit,vms_entry," \
-	"vms_exit,status,module,name,value"
+	"call,ts_ns,pid,tid,comm,func,depth,latency_ns,latency_lt_ns,rss_entry,rss_exit," \
+	"vms_entry,vms_exit,status,module,name,value"
 
 #define TO_RET UINT32_MAX /* the leaf is the fixed "ret" column */
 
@@ -314,6 +315,8 @@ int csv_table__header(struct csv_table *t, struct strbuf *sb)
 	for (size_t i = 0; i < N_EXTRA && !err; i++)
 		if (t->extras & csv_extra_cols[i].flag)
 			err = strbuf__printf(sb, ",%s", csv_extra_cols[i].name);
+	if (!err && (t->extras & CSV_CGROUP))
+		err = strbuf__puts(sb, ",cgroup");
 	return err ?: strbuf__puts(sb, "\r\n");
 }
 
@@ -432,8 +435,8 @@ static int put_call(struct csv_table *t, struct strbuf *sb, const struct call_re
 	char *p;
 	int err;
 
-	/* 16 numbers, 19 commas, status (<= 16), and the strings */
-	err = strbuf__reserve(sb, 16 * DECIMAL_MAX + 20 + 16 + WR_CSV_MAX(lc) + WR_CSV_MAX(lf) +
+	/* 17 numbers, 21 commas, status (<= 16), and the strings */
+	err = strbuf__reserve(sb, 17 * DECIMAL_MAX + 21 + 16 + WR_CSV_MAX(lc) + WR_CSV_MAX(lf) +
 				      WR_CSV_MAX(lm) + (wide && has_ret ? WR_CSV_MAX(ret->len) : 0));
 	if (err)
 		return err;
@@ -473,6 +476,9 @@ static int put_call(struct csv_table *t, struct strbuf *sb, const struct call_re
 	*p++ = ',';
 	if (has_exit)
 		p = decimal__u64(p, rec->latency_ns);
+	*p++ = ',';
+	if (has_exit && rec->latency_lt_ns)
+		p = decimal__u64(p, rec->latency_lt_ns);
 	*p++ = ',';
 	p = decimal__u64(p, rec->rss_entry);
 	*p++ = ',';
@@ -532,6 +538,8 @@ static int row_wide(struct csv_table *t, struct strbuf *sb, const struct call_re
 			continue;
 		err = strbuf__putc(sb, ',') ?: put_extra(sb, i, extra_of(rec->typed, i));
 	}
+	if (!err && (t->extras & CSV_CGROUP))
+		err = strbuf__putc(sb, ',') ?: rec->cgroup ? csv_escape(sb, rec->cgroup) : 0;
 	return err ?: strbuf__puts(sb, "\r\n");
 }
 
@@ -596,6 +604,12 @@ static int row_long(struct csv_table *t, struct strbuf *sb, const struct call_re
 		err = err ?: put_extra(sb, i, v) ?: strbuf__puts(sb, "\r\n");
 		if (err)
 			sb->len = at;
+		rows++;
+	}
+	/* the process's cgroup (--cgroup, --container): a row like a value */
+	if (!err && (t->extras & CSV_CGROUP) && rec->cgroup) {
+		err = strbuf__putn(sb, prefix.buf, prefix.len) ?: strbuf__puts(sb, ",cgroup,");
+		err = err ?: csv_escape(sb, rec->cgroup) ?: strbuf__puts(sb, "\r\n");
 		rows++;
 	}
 	/* a call without values is a row all the same */

@@ -88,7 +88,8 @@ int file_sink__open(void *ctx, pid_t pid, uint32_t func_id, const char *path,
 {
 	struct file_sink_opts o = *(const struct file_sink_opts *)ctx;
 
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A new file is the user's alone; one that exists keeps its mode. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	void *buf;
 	int err;

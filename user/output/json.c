@@ -21,7 +21,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	int err;
 
 	/* Keys and punctuation are < 256 bytes; 16 numbers; status. */
-	err = strbuf__reserve(sb, 256 + 16 * DECIMAL_MAX + 10 + WR_JSON_MAX(lc) +
+	err = strbuf__reserve(sb, 256 + 17 + 17 * DECIMAL_MAX + 10 + WR_JSON_MAX(lc) +
 			      WR_JSON_MAX(lf) + WR_JSON_MAX(lm));
 	if (err)
 		return err;
@@ -61,6 +61,12 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 		p = decimal__u64(p, rec->latency_ns);
 	else
 		p = WR_LIT(p, "null");
+	/* a number when latency_ns is not a measurement (README: latencies) */
+	p = WR_LIT(p, ",\"latency_lt_ns\":");
+	if (has_exit && rec->latency_lt_ns)
+		p = decimal__u64(p, rec->latency_lt_ns);
+	else
+		p = WR_LIT(p, "null");
 	p = WR_LIT(p, ",\"rss_entry\":");
 	p = decimal__u64(p, rec->rss_entry);
 	p = WR_LIT(p, ",\"rss_exit\":");
@@ -81,5 +87,8 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	p = writer__json_put(p, mod, lm);
 	/* Open: typed keys and the stack may follow; the writer closes it. */
 	sb->len = (size_t)(p - sb->buf);
+	/* a duty-cycled probe's record stands for 1/sampled calls */
+	if (rec->sampled > 0 && rec->sampled < 1)
+		return strbuf__printf(sb, ",\"sampled\":%.4f", rec->sampled);
 	return 0;
 }

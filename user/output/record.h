@@ -80,6 +80,10 @@ struct call_record {
 	uint8_t args_unsigned; /* bit i: args[i] is unsigned 64-bit (a USDT 8@ argument) */
 	int64_t ret;           /* valid when status == CALL_OK */
 	uint64_t latency_ns;   /* valid when status is CALL_OK or CALL_TAILCALL */
+	/* Not 0: latency_ns (less the probes' calibrated cost) is not a
+	 * measurement: the probes' cost varies by more than was left, and
+	 * all that is known is that the call took less than this. */
+	uint64_t latency_lt_ns;
 	uint64_t rss_entry, rss_exit, vms_entry, vms_exit; /* bytes; *_exit as latency */
 	enum call_status status;
 	const struct call_typed *typed; /* NULL: raw mode (no DWARF) */
@@ -89,6 +93,12 @@ struct call_record {
 				* '\n'; NULL: not asked or not kept */
 	const struct render_out *rendered; /* the typer's whole rendering (its
 					    * buffers go to a capture store); NULL: none */
+	const char *cgroup;    /* --cgroup/--container: the process's cgroup v2
+				* path (JSON "cgroup", CSV_CGROUP); NULL: none */
+	/* A duty-cycled probe's record (the agent under a budget): the
+	 * fraction of time its probe was attached, so one record stands for
+	 * about 1/sampled calls.  0: every call is seen. */
+	double sampled;
 };
 
 #endif

@@ -26,6 +26,7 @@ struct out_router {
 	size_t n, cap;
 	size_t last;       /* the route of the last record: most calls repeat it */
 	uint64_t refused;
+	uint64_t dropped;  /* by an output that goes on (sink.h: write returning 1) */
 	struct rank_book ranks;
 };
 
@@ -149,6 +150,10 @@ int out_router__write(struct out_router *r, const struct call_record *rec, uint3
 		return rt ? rt->err : err;
 	}
 	err = rt->sink->ops->write(rt->sink, rec, func_id);
+	if (err > 0) {
+		r->dropped++; /* the output said so, and goes on */
+		return 0;
+	}
 	if (err) {
 		rt->err = err;
 		r->refused++;
@@ -202,7 +207,7 @@ uint64_t out_router__written(const struct out_router *r)
 
 uint64_t out_router__unwritten(const struct out_router *r)
 {
-	uint64_t n = r->refused;
+	uint64_t n = r->refused + r->dropped;
 
 	for (size_t i = 0; i < r->n; i++)
 		n += r->routes[i].ledger.unwritten;
@@ -217,6 +222,11 @@ uint64_t out_router__written_func(const struct out_router *r, size_t func_id)
 		if (func_id < r->routes[i].ledger.n_funcs)
 			n += r->routes[i].ledger.written_per_func[func_id];
 	return n;
+}
+
+uint64_t out_router__dropped(const struct out_router *r)
+{
+	return r->dropped;
 }
 
 size_t out_router__files(const struct out_router *r)

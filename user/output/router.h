@@ -49,6 +49,8 @@ int out_router__settle(struct out_router *r, bool final);
 
 uint64_t out_router__written(const struct out_router *r);
 uint64_t out_router__unwritten(const struct out_router *r);
+/* Of the unwritten: dropped by an output that went on (a full buffer). */
+uint64_t out_router__dropped(const struct out_router *r);
 uint64_t out_router__written_func(const struct out_router *r, size_t func_id);
 size_t out_router__files(const struct out_router *r); /* per-process files made */
 

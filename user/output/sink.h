@@ -3,8 +3,9 @@
  * and makes them durable when flushed; the router (router.h) holds one per
  * output and counts what reached each.  Two kinds exist: a format's writer
  * on a stream or a file (file_sink.c: text, CSV, JSON, the views) and the
- * capture store (event/store_sink.c); `cmon trace` and `cmon capture`
- * differ only in which one the router makes.
+ * capture store (event/store_sink.c); and a ClickHouse table
+ * (clickhouse.h), for either.  `cmon trace` and `cmon capture` differ
+ * only in which one the router makes.
  */
 #ifndef CMON_OUTPUT_SINK_H
 #define CMON_OUTPUT_SINK_H
@@ -19,7 +20,9 @@
 struct out_sink;
 
 struct out_sink_ops {
-	/* REC of function FUNC_ID: 0 or -errno (the record is not written). */
+	/* REC of function FUNC_ID: 0; -errno (the record is not written, the
+	 * output failed); or 1: the output dropped this one record, counted
+	 * it, and goes on (a buffer full while a server is down). */
 	int (*write)(struct out_sink *s, const struct call_record *rec, uint32_t func_id);
 	/* Where the last record ends in the output, for the ledger: records
 	 * ending at or before what a failed flush left on disk were written.

@@ -27,6 +27,8 @@ struct reader {
 struct stream {
 	int lfd;
 	char *path;
+	dev_t dev;             /* the socket file bound: removed at the end only */
+	ino_t ino;             /* while PATH still names it */
 	struct reader *readers;
 	size_t n, cap;
 	uint64_t served, dropped;
@@ -154,6 +156,42 @@ static void broadcast(struct stream *s, const char *buf, size_t n)
 	s->n = k;
 }
 
+/* Remove the socket file only if PATH still names the one cmon bound:
+ * another program may have put its own there since. */
+static void unlink_own(const struct stream *s)
+{
+	struct stat st;
+
+	if (!lstat(s->path, &st) && S_ISSOCK(st.st_mode) && st.st_dev == s->dev &&
+	    st.st_ino == s->ino)
+		unlink(s->path);
+}
+
+/* A socket file at PATH: something accepts connections there. */
+static bool someone_listens(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bool yes;
+
+	if (fd < 0)
+		return true; /* cannot tell: never take it */
+	/* A full backlog answers EAGAIN: still a listener. */
+	yes = !connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) || errno != ECONNREFUSED;
+	close(fd);
+	return yes;
+}
+
+/* Bind FD at SA->sun_path, read and write for cmon's user alone whatever
+ * the umask: the stream is the traced program's data. */
+static int bind_private(int fd, const struct sockaddr_un *sa)
+{
+	mode_t old = umask(0177);
+	int err = bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? -errno : 0;
+
+	umask(old);
+	return err;
+}
+
 static ssize_t stream_write(void *cookie, const char *buf, size_t n)
 {
 	struct stream *s = cookie;
@@ -193,7 +231,7 @@ static int stream_close(void *cookie)
 		   s->path, (unsigned long long)s->served, s->served == 1 ? "" : "s",
 		(unsigned long long)s->dropped);
 	close(s->lfd);
-	unlink(s->path);
+	unlink_own(s);
 	free(s->readers);
 	free(s->path);
 	free(s);
@@ -205,6 +243,7 @@ FILE *stream__open(const char *path)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	cookie_io_functions_t io = { .write = stream_write, .close = stream_close };
 	struct stream *s = NULL;
+	bool bound = false;
 	struct stat st;
 	FILE *f = NULL;
 	int err;
@@ -213,22 +252,36 @@ FILE *stream__open(const char *path)
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
+	memcpy(sa.sun_path, path, strlen(path));
 	if (!lstat(path, &st)) {
-		if (!S_ISSOCK(st.st_mode)) {
+		/* Only a socket of cmon's user that nobody listens on (left by
+		 * an earlier run) is replaced: a live one is another program's. */
+		if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
 			errno = EEXIST;
 			return NULL;
 		}
-		unlink(path); /* a socket left by an earlier run */
+		if (someone_listens(&sa)) {
+			errno = EADDRINUSE;
+			return NULL;
+		}
+		unlink(path);
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(path)))
 		goto fail;
-	memcpy(sa.sun_path, path, strlen(path));
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s->lfd < 0)
 		goto fail;
-	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(s->lfd, 64))
+	err = bind_private(s->lfd, &sa);
+	if (err) {
+		errno = -err;
 		goto fail_sock;
+	}
+	bound = true;
+	if (lstat(path, &st) || listen(s->lfd, 64))
+		goto fail_sock;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	f = fopencookie(s, "w", io);
 	if (!f)
 		goto fail_sock;
@@ -236,7 +289,8 @@ FILE *stream__open(const char *path)
 fail_sock:
 	err = errno;
 	close(s->lfd);
-	unlink(path);
+	if (bound)
+		unlink_own(s);
 	errno = err;
 fail:
 	err = errno;

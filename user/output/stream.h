@@ -10,7 +10,9 @@
  * disconnected and counted as dropped.  The tracer is never slowed by a
  * reader.  Readers connecting later get the records from then on.  At the
  * end, readers get up to a second to take what is kept for them; the
- * socket file is removed, and a summary line goes to stderr.
+ * socket file is removed (only if PATH still names the one cmon made), and
+ * a summary line goes to stderr.  The socket is its user's alone (0600,
+ * whatever the umask): the records are the traced program's data.
  */
 #ifndef CMON_STREAM_H
 #define CMON_STREAM_H
@@ -19,8 +21,9 @@
 
 #define STREAM_READER_BACKLOG (64u << 20)
 
-/* Listen on the unix socket PATH (an existing socket file there is
- * replaced; any other file is an error).  A FILE to fflush when readers
+/* Listen on the unix socket PATH.  A socket file there is replaced only
+ * when it is cmon's user's and nothing listens on it (errno EADDRINUSE when
+ * a program does, EEXIST for another user's socket or any other file).  A FILE to fflush when readers
  * should get what was written, closed with fclose; NULL and errno on
  * failure.  Its buffering is the caller's (file__buffer): a send per
  * record per reader would cost the consumer microseconds. */

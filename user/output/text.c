@@ -332,7 +332,10 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 	}
 
 	if (wr_has_exit(rec)) {
-		q = duration(tmp, rec->latency_ns);
+		q = tmp;
+		if (rec->latency_lt_ns)
+			*q++ = '<'; /* a bound: not measured (README: latencies) */
+		q = duration(q, rec->latency_lt_ns ? rec->latency_lt_ns : rec->latency_ns);
 		p = cell(p, tmp, (size_t)(q - tmp), LAT_W, true);
 		q = bytes_delta(tmp, (int64_t)(rec->rss_exit - rec->rss_entry));
 		p = cell(p, tmp, (size_t)(q - tmp), RSS_W, true);

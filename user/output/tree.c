@@ -40,16 +40,22 @@ struct tree_view {
 
 static void put_duration(struct strbuf *sb, const struct held_call *c)
 {
-	double ns = (double)c->latency_ns;
+	/* A bound when the latency is not a measurement (README: latencies). */
+	double ns = (double)(c->latency_lt_ns ? c->latency_lt_ns : c->latency_ns);
+	const char *lt = c->latency_lt_ns ? "<" : "";
+	char num[40];
 
-	if (!c->has_exit)
+	if (!c->has_exit) {
 		strbuf__printf(sb, "%10s ", c->status == CALL_NORETURN ? "noreturn" : "");
-	else if (ns < 1e6)
-		strbuf__printf(sb, "%7.3f us ", ns / 1e3);
+		return;
+	}
+	if (ns < 1e6)
+		snprintf(num, sizeof(num), "%s%.3f us", lt, ns / 1e3);
 	else if (ns < 1e9)
-		strbuf__printf(sb, "%7.3f ms ", ns / 1e6);
+		snprintf(num, sizeof(num), "%s%.3f ms", lt, ns / 1e6);
 	else
-		strbuf__printf(sb, "%7.3f  s ", ns / 1e9);
+		snprintf(num, sizeof(num), "%s%.3f  s", lt, ns / 1e9);
+	strbuf__printf(sb, "%10s ", num);
 }
 
 static void put_prefix(struct strbuf *sb, const struct held_call *c, bool with_duration,
@@ -62,25 +68,32 @@ static void put_prefix(struct strbuf *sb, const struct held_call *c, bool with_d
 	strbuf__printf(sb, "[%6" PRIu32 "] | %*s", c->tid, 2 * depth, "");
 }
 
+/* What a call that did not return normally ended with, or NULL. */
+static const char *status_mark(const struct held_call *c)
+{
+	switch (c->status) {
+	case CALL_NORETURN: return "noreturn";
+	case CALL_NEVER_RETURNS: return "never returns";
+	case CALL_TAILCALL: return "tail call";
+	case CALL_RAISED: return "exception";
+	case CALL_YIELD: return "yield";
+	default: return NULL;
+	}
+}
+
 /* " = RET;" or ";" (and a mark for calls that did not return); true when
  * that mark opened a comment. */
 static bool put_end(struct strbuf *sb, const struct held_call *c)
 {
+	const char *mark = c->ret ? NULL : status_mark(c);
+
 	if (c->ret)
 		strbuf__printf(sb, " = %s;", c->ret);
-	else if (c->status == CALL_NORETURN)
-		strbuf__puts(sb, "; // noreturn");
-	else if (c->status == CALL_TAILCALL)
-		strbuf__puts(sb, "; // tail call");
-	else if (c->status == CALL_RAISED)
-		strbuf__puts(sb, "; // exception");
-	else if (c->status == CALL_YIELD)
-		strbuf__puts(sb, "; // yield");
-	else {
+	else if (mark)
+		strbuf__printf(sb, "; // %s", mark);
+	else
 		strbuf__puts(sb, ";");
-		return false;
-	}
-	return !c->ret;
+	return mark != NULL;
 }
 
 /* The call's --capture values and changes, and what its values do not say
@@ -107,10 +120,13 @@ static void put_stack(struct strbuf *sb, const struct held_call *c, int depth)
 
 static void close_block(struct strbuf *sb, const struct held_call *c, int depth)
 {
+	const char *mark = c->ret ? NULL : status_mark(c);
+
 	put_prefix(sb, c, true, depth);
-	strbuf__puts(sb, "}");
-	put_end(sb, c);
-	strbuf__printf(sb, " // %s", c->func);
+	if (c->ret)
+		strbuf__printf(sb, "} = %s; // %s", c->ret, c->func);
+	else
+		strbuf__printf(sb, "}; // %s%s%s", c->func, mark ? ", " : "", mark ? mark : "");
 	put_notes(sb, c, true);
 	strbuf__puts(sb, "\n");
 }
@@ -159,7 +175,8 @@ static int on_group(void *ctx, const struct held_call *calls, size_t n, bool cut
 			n_open--;
 			close_block(sb, &calls[open[n_open]], calls[open[n_open]].depth - base);
 		}
-		if (i + 1 < n && calls[i + 1].depth > c->depth) {
+		/* (an entry-only call keeps no frame: nothing is under it) */
+		if (i + 1 < n && calls[i + 1].depth > c->depth && c->status != CALL_ENTRY_ONLY) {
 			put_prefix(sb, c, false, d);
 			put_call(sb, c);
 			strbuf__puts(sb, " {\n");

@@ -136,6 +136,10 @@ int writer__write(struct writer *w, const struct call_record *rec)
 		break;
 	case OUT_JSON:
 		err = writer__json_row(&w->line, rec);
+		if (!err && rec->cgroup)
+			err = strbuf__puts(&w->line, ",\"cgroup\":");
+		if (!err && rec->cgroup)
+			err = json_escape(&w->line, rec->cgroup);
 		if (!err && rec->typed)
 			err = writer__json_typed(&w->line, rec);
 		if (!err && rec->stack)

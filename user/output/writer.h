@@ -48,6 +48,7 @@ int writer__write(struct writer *w, const struct call_record *rec); /* 0 or -err
 enum csv_extra {
 	CSV_AT_RETURN = 1u << 1, /* "at_return", "changed" (--capture-at both) */
 	CSV_NOTES = 1u << 2,     /* "truncated", "faults", "unavailable" (typed values) */
+	CSV_CGROUP = 1u << 3,    /* "cgroup": the record's (--cgroup, --container) */
 };
 
 /* A CSV table's shape: wide (a row a call, a column a value) or long (a

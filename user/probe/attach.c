@@ -109,28 +109,30 @@ int uprobe_multi__attach_ref(int prog_fd, const char *path, const uint64_t *offs
 
 bool uprobe_multi__supported(void)
 {
+	if (cached < 0)
+		cached = uprobe_multi__kernel_knows(CMON_BPF_TRACE_UPROBE_MULTI);
+	return cached;
+}
+
+bool uprobe_multi__kernel_knows(uint32_t attach_type)
+{
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		    .expected_attach_type = CMON_BPF_TRACE_UPROBE_MULTI);
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type);
 	uint64_t offset = 0;
 	struct link_create_uprobe_multi a = {
-		.attach_type = CMON_BPF_TRACE_UPROBE_MULTI,
+		.attach_type = attach_type,
 		.path = (uint64_t)(uintptr_t)"/",
 		.offsets = (uint64_t)(uintptr_t)&offset,
 		.cnt = 1,
 	};
 	int prog_fd, fd;
 
-	if (cached >= 0)
-		return cached;
 	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &opts);
-	if (prog_fd < 0) {
-		cached = 0;
+	if (prog_fd < 0)
 		return false;
-	}
 	a.prog_fd = (uint32_t)prog_fd;
 	/* "/" is not a regular file: a kernel that knows uprobe_multi says
 	 * EBADF, one that does not says EINVAL. */
@@ -138,8 +140,7 @@ bool uprobe_multi__supported(void)
 	if (fd >= 0)
 		close(fd);
 	close(prog_fd);
-	cached = fd == -EBADF;
-	return cached;
+	return fd == -EBADF;
 }
 
 /* As uprobe_multi__supported: a trivial program of the session type, a

@@ -48,6 +48,10 @@ bool uprobe_session__supported(void);
  * uprobe_multi__disable(). */
 bool uprobe_multi__supported(void);
 
+/* Does the kernel know ATTACH_TYPE (BPF_TRACE_UPROBE_MULTI, or its
+ * uprobe session form) as a uprobe_multi link?  Asked each time. */
+bool uprobe_multi__kernel_knows(uint32_t attach_type);
+
 /* Use perf-event uprobes even where uprobe_multi works (the command line's
  * CMON_NO_UPROBE_MULTI=1: tests exercise the fallback).  Before any attach. */
 void uprobe_multi__disable(void);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bpf_setup.c: see bpf_setup.h. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/sysmacros.h>
@@ -10,7 +11,9 @@
 #include "core/log.h"
 #include "elf/usdt.h"
 #include "probe/calib.h"
+#include "probe/duty.h"
 #include "probe/follow.h"
+#include "probe/host.h"
 #include "probe/resolve.h"
 #include "bpf_setup.h"
 
@@ -63,17 +66,21 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 	t->follow = s->o.follow;
 	t->follow_wake = s->o.follow && probe_links__child_has_own(set);
 	t->filter_pid = s->o.filter_pid > 0 ? (uint32_t)s->o.filter_pid : 0;
+	t->self_tgid = (uint32_t)getpid(); /* never traced by itself */
 	t->filter_comm = probe_filter__comm(s->o.filter_comm, &t->comm_lo, &t->comm_hi);
 	t->filter_cgroup = s->o.filter_cgroup;
+	t->filter_cgroup_level = s->o.filter_cgroup_level;
 	/* The kernel's dev_t is MAJOR << 20 | MINOR, not glibc's encoding. */
 	if (set->binary_mode) {
 		t->exe_dev = (uint64_t)major(set->exe_dev) << 20 | minor(set->exe_dev);
 		t->exe_ino = set->exe_ino;
 	}
 	t->stack_switch = set->stack_switch;
+	t->keyed_stacks = set->stack_switch || set->go; /* coro_stacks is in use */
 	t->expr = s->o.exprs != NULL;
 	t->step_lead_ns = probe_calib__step_lead(probe_calib__measured());
 	t->child_cost = child_costs(s);
+	t->duty = s->o.duty;
 }
 
 /* Some function has an --on-change program. */
@@ -83,6 +90,21 @@ static bool on_change(const struct bpf_set *s)
 		if (s->o.exprs[2 * i + 1].n)
 			return true;
 	return false;
+}
+
+/* The exec hook (lifecycle.bpf.h): the tracepoint, else fentry at the
+ * same point, else the end of the exec; the others not loaded. */
+static void choose_exec_hook(struct bpf_set *s)
+{
+	struct bpf_program *hooks[3] = { s->exec_begin, s->exec_begin_fentry, s->exec_end };
+	int pick = host__have(HOST_PREPARE_EXEC) ? 0 : host__have(HOST_EXEC_FENTRY) ? 1 : 2;
+
+	if (pick == 2)
+		host__note(HOST_EXEC_FENTRY, LOG_INFO, NULL);
+	for (int i = 0; i < 3; i++)
+		if (i != pick)
+			bpf_program__set_autoload(hooks[i], false);
+	s->exec_begin = hooks[pick];
 }
 
 void bpf_set__prepare(struct bpf_set *s)
@@ -99,6 +121,7 @@ void bpf_set__prepare(struct bpf_set *s)
 		progs[0] = s->step = NULL;
 	}
 
+	choose_exec_hook(s);
 	if (!s->o.follow) /* the map is preallocated: not for nothing (the agent loads many) */
 		bpf_map__set_max_entries(s->followed, 1);
 	/* The programs' maps take memory only when there are programs: the
@@ -108,6 +131,7 @@ void bpf_set__prepare(struct bpf_set *s)
 	bpf_map__set_max_entries(s->ind_sites,
 				 s->set->n_ind_sites ? (uint32_t)s->set->n_ind_sites : 1);
 	bpf_map__set_max_entries(s->call_cost, child_costs(s) ? n_funcs : 1);
+	bpf_map__set_max_entries(s->duty_gen, s->o.duty ? n_funcs : 1);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			probe_links__prepare(progs[i]);
@@ -125,9 +149,10 @@ int bpf_set__load(struct bpf_set *s, int (*open_load)(void *ctx, bool mem_cast),
 	 * (bpf_stats), entry 180 -> 130 ns and exit 230 -> 175 ns per run
 	 * against bpf_probe_read_kernel.  A verifier that refuses the cast
 	 * gets the helper reads. */
-	int err = open_load(ctx, true);
+	bool cast = host__have(HOST_RDONLY_CAST);
+	int err = open_load(ctx, cast);
 
-	if (err && s->o.mem) {
+	if (err && cast && s->o.mem) {
 		log_debug("loading with bpf_probe_read_kernel for RSS (%s)", strerror(-err));
 		destroy(ctx);
 		err = open_load(ctx, false);
@@ -222,6 +247,7 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 	lo->py = s->py;
 	lo->entry_only = s->o.entry_only;
 	lo->follow = s->o.follow;
+	lo->per_func = s->o.duty;
 
 	s->exit_link = bpf_program__attach(s->thread_exit);
 	if (!s->exit_link) {
@@ -229,7 +255,8 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 		log_error("cannot attach the thread-exit tracepoint: %s", strerror(-err));
 		return err;
 	}
-	err = lifecycle__attach(s->exec_begin, s->launch_exec, s->set->launch_pid, s->exec_links);
+	err = lifecycle__attach(s->exec_begin, s->thread_exec, s->launch_exec, s->set->launch_pid,
+				s->exec_links);
 	if (!err && s->o.follow)
 		err = follow__start(s->follow_fork, bpf_map__fd(s->followed),
 				    bpf_map__fd(s->follow_stats), s->set, lo, &s->fork_link,
@@ -248,8 +275,95 @@ int bpf_set__attach_probes(struct bpf_set *s)
 	return err;
 }
 
+int bpf_set__func_attach(struct bpf_set *s, uint32_t func_id)
+{
+	__u32 key = func_id;
+
+	if (!s->o.duty || !s->links || func_id >= s->set->n_funcs)
+		return -EINVAL;
+	if (probe_links__func_attached(s->links, func_id))
+		return 0;
+	if (!s->gens) {
+		s->gens = calloc(s->set->n_funcs, sizeof(*s->gens));
+		if (!s->gens)
+			return -ENOMEM;
+	}
+	/* A new window: frames entered in an earlier one are let go. */
+	s->gens[func_id]++;
+	if (bpf_map_update_elem(bpf_map__fd(s->duty_gen), &key, &s->gens[func_id], BPF_ANY))
+		return -errno;
+	return probe_links__func_attach(s->links, func_id);
+}
+
+void bpf_set__func_detach(struct bpf_set *s, uint32_t func_id)
+{
+	if (s->links)
+		probe_links__func_detach(s->links, func_id);
+}
+
+int bpf_set__prog_stats(const struct bpf_set *s, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_program *progs[] = { s->entry, s->exit, s->step, s->usdt, s->thread_exit };
+
+	*run_ns = *run_cnt = 0;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = progs[i] ? bpf_program__fd(progs[i]) : -1;
+
+		if (fd < 0)
+			continue; /* not loaded */
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		*run_ns += info.run_time_ns;
+		*run_cnt += info.run_cnt;
+	}
+	return 0;
+}
+
+struct duty *bpf_set__duty(struct bpf_set *s)
+{
+	if (!s->o.duty || !s->links) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!s->duty)
+		s->duty = duty__new(s);
+	return s->duty;
+}
+
+int bpf_set__reattach(struct bpf_set *s)
+{
+	int fd = bpf_map__fd(s->thread_execs), err = 0;
+	struct cmon_follow_stats st = {};
+	__u32 tgid, tid, zero = 0;
+
+	if (!s->links)
+		return 0; /* detached: nothing to make again */
+	/* Asked after every poll: the map is walked only when the programs
+	 * added to it (read before the walk, so an exec during it is seen
+	 * at the next call).  Few entries, each deleted once handled. */
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->follow_stats), &zero, &st) &&
+	    st.thread_execs == s->thread_execs_seen)
+		return 0;
+	s->thread_execs_seen = st.thread_execs;
+	while (!err && !bpf_map_get_next_key(fd, NULL, &tgid)) {
+		if (bpf_map_lookup_elem(fd, &tgid, &tid))
+			tid = 0;
+		bpf_map_delete_elem(fd, &tgid);
+		err = follow__reattach(s->follow, (pid_t)tgid); /* 1: a child's, done */
+		err = err ?: probe_links__reattach(s->links, s->set, &s->lo, (pid_t)tgid);
+		err = err < 0 ? err : 0;
+		log_warn("process %u ran a new program from thread %u (not its main one): its "
+			 "probes are attached again; calls the new program made before that "
+			 "are not recorded", tgid, tid);
+	}
+	return err;
+}
+
 void bpf_set__detach_probes(struct bpf_set *s)
 {
+	duty__stop(s->duty); /* its thread attaches and detaches these links */
 	probe_links__free(s->links);
 	s->links = NULL;
 	follow__detach(s->follow);
@@ -270,4 +384,8 @@ void bpf_set__free(struct bpf_set *s)
 	bpf_set__detach(s);
 	follow__free(s->follow);
 	s->follow = NULL;
+	free(s->gens);
+	s->gens = NULL;
+	duty__free(s->duty);
+	s->duty = NULL;
 }

@@ -53,11 +53,16 @@ struct bpf_set_opts {
 			     * cast reads gets the helper reads */
 	pid_t filter_pid;   /* filter.bpf.h: --filter-pid, --filter-comm, --filter-cgroup */
 	const char *filter_comm;
-	uint64_t filter_cgroup;
+	uint64_t filter_cgroup;     /* a cgroup v2 id, and its depth: it and below */
+	uint32_t filter_cgroup_level;
 	const struct cmon_expr_prog *exprs; /* 2 per function (--if, --on-change); NULL: none */
 	/* Latencies net of traced callees' probes (shadow_stack.bpf.h's
 	 * call_cost), priced with these figures; NULL or not valid: raw. */
 	const struct probe_calib *callee_costs;
+	/* Functions may be detached and attached again one by one (duty
+	 * cycling: probe/duty.h): per-function links, and a generation per
+	 * function that lets the frames of an earlier window go. */
+	bool duty;
 };
 
 /* The programs and maps of the shared headers, bound by the user after
@@ -65,27 +70,34 @@ struct bpf_set_opts {
 struct bpf_set {
 	struct bpf_program *entry, *exit, *usdt, *stack_made, *step;
 	struct probe_py_progs py; /* the sessions' programs prepared as such */
-	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *follow_fork;
-	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last;
-	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost;
+	struct bpf_program *thread_exit, *exec_begin, *launch_exec, *thread_exec, *follow_fork;
+	/* exec_begin's stand-ins where the kernel lacks its tracepoint
+	 * (bpf_set__prepare loads one of the three as exec_begin) */
+	struct bpf_program *exec_begin_fentry, *exec_end;
+	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last, *thread_execs;
+	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost, *duty_gen;
 
 	const struct probe_set *set;
 	struct bpf_set_opts o;
 	int ncpus;
 	struct bpf_link *exit_link;     /* thread-exit tracepoint */
-	struct bpf_link *exec_links[2]; /* lifecycle.bpf.h: exec start, launched exec */
+	struct bpf_link *exec_links[3]; /* exec start, launched exec, exec from a thread */
 	struct probe_links *links;
 	struct probe_links_opts lo;
 	struct bpf_link *fork_link;     /* follow.bpf.h: children of followed processes */
 	struct follow *follow;          /* NULL: not following */
+	uint32_t *gens;                 /* o.duty: each function's generation */
+	struct duty *duty;              /* o.duty: made at the first bpf_set__duty */
+	uint64_t thread_execs_seen;     /* cmon_follow_stats.thread_execs at the last walk */
 };
 
 /* Settings every skeleton's rodata has, by the same names (the shared
  * headers: mem, lifecycle, follow, filter, exe_filter, shadow_stack, expr). */
 struct bpf_targ {
-	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns;
+	uint32_t nr_cpus, launch_pid, filter_pid, step_lead_ns, self_tgid, filter_cgroup_level;
 	uint64_t page_size, comm_lo, comm_hi, filter_cgroup, exe_dev, exe_ino;
-	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, expr, child_cost;
+	bool mem_cast, follow, follow_wake, filter_comm, stack_switch, keyed_stacks, expr,
+	     child_cost, duty;
 };
 
 /* S for SET with O (copied; FILTER_COMM and EXPRS must outlive S): the CPU
@@ -106,16 +118,20 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(rodata)->targ_follow = (t)->follow;                                   \
 		(rodata)->targ_follow_wake = (t)->follow_wake;                         \
 		(rodata)->targ_filter_pid = (t)->filter_pid;                           \
+		(rodata)->targ_self_tgid = (t)->self_tgid;                             \
 		(rodata)->targ_filter_comm = (t)->filter_comm;                         \
 		(rodata)->targ_comm_lo = (t)->comm_lo;                                 \
 		(rodata)->targ_comm_hi = (t)->comm_hi;                                 \
 		(rodata)->targ_filter_cgroup = (t)->filter_cgroup;                     \
+		(rodata)->targ_filter_cgroup_level = (t)->filter_cgroup_level;         \
 		(rodata)->targ_exe_dev = (t)->exe_dev;                                 \
 		(rodata)->targ_exe_ino = (t)->exe_ino;                                 \
 		(rodata)->targ_stack_switch = (t)->stack_switch;                       \
+		(rodata)->targ_keyed_stacks = (t)->keyed_stacks;                       \
 		(rodata)->targ_expr = (t)->expr;                                       \
 		(rodata)->targ_step_lead_ns = (t)->step_lead_ns;                       \
 		(rodata)->targ_child_cost = (t)->child_cost;                           \
+		(rodata)->targ_duty = (t)->duty;                                       \
 	} while (0)
 
 /* The shared headers' programs and maps of SKEL into S (a macro, as
@@ -126,7 +142,11 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->stack_made = (skel)->progs.cmon_stack_made;                       \
 		(s)->step = (skel)->progs.cmon_step;                                   \
 		(s)->exec_begin = (skel)->progs.cmon_exec_begin;                       \
+		(s)->exec_begin_fentry = (skel)->progs.cmon_exec_begin_fentry;         \
+		(s)->exec_end = (skel)->progs.cmon_exec_end;                           \
 		(s)->launch_exec = (skel)->progs.cmon_launch_exec;                     \
+		(s)->thread_exec = (skel)->progs.cmon_thread_exec;                     \
+		(s)->thread_execs = (skel)->maps.thread_execs;                         \
 		(s)->follow_fork = (skel)->progs.cmon_follow_fork;                     \
 		(s)->followed = (skel)->maps.followed;                                 \
 		(s)->follow_stats = (skel)->maps.follow_stats;                         \
@@ -136,11 +156,13 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->coro_stacks = (skel)->maps.coro_stacks;                           \
 		(s)->call_cost = (skel)->maps.call_cost;                               \
 		(s)->ind_sites = (skel)->maps.ind_sites;                               \
+		(s)->duty_gen = (skel)->maps.duty_gen;                                 \
 	} while (0)
 
 /* Before load, the programs and maps bound: the shared maps sized for the
  * set (a map is preallocated: one slot when unused), each program made
- * attachable (probe_links__prepare). */
+ * attachable (probe_links__prepare), the exec hook this kernel has chosen
+ * (probe/host.h). */
 void bpf_set__prepare(struct bpf_set *s);
 
 /* Each USDT site's argument specs (usdt.bpf.h) into SPECS, by func_id
@@ -167,6 +189,25 @@ int bpf_set__attach_lifecycle(struct bpf_set *s);
 /* The probe set's probes.  0 or -errno after one error line; nothing
  * stays attached on failure. */
 int bpf_set__attach_probes(struct bpf_set *s);
+
+/* o.duty: function FUNC_ID's probes attached again, its generation
+ * bumped first (0, or -errno after one error line), or detached. */
+int bpf_set__func_attach(struct bpf_set *s, uint32_t func_id);
+void bpf_set__func_detach(struct bpf_set *s, uint32_t func_id);
+
+/* The kernel's run time and run count of the set's probe programs (entry,
+ * exit, step, USDT, thread exit), when kernel.bpf_stats_enabled is on (or
+ * a BPF_ENABLE_STATS descriptor is held).  0 or -errno. */
+int bpf_set__prog_stats(const struct bpf_set *s, uint64_t *run_ns, uint64_t *run_cnt);
+
+/* o.duty, attached: the set's duty cycler (probe/duty.h), made the first
+ * time; NULL and errno. */
+struct duty *bpf_set__duty(struct bpf_set *s);
+
+/* After a poll: the probes of processes that exec'd from a thread other
+ * than their leader made again, with a warning (the new program's calls
+ * before that are not recorded).  0 or -errno. */
+int bpf_set__reattach(struct bpf_set *s);
 
 void bpf_set__detach_probes(struct bpf_set *s); /* the probes: no call starts or ends */
 void bpf_set__detach(struct bpf_set *s);        /* everything */

@@ -134,9 +134,14 @@ static void call_all(int n, uint64_t per_call[CALIB_FNS])
 	}
 }
 
+/* Perf-event uprobes, where the kernel has no uprobe_multi: one a site. */
+#define CALIB_PERF_MAX (CALIB_FNS + 2 * CMON_CALIB_CLASSES)
+
 struct calib_links {
 	struct calib_bpf *skel;
 	int fds[3];
+	struct bpf_link *perf[CALIB_PERF_MAX];
+	int n_perf;
 };
 
 /*
@@ -166,12 +171,20 @@ static void wait_releases(void)
 	pthread_mutex_unlock(&releases.lock);
 }
 
-static void close_links(struct calib_links *l)
+/* Detach and unload what L holds (not L itself). */
+static void close_links_here(struct calib_links *l)
 {
 	for (int i = 0; i < 3; i++)
 		if (l->fds[i] >= 0)
 			close(l->fds[i]);
+	for (int i = 0; i < l->n_perf; i++)
+		bpf_link__destroy(l->perf[i]);
 	calib_bpf__destroy(l->skel);
+}
+
+static void close_links(struct calib_links *l)
+{
+	close_links_here(l);
 	free(l);
 }
 
@@ -195,7 +208,7 @@ static void *release_links(void *arg)
 /* Detach and unload.  Closing a uprobe link waits for the kernel (~50-90 ms
  * each here), so it is done on a thread of its own when one can be made:
  * the trace does not wait for it, the process's exit does. */
-static void release(struct calib_bpf *skel, const int fds[3])
+static void release(struct calib_links *att)
 {
 	struct calib_links *l = malloc(sizeof(*l));
 	pthread_attr_t attr;
@@ -203,14 +216,10 @@ static void release(struct calib_bpf *skel, const int fds[3])
 	int err = -1;
 
 	if (!l) {
-		for (int i = 0; i < 3; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		calib_bpf__destroy(skel);
+		close_links_here(att);
 		return;
 	}
-	l->skel = skel;
-	memcpy(l->fds, fds, sizeof(l->fds));
+	*l = *att;
 	pthread_mutex_lock(&releases.lock);
 	if (!releases.hooked)
 		releases.hooked = !atexit(wait_releases);
@@ -228,6 +237,30 @@ static void release(struct calib_bpf *skel, const int fds[3])
 		close_links(l);
 }
 
+/* CNT probes of PROG at OFFSETS of cmon's own text with COOKIES: one
+ * uprobe_multi link (into ATT's fds[SLOT]), else one perf-event uprobe each
+ * (a bpf cookie each too). */
+static int attach(struct calib_links *att, struct bpf_program *prog, const uint64_t *offsets,
+		  const uint64_t *cookies, size_t cnt, bool retprobe, int slot)
+{
+	if (uprobe_multi__supported()) {
+		att->fds[slot] = uprobe_multi__attach(bpf_program__fd(prog), "/proc/self/exe",
+						      offsets, cookies, cnt, getpid(), retprobe);
+		return att->fds[slot] < 0 ? att->fds[slot] : 0;
+	}
+	for (size_t i = 0; i < cnt && att->n_perf < CALIB_PERF_MAX; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i], .retprobe = retprobe);
+		struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, getpid(),
+									"/proc/self/exe",
+									offsets[i], &uo);
+
+		if (!link)
+			return -errno;
+		att->perf[att->n_perf++] = link;
+	}
+	return 0;
+}
+
 int probe_calib__measure(struct probe_calib *out)
 {
 	uint64_t entry_off[CALIB_FNS], uret_off[CMON_CALIB_CLASSES],
@@ -235,10 +268,11 @@ int probe_calib__measure(struct probe_calib *out)
 	uint64_t entry_ck[CALIB_FNS], uret_ck[CMON_CALIB_CLASSES],
 		insn_ck[CMON_CALIB_CLASSES];
 	__u64 ns[CMON_CALIB_SLOTS][CALIB_ROUNDS], call_ns[CMON_CALIB_CLASSES][CALIB_ROUNDS],
-		ret_ns[2][CALIB_ROUNDS];
+		ret_ns[2][CALIB_ROUNDS], spread[CMON_CALIB_SLOTS][CALIB_ROUNDS];
 	uint64_t per_call[CALIB_FNS];
-	int fds[3] = { -1, -1, -1 };
+	struct calib_links att = { .fds = { -1, -1, -1 } };
 	struct calib_bpf *skel = NULL;
+	bool multi = uprobe_multi__supported();
 	__u64 *v = NULL;
 	int err;
 
@@ -262,28 +296,27 @@ int probe_calib__measure(struct probe_calib *out)
 			insn_ck[s / 2] = (uint64_t)s;
 		}
 	}
-	skel = calib_bpf__open();
+	skel = att.skel = calib_bpf__open();
 	if (!skel)
 		return -errno;
-	bpf_program__set_expected_attach_type(skel->progs.cmon_calib_entry,
-					      CMON_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(skel->progs.cmon_calib_exit,
-					      CMON_BPF_TRACE_UPROBE_MULTI);
+	if (multi) {
+		bpf_program__set_expected_attach_type(skel->progs.cmon_calib_entry,
+						      CMON_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.cmon_calib_exit,
+						      CMON_BPF_TRACE_UPROBE_MULTI);
+	}
 	err = calib_bpf__load(skel);
+	if (!err)
+		err = attach(&att, skel->progs.cmon_calib_entry, entry_off, entry_ck, CALIB_FNS,
+			     false, 0);
+	if (!err)
+		err = attach(&att, skel->progs.cmon_calib_exit, uret_off, uret_ck,
+			     CMON_CALIB_CLASSES, true, 1);
+	if (!err)
+		err = attach(&att, skel->progs.cmon_calib_exit, insn_off, insn_ck,
+			     CMON_CALIB_CLASSES, false, 2);
 	if (err)
 		goto cleanup;
-	fds[0] = uprobe_multi__attach(bpf_program__fd(skel->progs.cmon_calib_entry), "/proc/self/exe",
-				      entry_off, entry_ck, CALIB_FNS, getpid(), false);
-	fds[1] = uprobe_multi__attach(bpf_program__fd(skel->progs.cmon_calib_exit), "/proc/self/exe",
-				      uret_off, uret_ck, CMON_CALIB_CLASSES, getpid(), true);
-	fds[2] = uprobe_multi__attach(bpf_program__fd(skel->progs.cmon_calib_exit), "/proc/self/exe",
-				      insn_off, insn_ck, CMON_CALIB_CLASSES, getpid(), false);
-	for (int i = 0; i < 3; i++) {
-		if (fds[i] < 0) {
-			err = fds[i];
-			goto cleanup;
-		}
-	}
 	call_all(CALIB_WARMUP, per_call);
 	for (int round = 0; round < CALIB_ROUNDS; round++) {
 		if (round)
@@ -308,6 +341,7 @@ int probe_calib__measure(struct probe_calib *out)
 			v = skel->bss->samples[s];
 			qsort(v, n, sizeof(*v), cmp_u64);
 			ns[s][round] = v[n / 2];
+			spread[s][round] = (v[n * 9 / 10] - v[n / 10]) / 2;
 		}
 	}
 	/* The median of the rounds' medians: a burst of slowness of the host
@@ -316,6 +350,8 @@ int probe_calib__measure(struct probe_calib *out)
 	for (int s = 0; s < CMON_CALIB_SLOTS; s++) {
 		qsort(ns[s], CALIB_ROUNDS, sizeof(ns[s][0]), cmp_u64);
 		out->ns[s / 2][s % 2] = ns[s][CALIB_ROUNDS / 2];
+		qsort(spread[s], CALIB_ROUNDS, sizeof(spread[s][0]), cmp_u64);
+		out->spread_ns[s / 2][s % 2] = spread[s][CALIB_ROUNDS / 2];
 	}
 	for (int k = 0; k < CMON_CALIB_CLASSES; k++) {
 		qsort(call_ns[k], CALIB_ROUNDS, sizeof(call_ns[k][0]), cmp_u64);
@@ -327,7 +363,7 @@ int probe_calib__measure(struct probe_calib *out)
 	}
 	out->valid = true;
 cleanup:
-	release(skel, fds);
+	release(&att);
 	return err;
 }
 
@@ -346,6 +382,15 @@ uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func 
 	default:
 		return 0;
 	}
+}
+
+uint64_t probe_calib__spread(const struct probe_calib *c, const struct probe_func *f)
+{
+	enum probe_cost cost = probe_func__step_timed(f) ? f->step.cost : f->entry.cost;
+
+	if (!c || !c->valid || cost >= CMON_CALIB_CLASSES || f->ret_mode == RETURN_NONE)
+		return 0;
+	return c->spread_ns[cost][f->ret_mode == RETURN_INSN];
 }
 
 uint64_t probe_calib__caller_cost(const struct probe_calib *c, const struct probe_func *f)
@@ -380,9 +425,10 @@ void probe_calib__log(const struct probe_calib *c)
 	static const char *const cls[CMON_CALIB_CLASSES] = { "optimized", "emulated", "single-step" };
 
 	for (int k = 0; k < CMON_CALIB_CLASSES; k++)
-		log_info("probe cost in a latency, %s entry: %llu ns (uretprobe), %llu ns "
-			 "(ret-insn); a call pays %llu ns", cls[k],
-			 (unsigned long long)c->ns[k][0], (unsigned long long)c->ns[k][1],
+		log_info("probe cost in a latency, %s entry: %llu +- %llu ns (uretprobe), %llu "
+			 "+- %llu ns (ret-insn); a call pays %llu ns", cls[k],
+			 (unsigned long long)c->ns[k][0], (unsigned long long)c->spread_ns[k][0],
+			 (unsigned long long)c->ns[k][1], (unsigned long long)c->spread_ns[k][1],
 			 (unsigned long long)c->call_ns[k]);
 }
 

@@ -26,6 +26,10 @@ struct probe_calib {
 	bool valid; /* measured; false: nothing is subtracted */
 	/* ns, by [enum probe_cost][return mode: 0 uretprobe, 1 ret-insn] */
 	uint64_t ns[CMON_CALIB_CLASSES][2];
+	/* How much that cost varies from call to call, by the same index:
+	 * half the range between its 10th and 90th percentiles.  A latency
+	 * less the cost is the function's own only to within this. */
+	uint64_t spread_ns[CMON_CALIB_CLASSES][2];
 	/* ns a call pays for an entry probe (a near-empty program), as its
 	 * caller sees it, by [enum probe_cost]: `cmon list`. */
 	uint64_t call_ns[CMON_CALIB_CLASSES];
@@ -40,6 +44,9 @@ int probe_calib__measure(struct probe_calib *out);
 
 /* The probe's share of the latency of a call to F (0 when unknown). */
 uint64_t probe_calib__bias(const struct probe_calib *c, const struct probe_func *f);
+
+/* How much that share varies (probe_calib.spread_ns; 0 when unknown). */
+uint64_t probe_calib__spread(const struct probe_calib *c, const struct probe_func *f);
 
 
 /* What F's probes cost a caller of F: its entry probe (and step probe)
@@ -70,6 +77,15 @@ void probe_calib__log(const struct probe_calib *c);
 static inline uint64_t probe_calib__own(uint64_t raw, uint64_t bias)
 {
 	return raw > bias ? raw - bias : 0;
+}
+
+/* An own latency OWN (probe_calib__own) is not a measurement when it is
+ * within the probe cost's SPREAD of nothing: the function took less than
+ * the returned bound, OWN + SPREAD, which is all that can be said.  0: OWN
+ * stands (or nothing was subtracted). */
+static inline uint64_t probe_calib__bound(uint64_t own, uint64_t spread)
+{
+	return spread && own < spread ? own + spread : 0;
 }
 
 #endif

@@ -299,6 +299,19 @@ int follow__scan(struct follow *f)
 	return alive;
 }
 
+int follow__reattach(struct follow *f, pid_t pid)
+{
+	struct follow_proc *p = f ? find(f, pid) : NULL;
+
+	if (!p || !p->links)
+		return 0; /* a root (the caller's links), or not a child with links */
+	/* Now, not by a closer: the old links would fire in the new program
+	 * beside the new ones. */
+	probe_links__free(p->links);
+	p->links = NULL;
+	return probe_links__attach_child(f->set, f->opts, pid, &p->links) ?: 1;
+}
+
 size_t follow__count(const struct follow *f) { return f ? f->n : 0; }
 pid_t follow__pid(const struct follow *f, size_t i) { return f->procs[i].pid; }
 

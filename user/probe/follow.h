@@ -52,6 +52,11 @@ pid_t follow__pid(const struct follow *f, size_t i);
 void follow__stats(const struct follow *f, uint64_t *forks, uint64_t *unfollowed,
 		   uint64_t *failed);
 
+/* A followed child PID exec'd from a thread other than its leader: its
+ * links made again (probe_links__reattach).  1 when PID is such a child
+ * (0: not one, nothing done), or -errno. */
+int follow__reattach(struct follow *f, pid_t pid);
+
 /* Detach every child's links (the list of processes stays). */
 void follow__detach(struct follow *f);
 void follow__free(struct follow *f); /* NULL is fine */

@@ -291,6 +291,15 @@ static enum probe_cost classify(const uint8_t *b, size_t len)
 		return PROBE_COST_UNPROBEABLE;
 	o = raw_byte(&r, 0);
 	o2 = raw_byte(&r, 1);
+	/* VEX (c5: 2 bytes, c4: 3) and EVEX (62: 4): the kernel's decoder
+	 * keeps only the opcode byte after them, and its table of good
+	 * instructions is the one-byte map's (vpxor's ef reads as `out`:
+	 * refused, ENOTSUPP at attach); the rest are single-stepped. */
+	if (o == 0xc5 || o == 0xc4 || o == 0x62) {
+		uint8_t op = raw_byte(&r, o == 0xc5 ? 2 : o == 0xc4 ? 3 : 4);
+
+		return opc1_bad(op) ? PROBE_COST_UNPROBEABLE : PROBE_COST_SINGLESTEP;
+	}
 	if (opc1_bad(o))
 		return PROBE_COST_UNPROBEABLE;
 	/* mov ss masks interrupts for one instruction: never single-stepped */
@@ -321,6 +330,37 @@ static enum probe_cost classify(const uint8_t *b, size_t len)
 	return PROBE_COST_SINGLESTEP;
 }
 
+/*
+ * A VEX instruction of B (N bytes) that the kernel refuses to probe and
+ * that writes nothing but a vector register (ModRM.reg) from registers or
+ * memory: the AVX string functions glibc's IFUNCs pick start so (vpxor,
+ * vmovd xmm0, esi, vpbroadcastb).  An entry probe just past it sees the
+ * same arguments and stack: the integer registers, rsp and the flags are
+ * as at the start.
+ */
+static bool vex_vector_only(const uint8_t *b, size_t n)
+{
+	uint8_t map, op;
+
+	if (n < 3 || (b[0] != 0xc5 && b[0] != 0xc4))
+		return false;
+	map = b[0] == 0xc5 ? 1 : b[1] & 0x1f;
+	op = b[0] == 0xc5 ? b[2] : n > 3 ? b[3] : 0;
+	if (map == 1) {
+		switch (op) {
+		case 0x10: case 0x28: case 0x57: case 0x6e: case 0x6f: /* loads, xor */
+		case 0x74: case 0x75: case 0x76: case 0xef: case 0xeb: case 0xdb:
+			return true;
+		}
+	} else if (map == 2) {
+		switch (op) {
+		case 0x58: case 0x59: case 0x78: case 0x79: /* vpbroadcast */
+			return true;
+		}
+	}
+	return false;
+}
+
 int insn__plan_entry(const uint8_t *code, size_t len, uint64_t addr, struct entry_plan *out)
 {
 	size_t skip = 0, n;
@@ -344,6 +384,18 @@ int insn__plan_entry(const uint8_t *code, size_t len, uint64_t addr, struct entr
 	if (n == 0)
 		return -EINVAL;
 	out->cost = classify(code + skip, n);
+	/* A first AVX instruction the kernel refuses: probed past it. */
+	for (int k = 0; k < 3 && out->cost == PROBE_COST_UNPROBEABLE &&
+			vex_vector_only(code + skip, n) && skip + n < len; k++) {
+		size_t next = insn_decode_one(code, len, skip + n, addr);
+
+		if (!next)
+			break;
+		skip += n;
+		n = next;
+		out->skip = (uint32_t)skip;
+		out->cost = classify(code + skip, n);
+	}
 	n_txt = snprintf(out->insn, sizeof(out->insn), "%s%s%s", cs_buf->mnemonic,
 			 cs_buf->op_str[0] ? " " : "", cs_buf->op_str);
 	if (n_txt < 0)

@@ -1,24 +1,45 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmon_abi.h"
+#include "core/grow.h"
 #include "core/log.h"
+#include "probe/host.h"
 #include "probe/attach.h"
 #include "links.h"
 #include "core/clock.h"
 
+/* Functions from which attaching one perf-event uprobe each (no
+ * uprobe_multi) is worth a word: detaching them takes seconds. */
+#define SLOW_ATTACH_FUNCS 64
+
 struct probe_links {
 	int *fds;                /* uprobe_multi links */
+	pid_t *fd_pids;          /* each one's pid filter (0: none) */
 	size_t n_fds, cap_fds;
 	struct bpf_link **perf;  /* fallback: one perf-event uprobe per address */
+	pid_t *perf_pids;
 	size_t n_perf, cap_perf;
 	size_t n_probes;
 	unsigned long long attach_ns;
+	/* per_func: each function's own links (NULL: detached now), and what
+	 * attaching one again needs (SET outlives the links). */
+	const struct probe_set *set;
+	struct probe_links_opts o;
+	struct probe_links **funcs;
+	size_t *func_probes; /* each function's probes when attached (read
+			      * without the duty thread's lock: never freed) */
 };
+
+/* attach_object's ONLY: every probe of the object, or its function ONLY's
+ * (>= 0), or what belongs to no function (the stack makers). */
+#define ONLY_ALL (-1L)
+#define ONLY_OBJECT (-2L)
 
 void probe_links__prepare(struct bpf_program *prog)
 {
@@ -43,17 +64,13 @@ void probe_links__prepare_stacks(struct bpf_map *regions, struct bpf_map *coro_s
 		probe_links__prepare(stack_made);
 }
 
-static int keep_perf(struct probe_links *t, struct bpf_link *link)
+static int keep_perf(struct probe_links *t, struct bpf_link *link, pid_t pid)
 {
-	if (t->n_perf == t->cap_perf) {
-		size_t cap = t->cap_perf ? t->cap_perf * 2 : 16;
-		struct bpf_link **p = realloc(t->perf, cap * sizeof(*p));
+	size_t cap = t->cap_perf;
 
-		if (!p)
-			return -ENOMEM;
-		t->perf = p;
-		t->cap_perf = cap;
-	}
+	if (GROW(t->perf, t->n_perf, cap, 16) || GROW(t->perf_pids, t->n_perf, t->cap_perf, 16))
+		return -ENOMEM;
+	t->perf_pids[t->n_perf] = pid;
 	t->perf[t->n_perf++] = link;
 	return 0;
 }
@@ -72,7 +89,7 @@ static int attach_perf(struct probe_links *t, struct bpf_program *prog, const ch
 		link = bpf_program__attach_uprobe_opts(prog, pid ? pid : -1, path, offsets[i], &uo);
 		if (!link)
 			return -errno;
-		err = keep_perf(t, link);
+		err = keep_perf(t, link, pid);
 		if (err) {
 			bpf_link__destroy(link);
 			return err;
@@ -81,17 +98,13 @@ static int attach_perf(struct probe_links *t, struct bpf_program *prog, const ch
 	return 0;
 }
 
-static int keep_link(struct probe_links *t, int fd)
+static int keep_link(struct probe_links *t, int fd, pid_t pid)
 {
-	if (t->n_fds == t->cap_fds) {
-		size_t cap = t->cap_fds ? t->cap_fds * 2 : 16;
-		int *p = realloc(t->fds, cap * sizeof(*p));
+	size_t cap = t->cap_fds;
 
-		if (!p)
-			return -ENOMEM;
-		t->fds = p;
-		t->cap_fds = cap;
-	}
+	if (GROW(t->fds, t->n_fds, cap, 16) || GROW(t->fd_pids, t->n_fds, t->cap_fds, 16))
+		return -ENOMEM;
+	t->fd_pids[t->n_fds] = pid;
 	t->fds[t->n_fds++] = fd;
 	return 0;
 }
@@ -172,7 +185,8 @@ static int add_exit_plan(struct probe_list *l, const struct exit_plan *plan, uin
 /* The three links of one object in one process: entries, uretprobes, and
  * uprobes on return instructions. */
 static int attach_object(struct probe_links *t, const struct probe_set *s,
-			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx, bool child)
+			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx, bool child,
+			 long only)
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
 	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {}, pyent = {},
@@ -187,7 +201,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 				(f->slot_reg == 6 ? CMON_COOKIE_SLOT_RBP : 0);
 		bool stepped;
 
-		if (f->object != obj_idx)
+		if (f->object != obj_idx || (only != ONLY_ALL && only != (long)i))
 			continue;
 		if (f->python) {
 			uint64_t c = cookie_of(i, 0);
@@ -224,6 +238,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 				      (stepped ? CMON_COOKIE_STEP : 0) |
 				      (f->reentered && !f->go ? CMON_COOKIE_REENTERED : 0) |
 				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
+				      (f->no_frame ? CMON_COOKIE_NO_FRAME : 0) |
+				      (f->returns_unseen ? CMON_COOKIE_RETURN_UNSEEN : 0) |
 				      (f->focus ? CMON_COOKIE_FOCUS : 0) |
 				      (f->quiet ? CMON_COOKIE_QUIET : 0) |
 				      (f->go ? CMON_COOKIE_GO : 0) |
@@ -244,7 +260,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	}
 	/* Where the target makes coroutine stacks (libc's makecontext: an
 	 * object of the target, traced functions or not). */
-	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog &&
+	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog && only < 0 &&
 			   k < obj->n_stack_makers; k++)
 		err = probe_list__add(&made, obj->stack_maker_off[k], obj->stack_maker_kind[k]);
 	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n && !pysess.n && !pyvc.n &&
@@ -275,12 +291,6 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		      { &pyvc, o->py.vc_entry, false, false },
 		      { &entry, o->entry_prog, false, false } };
 	bool multi = uprobe_multi__supported();
-	static bool said;
-
-	if (!multi && !said) {
-		said = true;
-		log_info("attaching perf-event uprobes, one per address (no uprobe_multi links)");
-	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		if (!links[i].l->n)
 			continue;
@@ -325,7 +335,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			goto cleanup;
 		}
 		if (multi) {
-			err = keep_link(t, fd);
+			err = keep_link(t, fd, pid);
 			if (err) {
 				close(fd);
 				goto cleanup;
@@ -362,17 +372,20 @@ bool probe_filter__comm(const char *comm, uint64_t *lo, uint64_t *hi)
 	return true;
 }
 
-int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch_exec,
-		      pid_t launch_pid, struct bpf_link *links[2])
+int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *thread_exec,
+		      struct bpf_program *launch_exec, pid_t launch_pid, struct bpf_link *links[3])
 {
+	links[1] = links[2] = NULL;
 	links[0] = bpf_program__attach(exec_begin);
-	if (!links[0]) {
+	if (links[0])
+		links[2] = bpf_program__attach(thread_exec);
+	if (!links[0] || !links[2]) {
 		int err = -errno;
 
 		log_error("cannot attach the exec probe: %s", strerror(-err));
+		lifecycle__detach(links);
 		return err;
 	}
-	links[1] = NULL;
 	if (launch_pid) {
 		links[1] = bpf_program__attach(launch_exec);
 		if (!links[1]) {
@@ -386,9 +399,9 @@ int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch
 	return 0;
 }
 
-void lifecycle__detach(struct bpf_link *links[2])
+void lifecycle__detach(struct bpf_link *links[3])
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
@@ -434,6 +447,14 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 	int err = 0;
 
 	*out = NULL;
+	/* Where it matters, once: attaching and detaching this many
+	 * functions one perf-event uprobe at a time takes seconds. */
+	if (set->n_funcs >= SLOW_ATTACH_FUNCS && !uprobe_multi__supported()) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "%zu functions", set->n_funcs);
+		host__note(HOST_UPROBE_MULTI, LOG_WARN, what);
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -443,7 +464,7 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 		for (size_t k = 0; tg->pid && k < tg->n_objects && !err; k++)
 			if (!is_exe_object(set, tg->objects[k]) &&
 			    !seen_before(set, ti, tg->objects[k]))
-				err = attach_object(l, set, opts, pid, tg->objects[k], true);
+				err = attach_object(l, set, opts, pid, tg->objects[k], true, ONLY_ALL);
 	}
 	if (err) {
 		probe_links__free(l);
@@ -451,6 +472,64 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 	}
 	*out = l;
 	return 0;
+}
+
+/* Every target's objects: their probes (ONLY as attach_object's) into L. */
+static int attach_targets(struct probe_links *l, const struct probe_set *set,
+			  const struct probe_links_opts *opts, long only)
+{
+	int err = 0;
+
+	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
+		const struct probe_target *tg = &set->targets[ti];
+
+		for (size_t k = 0; k < tg->n_objects && !err; k++) {
+			size_t obj = tg->objects[k];
+
+			if (only >= 0 && set->funcs[only].object != obj)
+				continue;
+			if (!opts->follow || !tg->pid || !is_exe_object(set, obj))
+				err = attach_object(l, set, opts, tg->pid, obj, false, only);
+			else if (!seen_before(set, ti, obj)) /* once for every process */
+				err = attach_object(l, set, opts, 0, obj, false, only);
+		}
+	}
+	return err;
+}
+
+int probe_links__func_attach(struct probe_links *l, size_t func_id)
+{
+	struct probe_links *f;
+	int err;
+
+	if (!l->funcs || func_id >= l->set->n_funcs)
+		return -EINVAL;
+	if (l->funcs[func_id])
+		return 0;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	err = attach_targets(f, l->set, &l->o, (long)func_id);
+	if (err) {
+		probe_links__free(f);
+		return err;
+	}
+	l->funcs[func_id] = f;
+	l->func_probes[func_id] = f->n_probes;
+	return 0;
+}
+
+void probe_links__func_detach(struct probe_links *l, size_t func_id)
+{
+	if (!l->funcs || func_id >= l->set->n_funcs)
+		return;
+	probe_links__free(l->funcs[func_id]);
+	l->funcs[func_id] = NULL;
+}
+
+bool probe_links__func_attached(const struct probe_links *l, size_t func_id)
+{
+	return l && l->funcs && func_id < l->set->n_funcs && l->funcs[func_id];
 }
 
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
@@ -461,20 +540,28 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 	int err = 0;
 
 	*out = NULL;
+	/* Where it matters, once: attaching and detaching this many
+	 * functions one perf-event uprobe at a time takes seconds. */
+	if (set->n_funcs >= SLOW_ATTACH_FUNCS && !uprobe_multi__supported()) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "%zu functions", set->n_funcs);
+		host__note(HOST_UPROBE_MULTI, LOG_WARN, what);
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
-		const struct probe_target *tg = &set->targets[ti];
-
-		for (size_t k = 0; k < tg->n_objects && !err; k++) {
-			size_t obj = tg->objects[k];
-
-			if (!opts->follow || !tg->pid || !is_exe_object(set, obj))
-				err = attach_object(l, set, opts, tg->pid, obj, false);
-			else if (!seen_before(set, ti, obj)) /* once for every process */
-				err = attach_object(l, set, opts, 0, obj, false);
-		}
+	l->set = set;
+	l->o = *opts;
+	if (opts->per_func) {
+		l->funcs = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*l->funcs));
+		l->func_probes = calloc(set->n_funcs ? set->n_funcs : 1, sizeof(*l->func_probes));
+		err = l->funcs && l->func_probes ? attach_targets(l, set, opts, ONLY_OBJECT)
+						 : -ENOMEM;
+		for (size_t i = 0; i < set->n_funcs && !err; i++)
+			err = probe_links__func_attach(l, i);
+	} else {
+		err = attach_targets(l, set, opts, ONLY_ALL);
 	}
 	if (err) {
 		probe_links__free(l);
@@ -485,13 +572,61 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 	return 0;
 }
 
-size_t probe_links__probe_count(const struct probe_links *l) { return l ? l->n_probes : 0; }
+int probe_links__reattach(struct probe_links *l, const struct probe_set *set,
+			  const struct probe_links_opts *opts, pid_t pid)
+{
+	size_t k = 0;
+	int err = 0;
+
+	/* In the reverse order of attach, as probe_links__free. */
+	for (size_t i = l->n_fds; i-- > 0;)
+		if (l->fd_pids[i] == pid)
+			close(l->fds[i]);
+	for (size_t i = 0; i < l->n_fds; i++)
+		if (l->fd_pids[i] != pid) {
+			l->fds[k] = l->fds[i];
+			l->fd_pids[k++] = l->fd_pids[i];
+		}
+	l->n_fds = k;
+	k = 0;
+	for (size_t i = l->n_perf; i-- > 0;)
+		if (l->perf_pids[i] == pid)
+			bpf_link__destroy(l->perf[i]);
+	for (size_t i = 0; i < l->n_perf; i++)
+		if (l->perf_pids[i] != pid) {
+			l->perf[k] = l->perf[i];
+			l->perf_pids[k++] = l->perf_pids[i];
+		}
+	l->n_perf = k;
+	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
+		const struct probe_target *tg = &set->targets[ti];
+
+		for (size_t j = 0; tg->pid == pid && j < tg->n_objects && !err; j++)
+			if (!opts->follow || !is_exe_object(set, tg->objects[j]))
+				err = attach_object(l, set, opts, pid, tg->objects[j], false,
+						   ONLY_ALL);
+	}
+	return err;
+}
+
+size_t probe_links__probe_count(const struct probe_links *l)
+{
+	size_t n = l ? l->n_probes : 0;
+
+	for (size_t i = 0; l && l->func_probes && i < l->set->n_funcs; i++)
+		n += l->func_probes[i];
+	return n;
+}
 unsigned long long probe_links__attach_ns(const struct probe_links *l) { return l ? l->attach_ns : 0; }
 
 void probe_links__free(struct probe_links *l)
 {
 	if (!l)
 		return;
+	for (size_t i = 0; l->funcs && i < l->set->n_funcs; i++)
+		probe_links__free(l->funcs[i]);
+	free(l->funcs);
+	free(l->func_probes);
 	/* In the reverse order of attach: entries first, so that no call
 	 * begins that its exit probes are already gone for. */
 	for (size_t i = l->n_fds; i-- > 0;)
@@ -499,6 +634,8 @@ void probe_links__free(struct probe_links *l)
 	for (size_t i = l->n_perf; i-- > 0;)
 		bpf_link__destroy(l->perf[i]);
 	free(l->fds);
+	free(l->fd_pids);
 	free(l->perf);
+	free(l->perf_pids);
 	free(l);
 }

@@ -42,6 +42,10 @@ struct probe_links_opts {
 	/* Follow the targets' children (follow.h): each process target's
 	 * executable is attached once without a pid filter. */
 	bool follow;
+	/* Each function's links apart, so that one function can be detached
+	 * and attached again alone (duty cycling: probe/duty.h).  Children's
+	 * own links (probe_links__attach_child) are not split. */
+	bool per_func;
 };
 
 /*
@@ -78,15 +82,32 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 bool probe_links__child_has_own(const struct probe_set *set);
 
 size_t probe_links__probe_count(const struct probe_links *l); /* addresses x processes */
+
+/* per_func links: function FUNC_ID's probes attached again (0, or
+ * -errno after one error line; nothing of it attached then), detached
+ * (its entries first), or whether they are attached now. */
+int probe_links__func_attach(struct probe_links *l, size_t func_id);
+void probe_links__func_detach(struct probe_links *l, size_t func_id);
+bool probe_links__func_attached(const struct probe_links *l, size_t func_id);
 unsigned long long probe_links__attach_ns(const struct probe_links *l);
 
-/* The process-lifecycle programs of lifecycle.bpf.h: EXEC_BEGIN always
- * (pending calls of a thread that execs are let go with its identity),
- * LAUNCH_EXEC when a program is launched (LAUNCH_PID: traced from its
- * exec).  0 or -errno after one error line; LINKS[2] for lifecycle__detach. */
-int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *launch_exec,
-		      pid_t launch_pid, struct bpf_link *links[2]);
-void lifecycle__detach(struct bpf_link *links[2]);
+/* PID's links made again (those of the process targets with that pid):
+ * after an exec from a thread other than its leader, they hold the old
+ * leader's task (filter.bpf.h's thread_execs) and no probe reaches the
+ * new program.  The old ones are closed first: both would fire.  0 or
+ * -errno after one error line. */
+int probe_links__reattach(struct probe_links *l, const struct probe_set *set,
+			  const struct probe_links_opts *opts, pid_t pid);
+
+/* The process-lifecycle programs: EXEC_BEGIN always (lifecycle.bpf.h:
+ * pending calls of a thread that execs are let go with its identity),
+ * THREAD_EXEC always (filter.bpf.h: an exec from a thread other than the
+ * leader), LAUNCH_EXEC when a program is launched (LAUNCH_PID: traced from
+ * its exec).  0 or -errno after one error line; LINKS[3] for
+ * lifecycle__detach. */
+int lifecycle__attach(struct bpf_program *exec_begin, struct bpf_program *thread_exec,
+		      struct bpf_program *launch_exec, pid_t launch_pid, struct bpf_link *links[3]);
+void lifecycle__detach(struct bpf_link *links[3]);
 
 /* The process-name filter of filter.bpf.h: COMM NUL-padded to 16 bytes, as
  * the kernel keeps task->comm, in two words.  False for an empty COMM (no

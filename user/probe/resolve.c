@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dlfcn.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,10 @@ struct builder {
 	size_t cap_objects, cap_funcs, cap_targets;
 	const struct resolve_opts *o;
 	bool focus_mode; /* resolving --focus patterns: matches become focus */
+	/* Debug files' symbol tables (an IFUNC's implementation is a local
+	 * symbol, there only), kept while resolving. */
+	struct symtab **aux;
+	size_t n_aux, cap_aux;
 };
 
 /* The object with this (dev, ino), added when new; its index or -errno. */
@@ -90,9 +96,12 @@ static void find_stack_makers(struct probe_object *obj)
 	}
 }
 
+/* NAMED: the executable, or a file the user named, whose symbols come
+ * from its debug file when it is a stripped program (symtab.h). */
 static long add_object(struct builder *b, const char *path, const char *attach_path,
-		       uint64_t dev, uint64_t ino)
+		       uint64_t dev, uint64_t ino, bool named)
 {
+	struct symtab_opts so = { .debug_symbols = named };
 	struct probe_set *s = b->set;
 	struct probe_object *obj;
 	const char *slash;
@@ -112,11 +121,14 @@ static long add_object(struct builder *b, const char *path, const char *attach_p
 	obj->module = slash ? slash + 1 : obj->path;
 	obj->dev = dev;
 	obj->ino = ino;
-	obj->symtab = symtab__open(attach_path);
+	obj->symtab = symtab__open_opts(attach_path, &so);
 	if (!obj->symtab)
 		log_debug("%s: no symbols (%s)", path, strerror(errno));
 	else
 		obj->runtime = symtab__runtime_flags(obj->symtab);
+	if (obj->symtab && symtab__symbols_from(obj->symtab) &&
+	    !(obj->symbols_from = strdup(symtab__symbols_from(obj->symtab))))
+		return -ENOMEM;
 	/* OpenSSL's libcrypto imports makecontext/setcontext for its async
 	 * jobs (ASYNC_start_job, only with SSL_MODE_ASYNC), which run on heap
 	 * stacks below the caller's frames, where a pending uretprobe
@@ -158,14 +170,14 @@ static int target_add_object(struct probe_target *t, size_t idx)
 }
 
 /* A file by path (launch and --binary modes): identity from stat. */
-static int add_file(struct builder *b, struct probe_target *t, const char *path)
+static int add_file(struct builder *b, struct probe_target *t, const char *path, bool named)
 {
 	struct stat st;
 	long idx;
 
 	if (stat(path, &st))
 		return -errno;
-	idx = add_object(b, path, path, st.st_dev, st.st_ino);
+	idx = add_object(b, path, path, st.st_dev, st.st_ino, named);
 	if (idx < 0)
 		return (int)idx;
 	return target_add_object(t, (size_t)idx);
@@ -213,7 +225,7 @@ static int add_pid_target(struct builder *b, pid_t pid)
 	have_exe = !stat(exe, &exe_st);
 	for (size_t i = 0; i < n; i++) {
 		long idx = add_object(b, objs[i].path, objs[i].open_path, objs[i].dev,
-				      objs[i].inode);
+				      objs[i].inode, objs[i].exe);
 
 		if (idx < 0) {
 			err = (int)idx;
@@ -274,7 +286,7 @@ static int add_named_libraries(struct builder *b, struct probe_target *t, const 
 				break;
 			}
 		}
-		err = add_file(b, t, path);
+		err = add_file(b, t, path, true);
 		free(path);
 	}
 	libpath__free(closure, n_closure);
@@ -317,7 +329,7 @@ static int add_launch_target(struct builder *b)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n; i++) {
-		err = add_file(b, t, paths[i]);
+		err = add_file(b, t, paths[i], i == 0);
 		if (err) {
 			log_error("%s: %s", paths[i], strerror(-err));
 			goto cleanup;
@@ -356,10 +368,55 @@ static int add_binary_target(struct builder *b)
 	b->set->binary_mode = true;
 	b->set->exe_dev = st.st_dev;
 	b->set->exe_ino = st.st_ino;
-	err = add_file(b, t, o->binary);
+	err = add_file(b, t, o->binary, true);
 	if (err)
 		return err;
 	return add_named_libraries(b, t, o->binary);
+}
+
+/* --cgroup: the files of the cgroup's processes, read in each one's own
+ * mount namespace (/proc/PID/root), one pid-0 target for them all. */
+static int add_cgroup_target(struct builder *b)
+{
+	const struct resolve_opts *o = b->o;
+	struct probe_target *t = add_target(b, 0);
+	size_t alive = 0;
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	b->set->binary_mode = true; /* pid 0 links; no executable filter */
+	for (size_t i = 0; i < o->n_cgroup_pids && !err; i++) {
+		struct proc_object *objs = NULL;
+		size_t n = 0;
+
+		if (o->cgroup_pids[i] == getpid() && !o->list_only)
+			continue; /* cmon's own calls would be more calls to record */
+		err = proc_objects__read(o->cgroup_pids[i], &objs, &n);
+		if (err == -ESRCH || err == -ENOENT || err == -EACCES) {
+			err = 0; /* gone meanwhile, or a kernel thread */
+			continue;
+		}
+		alive += n > 0;
+		for (size_t k = 0; k < n && !err; k++) {
+			long idx = add_object(b, objs[k].path, objs[k].open_path, objs[k].dev,
+					      objs[k].inode, objs[k].exe);
+
+			err = idx < 0 ? (int)idx : target_add_object(t, (size_t)idx);
+		}
+		proc_objects__free(objs, n);
+	}
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		log_error("%s: %s", o->cgroup_desc, strerror(-err));
+		return err;
+	}
+	if (!alive) {
+		log_error("%s: no process in it maps a file to probe", o->cgroup_desc);
+		return -ESRCH;
+	}
+	return 0;
 }
 
 /* Why a file named on the command line cannot be used, or 0. */
@@ -505,6 +562,36 @@ static int plan_cold_part(struct probe_func *pf, const struct probe_object *obj,
 	return 0;
 }
 
+/* gcc's returns_twice functions (the setjmp family, vfork, getcontext),
+ * by the names glibc gives them. */
+static bool returns_twice(const char *name)
+{
+	static const char *const names[] = {
+		"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
+		"vfork", "__vfork", "__libc_vfork", "getcontext", "__getcontext",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/* Go's runtime.morestack and its variants (asm: ABI0, maybe suffixed). */
+static bool go_stack_grower(const char *name)
+{
+	static const char *const names[] = { "runtime.morestack", "runtime.morestack_noctxt",
+					     "runtime.morestackc" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+
+		if (!strncmp(name, names[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
 /* Plan the probes of F in OBJ.  Returns 0, 1 when the function must be
  * skipped (reason logged at WHY_LEVEL), or -errno. */
 static int plan_func(struct probe_func *pf, const struct probe_object *obj,
@@ -528,11 +615,24 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 			 nm, obj->path, pf->entry.insn);
 		return 1;
 	}
+	/* A uretprobe hijacks the return address at entry, and a function
+	 * that returns twice hands it on: setjmp saves the trampoline as the
+	 * place longjmp returns to (which then has no pending return: SIGILL),
+	 * vfork's child returns through it first.  Their returns are seen on
+	 * their own ret instructions, which change nothing. */
+	if (mode == RETURN_URETPROBE && returns_twice(f->name))
+		mode = RETURN_INSN;
 	pf->ret_mode = mode;
 	/* The body is decoded in every mode: a function that never returns
 	 * normally must get no exit probe whatever the mode. */
 	if (f->addr && f->addr == symtab__entry(obj->symtab)) {
-		pf->never_returns = true;
+		/* _start: entered without a return address, no caller: no frame
+		 * (every call would nest under it, and a tree hold the whole run) */
+		pf->never_returns = pf->no_frame = true;
+	} else if ((obj->runtime & SYMTAB_RT_GO) && go_stack_grower(f->name)) {
+		/* It has a ret (after a call to abort), but newstack restarts
+		 * its caller on the grown stack. */
+		pf->never_returns = pf->no_frame = true;
 	} else if (f->size && f->size <= MAX_BODY_BYTES) {
 		body = malloc(f->size);
 		if (!body)
@@ -585,16 +685,19 @@ no_exits:
 	indirect = !err && pf->exits.complete && pf->exits.n_indirect;
 	exit_plan__clear(&pf->exits);
 	exit_plan__clear(&pf->cold_exits);
-	if (list_only) {
-		pf->ret_mode = RETURN_NONE;
+	/* Its calls are still recorded, at entry, where they were made; no
+	 * frame is kept for them: one left pending after an unseen return
+	 * would put the calls after it under it. */
+	pf->never_returns = pf->returns_unseen = pf->no_frame = true;
+	pf->ret_mode = RETURN_NONE;
+	if (list_only)
 		return 0;
-	}
-	log_warn("%s in %s: cannot find its return instructions%s, and %s; skipped (use "
-		 "--no-return to trace its entries)", nm, obj->path,
+	log_warn("%s in %s: cannot find its return instructions%s, and %s; its calls are "
+		 "recorded at entry (status entry), their returns are not seen", nm, obj->path,
 		 indirect ? " (it leaves through an indirect jump cmon cannot follow)" : "",
 		 forced ? "--return-probe insn wants them" :
 			  "a uretprobe is not safe in this program (C++/Rust/Go unwinding)");
-	return 1;
+	return 0;
 }
 
 /* Add F of object OBJ_IDX unless the same address is already traced. */
@@ -620,7 +723,7 @@ static struct probe_func *new_func(struct builder *b, size_t obj_idx, uint64_t a
 /* GLOB: F was found by a glob, and is named by its plainest alias (free,
  * not __libc_free or cfree); an exact pattern's name is kept. */
 static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func *f,
-		    enum return_mode mode, bool glob)
+		    const char *as, enum return_mode mode, bool glob)
 {
 	struct probe_set *s = b->set;
 	struct probe_func *pf;
@@ -642,7 +745,8 @@ static int add_func(struct builder *b, size_t obj_idx, const struct symtab_func 
 			b->o->ret_choice == RETURN_FORCE_INSN, b->o->list_only);
 	if (err)
 		return err < 0 ? err : 0;
-	pf->name = display_name(glob ? symtab__alias(s->objects[obj_idx].symtab, f) : f);
+	pf->name = as ? strdup(as)
+		      : display_name(glob ? symtab__alias(s->objects[obj_idx].symtab, f) : f);
 	if (!pf->name)
 		return -ENOMEM;
 	/* Named by --focus only: probed to know when the thread is inside. */
@@ -673,6 +777,8 @@ static const char *target_desc(const struct resolve_opts *o, char *buf, size_t l
 {
 	if (o->binary)
 		snprintf(buf, len, "%s", o->binary);
+	else if (o->cgroup_desc)
+		snprintf(buf, len, "%s", o->cgroup_desc);
 	else if (o->launch_exe)
 		snprintf(buf, len, "%s and its libraries", o->launch_exe);
 	else if (o->n_pids == 1)
@@ -684,8 +790,100 @@ static const char *target_desc(const struct resolve_opts *o, char *buf, size_t l
 
 struct match {
 	size_t obj;
-	const struct symtab_func *f;
+	const struct symtab_func *f; /* NULL: OWN */
+	struct symtab_func own;      /* from a debug file, placed in the object */
+	const char *as; /* the name to show (an IFUNC's); NULL: F's */
 };
+
+struct loaded_copy {
+	uint64_t dev, ino;
+	const char *name;
+	uint64_t base;
+	bool found;
+};
+
+static int find_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct loaded_copy *c = data;
+	struct stat st;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0] && !stat(info->dlpi_name, &st) &&
+	    (uint64_t)st.st_dev == c->dev && (uint64_t)st.st_ino == c->ino) {
+		c->name = info->dlpi_name;
+		c->base = (uint64_t)info->dlpi_addr;
+		c->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The function at ADDR of OBJ in its debug file's symbols (which name
+ * the local ones, an IFUNC's implementations among them), into *OUT,
+ * placed in OBJ.  0 or -errno. */
+static int debug_symbol(struct builder *b, const struct probe_object *obj, uint64_t addr,
+			struct symtab_func *out)
+{
+	struct debuginfo *di = debuginfo__open(obj->attach_path);
+	const char *path = di ? debuginfo__dwarf_path(di) : NULL;
+	const struct symtab_func *f;
+	struct symtab *st = NULL;
+
+	if (path && strcmp(path, obj->attach_path))
+		st = symtab__open(path);
+	debuginfo__free(di);
+	if (!st)
+		return -ENOENT;
+	if (GROW(b->aux, b->n_aux, b->cap_aux, 4)) {
+		symtab__free(st);
+		return -ENOMEM;
+	}
+	b->aux[b->n_aux++] = st;
+	f = symtab__find_addr(st, addr);
+	if (!f || f->addr != addr || !symtab__offset_at_addr(obj->symtab, addr, &out->file_offset))
+		return -ENOENT;
+	out->name = f->name;
+	out->demangled = NULL;
+	out->version = NULL;
+	out->addr = f->addr;
+	out->size = f->size;
+	out->ifunc = out->dynamic = false;
+	return 0;
+}
+
+/*
+ * The implementation IFUNC F of OBJ resolves to on this host: a function
+ * of OBJ's symbols (*IMPL), or one from its debug file (into *OWN); false
+ * when not known.  cmon's own copy of that very file (same inode: libc,
+ * mostly) is asked through the dynamic linker, which runs F's resolver:
+ * the target's runs the same code on the same CPU (GLIBC_TUNABLES set
+ * differently in the target could choose otherwise).
+ */
+static bool ifunc_target(struct builder *b, const struct probe_object *obj,
+			 const struct symtab_func *f, const struct symtab_func **impl,
+			 struct symtab_func *own)
+{
+	struct loaded_copy c = { .dev = obj->dev, .ino = obj->ino };
+	uint64_t addr;
+	void *h, *p;
+
+	*impl = NULL;
+	if (!dl_iterate_phdr(find_loaded, &c) || !c.found)
+		return false;
+	h = dlopen(c.name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return false;
+	p = dlsym(h, f->name);
+	dlclose(h);
+	if (!p || (uint64_t)p < c.base)
+		return false;
+	addr = (uint64_t)p - c.base;
+	*impl = symtab__find_addr(obj->symtab, addr);
+	if (*impl && (*impl)->addr == addr && !(*impl)->ifunc)
+		return true;
+	*impl = NULL;
+	return !debug_symbol(b, obj, addr, own);
+}
 
 /* Does a '!PATTERN' of the user's remove F of the object at PATH? */
 static bool excluded(const struct resolve_opts *o, const char *path, const struct symtab_func *f)
@@ -816,16 +1014,29 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 					n_excluded++;
 					continue;
 				}
-				if (funcs[i].ifunc) {
-					/* said with the error if nothing else matches */
-					if (!p->glob && !ifunc) {
-						ifunc = &funcs[i];
-						ifunc_obj = oi;
+				const struct symtab_func *f = &funcs[i];
+				struct symtab_func own = {};
+				const char *as = NULL;
+
+				/* An IFUNC: the implementation it picks here, shown
+				 * under the name the program calls. */
+				if (f->ifunc) {
+					if (p->glob || !ifunc_target(b, obj, f, &f, &own)) {
+						/* the pick is not known: said with the
+						 * error (its implementations) if nothing
+						 * else matches, else warned after */
+						if (!p->glob && !ifunc) {
+							ifunc = &funcs[i];
+							ifunc_obj = oi;
+						}
+						continue;
 					}
-					continue;
+					as = funcs[i].name;
 				}
 				for (size_t j = 0; j < n_m && !dup; j++)
-					dup = m[j].obj == oi && m[j].f->addr == funcs[i].addr;
+					dup = m[j].obj == oi &&
+					      (m[j].f ? m[j].f : &m[j].own)->addr ==
+						      (f ? f : &own)->addr;
 				if (dup)
 					continue;
 				m = grow(m, n_m, &cap_m, sizeof(*m));
@@ -834,7 +1045,9 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 					goto cleanup;
 				}
 				m[n_m].obj = oi;
-				m[n_m].f = &funcs[i];
+				m[n_m].f = f;
+				m[n_m].own = own;
+				m[n_m].as = as;
 				n_m++;
 			}
 		}
@@ -904,7 +1117,8 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 			for (size_t k = 0; k < s->targets[ti].n_objects; k++)
 				if (s->targets[ti].objects[k] == m[i].obj)
 					t = &s->targets[ti];
-		err = add_func(b, m[i].obj, m[i].f, mode_for(b, t, m[i].obj), p->glob);
+		err = add_func(b, m[i].obj, m[i].f ? m[i].f : &m[i].own, m[i].as,
+			       mode_for(b, t, m[i].obj), p->glob);
 		if (err < 0)
 			goto cleanup;
 		added += (size_t)err;
@@ -999,7 +1213,7 @@ static int resolve_line(struct builder *b, const char *spec)
 	unsigned long line;
 	size_t sites = 0;
 	unsigned below = 0, above = 0;
-	bool file_seen = false;
+	bool file_seen = false, *had;
 	int err = 0;
 
 	line = colon ? strtoul(colon + 1, &end, 10) : 0;
@@ -1011,12 +1225,28 @@ static int resolve_line(struct builder *b, const char *spec)
 	if (!file)
 		return -ENOMEM;
 	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-	for (size_t oi = 0; oi < b->set->n_objects && !err; oi++) {
-		struct debuginfo *di = debuginfo__open(b->set->objects[oi].attach_path);
+	/* The local debug files first; debuginfod (a download per library
+	 * mapped) only for the files without DWARF, when none had FILE. */
+	had = calloc(b->set->n_objects + 1, sizeof(*had));
+	if (!had) {
+		free(file);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * b->set->n_objects && !err && !(i >= b->set->n_objects &&
+								   file_seen); i++) {
+		size_t oi = i % b->set->n_objects;
+		struct debuginfo_opts dopts = { .no_fetch = i < b->set->n_objects };
+		struct debuginfo *di;
 		uint64_t *addrs = NULL;
 		size_t n = 0;
 		unsigned lo = 0, hi = 0;
-		int e = di ? lines__addrs(di, file, (unsigned)line, &addrs, &n, &lo, &hi) : -ENODATA;
+		int e;
+
+		if (had[oi])
+			continue;
+		di = debuginfo__open_opts(b->set->objects[oi].attach_path, &dopts);
+		had[oi] = di && debuginfo__kind(di) == DEBUGINFO_DWARF;
+		e = di ? lines__addrs(di, file, (unsigned)line, &addrs, &n, &lo, &hi) : -ENODATA;
 
 		if (e == -ENOMEM)
 			err = e;
@@ -1053,6 +1283,7 @@ static int resolve_line(struct builder *b, const char *spec)
 			log_error("--line %s: no code at line %lu", spec, line);
 		err = -ENOENT;
 	}
+	free(had);
 	free(file);
 	return err;
 }
@@ -1199,6 +1430,8 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		err = add_launch_target(&b);
 	if (!err && o->binary)
 		err = add_binary_target(&b);
+	if (!err && o->cgroup_desc)
+		err = add_cgroup_target(&b);
 	/* A stripped --binary is usable (add_binary_target checked it is an
 	 * ELF file of this machine): the functions named may be in its
 	 * libraries, and a pattern naming its own says it has no symbols. */
@@ -1222,6 +1455,9 @@ int probe_set__resolve(const struct resolve_opts *o, struct probe_set **out)
 		symtab__free(b.set->objects[i].symtab);
 		b.set->objects[i].symtab = NULL;
 	}
+	for (size_t i = 0; i < b.n_aux; i++)
+		symtab__free(b.aux[i]);
+	free(b.aux);
 	malloc_trim(0);
 	if (err == -ENOMEM)
 		log_error("out of memory");
@@ -1305,6 +1541,7 @@ void probe_set__free(struct probe_set *set)
 	for (size_t i = 0; i < set->n_objects; i++) {
 		free(set->objects[i].path);
 		free(set->objects[i].attach_path);
+		free(set->objects[i].symbols_from);
 		symtab__free(set->objects[i].symtab);
 	}
 	for (size_t i = 0; i < set->n_targets; i++)

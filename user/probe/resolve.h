@@ -33,6 +33,7 @@ struct probe_object {
 	char *path;        /* as the traced processes see it */
 	char *attach_path; /* what cmon opens and attaches to (see procmaps.h) */
 	const char *module; /* basename of path */
+	char *symbols_from; /* the debug file its symbols came from (stripped), or NULL */
 	uint64_t dev, ino;
 	struct symtab *symtab; /* during resolution only (NULL after, or without symbols) */
 	unsigned runtime;      /* enum symtab_runtime_flags */
@@ -78,6 +79,13 @@ struct probe_func {
 	 * and no tail jump (noreturn).  It gets no exit probe in any mode: a
 	 * uretprobe would overwrite what sits where a return address would. */
 	bool never_returns;
+	/* With never_returns: its caller is resumed from elsewhere (Go's
+	 * runtime.morestack), so no frame is kept for its callees. */
+	bool no_frame;
+	/* With never_returns: it does return, where no probe can see (its
+	 * exits cannot be found, a uretprobe is not safe): recorded at entry
+	 * as `entry`. */
+	bool returns_unseen;
 	/* A USDT site (--usdt): entry-only, attached with the USDT program, its
 	 * arguments read as the note's specs say; SEMA_OFFSET its semaphore. */
 	bool usdt;
@@ -149,6 +157,13 @@ struct resolve_opts {
 	const pid_t *pids;      /* -p */
 	size_t n_pids;
 	const char *binary;     /* --binary */
+	/* --cgroup / --container: the files of these processes (the cgroup's
+	 * now), each attached once for every process that maps it; which
+	 * processes count is the BPF filter's (bpf_set_opts.filter_cgroup).
+	 * CGROUP_DESC names the cgroup in messages. */
+	const pid_t *cgroup_pids;
+	size_t n_cgroup_pids;
+	const char *cgroup_desc;
 	const char *launch_exe; /* -- CMD, resolved path */
 	pid_t launch_pid;       /* the launched child, paused before exec */
 	bool launch_execed;     /* ... or held past it (launch__run_to): no launcher to leave out */

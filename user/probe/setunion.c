@@ -64,6 +64,7 @@ static int add_object(struct probe_set *u, const struct probe_object *o, size_t 
 	v = &u->objects[u->n_objects];
 	*v = *o;
 	v->symtab = NULL;
+	v->symbols_from = NULL; /* said at resolution */
 	v->path = strdup(o->path);
 	v->attach_path = strdup(o->attach_path ? o->attach_path : o->path);
 	if (!v->path || !v->attach_path) {

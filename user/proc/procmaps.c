@@ -200,15 +200,34 @@ static ssize_t find_main(pid_t pid, const struct obj_acc *accs, size_t n)
 	return -1;
 }
 
-static int fill_object(pid_t pid, struct obj_acc *a, struct proc_object *o)
+/* Where cmon opens A, and the path as the process sees it: maps names a
+ * file as seen from cmon's root.  A process in another mount namespace
+ * sees it at that path in its own root (/proc/PID/root + path); one
+ * chrooted in cmon's namespace (its root ROOT_PREFIX, not "/") at what
+ * follows ROOT_PREFIX.  A deleted file, or one not there, through
+ * map_files (which opens the mapped file itself). */
+static int open_path_of(pid_t pid, const char *root_prefix, struct obj_acc *a, char **out)
 {
-	int len;
+	size_t n = strlen(root_prefix);
 
-	if (a->deleted)
-		len = asprintf(&o->open_path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-			       (int)pid, a->x_start, a->x_end);
-	else
-		len = asprintf(&o->open_path, "/proc/%d/root%s", (int)pid, a->path);
+	if (n > 1 && !strncmp(a->path, root_prefix, n) && a->path[n] == '/')
+		memmove(a->path, a->path + n, strlen(a->path + n) + 1);
+	if (!a->deleted) {
+		if (asprintf(out, "/proc/%d/root%s", (int)pid, a->path) < 0)
+			return -1;
+		if (!access(*out, F_OK))
+			return 0;
+		free(*out);
+	}
+	return asprintf(out, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, a->x_start,
+			a->x_end) < 0 ? -1 : 0;
+}
+
+static int fill_object(pid_t pid, const char *root_prefix, struct obj_acc *a,
+		       struct proc_object *o)
+{
+	int len = open_path_of(pid, root_prefix, a, &o->open_path);
+
 	if (len < 0) {
 		o->open_path = NULL;
 		return -ENOMEM;
@@ -227,7 +246,7 @@ int proc_objects__read(pid_t pid, struct proc_object **objs, size_t *count)
 	struct proc_object *out = NULL;
 	struct obj_acc *accs = NULL;
 	size_t n = 0, cap = 0, nout = 0;
-	char maps[64], *line = NULL;
+	char maps[64], root_prefix[4096], *line = NULL;
 	size_t line_cap = 0;
 	FILE *f = NULL;
 	ssize_t main_idx;
@@ -299,11 +318,21 @@ int proc_objects__read(pid_t pid, struct proc_object **objs, size_t *count)
 			goto cleanup;
 		}
 	}
+	{
+		char link[32];
+		ssize_t rn;
+
+		snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+		rn = readlink(link, root_prefix, sizeof(root_prefix) - 1);
+		root_prefix[rn > 0 ? rn : 0] = '\0';
+	}
 	for (; nout < n; nout++) {
-		err = fill_object(pid, &accs[nout], &out[nout]);
+		err = fill_object(pid, root_prefix, &accs[nout], &out[nout]);
 		if (err)
 			goto cleanup;
 	}
+	if (nout && main_idx >= 0)
+		out[0].exe = true;
 	*objs = out;
 	*count = nout;
 	out = NULL;

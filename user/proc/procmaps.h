@@ -19,6 +19,7 @@ struct proc_object {
 	uint64_t inode;
 	uint64_t start;  /* lowest mapping address of the object */
 	bool deleted;    /* maps says " (deleted)" */
+	bool exe;        /* the main executable (/proc/PID/exe) */
 };
 
 /*

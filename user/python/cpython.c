@@ -1103,6 +1103,7 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	out->pid = rec->pid;
 	out->tid = rec->tid;
 	out->comm = rec->comm;
+	out->cgroup = NULL;
 	out->func = c->qualname;
 	strbuf__reset(&pt->where);
 	err = strbuf__printf(&pt->where, "%s:%d", c->filename, c->firstlineno);
@@ -1141,6 +1142,7 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 		.args_column = pt->args_column,
 	};
 	out->typed = &pt->typed;
+	out->sampled = 0;
 	return 1;
 }
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -103,6 +104,8 @@ const char *cmon_strerror(int err)
 }
 
 __attribute__((format(printf, 3, 4)))
+/* The message is one line whatever it quotes: SQLite's quick_check report
+ * spans lines, and names and values come from the store. */
 static int set_err(struct cmon_store *s, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -110,6 +113,9 @@ static int set_err(struct cmon_store *s, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s->err, sizeof(s->err), fmt, ap);
 	va_end(ap);
+	for (char *p = s->err; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
 	return code;
 }
 
@@ -348,6 +354,97 @@ cleanup:
 	return err;
 }
 
+/* What one value (a string or a blob) may take: a record's captures are
+ * at most 1 MiB (CMON_CAPTURE_MAX), its rendered arguments less; a hostile
+ * store's 800 MB value is refused by SQLite (SQLITE_TOOBIG), not read. */
+#define STORE_VALUE_MAX (16 << 20)
+
+/* An object of the schema cmon's writer never makes; NULL when fine. */
+static const char *foreign_object(const char *type, const char *name, const char *sql)
+{
+	static const char *const tables[] = { "meta", "functions", "calls", "blobs", "processes",
+					      "sqlite_sequence", "sqlite_stat1" };
+
+	if (!strcmp(type, "table")) {
+		for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+			if (!strcmp(name, tables[i]))
+				return sql && !strncasecmp(sql, "CREATE VIRTUAL", 14) ? "a virtual table"
+										   : NULL;
+		return "a table";
+	}
+	if (!strcmp(type, "index"))
+		return NULL; /* its expressions are checked by index_xinfo */
+	return !strcmp(type, "view") ? "a view" : !strcmp(type, "trigger") ? "a trigger"
+									    : "an object";
+}
+
+/* A hostile store would have SQLite compute what a reader asks for
+ * (a generated column of printf('%.*c', 800000000, 'x') took 2.3 GB
+ * and 16 s, per call shown), or run code a reader does not expect:
+ * only what cmon's writer makes is read.  Views, triggers, virtual and
+ * other tables, generated or hidden columns, indexes on expressions or
+ * partial ones: "not a cmon store". */
+static int check_schema(struct cmon_store *s)
+{
+	sqlite3_stmt *st = NULL, *cols = NULL;
+	int rc, err = 0;
+
+	rc = sqlite3_prepare_v2(s->db, "SELECT type, name, sql, tbl_name FROM sqlite_master", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sql_fail(s, rc, "the schema");
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		const char *sql = (const char *)sqlite3_column_text(st, 2);
+		const char *what = foreign_object(type ? type : "", name ? name : "", sql);
+		bool is_table;
+
+		if (what) {
+			err = set_err(s, CMON_ERR_NOTSTORE,
+				      "%s: not a cmon store (%s named '%.64s': cmon's schema has none)",
+				      s->path, what, name ? name : "");
+			break;
+		}
+		is_table = !strcmp(type, "table");
+		/* hidden: 1 a virtual table's, 2 and 3 generated; index_xinfo's
+		 * cid: -2 an expression */
+		rc = sqlite3_prepare_v2(s->db,
+					is_table ? "SELECT name FROM pragma_table_xinfo(?1)"
+						   " WHERE hidden != 0"
+						 : "SELECT 'an expression' FROM pragma_index_xinfo(?1)"
+						   " WHERE cid = -2 UNION ALL SELECT 'a WHERE clause'"
+						   " FROM pragma_index_list(?2) WHERE name = ?1 AND"
+						   " partial",
+					-1, &cols, NULL);
+		if (rc != SQLITE_OK) {
+			err = sql_fail(s, rc, "the schema");
+			break;
+		}
+		sqlite3_bind_text(cols, 1, name, -1, SQLITE_STATIC);
+		if (!is_table)
+			sqlite3_bind_text(cols, 2, (const char *)sqlite3_column_text(st, 3), -1,
+					  SQLITE_STATIC);
+		rc = sqlite3_step(cols);
+		if (rc == SQLITE_ROW && is_table)
+			err = set_err(s, CMON_ERR_NOTSTORE,
+				      "%s: not a cmon store (generated column %.64s.%.64s: cmon's "
+				      "schema has none)", s->path, name,
+				      (const char *)sqlite3_column_text(cols, 0));
+		else if (rc == SQLITE_ROW)
+			err = set_err(s, CMON_ERR_NOTSTORE,
+				      "%s: not a cmon store (index '%.64s' on %s: cmon's schema has "
+				      "none)", s->path, name, (const char *)sqlite3_column_text(cols, 0));
+		else if (rc != SQLITE_DONE)
+			err = sql_fail(s, rc, "the schema");
+		sqlite3_finalize(cols);
+		cols = NULL;
+	}
+	if (!err && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		err = sql_fail(s, rc, "the schema");
+	sqlite3_finalize(st);
+	return err;
+}
+
 static int quick_check(struct cmon_store *s)
 {
 	sqlite3_stmt *st = NULL;
@@ -441,11 +538,14 @@ static int open_store(struct cmon_store *s, const char *path, unsigned flags)
 	sqlite3_busy_timeout(s->db, 2000);
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, STORE_VALUE_MAX);
 	rc = sqlite3_exec(s->db, "PRAGMA cell_size_check=ON; PRAGMA query_only=ON;", NULL, NULL,
 			  NULL);
 	if (rc != SQLITE_OK)
 		return sql_fail(s, rc, "the store");
 	err = check_tables(s, false);
+	if (!err)
+		err = check_schema(s); /* before anything is read */
 	if (!err)
 		err = load_meta(s);
 	if (err)
@@ -794,9 +894,11 @@ static int load_processes(struct cmon_store *s)
 
 	if (s->procs_loaded)
 		return 0;
-	rc = sqlite3_prepare_v2(s->db,
-				"SELECT pid, comm, first_ts, last_ts, calls FROM processes ORDER BY pid",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(s->db, "SELECT pid, comm, first_ts, last_ts, calls, cgroup"
+				" FROM processes ORDER BY pid", -1, &st, NULL);
+	if (rc == SQLITE_ERROR) /* a store from before the cgroup column */
+		rc = sqlite3_prepare_v2(s->db, "SELECT pid, comm, first_ts, last_ts, calls, NULL"
+					" FROM processes ORDER BY pid", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return sql_fail(s, rc, "processes");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -812,6 +914,7 @@ static int load_processes(struct cmon_store *s)
 		p->first_ts_ns = (uint64_t)sqlite3_column_int64(st, 2);
 		p->last_ts_ns = (uint64_t)sqlite3_column_int64(st, 3);
 		p->calls = (uint64_t)sqlite3_column_int64(st, 4);
+		p->cgroup = col_text(&s->arena, st, 5, NULL, &oom);
 		if (oom) {
 			err = nomem(s);
 			goto cleanup;

@@ -45,12 +45,13 @@ static const char SCHEMA[] =
 	" shape TEXT NOT NULL, truncated INTEGER NOT NULL DEFAULT 0, data BLOB);"
 	"CREATE INDEX blobs_call ON blobs(call_id);"
 	"CREATE TABLE processes(pid INTEGER PRIMARY KEY, comm TEXT, first_ts INTEGER,"
-	" last_ts INTEGER, calls INTEGER);";
+	" last_ts INTEGER, calls INTEGER, cgroup TEXT);";
 
 struct proc_slot {
 	uint32_t pid;
 	bool used, dirty;
 	char comm[32];
+	char *cgroup;        /* --cgroup: the process's cgroup v2 path; NULL: none */
 	uint64_t first_ts, last_ts, calls;
 };
 
@@ -243,6 +244,14 @@ static int procs_note(struct store_writer *w, const struct store_call *c)
 	}
 	if (c->comm && strncmp(p->comm, c->comm, sizeof(p->comm) - 1))
 		snprintf(p->comm, sizeof(p->comm), "%s", c->comm);
+	if (c->cgroup && (!p->cgroup || strcmp(p->cgroup, c->cgroup))) {
+		char *cg = strdup(c->cgroup);
+
+		if (!cg)
+			return -ENOMEM;
+		free(p->cgroup);
+		p->cgroup = cg;
+	}
 	if (c->ts_ns < p->first_ts)
 		p->first_ts = c->ts_ns;
 	if (c->ts_ns > p->last_ts)
@@ -266,6 +275,10 @@ static int procs_flush(struct store_writer *w)
 		sqlite3_bind_int64(w->st_proc, 3, (int64_t)p->first_ts);
 		sqlite3_bind_int64(w->st_proc, 4, (int64_t)p->last_ts);
 		sqlite3_bind_int64(w->st_proc, 5, (int64_t)p->calls);
+		if (p->cgroup)
+			sqlite3_bind_text(w->st_proc, 6, p->cgroup, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(w->st_proc, 6);
 		err = step_reset(w, w->st_proc);
 		if (err)
 			return err;
@@ -340,10 +353,11 @@ static int open_db(struct store_writer *w, const struct store_meta *meta)
 		err = prepare(w, "INSERT INTO functions(name, module, signature, typed)"
 			      " VALUES(?1,?2,?3,?4)", &w->st_func);
 	if (!err)
-		err = prepare(w, "INSERT INTO processes(pid, comm, first_ts, last_ts, calls)"
-			      " VALUES(?1,?2,?3,?4,?5) ON CONFLICT(pid) DO UPDATE SET"
+		err = prepare(w, "INSERT INTO processes(pid, comm, first_ts, last_ts, calls, cgroup)"
+			      " VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT(pid) DO UPDATE SET"
 			      " comm=excluded.comm, first_ts=excluded.first_ts,"
-			      " last_ts=excluded.last_ts, calls=excluded.calls", &w->st_proc);
+			      " last_ts=excluded.last_ts, calls=excluded.calls,"
+			      " cgroup=excluded.cgroup", &w->st_proc);
 	if (!err)
 		err = prepare(w, "BEGIN", &w->st_begin);
 	if (!err)
@@ -374,6 +388,8 @@ static void writer_free(struct store_writer *w)
 	sqlite3_close_v2(w->db);
 	json_decref(w->files);
 	free(w->dirty);
+	for (size_t i = 0; i < w->cap_procs; i++)
+		free(w->procs[i].cgroup);
 	free(w->procs);
 	free(w->next_n);
 	free(w->path);

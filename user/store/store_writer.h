@@ -83,6 +83,7 @@ struct store_call {
 	 * (a string cut at --strlen, a pointer that could not be read, as
 	 * trace's records say); NULL: nothing. */
 	const char *notes_json;
+	const char *cgroup;      /* --cgroup: the process's cgroup v2 path; NULL: none */
 };
 
 struct store_writer;

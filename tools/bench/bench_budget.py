@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The agent's overhead budget (issue 26): a target calling count_me() at a
+known rate (tests/targets/sleeper paced K TICKS: K calls every millisecond
+for TICKS ms, on an absolute clock) under three configurations, runs
+interleaved: untraced; the agent counting count_me with its probes whole;
+the agent with `budget: 1%`.  What the probes cost the target is its own
+CPU time (utime + stime: a uprobe's trap is the target's) less the
+untraced run's, over the run's wall time, as a share of one CPU.  Goals:
+under the budget that cost is within the budget +-10 % of it, and the
+agent's scaled count within 5 % of the true count.  Median of BENCH_RUNS
+runs.  Prints Markdown.  A measurement, not a test.
+
+    OUT=build ./tools/bench/bench_budget.py     (root)
+
+BENCH_BUDGET_K (default 20) calls a millisecond, BENCH_BUDGET_TICKS
+(default 10000: 10 s a run).
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.environ.get("OUT", "build")
+BUILD = OUT if os.path.isabs(OUT) else os.path.join(ROOT, OUT)
+CMON = os.environ.get("CMON") or os.path.join(BUILD, "cmon")
+TARGET = os.path.join(BUILD, "targets", "sleeper")
+RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+K = int(os.environ.get("BENCH_BUDGET_K", "20"))
+TICKS = int(os.environ.get("BENCH_BUDGET_TICKS", "10000"))
+BUDGET = 0.01
+
+
+def run_target():
+    """(CPU seconds, wall seconds) of one paced run."""
+    t0 = time.monotonic()
+    p = subprocess.Popen([TARGET, "paced", str(K), str(TICKS)], stdout=subprocess.PIPE, text=True)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    if status != 0 or out != "paced count_me=%d tick=%d\n" % (K * TICKS, TICKS // 10):
+        sys.exit("bench_budget: the target failed (%d): %r" % (status, out))
+    return ru.ru_utime + ru.ru_stime, wall
+
+
+class Agent:
+    def __init__(self, budget, tmp):
+        spec = os.path.join(tmp, "spec.yaml")
+        with open(spec, "w") as f:
+            if budget:
+                f.write("budget: %g%%\n" % (budget * 100))
+            f.write("probes:\n  - name: hot\n    target: %s\n    func: count_me\n"
+                    "    instrument: count\n" % TARGET)
+        self.err = os.path.join(tmp, "agent.err")
+        self.p = subprocess.Popen([CMON, "agent", "--spec", spec, "--listen", "127.0.0.1:0"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=open(self.err, "w"))
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            m = re.search(r"ready: serving http://([0-9.:]+)/metrics", open(self.err).read())
+            if m:
+                self.addr = m.group(1)
+                return
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.05)
+        sys.exit("bench_budget: the agent did not start: %s" % open(self.err).read()[-500:])
+
+    def metric(self, name):
+        with urllib.request.urlopen("http://%s/metrics" % self.addr, timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith(name):
+                    return float(line.rsplit(" ", 1)[1])
+        return None
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(30)
+
+
+def main():
+    if os.geteuid() != 0:
+        sys.exit("bench_budget: needs root")
+    for f in (CMON, TARGET):
+        if not os.access(f, os.X_OK):
+            sys.exit("bench_budget: %s is not built" % f)
+    true = K * TICKS
+    cpu = {"none": [], "full": [], "budget": []}
+    wall = {"full": [], "budget": []}
+    est, seen = [], []
+    with tempfile.TemporaryDirectory(prefix="cmon-bench-budget-") as tmp:
+        for i in range(RUNS):
+            for conf in ("none", "full", "budget"):
+                print("bench_budget: run %d/%d, %s" % (i + 1, RUNS, conf), file=sys.stderr)
+                a = Agent(BUDGET if conf == "budget" else 0, tmp) if conf != "none" else None
+                try:
+                    c, w = run_target()
+                    cpu[conf].append(c)
+                    if a:
+                        wall[conf].append(w)
+                    if conf == "budget":
+                        time.sleep(1.5)  # a round of the agent past the end
+                        est.append(a.metric('cmon_hot_calls_total{'))
+                        seen.append(a.metric('cmon_agent_calls_seen_total{'))
+                finally:
+                    if a:
+                        a.stop()
+    base = statistics.median(cpu["none"])
+    cost = {c: (statistics.median(cpu[c]) - base) / statistics.median(wall[c])
+            for c in ("full", "budget")}
+    err = statistics.median([abs(e - true) / true for e in est if e is not None] or [float("nan")])
+    kept = abs(cost["budget"] - BUDGET) <= 0.1 * BUDGET
+    print("## The overhead budget (agent, `budget: 1%`)")
+    print()
+    print("count_me() %d times a millisecond (%d calls in %.0f s), median of %d runs; cost: "
+          "the target's CPU time less its untraced time, over the run, as a share of one CPU."
+          % (K, true, TICKS / 1000, RUNS))
+    print()
+    print("| configuration | target CPU (s) | cost (% of a CPU) | count |")
+    print("|---|---:|---:|---:|")
+    print("| untraced | %.3f | - | %d (true) |" % (base, true))
+    print("| agent, probes whole | %.3f | %.2f %% | exact |" % (statistics.median(cpu["full"]),
+                                                             cost["full"] * 100))
+    print("| agent, budget 1%% | %.3f | %.2f %% | %s estimated (%.1f %% off; %s seen) |"
+          % (statistics.median(cpu["budget"]), cost["budget"] * 100,
+             "%.0f" % statistics.median(e for e in est if e is not None) if est else "?",
+             err * 100, "%.0f" % statistics.median(s for s in seen if s is not None) if seen
+             else "?"))
+    print()
+    print("Goals: cost within 1 %% +-10 %%: %s; count within 5 %%: %s."
+          % ("PASS" if kept else "MISS", "PASS" if err <= 0.05 else "MISS"))
+
+
+if __name__ == "__main__":
+    main()

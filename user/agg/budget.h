@@ -1,0 +1,113 @@
+/*
+ * budget.h: an overhead budget, the share of one CPU that all probes
+ * together may cost the traced processes (`budget: 1%` in the agent's
+ * spec, `cmon profile --budget 1%`), and how it is kept.
+ *
+ * A function's probes cost each call what this host measured (a trap at
+ * the entry as the caller times it, and the return's: probe/calib.h, the
+ * figures `cmon list` shows per site class) plus the BPF programs' own
+ * run time per call (the kernel's bpf_stats).  Its calls per second are
+ * counted in the kernel while its probes are attached.  Over budget, the
+ * costliest functions are duty-cycled (probe/duty.h): all are cut to one
+ * level L, chosen so that the costs add up to the budget (water filling):
+ * a function that costs less than L stays whole, one that costs more is
+ * attached L / cost of the time.  Under budget again, all are whole.
+ */
+#ifndef CMON_AGG_BUDGET_H
+#define CMON_AGG_BUDGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A function's fraction is never cut below this (a 5 ms window every 5 s):
+ * its counts stay estimates of something.  Past it the budget is not
+ * kept, and budget__share says so. */
+#define BUDGET_MIN_FRACTION 0.001
+
+/* "1%", "0.5%", "100%" -> 0.01, 0.005, 1.  0, or -EINVAL (not a
+ * percentage, 0, over 100 %) with *WHY a static reason. */
+int budget__parse(const char *s, double *out, const char **why);
+
+/* The calls per second of one function, while attached. */
+struct budget_meter {
+	uint64_t seen, attached_ns; /* at the last update */
+	double rate;                /* calls per attached second */
+	bool have;                  /* RATE read */
+	bool primed;                /* SEEN and ATTACHED_NS read */
+};
+
+/* SEEN (entries counted) and ATTACHED_NS (its probes' attached time),
+ * both cumulative: the rate over what came since the last update, once
+ * at least 50 ms of attached time came (else it waits), averaged with
+ * the last one. */
+void budget_meter__update(struct budget_meter *m, uint64_t seen, uint64_t attached_ns);
+
+struct budget_unit {
+	double cpu;      /* share of one CPU the function costs whole (rate x cost) */
+	double fraction; /* out: of each period attached; 1: whole */
+};
+
+/* Fractions for the N UNITS within BUDGET.  Returns the share of one CPU
+ * they cost with them: at most BUDGET, unless even BUDGET_MIN_FRACTION
+ * of the costliest ones costs more. */
+double budget__share(struct budget_unit *u, size_t n, double budget);
+
+/* Worth changing a function from fraction OLD to NEW?  A whole one that is
+ * cut, a cut one made whole, or a change of more than 5 % (the rates'
+ * noise would otherwise move every function every period). */
+bool budget__changed(double old, double now);
+
+/*
+ * A duty-cycled row's estimate: what was seen, scaled up by the time its
+ * probes were attached.  Each update adds what was seen since the last one
+ * times elapsed / attached over the same stretch, so the estimate only
+ * grows (a counter) and follows the fraction as it changes.  Counts seen
+ * with no attached time since the last update (a window's last calls, read
+ * while its detach was under way) wait to be scaled with the next window:
+ * scaling them alone would spend the stretch's elapsed time on a few
+ * calls.  Once no window can come (FINAL: whole again, failed, stopped),
+ * they take the whole run's ratio.
+ */
+#define BUDGET_SCALE_N 2 /* counters scaled together: calls, filtered */
+struct budget_scale {
+	uint64_t seen[BUDGET_SCALE_N];     /* at the last update */
+	uint64_t attached_ns, elapsed_ns;  /* at the last update */
+	double est[BUDGET_SCALE_N];
+};
+
+/* SEEN (cumulative), and the function's ATTACHED_NS and ELAPSED_NS since
+ * it was first set (both 0: never cycled, every call seen). */
+void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCALE_N],
+			  uint64_t attached_ns, uint64_t elapsed_ns, bool final);
+
+/* Functions are cycled over a period of this (longer when a window would
+ * be shorter than DUTY_MIN_WINDOW_NS). */
+#define BUDGET_PERIOD_NS 1000000000ull
+
+struct duty;
+
+/* One function's state under a budget, kept by its owner (zeroed: new). */
+struct budget_fn {
+	struct budget_meter meter;
+	double fraction; /* attached share of each period now; 0: not set yet */
+	double cpu;      /* share of one CPU it would cost whole (0: not known yet) */
+};
+
+/* One function, for one round of budget__keep. */
+struct budget_item {
+	struct duty *duty;
+	uint32_t func_id;        /* in DUTY's set */
+	struct budget_fn *st;
+	uint64_t seen;           /* entries counted so far (cumulative) */
+	double cost_ns;          /* what one call costs it: traps and BPF */
+	const char *probe, *func; /* named in the log (PROBE NULL: none) */
+};
+
+/* One round over the N items (all the host's functions under BUDGET):
+ * each one's rate read, the fractions chosen, those that changed set and
+ * logged once.  Returns the share of one CPU the items cost now, at their
+ * fractions. */
+double budget__keep(struct budget_item *v, size_t n, double budget);
+
+#endif

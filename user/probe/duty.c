@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* duty.c: see duty.h. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/clock.h"
+#include "core/log.h"
+#include "probe/bpf_setup.h"
+#include "probe/resolve.h"
+#include "duty.h"
+
+struct duty_func {
+	bool set;            /* accounting started */
+	bool cycling;        /* fraction < 1 */
+	bool attached;
+	bool failed;
+	double fraction;
+	uint64_t period_ns, window_ns;
+	uint64_t t0;         /* accounting start */
+	uint64_t closed_ns;  /* attached time of the windows closed */
+	uint64_t since;      /* attached: its window's start */
+	uint64_t next_edge;  /* cycling: the next attach or detach */
+	uint64_t windows;
+};
+
+struct duty {
+	struct bpf_set *s;
+	size_t n;
+	struct duty_func *f;
+	uint64_t started;    /* functions that began cycling: their phases */
+	uint64_t frozen_ns;  /* stopped: the end of every function's time */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool running, stop;
+};
+
+struct duty *duty__new(struct bpf_set *s)
+{
+	struct duty *d = calloc(1, sizeof(*d));
+	pthread_condattr_t ca;
+
+	if (!d)
+		return NULL;
+	d->s = s;
+	d->n = s->set->n_funcs;
+	d->f = calloc(d->n ? d->n : 1, sizeof(*d->f));
+	if (!d->f) {
+		free(d);
+		return NULL;
+	}
+	for (size_t i = 0; i < d->n; i++)
+		d->f[i].attached = true;
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return d;
+}
+
+/* An edge: F's probes attached or detached now, at the time *AT.  0 or -errno (the attach failed: F stays detached). */
+static int edge(struct duty *d, uint32_t id, bool attach, uint64_t *at)
+{
+	struct duty_func *f = &d->f[id];
+	uint64_t t1 = clock__mono_ns(), t2;
+	int err = 0;
+
+	if (attach)
+		err = bpf_set__func_attach(d->s, id);
+	else
+		bpf_set__func_detach(d->s, id);
+	t2 = clock__mono_ns();
+	/* An attach's probes appear one by one inside it: its middle.  A
+	 * detach removes them first, then waits out a grace period (tens of
+	 * ms): its start. */
+	*at = attach ? t2 : t1;
+	if (err) {
+		f->failed = true;
+		return err;
+	}
+	if (attach) {
+		f->attached = true;
+		f->since = *at;
+		f->windows++;
+	} else {
+		f->attached = false;
+		f->closed_ns += *at - f->since;
+	}
+	return 0;
+}
+
+static void *cycle(void *arg)
+{
+	struct duty *d = arg;
+
+	pthread_mutex_lock(&d->mu);
+	while (!d->stop) {
+		uint64_t now = clock__mono_ns(), next = UINT64_MAX, at;
+
+		for (uint32_t i = 0; i < d->n; i++) {
+			struct duty_func *f = &d->f[i];
+
+			if (!f->cycling || f->failed)
+				continue;
+			if (f->next_edge <= now) {
+				bool attach = !f->attached;
+				uint64_t start = f->since;
+
+				if (edge(d, i, attach, &at)) {
+					log_warn("probes of %s could not be attached again: left "
+						 "detached", d->s->set->funcs[i].name);
+					continue;
+				}
+				/* a steady cadence: each window a period after the last */
+				f->next_edge = attach ? at + f->window_ns : start + f->period_ns;
+				if (f->next_edge <= at)
+					f->next_edge = at + (attach ? f->window_ns : 1);
+				now = clock__mono_ns();
+			}
+			if (f->next_edge < next)
+				next = f->next_edge;
+		}
+		if (next == UINT64_MAX) {
+			pthread_cond_wait(&d->cv, &d->mu);
+		} else if (next > now) {
+			struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ull),
+					       .tv_nsec = (long)(next % 1000000000ull) };
+
+			pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+		}
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
+int duty__set(struct duty *d, uint32_t id, double fraction, uint64_t period_ns)
+{
+	struct duty_func *f;
+	uint64_t now = clock__mono_ns(), at;
+	int err = 0;
+
+	if (id >= d->n || !(fraction > 0) || !period_ns)
+		return -EINVAL;
+	pthread_mutex_lock(&d->mu);
+	f = &d->f[id];
+	if (d->frozen_ns) {
+		pthread_mutex_unlock(&d->mu);
+		return -ESHUTDOWN;
+	}
+	if (!f->set) {
+		f->set = true;
+		f->t0 = now;
+		f->since = now; /* whole until now: attached */
+		f->fraction = 1;
+	}
+	if (fraction >= 1) {
+		f->cycling = false;
+		f->fraction = 1;
+		f->period_ns = 0;
+		if (!f->attached && !f->failed)
+			err = edge(d, id, true, &at);
+		pthread_mutex_unlock(&d->mu);
+		return err;
+	}
+	f->window_ns = (uint64_t)(fraction * (double)period_ns);
+	if (f->window_ns < DUTY_MIN_WINDOW_NS)
+		f->window_ns = DUTY_MIN_WINDOW_NS;
+	f->period_ns = (uint64_t)((double)f->window_ns / fraction);
+	f->fraction = fraction;
+	if (!f->cycling) {
+		/* Begin detached, the first window at a phase of its own
+		 * (golden-ratio steps): windows of several functions spread. */
+		double u = fmod(0.6180339887 * (double)++d->started, 1.0);
+
+		f->cycling = true;
+		f->failed = false;
+		if (f->attached)
+			err = edge(d, id, false, &at);
+		f->next_edge = now + (uint64_t)(u * (double)(f->period_ns - f->window_ns));
+	} else if (f->attached && f->next_edge > f->since + f->window_ns) {
+		f->next_edge = f->since + f->window_ns; /* a shorter window now */
+	}
+	if (!err && !d->running) {
+		err = -pthread_create(&d->thread, NULL, cycle, d);
+		d->running = !err;
+	}
+	pthread_mutex_unlock(&d->mu);
+	pthread_cond_signal(&d->cv);
+	return err;
+}
+
+void duty__stats(struct duty *d, uint32_t id, struct duty_stats *st)
+{
+	const struct duty_func *f;
+	uint64_t now;
+
+	memset(st, 0, sizeof(*st));
+	st->fraction = 1;
+	if (!d || id >= d->n)
+		return;
+	pthread_mutex_lock(&d->mu);
+	f = &d->f[id];
+	now = d->frozen_ns ? d->frozen_ns : clock__mono_ns();
+	st->stopped = d->frozen_ns != 0;
+	if (f->set) {
+		st->elapsed_ns = now - f->t0;
+		st->attached_ns = f->closed_ns + (f->attached ? now - f->since : 0);
+		st->fraction = f->fraction;
+		st->period_ns = f->cycling ? f->period_ns : 0;
+		st->windows = f->windows;
+		st->failed = f->failed;
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+void duty__stop(struct duty *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->mu);
+	d->stop = true;
+	if (!d->frozen_ns)
+		d->frozen_ns = clock__mono_ns();
+	pthread_mutex_unlock(&d->mu);
+	pthread_cond_signal(&d->cv);
+	if (d->running)
+		pthread_join(d->thread, NULL);
+	d->running = false;
+}
+
+void duty__free(struct duty *d)
+{
+	if (!d)
+		return;
+	duty__stop(d);
+	pthread_cond_destroy(&d->cv);
+	pthread_mutex_destroy(&d->mu);
+	free(d->f);
+	free(d);
+}

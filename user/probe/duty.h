@@ -1,0 +1,56 @@
+/*
+ * duty.h: duty cycling.  A probe's trap is paid on every call whatever its
+ * BPF program does; only a probe that is not there costs nothing.  So a
+ * function that costs more than the budget allows (agg/budget.h) has its
+ * probes attached for a FRACTION of each period and detached for the rest
+ * (bpf_set's per-function links), from a thread of its own; the windows of
+ * different functions are spread over the period.
+ *
+ * What a caller needs to scale what was counted: each function's attached
+ * time and elapsed time, cumulative and read together (a whole function's
+ * are equal).  An attach's time is the middle of its system calls (the
+ * probes appear one by one inside them); a detach's is its start (the
+ * probes go first, then it waits out a grace period of tens of ms).
+ *
+ * A window that cannot be attached again (the file gone) leaves the
+ * function detached, said once; duty__stats shows it.
+ */
+#ifndef CMON_PROBE_DUTY_H
+#define CMON_PROBE_DUTY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bpf_set;
+struct duty;
+
+/* Shortest attached window: shorter ones stretch the period instead. */
+#define DUTY_MIN_WINDOW_NS (5 * 1000000ull)
+
+struct duty_stats {
+	uint64_t attached_ns; /* since the function was first set */
+	uint64_t elapsed_ns;
+	double fraction;      /* as set now; 1: whole */
+	uint64_t period_ns;   /* of its cycle now (0: whole) */
+	uint64_t windows;     /* attached windows so far */
+	bool failed;          /* could not be attached again */
+	bool stopped;         /* duty__stop: the times are final */
+};
+
+/* For S (a loaded set attached with o.duty), nothing cycling yet: every
+ * function whole.  NULL and errno. */
+struct duty *duty__new(struct bpf_set *s);
+
+/* Function FUNC_ID attached FRACTION of every PERIOD_NS (>= 1: whole, and
+ * attached now if it was not).  0 or -errno (-EINVAL: FRACTION <= 0). */
+int duty__set(struct duty *d, uint32_t func_id, double fraction, uint64_t period_ns);
+
+/* FUNC_ID's times so far (all zero and fraction 1 when never set). */
+void duty__stats(struct duty *d, uint32_t func_id, struct duty_stats *st);
+
+/* Stop cycling before the set's probes are detached: the functions stay
+ * as they are, their times end now (duty__stats goes on answering). */
+void duty__stop(struct duty *d);
+void duty__free(struct duty *d); /* stopped first; NULL fine */
+
+#endif
