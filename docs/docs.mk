@@ -25,7 +25,7 @@ GO_MD2MAN ?= go-md2man
 # section 7 (cmon-output.md -> cmon-output.7).
 MAN_SRCS := $(wildcard docs/cmon*.md)
 
-DOC_COMMANDS := trace capture break list profile ls show export report rm stats host agent
+DOC_COMMANDS := trace capture break list profile ls show export report rm stats diff host agent
 MAN1 := $(patsubst docs/%.md,$(OUT)/man/%.1,$(filter docs/cmon.md $(addprefix docs/cmon-,$(addsuffix .md,$(DOC_COMMANDS))),$(MAN_SRCS)))
 MAN7 := $(patsubst docs/%.md,$(OUT)/man/%.7,$(filter-out docs/cmon.md $(addprefix docs/cmon-,$(addsuffix .md,$(DOC_COMMANDS))),$(MAN_SRCS)))
 

@@ -12,8 +12,11 @@ fi
 echo "\$ cmon trace --func handle_request --func 'kv_*' -- $DEMO   (first 12 calls)"
 "$CMON" trace --func handle_request --func 'kv_*' --max-events 12 -- "$DEMO"
 echo
-echo "\$ cmon trace --func grow_table -F csv -- $DEMO   (the RSS columns show each growth)"
-"$CMON" trace --func grow_table -F csv -- "$DEMO"
+csv=$(mktemp /tmp/cmon-demo-XXXXXX.csv)
+echo "\$ cmon trace --func grow_table -F csv -o $csv -- $DEMO; cat $csv   (the RSS columns show each growth)"
+"$CMON" trace --func grow_table -F csv -o "$csv" -- "$DEMO"
+cat "$csv"
+rm -f "$csv"
 echo
 echo "\$ cmon list 'kv_*' grow_table -- $DEMO"
 "$CMON" list 'kv_*' grow_table -- "$DEMO"

@@ -25,7 +25,8 @@ bench) # bcc compiles against kernel headers: without the running kernel's,
 	fi ;;
 man) # `make man`/`make install`: the man pages are built from docs/ by go-md2man
 	pkgs="$pkgs go-md2man" ;;
-test) # chromium: test_report.py renders the HTML report headless; USDT:
+test) # chromium: test_report.py renders the HTML report headless; pandas:
+	# test_csv.py loads the CSVs as a notebook would; USDT:
 	# <sys/sdt.h> for tests/targets/usdt.c, and Debian's python3.11's own probes;
 	# golang-go builds tests/targets/gowork.go; strace counts cmon's map walks; dwz
 	# makes the Debian -dbgsym shape of DWARF (test_debugformats.py); go-md2man
@@ -38,7 +39,7 @@ test) # chromium: test_report.py renders the HTML report headless; USDT:
 	# records of test_clickhouse.py; python3-yaml reads the DaemonSet of
 	# test_fleet.py; qemu and busybox boot Debian's own older kernel for
 	# tests/kernels/run.sh
-	pkgs="$pkgs prometheus python3-numpy chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
+	pkgs="$pkgs prometheus python3-numpy python3-pandas chromium systemtap-sdt-dev python3.11 python3-pygments golang-go strace dwz
 xz-utils rustc libc6-dbg debuginfod podman runc conmon debootstrap python3-yaml clickhouse-server
 qemu-system-x86 busybox-static go-md2man" ;;
 fuzz) # `make fuzz`: clang's libFuzzer and sanitizer runtimes

@@ -25,7 +25,7 @@ static const struct command_bits {
 	{ "list", OC_LIST },	   { "profile", OC_PROFILE }, { "ls", OC_LS },
 	{ "show", OC_SHOW },	   { "export", OC_EXPORT },   { "report", OC_REPORT },
 	{ "rm", OC_RM },	   { "stats", OC_STATS },     { "host", OC_HOST },
-	{ "agent", 0 },
+	{ "diff", OC_DIFF },	   { "agent", 0 },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -19,6 +19,7 @@
 #include "event/tracer.h"
 #include "probe/host.h"
 #include "output/callgroup.h"
+#include "output/writer.h"
 
 
 static int cmd_help(int argc, char **argv);
@@ -42,6 +43,7 @@ static const struct command {
 	{ "report", cmd_report, "one self-contained HTML page of charts from stores, traces, profiles, stats" },
 	{ "rm", cmd_rm, "remove capture stores (refuses anything that is not one)" },
 	{ "stats", cmd_stats, "compare the calls of several stores: mean, spread, significant digits" },
+	{ "diff", cmd_diff, "two stores' latency per function: p50/p90/p99, RSS, beyond the noise?" },
 	{ "host", cmd_host, "what this host's kernel can do for cmon, and its probe costs" },
 	{ "help", cmd_help, "this text" },
 	{ "version", cmd_version, "print the version" },
@@ -122,6 +124,8 @@ int main(int argc, char **argv)
 		tracer__disable_spool();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
 		tracer__always_spool();
+	if (getenv("NO_COLOR") && *getenv("NO_COLOR")) /* no-color.org: set, not empty */
+		writer__no_color();
 	/* Whether debuginfod is on (libdebuginfod reads its variables itself:
 	 * elf/debuginfod.h). */
 	cmon_debuginfod_urls = getenv("DEBUGINFOD_URLS");

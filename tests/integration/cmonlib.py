@@ -39,6 +39,12 @@ COLUMNS = ["ts_ns", "pid", "tid", "comm", "func", "depth", "arg0", "arg1", "arg2
            "arg3", "arg4", "arg5", "ret", "latency_ns", "latency_lt_ns", "rss_entry", "rss_exit",
            "vms_entry", "vms_exit", "status", "module"]
 STRING_COLUMNS = {"comm", "func", "status", "module"}
+# CSV of typed values (DWARF): no registers, "ret" as the function's type
+TYPED_COLUMNS = [c for c in COLUMNS if not (c.startswith("arg") and c[3:].isdigit())]
+# the long CSV: a row per value
+LONG_COLUMNS = ["call", "ts_ns", "pid", "tid", "comm", "func", "depth", "latency_ns",
+                "latency_lt_ns", "rss_entry", "rss_exit", "vms_entry", "vms_exit", "status", "module", "name",
+                "value"]
 MiB = 1 << 20
 # A bound that only guards against a hang: a test waits for a condition
 # (cmon attached, a record written), never for a speed.  On a loaded 2-CPU
@@ -149,22 +155,26 @@ def target(name="calls"):
 # ---------------------------------------------------------------- output parsing
 
 def parse_csv(text):
-    """Rows of cmon's CSV as dicts (ints for numeric columns, None for empty).
+    """Rows of cmon's wide CSV as dicts (ints for numeric columns, None for
+    empty).
 
-    Fails unless the header starts with COLUMNS (typed parameter columns may
-    follow: they are kept as text under "typed"), every row has as many
-    fields as the header, and the text ends with a line end."""
+    Fails unless the header is COLUMNS (functions without DWARF: the
+    registers arg0..arg5) or COLUMNS without them (typed values), then
+    typed value columns, kept as text under "typed"; every row has as many
+    fields as the header, and the text ends with a line end.  A typed "ret"
+    is an int when it reads as one, else its text."""
     check(text != "", "CSV output is empty (no header)")
     check(text.endswith("\n"), "CSV does not end with a newline: %r" % text[-80:])
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    eq(rows[0][:len(COLUMNS)], COLUMNS, "CSV header")
-    extra = rows[0][len(COLUMNS):]
+    fixed = COLUMNS if rows[0][:len(COLUMNS)] == COLUMNS else TYPED_COLUMNS
+    eq(rows[0][:len(fixed)], fixed, "CSV header")
+    extra = rows[0][len(fixed):]
     out = []
     for n, fields in enumerate(rows[1:], 2):
         check(len(fields) == len(rows[0]),
               "CSV line %d has %d fields, not %d: %r" % (n, len(fields), len(rows[0]), fields))
-        rec = {"typed": dict(zip(extra, fields[len(COLUMNS):]))}
-        for k, v in zip(COLUMNS, fields):
+        rec = {"typed": dict(zip(extra, fields[len(fixed):]))}
+        for k, v in zip(fixed, fields):
             if k in STRING_COLUMNS:
                 rec[k] = v
             elif v == "":
@@ -173,9 +183,20 @@ def parse_csv(text):
                 try:
                     rec[k] = int(v)
                 except ValueError:
+                    if k == "ret":
+                        rec[k] = v
+                        continue
                     raise AssertionError("CSV line %d: %s=%r is not an integer" % (n, k, v))
         out.append(rec)
     return out
+
+
+def _no_repeated_key(pairs):
+    """An object of JSON (its keys in order, as dicts keep them), a key
+    given twice refused."""
+    keys = [k for k, _ in pairs]
+    check(len(set(keys)) == len(keys), "a key repeated: %r" % keys)
+    return dict(pairs)
 
 
 def parse_json_lines(text):
@@ -186,12 +207,12 @@ def parse_json_lines(text):
         check(text.endswith("\n"), "JSON output does not end with a newline")
     for n, line in enumerate(text.splitlines(), 1):
         try:
-            pairs = json.loads(line, object_pairs_hook=lambda p: p)
+            rec = json.loads(line, object_pairs_hook=_no_repeated_key)
         except ValueError as e:
             raise AssertionError("JSON line %d does not parse (%s): %r" % (n, e, line))
-        check(isinstance(pairs, list), "JSON line %d is not an object: %r" % (n, line))
-        eq([k for k, _ in pairs][:len(COLUMNS)], COLUMNS, "JSON line %d keys" % n)
-        out.append(dict(pairs))
+        check(isinstance(rec, dict), "JSON line %d is not an object: %r" % (n, line))
+        eq(list(rec)[:len(COLUMNS)], COLUMNS, "JSON line %d keys" % n)
+        out.append(rec)
     return out
 
 
@@ -266,7 +287,7 @@ def funcs_args(funcs):
     return out
 
 
-def trace(funcs, launch=None, extra=(), fmt="csv", timeout=HANG, input=None, env=None):
+def trace(funcs, launch=None, extra=(), fmt="json", timeout=HANG, input=None, env=None):
     """`cmon trace -F FMT -o FILE --func F... EXTRA [-- LAUNCH...]`: the records
     go to a file, so stdout is the launched program's own output."""
     path = tmpfile("records.%s" % fmt)
@@ -328,7 +349,7 @@ class Background:
             self.p.wait()
 
 
-def trace_bg(funcs, targets, fmt="csv", extra=()):
+def trace_bg(funcs, targets, fmt="json", extra=()):
     """Start `cmon trace` in the background; records go to a file (.out_path)."""
     path = tmpfile("bg-%d.%s" % (time.monotonic_ns(), fmt))
     bg = Background(["trace", "-F", fmt, "-o", path] + list(targets) + funcs_args(funcs)

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from cmonlib import (HANG, CALLS_OUT, Background, MiB, WaitTarget, assert_gone, assert_no_leak, bpf_snapshot,
-                     check, cmon, eq, held_by, parse_csv, proc_status, read_text, summary, target,
+                     check, cmon, eq, held_by, parse_json_lines, proc_status, read_text, summary, target,
                      tmpfile, trace_bg)
 from test_launch import CALLS_FUNCS, check_calls_rows
 
@@ -34,7 +34,7 @@ def test_attach_pid():
         eq((code, out), (0, CALLS_OUT), "target exit status and output")
         # cmon sees the process go and ends by itself.
         eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
-        rows = parse_csv(read_text(bg.out_path))
+        rows = parse_json_lines(read_text(bg.out_path))
         eq(check_calls_rows(rows), t.pid, "pid of the records")
         s = summary(bg.stderr)
         eq((s["written"], s["lost"]), (4, 0), "events written and lost")
@@ -56,7 +56,7 @@ def test_attach_two_pids():
         b.release()
         eq(b.finish(), (0, "fact=120\nouter=25\n"), "second target")
         eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
-        rows = parse_csv(read_text(bg.out_path))
+        rows = parse_json_lines(read_text(bg.out_path))
         check_calls_rows([r for r in rows if r["pid"] == a.pid])
         facts = [r for r in rows if r["pid"] == b.pid]
         eq(sorted((r["arg0"], r["ret"], r["depth"]) for r in facts),
@@ -76,7 +76,7 @@ def test_attach_rss_matches_proc():
         t.release()
         eq(t.finish(), (0, "grow=ok\n"), "target")
         eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
-        rows = parse_csv(read_text(bg.out_path))
+        rows = parse_json_lines(read_text(bg.out_path))
         eq([(r["func"], r["arg0"], r["status"]) for r in rows], [("grow", 64, "ok")], "records")
         r = rows[0]
         check(abs(r["rss_entry"] - rss) <= MiB, "rss_entry %d vs VmRSS %d before the call"
@@ -111,7 +111,7 @@ def test_binary_mode_pie():
         eq(bg.wait(HANG), 0, "cmon exit status after SIGINT (%s)" % bg.stderr.strip())
     finally:
         bg.kill()
-    rows = parse_csv(read_text(bg.out_path))
+    rows = parse_json_lines(read_text(bg.out_path))
     by_pid = {}
     for r in rows:
         by_pid.setdefault(r["pid"], []).append(r)
@@ -196,7 +196,7 @@ def test_duration_without_calls():
         eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
         took = time.monotonic() - start
         check(took >= 1.0, "--duration 1 ended after %.2fs" % took)  # no upper bound: a busy machine
-        eq(parse_csv(read_text(bg.out_path)), [], "records")
+        eq(parse_json_lines(read_text(bg.out_path)), [], "records")
         check(t.alive(), "the target survives cmon")
         t.release()
         eq(t.finish(), (0, CALLS_OUT), "target after cmon left")
@@ -219,7 +219,7 @@ def test_sigint_detaches_cleanly():
         # The target runs on, untraced, to its own correct end.
         eq(t.finish(HANG), (0, loop_out(LOOP_BIG)), "target after cmon left")
         text = read_text(bg.out_path)
-        rows = parse_csv(text)  # checks every row has 20 fields and the final newline
+        rows = parse_json_lines(text)  # checks every row has 20 fields and the final newline
         check(len(rows) > 0, "records before SIGINT")
         # Each call recorded once: add(i, 1) for i = 0..N-1; only the last
         # (in flight when the probes went away) may lack its return.
@@ -284,7 +284,7 @@ def test_events_lost_exit_status():
         finally:
             bg.signal(signal.SIGCONT)
         code = bg.wait(HANG)
-        rows = parse_csv(read_text(bg.out_path))
+        rows = parse_json_lines(read_text(bg.out_path))
         s = summary(bg.stderr)
         eq(code, 3, "cmon exit status when events were lost (%s)" % bg.stderr.strip())
         check(0 < len(rows) < n, "some records kept: %d" % len(rows))
@@ -348,7 +348,7 @@ def test_sleeping_consumer_woken_by_a_filling_buffer():
         t.release()
         eq(t.finish(), (0, ""), "target")
         eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr.strip())
-        rows = parse_csv(read_text(bg.out_path))
+        rows = parse_json_lines(read_text(bg.out_path))
         eq([(r["arg0"], r["ret"]) for r in rows], [(i, i + 1) for i in range(n)], "records")
         sleeps, woken = _wakeups(bg.stderr)
         check(sleeps >= 1 and woken >= 1, "slept %d, woken %d" % (sleeps, woken))
@@ -375,11 +375,11 @@ def test_consumer_reads_a_buffer_filled_before_its_first_poll():
         for env in ({"CMON_NO_STAGING": "1"}, {}):
             out = tmpfile("steady%d.csv" % len(env))
             code, _, err = cmon(["trace", "-p", str(p.pid), "--func", "outer", "--poll-ms",
-                                 "1000", "--duration", "1", "-F", "csv", "-o", out],
+                                 "1000", "--duration", "1", "-F", "json", "-o", out],
                                 env=dict(os.environ, **env))
             eq(code, 0, "cmon %r exit status (3: records lost) (%s)"
                % (env, err.strip()[-300:]))
-            rows = parse_csv(read_text(out))
+            rows = parse_json_lines(read_text(out))
             check(len(rows) > 0, "calls recorded")  # how many a second: the machine's speed
             # (calls entered while the links were attached, and the one in
             # flight at detach, have no return)
@@ -404,7 +404,7 @@ def test_busy_consumer_is_not_woken():
     n = 200000
     t = WaitTarget(["loop", str(n)])
     try:
-        bg = Background(["trace", "-v", "-F", "csv", "-p", str(t.pid), "--func", "add"],
+        bg = Background(["trace", "-v", "-F", "json", "-p", str(t.pid), "--func", "add"],
                         stdout=subprocess.PIPE)
         bg.wait_attached()
         t.release()
@@ -414,7 +414,7 @@ def test_busy_consumer_is_not_woken():
         s = summary(bg.stderr)
         eq(code, 3 if s["lost"] else 0, "cmon exit status (%s)" % bg.stderr.strip())
         eq(s["written"] + s["lost"], n, "written + lost = calls")
-        eq(len(out.decode().splitlines()) - 1, s["written"], "rows = written")
+        eq(len(out.decode().splitlines()), s["written"], "rows (JSON Lines: no header) = written")
         sleeps, woken = _wakeups(bg.stderr)
         check(woken <= 4 * sleeps + 4, "woken %d times for %d sleeps" % (woken, sleeps))
     finally:

@@ -191,3 +191,25 @@ def test_break_errors():
     eq(code, 2, "--binary is not for break")
     code, _, err = cmon(["break", "--func", "tick", "--count", "0", "--", target("watch")])
     eq(code, 2, "--count 0")
+
+
+def test_break_pid_count_ends_after_the_last_stop():
+    """break -p PID --count 2: cmon ends once the second stop is resumed; the
+    program runs on, untraced and not stopped (it used to wait for its
+    end)."""
+    t = WaitTarget(["loop"], binary="watch")
+    b = Break(["-p", str(t.pid), "--func", "tick", "--count", "2"])
+    try:
+        b.wait_for("cmon: attached ")
+        t.release()
+        eq(b.stopped_pid(1), t.pid, "first stop")
+        b.resume()
+        eq(b.stopped_pid(2), t.pid, "second stop")
+        b.resume()
+        eq(b.finish()[0], 0, "cmon ends after its last stop: %s" % b.stderr)
+        check("cmon: stop 3:" not in b.stderr, "no third stop: %s" % b.stderr)
+        check(t.alive(), "the program runs on")
+        eq(_state(t.pid) & {"T", "t"}, set(), "not left stopped")
+    finally:
+        b.kill()
+        t.kill()

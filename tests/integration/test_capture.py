@@ -521,3 +521,26 @@ def test_capture_of_rows_is_one_array():
     with open(os.path.join(out_dir, "trace2.csv")) as f:
         row = list(csv.DictReader(f))[0]
     eq(json.loads(row["rows"]), [[1.5, 2], [3, 4.25]], "the CSV cell: a JSON array")
+
+
+def test_show_lists_calls_slowest_first():
+    """cmon show RUN FUNC (no call number): every call of FUNC, slowest
+    first, a line each: its number, latency, RSS growth and arguments."""
+    store = tmpfile("slowest")
+    code, _, err = cmon(["capture", "-q", "-o", store, "--func", "nap", "--",
+                         target("sleeper"), "naps"])
+    eq(code, 0, "capture (%s)" % err)
+    code, out, err = cmon(["show", store, "nap"])
+    eq((code, err), (0, ""), "exit status and stderr")
+    lines = out.splitlines()
+    eq(lines[0].split(), ["call", "latency_ns", "rss_growth", "args"], "header")
+    eq(lines[-1], "250 calls of nap; `cmon show RUN nap N` shows call N whole", "the count")
+    rows = [l.split(None, 3) for l in lines[1:-1]]
+    lat = [int(r[1]) for r in rows]
+    eq(lat, sorted(lat, reverse=True), "slowest first")
+    eq(sorted(int(r[0]) for r in rows), list(range(1, 251)), "every call once")
+    # a line's arguments are its call's
+    code, one, _ = cmon(["show", store, "nap", rows[0][0]])
+    eq(code, 0, "show the slowest call")
+    usec = json.loads(rows[0][3])["usec"]
+    check(re.search(r"^  usec \(long int\) = %d$" % usec, one, re.M), one)

@@ -21,6 +21,14 @@ CASES = {
                     "no such process"),
     "no_such_function": (lambda: ["trace", "--func", "no_such_function_xyz", "--",
                                   target(), "calls"], 1, "no_such_function_xyz"),
+    # a slip of the keyboard: the nearest name offered
+    "misspelled_function": (lambda: ["trace", "--func", "negat", "--", target(), "calls"], 1,
+                            "did you mean negate?"),
+    # the program's output would be rows of the table
+    "csv_on_stdout_with_program": (lambda: ["trace", "-F", "csv", "--func", "add", "--",
+                                           target(), "calls"], 2,
+                                   "would hold the program's own output too: write the table "
+                                   "with -o FILE"),
     "no_such_function_list": (lambda: ["list", "--binary", target(), "no_such_function_xyz"],
                               1, "no_such_function_xyz"),
     "binary_not_elf": (lambda: ["trace", "--binary", _text_file(), "--func", "add"], 1,
@@ -158,3 +166,33 @@ def test_thread_id_is_not_a_process():
     finally:
         stop.set()
         t.join()
+
+
+def test_did_you_mean():
+    """A name a slip from a function's is offered (two letters swapped, one
+    left out); a name far from every function, or a short one, gets no
+    guess."""
+    for func, said in [("color_nmae", "; did you mean color_name?"),
+                       ("sum_bfu", "; did you mean sum_buf?"),
+                       ("nosuchthing", ""), ("ad", "")]:
+        code, out, err = cmon(["trace", "--binary", target("typed_O2"), "--func", func])
+        eq((code, out, stderr_lines(err)),
+           (1, "", ["cmon: no function matches '%s' in %s (searched 1 object)%s"
+                    % (func, target("typed_O2"), said)]), func)
+
+
+def test_ifunc_names_its_implementations():
+    """An IFUNC's symbol is its resolver: the one error line names the
+    implementations to trace (it was a warning, then "no function
+    matches"), and they trace."""
+    code, out, err = cmon(["trace", "--func", "twice", "--", target("ifunc")])
+    lines = stderr_lines(err)
+    eq((code, out, len(lines)), (1, "", 1), "exit status, stdout, one line: %r" % lines)
+    check(lines[0].startswith("cmon: 'twice' in %s is an IFUNC: its symbol is the resolver, "
+                              "not the function; trace its implementations: " % target("ifunc"))
+          and lines[0].endswith(" (or '__twice_*')"), lines[0])
+    eq(sorted(lines[0].split(": ")[-1].split(" (or")[0].split(", ")),
+       ["__twice_plain", "__twice_shift"], "the implementations")
+    code, out, err = cmon(["trace", "-q", "--func", "__twice_*", "--", target("ifunc")])
+    eq((code, out.splitlines()[0]), (0, "twice=42"), "exit status and the program's line")
+    eq([l.split()[4] for l in out.splitlines()[2:]], ["__twice_shift"], "the one it picked")

@@ -64,7 +64,7 @@ def test_if_struct_members_and_strings():
     eq([r["ret"] for r in res.rows], [6], "r->len > 5")
     res = _if("handle", 'r->method == "GET"', "reqs")
     eq([r["ret"] for r in res.rows], [1, 3, 5], "the GET requests")
-    eq([json.loads(r["typed"]["args.r"])["method"] for r in res.rows], ["GET"] * 3,
+    eq([r["args"]["r"]["method"] for r in res.rows], ["GET"] * 3,
        "their typed method")
     res = _if("handle", 'r->method != "GET" && r->hdr.kind == 2', "reqs")
     eq([r["ret"] for r in res.rows], [6], "not GET (POST, PUT, POST), hdr.kind 2 (i % 3 == 2)")

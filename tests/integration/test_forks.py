@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from cmonlib import (CMON, HANG, Background, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon, eq,
-                     parse_csv, read_text, run, target, tmpfile, trace, trace_bg)
+                     parse_json_lines, read_text, run, target, tmpfile, trace, trace_bg)
 
 FORK_OUT = "child sum 2020\nparent sum 606\n"
 
@@ -115,7 +115,7 @@ def test_child_library_calls():
     (attached when cmon sees it; the child calls once cmon -v says they
     are in: an order, not a time they must be attached by)."""
     os.environ["FORKS_WAIT_LINE"] = "1"  # the child waits for a line (stdin is cmon's)
-    bg = Background(["trace", "-v", "-F", "csv", "-o", tmpfile("libc.csv"), "--func",
+    bg = Background(["trace", "-v", "-F", "json", "-o", tmpfile("libc.csv"), "--func",
                      "libc.so.6:getppid", "--", target("forks"), "libc"],
                     stdout=subprocess.PIPE, stdin=subprocess.PIPE)
     try:
@@ -128,7 +128,7 @@ def test_child_library_calls():
         bg.kill()
     eq(bg.p.returncode, 0, "exit status (%s)" % bg.stderr)
     eq(out.decode(), "child 3\nparent 2\n", "program output")
-    rows = parse_csv(read_text(tmpfile("libc.csv")))
+    rows = parse_json_lines(read_text(tmpfile("libc.csv")))
     pids = [r["pid"] for r in rows]
     check(len(set(pids)) == 2, "two processes: %r" % pids)
     child, parent = pids[0], pids[-1]
@@ -138,7 +138,7 @@ def test_child_library_calls():
 
 def test_fork_one_file_per_process():
     tmpl = os.path.join(os.path.dirname(tmpfile("x")), "forks.%p.csv")
-    code, out, err = cmon(["trace", "-F", "csv", "-o", tmpl, "--func", "f", "--",
+    code, out, err = cmon(["trace", "-F", "json", "-o", tmpl, "--func", "f", "--",
                            target("forks"), "fork"])
     eq(code, 0, "exit status (%s)" % err)
     eq(out, FORK_OUT, "program output")
@@ -147,7 +147,7 @@ def test_fork_one_file_per_process():
     eq(len(files), 2, "files: %r" % files)
     got = {}
     for name in files:
-        rows = parse_csv(read_text(os.path.join(os.path.dirname(tmpl), name)))
+        rows = parse_json_lines(read_text(os.path.join(os.path.dirname(tmpl), name)))
         pid = int(name.split(".")[1])
         eq({r["pid"] for r in rows}, {pid}, "%s holds its own process's records" % name)
         got[len(rows)] = [r["arg0"] for r in rows]
@@ -166,7 +166,7 @@ def test_follow_running_process():
             code, out = t.finish()
             eq((code, out), (0, FORK_OUT), "target status and output")
             eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr)
-            rows = parse_csv(read_text(bg.out_path))
+            rows = parse_json_lines(read_text(bg.out_path))
             eq(len(rows), want, "records (follow=%s)" % follow)
             parent = [r["arg0"] for r in rows if r["pid"] == t.pid]
             eq(parent, [100, 101, 102], "the parent's calls")
@@ -233,7 +233,7 @@ def test_idle_parent_names_its_children():
         finally:
             bg.kill()
             t.kill()
-        eq(parse_csv(read_text(bg.out_path)), [], "records %s" % follow)
+        eq(parse_json_lines(read_text(bg.out_path)), [], "records %s" % follow)
         warned = [l for l in bg.stderr.splitlines() if "warning" in l]
         eq(warned, ["cmon: warning: process %d (forks) made no traced call; 2 processes it "
                     "forked before cmon are not traced (--follow takes those forked from now "
@@ -257,7 +257,7 @@ def test_other_instance_warned_only_with_a_probe_in_it():
             finally:
                 bg.kill()
                 t.kill()
-            eq([r["func"] for r in parse_csv(read_text(bg.out_path))], [func.split(":")[-1]] * 3,
+            eq([r["func"] for r in parse_json_lines(read_text(bg.out_path))], [func.split(":")[-1]] * 3,
                "the traced process's calls")
             eq("1 other process running %s traps on its probes too" % target("sleeper")
                in bg.stderr, warned, "warned, with --func %s: %s" % (func, bg.stderr))
@@ -277,7 +277,7 @@ def test_follow_running_daemon():
         code, out = t.finish()
         eq((code, out), (0, "parent exits\ndaemon sum 1806\n"), "target status and output")
         eq(bg.wait(HANG), 0, "cmon exit status (%s)" % bg.stderr)
-        rows = parse_csv(read_text(bg.out_path))
+        rows = parse_json_lines(read_text(bg.out_path))
         eq([r["arg0"] for r in rows], [300, 301, 302], "the daemon's calls")
         check(rows[0]["pid"] != t.pid, "the daemon's own pid")
         check("cmon: children followed: 2\n" in bg.stderr, bg.stderr)
@@ -316,10 +316,10 @@ def test_followed_map_walked_only_when_it_changes():
     log = tmpfile("strace.txt")
     out = tmpfile("naps.csv")
     code, _, err = run(["strace", "-f", "-qq", "-e", "trace=bpf", "-o", log, CMON, "trace",
-                        "--func", "nap", "-F", "csv", "-o", out, "--",
+                        "--func", "nap", "-F", "json", "-o", out, "--",
                         target("sleeper"), "loop", "5", "200"])
     eq(code, 0, "exit status (%s)" % err)
-    eq(len(parse_csv(read_text(out))), 200, "nap calls written")
+    eq(len(parse_json_lines(read_text(out))), 200, "nap calls written")
     walks = read_text(log).count("BPF_MAP_GET_NEXT_KEY")
     check(walks <= 6, "map walk steps (a key found or the end), %d: expected a walk at the "
           "start and one at the exit, not one a poll" % walks)

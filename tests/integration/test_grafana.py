@@ -76,6 +76,24 @@ def test_grafana_metrics_exist_in_agent_exposition():
                 check(name in exposed, "metric %s (panel %r) not in the agent's /metrics"
                       % (name, p["title"]))
                 used.add(name)
+    # a panel groups by labels its metric has (a "by (probe, function)" of
+    # a metric without "function" drew one line per probe, labelled as if
+    # per function)
+    labels = {}
+    for name, body in re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}", text, re.M):
+        labels.setdefault(name, set()).update(re.findall(r'(\w+)="', body))
+    for p in load()["panels"]:
+        for t in p["targets"]:
+            e = t["expr"]
+            for by, inner in re.findall(r"by \(([^)]*)\) \((.*)", e):
+                names = [n for rx in re.findall(r'__name__=~"([^"]+)"', inner)
+                         for n in labels if re.fullmatch(rx, n)]
+                names += re.findall(r"\b(cmon_[a-z0-9_]+)\b",
+                                    re.sub(r'__name__=~"[^"]+"', "", inner))
+                have = set().union(*(labels.get(n, set()) for n in names))
+                for label in (l.strip() for l in by.split(",")):
+                    check(label in have, "panel %r groups by %r, which %r lack"
+                          % (p["title"], label, names))
     for want in ("cmon_agent_probe_hits_total", "cmon_add_lat_seconds_bucket",
                  "cmon_add_arg_arg_bucket", "cmon_probe_state", "cmon_agent_events_lost_total"):
         check(want in used, "the dashboard shows %s" % want)

@@ -8,7 +8,7 @@ import json
 import re
 import statistics
 
-from cmonlib import check, cmon, quiet_machine, eq, parse_csv, run, target, tmpfile, trace, read_text
+from cmonlib import check, cmon, quiet_machine, eq, parse_json_lines, run, target, tmpfile, trace, read_text
 
 FUNCS = ["busy_ss", "busy_fp", "busy_cet", "busy_nop5"]
 CALLS = 300
@@ -227,7 +227,7 @@ def test_list_cost_measured_on_this_host():
     for _ in range(ATTEMPTS):
         hit = list_ns_per_hit()
         want = untraced_p50()
-        code, out, err = cmon(["trace", "--no-return", "-F", "csv", "-o", tmpfile("e.csv"),
+        code, out, err = cmon(["trace", "--no-return", "-F", "json", "-o", tmpfile("e.csv"),
                                "--func", "busy_ss", "--", target("busy"), str(CALLS)])
         check(code == 0, "cmon trace failed: %r" % err)
         paid = int(out.split("busy_ss p50=")[1].split()[0]) - want["busy_ss"]

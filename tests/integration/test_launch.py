@@ -5,7 +5,7 @@ import subprocess
 import time
 
 from cmonlib import (HANG, CALLS_OUT, CMON, LONGJMP_OUT, MiB, RECURSE_OUT, U64, check, eq,
-                     held_by, only, parse_csv, read_text, run, target, trace, u32)
+                     held_by, only, parse_json_lines, read_text, run, target, trace, u32)
 
 CALLS_FUNCS = ["add", "six", "negate"]
 
@@ -56,9 +56,9 @@ def check_calls_rows(rows, pids=None, comm="calls", module="calls", status="ok")
     return pid
 
 
-def check_clean_summary(res, expected_table):
+def check_clean_summary(res, expected_table, functions=None):
     s = res.summary()
-    eq(s["functions"], len(expected_table), "functions in the 'attached' line")
+    eq(s["functions"], functions or len(expected_table), "functions in the 'attached' line")
     eq(s["written"], sum(v[1] for v in expected_table.values()), "events written")
     eq(s["lost"], 0, "events lost")
     eq(s["table"], expected_table, "per-function table")
@@ -67,7 +67,9 @@ def check_clean_summary(res, expected_table):
 def test_launch_csv():
     code, untraced, _ = run([target(), "calls"])
     eq((code, untraced), (0, CALLS_OUT), "untraced run of calls")
-    res = trace(CALLS_FUNCS, launch=[target(), "calls"])
+    # --raw: the registers are the values, arg0..arg5 (the CSV of typed
+    # values is test_csv.py's)
+    res = trace(CALLS_FUNCS, launch=[target(), "calls"], fmt="csv", extra=["--raw"])
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
     eq(res.stdout, untraced, "program output")
     check_calls_rows(res.rows)
@@ -253,7 +255,8 @@ def test_hostile_program_name():
         dst.write(src.read())
     os.chmod(path, 0o755)
     for fmt in ("csv", "json"):
-        res = trace(["add"], launch=[path, "loop", "2"], fmt=fmt)
+        # (--raw: the registers as arg0..arg5 in CSV too)
+        res = trace(["add"], launch=[path, "loop", "2"], fmt=fmt, extra=["--raw"])
         eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
         eq(res.stdout, "loop sum=3\n", "program output")
         eq([(r["comm"], r["module"], r["arg0"], r["ret"]) for r in res.rows],
@@ -280,7 +283,7 @@ def test_shared_library_function():
 def _launch_wait(extra=()):
     """cmon launching `calls --wait calls`: (cmon Popen, records path, program pid)."""
     path = os.path.join(os.environ["CMON_IT_TMP"], "wait.csv")
-    p = subprocess.Popen([CMON, "trace", "-F", "csv", "-o", path, "-q", "--func", "add"]
+    p = subprocess.Popen([CMON, "trace", "-F", "json", "-o", path, "-q", "--func", "add"]
                          + list(extra) + ["--", target(), "--wait", "calls"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = p.stdout.readline().decode()
@@ -303,7 +306,7 @@ def test_launched_program_inherits_nothing():
         out, err = p.communicate(b"\n", timeout=HANG)
         eq(p.returncode, 0, "cmon exit status (%s)" % err.decode().strip())
         eq(out.decode(), CALLS_OUT, "program output")
-        eq([(r["arg0"], r["ret"], r["pid"]) for r in parse_csv(read_text(path))],
+        eq([(r["arg0"], r["ret"], r["pid"]) for r in parse_json_lines(read_text(path))],
            [(2, 5, pid), (u32(-7), u32(-3), pid)], "add records")
     finally:
         p.kill()
@@ -317,7 +320,62 @@ def test_launched_program_killed():
         os.kill(pid, signal.SIGTERM)
         out, err = p.communicate(timeout=HANG)
         eq(p.returncode, 128 + signal.SIGTERM, "cmon exit status (%s)" % err.decode().strip())
-        eq(parse_csv(read_text(path)), [], "records")
+        eq(parse_json_lines(read_text(path)), [], "records")
     finally:
         p.kill()
         p.communicate()
+
+
+def test_summary_lists_called_functions():
+    """The end summary has a row per function called; the others are
+    counted on one line, not listed as rows of zeros."""
+    res = trace(CALLS_FUNCS + ["fact", "grow", "libc.so.6:strfry"], launch=[target(), "calls"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr.strip())
+    check_clean_summary(res, {"add": (2, 2, 0), "six": (1, 1, 0), "negate": (1, 1, 0)},
+                        functions=6)
+    eq([l for l in res.stderr.splitlines() if "never called" in l],
+       ["cmon: functions never called: 3"], "the others counted")
+    res = trace(["fact", "grow"], launch=[target(), "calls"])
+    eq(res.code, 0, "exit status (%s)" % res.stderr.strip())
+    lines = res.stderr.splitlines()
+    eq([l for l in lines if "never called" in l or l.startswith("cmon: function ")],
+       ["cmon: functions never called: 2 (all of them)"], "no table, the count")
+
+
+def _on_a_terminal(args, env=None):
+    """cmon ARGS with its stdout a terminal: what the terminal shows."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([CMON] + args, stdout=slave, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the last writer closed it
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    _, err = p.communicate(timeout=60)
+    eq(p.returncode, 0, "exit status (%s)" % err.decode())
+    return seen.decode()
+
+
+def test_text_colours_on_a_terminal():
+    """The text table on a terminal: its header and function names bold, a
+    status where a return value goes yellow; none with NO_COLOR set, none
+    in a file."""
+    args = ["trace", "-q", "--func", "add", "--func", "jumper", "--", target(), "longjmp"]
+    shown = _on_a_terminal(args)
+    check("\x1b[1mTIME " in shown and "ARGS\x1b[22m" in shown, "bold header: %r" % shown)
+    check("\x1b[1madd\x1b[22m" in shown and "\x1b[1mjumper\x1b[22m" in shown,
+          "bold names: %r" % shown)
+    check("\x1b[33m<noreturn>\x1b[39m" in shown, "the status in yellow: %r" % shown)
+    shown = _on_a_terminal(args, env=dict(os.environ, NO_COLOR="1"))
+    check("\x1b[" not in shown, "NO_COLOR: no escape: %r" % shown)
+    check("jumper" in shown, shown)
+    res = trace(["add", "jumper"], launch=[target(), "longjmp"], fmt="text")
+    check("\x1b[" not in res.text, "a file: no escape: %r" % res.text)

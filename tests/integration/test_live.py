@@ -67,8 +67,9 @@ def test_csv_reaches_a_file_while_running():
                 break
             time.sleep(0.05)
         check(p.poll() is None, "cmon had exited: the record came at the end")
-        eq(lines[1].split(",")[4:7], ["nap", "0", str(NAP_MS * 1000)],
-           "first record (func, depth, arg0)")
+        first = dict(zip(lines[0].split(","), lines[1].split(",")))
+        eq((first["func"], first["depth"], first["args.usec"]), ("nap", "0", str(NAP_MS * 1000)),
+           "first record (func, depth, its parameter)")
         _release(p)
     finally:
         if p.poll() is None:
@@ -245,7 +246,7 @@ def test_one_file_per_process():
     for p, n, rank in ((a, 3, "7"), (b, 5, "4")):
         path = tmpl.replace("%p", str(p.pid)).replace("%r", rank).replace("%%", "%")
         rows = parse_csv(read_text(path))
-        eq([(r["pid"], r["func"], r["arg0"]) for r in rows],
+        eq([(r["pid"], r["func"], int(r["typed"]["args.a"])) for r in rows],
            [(p.pid, "add", i) for i in range(n)], "records in %s" % path)
     code, _, err = cmon(["trace", "-o", "out.%q", "--func", "add", "-p", "1"])
     eq(code, 2, "an unknown field: usage error (%s)" % err)

@@ -14,11 +14,11 @@ from cmonlib import (HANG, MiB, Background, WaitTarget, assert_no_leak, bpf_snap
 PROFILE_CSV = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
                "noreturn", "lost", "total_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns",
                "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist",
-               "arg_out_of_range", "filtered", "latency_spread_ns"]
+               "arg_out_of_range", "filtered", "latency_spread_ns", "ts_ns"]
 PROFILE_JSON = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
                 "noreturn", "lost", "total_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns",
                 "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist",
-                "latency_spread_ns"]
+                "latency_spread_ns", "ts_ns"]
 LAT_KEYS = ["min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 
@@ -231,6 +231,7 @@ def test_profile_text_table():
 
 def test_profile_csv():
     n = 50
+    t0 = time.time_ns()
     code, out, err, text = profile(["count_me"], launch=[target("sleeper"), "count", str(n)],
                                    fmt="csv", extra=["--hist", "0", "--no-mem"])
     eq(code, 0, "cmon exit status (%s)" % err.strip())
@@ -251,6 +252,9 @@ def test_profile_csv():
     eq(r["arg_hist"], want, "arg_hist")
     eq(r["arg_out_of_range"], "0", "arg_out_of_range")
     eq(r["filtered"], "", "no --if: nothing filtered, the column empty")
+    # the report's wall-clock time, as trace's ts_ns (a report is not
+    # taken before the command started, nor after it ended)
+    check(t0 <= int(r["ts_ns"]) <= time.time_ns(), "ts_ns %s in [%d, now]" % (r["ts_ns"], t0))
 
 
 def test_profile_interval_reports():

@@ -170,7 +170,7 @@ def _text_and_csv(py):
     res = _py(["fib"], [CALLS], fmt="csv", py=py)
     eq(len(res.rows), 177, "177 CSV rows")
     top = [r for r in res.rows if r["typed"]["args"] == '{"n":10}']
-    eq([t["typed"]["retval"] for t in top], ["55"], "CSV args and retval columns")
+    eq([t["ret"] for t in top], [55], "CSV args and ret columns")
     header = res.text.splitlines()[0].split(",")
     check(not [h for h in header if h.startswith("args.")],
           "no columns of the evaluator's own parameters: %s" % header)

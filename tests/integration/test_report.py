@@ -417,3 +417,20 @@ def test_report_counts_a_source_given_twice_once():
     check("counted once" not in err, "no warning for a copy: %r" % err)
     eq([(r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]], [("grow", 2)],
        "a copy is counted")
+
+
+def test_report_of_a_long_csv():
+    """A trace CSV in the long shape (a row per value: functions with other
+    parameters share the table) is a trace CSV, each call counted once."""
+    csv_ = tmpfile("long.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", csv_, "--func", "fact", "--func",
+                         "outer", "--", target("calls"), "recurse"])
+    eq(code, 0, "trace (%s)" % err)
+    check(read_text(csv_).startswith("call,ts_ns,"), "the long shape")
+    page = tmpfile("long.html")
+    code, _, err = cmon(["report", csv_, "-o", page])
+    eq(code, 0, "report (%s)" % err)
+    d = page_data(page)
+    eq([(s["path"], s["kind"]) for s in d["sources"]], [(csv_, "trace CSV")], "sources read")
+    eq(sorted((r["func"], r["calls"]) for r in d["trace"]["table"]), [("fact", 5), ("outer", 1)],
+       "each call counted once")

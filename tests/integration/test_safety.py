@@ -228,7 +228,7 @@ def test_binary_replaced_on_disk_is_said():
     path = os.path.join(os.path.dirname(tmpfile("x")), "replaced")
     shutil.copy(target("argc"), path)
     out = tmpfile("replaced.csv")
-    bg = Background(["trace", "-F", "csv", "-o", out, "--binary", path, "--func", "twice"])
+    bg = Background(["trace", "-F", "json", "-o", out, "--binary", path, "--func", "twice"])
     try:
         bg.wait_attached()
         eq(run([path, "a"])[1], "argc=2 argv1=a t=4\n", "old file's output")
@@ -244,8 +244,8 @@ def test_binary_replaced_on_disk_is_said():
         bg.kill()
     said = [l for l in bg.stderr.splitlines() if "replaced or removed" in l]
     eq(len(said), 1, "said once: %r" % bg.stderr)
-    from cmonlib import parse_csv, read_text
-    eq([r["arg0"] for r in parse_csv(read_text(out))], [2], "the old file's call recorded")
+    from cmonlib import parse_json_lines, read_text
+    eq([r["arg0"] for r in parse_json_lines(read_text(out))], [2], "the old file's call recorded")
 
 
 def test_two_names_one_address():

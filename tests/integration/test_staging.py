@@ -51,7 +51,7 @@ def test_staged_calls_keep_their_captures():
     seen = collections.defaultdict(list)
     for r in res.rows:
         t, i = int(r["arg0"]), int(r["arg1"])
-        eq(r["typed"]["args.tag"], '"t%d.%d"' % (t, i), "call (%d, %d): its own string" % (t, i))
+        eq(r["args"]["tag"], "t%d.%d" % (t, i), "call (%d, %d): its own string" % (t, i))
         eq(int(r["ret"]), t + i, "call (%d, %d): its return" % (t, i))
         seen[r["tid"]].append((t, i))
     eq(len(seen), THREADS, "threads")

@@ -114,7 +114,7 @@ def test_store_errors():
     _one_error(["show", path, "parse_request", "4"], 1, "no call 4")
     _one_error(["show", path, "parse_request", "0"], 1, "no call 0")
     _one_error(["show", path, "parse_request", "x"], 2, "'x'")
-    _one_error(["show", path, "parse_request"], 2, "usage")
+    _one_error(["show", path], 2, "usage")
     _one_error(["ls", tmpfile("missing")], 1, "No such file")
     _one_error(["export", path], 2, "--per-call")
     _one_error(["export", path, "-F", "xml"], 2, "xml")

@@ -7,7 +7,7 @@ import json
 import os
 import re
 
-from cmonlib import (COLUMNS, U64, check, cmon, eq, funcs_args, parse_csv, read_text, run,
+from cmonlib import (COLUMNS, LONG_COLUMNS, TYPED_COLUMNS, U64, check, cmon, eq, funcs_args, parse_csv, read_text, run,
                      target, tmpfile, trace)
 
 BUILDS = ["typed_O0", "typed_O2"]
@@ -148,8 +148,24 @@ def test_typed_json_O2():
 
 
 def test_typed_csv():
+    """CSV cells are native values: a string's own characters (no JSON
+    quotes; the byte 0xff as U+00FF, as JSON reads it; a NUL left out), an
+    enumerator by name, true/false, numbers; a NULL string empty; "ret" as
+    the function's type; no arg0..arg5 (every function has DWARF).  Functions
+    whose columns differ: the long shape by default (a row per value), the
+    union of their columns with --csv wide."""
+    want = {
+        "chars": {"c": "a", "nul": "", "hi": "\u00ff", "t": "true", "f": "false",
+                  "col": "GREEN"},
+        "paint": {"c": "BLUE", "mix": "6"},
+        "greet": {"s": 'hi "q"\n\u00e9\u00ff', "none": ""},
+        "eight": {"a": "1", "b": "-2", "c": "3", "d": "-4", "e": "5", "f": "-6",
+                  "g": "-7", "h": "4886718345"},
+    }
+    rets = {"chars": "98", "paint": "26", "greet": "10", "eight": "4886718335"}
+    funcs = ["chars", "paint", "greet", "eight"]
     for binary in BUILDS:
-        text, _ = trace_typed(binary, ["chars", "paint", "greet", "eight"], fmt="csv")
+        text, _ = trace_typed(binary, funcs, fmt="csv", extra=["--csv", "wide"])
         check(text.endswith("\r\n"), "CSV ends with CRLF")
         rows = list(csv.reader(io.StringIO(text, newline="")))
         # One column per parameter name, the union over the functions in
@@ -157,34 +173,33 @@ def test_typed_csv():
         names = ["c", "nul", "hi", "t", "f", "col", "mix", "s", "none", "a", "b", "d", "e",
                  "g", "h"]
         # Prefixed: eight's "c" or a parameter named "pid" cannot be taken
-        # for a fixed column; the typed return value last.
-        # Then what JSON gives as keys: "truncated", "faults" (empty here).
-        eq(rows[0], COLUMNS + ["args." + n for n in names] + ["retval", "truncated", "faults"],
-           "%s CSV header" % binary)
+        # for a fixed column.  Then what JSON gives as keys: "truncated",
+        # "faults", and "unavailable" (the values not there, empty here).
+        eq(rows[0], TYPED_COLUMNS + ["args." + n for n in names] +
+           ["truncated", "faults", "unavailable"], "%s CSV header" % binary)
         for fields in rows[1:]:
             eq(len(fields), len(rows[0]), "%s CSV fields in %r" % (binary, fields))
         recs = {}
         for fields in rows[1:]:
             rec = dict(zip(rows[0], fields))
             recs[rec["func"]] = rec
-        eq(sorted(recs), ["chars", "eight", "greet", "paint"], "%s CSV records" % binary)
-        # Each cell is the value's JSON text; absent parameters are empty.
-        want = {
-            "chars": {"c": '"a"', "nul": '"\\u0000"', "hi": '"\\u00ff"', "t": "true",
-                      "f": "false", "col": '"GREEN"'},
-            "paint": {"c": '"BLUE"', "mix": "6"},
-            "greet": {"s": '"hi \\"q\\"\\n\u00e9\\u00ff"', "none": "null"},
-            "eight": {"a": "1", "b": "-2", "c": "3", "d": "-4", "e": "5", "f": "-6",
-                      "g": "-7", "h": "4886718345"},
-        }
+        eq(sorted(recs), sorted(funcs), "%s CSV records" % binary)
         for func, cells in want.items():
-            got = {k: recs[func]["args." + k] for k in names if recs[func]["args." + k] != ""}
+            got = {k: recs[func]["args." + k] for k in names
+                   if recs[func]["args." + k] != "" or k in cells}
             eq(got, cells, "%s CSV cells of %s" % (binary, func))
-        eq(recs["paint"]["arg1"], "6", "raw arg1 column of paint")
-        eq(recs["eight"]["ret"], "4886718335", "raw ret column of eight")
-        eq({f: recs[f]["retval"] for f in recs},
-           {"chars": "98", "paint": "26", "greet": "10", "eight": "4886718335"},
-           "%s typed return column" % binary)
+        eq({f: recs[f]["ret"] for f in recs}, rets, "%s typed return column" % binary)
+        # The long shape: a row per value, name and value
+        text, _ = trace_typed(binary, funcs, fmt="csv")
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        eq(list(rows[0].keys()), LONG_COLUMNS, "%s long CSV header" % binary)
+        got = {}
+        for r in rows:
+            got.setdefault(r["func"], {})[r["name"]] = r["value"]
+        eq(got, {f: dict({"args." + k: v for k, v in want[f].items()}, ret=rets[f])
+                 for f in funcs}, "%s long CSV values" % binary)
+        eq(sorted({(r["func"], r["call"]) for r in rows}),
+           sorted((f, str(n)) for n, f in enumerate(funcs, 1)), "%s calls numbered" % binary)
 
 
 def test_typed_text():
@@ -286,30 +301,30 @@ def test_typed_csv_captures_and_notes():
         text, _ = trace_typed(binary, ["sum_buf"], fmt="csv",
                               extra=["--capture", "data=buf:len", "--capture-max", "8"])
         rows = list(csv.reader(io.StringIO(text, newline="")))
-        eq(rows[0][-5:], ["args.len", "retval", "captures", "truncated", "faults"],
-           "%s CSV header with --capture" % binary)
+        eq(rows[0][-6:], ["args.buf", "args.len", "captures.data", "truncated", "faults",
+                          "unavailable"], "%s CSV header with --capture" % binary)
         eq(len(rows), 2, "%s CSV rows" % binary)
         rec = dict(zip(rows[0], rows[1]))
-        eq(json.loads(rec["captures"]), {"data": BUF13[:8].hex()}, "%s captures cell" % binary)
-        eq((json.loads(rec["truncated"]), rec["faults"]), (["data"], ""),
+        eq(rec["captures.data"], BUF13[:8].hex(), "%s captures cell" % binary)
+        eq((rec["truncated"], rec["faults"]), ("data", ""),
            "%s truncated and faults cells" % binary)
     # A cut string parameter is listed in the same column.
     text, _ = trace_typed("typed_O2", ["greet"], fmt="csv", extra=["--strlen", "4"])
     rows = list(csv.reader(io.StringIO(text, newline="")))
     rec = dict(zip(rows[0], rows[1]))
-    eq((rec["args.s"], json.loads(rec["truncated"]), rec["faults"]), ('"hi \\""', ["s"], ""),
+    eq((rec["args.s"], rec["truncated"], rec["faults"]), ('hi "', "s", ""),
        "greet with --strlen 4, in CSV")
 
 
 def test_typed_return_without_parameters():
     """A function with no parameters still has its typed return in every
-    format: CSV used to have no retval column (only `ret`, 4294967295)."""
+    format: CSV's ret as the function's type (it read 4294967295)."""
     for binary in BUILDS:
         text, _ = trace_typed(binary, ["last_error"], fmt="csv")
         rows = list(csv.reader(io.StringIO(text, newline="")))
         eq(len(rows), 2, "%s CSV rows" % binary)
         rec = dict(zip(rows[0], rows[1]))
-        eq(rec.get("retval"), "-1", "%s CSV retval of last_error" % binary)
+        eq(rec.get("ret"), "-1", "%s CSV ret of last_error (its type's)" % binary)
         text, _ = trace_typed(binary, ["last_error"], fmt="json")
         eq(json_records(text)[0]["retval"], -1, "%s JSON retval" % binary)
         text, _ = trace_typed(binary, ["last_error"], fmt="text")
@@ -410,8 +425,8 @@ def test_void_has_no_return():
         text, _ = trace_typed(binary, ["move_pt"], fmt="csv")
         rows = list(csv.reader(io.StringIO(text, newline="")))
         rec = dict(zip(rows[0], rows[1]))
-        eq((rec["status"], rec["ret"], rec["retval"], rec["args.dx"]), ("ok", "", "", "3"),
-           "%s CSV move_pt (status, ret, retval, args.dx)" % binary)
+        eq((rec["status"], rec["ret"], rec["args.dx"]), ("ok", "", "3"),
+           "%s CSV move_pt (status, ret, args.dx)" % binary)
         text, _ = trace_typed(binary, ["move_pt"], fmt="text")
         line = text.splitlines()[1].split()
         eq(line[4:6], ["move_pt", "void"], "%s text: RET of move_pt" % binary)
@@ -433,11 +448,11 @@ def test_unnamed_parameters_never_take_a_name():
     got = {r["func"]: dict(r["args"]) for r in res.rows}
     eq(got, {"un2": {"param1": 111, "#1": 222}, "un3": {"#0": 7, "b": 21, "#2": 9}},
        "every parameter, the unnamed ones by position")
-    res = trace(["un2", "un3"], launch=[target("unnamed")], fmt="csv")
+    res = trace(["un2", "un3"], launch=[target("unnamed")], fmt="csv", extra=["--csv", "wide"])
     eq(res.code, 0, "exit status (%s)" % res.stderr)
     rows = list(csv.reader(io.StringIO(res.text, newline="")))
-    eq(rows[0][len(COLUMNS):], ["args.param1", "args.#1", "args.#0", "args.b", "args.#2",
-                                "retval", "truncated", "faults"], "CSV header")
+    eq(rows[0][len(TYPED_COLUMNS):], ["args.param1", "args.#1", "args.#0", "args.b", "args.#2",
+                                      "truncated", "faults", "unavailable"], "CSV header")
     cells = {r["func"]: {k: v for k, v in r["typed"].items() if k.startswith("args.") and v}
              for r in res.rows}
     eq(cells, {"un2": {"args.param1": "111", "args.#1": "222"},

@@ -456,3 +456,36 @@ def test_folded_says_which_calls_have_no_weight():
     eq(open(path).read(), "", "no stack has a weight")
     check("cmon: warning: folded: 2 of 2 calls had no latency, so no weight of their own in "
           "the stacks (2 entry)" in stderr_lines(err), err)
+
+
+def test_views_of_a_json_trace():
+    """A trace written as JSON Lines turned into each view later, by cmon
+    export (it said "not a cmon store"): the nesting from the calls' times,
+    the typed arguments and returns."""
+    from cmonlib import cmon, tmpfile
+    r = trace(RECURSE_FUNCS, [target(), "recurse"], fmt="json", extra=["--raw-latency"])
+    eq(r.code, 0, "exit status (%s)" % r.stderr)
+    path = tmpfile("recurse.jsonl")
+    with open(path, "w") as f:
+        f.write(r.text)
+    code, out, err = cmon(["export", path, "-F", "tree"])
+    eq((code, err), (0, "cmon: exported 8 calls to stdout\n"), "export -F tree")
+    eq([(c["depth"], c["func"], c["args"], c["ret"]) for c in parse_tree(out)], RECURSE_TREE,
+       "tree (depth, func, args, return):\n%s" % out)
+    code, out, err = cmon(["export", path, "-F", "folded"])
+    eq(code, 0, "export -F folded (%s)" % err)
+    eq([l.rsplit(" ", 1)[0] for l in out.splitlines()],
+       ["calls;fact", "calls;fact;fact", "calls;fact;fact;fact", "calls;fact;fact;fact;fact",
+        "calls;fact;fact;fact;fact;fact", "calls;outer", "calls;outer;middle",
+        "calls;outer;middle;leaf"], "folded stacks")
+    code, out, err = cmon(["export", path, "-F", "chrome"])
+    eq(code, 0, "export -F chrome (%s)" % err)
+    events = [e for e in load_chrome(out) if e["ph"] == "X"]
+    eq(sorted((e["name"], e["args"]["return"]) for e in events),
+       sorted((f, int(ret)) for _, f, _, ret in RECURSE_TREE), "chrome events")
+    # a line that is no call of cmon's
+    with open(path, "a") as f:
+        f.write('{"hello": 1}\n')
+    code, out, err = cmon(["export", path, "-F", "tree"])
+    eq((code, err), (1, "cmon: export: %s: line 9 is not a call of `cmon trace -F json`\n"
+                     % path), "a foreign line")

@@ -500,6 +500,15 @@ $(TARGET_DIR)/keyfunc_clang: tests/targets/keyfunc.cpp tests/targets/keyfunc_def
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 $(filter %.cpp,$^) -o $@ -lstdc++
 
+# An IFUNC with its implementations (test_errors.py: the error names them).
+TARGETS += $(TARGET_DIR)/ifunc
+targets: $(TARGET_DIR)/ifunc
+
+$(TARGET_DIR)/ifunc: tests/targets/ifunc.c
+	$(call msg,TARGET,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TARGET_CFLAGS) $< -o $@
+
 # Names and values a user reads (test_names.py): glibc aliases, a
 # transparent union, a library dlopen()ed by a relative path.
 TARGETS += $(TARGET_DIR)/names $(TARGET_DIR)/libnames_dl.so

@@ -101,7 +101,8 @@ static struct fake_sink *fake_new(pid_t pid, const char *path)
 	return f;
 }
 
-static int fake_open(void *ctx, pid_t pid, const char *path, struct out_sink **out)
+static int fake_open(void *ctx, pid_t pid, uint32_t func, const char *path,
+		     struct out_sink **out)
 {
 	int *opens = ctx;
 
@@ -188,6 +189,38 @@ static void test_per_process(void **state)
 	assert_int_equal(out_router__written(r), 3);
 	assert_int_equal(out_router__written_func(r, 1), 2);
 	assert_int_equal(out_router__files(r), 2);
+	out_router__free(r);
+}
+
+/* -o %f: a sink per function, whatever the process; two functions of one
+ * name (in two libraries) do not share a file: the later one's gets its
+ * number. */
+static void test_per_function(void **state)
+{
+	static const char *const names[] = { "parse", "send", "parse" };
+	int opens = 0;
+	struct out_router_opts o = { .n_funcs = 3, .func_names = names, .open = fake_open,
+				     .open_ctx = &opens };
+	struct out_router *r;
+	struct call_record a = rec_of(10), b = rec_of(20);
+
+	reset();
+	r = out_router__per_process("x.%f.csv", &o);
+	assert_non_null(r);
+	assert_int_equal(out_router__write(r, &a, 0), 0);
+	assert_int_equal(out_router__write(r, &b, 1), 0);
+	assert_int_equal(out_router__write(r, &b, 0), 0);
+	assert_int_equal(out_router__write(r, &a, 2), 0);
+	assert_int_equal(opens, 3);
+	assert_string_equal(made[0]->path, "x.parse.csv");
+	assert_string_equal(made[1]->path, "x.send.csv");
+	assert_string_equal(made[2]->path, "x.parse.csv.2");
+	assert_int_equal(made[0]->n, 2);
+	assert_int_equal(made[1]->n, 1);
+	assert_int_equal(made[2]->n, 1);
+	assert_int_equal(out_router__settle(r, true), 0);
+	assert_int_equal(out_router__written(r), 4);
+	assert_int_equal(out_router__files(r), 3);
 	out_router__free(r);
 }
 
@@ -399,6 +432,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single),
 		cmocka_unit_test(test_per_process),
+		cmocka_unit_test(test_per_function),
 		cmocka_unit_test(test_open_fails),
 		cmocka_unit_test(test_failures_counted),
 		cmocka_unit_test(test_dropped_goes_on),

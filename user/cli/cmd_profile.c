@@ -464,7 +464,7 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 #define CSV_HEADER                                                                         \
 	"report,elapsed_s,final,func,module,pid,calls,returns,noreturn,lost,total_ns,min_ns," \
 	"mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,rss_growth_bytes,arg_hist,"           \
-	"arg_out_of_range,filtered,latency_spread_ns\r\n"
+	"arg_out_of_range,filtered,latency_spread_ns,ts_ns\r\n"
 
 
 
@@ -504,6 +504,8 @@ static void put_hist(struct profile_run *r, const struct prof_row *row, bool jso
 static void csv_report(struct profile_run *r, double elapsed, bool final)
 {
 	const struct cmd_opts *o = &r->opts;
+	/* when the report was taken, on the clock trace's ts_ns reads */
+	uint64_t wall = clock__wall_ns();
 
 	if (r->reports == 1)
 		fputs(CSV_HEADER, r->ses.out);
@@ -541,13 +543,15 @@ static void csv_report(struct profile_run *r, double elapsed, bool final)
 		fputc(',', r->ses.out);
 		if (o->if_expr)
 			fprintf(r->ses.out, "%llu", (unsigned long long)row->filtered);
-		fprintf(r->ses.out, ",%llu\r\n", (unsigned long long)lat_spread(r, row->func_id));
+		fprintf(r->ses.out, ",%llu,%llu\r\n", (unsigned long long)lat_spread(r, row->func_id),
+			(unsigned long long)wall);
 	}
 }
 
 static void json_report(struct profile_run *r, double elapsed, bool final)
 {
 	const struct cmd_opts *o = &r->opts;
+	uint64_t wall = clock__wall_ns();
 
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct prof_row *row = &r->rows[i];
@@ -618,7 +622,7 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 			pyprof__edges(r->pp, row->func_id, false, put_edge, &e);
 			fputc(']', r->ses.out);
 		}
-		fputs("}\n", r->ses.out);
+		fprintf(r->ses.out, ",\"ts_ns\":%llu}\n", (unsigned long long)wall);
 	}
 }
 

@@ -2,17 +2,20 @@
 /*
  * cmd_show.c: `cmon show RUN FUNC N`: one recorded call, every argument by
  * name with its type and value, the return value, timing, memory, and each
- * captured buffer (numbers, text, or the first bytes as hex).
+ * captured buffer (numbers, text, or the first bytes as hex).  `cmon show
+ * RUN FUNC`: its calls, slowest first, a line each.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli/options.h"
 #include "cli/commands.h"
 #include "cli/store_cli.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "core/strbuf.h"
 
@@ -46,10 +49,12 @@ static void print_notes(const char *notes_json)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cmon show RUN FUNC N\n\n"
+	fprintf(f, "usage: cmon show RUN FUNC [N]\n\n"
 		   "Show call N (from 1) of function FUNC of a capture store: every argument\n"
 		   "by name, type and value, the return value, latency, memory and captured\n"
-		   "buffers.  FUNC is a name as `cmon ls` lists it, or MODULE:NAME.\n");
+		   "buffers.  Without N: FUNC's calls, slowest first, a line each (number,\n"
+		   "latency, RSS growth, arguments).  FUNC is a name as `cmon ls` lists it, or\n"
+		   "MODULE:NAME.\n");
 }
 
 static void mem_line(const char *label, uint64_t entry, uint64_t exit)
@@ -175,6 +180,78 @@ static int print_call(const struct cmon_call *c, const struct cmon_function *f,
 	return 0;
 }
 
+/* A call in the list: its number, latency (UINT64_MAX: did not return,
+ * listed last), RSS growth and arguments. */
+struct listed {
+	uint64_t n, lat;
+	int64_t rss;
+	char *args;
+};
+
+static int slowest_first(const void *a, const void *b)
+{
+	const struct listed *x = a, *y = b;
+
+	if (x->lat != y->lat) /* UINT64_MAX (no return) last */
+		return x->lat == UINT64_MAX ? 1 : y->lat == UINT64_MAX ? -1 : x->lat > y->lat ? -1 : 1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* Arguments shown on a line: cut to fit 100 columns. */
+#define LIST_ARGS 60
+
+/* `cmon show RUN FUNC`: FUNC's calls, slowest first. */
+static int list_calls(struct cmon_store *s, const char *func)
+{
+	struct cmon_iter *it = NULL;
+	struct cmon_call *c = NULL;
+	struct listed *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, err = 0;
+
+	if (cmon_store_calls(s, func, 1, &it))
+		return 1;
+	while (!err && (r = cmon_iter_next(it, &c)) == 1) {
+		if (GROW(v, n, cap, 256) ||
+		    !(v[n].args = strdup(c->args_json ? c->args_json : "{}"))) {
+			err = -ENOMEM;
+		} else {
+			v[n].n = c->n;
+			v[n].lat = c->latency_ns == CMON_NONE ? UINT64_MAX : c->latency_ns;
+			v[n].rss = c->rss_entry == CMON_NONE || c->rss_exit == CMON_NONE ? 0 :
+				   (int64_t)(c->rss_exit - c->rss_entry);
+			n++;
+		}
+		cmon_call_free(c);
+	}
+	if (!err && r < 0)
+		err = 1;
+	cmon_iter_free(it);
+	if (!err) {
+		qsort(v, n, sizeof(*v), slowest_first);
+		printf("%8s %12s %12s  %s\n", "call", "latency_ns", "rss_growth", "args");
+		for (size_t i = 0; i < n; i++) {
+			char lat[24];
+
+			if (v[i].lat == UINT64_MAX)
+				snprintf(lat, sizeof(lat), "-");
+			else
+				snprintf(lat, sizeof(lat), "%" PRIu64, v[i].lat);
+			printf("%8" PRIu64 " %12s %+12" PRId64 "  ", v[i].n, lat, v[i].rss);
+			if (strlen(v[i].args) > LIST_ARGS)
+				strcpy(v[i].args + LIST_ARGS - 3, "...");
+			store_cli__put_safe(stdout, v[i].args);
+			putchar('\n');
+		}
+		printf("%zu call%s of %s; `cmon show RUN %s N` shows call N whole\n", n,
+		       n == 1 ? "" : "s", func, func);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].args);
+	free(v);
+	return err;
+}
+
 int cmd_show(int argc, char **argv)
 {
 	const struct cmon_function *f;
@@ -188,8 +265,23 @@ int cmd_show(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if (argc - optind == 2) {
+		rc = store_cli__open(argv[optind], &s);
+		if (rc)
+			return rc;
+		rc = cmon_store_function(s, argv[optind + 1], &f) ? 1 :
+		     list_calls(s, argv[optind + 1]);
+		if (rc == 1)
+			log_error("%s", cmon_store_error(s));
+		else if (rc)
+			log_error("show: %s", strerror(-rc));
+		if (rc || fflush(stdout))
+			rc = CMON_EXIT_ERROR;
+		cmon_store_close(s);
+		return rc;
+	}
 	if (argc - optind != 3) {
-		log_error("show: expected RUN FUNC N (usage: cmon show RUN FUNC N)");
+		log_error("show: expected RUN FUNC [N] (usage: cmon show RUN FUNC [N])");
 		return CMON_EXIT_USAGE;
 	}
 	if (store_cli__parse_u64(argv[optind + 2], &n)) {

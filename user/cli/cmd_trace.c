@@ -48,7 +48,8 @@ struct trace_run {
 	uint32_t py_func;   /* the evaluator's func_id: Python calls count under it */
 	uint64_t lost_uret; /* returns nested past the kernel's uretprobes (report) */
 	uint64_t py_nested; /* Python calls lost nested past 64 (returns, cmon's stack) */
-	const char **py_columns; /* CSV: the typed columns and "" (args) */
+	const struct render_cols **csv_funcs; /* CSV: each function's columns */
+	const char **func_names;  /* -o %f */
 	/* The router's sinks: trace's writers, or capture's stores */
 	struct file_sink_opts file_opts;
 	struct store_sink_opts store_opts;
@@ -461,43 +462,53 @@ static int make_router(struct trace_run *r)
 		if (r->opts.output && out_path__per_process(r->opts.output))
 			tmpl = r->opts.output;
 		else
-			err = store_sink__open(&r->store_opts, 0,
+			err = store_sink__open(&r->store_opts, 0, UINT32_MAX,
 					       r->opts.output ? r->opts.output : "cmon-capture", &sink);
 		if (err)
 			return err;
 	} else {
-		r->file_opts.fmt = r->opts.format;
-		r->file_opts.columns = typer__columns(r->typer, &r->file_opts.n_columns);
-		/* CSV carries what JSON gives as keys, so nothing asked is dropped */
-		if (r->opts.n_captures)
-			r->file_opts.csv_extras |= CSV_CAPTURES;
-		if (r->opts.capture_at == PLAN_AT_BOTH)
-			r->file_opts.csv_extras |= CSV_AT_RETURN;
-		if (r->opts.n_captures || typer__typed_count(r->typer))
-			r->file_opts.csv_extras |= CSV_NOTES;
-		if (r->ses.cgroup_on)
-			r->file_opts.csv_extras |= CSV_CGROUP;
-		/* a function with no parameters still has its typed return */
-		if (typer__typed_count(r->typer))
-			r->file_opts.csv_extras |= CSV_TYPED;
-		if (r->py) {
-			size_t n = r->file_opts.n_columns;
+		struct csv_schema *cs = &r->file_opts.csv;
 
-			/* CSV: one more column, "args", the Python call's args object */
-			r->py_columns = calloc(n + 1, sizeof(char *));
-			if (!r->py_columns) {
-				log_error("out of memory");
-				return -ENOMEM;
-			}
-			if (n)
-				memcpy(r->py_columns, r->file_opts.columns, n * sizeof(char *));
-			r->py_columns[n] = "";
-			pytrace__set_args_column(r->py, n);
-			r->file_opts.columns = r->py_columns;
-			r->file_opts.n_columns = n + 1;
+		r->file_opts.fmt = r->opts.format;
+		cs->only = UINT32_MAX;
+		cs->shape = r->opts.csv_shape;
+		r->csv_funcs = calloc(r->set->n_funcs + 1, sizeof(*r->csv_funcs));
+		r->func_names = calloc(r->set->n_funcs + 1, sizeof(*r->func_names));
+		if (!r->csv_funcs || !r->func_names) {
+			log_error("out of memory");
+			return -ENOMEM;
 		}
+		for (size_t i = 0; i < r->set->n_funcs; i++) {
+			r->csv_funcs[i] = typer__cols(r->typer, (uint32_t)i);
+			r->func_names[i] = r->set->funcs[i].name;
+		}
+		cs->funcs = r->csv_funcs;
+		cs->n_funcs = r->set->n_funcs;
+		oo.func_names = r->func_names;
+		/* CSV carries what JSON gives as keys, so nothing asked is dropped */
+		if (r->opts.capture_at == PLAN_AT_BOTH)
+			cs->extras |= CSV_AT_RETURN;
+		if (r->opts.n_captures || typer__typed_count(r->typer))
+			cs->extras |= CSV_NOTES;
+		if (r->ses.cgroup_on)
+			cs->extras |= CSV_CGROUP;
+		if (r->py) {
+			/* CSV: one more column, "args", the Python call's args object */
+			static const char *const py_cells[] = { "" };
+
+			pytrace__set_args_column(r->py, 0);
+			cs->cells = py_cells;
+			cs->n_cells = 1;
+		}
+		if (r->opts.format == OUT_CSV && (!r->opts.output ||
+						   !out_path__per_function(r->opts.output)) &&
+		    csv_schema__shape(cs) == CSV_LONG && r->opts.csv_shape == CSV_AUTO)
+			log_info("the functions' values have different columns: one CSV row per "
+				 "value (--csv long); -o 'NAME.%%f.csv' writes a table per function");
 		oo.open = file_sink__open;
 		oo.open_ctx = &r->file_opts;
+		/* a table for a person at a terminal: in colour (not NO_COLOR) */
+		r->file_opts.color = r->ses.out && isatty(fileno(r->ses.out));
 		if (r->ses.out)
 			sink = file_sink__new(&r->file_opts, r->ses.out);
 		else
@@ -564,6 +575,7 @@ static void py_report(struct trace_run *r)
 static uint64_t report(struct trace_run *r)
 {
 	uint64_t lost = 0, lost_captures = 0, filtered = 0, unchanged = 0;
+	size_t rows = 0, never = 0;
 
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
@@ -667,7 +679,6 @@ static uint64_t report(struct trace_run *r)
 		fprintf(stderr, "cmon: captures dropped unmatched: %llu (their call records were "
 				"lost; the oldest waiting captures are let go past 64 MiB)\n",
 			(unsigned long long)typer__orphans(r->typer));
-	fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls", "written", "lost");
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
 		uint64_t l;
@@ -676,6 +687,16 @@ static uint64_t report(struct trace_run *r)
 		if (r->set->funcs[i].quiet || tracer__func_stats(r->tracer, (unsigned)i, &st))
 			continue;
 		l = st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
+		/* A row of zeros says nothing: counted below instead (a glob
+		 * over a library probes thousands never called) */
+		if (!st.calls && !l && !written(r, i) && !st.outside_focus && !st.filtered &&
+		    !st.unchanged) {
+			never++;
+			continue;
+		}
+		if (!rows++)
+			fprintf(stderr, "cmon: %-32s %12s %12s %10s\n", "function", "calls",
+				"written", "lost");
 		fprintf(stderr, "cmon: %-32s %12llu %12llu %10llu", r->set->funcs[i].name,
 			(unsigned long long)st.calls, (unsigned long long)written(r, i),
 			(unsigned long long)l);
@@ -701,6 +722,9 @@ static uint64_t report(struct trace_run *r)
 			fprintf(stderr, "  (%llu unchanged)", (unsigned long long)st.unchanged);
 		fputc('\n', stderr);
 	}
+	if (never)
+		fprintf(stderr, "cmon: functions never called: %zu%s\n", never,
+			rows ? "" : " (all of them)");
 	return lost + lost_captures;
 }
 
@@ -810,7 +834,8 @@ static void cleanup_run(struct trace_run *r)
 {
 	watcher__free(r->watcher);
 	pytrace__free(r->py); /* restores its hooks first, whatever happened */
-	free(r->py_columns);
+	free(r->csv_funcs);
+	free(r->func_names);
 	pipeline__free(r->pipe);
 	free(r->exprs);
 	stack_book__free(r->stacks);
@@ -954,6 +979,7 @@ static int prepare(struct trace_run *r, bool *usage_err)
 	ty.n_captures = r->opts.n_captures;
 	ty.locals = r->opts.locals;
 	ty.capture_at = r->opts.capture_at;
+	ty.leaves = r->opts.format == OUT_CSV;
 	err = typer__new(r->set, &ty, &r->typer);
 	if (err)
 		return err;
@@ -1010,6 +1036,7 @@ static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
  * go.  0 or -errno after one error line. */
 static int attach(struct trace_run *r)
 {
+	static char step[128];
 	struct pipeline_opts po = {};
 	int err = pipeline_opts(r, &po);
 
@@ -1019,13 +1046,18 @@ static int attach(struct trace_run *r)
 		breakpoint__target(break_pid(r));
 	if (session_stop_signal) /* interrupted while starting: nothing attached */
 		return 0;
+	snprintf(step, sizeof(step), "loading the BPF programs of %zu function%s (the kernel "
+		 "verifies them)", r->set->n_funcs, r->set->n_funcs == 1 ? "" : "s");
+	session__step(step);
 	r->pipe = pipeline__new(r->set, &po);
 	if (!r->pipe)
 		return -errno;
 	r->tracer = pipeline__tracer(r->pipe);
+	session__step("attaching the probes");
 	err = pipeline__attach(r->pipe);
 	if (err)
 		return err;
+	session__starting(&r->ses, false);
 	r->ses.follow = tracer__follow(r->tracer);
 	session__install_signals();
 	/* before "attached": what a user does after it is not "before cmon" */
@@ -1045,8 +1077,8 @@ static int attach(struct trace_run *r)
 	return err;
 }
 
-/* Poll until a signal, the targets' end, --duration, --max-events or an
- * output error.  0 or -errno after one error line. */
+/* Poll until a signal, the targets' end, --duration, --max-events, break's
+ * last stop or an output error.  0 or -errno after one error line. */
 static int run(struct trace_run *r, double deadline, int *status, bool *have_status)
 {
 	while (!session_stop_signal && !r->max_reached && !r->write_err) {
@@ -1066,6 +1098,12 @@ static int run(struct trace_run *r, double deadline, int *status, bool *have_sta
 		}
 		settle_output(r, false);
 		if (session__targets_gone(&r->ses, status, have_status))
+			break;
+		/* break -p: the last stop resumed, the probes gone, nothing more
+		 * to wait for (a launched program is waited for: its status is
+		 * cmon's) */
+		if (r->kind == CMD_BREAK && !r->ses.launched &&
+		    r->stops_seen >= r->opts.break_count)
 			break;
 		if (deadline && clock__mono_s() >= deadline)
 			break;
@@ -1132,6 +1170,15 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 	err = cmd_opts__begin(kind, argc, argv, &r.opts);
 	if (err >= 0)
 		return err;
+	/* A launched program writes to cmon's stdout too: its lines would be
+	 * rows of the table (a terminal shows both, a file gets both). */
+	if (kind == CMD_TRACE && r.opts.format == OUT_CSV && r.opts.cmd &&
+	    (!r.opts.output || !strcmp(r.opts.output, "-")) && !isatty(STDOUT_FILENO)) {
+		log_error("-F csv on stdout would hold the program's own output too: write the "
+			  "table with -o FILE");
+		cmd_opts__free(&r.opts);
+		return CMON_EXIT_USAGE;
+	}
 	/* A host whose breakpoints open and never fire would report "0
 	 * writes" as if the program had made none: refuse, before anything
 	 * is launched or attached. */
@@ -1179,9 +1226,14 @@ int trace__run(enum cmd_kind kind, int argc, char **argv)
 		err = watch_only(&r, &status, &have_status, &lost);
 		goto cleanup;
 	}
+	/* Until the probes are in: said on a terminal when it takes a while,
+	 * ended at once by Ctrl-C. */
+	session__starting(&r.ses, true);
+	session__step("finding the functions, reading their DWARF");
 	err = prepare(&r, &usage_err);
 	if (!err)
 		err = attach(&r);
+	session__starting(&r.ses, false);
 	if (err || !r.pipe) /* failed, or interrupted while starting */
 		goto cleanup;
 	if (r.opts.duration_s > 0)

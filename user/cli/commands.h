@@ -11,6 +11,7 @@ int cmd_ls(int argc, char **argv);     /* read a capture store */
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_report(int argc, char **argv); /* an HTML page of stores, traces, profiles, stats */
 int cmd_profile(int argc, char **argv);

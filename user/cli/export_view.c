@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/export_view.h"
 #include "cli/store_cli.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "core/strbuf.h"
 
@@ -271,18 +273,206 @@ out:
 	return err;
 }
 
+/* ---------------------------------------------------------------- a trace
+ * A trace written as JSON Lines (`cmon trace -F json -o t.jsonl`) through
+ * the same views: each line read back into a call record, the nesting
+ * found as for a store's calls. */
+
+struct line_call {
+	struct call_record rec;
+	struct call_typed typed;
+	json_t *j;                 /* the line; names and strings point into it */
+	char *args, *retval;       /* JSON text */
+	char *truncated, *faults;
+	const char **names;
+	char **cells;
+	size_t n_cells;
+	uint64_t end;
+};
+
+static void line_call__release(struct line_call *c)
+{
+	for (size_t i = 0; i < c->n_cells; i++)
+		free(c->cells[i]);
+	free(c->cells);
+	free(c->names);
+	free(c->args);
+	free(c->retval);
+	free(c->truncated);
+	free(c->faults);
+	json_decref(c->j);
+}
+
+static uint64_t u64_of(json_t *o, const char *key, uint64_t none)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : none;
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+/* LINE into C: 0, or -EINVAL when it is not a record of cmon's (no func,
+ * ts_ns, tid), -ENOMEM. */
+static int line_call__parse(struct line_call *c, const char *line)
+{
+	json_t *args, *v;
+	const char *k;
+	size_t i = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->j = json_loads(line, 0, NULL);
+	if (!json_is_object(c->j) || !json_is_string(json_object_get(c->j, "func")) ||
+	    !json_is_integer(json_object_get(c->j, "ts_ns")) ||
+	    !json_is_integer(json_object_get(c->j, "tid")))
+		return -EINVAL;
+	c->rec.ts_ns = u64_of(c->j, "ts_ns", 0);
+	c->rec.pid = (uint32_t)u64_of(c->j, "pid", 0);
+	c->rec.tid = (uint32_t)u64_of(c->j, "tid", 0);
+	c->rec.comm = str_of(c->j, "comm");
+	c->rec.func = str_of(c->j, "func");
+	c->rec.module = str_of(c->j, "module");
+	c->rec.status = status_of(str_of(c->j, "status"));
+	c->rec.ret = (int64_t)u64_of(c->j, "ret", 0);
+	c->rec.latency_ns = u64_of(c->j, "latency_ns", 0);
+	c->rec.rss_entry = u64_of(c->j, "rss_entry", 0);
+	c->rec.rss_exit = u64_of(c->j, "rss_exit", 0);
+	c->rec.vms_entry = u64_of(c->j, "vms_entry", 0);
+	c->rec.vms_exit = u64_of(c->j, "vms_exit", 0);
+	c->end = json_is_integer(json_object_get(c->j, "latency_ns")) ?
+			 c->rec.ts_ns + c->rec.latency_ns : c->rec.ts_ns;
+	for (int r = 0; r < 6; r++) {
+		char key[8];
+
+		snprintf(key, sizeof(key), "arg%d", r);
+		c->rec.args[r] = (int64_t)u64_of(c->j, key, 0);
+	}
+	args = json_object_get(c->j, "args");
+	if (!json_is_object(args))
+		return 0; /* raw: the registers */
+	c->n_cells = json_object_size(args);
+	c->names = calloc(c->n_cells + 1, sizeof(*c->names));
+	c->cells = calloc(c->n_cells + 1, sizeof(*c->cells));
+	c->args = json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	v = json_object_get(c->j, "retval");
+	c->retval = json_dumps(v ? v : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!c->names || !c->cells || !c->args || !c->retval)
+		return -ENOMEM;
+	json_object_foreach(args, k, v) {
+		c->names[i] = k;
+		c->cells[i] = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+		if (!c->cells[i++])
+			return -ENOMEM;
+	}
+	if ((v = json_object_get(c->j, "truncated")) && json_array_size(v))
+		c->truncated = json_dumps(v, JSON_COMPACT);
+	if ((v = json_object_get(c->j, "faults")) && json_array_size(v))
+		c->faults = json_dumps(v, JSON_COMPACT);
+	c->typed.args = c->args;
+	c->typed.retval = c->retval;
+	c->typed.names = c->names;
+	c->typed.cells = (const char *const *)c->cells;
+	c->typed.n_cells = c->n_cells;
+	c->typed.truncated = c->truncated;
+	c->typed.faults = c->faults;
+	c->typed.returns_void = json_object_get(c->j, "retval") == NULL &&
+				json_object_get(c->j, "ret") == NULL;
+	return 0; /* rec.typed set where the call stays (the array grows and is sorted) */
+}
+
+static int by_thread_entry_line(const void *a, const void *b)
+{
+	const struct line_call *x = a, *y = b;
+
+	if (x->rec.tid != y->rec.tid)
+		return x->rec.tid < y->rec.tid ? -1 : 1;
+	if (x->rec.ts_ns != y->rec.ts_ns)
+		return x->rec.ts_ns < y->rec.ts_ns ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return 0;
+}
+
+/* The calls of the trace IN (JSON Lines) to OUT as FMT.  0, -EINVAL (one
+ * error line said: *LINE_NO the line that is not a record) or -errno. */
+static int view_trace(FILE *in, enum out_format fmt, FILE *out, uint64_t *calls,
+		      size_t *line_no)
+{
+	struct line_call *all = NULL;
+	const struct line_call **open_calls = NULL;
+	struct writer *w = writer__new(fmt, out);
+	size_t n = 0, cap = 0, depth = 0, len = 0;
+	char *line = NULL;
+	int err = 0;
+
+	*calls = 0;
+	*line_no = 0;
+	if (!w)
+		return -errno;
+	writer__set_replay(w);
+	while (!err && getline(&line, &len, in) > 0) {
+		++*line_no;
+		if (GROW(all, n, cap, 1024)) {
+			err = -ENOMEM;
+			break;
+		}
+		err = line_call__parse(&all[n], line);
+		n++;
+	}
+	if (!err && ferror(in))
+		err = -EIO;
+	if (!err && n > 1)
+		qsort(all, n, sizeof(*all), by_thread_entry_line);
+	if (!err && !(open_calls = malloc((n ? n : 1) * sizeof(*open_calls))))
+		err = -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		if (i && all[i].rec.tid != all[i - 1].rec.tid)
+			depth = 0;
+		while (depth && open_calls[depth - 1]->end <= all[i].rec.ts_ns)
+			depth--;
+		all[i].rec.depth = (int)depth;
+		all[i].rec.typed = all[i].args ? &all[i].typed : NULL;
+		err = writer__write(w, &all[i].rec);
+		open_calls[depth++] = &all[i];
+		++*calls;
+	}
+	if (!err)
+		err = writer__finish(w);
+	for (size_t i = 0; i < n; i++)
+		line_call__release(&all[i]);
+	free(all);
+	free(open_calls);
+	free(line);
+	writer__free(w);
+	return err;
+}
+
 /* -F chrome|tree|folded: one stream, to FILE (made 0600: captured values
  * can be secrets; a symlink is not followed) or stdout. */
 int export_view__run(const char *run, enum out_format fmt, const char *path)
 {
 	struct cmon_store *s = NULL;
-	FILE *out = stdout;
+	FILE *out = stdout, *in;
 	uint64_t calls = 0;
+	size_t line_no = 0;
 	int rc, err;
 
-	rc = store_cli__open(run, &s);
-	if (rc)
-		return rc;
+	in = fopen(run, "r");
+	if (in && fgetc(in) == '{') {
+		rewind(in); /* a trace's JSON Lines, not a store */
+	} else {
+		if (in)
+			fclose(in);
+		in = NULL;
+		rc = store_cli__open(run, &s);
+		if (rc)
+			return rc;
+	}
 	if (path) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 
@@ -292,10 +482,14 @@ int export_view__run(const char *run, enum out_format fmt, const char *path)
 			if (fd >= 0)
 				close(fd);
 			cmon_store_close(s);
+			if (in)
+				fclose(in);
 			return CMON_EXIT_ERROR;
 		}
 	}
-	err = export_view(s, fmt, out, &calls);
+	err = in ? view_trace(in, fmt, out, &calls, &line_no) : export_view(s, fmt, out, &calls);
+	if (in)
+		fclose(in);
 	if (path) {
 		if (fclose(out) && !err)
 			err = -errno;
@@ -304,6 +498,9 @@ int export_view__run(const char *run, enum out_format fmt, const char *path)
 	}
 	if (err == 1)
 		log_error("%s", cmon_store_error(s));
+	else if (err == -EINVAL && in)
+		log_error("export: %s: line %zu is not a call of `cmon trace -F json`", run,
+			  line_no);
 	else if (err)
 		log_error("export: writing %s: %s", path ? path : "stdout", strerror(-err));
 	else

@@ -125,13 +125,21 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "format", 'F', "FMT", T,
 	  "text (default), csv, json (JSON Lines), chrome (Perfetto),\n"
 	  "tree (nested per thread), folded (flame graphs)" },
+	{ "csv", OPT_CSV, "SHAPE", T,
+	  "with -F csv: wide (a row a call, a column a value) or long\n"
+	  "(a row a value: name, value); default: wide when the\n"
+	  "functions' values have the same columns, else long" },
+	{ "order", OPT_ORDER, "ORDER", T,
+	  "return (default: a call is written when it returns) or\n"
+	  "call (in the order the calls began, per thread)" },
 	{ "format", 'F', "FMT", P,
 	  "text (default), csv, json (JSON Lines, one object per\nfunction per report)" },
 	{ "output", 'o', "FILE", T,
 	  "write records to FILE instead of stdout; %p / %r in FILE:\n"
-	  "one file per process (pid / rank); unix:PATH serves them\n"
-	  "live on a unix socket (JSON Lines); clickhouse://HOST:PORT/\n"
-	  "DB.TABLE inserts them into a ClickHouse table" },
+	  "one file per process (pid / rank), %f: one per function;\n"
+	  "unix:PATH serves them live on a unix socket (JSON Lines);\n"
+	  "clickhouse://HOST:PORT/DB.TABLE inserts them into a\n"
+	  "ClickHouse table" },
 	{ "output", 'o', "DIR", C,
 	  "the store's folder (never overwritten); %p / %r in DIR: one\n"
 	  "store per process (pid / rank); clickhouse://HOST:PORT/DB.TABLE:\n"
@@ -610,7 +618,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 
 			if (strncmp(optarg, "unix:", 5) && out_path__check(optarg, &at)) {
 				log_error("%s: -o '%s': '%%%c' at %zu is not a field (%%p pid, %%r "
-					  "rank, %%%% a %%)", name, optarg, optarg[at + 1] ? optarg[at + 1] : ' ',
+					  "rank, %%f function, %%%% a %%)", name, optarg, optarg[at + 1] ? optarg[at + 1] : ' ',
 					  at + 1);
 				return -EINVAL;
 			}
@@ -722,6 +730,24 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 				err = push_ptr(&o->captures, &o->n_captures, sizeof(char *), &optarg);
 			break;
 		}
+		case OPT_CSV:
+			if (!strcmp(optarg, "wide")) {
+				o->csv_shape = CSV_WIDE;
+			} else if (!strcmp(optarg, "long")) {
+				o->csv_shape = CSV_LONG;
+			} else {
+				log_error("%s: --csv '%s': expected wide or long", name, optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_ORDER:
+			if (!strcmp(optarg, "call") || !strcmp(optarg, "return")) {
+				o->call_order = optarg[0] == 'c';
+			} else {
+				log_error("%s: --order '%s': expected call or return", name, optarg);
+				return -EINVAL;
+			}
+			break;
 		case OPT_CAPTURE_AT:
 			if (!strcmp(optarg, "entry")) {
 				o->capture_at = PLAN_AT_ENTRY;

@@ -27,7 +27,8 @@ enum opt_cmd {
 	OC_REPORT = 1u << 8,
 	OC_RM = 1u << 9,
 	OC_BREAK = 1u << 10,
-	OC_HOST = 1u << 11,
+	OC_DIFF = 1u << 11,
+	OC_HOST = 1u << 12,
 };
 
 /* Keys of the options without a short letter. */
@@ -76,6 +77,8 @@ enum opt_key {
 	OPT_JSON,
 	OPT_IF,
 	OPT_ON_CHANGE,
+	OPT_CSV,
+	OPT_ORDER,
 	OPT_NO_DEBUGINFOD,
 	OPT_CGROUP,
 	OPT_CONTAINER,
@@ -131,6 +134,8 @@ struct cmd_opts {
 	char **owned;         /* strings made while parsing (--exclude's "!PATTERN") */
 	size_t n_owned;
 	enum out_format format;
+	uint8_t csv_shape;    /* --csv: enum csv_shape */
+	bool call_order;      /* --order call: rows in the order the calls began */
 	const char *output;   /* -o; NULL: stdout */
 	bool no_return;
 	/* Children too (follow.h): by default for -- CMD (--no-follow: not),

@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,7 +30,90 @@
 
 volatile sig_atomic_t session_stop_signal;
 
-static void on_signal(int sig) { session_stop_signal = sig; }
+/* Start-up (session__starting): a signal ends cmon at once, the launched
+ * program killed before it ran, the output file it made removed; the BPF
+ * objects go with the process.  (The kernel's verifier, seconds for
+ * thousands of typed functions, is retried by libbpf when a signal cuts
+ * it short: a flag checked after it came too late.) */
+static volatile sig_atomic_t starting, progress_shown;
+static volatile pid_t starting_child = -1;
+static const char *volatile starting_output;
+
+static void on_signal(int sig)
+{
+	static const char said[] = "cmon: interrupted while starting: nothing was traced\n";
+	int saved = errno;
+
+	session_stop_signal = sig;
+	if (starting) {
+		if (starting_child > 0)
+			kill(starting_child, SIGKILL);
+		if (starting_output)
+			unlink(starting_output);
+		if (progress_shown && write(STDERR_FILENO, "\n", 1) < 0)
+			_exit(0);
+		if (write(STDERR_FILENO, said, sizeof(said) - 1) < 0)
+			_exit(0);
+		_exit(0);
+	}
+	errno = saved;
+}
+
+/* What start-up is doing, said on a terminal once it takes more than a
+ * moment: a line a step. */
+static struct {
+	pthread_t thread;
+	bool running;
+	double since;
+	const char *volatile what;
+} progress;
+
+static void *progress_main(void *arg)
+{
+	const char *said = NULL;
+
+	(void)arg;
+	while (starting) {
+		const char *what = progress.what;
+		double t = clock__mono_s() - progress.since;
+
+		if (t >= 0.5 && what && what != said) {
+			fprintf(stderr, "cmon: starting (%.1f s): %s; Ctrl-C stops it\n", t, what);
+			progress_shown = 1;
+			said = what;
+		}
+		poll(NULL, 0, 50);
+	}
+	return NULL;
+}
+
+void session__starting(struct session *s, bool on)
+{
+	if (on && !starting) {
+		starting_child = s->launched ? s->launch.pid : -1;
+		starting_output = s->out_created ? s->out_path : NULL;
+		progress.since = clock__mono_s();
+		progress.what = NULL;
+		starting = 1;
+		/* a signal that came before this point is handled as before */
+		if (session_stop_signal) {
+			starting = 0;
+			return;
+		}
+		progress.running = isatty(STDERR_FILENO) && !s->opts->quiet &&
+				   !pthread_create(&progress.thread, NULL, progress_main, NULL);
+	} else if (!on && starting) {
+		starting = 0;
+		if (progress.running)
+			pthread_join(progress.thread, NULL);
+		progress.running = false;
+	}
+}
+
+void session__step(const char *what)
+{
+	progress.what = what;
+}
 
 static void *stdout_buf; /* stdout's buffer, once set: it lives until exit */
 
@@ -86,7 +172,7 @@ int session__open_output(struct session *s, size_t bufsize)
 	if (path && strchr(path, '%') && !out_path__per_process(path) &&
 	    strncmp(path, "unix:", 5)) {
 		free(s->out_name);
-		if (out_path__expand(path, 0, "", &s->out_name))
+		if (out_path__expand(path, 0, "", NULL, &s->out_name))
 			return -ENOMEM;
 		path = s->out_name;
 	}

@@ -121,6 +121,14 @@ bool session__targets_gone(struct session *s, int *status, bool *have_status);
 /* Sleep up to TIMEOUT_S, waking early when a process ends. */
 void session__wait(struct session *s, double timeout_s);
 
+/* Start-up, from the functions resolved to the probes attached (ON), and
+ * its end (!ON): a SIGINT, SIGTERM or SIGHUP in it ends cmon at once
+ * (exit status 0, nothing traced, a launched program never run); on a
+ * terminal, each step that comes after half a second is said
+ * (session__step: WHAT, a string that lives on). */
+void session__starting(struct session *s, bool on);
+void session__step(const char *what);
+
 /* Signals only set session_stop_signal; SIGPIPE is ignored (a closed
  * output is a write error). */
 void session__install_signals(void);

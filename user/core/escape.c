@@ -104,6 +104,82 @@ char *writer__csv_put(char *p, const char *s, size_t n)
 	return p;
 }
 
+static unsigned hexval(char c)
+{
+	return c >= '0' && c <= '9' ? (unsigned)(c - '0') : ((unsigned)c | 0x20) - 'a' + 10;
+}
+
+/* Code point C as UTF-8 at P (C < 0x10000: what \uXXXX holds). */
+static char *utf8_put(char *p, unsigned c)
+{
+	if (c < 0x80) {
+		*p++ = (char)c;
+	} else if (c < 0x800) {
+		*p++ = (char)(0xc0 | c >> 6);
+		*p++ = (char)(0x80 | (c & 0x3f));
+	} else {
+		*p++ = (char)(0xe0 | c >> 12);
+		*p++ = (char)(0x80 | (c >> 6 & 0x3f));
+		*p++ = (char)(0x80 | (c & 0x3f));
+	}
+	return p;
+}
+
+char *writer__csv_put_jstr(char *p, const char *json, size_t n)
+{
+	const char *s = json + 1, *end = json + (n >= 2 ? n - 1 : 1);
+	char *start = p + 1, *q = start; /* decoded after a quote, which may stay */
+	bool quote = false;
+
+	if (n < 2)
+		return p;
+	while (s < end) {
+		char c = *s++;
+
+		if (c == '\\' && s < end) {
+			char e = *s++;
+			unsigned u;
+
+			switch (e) {
+			case 'b': c = '\b'; break;
+			case 'f': c = '\f'; break;
+			case 'n': c = '\n'; break;
+			case 'r': c = '\r'; break;
+			case 't': c = '\t'; break;
+			case 'u':
+				if (end - s < 4)
+					continue;
+				u = hexval(s[0]) << 12 | hexval(s[1]) << 8 | hexval(s[2]) << 4 |
+				    hexval(s[3]);
+				s += 4;
+				if (u == 0)
+					continue;
+				if (u >= 0x80) {
+					q = utf8_put(q, u);
+					continue;
+				}
+				c = (char)u;
+				break;
+			default: c = e; break; /* \" \\ \/ */
+			}
+		}
+		if (csv_special[(unsigned char)c])
+			quote = true;
+		if (c == '"')
+			*q++ = '"';
+		*q++ = c;
+	}
+	if (q > start && (start[0] == ' ' || q[-1] == ' '))
+		quote = true;
+	if (!quote) {
+		memmove(p, start, (size_t)(q - start));
+		return p + (q - start);
+	}
+	*p = '"';
+	*q++ = '"';
+	return q;
+}
+
 int csv_escape(struct strbuf *sb, const char *s)
 {
 	size_t n;

@@ -60,6 +60,12 @@ static inline unsigned wr_utf8_len(const unsigned char *s, size_t n)
 char *writer__csv_put(char *p, const char *s, size_t n);
 char *writer__json_put(char *p, const char *s, size_t n);
 
+/* A JSON string's text (quotes included, N bytes, as json_escape writes
+ * it) as a CSV field of its plain characters: escapes decoded to UTF-8,
+ * quoted as writer__csv_put quotes; a NUL (\u0000) is left out (a text
+ * field cannot hold it).  Needs WR_CSV_MAX(n) bytes. */
+char *writer__csv_put_jstr(char *p, const char *json, size_t n);
+
 /* Append S escaped (JSON: with its quotes); 0 or -ENOMEM. */
 int csv_escape(struct strbuf *sb, const char *s);
 int json_escape(struct strbuf *sb, const char *s);

@@ -326,7 +326,8 @@ static int add_catalog(struct store_sink *ss)
 	return 0;
 }
 
-int store_sink__open(void *ctx, pid_t pid, const char *outdir, struct out_sink **out)
+int store_sink__open(void *ctx, pid_t pid, uint32_t func_id, const char *outdir,
+		     struct out_sink **out)
 {
 	const struct store_sink_opts *o = ctx;
 	struct store_sink *ss = calloc(1, sizeof(*ss));

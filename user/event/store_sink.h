@@ -26,6 +26,7 @@ struct store_sink_opts {
 
 /* An out_sink_open_fn (CTX: struct store_sink_opts, which must outlive
  * the sink): a new store in OUTDIR.  0 or -errno after one error line. */
-int store_sink__open(void *ctx, pid_t pid, const char *outdir, struct out_sink **out);
+int store_sink__open(void *ctx, pid_t pid, uint32_t func_id, const char *outdir,
+		     struct out_sink **out);
 
 #endif

@@ -10,6 +10,7 @@
 
 struct typed_func {
 	struct plan_layout *layout; /* NULL: raw */
+	struct render_cols *cols;   /* its values' columns (render.h) */
 	size_t *columns;            /* per parameter: its extra CSV column */
 	const char **names;
 };
@@ -29,6 +30,7 @@ struct typer {
 	uint64_t unavailable;       /* values rendered <unavailable: ... in xmm/st> */
 	struct call_typed view;
 	struct render_item items[2][CMON_MAX_FETCH];
+	bool leaves;                /* typer_opts.leaves */
 };
 
 static size_t column_of(struct typer *t, const char *name)
@@ -109,6 +111,9 @@ static int plan_one(struct typer *t, size_t i, const struct func_sig *sig,
 	t->funcs[i].layout = layout;
 	if (layout->typed)
 		t->n_typed++;
+	err = render__columns(layout, &t->funcs[i].cols);
+	if (err)
+		return err;
 	t->funcs[i].columns = calloc(layout->n_params + 1, sizeof(size_t));
 	t->funcs[i].names = calloc(layout->n_params + 1, sizeof(char *));
 	if (!t->funcs[i].columns || !t->funcs[i].names)
@@ -193,6 +198,8 @@ int typer__new(struct probe_set *set, const struct typer_opts *opts, struct type
 
 	*out = NULL;
 	t = calloc(1, sizeof(*t));
+	if (t)
+		t->leaves = opts->leaves;
 	if (!t)
 		return -ENOMEM;
 	t->set = set;
@@ -282,6 +289,11 @@ const char *const *typer__columns(const struct typer *t, size_t *n)
 {
 	*n = t->n_columns;
 	return t->columns;
+}
+
+const struct render_cols *typer__cols(const struct typer *t, uint32_t func_id)
+{
+	return t && func_id < t->set->n_funcs ? t->funcs[func_id].cols : NULL;
 }
 
 const struct plan_layout *typer__layout(const struct typer *t, uint32_t func_id)
@@ -425,6 +437,7 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 	rc.args = args;
 	rc.ret = (int64_t)rec->ret;
 	rc.has_ret = (rec->flags & CMON_CALL_RETURNED) && !(rec->flags & CMON_CALL_TAILCALL);
+	rc.cols = t->leaves ? tf->cols : NULL;
 	if (entry) {
 		rc.entry = t->items[0];
 		rc.n_entry = items_of(entry, t->items[0]);
@@ -454,6 +467,10 @@ const struct call_typed *typer__render(struct typer *t, const struct cmon_call_r
 	v->columns = tf->columns;
 	v->n_cells = t->out.n_cells < tf->layout->n_params ? t->out.n_cells : tf->layout->n_params;
 	v->returns_void = tf->layout->returns_void;
+	v->cols = rc.cols;
+	v->leaves = t->out.leaves;
+	v->n_leaves = rc.cols ? t->out.n_leaves : 0;
+	v->unavailable = t->out.unavailable.len ? t->out.unavailable.buf : NULL;
 	if (render)
 		*render = &t->out;
 	return v;
@@ -471,6 +488,7 @@ void typer__free(struct typer *t)
 	pending__free(t->pending);
 	for (size_t i = 0; t->funcs && i < t->set->n_funcs; i++) {
 		plan_layout__free(t->funcs[i].layout);
+		render_cols__free(t->funcs[i].cols);
 		free(t->funcs[i].columns);
 		free(t->funcs[i].names);
 	}

@@ -26,6 +26,7 @@ struct typer_opts {
 	size_t n_captures;
 	bool locals;           /* --locals: --line sites read their variables in scope */
 	uint8_t capture_at;    /* --capture-at: enum plan_at */
+	bool leaves;           /* note each value's leaves (a CSV is written) */
 };
 
 struct typer;
@@ -48,6 +49,9 @@ size_t typer__typed_count(const struct typer *t);
  * appearance: the extra CSV columns. */
 const char *const *typer__columns(const struct typer *t, size_t *n);
 
+/* The columns of function FUNC_ID's values (render.h), or NULL for a raw
+ * one without --capture. */
+const struct render_cols *typer__cols(const struct typer *t, uint32_t func_id);
 /* The layout (signature) of a function, or NULL for a raw one. */
 const struct plan_layout *typer__layout(const struct typer *t, uint32_t func_id);
 

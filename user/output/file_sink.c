@@ -78,12 +78,16 @@ struct out_sink *file_sink__new(const struct file_sink_opts *o, FILE *out)
 		free(fs);
 		return NULL;
 	}
-	writer__set_columns(fs->w, o->columns, o->n_columns, o->csv_extras);
+	writer__set_schema(fs->w, &o->csv);
+	writer__set_color(fs->w, o->color);
 	return &fs->base;
 }
 
-int file_sink__open(void *ctx, pid_t pid, const char *path, struct out_sink **out)
+int file_sink__open(void *ctx, pid_t pid, uint32_t func_id, const char *path,
+		    struct out_sink **out)
 {
+	struct file_sink_opts o = *(const struct file_sink_opts *)ctx;
+
 	/* A new file is the user's alone; one that exists keeps its mode. */
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -99,7 +103,8 @@ int file_sink__open(void *ctx, pid_t pid, const char *path, struct out_sink **ou
 		return err;
 	}
 	buf = file__buffer(f, 1 << 16);
-	*out = file_sink__new(ctx, f);
+	o.csv.only = func_id;
+	*out = file_sink__new(&o, f);
 	if (!*out) {
 		fclose(f);
 		free(buf);

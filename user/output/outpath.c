@@ -12,7 +12,18 @@
 bool out_path__per_process(const char *tmpl)
 {
 	for (const char *p = tmpl; p && (p = strchr(p, '%')); p += 2) {
-		if (p[1] == 'p' || p[1] == 'r')
+		if (p[1] == 'p' || p[1] == 'r' || p[1] == 'f')
+			return true;
+		if (!p[1])
+			break;
+	}
+	return false;
+}
+
+bool out_path__per_function(const char *tmpl)
+{
+	for (const char *p = tmpl; p && (p = strchr(p, '%')); p += 2) {
+		if (p[1] == 'f')
 			return true;
 		if (!p[1])
 			break;
@@ -23,7 +34,7 @@ bool out_path__per_process(const char *tmpl)
 int out_path__check(const char *tmpl, size_t *at)
 {
 	for (const char *p = tmpl; (p = strchr(p, '%')); p += 2) {
-		if (p[1] != 'p' && p[1] != 'r' && p[1] != '%') {
+		if (p[1] != 'p' && p[1] != 'r' && p[1] != 'f' && p[1] != '%') {
 			*at = (size_t)(p - tmpl);
 			return -EINVAL;
 		}
@@ -99,7 +110,7 @@ void rank_book__free(struct rank_book *b)
 	b->n = 0;
 }
 
-int out_path__expand(const char *tmpl, pid_t pid, const char *rank, char **out)
+int out_path__expand(const char *tmpl, pid_t pid, const char *rank, const char *func, char **out)
 {
 	struct strbuf sb = {};
 	int err = 0;
@@ -120,6 +131,17 @@ int out_path__expand(const char *tmpl, pid_t pid, const char *rank, char **out)
 			break;
 		case 'r':
 			err = strbuf__puts(&sb, rank);
+			break;
+		case 'f':
+			/* a name is untrusted bytes (C++: "ns::f(int)"): a path part */
+			for (const char *f = func ? func : ""; *f && !err; f++) {
+				char c = *f;
+				bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+					  (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+					  (c == '.' && f != func);
+
+				err = strbuf__putc(&sb, ok ? c : '_');
+			}
 			break;
 		case '%':
 			err = strbuf__putc(&sb, '%');

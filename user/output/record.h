@@ -26,7 +26,9 @@ enum call_status {
 const char *call_status__name(enum call_status s);
 
 struct call_record;
-struct render_out; /* dwarf/render.h */
+struct render_out;  /* output/render.h */
+struct render_cols;
+struct render_leaf;
 /* The call returned a value to show: it returned (CALL_OK) and DWARF does
  * not say it is void (a void function's rax is whatever was left there). */
 bool call_record__has_ret(const struct call_record *rec);
@@ -53,6 +55,13 @@ struct call_typed {
 				   * None/True/False, and a null return as None */
 	size_t args_column;       /* --py: the CSV column of the whole args
 				   * object (header "args"); SIZE_MAX: none */
+	/* The value form for tables (render.h): the function's columns and
+	 * this call's leaves in them; NULL, 0: not noted (CSV then takes
+	 * each parameter's cell, as --py's) */
+	const struct render_cols *cols;
+	const struct render_leaf *leaves;
+	size_t n_leaves;
+	const char *unavailable;  /* "path: why; ..." of the values not there, NULL: none */
 	const char *task;         /* --py: a coroutine's asyncio task, {"name":..,"id":..};
 				   * NULL: none known */
 };

@@ -45,6 +45,10 @@ struct rctx {
 	bool in_capture; /* a --capture's elements: the capture is the blob */
 	bool no_blobs;   /* --capture-at both, a read at the return: the store
 			  * keeps the entry's values */
+	bool no_leaves;  /* the same reads: they are not columns */
+	bool in_leaf;    /* inside a leaf: no column below it */
+	uint8_t kind;    /* what the last quoted scalar was (enum render_kind) */
+	const char *sep; /* emit's: how a member is joined to the path */
 };
 
 static void put(struct rctx *r, const char *s)
@@ -176,6 +180,7 @@ static void put_hex(struct rctx *r, uint64_t v)
 
 	snprintf(buf, sizeof(buf), "\"0x%" PRIx64 "\"", v);
 	put(r, buf);
+	r->kind = RK_ADDRESS;
 }
 
 /* An integer-like value (INT, UINT, CHAR, BOOL, ENUM) of type T whose
@@ -247,6 +252,7 @@ static void put_double(struct rctx *r, double d)
 
 	render__double_json(d, buf);
 	put(r, buf);
+	r->kind = buf[0] == '"' ? RK_FLOAT_STR : RK_NUMBER;
 }
 
 static void put_float(struct rctx *r, float f)
@@ -255,6 +261,7 @@ static void put_float(struct rctx *r, float f)
 
 	render__float_json(f, buf);
 	put(r, buf);
+	r->kind = buf[0] == '"' ? RK_FLOAT_STR : RK_NUMBER;
 }
 
 static void put_ldouble(struct rctx *r, long double d)
@@ -265,6 +272,7 @@ static void put_ldouble(struct rctx *r, long double d)
 		put_double(r, (double)d);
 		return;
 	}
+	r->kind = RK_NUMBER;
 	for (int prec = 1; prec <= 21; prec++) {
 		snprintf(buf, sizeof(buf), "%.*Lg", prec, d);
 		if (strtold(buf, NULL) == d)
@@ -307,7 +315,28 @@ static bool is_float(const struct ctype *t)
 	return t && t->kind == CTYPE_FLOAT;
 }
 
+static void put_marker_text(struct rctx *r, uint8_t why, const struct ctype *t);
+
+/* A value that is not there: its marker, and (for tables, whose cell is
+ * empty) "path: why" in the unavailable list. */
 static void put_marker(struct rctx *r, uint8_t why, const struct ctype *t)
+{
+	size_t start = r->sb->len;
+	struct strbuf *u = &r->o->unavailable;
+
+	put_marker_text(r, why, t);
+	if (r->err || why == W_FAULT || !r->c->cols || r->no_leaves)
+		return;
+	r->kind = RK_MARKER;
+	/* the marker's text without its quotes and "<", ">" */
+	if (r->sb->len - start > 4)
+		r->err = (u->len ? strbuf__puts(u, "; ") : 0) ?:
+			 strbuf__puts(u, r->o->path.buf ? r->o->path.buf : "") ?:
+			 strbuf__puts(u, ": ") ?:
+			 strbuf__putn(u, r->sb->buf + start + 2, r->sb->len - start - 4);
+}
+
+static void put_marker_text(struct rctx *r, uint8_t why, const struct ctype *t)
 {
 	char buf[64];
 
@@ -743,8 +772,8 @@ static void emit_array(struct rctx *r, const struct view *v, uint32_t off, const
 	}
 }
 
-static void emit(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
-		 const char *sep, int depth)
+static void emit_node(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
+		      int depth)
 {
 	bool uniform;
 	uint8_t why;
@@ -778,7 +807,7 @@ static void emit(struct rctx *r, const struct view *v, uint32_t off, const struc
 			bool first = true;
 
 			put(r, "{");
-			emit_members(r, v, off, t, sep, depth, &first);
+			emit_members(r, v, off, t, r->sep, depth, &first);
 			put(r, "}");
 		}
 		return;
@@ -828,6 +857,303 @@ static void emit(struct rctx *r, const struct view *v, uint32_t off, const struc
 		put(r, "null");
 		return;
 	}
+}
+
+/* ---- leaves (the value form for tables) ---- */
+
+static uint32_t path_hash(const char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)p[i]) * 16777619u;
+	return h;
+}
+
+/* The column of the leaf at PATH, or -1. */
+static int cols_find(const struct render_cols *c, const char *path, size_t n)
+{
+	if (!c->n_slots)
+		return -1;
+	for (size_t i = path_hash(path, n) & (c->n_slots - 1);; i = (i + 1) & (c->n_slots - 1)) {
+		uint32_t s = c->slots[i];
+
+		if (!s)
+			return -1;
+		if (!strncmp(c->paths[s - 1], path, n) && !c->paths[s - 1][n])
+			return (int)s - 1;
+	}
+}
+
+/* The leaf of R's path, when it is one: its column, else -1. */
+static int leaf_open(struct rctx *r, size_t *start)
+{
+	int col;
+
+	if (!r->c->cols || r->in_leaf || r->no_leaves || r->err)
+		return -1;
+	col = cols_find(r->c->cols, r->o->path.buf ? r->o->path.buf : "", r->o->path.len);
+	if (col >= 0) {
+		r->in_leaf = true;
+		r->kind = RK_NULL;
+		*start = r->sb->len;
+	}
+	return col;
+}
+
+/* The leaf at column COL is the text from START: noted by its offset (the
+ * buffer may move), where ones in ONE are moved to cellbuf's later. */
+static void leaf_close(struct rctx *r, int col, size_t start)
+{
+	struct render_out *o = r->o;
+	const char *t = r->sb->buf + start;
+	size_t n = r->sb->len - start;
+	uint8_t kind;
+
+	r->in_leaf = false;
+	if (r->err || col < 0 || !n)
+		return;
+	if (o->n_leaves == o->cap_leaves) {
+		size_t cap = o->cap_leaves ? 2 * o->cap_leaves : 16;
+		struct render_leaf *nl = realloc(o->leaves, cap * sizeof(*nl));
+		uint8_t *nw;
+
+		if (!nl) {
+			r->err = -ENOMEM;
+			return;
+		}
+		o->leaves = nl;
+		nw = realloc(o->leaf_where, cap);
+		if (!nw) {
+			r->err = -ENOMEM;
+			return;
+		}
+		o->leaf_where = nw;
+		o->cap_leaves = cap;
+	}
+	if (t[0] == '[' || t[0] == '{')
+		kind = RK_JSON;
+	else if (n == 4 && !memcmp(t, "null", 4))
+		kind = RK_NULL;
+	else if (t[0] == 't' || t[0] == 'f')
+		kind = RK_BOOL;
+	else if (t[0] == '"')
+		kind = r->kind == RK_ADDRESS || r->kind == RK_MARKER || r->kind == RK_FLOAT_STR ?
+			       r->kind : RK_STRING;
+	else
+		kind = RK_NUMBER;
+	o->leaves[o->n_leaves] = (struct render_leaf){ .col = (uint32_t)col, .kind = kind,
+						       .len = (uint32_t)n,
+						       .text = (const char *)(uintptr_t)start };
+	o->leaf_where[o->n_leaves] = r->sb == &o->ret;
+	o->n_leaves++;
+}
+
+static void emit(struct rctx *r, const struct view *v, uint32_t off, const struct ctype *t,
+		 const char *sep, int depth)
+{
+	size_t start = 0;
+	int col = leaf_open(r, &start);
+
+	r->sep = sep;
+	emit_node(r, v, off, t, depth);
+	if (col >= 0)
+		leaf_close(r, col, start);
+}
+
+/* ---- columns: the layout's leaves, found as emit finds them ---- */
+
+struct colwalk {
+	const struct plan_layout *l;
+	struct render_cols *c;
+	struct strbuf path;
+	size_t cap;
+	int err;
+};
+
+static void col_add(struct colwalk *w)
+{
+	struct render_cols *c = w->c;
+	const char *p = w->path.buf ? w->path.buf : "";
+	struct strbuf name = {};
+	int err;
+
+	if (w->err)
+		return;
+	if (cols_find(c, p, w->path.len) >= 0)
+		return; /* a member name met twice (anonymous members) */
+	if (c->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 8;
+		char **nn = realloc(c->names, cap * sizeof(*nn)), **np;
+
+		if (!nn) {
+			w->err = -ENOMEM;
+			return;
+		}
+		c->names = nn;
+		np = realloc(c->paths, cap * sizeof(*np));
+		if (!np) {
+			w->err = -ENOMEM;
+			return;
+		}
+		c->paths = np;
+		w->cap = cap;
+	}
+	/* "return..." is "ret...", a parameter's "args.NAME...", and a
+	 * pointer followed ("->") is a member like any other (".") */
+	if (p[0] == '\1')
+		err = strbuf__puts(&name, "captures."), p++;
+	else if (strncmp(p, "return", 6) || (p[6] && p[6] != '.' && p[6] != '-'))
+		err = strbuf__puts(&name, "args.");
+	else
+		err = strbuf__puts(&name, "ret"), p += 6;
+	for (; !err && *p; p++) {
+		if (p[0] == '-' && p[1] == '>') {
+			err = strbuf__putc(&name, '.');
+			p++;
+		} else {
+			err = strbuf__putc(&name, *p);
+		}
+	}
+	c->paths[c->n] = err ? NULL : strdup(w->path.buf ? w->path.buf : "");
+	if (err || !c->paths[c->n]) {
+		strbuf__release(&name);
+		w->err = -ENOMEM;
+		return;
+	}
+	c->names[c->n] = name.buf;
+	c->n++;
+	/* the table at most half full */
+	if (2 * c->n > c->n_slots) {
+		size_t ns = c->n_slots ? 2 * c->n_slots : 16;
+		uint32_t *slots = calloc(ns, sizeof(*slots));
+
+		if (!slots) {
+			w->err = -ENOMEM;
+			return;
+		}
+		free(c->slots);
+		c->slots = slots;
+		c->n_slots = ns;
+		for (size_t k = 0; k < c->n; k++) {
+			size_t i = path_hash(c->paths[k], strlen(c->paths[k])) & (ns - 1);
+
+			while (slots[i])
+				i = (i + 1) & (ns - 1);
+			slots[i] = (uint32_t)k + 1;
+		}
+	} else {
+		size_t i = path_hash(c->paths[c->n - 1], w->path.len) & (c->n_slots - 1);
+
+		while (c->slots[i])
+			i = (i + 1) & (c->n_slots - 1);
+		c->slots[i] = (uint32_t)c->n;
+	}
+}
+
+static void col_walk(struct colwalk *w, int value, int parent, uint32_t off, const struct ctype *t,
+		     int depth);
+
+static void col_members(struct colwalk *w, int value, int parent, uint32_t off,
+			const struct ctype *t, const char *sep, int depth)
+{
+	for (size_t i = 0; i < t->n_members && !w->err; i++) {
+		const struct ctype_member *m = &t->members[i];
+		size_t len = w->path.len;
+
+		if (!m->name) {
+			if (!m->bit_size && m->type &&
+			    (m->type->kind == CTYPE_STRUCT || m->type->kind == CTYPE_UNION))
+				col_members(w, value, parent, off + m->offset, m->type, sep,
+					    depth + 1);
+			continue;
+		}
+		w->err = strbuf__puts(&w->path, sep) ?: strbuf__puts(&w->path, m->name);
+		if (m->bit_size)
+			col_add(w);
+		else
+			col_walk(w, value, parent, off + m->offset, m->type, depth + 1);
+		w->path.len = len;
+		if (w->path.buf)
+			w->path.buf[len] = '\0';
+	}
+}
+
+/* As emit: a struct or union's members, what a followed struct pointer
+ * points to, and a leaf for anything else. */
+static void col_walk(struct colwalk *w, int value, int parent, uint32_t off, const struct ctype *t,
+		     int depth)
+{
+	if (w->err)
+		return;
+	if (!t || depth > MAX_RENDER_DEPTH || ctype__is_sized_string(t) || ctype__is_go_slice(t)) {
+		col_add(w);
+		return;
+	}
+	if ((t->kind == CTYPE_STRUCT || t->kind == CTYPE_UNION) && !t->n_variants) {
+		col_members(w, value, parent, off, t, ".", depth);
+		return;
+	}
+	if (t->kind == CTYPE_POINTER && ctype__is_struct_ptr(t) && !ctype__is_string(t)) {
+		for (size_t i = 0; i < w->l->n_derefs; i++) {
+			const struct plan_deref *d = &w->l->derefs[i];
+
+			if (d->value == value && d->parent == parent && d->off == off) {
+				col_members(w, value, (int)i, 0, t->target, "->", depth + 1);
+				return;
+			}
+		}
+	}
+	col_add(w);
+}
+
+int render__columns(const struct plan_layout *l, struct render_cols **out)
+{
+	struct colwalk w = { .l = l };
+
+	*out = NULL;
+	w.c = calloc(1, sizeof(*w.c));
+	if (!w.c)
+		return -ENOMEM;
+	w.c->typed = l->typed;
+	for (size_t i = 0; i < l->n_params && !w.err && l->typed; i++) {
+		strbuf__reset(&w.path);
+		w.err = strbuf__puts(&w.path, l->values[i].name);
+		col_walk(&w, (int)i, -1, 0, l->values[i].type, 0);
+	}
+	if (!w.err && l->ret_value >= 0) {
+		strbuf__reset(&w.path);
+		w.err = strbuf__puts(&w.path, "return");
+		col_walk(&w, l->ret_value, -1, 0, l->values[l->ret_value].type, 0);
+	}
+	/* a --capture is one leaf, found by its index: "\1NAME" is no path */
+	w.c->first_capture = w.c->n;
+	for (size_t i = 0; i < l->n_captures && !w.err; i++) {
+		strbuf__reset(&w.path);
+		w.err = strbuf__printf(&w.path, "\1%s", l->captures[i].name);
+		col_add(&w);
+	}
+	strbuf__release(&w.path);
+	if (w.err) {
+		render_cols__free(w.c);
+		return w.err;
+	}
+	*out = w.c;
+	return 0;
+}
+
+void render_cols__free(struct render_cols *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->names[i]);
+		free(c->paths[i]);
+	}
+	free(c->names);
+	free(c->paths);
+	free(c->slots);
+	free(c);
 }
 
 /* ---- assembling a value's bytes ---- */
@@ -945,8 +1271,15 @@ static int render_value(struct rctx *r, int index)
 	uint8_t *data = small_data, *why = small_why;
 	struct view v;
 
-	if (render_register_int(r, pv))
+	size_t start = 0;
+	int col = leaf_open(r, &start);
+
+	if (render_register_int(r, pv)) {
+		if (col >= 0)
+			leaf_close(r, col, start);
 		return r->err;
+	}
+	r->in_leaf = false; /* emit opens the leaf again */
 
 	if (size > MAX_VALUE_BYTES)
 		size = MAX_VALUE_BYTES;
@@ -1170,6 +1503,8 @@ static void out_clear(struct render_out *o)
 	o->n_truncated = o->n_faults = o->n_unavailable = 0;
 	o->n_cells = 0;
 	o->n_blobs = 0;
+	o->n_leaves = 0;
+	strbuf__reset(&o->unavailable);
 }
 
 /* --capture-at both: the same pointers (and --capture buffers) at the
@@ -1182,6 +1517,7 @@ static int render_at_return(struct rctx *r)
 	int err;
 	size_t n = 0;
 
+	r->no_leaves = true;
 	err = strbuf__putc(&o->at_return, '{') ?: strbuf__putc(&o->changed, '{');
 	for (size_t i = 0; i < l->n_params && !err; i++) {
 		const char *name = l->values[i].name;
@@ -1227,6 +1563,7 @@ static int render_at_return(struct rctx *r)
 					   one->buf ? one->buf : "null");
 	}
 	r->no_blobs = false;
+	r->no_leaves = false;
 	err = err ?: strbuf__putc(&o->at_return, '}') ?: strbuf__putc(&o->changed, '}');
 	o->again_truncated[1] = o->truncated.len;
 	o->again_faults[1] = o->faults.len;
@@ -1267,11 +1604,16 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		int vi = l->capture_at == PLAN_AT_RETURN && l->again && l->again[i] >= 0 &&
 				 c->has_ret ? l->again[i] : (int)i;
 
+		size_t mark = o->n_leaves;
+
 		strbuf__reset(one);
 		r.sb = one;
 		path_pop(&r, 0);
 		path_push(&r, NULL, name);
 		err = r.err ?: render_value(&r, vi);
+		/* the leaves' offsets in ONE become offsets in cellbuf */
+		for (size_t k = mark; k < o->n_leaves; k++)
+			o->leaves[k].text += o->cellbuf.len;
 		if (!err && i)
 			err = strbuf__putc(&o->args, ',');
 		err = err ?: json_escape(&o->args, name);
@@ -1298,11 +1640,20 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 	for (size_t i = 0; i < l->n_captures && !err; i++) {
 		const struct plan_capture *pc = &l->captures[i];
 
+		int col = c->cols ? (int)(c->cols->first_capture + i) : -1;
+		size_t mark = o->n_leaves;
+
 		strbuf__reset(one);
 		r.sb = one;
 		path_pop(&r, 0);
+		r.in_leaf = col >= 0;
+		r.kind = RK_NULL;
 		render_capture(&r, pc, l->capture_at == PLAN_AT_RETURN && pc->ret_item >= 0 &&
 					       c->has_ret);
+		if (col >= 0)
+			leaf_close(&r, col, 0);
+		for (size_t k = mark; k < o->n_leaves; k++)
+			o->leaves[k].text += o->cellbuf.len;
 		err = r.err;
 		if (!err && i)
 			err = strbuf__putc(&o->captures, ',');
@@ -1330,6 +1681,9 @@ int render__call(const struct plan_layout *l, const struct render_call *c, struc
 		return err;
 	for (size_t i = 0; i < o->n_cells; i++)
 		o->cells[i] = o->cellbuf.buf + o->cell_offs[i];
+	for (size_t i = 0; i < o->n_leaves; i++)
+		o->leaves[i].text = (o->leaf_where[i] ? o->ret.buf : o->cellbuf.buf) +
+				    (uintptr_t)o->leaves[i].text;
 	for (size_t i = 0; i < o->n_blobs; i++) {
 		o->blobs[i].name = o->blobbuf.buf + o->blob_offs[2 * i];
 		o->blobs[i].data = o->blobbuf.buf + o->blob_offs[2 * i + 1];
@@ -1356,5 +1710,8 @@ void render_out__release(struct render_out *o)
 	free(o->cell_offs);
 	free(o->blobs);
 	free(o->blob_offs);
+	free(o->leaves);
+	free(o->leaf_where);
+	strbuf__release(&o->unavailable);
 	memset(o, 0, sizeof(*o));
 }

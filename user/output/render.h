@@ -71,6 +71,49 @@ struct render_item {
 	const void *data;
 };
 
+/*
+ * The value form for tables: a function's values as leaves, one column
+ * each (render__columns, from its layout: a scalar, a string, an array,
+ * a Rust enum; a struct's members and what a followed struct pointer
+ * points to are their own leaves), and per call the JSON text of each
+ * leaf that is there (render_out.leaves: a span of that call's JSON, so
+ * JSON keeps its nested text and CSV writes each leaf as a native cell).
+ * Columns are named as CSV heads them: "args.o.in.x" (a parameter o
+ * pointing to a struct with a struct member in), "ret" / "ret.x" (the
+ * return value), "captures.NAME" (a --capture).
+ */
+enum render_kind {
+	RK_NULL = 0,  /* null: a NULL pointer, a fault, no value */
+	RK_NUMBER,    /* an integer or a finite float, as JSON writes it */
+	RK_FLOAT_STR, /* "NaN", "Infinity", "-Infinity" */
+	RK_BOOL,      /* true / false */
+	RK_STRING,    /* a JSON string: text, a char, an enumerator's name */
+	RK_ADDRESS,   /* "0x7ffd1234": a pointer not followed */
+	RK_MARKER,    /* "<unavailable: ...>": no value, and why */
+	RK_JSON,      /* an array or object (arrays, Rust enums, captures) */
+};
+
+struct render_cols {
+	size_t n;
+	char **names;    /* [n] the column names, "args.o.in.x" */
+	char **paths;    /* [n] the same leaves as render paths, "o->in.x" */
+	uint32_t *slots; /* path hash table: column + 1, 0 empty */
+	size_t n_slots;  /* a power of two */
+	size_t first_capture; /* columns [first_capture, n): the --captures */
+	bool typed;      /* from DWARF; false: the registers are the values */
+};
+
+/* The leaves of layout L as columns.  0, -ENOMEM. */
+int render__columns(const struct plan_layout *l, struct render_cols **out);
+void render_cols__free(struct render_cols *c); /* NULL fine */
+
+struct render_leaf {
+	uint32_t col;        /* in the function's render_cols */
+	uint8_t kind;        /* enum render_kind */
+	uint32_t len;
+	const char *text;    /* JSON text, len bytes (not NUL-terminated) */
+};
+
 struct render_call {
 	const int64_t *args;  /* [6]: the call record's raw argument registers */
 	int64_t ret;          /* rax at the return */
@@ -79,6 +122,8 @@ struct render_call {
 	size_t n_entry;                  /* NULL, 0 when none came */
 	const struct render_item *exit;  /* the return capture record's items */
 	size_t n_exit;
+	const struct render_cols *cols;  /* the layout's columns: leaves are
+					  * noted; NULL: not wanted */
 };
 
 #define RENDER_MAX_DIMS 4
@@ -116,10 +161,16 @@ struct render_out {
 	size_t n_cells;
 	struct render_blob *blobs;
 	size_t n_blobs;
+	struct render_leaf *leaves; /* render_call.cols: the leaves there, in */
+	size_t n_leaves;            /* the order met (column order as a rule) */
+	/* the values not there (markers), "path: why; ...", "" when none */
+	struct strbuf unavailable;
 	/* private */
 	struct strbuf cellbuf, blobbuf, path, one;
 	size_t *cell_offs, cap_cells, cap_blobs;
 	size_t *blob_offs;
+	size_t cap_leaves;
+	uint8_t *leaf_where;        /* [n_leaves] 0: cellbuf, 1: ret, 2: captures */
 };
 
 /* Render call C by layout L into OUT (cleared first).  0 or -ENOMEM. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* router.c: see router.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/grow.h"
@@ -9,7 +10,9 @@
 #include "router.h"
 
 struct route {
-	pid_t pid;         /* 0: the single output */
+	pid_t pid;         /* 0: the single output, or any process (no %p/%r) */
+	uint32_t func;     /* -o %f: the function; UINT32_MAX: every one */
+	char *path;
 	struct out_sink *sink;
 	struct out_ledger ledger;
 	int err;           /* this output failed */
@@ -18,6 +21,7 @@ struct route {
 struct out_router {
 	struct out_router_opts o;
 	const char *tmpl;  /* NULL: single */
+	bool by_pid, by_func; /* the template's fields */
 	struct route *routes;
 	size_t n, cap;
 	size_t last;       /* the route of the last record: most calls repeat it */
@@ -40,6 +44,8 @@ static struct out_router *router_new(const struct out_router_opts *o, const char
 		return NULL;
 	r->o = *o;
 	r->tmpl = tmpl;
+	r->by_func = tmpl && out_path__per_function(tmpl);
+	r->by_pid = tmpl && (strstr(tmpl, "%p") || strstr(tmpl, "%r"));
 	return r;
 }
 
@@ -64,8 +70,13 @@ struct out_router *out_router__per_process(const char *tmpl, const struct out_ro
 	return router_new(o, tmpl);
 }
 
-/* The process's own sink, made at its first record. */
-static struct route *route_of(struct out_router *r, pid_t pid, int *err)
+static bool route_is(const struct route *rt, pid_t pid, uint32_t func)
+{
+	return rt->pid == pid && rt->func == func;
+}
+
+/* The process's (or function's) own sink, made at its first record. */
+static struct route *route_of(struct out_router *r, pid_t pid, uint32_t func, int *err)
 {
 	char rank[32], *path = NULL;
 	struct route *rt;
@@ -73,10 +84,14 @@ static struct route *route_of(struct out_router *r, pid_t pid, int *err)
 	*err = 0;
 	if (!r->tmpl)
 		return &r->routes[0];
-	if (r->last < r->n && r->routes[r->last].pid == pid)
+	if (!r->by_pid)
+		pid = 0;
+	if (!r->by_func)
+		func = UINT32_MAX;
+	if (r->last < r->n && route_is(&r->routes[r->last], pid, func))
 		return &r->routes[r->last];
 	for (size_t i = 0; i < r->n; i++) {
-		if (r->routes[i].pid == pid) {
+		if (route_is(&r->routes[i], pid, func)) {
 			r->last = i;
 			return &r->routes[i];
 		}
@@ -86,19 +101,39 @@ static struct route *route_of(struct out_router *r, pid_t pid, int *err)
 		return NULL;
 	}
 	rank_book__rank(&r->ranks, pid, rank, sizeof(rank));
-	*err = out_path__expand(r->tmpl, pid, rank, &path);
-	if (*err)
+	*err = out_path__expand(r->tmpl, pid, rank,
+				func < r->o.n_funcs && r->o.func_names ? r->o.func_names[func] : NULL,
+				&path);
+	/* two functions of one name (in two libraries): the later one's file
+	 * gets its number */
+	for (size_t i = 0; !*err && i < r->n; i++) {
+		if (!strcmp(r->routes[i].path, path)) {
+			char *p2 = NULL;
+
+			if (asprintf(&p2, "%s.%u", path, func) < 0) {
+				*err = -ENOMEM;
+				break;
+			}
+			free(path);
+			path = p2;
+		}
+	}
+	if (*err) {
+		free(path);
 		return NULL;
+	}
 	rt = &r->routes[r->n];
 	memset(rt, 0, sizeof(*rt));
 	rt->pid = pid;
-	*err = r->o.open(r->o.open_ctx, pid, path, &rt->sink);
-	free(path);
+	rt->func = func;
+	rt->path = path;
+	*err = r->o.open(r->o.open_ctx, pid, func, path, &rt->sink);
 	if (!*err && out_ledger__init(&rt->ledger, r->o.n_funcs))
 		*err = -ENOMEM;
 	if (*err) {
 		out_sink__free(rt->sink);
 		out_ledger__free(&rt->ledger);
+		free(rt->path);
 		return NULL;
 	}
 	r->last = r->n++;
@@ -108,7 +143,7 @@ static struct route *route_of(struct out_router *r, pid_t pid, int *err)
 int out_router__write(struct out_router *r, const struct call_record *rec, uint32_t func_id)
 {
 	int err;
-	struct route *rt = route_of(r, (pid_t)rec->pid, &err);
+	struct route *rt = route_of(r, (pid_t)rec->pid, func_id, &err);
 
 	if (!rt || rt->err) {
 		r->refused++;
@@ -206,6 +241,7 @@ void out_router__free(struct out_router *r)
 	for (size_t i = 0; i < r->n; i++) {
 		out_sink__free(r->routes[i].sink);
 		out_ledger__free(&r->routes[i].ledger);
+		free(r->routes[i].path);
 	}
 	free(r->routes);
 	rank_book__free(&r->ranks);

@@ -20,6 +20,7 @@ struct out_router;
 
 struct out_router_opts {
 	size_t n_funcs;          /* for the per-function counts */
+	const char *const *func_names; /* [n_funcs] for -o %f; NULL: none */
 	out_sink_open_fn *open;  /* per process: makes each process's sink */
 	void *open_ctx;
 };
@@ -27,7 +28,8 @@ struct out_router_opts {
 /* Everything to SINK, which the router frees (also when it returns NULL:
  * out of memory). */
 struct out_router *out_router__single(struct out_sink *sink, const struct out_router_opts *o);
-/* One sink per process, named by TEMPLATE (checked by out_path__check). */
+/* One sink per process and/or function, named by TEMPLATE (checked by
+ * out_path__check). */
 struct out_router *out_router__per_process(const char *tmpl, const struct out_router_opts *o);
 
 /* Read process PID's rank now (-p PIDs, a launched program): a process may

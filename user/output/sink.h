@@ -42,9 +42,11 @@ struct out_sink {
 	const struct out_sink_ops *ops;
 };
 
-/* Makes the sink of process PID, named PATH (from an -o template):
+/* Makes the sink of process PID (and of function FUNC_ID, UINT32_MAX:
+ * every function), named PATH (from an -o template):
  * 0 or -errno after one error line. */
-typedef int out_sink_open_fn(void *ctx, pid_t pid, const char *path, struct out_sink **out);
+typedef int out_sink_open_fn(void *ctx, pid_t pid, uint32_t func_id, const char *path,
+			     struct out_sink **out);
 
 static inline void out_sink__free(struct out_sink *s)
 {
@@ -52,18 +54,18 @@ static inline void out_sink__free(struct out_sink *s)
 		s->ops->free(s);
 }
 
-/* file_sink.c: a writer of FMT (typed CSV COLUMNS, which must outlive it). */
+/* file_sink.c: a writer of FMT (CSV: its schema's arrays must outlive it). */
 struct file_sink_opts {
 	enum out_format fmt;
-	const char *const *columns;
-	size_t n_columns;
-	unsigned csv_extras; /* enum csv_extra */
+	struct csv_schema csv;
+	bool color;  /* text for a terminal: writer__set_color */
 };
 
 /* On OUT, which stays open.  NULL: out of memory. */
 struct out_sink *file_sink__new(const struct file_sink_opts *o, FILE *out);
 /* out_sink_open_fn for a file per process (CTX: struct file_sink_opts):
  * PATH created or emptied, closed with the sink. */
-int file_sink__open(void *ctx, pid_t pid, const char *path, struct out_sink **out);
+int file_sink__open(void *ctx, pid_t pid, uint32_t func_id, const char *path,
+		    struct out_sink **out);
 
 #endif

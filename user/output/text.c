@@ -212,7 +212,13 @@ static char *bytes_delta(char *p, int64_t d)
 	return p;
 }
 
-int writer__text_header(struct strbuf *sb)
+/* Select Graphic Rendition: bold on and off, yellow on and off. */
+#define SGR_BOLD "\033[1m"
+#define SGR_NORMAL "\033[22m"
+#define SGR_YELLOW "\033[33m"
+#define SGR_DEFAULT "\033[39m"
+
+int writer__text_header(struct strbuf *sb, bool color)
 {
 	int err = strbuf__reserve(sb, ROW_MAX);
 	char *p;
@@ -220,6 +226,8 @@ int writer__text_header(struct strbuf *sb)
 	if (err)
 		return err;
 	p = sb->buf + sb->len;
+	if (color)
+		p = WR_LIT(p, SGR_BOLD);
 	p = cell(p, "TIME", 4, TIME_W, false);
 	p = cell(p, "PID", 3, PID_W, true);
 	p = cell(p, "TID", 3, PID_W, true);
@@ -228,13 +236,16 @@ int writer__text_header(struct strbuf *sb)
 	p = cell(p, "RET", 3, RET_W, true);
 	p = cell(p, "LATENCY", 7, LAT_W, true);
 	p = cell(p, "dRSS", 4, RSS_W, true);
-	p = WR_LIT(p, "ARGS\n");
+	p = WR_LIT(p, "ARGS");
+	if (color)
+		p = WR_LIT(p, SGR_NORMAL);
+	*p++ = '\n';
 	sb->len = (size_t)(p - sb->buf);
 	return 0;
 }
 
 int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
-		     size_t *args_at)
+		     bool color, size_t *args_at)
 {
 	char tmp[WR_TEXT_RET_MAX + 16], *p, *q;
 	size_t indent = 0, width;
@@ -255,7 +266,11 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 	if (rec->depth > 0)
 		indent = (size_t)rec->depth * 2 > INDENT_MAX ? INDENT_MAX : (size_t)rec->depth * 2;
 	p = pad(p, indent);
+	if (color)
+		p = WR_LIT(p, SGR_BOLD);
 	p = name(p, wr_str(rec->func), FUNC_W - indent, true, &width);
+	if (color)
+		p = WR_LIT(p, SGR_NORMAL);
 	p = pad(p, FUNC_W - indent - width + 1);
 
 	switch (rec->status) {
@@ -303,7 +318,18 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 		q = WR_LIT(tmp, "-");
 		break;
 	}
-	p = cell(p, tmp, (size_t)(q - tmp), RET_W, true);
+	if (color && rec->status != CALL_OK) {
+		/* a status, not a value: set apart (right-aligned as the cell) */
+		size_t n = (size_t)(q - tmp);
+
+		p = pad(p, n < RET_W ? RET_W - n : 0);
+		p = WR_LIT(p, SGR_YELLOW);
+		p = wr_mem(p, tmp, n);
+		p = WR_LIT(p, SGR_DEFAULT);
+		*p++ = ' ';
+	} else {
+		p = cell(p, tmp, (size_t)(q - tmp), RET_W, true);
+	}
 
 	if (wr_has_exit(rec)) {
 		q = tmp;

@@ -19,10 +19,10 @@ struct writer {
 	struct strbuf line; /* rows not yet handed to stdio */
 	struct text_clock clock;
 	bool header_done;
+	bool color;        /* text for a terminal */
 	int err; /* first write error; the stream is not used after it */
-	const char *const *columns; /* extra CSV columns: typed parameter names */
-	size_t n_columns;
-	unsigned csv_extras; /* enum csv_extra */
+	struct csv_schema schema;   /* CSV: what the table holds */
+	struct csv_table *csv;      /* made at the header */
 	struct view *view; /* chrome, tree, folded: they see the whole run */
 	uint64_t bytes;    /* rows formatted (handed to stdio or waiting in
 			    * line), header included */
@@ -67,6 +67,7 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 	w->fmt = fmt;
 	w->out = out;
 	w->clock.sec = INT64_MIN;
+	w->schema.only = UINT32_MAX;
 	w->header_done = fmt == OUT_JSON; /* JSON Lines has no header */
 	if (strbuf__grow(&w->line, WRITER_HANDOFF + 4096)) {
 		free(w);
@@ -78,25 +79,21 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 
 static int put_header(struct writer *w)
 {
-	int err;
-
 	if (w->fmt != OUT_CSV)
-		return writer__text_header(&w->line);
-	err = writer__csv_header(&w->line);
-	if (!err && (w->n_columns || (w->csv_extras & CSV_TYPED)))
-		err = writer__csv_header_columns(&w->line, w->columns, w->n_columns);
-	if (!err && w->csv_extras)
-		err = writer__csv_header_extras(&w->line, w->csv_extras);
-	return err ? err : strbuf__puts(&w->line, "\r\n");
+		return writer__text_header(&w->line, w->color);
+	if (!w->csv) {
+		w->csv = csv_table__new(&w->schema);
+		if (!w->csv)
+			return -ENOMEM;
+	}
+	return csv_table__header(w->csv, &w->line);
 }
 
-int writer__set_columns(struct writer *w, const char *const *names, size_t n, unsigned extras)
+int writer__set_schema(struct writer *w, const struct csv_schema *s)
 {
 	if (w->header_done && w->fmt != OUT_JSON)
 		return -EBUSY;
-	w->columns = names;
-	w->n_columns = n;
-	w->csv_extras = extras;
+	w->schema = *s;
 	return 0;
 }
 
@@ -135,14 +132,7 @@ int writer__write(struct writer *w, const struct call_record *rec)
 	}
 	switch (w->fmt) {
 	case OUT_CSV:
-		/* Each part appends; the row ends here. */
-		err = writer__csv_row(&w->line, rec);
-		if (!err && (w->n_columns || (w->csv_extras & CSV_TYPED)))
-			err = writer__csv_typed(&w->line, rec, w->n_columns);
-		if (!err && w->csv_extras)
-			err = writer__csv_extras(&w->line, rec, w->csv_extras);
-		if (!err)
-			err = strbuf__puts(&w->line, "\r\n");
+		err = csv_table__row(w->csv, &w->line, rec);
 		break;
 	case OUT_JSON:
 		err = writer__json_row(&w->line, rec);
@@ -160,7 +150,7 @@ int writer__write(struct writer *w, const struct call_record *rec)
 	default: {
 		size_t args_at = start;
 
-		err = writer__text_row(&w->line, &w->clock, rec, &args_at);
+		err = writer__text_row(&w->line, &w->clock, rec, w->color, &args_at);
 		if (!err && rec->typed)
 			err = writer__text_typed(&w->line, args_at, rec);
 		if (!err && rec->stack)
@@ -202,6 +192,18 @@ int writer__flush(struct writer *w, uint64_t *on_disk)
 	return w->err;
 }
 
+static bool colors_off; /* NO_COLOR */
+
+void writer__no_color(void)
+{
+	colors_off = true;
+}
+
+void writer__set_color(struct writer *w, bool on)
+{
+	w->color = on && !colors_off && w->fmt == OUT_TEXT;
+}
+
 void writer__set_replay(struct writer *w)
 {
 	if (w->view)
@@ -241,5 +243,6 @@ void writer__free(struct writer *w)
 		w->view->ops->free(w->view);
 	hand_over(w); /* rows written but neither flushed nor finished */
 	strbuf__release(&w->line);
+	csv_table__free(w->csv);
 	free(w);
 }

@@ -43,24 +43,47 @@ struct writer;
 struct writer *writer__new(enum out_format fmt, FILE *out);
 int writer__write(struct writer *w, const struct call_record *rec); /* 0 or -errno (EIO..) */
 
-/* CSV columns after the typed ones for what JSON gives as keys: each
- * cell holds that key's JSON text, empty when the call has none. */
+/* CSV columns for what JSON gives as keys besides the values: each cell
+ * holds that key's text, empty when the call has none. */
 enum csv_extra {
-	CSV_CAPTURES = 1u << 0,  /* "captures" (--capture) */
 	CSV_AT_RETURN = 1u << 1, /* "at_return", "changed" (--capture-at both) */
-	CSV_NOTES = 1u << 2,     /* "truncated", "faults" (typed values) */
+	CSV_NOTES = 1u << 2,     /* "truncated", "faults", "unavailable" (typed values) */
 	CSV_CGROUP = 1u << 3,    /* "cgroup": the record's (--cgroup, --container) */
-	CSV_TYPED = 1u << 4,     /* "retval" even with no parameter column */
 };
 
-/* Extra CSV columns, one per typed parameter name, after the fixed ones
- * (a record's cells say which column each fills; others stay empty), then
- * the EXTRAS (enum csv_extra).  Call before the first record; NAMES must
- * outlive the writer. */
-int writer__set_columns(struct writer *w, const char *const *names, size_t n, unsigned extras);
+/* A CSV table's shape: wide (a row a call, a column a value) or long (a
+ * row per value: name, value); AUTO: wide when its functions' values have
+ * the same columns, else long. */
+enum csv_shape { CSV_AUTO = 0, CSV_WIDE, CSV_LONG };
+
+struct render_cols;
+/* What a CSV table is made of, given before its first record (and which
+ * must outlive the writer). */
+struct csv_schema {
+	const struct render_cols *const *funcs; /* [n_funcs]: each function's
+						 * value columns; NULL: raw */
+	size_t n_funcs;
+	uint32_t only;      /* UINT32_MAX: every function; else this one (-o %f) */
+	const char *const *cells; /* columns of values without leaves (--py), */
+	size_t n_cells;           /* "args.NAME" ("": "args") */
+	unsigned extras;    /* enum csv_extra */
+	enum csv_shape shape;
+};
+
+/* The shape S makes (AUTO decided). */
+enum csv_shape csv_schema__shape(const struct csv_schema *s);
+/* Call before the first record; 0, -EBUSY after it. */
+int writer__set_schema(struct writer *w, const struct csv_schema *s);
+
 /* Records come from a store, in entry order per thread with depth computed
  * from the calls' intervals (cmon export): tree and folded group them as
  * they come instead of waiting for each outermost call to end. */
+/* Text for a terminal: the header and function names bold, a status in
+ * place of a return value yellow (SGR escapes).  Ignored for other formats
+ * and after writer__no_color. */
+void writer__set_color(struct writer *w, bool on);
+/* NO_COLOR is set (https://no-color.org): no writer colours its text. */
+void writer__no_color(void);
 void writer__set_replay(struct writer *w);
 int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
 

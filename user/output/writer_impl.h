@@ -33,26 +33,32 @@ static inline char *wr_arg_decimal(char *p, const struct call_record *rec, int i
 
 /* Row builders: append the header line, or one record's line, to SB;
  * 0 or -ENOMEM. */
-int writer__csv_header(struct strbuf *sb);
-int writer__csv_row(struct strbuf *sb, const struct call_record *rec);
 int writer__json_row(struct strbuf *sb, const struct call_record *rec);
+
+/* csv.c: a CSV table's columns (from a csv_schema), its header and rows. */
+struct csv_table;
+struct csv_schema;
+struct csv_table *csv_table__new(const struct csv_schema *s); /* NULL: ENOMEM */
+void csv_table__free(struct csv_table *t);
+enum csv_shape csv_table__shape(const struct csv_table *t);
+int csv_table__header(struct csv_table *t, struct strbuf *sb);
+int csv_table__row(struct csv_table *t, struct strbuf *sb, const struct call_record *rec);
+/* What JSON text T (N bytes) is: enum render_kind. */
+uint8_t csv__kind_of(const char *t, size_t n);
 
 /* Text mode keeps the last formatted second: localtime_r per row is slow. */
 struct text_clock {
 	int64_t sec;      /* INT64_MIN: nothing cached */
 	char hms[8];      /* "HH:MM:SS" of sec */
 };
-int writer__text_header(struct strbuf *sb);
+/* COLOR: SGR escapes for a terminal (writer__set_color). */
+int writer__text_header(struct strbuf *sb, bool color);
 
 /* typed.c: the DWARF-typed parts appended to a row already built. */
-int writer__csv_header_columns(struct strbuf *sb, const char *const *names, size_t n);
-int writer__csv_typed(struct strbuf *sb, const struct call_record *rec, size_t n_columns);
 /* " captures={...} changed={...} truncated=[...] faults=[...]", those T
  * has (T NULL: none), appended: how the text table and the tree end a
  * call's line.  0 or -ENOMEM. */
 int writer__typed_notes(struct strbuf *sb, const struct call_typed *t);
-int writer__csv_header_extras(struct strbuf *sb, unsigned extras);
-int writer__csv_extras(struct strbuf *sb, const struct call_record *rec, unsigned extras);
 int writer__json_typed(struct strbuf *sb, const struct call_record *rec);
 /* ARGS_START: where the row's raw-argument text begins. */
 int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_record *rec);
@@ -60,7 +66,7 @@ int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_r
 int writer__json_stack(struct strbuf *sb, const char *frames);
 int writer__text_stack(struct strbuf *sb, const char *frames);
 int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
-		     size_t *args_at);
+		     bool color, size_t *args_at);
 
 /* NULL names are written as empty strings. */
 static inline const char *wr_str(const char *s)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include "core/grow.h"
 #include "core/log.h"
+#include "core/similar.h"
 #include "dwarf/inlined.h"
 #include "elf/elfcheck.h"
 #include "elf/usdt.h"
@@ -896,12 +897,85 @@ static bool excluded(const struct resolve_opts *o, const char *path, const struc
 	return false;
 }
 
+/* For an exact name that matches nothing: the function of the searched
+ * objects nearest to it in spelling (similar.h), or NULL. */
+static const char *nearest_name(const struct probe_set *s, const struct funcpattern *p)
+{
+	size_t len = strlen(p->func), best = similar__slack(len) + 1;
+	const char *name = NULL;
+
+	if (p->glob || best == 1)
+		return NULL;
+	for (size_t oi = 0; oi < s->n_objects && best > 1; oi++) {
+		const struct symtab_func *funcs;
+		size_t nf;
+
+		if (!s->objects[oi].symtab || !funcpattern__match_object(p, s->objects[oi].path))
+			continue;
+		funcs = symtab__funcs(s->objects[oi].symtab, &nf);
+		for (size_t i = 0; i < nf; i++) {
+			size_t d;
+
+			if (funcs[i].ifunc || is_cold_part(funcs[i].name))
+				continue;
+			d = similar__distance(p->func, funcs[i].name, best - 1);
+			if (d < best) {
+				best = d;
+				name = funcs[i].name;
+			}
+		}
+	}
+	return name;
+}
+
+/* F of OBJ is an IFUNC (its symbol the resolver that picks an
+ * implementation at load): the error names the implementations the object
+ * has, by glibc's naming (__F_avx2, __F_sse2, ...). */
+static void ifunc_error(const struct probe_object *obj, const struct symtab_func *f)
+{
+	char list[400];
+	size_t nf, len = 0, n = 0, more = 0;
+	const struct symtab_func *funcs = symtab__funcs(obj->symtab, &nf);
+	size_t fl = strlen(f->name);
+
+	list[0] = 0;
+	for (size_t i = 0; i < nf; i++) {
+		const char *m = funcs[i].name;
+		bool dup = false;
+
+		if (funcs[i].ifunc || strncmp(m, "__", 2) || strncmp(m + 2, f->name, fl) ||
+		    m[2 + fl] != '_' || is_cold_part(m))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = funcs[j].addr == funcs[i].addr && !strcmp(funcs[j].name, m);
+		if (dup)
+			continue;
+		if (n < 8 && len + strlen(m) + 3 < sizeof(list)) {
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", n ? ", " : "",
+						m);
+			n++;
+		} else {
+			more++;
+		}
+	}
+	if (!n)
+		log_error("'%s' in %s is an IFUNC: its symbol is the resolver that picks an "
+			  "implementation at load, not the function, and the implementations have "
+			  "no symbols in it to trace", f->name, obj->path);
+	else
+		log_error("'%s' in %s is an IFUNC: its symbol is the resolver, not the function; "
+			  "trace its implementations: %s%s (or '__%s_*')", f->name, obj->path, list,
+			  more ? ", ..." : "", f->name);
+}
+
 static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 {
 	struct probe_set *s = b->set;
 	struct match *m = NULL;
 	size_t n_m = 0, cap_m = 0, searched = 0, added = 0, n_excluded = 0;
 	const char *stripped = NULL;
+	const struct symtab_func *ifunc = NULL;
+	size_t ifunc_obj = 0;
 	char desc[256];
 	int err = 0;
 
@@ -948,12 +1022,13 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 				 * under the name the program calls. */
 				if (f->ifunc) {
 					if (p->glob || !ifunc_target(b, obj, f, &f, &own)) {
-						if (!p->glob)
-							log_warn("%s in %s is an IFUNC resolver, not "
-								 "the function, and which "
-								 "implementation it picks is not "
-								 "known; name the implementation",
-								 funcs[i].name, obj->path);
+						/* the pick is not known: said with the
+						 * error (its implementations) if nothing
+						 * else matches, else warned after */
+						if (!p->glob && !ifunc) {
+							ifunc = &funcs[i];
+							ifunc_obj = oi;
+						}
 						continue;
 					}
 					as = funcs[i].name;
@@ -980,7 +1055,7 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 
 	if (!n_m) {
 		char callers[512];
-		const char *inl_path = NULL;
+		const char *inl_path = NULL, *near;
 
 		/* An exact name with no symbol may have been inlined everywhere:
 		 * say so, and where it went. */
@@ -991,7 +1066,9 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 					     sizeof(callers)) > 0)
 				inl_path = s->objects[oi].path;
 		target_desc(b->o, desc, sizeof(desc));
-		if (inl_path)
+		if (ifunc)
+			ifunc_error(&s->objects[ifunc_obj], ifunc);
+		else if (inl_path)
 			log_error("'%s' is inlined everywhere in %s (DW_AT_inline): no copy of "
 				  "its own to probe; trace its callers: %s", p->func, inl_path,
 				  callers);
@@ -1008,12 +1085,19 @@ static int resolve_pattern(struct builder *b, const struct funcpattern *p)
 			 * searched, not it */
 			log_error("no function matches '%s' in %s (searched %zu objects): %s has "
 				  "no symbol table (stripped)", p->func, desc, searched, stripped);
+		else if ((near = nearest_name(s, p)))
+			log_error("no function matches '%s' in %s (searched %zu object%s); did "
+				  "you mean %s?", p->func, desc, searched, searched == 1 ? "" : "s",
+				  near);
 		else
 			log_error("no function matches '%s' in %s (searched %zu object%s)",
 				  p->func, desc, searched, searched == 1 ? "" : "s");
 		err = -ENOENT;
 		goto cleanup;
 	}
+	if (ifunc)
+		log_warn("%s in %s is an IFUNC resolver, not the function; the other matches "
+			 "are traced", ifunc->name, s->objects[ifunc_obj].path);
 	/* An exact name in two files is a question only the user can answer. */
 	if (!p->glob && !p->object) {
 		for (size_t i = 1; i < n_m; i++) {

@@ -2,7 +2,8 @@
 /*
  * source.c: what cmon wrote, read back for a report.  The kind of a file is
  * told by its content: a folder or calls.db is a store; a first line
- * "ts_ns,pid,..." a trace CSV, "report,elapsed_s,..." a profile CSV; JSON
+ * "ts_ns,pid,..." a trace CSV (its long shape "call,ts_ns,..."),
+ * "report,elapsed_s,..." a profile CSV; JSON
  * Lines of records ("ts_ns", "pid", "func") a trace, of rows ("report",
  * "func") a profile (any other object line is refused); one JSON object with
  * "runs" and "values" is `cmon stats -F json`.
@@ -289,7 +290,8 @@ static int read_csv(struct report *r, FILE *f, const char *path, bool profile, c
 {
 	char *buf = NULL, *hdr_line = NULL, *hdr[64], *fl[256];
 	size_t cap = 0, nh, items = 0;
-	int idx[P_N], rc = 0, ncols = profile ? P_N : C_N, mod;
+	int idx[P_N], rc = 0, ncols = profile ? P_N : C_N, mod, callc;
+	char last_call[32] = "";
 
 	if (!read_line(f, &buf, &cap) || !(hdr_line = strdup(buf))) {
 		free(buf);
@@ -305,11 +307,19 @@ static int read_csv(struct report *r, FILE *f, const char *path, bool profile, c
 		}
 	}
 	mod = column(hdr, nh, "module"); /* optional: older files have none */
+	/* the long shape (a row per value): a call's rows follow each other,
+	 * the first one counts */
+	callc = profile ? -1 : column(hdr, nh, "call");
 	while (read_line(f, &buf, &cap)) {
 		size_t n = csv_split(buf, fl, 256);
 
 		if (n < nh)
 			continue; /* a line cut short (the trace was killed) */
+		if (callc >= 0) {
+			if (!strcmp(fl[callc], last_call))
+				continue;
+			snprintf(last_call, sizeof(last_call), "%s", fl[callc]);
+		}
 		if (profile) {
 			json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 					      "s:f, s:b}",
@@ -545,7 +555,7 @@ static int read_source(struct report *r, const char *path, const struct stat *st
 
 		head[k] = '\0';
 		rewind(f);
-		if (!strncmp(head, "ts_ns,", 6))
+		if (!strncmp(head, "ts_ns,", 6) || !strncmp(head, "call,ts_ns,", 11))
 			rc = read_csv(r, f, path, false, err, errlen);
 		else if (!strncmp(head, "report,", 7))
 			rc = read_csv(r, f, path, true, err, errlen);
