@@ -408,6 +408,596 @@ int cmd_opts__begin(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	return -1;
 }
 
+/* One command line being parsed: what the takers below share. */
+struct opt_parse {
+	enum cmd_kind kind;
+	const char *name; /* "trace": error lines start with it */
+	struct cmd_opts *o;
+	struct optable *t;
+	bool format_given; /* -F given (a unix: stream is JSON Lines otherwise) */
+};
+
+enum { NOT_TAKEN = 1, TAKE_HELP = 2 };
+
+/* Options for the processes traced: -p, --binary, a cgroup, children.
+ * 0 taken, -errno after its line, TAKE_HELP, or NOT_TAKEN: not one of these. */
+static int take_target_option(struct opt_parse *p, int c, const char *optarg)
+{
+	struct cmd_opts *o = p->o;
+	const char *name = p->name;
+	uint64_t v;
+	int err = 0;
+
+	switch (c) {
+	case OPTABLE_OPERAND: /* list's */
+		if (push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg))
+			return -ENOMEM;
+		break;
+	case 'p': {
+		pid_t pid;
+
+		if (parse_u64(optarg, &v) || v == 0 || v > INT_MAX) {
+			log_error("%s: invalid PID '%s'", name, optarg);
+			return -EINVAL;
+		}
+		pid = (pid_t)v;
+		err = push_ptr(&o->pids, &o->n_pids, sizeof(pid), &pid);
+		break;
+	}
+	case OPT_BINARY:
+		if (o->binary) {
+			log_error("%s: --binary given twice", name);
+			return -EINVAL;
+		}
+		o->binary = optarg;
+		break;
+	case OPT_CGROUP:
+	case OPT_CONTAINER:
+		if (o->cgroup || o->container) {
+			log_error("%s: one --cgroup or --container", name);
+			return -EINVAL;
+		}
+		*(c == OPT_CGROUP ? &o->cgroup : &o->container) = optarg;
+		break;
+	case OPT_NO_DEBUGINFOD:
+		o->no_debuginfod = true;
+		break;
+	case OPT_FOLLOW:
+		o->follow = 1;
+		break;
+	case OPT_NO_FOLLOW:
+		o->follow = 0;
+		break;
+	default:
+		return NOT_TAKEN;
+	}
+	return err;
+}
+
+/* Options for what is recorded: functions, lines, USDT, Python, focus, filters, break's stops.
+ * 0 taken, -errno after its line, TAKE_HELP, or NOT_TAKEN: not one of these. */
+static int take_selection_option(struct opt_parse *p, int c, const char *optarg)
+{
+	struct cmd_opts *o = p->o;
+	const char *name = p->name;
+	uint64_t v;
+	int err = 0;
+
+	switch (c) {
+	case 'f':
+		err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
+		break;
+	case OPT_LINES_OF:
+		if (p->kind == CMD_LIST) { /* list: FUNC's lines of code */
+			o->list_lines = true;
+			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
+		} else {
+			err = push_ptr(&o->lines_of, &o->n_lines_of, sizeof(char *), &optarg);
+		}
+		break;
+	case OPT_LINE: {
+		const char *colon = strrchr(optarg, ':');
+		unsigned long ln = 0;
+
+		/* a line number DWARF can have (an int): 2^32 + 8 was line 8 */
+		if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+			errno = 0;
+			ln = strtoul(colon + 1, NULL, 10);
+			if (errno || ln > INT_MAX)
+				ln = 0;
+		}
+		if (!colon || colon == optarg || !ln) {
+			log_error("%s: --line '%s': expected FILE:LINE (a line number from 1)",
+				  name, optarg);
+			return -EINVAL;
+		}
+		err = push_ptr(&o->lines, &o->n_lines, sizeof(char *), &optarg);
+		break;
+	}
+	case OPT_STACK:
+		o->stack = true;
+		break;
+	case OPT_LOCALS:
+		o->locals = true;
+		break;
+	case OPT_WATCH: {
+		uint64_t wa;
+		uint32_t wl;
+
+		if (o->n_watches >= CMON_MAX_WATCH) {
+			log_error("%s: at most %d --watch", name, CMON_MAX_WATCH);
+			return -EINVAL;
+		}
+		if (watch__is_addr_len(optarg) && watch__addr_len(optarg, &wa, &wl))
+			return -EINVAL;
+		err = push_ptr(&o->watches, &o->n_watches, sizeof(char *), &optarg);
+		break;
+	}
+	case OPT_COUNT:
+		if (parse_u64(optarg, &v) || v == 0 || v > 1000000) {
+			log_error("%s: invalid --count '%s' (1..1000000)", name, optarg);
+			return -EINVAL;
+		}
+		o->break_count = (unsigned)v;
+		break;
+	case OPT_RESUME_AFTER: {
+		char *end;
+
+		errno = 0;
+		o->resume_after_s = strtod(optarg, &end);
+		if (errno || *end || !(o->resume_after_s >= 0) || o->resume_after_s > 1e6) {
+			log_error("%s: invalid --resume-after '%s' (seconds >= 0)", name, optarg);
+			return -EINVAL;
+		}
+		break;
+	}
+	case OPT_IF:
+	case OPT_ON_CHANGE: {
+		const char *what = c == OPT_IF ? "--if" : "--on-change";
+		struct expr *e = NULL;
+
+		/* Malformed is a usage error, said here with its column;
+		 * names are checked against each function later. */
+		err = expr__parse(optarg, what, &e);
+		expr__free(e);
+		if (!err && (c == OPT_IF ? o->if_expr : o->on_change)) {
+			log_error("%s: %s given twice (join them with &&)", name, what);
+			err = -EINVAL;
+		}
+		if (!err && c == OPT_IF)
+			o->if_expr = optarg;
+		else if (!err)
+			o->on_change = optarg;
+		break;
+	}
+	case OPT_FOCUS:
+		err = push_ptr(&o->focus, &o->n_focus, sizeof(char *), &optarg);
+		break;
+	case OPT_MAX_DEPTH:
+		if (parse_u64(optarg, &v) || v > 1000) {
+			log_error("%s: invalid --max-depth '%s' (0..1000)", name, optarg);
+			return -EINVAL;
+		}
+		o->max_depth = (int)v;
+		break;
+	case OPT_USDT:
+		/* [FILE:]PROVIDER:NAME, no empty part (NAME alone: any provider) */
+		if (!*optarg || *optarg == ':' || optarg[strlen(optarg) - 1] == ':' ||
+		    strstr(optarg, "::")) {
+			log_error("%s: --usdt '%s': expected [FILE:]PROVIDER:NAME", name,
+				  optarg);
+			return -EINVAL;
+		}
+		err = push_ptr(&o->usdts, &o->n_usdts, sizeof(char *), &optarg);
+		break;
+	case OPT_PY:
+		if (!*optarg) {
+			log_error("%s: --py: empty pattern", name);
+			return -EINVAL;
+		}
+		err = push_ptr(&o->py, &o->n_py, sizeof(char *), &optarg);
+		break;
+	case OPT_PY_RESUMES:
+		o->py_resumes = true;
+		break;
+	case OPT_PY_LIST:
+		o->py_list = true;
+		break;
+	case OPT_CALLERS:
+		o->callers = true;
+		break;
+	case OPT_EXCLUDE: {
+		/* the same as --func '!PATTERN' */
+		char *neg = NULL;
+
+		if (asprintf(&neg, "!%s", optarg) < 0 ||
+		    push_ptr(&o->owned, &o->n_owned, sizeof(char *), &neg)) {
+			free(neg);
+			err = -ENOMEM;
+			break;
+		}
+		err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &neg);
+		break;
+	}
+	default:
+		return NOT_TAKEN;
+	}
+	return err;
+}
+
+/* Options for what a call's record holds beyond its registers: captures and their bounds.
+ * 0 taken, -errno after its line, TAKE_HELP, or NOT_TAKEN: not one of these. */
+static int take_capture_option(struct opt_parse *p, int c, const char *optarg)
+{
+	struct cmd_opts *o = p->o;
+	const char *name = p->name;
+	uint64_t v;
+	int err = 0;
+
+	switch (c) {
+	case OPT_CAPTURE: {
+		struct capture_spec spec;
+
+		/* Malformed is a usage error, said once (capture_spec__parse's
+		 * line); names are checked against the functions later. */
+		err = capture_spec__parse(optarg, &spec);
+		capture_spec__clear(&spec);
+		if (err == -EINVAL)
+			return err;
+		if (!err)
+			err = push_ptr(&o->captures, &o->n_captures, sizeof(char *), &optarg);
+		break;
+	}
+	case OPT_CAPTURE_AT:
+		if (!strcmp(optarg, "entry")) {
+			o->capture_at = PLAN_AT_ENTRY;
+		} else if (!strcmp(optarg, "return")) {
+			o->capture_at = PLAN_AT_RETURN;
+		} else if (!strcmp(optarg, "both")) {
+			o->capture_at = PLAN_AT_BOTH;
+		} else {
+			log_error("%s: --capture-at '%s': expected entry, return or both", name,
+				  optarg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_STRLEN:
+		if (parse_u64(optarg, &v) || v == 0 || v > PLAN_MAX_STRLEN) {
+			log_error("%s: invalid --strlen '%s' (1..%u)", name, optarg,
+				  PLAN_MAX_STRLEN);
+			return -EINVAL;
+		}
+		o->strlen = (uint32_t)v;
+		break;
+	case OPT_DEREF:
+		if (parse_u64(optarg, &v) || v > PLAN_MAX_DEREF) {
+			log_error("%s: invalid --deref '%s' (0..%u)", name, optarg, PLAN_MAX_DEREF);
+			return -EINVAL;
+		}
+		o->deref = (unsigned)v;
+		o->deref_set = true;
+		break;
+	case OPT_CAPTURE_MAX:
+		if (parse_u64(optarg, &v) || v == 0 || v > CMON_ITEM_MAX) {
+			log_error("%s: invalid --capture-max '%s' (1..%u bytes)", name, optarg,
+				  CMON_ITEM_MAX);
+			return -EINVAL;
+		}
+		o->capture_max = (uint32_t)v;
+		break;
+	case OPT_RAW:
+		o->raw = true;
+		break;
+	case OPT_NO_FAULT_IN:
+		o->no_fault_in = true;
+		break;
+	default:
+		return NOT_TAKEN;
+	}
+	return err;
+}
+
+/* Options for where and how records are written, and how long the run lasts.
+ * 0 taken, -errno after its line, TAKE_HELP, or NOT_TAKEN: not one of these. */
+static int take_output_option(struct opt_parse *p, int c, const char *optarg)
+{
+	struct cmd_opts *o = p->o;
+	const char *name = p->name;
+	int err = 0;
+
+	switch (c) {
+	case 'F':
+		p->format_given = true;
+		if (out_format__parse(optarg, &o->format) ||
+		    (p->kind == CMD_PROFILE && o->format > OUT_JSON)) {
+			log_error("%s: unknown format '%s' (text, csv, json%s)", name, optarg,
+				  p->kind == CMD_PROFILE ? "" : ", chrome, tree, folded");
+			return -EINVAL;
+		}
+		break;
+	case 'o': {
+		size_t at;
+
+		if (strncmp(optarg, "unix:", 5) && out_path__check(optarg, &at)) {
+			log_error("%s: -o '%s': '%%%c' at %zu is not a field (%%p pid, %%r "
+				  "rank, %%f function, %%%% a %%)", name, optarg, optarg[at + 1] ? optarg[at + 1] : ' ',
+				  at + 1);
+			return -EINVAL;
+		}
+		o->output = optarg;
+		break;
+	}
+	case OPT_DURATION: {
+		char *end;
+
+		errno = 0;
+		o->duration_s = strtod(optarg, &end);
+		if (errno || *end || !(o->duration_s > 0)) {
+			log_error("%s: invalid duration '%s' (seconds > 0)", name, optarg);
+			return -EINVAL;
+		}
+		break;
+	}
+	case OPT_MAX_EVENTS:
+		if (parse_u64(optarg, &o->max_events) || !o->max_events) {
+			log_error("%s: invalid --max-events '%s'", name, optarg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_CSV:
+		if (!strcmp(optarg, "wide")) {
+			o->csv_shape = CSV_WIDE;
+		} else if (!strcmp(optarg, "long")) {
+			o->csv_shape = CSV_LONG;
+		} else {
+			log_error("%s: --csv '%s': expected wide or long", name, optarg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_ORDER:
+		if (!strcmp(optarg, "call") || !strcmp(optarg, "return")) {
+			o->call_order = optarg[0] == 'c';
+		} else {
+			log_error("%s: --order '%s': expected call or return", name, optarg);
+			return -EINVAL;
+		}
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case 'h':
+		o->help = true;
+		return TAKE_HELP;
+	default:
+		return NOT_TAKEN;
+	}
+	return err;
+}
+
+/* Options for how the probes run and what profile aggregates.
+ * 0 taken, -errno after its line, TAKE_HELP, or NOT_TAKEN: not one of these. */
+static int take_probe_option(struct opt_parse *p, int c, const char *optarg)
+{
+	struct cmd_opts *o = p->o;
+	const char *name = p->name;
+	uint64_t v;
+	int err = 0;
+
+	switch (c) {
+	case OPT_NO_RETURN:
+		o->no_return = true;
+		break;
+	case OPT_RETURN_PROBE:
+		if (return_choice__parse(optarg, &o->ret_choice)) {
+			log_error("%s: invalid --return-probe '%s' (auto, uretprobe, insn)",
+				  name, optarg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_RINGBUF:
+		if (parse_u64(optarg, &v) || v == 0 || v > 1024) {
+			log_error("%s: invalid --ringbuf-size '%s' (MB, 1..1024)", name, optarg);
+			return -EINVAL;
+		}
+		o->ringbuf_bytes = (size_t)v << 20;
+		break;
+	case OPT_POLL_MS:
+		if (parse_u64(optarg, &v) || v == 0 || v > 10000) {
+			log_error("%s: invalid --poll-ms '%s'", name, optarg);
+			return -EINVAL;
+		}
+		o->poll_ms = (int)v;
+		break;
+	case OPT_INTERVAL: {
+		char *end;
+
+		errno = 0;
+		o->interval_s = strtod(optarg, &end);
+		if (errno || *end || !(o->interval_s >= 0.01) || o->interval_s > 1e6) {
+			log_error("%s: invalid interval '%s' (seconds, at least 0.01)", name,
+				  optarg);
+			return -EINVAL;
+		}
+		break;
+	}
+	case OPT_BUDGET: {
+		const char *why = NULL;
+
+		if (budget__parse(optarg, &o->budget, &why)) {
+			log_error("%s: invalid --budget '%s': %s", name, optarg, why);
+			return -EINVAL;
+		}
+		break;
+	}
+	case OPT_PER_PID:
+		o->per_pid = true;
+		break;
+	case OPT_HIST:
+		if (!hist_arg__valid(optarg)) {
+			log_error("%s: invalid --hist '%s' (an argument: 0..5, arg0..arg5, a "
+				  "parameter name, or ret)", name, optarg);
+			return -EINVAL;
+		}
+		o->hist = optarg;
+		o->hist_arg = parse_hist_arg(optarg, &o->hist_arg) ? HIST_ARG_BY_NAME
+								  : o->hist_arg;
+		break;
+	case OPT_HIST_LINEAR:
+		err = parse_hist_linear(optarg, o);
+		if (err) {
+			log_error("%s: invalid --hist-linear '%s' (MIN,MAX,STEP with MIN < MAX, "
+				  "STEP > 0, at most %d buckets)", name, optarg, HIST_ARG_NBUCKETS);
+			return -EINVAL;
+		}
+		break;
+	case OPT_NO_MEM:
+		o->no_mem = true;
+		break;
+	case OPT_RAW_LATENCY:
+		o->raw_latency = true;
+		break;
+	default:
+		return NOT_TAKEN;
+	}
+	return err;
+}
+
+/* One option, by the taker of its theme.  0, -errno after its line, or
+ * TAKE_HELP. */
+static int take_option(struct opt_parse *p, int c, const char *optarg)
+{
+	static int (*const takers[])(struct opt_parse *p, int c, const char *optarg) = {
+		take_target_option, take_selection_option, take_capture_option,
+		take_output_option, take_probe_option,
+	};
+	int rc;
+
+	for (size_t i = 0; i < sizeof(takers) / sizeof(takers[0]); i++) {
+		rc = takers[i](p, c, optarg);
+		if (rc == -ENOMEM)
+			log_error("out of memory");
+		if (rc != NOT_TAKEN)
+			return rc;
+	}
+	log_error("%s: option '--%s' is not for this command", p->name, optable__name(p->t, c));
+	return -EINVAL;
+}
+
+/* The first broken rule of RULES: one line, -EINVAL.  A table keeps the
+ * combinations cmon refuses in one place, in the order they are checked. */
+struct opt_rule {
+	bool broken;
+	const char *why; /* after "COMMAND: " */
+};
+
+static int first_broken(const struct opt_parse *p, const struct opt_rule *rules, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rules[i].broken) {
+			log_error("%s: %s", p->name, rules[i].why);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* The target options together: exactly one target, and what each allows. */
+static int check_target(const struct opt_parse *p)
+{
+	const struct cmd_opts *o = p->o;
+	const char *name = p->name;
+
+	if (!!o->n_pids + !!o->binary + !!o->cmd + !!(o->cgroup || o->container) != 1) {
+		log_error("%s: give exactly one target: -p PID%s-- CMD", name,
+			  p->kind == CMD_BREAK  ? " or "
+			  : p->kind == CMD_LIST ? ", --binary PATH or "
+						: ", --binary PATH, --cgroup PATH, --container ID or ");
+		return -EINVAL;
+	}
+	if ((o->cgroup || o->container) && (o->n_watches || o->follow >= 0 || o->n_py)) {
+		log_error("%s: --%s takes no %s", name, o->cgroup ? "cgroup" : "container",
+			  o->n_watches ? "--watch (it watches one process: -p PID or -- CMD)"
+			  : o->n_py    ? "--py (the interpreter's process: -p PID or -- CMD)"
+				       : "--follow (every process of the cgroup is traced already)");
+		return -EINVAL;
+	}
+	if ((o->n_watches || p->kind == CMD_BREAK) && (o->binary || o->n_pids > 1)) {
+		log_error("%s: %s needs one process: -p PID or -- CMD", name,
+			  p->kind == CMD_BREAK ? "break" : "--watch");
+		return -EINVAL;
+	}
+	if (o->binary && o->follow >= 0) {
+		log_error("%s: --%s is for -p PID or -- CMD (--binary covers every process "
+			  "running PATH already)", name, o->follow ? "follow" : "no-follow");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Options that make no sense together, once the command line is read. */
+static int check_combinations(struct opt_parse *p)
+{
+	struct cmd_opts *o = p->o;
+	const char *name = p->name;
+	const struct opt_rule selection[] = {
+		{ p->kind == CMD_BREAK && o->n_py && o->if_expr,
+		  "--if is for --func: a Python call is stopped on its name alone" },
+		{ o->locals && !o->n_lines,
+		  "--locals reads the variables where a --line runs: give --line" },
+		{ o->max_depth >= 0 && !o->n_focus,
+		  "--max-depth counts below a --focus function: give --focus" },
+		{ o->n_focus && o->no_return,
+		  "--focus needs returns to know when a thread leaves the focus: no --no-return" },
+		{ o->no_return && o->format == OUT_FOLDED,
+		  "-F folded weighs stacks by the calls' time, which --no-return does not "
+		  "measure: it would write nothing" },
+		{ o->hist_linear && o->hist_arg < 0, "--hist-linear needs --hist ARG" },
+	};
+	const struct opt_rule watch[] = {
+		{ o->n_watches && o->output && out_path__per_process(o->output),
+		  "--watch writes one output: -o without %p / %r" },
+		{ o->n_watches && o->format > OUT_JSON, "--watch writes text, csv or json" },
+		{ o->n_watches && o->n_funcs && o->format == OUT_CSV,
+		  "-F csv has one table: --watch without --func, or -F json" },
+	};
+	int err = first_broken(p, selection, sizeof(selection) / sizeof(selection[0]));
+
+	if (err)
+		return err;
+	for (size_t i = 0; p->kind == CMD_BREAK && i < o->n_py; i++) {
+		if (strpbrk(o->py[i], "[\\")) {
+			log_error("%s: --py '%s': globs with '*' and '?' only (a function's first "
+				  "call is matched in the kernel)", name, o->py[i]);
+			return -EINVAL;
+		}
+	}
+	if (o->output && ch_url__is(o->output)) {
+		struct ch_url u;
+		char why[256];
+
+		err = ch_url__parse(o->output, &u, why, sizeof(why));
+		ch_url__free(&u);
+		if (err) {
+			log_error("%s: -o: bad ClickHouse URL: %s", name, why);
+			return err == -ENOMEM ? err : -EINVAL;
+		}
+		if (p->format_given || o->n_watches) {
+			log_error("%s: -o clickhouse:// writes the table's own columns: not with %s",
+				  name, p->format_given ? "-F" : "--watch");
+			return -EINVAL;
+		}
+	}
+	/* A live stream is for programs: JSON Lines unless -F says otherwise. */
+	if (o->output && !strncmp(o->output, "unix:", 5) && !p->format_given)
+		o->format = OUT_JSON;
+	err = check_target(p);
+	if (err)
+		return err;
+	return first_broken(p, watch, sizeof(watch) / sizeof(watch[0]));
+}
+
 int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *o)
 {
 	const char *name = kind == CMD_LIST      ? "list"
@@ -415,10 +1005,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			   : kind == CMD_CAPTURE ? "capture"
 			   : kind == CMD_BREAK   ? "break"
 						 : "trace";
-	bool format_given = false;
 	struct optable t;
+	struct opt_parse p = { .kind = kind, .name = name, .o = o, .t = &t };
 	const char *optarg;
-	uint64_t v;
 	int c, err = 0;
 
 	o->poll_ms = 10;
@@ -435,385 +1024,11 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {
 		if (c == -2)
 			return -EINVAL;
-		switch (c) {
-		case OPTABLE_OPERAND: /* list's */
-			if (push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg))
-				return -ENOMEM;
-			break;
-		case 'p': {
-			pid_t pid;
-
-			if (parse_u64(optarg, &v) || v == 0 || v > INT_MAX) {
-				log_error("%s: invalid PID '%s'", name, optarg);
-				return -EINVAL;
-			}
-			pid = (pid_t)v;
-			err = push_ptr(&o->pids, &o->n_pids, sizeof(pid), &pid);
-			break;
-		}
-		case 'f':
-			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
-			break;
-		case OPT_LINES_OF:
-			if (kind == CMD_LIST) { /* list: FUNC's lines of code */
-				o->list_lines = true;
-				err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &optarg);
-			} else {
-				err = push_ptr(&o->lines_of, &o->n_lines_of, sizeof(char *), &optarg);
-			}
-			break;
-		case OPT_LINE: {
-			const char *colon = strrchr(optarg, ':');
-			unsigned long ln = 0;
-
-			/* a line number DWARF can have (an int): 2^32 + 8 was line 8 */
-			if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
-				errno = 0;
-				ln = strtoul(colon + 1, NULL, 10);
-				if (errno || ln > INT_MAX)
-					ln = 0;
-			}
-			if (!colon || colon == optarg || !ln) {
-				log_error("%s: --line '%s': expected FILE:LINE (a line number from 1)",
-					  name, optarg);
-				return -EINVAL;
-			}
-			err = push_ptr(&o->lines, &o->n_lines, sizeof(char *), &optarg);
-			break;
-		}
-		case OPT_STACK:
-			o->stack = true;
-			break;
-		case OPT_LOCALS:
-			o->locals = true;
-			break;
-		case OPT_WATCH: {
-			uint64_t wa;
-			uint32_t wl;
-
-			if (o->n_watches >= CMON_MAX_WATCH) {
-				log_error("%s: at most %d --watch", name, CMON_MAX_WATCH);
-				return -EINVAL;
-			}
-			if (watch__is_addr_len(optarg) && watch__addr_len(optarg, &wa, &wl))
-				return -EINVAL;
-			err = push_ptr(&o->watches, &o->n_watches, sizeof(char *), &optarg);
-			break;
-		}
-		case OPT_COUNT:
-			if (parse_u64(optarg, &v) || v == 0 || v > 1000000) {
-				log_error("%s: invalid --count '%s' (1..1000000)", name, optarg);
-				return -EINVAL;
-			}
-			o->break_count = (unsigned)v;
-			break;
-		case OPT_RESUME_AFTER: {
-			char *end;
-
-			errno = 0;
-			o->resume_after_s = strtod(optarg, &end);
-			if (errno || *end || !(o->resume_after_s >= 0) || o->resume_after_s > 1e6) {
-				log_error("%s: invalid --resume-after '%s' (seconds >= 0)", name, optarg);
-				return -EINVAL;
-			}
-			break;
-		}
-		case OPT_IF:
-		case OPT_ON_CHANGE: {
-			const char *what = c == OPT_IF ? "--if" : "--on-change";
-			struct expr *e = NULL;
-
-			/* Malformed is a usage error, said here with its column;
-			 * names are checked against each function later. */
-			err = expr__parse(optarg, what, &e);
-			expr__free(e);
-			if (!err && (c == OPT_IF ? o->if_expr : o->on_change)) {
-				log_error("%s: %s given twice (join them with &&)", name, what);
-				err = -EINVAL;
-			}
-			if (!err && c == OPT_IF)
-				o->if_expr = optarg;
-			else if (!err)
-				o->on_change = optarg;
-			break;
-		}
-		case OPT_FOCUS:
-			err = push_ptr(&o->focus, &o->n_focus, sizeof(char *), &optarg);
-			break;
-		case OPT_MAX_DEPTH:
-			if (parse_u64(optarg, &v) || v > 1000) {
-				log_error("%s: invalid --max-depth '%s' (0..1000)", name, optarg);
-				return -EINVAL;
-			}
-			o->max_depth = (int)v;
-			break;
-		case OPT_USDT:
-			/* [FILE:]PROVIDER:NAME, no empty part (NAME alone: any provider) */
-			if (!*optarg || *optarg == ':' || optarg[strlen(optarg) - 1] == ':' ||
-			    strstr(optarg, "::")) {
-				log_error("%s: --usdt '%s': expected [FILE:]PROVIDER:NAME", name,
-					  optarg);
-				return -EINVAL;
-			}
-			err = push_ptr(&o->usdts, &o->n_usdts, sizeof(char *), &optarg);
-			break;
-		case OPT_PY:
-			if (!*optarg) {
-				log_error("%s: --py: empty pattern", name);
-				return -EINVAL;
-			}
-			err = push_ptr(&o->py, &o->n_py, sizeof(char *), &optarg);
-			break;
-		case OPT_PY_RESUMES:
-			o->py_resumes = true;
-			break;
-		case OPT_PY_LIST:
-			o->py_list = true;
-			break;
-		case OPT_CALLERS:
-			o->callers = true;
-			break;
-		case OPT_EXCLUDE: {
-			/* the same as --func '!PATTERN' */
-			char *neg = NULL;
-
-			if (asprintf(&neg, "!%s", optarg) < 0 ||
-			    push_ptr(&o->owned, &o->n_owned, sizeof(char *), &neg)) {
-				free(neg);
-				err = -ENOMEM;
-				break;
-			}
-			err = push_ptr(&o->funcs, &o->n_funcs, sizeof(char *), &neg);
-			break;
-		}
-		case OPT_BINARY:
-			if (o->binary) {
-				log_error("%s: --binary given twice", name);
-				return -EINVAL;
-			}
-			o->binary = optarg;
-			break;
-		case OPT_CGROUP:
-		case OPT_CONTAINER:
-			if (o->cgroup || o->container) {
-				log_error("%s: one --cgroup or --container", name);
-				return -EINVAL;
-			}
-			*(c == OPT_CGROUP ? &o->cgroup : &o->container) = optarg;
-			break;
-		case OPT_NO_DEBUGINFOD:
-			o->no_debuginfod = true;
-			break;
-		case 'F':
-			format_given = true;
-			if (out_format__parse(optarg, &o->format) ||
-			    (kind == CMD_PROFILE && o->format > OUT_JSON)) {
-				log_error("%s: unknown format '%s' (text, csv, json%s)", name, optarg,
-					  kind == CMD_PROFILE ? "" : ", chrome, tree, folded");
-				return -EINVAL;
-			}
-			break;
-		case 'o': {
-			size_t at;
-
-			if (strncmp(optarg, "unix:", 5) && out_path__check(optarg, &at)) {
-				log_error("%s: -o '%s': '%%%c' at %zu is not a field (%%p pid, %%r "
-					  "rank, %%f function, %%%% a %%)", name, optarg, optarg[at + 1] ? optarg[at + 1] : ' ',
-					  at + 1);
-				return -EINVAL;
-			}
-			o->output = optarg;
-			break;
-		}
-		case OPT_NO_RETURN:
-			o->no_return = true;
-			break;
-		case OPT_FOLLOW:
-			o->follow = 1;
-			break;
-		case OPT_NO_FOLLOW:
-			o->follow = 0;
-			break;
-		case OPT_DURATION: {
-			char *end;
-
-			errno = 0;
-			o->duration_s = strtod(optarg, &end);
-			if (errno || *end || !(o->duration_s > 0)) {
-				log_error("%s: invalid duration '%s' (seconds > 0)", name, optarg);
-				return -EINVAL;
-			}
-			break;
-		}
-		case OPT_MAX_EVENTS:
-			if (parse_u64(optarg, &o->max_events) || !o->max_events) {
-				log_error("%s: invalid --max-events '%s'", name, optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_RETURN_PROBE:
-			if (return_choice__parse(optarg, &o->ret_choice)) {
-				log_error("%s: invalid --return-probe '%s' (auto, uretprobe, insn)",
-					  name, optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_RINGBUF:
-			if (parse_u64(optarg, &v) || v == 0 || v > 1024) {
-				log_error("%s: invalid --ringbuf-size '%s' (MB, 1..1024)", name, optarg);
-				return -EINVAL;
-			}
-			o->ringbuf_bytes = (size_t)v << 20;
-			break;
-		case OPT_POLL_MS:
-			if (parse_u64(optarg, &v) || v == 0 || v > 10000) {
-				log_error("%s: invalid --poll-ms '%s'", name, optarg);
-				return -EINVAL;
-			}
-			o->poll_ms = (int)v;
-			break;
-		case OPT_INTERVAL: {
-			char *end;
-
-			errno = 0;
-			o->interval_s = strtod(optarg, &end);
-			if (errno || *end || !(o->interval_s >= 0.01) || o->interval_s > 1e6) {
-				log_error("%s: invalid interval '%s' (seconds, at least 0.01)", name,
-					  optarg);
-				return -EINVAL;
-			}
-			break;
-		}
-		case OPT_BUDGET: {
-			const char *why = NULL;
-
-			if (budget__parse(optarg, &o->budget, &why)) {
-				log_error("%s: invalid --budget '%s': %s", name, optarg, why);
-				return -EINVAL;
-			}
-			break;
-		}
-		case OPT_PER_PID:
-			o->per_pid = true;
-			break;
-		case OPT_HIST:
-			if (!hist_arg__valid(optarg)) {
-				log_error("%s: invalid --hist '%s' (an argument: 0..5, arg0..arg5, a "
-					  "parameter name, or ret)", name, optarg);
-				return -EINVAL;
-			}
-			o->hist = optarg;
-			o->hist_arg = parse_hist_arg(optarg, &o->hist_arg) ? HIST_ARG_BY_NAME
-									  : o->hist_arg;
-			break;
-		case OPT_HIST_LINEAR:
-			err = parse_hist_linear(optarg, o);
-			if (err) {
-				log_error("%s: invalid --hist-linear '%s' (MIN,MAX,STEP with MIN < MAX, "
-					  "STEP > 0, at most %d buckets)", name, optarg, HIST_ARG_NBUCKETS);
-				return -EINVAL;
-			}
-			break;
-		case OPT_NO_MEM:
-			o->no_mem = true;
-			break;
-		case OPT_CAPTURE: {
-			struct capture_spec spec;
-
-			/* Malformed is a usage error, said once (capture_spec__parse's
-			 * line); names are checked against the functions later. */
-			err = capture_spec__parse(optarg, &spec);
-			capture_spec__clear(&spec);
-			if (err == -EINVAL)
-				return err;
-			if (!err)
-				err = push_ptr(&o->captures, &o->n_captures, sizeof(char *), &optarg);
-			break;
-		}
-		case OPT_CSV:
-			if (!strcmp(optarg, "wide")) {
-				o->csv_shape = CSV_WIDE;
-			} else if (!strcmp(optarg, "long")) {
-				o->csv_shape = CSV_LONG;
-			} else {
-				log_error("%s: --csv '%s': expected wide or long", name, optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_ORDER:
-			if (!strcmp(optarg, "call") || !strcmp(optarg, "return")) {
-				o->call_order = optarg[0] == 'c';
-			} else {
-				log_error("%s: --order '%s': expected call or return", name, optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_CAPTURE_AT:
-			if (!strcmp(optarg, "entry")) {
-				o->capture_at = PLAN_AT_ENTRY;
-			} else if (!strcmp(optarg, "return")) {
-				o->capture_at = PLAN_AT_RETURN;
-			} else if (!strcmp(optarg, "both")) {
-				o->capture_at = PLAN_AT_BOTH;
-			} else {
-				log_error("%s: --capture-at '%s': expected entry, return or both", name,
-					  optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_STRLEN:
-			if (parse_u64(optarg, &v) || v == 0 || v > PLAN_MAX_STRLEN) {
-				log_error("%s: invalid --strlen '%s' (1..%u)", name, optarg,
-					  PLAN_MAX_STRLEN);
-				return -EINVAL;
-			}
-			o->strlen = (uint32_t)v;
-			break;
-		case OPT_DEREF:
-			if (parse_u64(optarg, &v) || v > PLAN_MAX_DEREF) {
-				log_error("%s: invalid --deref '%s' (0..%u)", name, optarg, PLAN_MAX_DEREF);
-				return -EINVAL;
-			}
-			o->deref = (unsigned)v;
-			o->deref_set = true;
-			break;
-		case OPT_CAPTURE_MAX:
-			if (parse_u64(optarg, &v) || v == 0 || v > CMON_ITEM_MAX) {
-				log_error("%s: invalid --capture-max '%s' (1..%u bytes)", name, optarg,
-					  CMON_ITEM_MAX);
-				return -EINVAL;
-			}
-			o->capture_max = (uint32_t)v;
-			break;
-		case OPT_RAW:
-			o->raw = true;
-			break;
-		case OPT_NO_FAULT_IN:
-			o->no_fault_in = true;
-			break;
-		case OPT_RAW_LATENCY:
-			o->raw_latency = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			o->help = true;
+		err = take_option(&p, c, optarg);
+		if (err == TAKE_HELP)
 			return 0;
-		default:
-			log_error("%s: option '--%s' is not for this command", name,
-				  optable__name(&t, c));
-			err = -EINVAL;
-			break;
-		}
-		if (err) {
-			if (err == -ENOMEM)
-				log_error("out of memory");
+		if (err)
 			return err;
-		}
 	}
 
 	/* What is left is the program: list's after "--", trace's after
@@ -834,94 +1049,9 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 			log_error("%s: no function given (--func PATTERN or --py PATTERN)", name);
 		return -EINVAL;
 	}
-	if (kind == CMD_BREAK && o->n_py && o->if_expr) {
-		log_error("%s: --if is for --func: a Python call is stopped on its name alone", name);
-		return -EINVAL;
-	}
-	for (size_t i = 0; kind == CMD_BREAK && i < o->n_py; i++) {
-		if (strpbrk(o->py[i], "[\\")) {
-			log_error("%s: --py '%s': globs with '*' and '?' only (a function's first "
-				  "call is matched in the kernel)", name, o->py[i]);
-			return -EINVAL;
-		}
-	}
-	if (o->locals && !o->n_lines) {
-		log_error("%s: --locals reads the variables where a --line runs: give --line", name);
-		return -EINVAL;
-	}
-	if (o->max_depth >= 0 && !o->n_focus) {
-		log_error("%s: --max-depth counts below a --focus function: give --focus", name);
-		return -EINVAL;
-	}
-	if (o->n_focus && o->no_return) {
-		log_error("%s: --focus needs returns to know when a thread leaves the focus: "
-			  "no --no-return", name);
-		return -EINVAL;
-	}
-	if (o->no_return && o->format == OUT_FOLDED) {
-		log_error("%s: -F folded weighs stacks by the calls' time, which --no-return does "
-			  "not measure: it would write nothing", name);
-		return -EINVAL;
-	}
-	if (o->hist_linear && o->hist_arg < 0) {
-		log_error("%s: --hist-linear needs --hist ARG", name);
-		return -EINVAL;
-	}
-	if (o->output && ch_url__is(o->output)) {
-		struct ch_url u;
-		char why[256];
-		int err = ch_url__parse(o->output, &u, why, sizeof(why));
-
-		ch_url__free(&u);
-		if (err) {
-			log_error("%s: -o: bad ClickHouse URL: %s", name, why);
-			return err == -ENOMEM ? err : -EINVAL;
-		}
-		if (format_given || o->n_watches) {
-			log_error("%s: -o clickhouse:// writes the table's own columns: not with %s",
-				  name, format_given ? "-F" : "--watch");
-			return -EINVAL;
-		}
-	}
-	/* A live stream is for programs: JSON Lines unless -F says otherwise. */
-	if (o->output && !strncmp(o->output, "unix:", 5) && !format_given)
-		o->format = OUT_JSON;
-	if (!!o->n_pids + !!o->binary + !!o->cmd + !!(o->cgroup || o->container) != 1) {
-		log_error("%s: give exactly one target: -p PID%s-- CMD", name,
-			  kind == CMD_BREAK  ? " or "
-			  : kind == CMD_LIST ? ", --binary PATH or "
-					     : ", --binary PATH, --cgroup PATH, --container ID or ");
-		return -EINVAL;
-	}
-	if ((o->cgroup || o->container) && (o->n_watches || o->follow >= 0 || o->n_py)) {
-		log_error("%s: --%s takes no %s", name, o->cgroup ? "cgroup" : "container",
-			  o->n_watches ? "--watch (it watches one process: -p PID or -- CMD)"
-			  : o->n_py    ? "--py (the interpreter's process: -p PID or -- CMD)"
-				       : "--follow (every process of the cgroup is traced already)");
-		return -EINVAL;
-	}
-	if ((o->n_watches || kind == CMD_BREAK) && (o->binary || o->n_pids > 1)) {
-		log_error("%s: %s needs one process: -p PID or -- CMD", name,
-			  kind == CMD_BREAK ? "break" : "--watch");
-		return -EINVAL;
-	}
-	if (o->n_watches && o->output && out_path__per_process(o->output)) {
-		log_error("%s: --watch writes one output: -o without %%p / %%r", name);
-		return -EINVAL;
-	}
-	if (o->n_watches && o->format > OUT_JSON) {
-		log_error("%s: --watch writes text, csv or json", name);
-		return -EINVAL;
-	}
-	if (o->n_watches && o->n_funcs && o->format == OUT_CSV) {
-		log_error("%s: -F csv has one table: --watch without --func, or -F json", name);
-		return -EINVAL;
-	}
-	if (o->binary && o->follow >= 0) {
-		log_error("%s: --%s is for -p PID or -- CMD (--binary covers every process "
-			  "running PATH already)", name, o->follow ? "follow" : "no-follow");
-		return -EINVAL;
-	}
+	err = check_combinations(&p);
+	if (err)
+		return err;
 	if (o->follow < 0)
 		o->follow = o->cmd != NULL;
 	return 0;
