@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * csv.c: RFC 4180 tables (the columns are in docs/output-schema.md).  Lines
+ * csv.c: RFC 4180 tables (the columns are in docs/cmon-output.md).  Lines
  * end in CRLF as the RFC says (pandas, Python's csv module and spreadsheets
  * all read it).  A field is quoted when it holds , " CR or LF or starts or
  * ends with a space (which some readers would trim); a quote inside is
