@@ -31,6 +31,10 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool targ_entry_only = false; /* --no-return */
+/* A probed function never returns (its record written at entry): without
+ * one, the verifier drops that path, whose frame push, --if and typed plan
+ * pushed a typed --if past its million instructions. */
+const volatile bool targ_never_returns = false;
 const volatile bool targ_focus = false;      /* --focus: record inside focus functions only */
 const volatile bool targ_stack = false;      /* --stack: each call's user stack */
 const volatile bool targ_line_regs = false;  /* --locals: line records carry the arg registers */
@@ -503,7 +507,7 @@ int BPF_KPROBE(cmon_entry)
 		st->outside_focus++; /* in the focus, deeper than --max-depth */
 
 	/* --no-return, or a function without a return to wait for. */
-	if (targ_entry_only || (cookie & CMON_COOKIE_NEVER_RETURNS)) {
+	if (targ_entry_only || (targ_never_returns && (cookie & CMON_COOKIE_NEVER_RETURNS))) {
 		struct cmon_batch *b = NULL;
 		struct cmon_call_rec *rec;
 		__u32 depth = ~0U;

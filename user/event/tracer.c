@@ -378,6 +378,9 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bpf_set__targ(bs, mem_cast, &targ);
 	BPF_SET_RODATA(t->skel->rodata, &targ);
 	t->skel->rodata->targ_entry_only = opts->entry_only;
+	for (size_t i = 0; i < set->n_funcs; i++)
+		if (set->funcs[i].never_returns)
+			t->skel->rodata->targ_never_returns = true;
 	t->skel->rodata->targ_staging = staging_wanted(opts);
 	bpf_map__set_max_entries(t->skel->maps.staging,
 				 staging_wanted(opts) ? (__u32)bs->ncpus : 1);
