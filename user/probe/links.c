@@ -291,6 +291,13 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		      { &pyvc, o->py.vc_entry, false, false },
 		      { &entry, o->entry_prog, false, false } };
 	bool multi = uprobe_multi__supported();
+	static bool said;
+
+	/* -v says which way the probes go (test_fallback checks the path). */
+	if (!multi && !said) {
+		said = true;
+		log_info("attaching perf-event uprobes, one per address (no uprobe_multi links)");
+	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		if (!links[i].l->n)
 			continue;
