@@ -5,6 +5,7 @@
  * foreground (a command: progress shown, the user's stop abandons it) or
  * on one worker thread (the agent: a lookup never waits).
  */
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <pthread.h>
@@ -110,6 +111,45 @@ static void say_failure(const struct answer *a, int err)
 			 "untyped", a->file, a->key, D.urls, strerror(-err));
 }
 
+/* libdebuginfod is opened when a fetch is first needed, as libdw itself
+ * does: linked in, it brings libcurl and a TLS stack (~10 MB of RSS) into
+ * every trace, most of which never fetch anything. */
+static struct {
+	pthread_once_t once;
+	int err; /* 0 loaded, or -ELIBACC */
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *c);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id, int len, char **path);
+	const char *(*get_url)(debuginfod_client *c);
+	void *(*get_user_data)(debuginfod_client *c);
+	void (*set_user_data)(debuginfod_client *c, void *data);
+	void (*set_progressfn)(debuginfod_client *c, debuginfod_progressfn_t fn);
+} L = { .once = PTHREAD_ONCE_INIT };
+
+static void lib_open(void)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	L.err = -ELIBACC;
+	if (!h) {
+		log_warn("debuginfod: cannot open libdebuginfod.so.1 (%s): no downloads", dlerror());
+		return;
+	}
+	*(void **)&L.begin = dlsym(h, "debuginfod_begin");
+	*(void **)&L.end = dlsym(h, "debuginfod_end");
+	*(void **)&L.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&L.get_url = dlsym(h, "debuginfod_get_url");
+	*(void **)&L.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	*(void **)&L.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&L.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	if (!L.begin || !L.end || !L.find_debuginfo || !L.get_url || !L.get_user_data ||
+	    !L.set_user_data || !L.set_progressfn) {
+		log_warn("debuginfod: libdebuginfod.so.1 lacks a function cmon uses: no downloads");
+		return;
+	}
+	L.err = 0;
+}
+
 struct fetch_ctx {
 	const char *file;
 	bool foreground;
@@ -118,7 +158,7 @@ struct fetch_ctx {
 
 static int on_progress(debuginfod_client *c, long done, long total)
 {
-	struct fetch_ctx *f = debuginfod_get_user_data(c);
+	struct fetch_ctx *f = L.get_user_data(c);
 	volatile sig_atomic_t *stop = D.s.stop;
 
 	f->asked = true;
@@ -126,7 +166,7 @@ static int on_progress(debuginfod_client *c, long done, long total)
 		return 1; /* abandon the transfer */
 	if (f->foreground && D.s.progress) {
 		struct debuginfod_progress p = {
-			.file = f->file, .url = debuginfod_get_url(c), .done = done, .total = total,
+			.file = f->file, .url = L.get_url(c), .done = done, .total = total,
 		};
 
 		/* Before a server answers, DONE counts the client's waits. */
@@ -141,19 +181,23 @@ static int on_progress(debuginfod_client *c, long done, long total)
 static int fetch(const char *key, const char *file, bool foreground, char **path)
 {
 	struct fetch_ctx f = { .file = file, .foreground = foreground };
-	debuginfod_client *c = debuginfod_begin();
+	debuginfod_client *c;
 	int fd;
 
 	*path = NULL;
+	pthread_once(&L.once, lib_open);
+	if (L.err)
+		return L.err;
+	c = L.begin();
 	if (!c)
 		return -ENOMEM;
-	debuginfod_set_user_data(c, &f);
-	debuginfod_set_progressfn(c, on_progress);
+	L.set_user_data(c, &f);
+	L.set_progressfn(c, on_progress);
 	/* LEN 0: the build ID as hex text. */
-	fd = debuginfod_find_debuginfo(c, (const unsigned char *)key, 0, path);
+	fd = L.find_debuginfo(c, (const unsigned char *)key, 0, path);
 	if (foreground && D.s.progress && f.asked) {
 		struct debuginfod_progress p = {
-			.file = file, .url = debuginfod_get_url(c), .finished = true,
+			.file = file, .url = L.get_url(c), .finished = true,
 			.err = fd < 0 ? fd : 0,
 		};
 		struct stat st;
@@ -162,7 +206,7 @@ static int fetch(const char *key, const char *file, bool foreground, char **path
 			p.done = p.total = (long)st.st_size;
 		D.s.progress(D.s.ctx, &p);
 	}
-	debuginfod_end(c);
+	L.end(c);
 	if (fd < 0) {
 		free(*path);
 		*path = NULL;
