@@ -48,3 +48,15 @@ def test_make_demo_builds_what_it_needs():
           "make demo builds cmon and the demo program")
     eq([l for l in p.stdout.splitlines() if "tests/targets/" in l], [],
        "make demo compiles no test target")
+
+
+def test_trace_carries_no_tls_stack():
+    """cmon itself links no HTTP or TLS library: libdebuginfod (which brings
+    libcurl and GnuTLS, ~10 MB of a trace's RSS) is opened only when a
+    download is needed; the agent's HTTP server lives in cmon-agent."""
+    from cmonlib import CMON
+    p = subprocess.run(["ldd", CMON], capture_output=True, text=True)
+    eq(p.returncode, 0, "ldd cmon (%s)" % p.stderr)
+    libs = sorted(l.split()[0] for l in p.stdout.splitlines() if l.strip())
+    for bad in ("libcurl", "libgnutls", "libdebuginfod", "libmicrohttpd"):
+        check(not any(l.startswith(bad) for l in libs), "cmon links %s: %r" % (bad, libs))
