@@ -347,7 +347,7 @@ static int line_call__parse(struct line_call *c, const char *line)
 	c->end = json_is_integer(json_object_get(c->j, "latency_ns")) ?
 			 c->rec.ts_ns + c->rec.latency_ns : c->rec.ts_ns;
 	for (int r = 0; r < 6; r++) {
-		char key[8];
+		char key[16]; /* "arg" and an int: room for any, as the compiler checks */
 
 		snprintf(key, sizeof(key), "arg%d", r);
 		c->rec.args[r] = (int64_t)u64_of(c->j, key, 0);
