@@ -364,7 +364,8 @@ static int place(struct csv_table *t, struct row_cells *rc, const struct call_re
 	const struct call_typed *ty = rec->typed;
 	const struct csv_map *m;
 
-	memset(t->row, 0, t->n * sizeof(*t->row));
+	if (t->n) /* (no columns yet: no row, and memset must not see NULL) */
+		memset(t->row, 0, t->n * sizeof(*t->row));
 	*has_ret = false;
 	if (!ty)
 		return 0;
