@@ -6,7 +6,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (HANG, CALLS_OUT, Background, MiB, WaitTarget, assert_gone, assert_no_leak, bpf_snapshot,
+from cmonlib import (HANG, CALLS_OUT, Background, MiB, WaitTarget, parse_csv, assert_gone, assert_no_leak, bpf_snapshot,
                      check, cmon, eq, held_by, parse_json_lines, proc_status, read_text, summary, target,
                      tmpfile, trace_bg)
 from test_launch import CALLS_FUNCS, check_calls_rows
@@ -133,7 +133,7 @@ def test_binary_mode_stripped_program_libraries():
     functions: one line, stripped."""
     before = bpf_snapshot()
     exe = target("calls_stripped")
-    bg = trace_bg(["libc.so.6:write"], ["--binary", exe])
+    bg = trace_bg(["libc.so.6:write"], ["--binary", exe], fmt="csv")
     try:
         bg.wait_attached()
         pids = []
@@ -147,15 +147,15 @@ def test_binary_mode_stripped_program_libraries():
         eq(p.stdout, CALLS_OUT, "calls run")
         time.sleep(0.1)
         bg.signal(signal.SIGINT)
-        eq(bg.wait(5), 0, "cmon exit status after SIGINT (%s)" % bg.stderr.strip())
+        eq(bg.wait(HANG), 0, "cmon exit status after SIGINT (%s)" % bg.stderr.strip())
     finally:
         bg.kill()
     rows = parse_csv(read_text(bg.out_path))
     # one line a write: calls makes stdout line-buffered
     eq(sorted((r["pid"], r["func"], r["module"], r["comm"], r["typed"]["args.fd"],
-               r["typed"]["args.nbytes"], r["typed"]["retval"], r["status"]) for r in rows),
+               r["typed"]["args.nbytes"], r["ret"], r["status"]) for r in rows),
        sorted((pid, "write", "libc.so.6", "calls_stripped", "1", str(len(line) + 1),
-               str(len(line) + 1), "ok") for pid in pids for line in CALLS_OUT.splitlines()),
+               len(line) + 1, "ok") for pid in pids for line in CALLS_OUT.splitlines()),
        "write records: 4 a run of calls_stripped, none of calls")
     assert_no_leak(before)
     code, out, err = cmon(["trace", "--binary", exe, "--func", "add"])
@@ -168,7 +168,7 @@ def test_binary_stripped_library_function():
     function of its libraries: probed in libc, recorded for the processes
     running that program only (it was refused: "no symbol table")."""
     before = bpf_snapshot()
-    bg = trace_bg(["libc:printf"], ["--binary", target("calls_stripped")])
+    bg = trace_bg(["libc:printf"], ["--binary", target("calls_stripped")], fmt="csv")
     try:
         bg.wait_attached()
         p = subprocess.run([target("calls_stripped"), "calls"], capture_output=True, text=True,
