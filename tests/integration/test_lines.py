@@ -164,8 +164,9 @@ def test_line_has_no_arguments():
                 extra=["--line", "lines.c:%d" % line])
     eq(res.code, 0, "exit status (%s)" % res.stderr)
     eq([[r[a] for a in args] for r in res.rows], [[None] * 6] * 3, "JSON: no arguments")
-    # walk(long i): at -O0 the line runs with i (0, 1, 2) still in rdi.
-    for fmt in ("csv", "json"):
+    # walk(long i): at -O0 the line runs with i (0, 1, 2) still in rdi.  (CSV
+    # has the registers' columns only without DWARF typing: JSON here.)
+    for fmt in ("json",):
         res = trace([], launch=[target("lines"), "3"], fmt=fmt,
                     extra=["--line", "lines.c:%d" % line, "--locals"])
         eq(res.code, 0, "exit status (%s)" % res.stderr)

@@ -42,7 +42,7 @@ def test_transparent_union_shows_the_pointer():
     m = re.match(r"take_addr (0x[0-9a-f]+) 21\n", out)
     check(m, "program output %r" % out)
     eq([(r["args"], r["retval"]) for r in recs],
-       [([("fd", 3), ("addr", m.group(1)), ("len", recs[0]["args"][2][1])], 21)],
+       [({"fd": 3, "addr": m.group(1), "len": recs[0]["args"]["len"]}, 21)],
        "take_addr's arguments")
 
 
@@ -53,8 +53,8 @@ def test_dlopen_library_named_by_file_name():
     for pattern in ("libnames_dl.so:*", "libnames_dl:dl_twice", "./libnames_dl.so:*"):
         out, recs = traced([pattern], ["dlopen"], cwd=os.path.dirname(target("names")))
         eq(out, "dl_twice 8 42\n", "program output")
-        eq(sorted((r["func"], r["args"], r["retval"]) for r in recs if r["func"] == "dl_twice"),
-           [("dl_twice", [("x", 4)], 8), ("dl_twice", [("x", 21)], 42)],
+        eq(sorted((r["func"], r["args"]["x"], r["retval"]) for r in recs if r["func"] == "dl_twice"),
+           [("dl_twice", 4, 8), ("dl_twice", 21, 42)],
            "dl_twice's calls, traced by %s" % pattern)
 
 
