@@ -447,6 +447,18 @@ bool probe_links__child_has_own(const struct probe_set *set)
 	return false;
 }
 
+/* Where it matters, once: attaching and detaching this many functions one
+ * perf-event uprobe at a time takes seconds. */
+static void note_slow_attach(const struct probe_set *set)
+{
+	char what[48];
+
+	if (set->n_funcs < SLOW_ATTACH_FUNCS || uprobe_multi__supported())
+		return;
+	snprintf(what, sizeof(what), "%zu functions", set->n_funcs);
+	host__note(HOST_UPROBE_MULTI, LOG_WARN, what);
+}
+
 int probe_links__attach_child(const struct probe_set *set, const struct probe_links_opts *opts,
 			      pid_t pid, struct probe_links **out)
 {
@@ -454,14 +466,7 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 	int err = 0;
 
 	*out = NULL;
-	/* Where it matters, once: attaching and detaching this many
-	 * functions one perf-event uprobe at a time takes seconds. */
-	if (set->n_funcs >= SLOW_ATTACH_FUNCS && !uprobe_multi__supported()) {
-		char what[48];
-
-		snprintf(what, sizeof(what), "%zu functions", set->n_funcs);
-		host__note(HOST_UPROBE_MULTI, LOG_WARN, what);
-	}
+	note_slow_attach(set);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -547,14 +552,7 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 	int err = 0;
 
 	*out = NULL;
-	/* Where it matters, once: attaching and detaching this many
-	 * functions one perf-event uprobe at a time takes seconds. */
-	if (set->n_funcs >= SLOW_ATTACH_FUNCS && !uprobe_multi__supported()) {
-		char what[48];
-
-		snprintf(what, sizeof(what), "%zu functions", set->n_funcs);
-		host__note(HOST_UPROBE_MULTI, LOG_WARN, what);
-	}
+	note_slow_attach(set);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
