@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include "core/grow.h"
 #include "render.h"
 #include "writer_impl.h"
 
@@ -345,15 +346,8 @@ static struct csv_text *cell_new(struct row_cells *rc)
 {
 	if (rc->n < 64)
 		return &rc->cells[rc->n++];
-	if (rc->n - 64 == rc->cap) {
-		size_t cap = rc->cap ? 2 * rc->cap : 64;
-		struct csv_text *m = realloc(rc->more, cap * sizeof(*m));
-
-		if (!m)
-			return NULL;
-		rc->more = m;
-		rc->cap = cap;
-	}
+	if (GROW(rc->more, rc->n - 64, rc->cap, 64))
+		return NULL;
 	return &rc->more[rc->n++ - 64];
 }
 
