@@ -156,7 +156,7 @@ def test_report_renders_offline_in_chromium():
                        "--proxy-bypass-list=<-loopback>", "--dump-dom")
         shot = tmpfile("report.png")
         chromium(page, "--proxy-server=127.0.0.1:%d" % proxy.port,
-                 "--proxy-bypass-list=<-loopback>", "--window-size=1400,4000",
+                 "--proxy-bypass-list=<-loopback>", "--window-size=1400,6000",
                  "--screenshot=" + shot)
     finally:
         proxy.close()
@@ -174,7 +174,7 @@ def test_report_renders_offline_in_chromium():
         check(re.search(want, dom), "%s not in the rendered page" % want)
     check("1000 equal time buckets" in dom, "the downsampling method is on the page")
     w, h, rows = png_pixels(shot)
-    eq((w, h), (1400, 4000), "screenshot size")
+    eq((w, h), (1400, 6000), "screenshot size (the whole page)")
     px = [p for r in rows[::4] for p in r[::4]]
     inked = sum(1 for p in px if min(p) < 200)
     colored = sum(1 for p in px if max(p) - min(p) > 60)
@@ -434,3 +434,165 @@ def test_report_of_a_long_csv():
     eq([(s["path"], s["kind"]) for s in d["sources"]], [(csv_, "trace CSV")], "sources read")
     eq(sorted((r["func"], r["calls"]) for r in d["trace"]["table"]), [("fact", 5), ("outer", 1)],
        "each call counted once")
+
+
+# Injected before report.js in a copy of the page: keeps every uPlot made,
+# records every text drawn on a canvas with its box in canvas pixels (through
+# the context's transform: rotated axis titles too), and after the charts are
+# drawn writes, per chart, its canvas size, x range, texts, axis titles,
+# legend text (no hover has happened) and how many pixels carry each series'
+# colour, as JSON into <pre id="cmon-measure">.
+MEASURE_JS = r"""
+(function () {
+  var U = window.uPlot, made = [], drawn = new Map();
+  window.uPlot = function (o, d, t) { var u = new U(o, d, t); made.push(u); return u; };
+  Object.keys(U).forEach(function (k) { window.uPlot[k] = U[k]; });
+  var C = CanvasRenderingContext2D.prototype, fill = C.fillText, clear = C.clearRect;
+  C.clearRect = function (x, y, w, h) {
+    if (x <= 0 && y <= 0 && w >= this.canvas.width && h >= this.canvas.height)
+      drawn.set(this.canvas, []);
+    return clear.apply(this, arguments);
+  };
+  C.fillText = function (s, x, y) {
+    var m = this.measureText(s), T = this.getTransform(), xs = [], ys = [];
+    [[x - m.actualBoundingBoxLeft, y - m.actualBoundingBoxAscent],
+     [x + m.actualBoundingBoxRight, y - m.actualBoundingBoxAscent],
+     [x - m.actualBoundingBoxLeft, y + m.actualBoundingBoxDescent],
+     [x + m.actualBoundingBoxRight, y + m.actualBoundingBoxDescent]].forEach(function (p) {
+      xs.push(T.a * p[0] + T.c * p[1] + T.e);
+      ys.push(T.b * p[0] + T.d * p[1] + T.f);
+    });
+    var l = drawn.get(this.canvas) || [];
+    l.push({ text: String(s), box: [Math.min.apply(null, xs), Math.min.apply(null, ys),
+                                    Math.max.apply(null, xs), Math.max.apply(null, ys)] });
+    drawn.set(this.canvas, l);
+    return fill.apply(this, arguments);
+  };
+  function rgb(c) {
+    var e = document.createElement("canvas").getContext("2d");
+    e.fillStyle = c;
+    var h = e.fillStyle;
+    return [parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16)];
+  }
+  setTimeout(function () {
+    var out = made.map(function (u) {
+      var cv = u.root.querySelector("canvas"), ctx = cv.getContext("2d");
+      var px = ctx.getImageData(0, 0, cv.width, cv.height).data;
+      var series = u.series.slice(1).map(function (s) {
+        var c = rgb(typeof s.stroke === "function" ? s.stroke(u, 1) : s.stroke), n = 0;
+        for (var i = 0; i < px.length; i += 4)
+          if (px[i + 3] > 200 && Math.abs(px[i] - c[0]) + Math.abs(px[i + 1] - c[1]) +
+              Math.abs(px[i + 2] - c[2]) < 24) n++;
+        return { label: s.label, pixels: n };
+      });
+      return {
+        title: u.root.querySelector(".u-title") ? u.root.querySelector(".u-title").textContent : "",
+        width: cv.width, height: cv.height,
+        x: [u.scales.x.min, u.scales.x.max],
+        axis_titles: u.axes.map(function (a) { return a.label || ""; }),
+        texts: drawn.get(cv) || [],
+        legend: Array.prototype.map.call(u.root.querySelectorAll(".u-legend .u-value"),
+                                         function (e) { return e.textContent; }),
+        series: series
+      };
+    });
+    var pre = document.createElement("pre");
+    pre.id = "cmon-measure";
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }, 300);
+})();
+"""
+
+
+def measure_charts(page):
+    """Every chart of PAGE as drawn by headless Chromium (MEASURE_JS)."""
+    import html as html_
+    import json
+    text = read_text(page)
+    at = text.rindex("<script>\n")  # the page's own script, after uPlot's
+    probe = tmpfile(os.path.basename(page) + ".measure.html")
+    with open(probe, "w") as f:
+        f.write(text[:at] + "<script>\n" + MEASURE_JS + "</script>\n" + text[at:])
+    dom = chromium(probe, "--dump-dom", "--window-size=1400,3000")
+    m = re.search(r'<pre id="cmon-measure">(.*?)</pre>', dom, re.S)
+    check(m, "the measuring script ran: %r" % dom[-300:])
+    return json.loads(html_.unescape(m.group(1)))
+
+
+def overlap(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_report_charts_measured_in_chromium():
+    """The charts as drawn: axis titles clear of tick labels at large values
+    (200 ms naps: 200,000 µs), every tick label inside its canvas (the last x
+    tick too), the latency-over-time charts of one run on one time range,
+    legends that say something before any hover, and equal series (outer,
+    middle and leaf: one call each) each visible, also where two runs make
+    slivers of one time axis."""
+    calls_csv = tmpfile("m-calls.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", calls_csv, "--func", "fact",
+                         "--func", "outer", "--func", "middle", "--func", "leaf", "--",
+                         target("calls"), "recurse"])
+    eq(code, 0, "trace (%s)" % err)
+    naps = tmpfile("m-naps.json")
+    code, _, err = cmon(["trace", "-q", "-F", "json", "-o", naps, "--func", "nap", "--",
+                         target("sleeper"), "loop", "200", "3"])
+    eq(code, 0, "trace (%s)" % err)
+    prof = tmpfile("m-prof.csv")
+    code, _, err = cmon(["profile", "-q", "-F", "csv", "-o", prof, "--func", "nap", "--",
+                         target("sleeper"), "loop", "200", "3"])
+    eq(code, 0, "profile (%s)" % err)
+    charts = []
+    # the third: two runs on one time axis, each a sliver of it
+    for name, sources in (("m-calls.html", [calls_csv]), ("m-naps.html", [naps, prof]),
+                          ("m-both.html", [calls_csv, naps])):
+        page = tmpfile(name)
+        code, _, err = cmon(["report"] + sources + ["-o", page])
+        eq(code, 0, "report (%s)" % err)
+        got = measure_charts(page)
+        check(got, "charts measured in %s" % name)
+        charts.append(got)
+    problems = []  # every chart's, said together
+    for c in charts[0] + charts[1] + charts[2]:
+        titles = [t for t in c["texts"] if t["text"] in c["axis_titles"]]
+        ticks = [t for t in c["texts"] if t["text"] not in c["axis_titles"]]
+        eq(sorted(t["text"] for t in titles), sorted(a for a in c["axis_titles"] if a),
+           "axis titles drawn in %r" % c["title"])
+        check(ticks, "tick labels drawn in %r" % c["title"])
+        problems += ["%r: axis title %r %r overlaps tick label %r %r" %
+                     (c["title"], a["text"], a["box"], t["text"], t["box"])
+                     for a in titles for t in ticks if overlap(a["box"], t["box"])]
+        problems += ["%r: %r %r outside the %dx%d canvas" %
+                     (c["title"], t["text"], t["box"], c["width"], c["height"])
+                     for t in c["texts"] if not (t["box"][0] >= 0 and t["box"][1] >= 0 and
+                                                 t["box"][2] <= c["width"] and
+                                                 t["box"][3] <= c["height"])]
+        if "seconds since start" in c["axis_titles"]:
+            # the x axis: the bottom row of tick labels, read left to right
+            bottom = max(t["box"][1] for t in ticks)
+            xs = sorted((t for t in ticks if abs(t["box"][1] - bottom) < 2),
+                        key=lambda t: t["box"][0])
+            vals = [float(t["text"].replace(",", "")) for t in xs]
+            if len(vals) < 2 or any(a >= b for a, b in zip(vals, vals[1:])):
+                problems.append("%r: time ticks not increasing: %r" %
+                                (c["title"], [t["text"] for t in xs]))
+        if not (c["legend"] and all(v.strip() and v.strip() != "--" for v in c["legend"])):
+            problems.append("%r: legend before any hover: %r" % (c["title"], c["legend"]))
+        problems += ["%r: series %r hidden: %d pixels of its colour" %
+                     (c["title"], s["label"], s["pixels"]) for s in c["series"]
+                     if s["pixels"] <= 20]
+    over_time = [c for c in charts[0] if c["title"] in ("fact", "outer", "middle", "leaf")]
+    eq(sorted(c["title"] for c in over_time), ["fact", "leaf", "middle", "outer"],
+       "latency-over-time charts")
+    if len({tuple(c["x"]) for c in over_time}) != 1:
+        problems.append("not one time range for the run's charts: %r" %
+                        [(c["title"], c["x"]) for c in over_time])
+    check(not problems, "\n".join(problems))
+    # the equal series are equal: one call each, in the same bucket
+    per_s = {s["func"]: s["per_s"] for s in page_data(tmpfile("m-calls.html"))["trace"]["rate"]["series"]}
+    check(per_s["outer"] == per_s["middle"] == per_s["leaf"], "equal series: %r" % per_s)
+    rate = [c for c in charts[0] if c["title"].startswith("calls per second")]
+    eq([sorted(s["label"] for s in c["series"]) for c in rate],
+       [["fact", "leaf", "middle", "outer"]], "the calls-per-second chart's series")
