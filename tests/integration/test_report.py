@@ -505,8 +505,9 @@ MEASURE_JS = r"""
 """
 
 
-def measure_charts(page):
-    """Every chart of PAGE as drawn by headless Chromium (MEASURE_JS)."""
+def measure_charts(page, dom_too=False):
+    """Every chart of PAGE as drawn by headless Chromium (MEASURE_JS), and
+    the DOM with DOM_TOO."""
     import html as html_
     import json
     text = read_text(page)
@@ -517,11 +518,48 @@ def measure_charts(page):
     dom = chromium(probe, "--dump-dom", "--window-size=1400,3000")
     m = re.search(r'<pre id="cmon-measure">(.*?)</pre>', dom, re.S)
     check(m, "the measuring script ran: %r" % dom[-300:])
-    return json.loads(html_.unescape(m.group(1)))
+    charts = json.loads(html_.unescape(m.group(1)))
+    return (charts, dom) if dom_too else charts
 
 
 def overlap(a, b):
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def chart_problems(c):
+    """What is wrong with chart C as drawn (measure_charts): axis titles over
+    tick labels, text outside the canvas, time ticks not increasing, a
+    legend with placeholders before any hover, a series without a pixel of
+    its colour."""
+    problems = []
+    titles = [t for t in c["texts"] if t["text"] in c["axis_titles"]]
+    ticks = [t for t in c["texts"] if t["text"] not in c["axis_titles"]]
+    eq(sorted(t["text"] for t in titles), sorted(a for a in c["axis_titles"] if a),
+       "axis titles drawn in %r" % c["title"])
+    check(ticks, "tick labels drawn in %r" % c["title"])
+    problems += ["%r: axis title %r %r overlaps tick label %r %r" %
+                 (c["title"], a["text"], a["box"], t["text"], t["box"])
+                 for a in titles for t in ticks if overlap(a["box"], t["box"])]
+    problems += ["%r: %r %r outside the %dx%d canvas" %
+                 (c["title"], t["text"], t["box"], c["width"], c["height"])
+                 for t in c["texts"] if not (t["box"][0] >= 0 and t["box"][1] >= 0 and
+                                             t["box"][2] <= c["width"] and
+                                             t["box"][3] <= c["height"])]
+    if "seconds since start" in c["axis_titles"]:
+        # the x axis: the bottom row of tick labels, read left to right
+        bottom = max(t["box"][1] for t in ticks)
+        xs = sorted((t for t in ticks if abs(t["box"][1] - bottom) < 2),
+                    key=lambda t: t["box"][0])
+        vals = [float(t["text"].replace(",", "")) for t in xs]
+        if len(vals) < 2 or any(a >= b for a, b in zip(vals, vals[1:])):
+            problems.append("%r: time ticks not increasing: %r" %
+                            (c["title"], [t["text"] for t in xs]))
+    if not (c["legend"] and all(v.strip() and v.strip() != "--" for v in c["legend"])):
+        problems.append("%r: legend before any hover: %r" % (c["title"], c["legend"]))
+    problems += ["%r: series %r hidden: %d pixels of its colour" %
+                 (c["title"], s["label"], s["pixels"]) for s in c["series"]
+                 if s["pixels"] <= 20]
+    return problems
 
 
 def test_report_charts_measured_in_chromium():
@@ -556,33 +594,7 @@ def test_report_charts_measured_in_chromium():
         charts.append(got)
     problems = []  # every chart's, said together
     for c in charts[0] + charts[1] + charts[2]:
-        titles = [t for t in c["texts"] if t["text"] in c["axis_titles"]]
-        ticks = [t for t in c["texts"] if t["text"] not in c["axis_titles"]]
-        eq(sorted(t["text"] for t in titles), sorted(a for a in c["axis_titles"] if a),
-           "axis titles drawn in %r" % c["title"])
-        check(ticks, "tick labels drawn in %r" % c["title"])
-        problems += ["%r: axis title %r %r overlaps tick label %r %r" %
-                     (c["title"], a["text"], a["box"], t["text"], t["box"])
-                     for a in titles for t in ticks if overlap(a["box"], t["box"])]
-        problems += ["%r: %r %r outside the %dx%d canvas" %
-                     (c["title"], t["text"], t["box"], c["width"], c["height"])
-                     for t in c["texts"] if not (t["box"][0] >= 0 and t["box"][1] >= 0 and
-                                                 t["box"][2] <= c["width"] and
-                                                 t["box"][3] <= c["height"])]
-        if "seconds since start" in c["axis_titles"]:
-            # the x axis: the bottom row of tick labels, read left to right
-            bottom = max(t["box"][1] for t in ticks)
-            xs = sorted((t for t in ticks if abs(t["box"][1] - bottom) < 2),
-                        key=lambda t: t["box"][0])
-            vals = [float(t["text"].replace(",", "")) for t in xs]
-            if len(vals) < 2 or any(a >= b for a, b in zip(vals, vals[1:])):
-                problems.append("%r: time ticks not increasing: %r" %
-                                (c["title"], [t["text"] for t in xs]))
-        if not (c["legend"] and all(v.strip() and v.strip() != "--" for v in c["legend"])):
-            problems.append("%r: legend before any hover: %r" % (c["title"], c["legend"]))
-        problems += ["%r: series %r hidden: %d pixels of its colour" %
-                     (c["title"], s["label"], s["pixels"]) for s in c["series"]
-                     if s["pixels"] <= 20]
+        problems += chart_problems(c)
     over_time = [c for c in charts[0] if c["title"] in ("fact", "outer", "middle", "leaf")]
     eq(sorted(c["title"] for c in over_time), ["fact", "leaf", "middle", "outer"],
        "latency-over-time charts")
@@ -596,3 +608,131 @@ def test_report_charts_measured_in_chromium():
     rate = [c for c in charts[0] if c["title"].startswith("calls per second")]
     eq([sorted(s["label"] for s in c["series"]) for c in rate],
        [["fact", "leaf", "middle", "outer"]], "the calls-per-second chart's series")
+
+
+def store_calls(store):
+    """{function: (latencies sorted, calls, RSS growth)} and (first ts, last
+    return) of a capture store, read from its SQLite file directly."""
+    import sqlite3
+    db = sqlite3.connect("file:%s/calls.db?mode=ro" % store, uri=True)
+    funcs, t0, t1 = {}, None, None
+    for name, ts, lat, r0, r1 in db.execute(
+            "SELECT f.name, c.ts_ns, c.latency_ns, c.rss_entry, c.rss_exit FROM calls c "
+            "JOIN functions f ON f.id = c.func_id ORDER BY c.id"):
+        lats, calls, rss = funcs.get(name, ([], 0, 0))
+        if lat is not None:
+            lats.append(lat)
+        if r0 is not None and r1 is not None:
+            rss += r1 - r0
+        funcs[name] = (lats, calls + 1, rss)
+        t0 = ts if t0 is None else min(t0, ts)
+        t1 = max(t1 or 0, ts + (lat or 0))
+    db.close()
+    return {k: (sorted(v[0]), v[1], v[2]) for k, v in funcs.items()}, (t1 - t0) / 1e9
+
+
+def nearest_rank(v, p):
+    import math
+    k = math.ceil(p * len(v))
+    return v[k - 1 if k else 0]
+
+
+def js_ns(v):
+    """report.js's ns(): how the page writes a duration."""
+    if v < 1e3:
+        return "%d ns" % v
+    if v < 1e6:
+        return "%.2f µs" % (v / 1e3)
+    if v < 1e9:
+        return "%.2f ms" % (v / 1e6)
+    return "%.3f s" % (v / 1e9)
+
+
+def test_report_diff_page_in_chromium():
+    """`cmon report --diff A B`: cmon diff's figures (calls, p50/p90/p99 and
+    RSS growth of A beside B, the change, the verdict in its words) as a
+    table, exact against the stores' own calls, and each run's charts on its
+    own time axis (both from 0, each as long as its run), measured in
+    Chromium (sleeper: `loop MS N` naps MS ms N times, then count_me)."""
+    runs = []
+    for name, ms, funcs in (("cmp-a", 1, ["nap", "count_me"]), ("cmp-b", 3, ["nap"])):
+        path = tmpfile(name)
+        args = ["capture", "-q", "-o", path]
+        for f in funcs:
+            args += ["--func", f]
+        code, _, err = cmon(args + ["--", target("sleeper"), "loop", str(ms), "20"])
+        eq(code, 0, "capture %s (%s)" % (name, err))
+        runs.append(path)
+    a, b = runs
+    code, text, err = cmon(["diff", a, b])
+    eq(code, 0, "cmon diff (%s)" % err)
+    said = [l.strip() for l in text.splitlines() if l.startswith("  ") and
+            ("noise" in l or "only in" in l)]
+    page = tmpfile("cmp.html")
+    code, _, err = cmon(["report", "--diff", a, b, "-o", page])
+    eq(code, 0, "report --diff (%s)" % err)
+    eq(err, "cmon: comparison of %s and %s written to %s\n" % (a, b, page), "stderr")
+    (fa, span_a), (fb, span_b) = store_calls(a), store_calls(b)
+    eq((sorted(fa), sorted(fb)), (["count_me", "nap"], ["nap"]), "functions in the stores")
+    d = page_data(page)
+    rows = d["diff"]["rows"]
+    eq([r["func"] for r in rows], ["nap", "count_me"], "rows: A's functions in A's order")
+    for r in rows:
+        for side, funcs in (("a", fa), ("b", fb)):
+            if r["func"] not in funcs:
+                eq(r[side], None, "%s absent from %s" % (r["func"], side))
+                continue
+            lats, calls, rss = funcs[r["func"]]
+            eq(r[side], {"calls": calls, "returned": len(lats),
+                         "p50_ns": nearest_rank(lats, 0.5), "p90_ns": nearest_rank(lats, 0.9),
+                         "p99_ns": nearest_rank(lats, 0.99), "rss_growth_bytes": rss},
+               "%s in %s" % (r["func"], side))
+    nap = rows[0]
+    for q in ("p50", "p90", "p99"):
+        qa, qb = nap["a"][q + "_ns"], nap["b"][q + "_ns"]
+        eq(nap["change_pct"][q], (qb - qa) * 100 / qa, "%s change" % q)
+    check(nap["a"]["p50_ns"] >= 1000000 and nap["b"]["p50_ns"] >= 3000000, "naps take their time")
+    eq((nap["verdict"], rows[1]["verdict"]), ("slower", "only_a"), "verdicts")
+    eq([r["words"] for r in rows], said, "the verdicts in cmon diff's words")
+    check(nap["p_value"] < 0.01, "p = %r" % nap["p_value"])
+
+    charts, dom = measure_charts(page, dom_too=True)
+    m = re.search(r'<tr data-verdict="slower">(.*?)</tr>', dom)
+    check(m, "the comparison's nap row rendered")
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1))
+    pa, pb = nap["a"], nap["b"]
+    want = ["nap", "20", "20"]
+    for q in ("p50", "p90", "p99"):
+        want += [js_ns(pa[q + "_ns"]), js_ns(pb[q + "_ns"]), "%+.0f%%" % nap["change_pct"][q]]
+    want += ["%.1f KiB" % (pa["rss_growth_bytes"] / 1024), "%.1f KiB" % (pb["rss_growth_bytes"] / 1024),
+             said[0]]
+    eq(cells, want, "the nap row as rendered")
+    check('<tr data-verdict="only_a"><td class="l">count_me</td><td>1</td><td>-</td>' in dom,
+          "count_me only in A, rendered")
+    naps = [c for c in charts if c["title"] == "nap"]
+    eq([c["x"] for c in naps], [[0, span_a], [0, span_b]],
+       "A's and B's latency charts each on its own time axis")
+    check(span_b > 2 * span_a, "B's naps are longer: %r, %r" % (span_a, span_b))
+    problems = []
+    for c in charts:
+        problems += chart_problems(c)
+    check(not problems, "\n".join(problems))
+
+
+def test_report_diff_errors():
+    page = tmpfile("cmp-bad.html")
+    csv_ = tmpfile("cmp.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", csv_, "--func", "grow", "--",
+                         target("calls"), "grow", "4"])
+    eq(code, 0, "trace (%s)" % err)
+    for args, status, needle in [
+            (["report", "--diff", csv_, "-o", page], 2, "--diff compares two capture stores"),
+            (["report", "--diff", csv_, csv_, "-o", page], 1, csv_),
+            (["report", "--diff", tmpfile("none-a"), tmpfile("none-b"), "-o", page], 1,
+             "none-a")]:
+        code, out, err = cmon(args)
+        eq(code, status, "exit status of %r (%s)" % (args, err))
+        lines = err.strip().splitlines()
+        eq(len(lines), 1, "one error line: %r" % err)
+        check(needle in lines[0], "%r in %r" % (needle, lines[0]))
+    check(not os.path.exists(page), "no page written on error")
