@@ -483,7 +483,9 @@ MEASURE_JS = r"""
         for (var i = 0; i < px.length; i += 4)
           if (px[i + 3] > 200 && Math.abs(px[i] - c[0]) + Math.abs(px[i + 1] - c[1]) +
               Math.abs(px[i + 2] - c[2]) < 24) n++;
-        return { label: s.label, pixels: n };
+        var sum = 0;
+        (u.data[u.series.indexOf(s)] || []).forEach(function (v) { sum += v || 0; });
+        return { label: s.label, pixels: n, sum: sum };
       });
       return {
         title: u.root.querySelector(".u-title") ? u.root.querySelector(".u-title").textContent : "",
@@ -651,8 +653,8 @@ def js_ns(v):
 def test_report_diff_page_in_chromium():
     """`cmon report --diff A B`: cmon diff's figures (calls, p50/p90/p99 and
     RSS growth of A beside B, the change, the verdict in its words) as a
-    table, exact against the stores' own calls, and each run's charts on its
-    own time axis (both from 0, each as long as its run), measured in
+    table, exact against the stores' own calls, each function's latency
+    distribution of A over B's, and each run's charts on its own time axis (both from 0, each as long as its run), measured in
     Chromium (sleeper: `loop MS N` naps MS ms N times, then count_me)."""
     runs = []
     for name, ms, funcs in (("cmp-a", 1, ["nap", "count_me"]), ("cmp-b", 3, ["nap"])):
@@ -709,6 +711,10 @@ def test_report_diff_page_in_chromium():
     eq(cells, want, "the nap row as rendered")
     check('<tr data-verdict="only_a"><td class="l">count_me</td><td>1</td><td>-</td>' in dom,
           "count_me only in A, rendered")
+    dist = [c for c in charts if c["title"] == "nap: calls per latency bin, A and B"]
+    eq([[(s["label"], s["sum"]) for s in c["series"]] for c in dist],
+       [[("A", len(fa["nap"][0])), ("B", len(fb["nap"][0]))]],
+       "nap's distributions, A's over B's, every returned call")
     naps = [c for c in charts if c["title"] == "nap"]
     eq([c["x"] for c in naps], [[0, span_a], [0, span_b]],
        "A's and B's latency charts each on its own time axis")

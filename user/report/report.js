@@ -246,6 +246,37 @@
     var dt = table(root, cols, X.rows);
     dt.id = "comparison";
     X.rows.forEach(function (r, k) { dt.tBodies[0].rows[k].setAttribute("data-verdict", r.verdict); });
+    /* Each function's latency distribution, A's over B's: the bins lie on
+     * one grid (10 per decade) whatever the run. */
+    var hists = [X.a, X.b].map(function (m) {
+      var H = m.trace ? m.trace.latency_hist : null, by = {};
+      if (H) H.series.forEach(function (s) { by[s.func] = [H.edges_us, s.counts]; });
+      return by;
+    });
+    var both = X.rows.filter(function (r) { return hists[0][r.func] && hists[1][r.func]; });
+    if (both.length) {
+      el("h3", root, "Latency distribution, A beside B");
+      both.forEach(function (r) {
+        var data = uPlot.join([hists[0][r.func], hists[1][r.func]]);
+        for (var k = 1; k < data.length; k++)
+          data[k] = Array.prototype.map.call(data[k], function (v) { return v === null ? 0 : v; });
+        /* only the bins of this function's calls (and the edge closing the last) */
+        var lo = data[0].length, hi = 0;
+        for (var j = 0; j < data[0].length; j++)
+          if (data[1][j] || data[2][j]) { lo = Math.min(lo, j); hi = j; }
+        data = data.map(function (col) { return Array.prototype.slice.call(col, lo, hi + 2); });
+        chart(root, r.func + ": calls per latency bin, A and B", {
+          scales: { x: { time: false, distr: 3 } },
+          axes: [{ label: "latency (µs, log)" }, { label: "calls" }],
+          summary: function (d) { return calls(d.reduce(function (x, y) { return x + y; }, 0)); },
+          series: [{ label: "µs" }].concat(["A", "B"].map(function (n, i) {
+            var o = line(n, i, 2);
+            o.paths = uPlot.paths.stepped({ align: 1 });
+            return o;
+          }))
+        }, data);
+      });
+    }
     [["A", X.a_path, X.a], ["B", X.b_path, X.b]].forEach(function (run) {
       el("h2", root, "Run " + run[0] + ": " + run[1]);
       if (run[2].trace) drawTrace(run[2].trace, root, "h3");
