@@ -742,3 +742,25 @@ def test_report_diff_errors():
         eq(len(lines), 1, "one error line: %r" % err)
         check(needle in lines[0], "%r in %r" % (needle, lines[0]))
     check(not os.path.exists(page), "no page written on error")
+
+
+def test_report_of_two_stores_points_to_diff():
+    """Two stores given to a plain report share one time axis and one table:
+    the page says so and names --diff; a page of one store does not."""
+    stores = []
+    for name in ("two-a", "two-b"):
+        path = tmpfile(name)
+        code, _, err = cmon(["capture", "-q", "-o", path, "--func", "fact", "--",
+                             target("calls"), "recurse"])
+        eq(code, 0, "capture (%s)" % err)
+        stores.append(path)
+    hint = "2 capture stores here share one time axis and one table"
+    for sources, said in ((stores, True), (stores[:1], False)):
+        page = tmpfile("two.html")
+        code, _, err = cmon(["report"] + sources + ["-o", page])
+        eq(code, 0, "report (%s)" % err)
+        dom = chromium(page, "--dump-dom")
+        eq(hint in dom and "cmon report --diff A B" in dom, said, "the hint on a page of %d "
+           "store(s)" % len(sources))
+        eq([(r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]],
+           [("fact", 5 * len(sources))], "the calls added together")

@@ -149,6 +149,12 @@
      (D.downsampled ? " Some series here were downsampled." : " Nothing here needed it."),
      "note");
 
+  var stores = D.sources.filter(function (s) { return s.kind === "store"; }).length;
+  if (stores > 1 && !D.diff)
+    el("p", root, stores + " capture stores here share one time axis and one table (their " +
+       "calls added together); to compare two runs, each on its own time axis: " +
+       "cmon report --diff A B -o FILE.html.", "note");
+
   /* A run's calls: table, latency over time, distribution, rate, memory. */
   function drawTrace(T, root, hd) {
     el(hd, root, "Functions");
