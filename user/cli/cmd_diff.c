@@ -4,7 +4,8 @@
  * function of two capture stores: calls, p50/p90/p99 latency and RSS
  * growth of run A beside run B, the change, and whether the latencies
  * differ beyond the noise (agg/compare: the rank test over the calls),
- * said in words.
+ * said in words.  The figures are cli/rundiff's, which `cmon report
+ * --diff` draws; this file writes them as text.
  */
 #include <errno.h>
 #include <inttypes.h>
