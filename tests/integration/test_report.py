@@ -534,7 +534,7 @@ def overlap(a, b):
 
 def chart_problems(c):
     """What is wrong with chart C as drawn (measure_charts): axis titles over
-    tick labels, text outside the canvas, time ticks not increasing, a
+    tick labels, tick labels over each other, text outside the canvas, time ticks not increasing, a
     legend with placeholders before any hover, a series without a pixel of
     its colour."""
     problems = []
@@ -546,6 +546,9 @@ def chart_problems(c):
     problems += ["%r: axis title %r %r overlaps tick label %r %r" %
                  (c["title"], a["text"], a["box"], t["text"], t["box"])
                  for a in titles for t in ticks if overlap(a["box"], t["box"])]
+    problems += ["%r: tick labels %r and %r overlap" % (c["title"], t["text"], u["text"])
+                 for i, t in enumerate(ticks) for u in ticks[i + 1:]
+                 if t["text"] and u["text"] and overlap(t["box"], u["box"])]
     problems += ["%r: %r %r outside the %dx%d canvas" %
                  (c["title"], t["text"], t["box"], c["width"], c["height"])
                  for t in c["texts"] if not (t["box"][0] >= 0 and t["box"][1] >= 0 and
