@@ -438,6 +438,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 {
 	struct bpf_set_opts bo = {
 		.follow = opts->follow,
+		.host_wide = opts->host_wide,
 		.entry_only = opts->entry_only,
 		.mem = true,
 		.filter_pid = opts->filter_pid,

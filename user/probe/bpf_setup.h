@@ -48,6 +48,7 @@ void bpf_setup__failed(bool loading, int err);
 /* What both command's sets are told. */
 struct bpf_set_opts {
 	bool follow;        /* the targets' children too (follow.h) */
+	bool host_wide;     /* following: libraries' links unfiltered (links.h) */
 	bool entry_only;    /* no return probes */
 	bool mem;           /* RSS read (mem.bpf.h): a verifier that refuses the
 			     * cast reads gets the helper reads */
