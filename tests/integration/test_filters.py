@@ -279,6 +279,6 @@ def test_never_returning_typed_and_if_refused_at_once():
     eq((code, out), (1, ""), "exit status and the program's output (%s)" % err)
     eq(err.strip().splitlines(),
        ["cmon: too large for the kernel's verifier together: exit never returns, handle's "
-        "arguments are read from memory and handle has --if/--on-change (--exclude 'exit', "
+        "arguments are read from memory and handle has --if (--exclude 'exit', "
         "or trace them in two runs)"], "one error line")
     assert_no_leak(before)
