@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "proc/launch.h"
 #include "probe/attach.h"
+#include "event/pipeline.h"
 #include "event/tracer.h"
 #include "probe/host.h"
 #include "output/callgroup.h"
@@ -122,6 +123,8 @@ int main(int argc, char **argv)
 		callgroups__set_default_max_held((size_t)atol(getenv("CMON_VIEW_HOLD_MAX")));
 	if (getenv("CMON_NO_SPOOL"))
 		tracer__disable_spool();
+	if (getenv("CMON_TEST_PY_LATE_CHILDREN"))
+		pipeline__test_py_late_children();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
 		tracer__always_spool();
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR")) /* no-color.org: set, not empty */

@@ -775,30 +775,38 @@ def _launch_shim(py):
 matrix(globals(), "test_python_launch_shim", _launch_shim, [p for p in PYTHONS if p is not DEBIAN])
 
 
-def _multiprocessing(py):
+def _multiprocessing(py, env=None):
     """multiprocessing's forked workers are followed: every call of work()
     in them recorded (in their processes), none in the parent."""
-    # A known defect, not a host limit: the decoder finds a forked worker's
-    # interpreter through /proc (proc_of), and a worker gone before its
-    # records are read is dropped uncounted; on main after the 2026-11-29
-    # merges the workers' calls are often all missing.  Skipped by name
-    # until proc_of uses the kernel's fork records (issue 27's note).
-    raise Skip("known defect: forked workers' calls dropped when the worker ends "
-               "before its records are read (proc_of reads /proc; issue 27)")
-    res = _py(["work"], [os.path.join(ROOT, "tests", "targets", "py", "pool.py")], py=py)
+    res = trace([], launch=[py.path, os.path.join(ROOT, "tests", "targets", "py", "pool.py")],
+                extra=["--py", "work"], env=env)
+    res.rows = _json(res.text) if res.text is not None else []
     eq(res.code, 0, "exit status (%s)" % res.stderr)
     parent, total = res.stdout.splitlines()
     eq(total, "39800", "output")
     eq(sorted((r["args"]["x"], r["retval"]) for r in res.rows),
-       [(x, 2 * x) for x in range(200)], "the 200 calls")
+       [(x, 2 * x) for x in range(200)], "the 200 calls (%s)" % res.stderr)
     pids = {r["pid"] for r in res.rows}
     check(pids and int(parent.split()[1]) not in pids,
           "in the children: %s, not the %s" % (pids, parent))
     check("cmon: children followed: 2" in res.stderr, res.stderr)
+    check("not decoded" not in res.stderr, res.stderr)
     eq(summary(res.stderr)["lost"], 0, "nothing lost")
 
 
 matrix(globals(), "test_python_multiprocessing", _multiprocessing)
+
+
+def _multiprocessing_late(py):
+    """The same, read late: each worker's first record waits (a test hook)
+    until the worker is gone, reaped, as a consumer far behind would read
+    it.  Its interpreter is its parent's, known from the kernel's fork
+    record, not from /proc (where the worker no longer is): every call
+    decoded, and a record that could not be is counted lost."""
+    _multiprocessing(py, env={"CMON_TEST_PY_LATE_CHILDREN": "1"})
+
+
+matrix(globals(), "test_python_multiprocessing_late", _multiprocessing_late)
 
 
 def _two_modules():

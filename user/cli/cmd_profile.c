@@ -1013,6 +1013,8 @@ int cmd_profile(int argc, char **argv)
 
 		if (!tracer__func_stats(r.tracer, r.py_func, &st))
 			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
+		/* records whose process or code object was not known */
+		lost += pytrace__undecoded(r.py);
 	}
 	if (r.prof) {
 		uint64_t run_ns, runs;

@@ -37,6 +37,7 @@ enum {
 struct py_proc {
 	pid_t pid;
 	bool launched, waiting, hooked, gone;
+	bool child; /* forked by a traced one: not added (pytrace__add_process) */
 	bool cont; /* stopped by the kernel for a function made: SIGCONT at the tick */
 	struct py_interp interp;
 	uint64_t bias, interp_addr; /* PyInterpreterState of the main interpreter */
@@ -88,6 +89,8 @@ struct pytrace {
 	struct call_typed typed;
 	size_t args_column;
 	bool init_said; /* the 3.13 __init__ warning */
+	struct hmap forks; /* a child's pid -> its parent's (the kernel's fork records) */
+	uint64_t undecoded; /* records of a process or code object not known */
 };
 
 struct pytrace *pytrace__new(const char *const *patterns, size_t n, size_t strlen, bool resumes)
@@ -150,6 +153,7 @@ void pytrace__free(struct pytrace *pt)
 	free(pt->unmatched);
 	free(pt->rows);
 	free(pt->more);
+	hmap__release(&pt->forks);
 	strbuf__release(&pt->args);
 	strbuf__release(&pt->ret);
 	strbuf__release(&pt->where);
@@ -278,19 +282,52 @@ int pytrace__add_process(struct pytrace *pt, pid_t pid, const char *exe, bool la
 	return 0;
 }
 
-/* The process of a record; a child forked by a traced one (same
- * interpreter, same addresses) is added as its parent's copy. */
-static struct py_proc *proc_of(struct pytrace *pt, pid_t pid)
+static struct py_proc *find_proc(const struct pytrace *pt, pid_t pid)
 {
-	char path[64], buf[512], *q;
-	struct py_proc *parent = NULL, *p;
-	pid_t ppid = 0;
-	size_t at;
-	FILE *f;
-
 	for (size_t i = 0; i < pt->n_procs; i++)
 		if (pt->procs[i].pid == pid)
 			return &pt->procs[i];
+	return NULL;
+}
+
+void pytrace__on_fork(struct pytrace *pt, pid_t child, pid_t parent)
+{
+	uint32_t key = (uint32_t)child;
+	uint64_t *slot = hmap__get(&pt->forks, &key, sizeof(key), NULL);
+
+	if (slot)
+		*slot = (uint32_t)parent; /* the pid reused: its latest fork */
+}
+
+bool pytrace__knows(const struct pytrace *pt, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	return find_proc(pt, pid) || hmap__find(&pt->forks, &key, sizeof(key));
+}
+
+bool pytrace__added(const struct pytrace *pt, pid_t pid)
+{
+	const struct py_proc *p = find_proc(pt, pid);
+
+	return p && !p->child;
+}
+
+uint64_t pytrace__undecoded(const struct pytrace *pt) { return pt->undecoded; }
+
+/* PID's parent: from the kernel's fork record (pytrace__on_fork: known
+ * whether or not PID still lives); without one (the fork ring was full,
+ * or children are not followed), from /proc while PID lives.  0: none. */
+static pid_t parent_of(const struct pytrace *pt, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	const uint64_t *fork = hmap__find(&pt->forks, &key, sizeof(key));
+	char path[64], buf[512], *q;
+	pid_t ppid = 0;
+	FILE *f;
+
+	if (fork)
+		return (pid_t)*fork;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (f) {
@@ -298,16 +335,32 @@ static struct py_proc *proc_of(struct pytrace *pt, pid_t pid)
 			sscanf(q + 1, " %*c %d", &ppid);
 		fclose(f);
 	}
-	for (size_t i = 0; i < pt->n_procs && ppid > 0; i++)
-		if (pt->procs[i].pid == ppid)
-			at = i, parent = &pt->procs[i];
+	return ppid;
+}
+
+/* The process of a record; a child forked by a traced one (same
+ * interpreter, same addresses), or by such a child, is added as its
+ * parent's copy.  DEPTH: generations looked through so far. */
+static struct py_proc *proc_at(struct pytrace *pt, pid_t pid, unsigned depth)
+{
+	struct py_proc *parent, *p;
+	pid_t ppid;
+	size_t at;
+
+	p = find_proc(pt, pid);
+	if (p || depth == 64)
+		return p;
+	ppid = parent_of(pt, pid);
+	parent = ppid > 0 && ppid != pid ? proc_at(pt, ppid, depth + 1) : NULL;
 	if (!parent)
 		return NULL;
+	at = (size_t)(parent - pt->procs);
 	p = new_proc(pt);
 	if (!p)
 		return NULL;
 	parent = &pt->procs[at]; /* moved by the realloc */
 	p->pid = pid;
+	p->child = true;
 	p->bias = parent->bias;
 	p->interp_addr = parent->interp_addr;
 	p->kern = parent->kern;
@@ -321,6 +374,11 @@ static struct py_proc *proc_of(struct pytrace *pt, pid_t pid)
 	p->hooked = parent->hooked && parent->interp_addr;
 	log_info("--py: process %d, forked by %d: traced as its parent", (int)pid, (int)ppid);
 	return p;
+}
+
+static struct py_proc *proc_of(struct pytrace *pt, pid_t pid)
+{
+	return proc_at(pt, pid, 0);
 }
 
 /* ---- the probes ---- */
@@ -924,8 +982,11 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 	if (size < sizeof(*r))
 		return -EINVAL;
 	p = proc_of(pt, (pid_t)r->pid);
-	if (!p || !pt->layout)
+	if (!p || !pt->layout) {
+		if (r->stopped) /* stopped for cmon, which cannot do its part */
+			kill((pid_t)r->pid, SIGCONT);
 		return 0;
+	}
 	o = &pt->layout->bpf;
 	for (size_t i = 0; p->n_resent && i < sizeof(p->resent) / sizeof(p->resent[0]); i++)
 		if (p->resent[i] == r->func) {
@@ -1077,8 +1138,8 @@ static int task_json(struct pytrace *pt, const struct cmon_py_rec *rec)
 	return err ? err : strbuf__printf(&pt->task, ",\"id\":%llu}", (unsigned long long)rec->task);
 }
 
-int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
-		    struct call_record *out)
+static int decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
+		  struct call_record *out)
 {
 	struct py_proc *p = proc_of(pt, (pid_t)rec->pid);
 	struct py_code *c;
@@ -1086,7 +1147,7 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	int err;
 
 	if (!p)
-		return 0;
+		return -ESRCH;
 	c = code_of(pt, p, rec->code, NULL);
 	if (!c)
 		return -ENOMEM;
@@ -1144,6 +1205,21 @@ int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t m
 	out->typed = &pt->typed;
 	out->sampled = 0;
 	return 1;
+}
+
+int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
+		    struct call_record *out)
+{
+	int n = decode(pt, rec, mono_to_real, out);
+
+	if (n < 0) {
+		/* a process whose interpreter is not known, a code object not
+		 * named: counted, never gone silently */
+		if (!pt->undecoded++)
+			log_info("--py: a record of process %d not decoded: %s", (int)rec->pid,
+				 n == -ESRCH ? "its interpreter is not known" : strerror(-n));
+	}
+	return n;
 }
 
 /* ---- cmon list --py ---- */
