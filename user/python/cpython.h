@@ -7,7 +7,9 @@
  * named and selected (pycode), and the kernel's records (cmon_py_rec) as
  * call records (pyvalue).  The probes' places are added to the probe set
  * (pytrace__mark); what is written into the processes is taken back on
- * every exit of cmon (pytrace__restore).
+ * every exit of cmon (pytrace__restore).  The façade of cpython.c,
+ * pyproc.c, pysetup.c, pyrecord.c and pyinspect.c (pytrace_impl.h says
+ * which does what).
  */
 #ifndef CMON_CPYTHON_H
 #define CMON_CPYTHON_H
