@@ -809,6 +809,26 @@ def _multiprocessing_late(py):
 matrix(globals(), "test_python_multiprocessing_late", _multiprocessing_late)
 
 
+def _profile_multiprocessing(py):
+    """profile --py follows multiprocessing's forked workers as trace does
+    (it followed none: 0 calls counted, 0 lost), their records read late
+    (the test hook: each worker's first record waits until it is reaped)."""
+    code, out, err = cmon(["profile", "-F", "json", "--py", "work", "--", py.path,
+                           os.path.join(ROOT, "tests", "targets", "py", "pool.py")],
+                          env=dict(os.environ, CMON_TEST_PY_LATE_CHILDREN="1"))
+    eq(code, 0, "exit status (%s)" % err)
+    lines = out.splitlines()
+    eq(lines[1], "39800", "the program's output (%r)" % out)
+    rows = [json.loads(l) for l in lines[2:]]
+    eq([(r["func"], r["calls"], r["returns"], r["lost"]) for r in rows], [("work", 200, 200, 0)],
+       "work's calls, all in the workers (%s)" % err)
+    check("cmon: 200 calls counted" in err and ", 0 lost" in err, err)
+    check("cmon: children followed: 2" in err, err)
+
+
+matrix(globals(), "test_python_profile_multiprocessing", _profile_multiprocessing)
+
+
 def _two_modules():
     """Two modules, each with its own f(), called from a script: the
     script's path."""

@@ -808,6 +808,8 @@ static int setup_python(struct profile_run *r)
 	if (id < 0)
 		return (int)id;
 	r->py_func = (uint32_t)id;
+	/* multiprocessing's workers: followed as trace --py follows them */
+	po.tracer.follow = r->opts.follow > 0;
 	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
 	if (!r->pp)
 		return -ENOMEM;
