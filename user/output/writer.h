@@ -84,6 +84,11 @@ int writer__set_schema(struct writer *w, const struct csv_schema *s);
 void writer__set_color(struct writer *w, bool on);
 /* NO_COLOR is set (https://no-color.org): no writer colours its text. */
 void writer__no_color(void);
+/* Text: each row cut to WIDTH columns (a terminal's; 0: whole), strings
+ * shown up to STRCUT characters (0: whole; WRITER_TEXT_STRLEN unless set).
+ * CSV and JSON keep every value whole. */
+#define WRITER_TEXT_STRLEN 32
+void writer__set_text(struct writer *w, unsigned width, unsigned strcut);
 void writer__set_replay(struct writer *w);
 int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
 
