@@ -49,7 +49,11 @@ enum csv_extra {
 	CSV_AT_RETURN = 1u << 1, /* "at_return", "changed" (--capture-at both) */
 	CSV_NOTES = 1u << 2,     /* "truncated", "faults", "unavailable" (typed values) */
 	CSV_CGROUP = 1u << 3,    /* "cgroup": the record's (--cgroup, --container) */
+	CSV_CALL = 1u << 4,      /* "call": the record's call_no (a store's calls) */
 };
+
+/* What JSON text T (N bytes) is: enum render_kind (render.h). */
+uint8_t csv__kind_of(const char *t, size_t n);
 
 /* A CSV table's shape: wide (a row a call, a column a value) or long (a
  * row per value: name, value); AUTO: wide when its functions' values have

@@ -43,8 +43,6 @@ void csv_table__free(struct csv_table *t);
 enum csv_shape csv_table__shape(const struct csv_table *t);
 int csv_table__header(struct csv_table *t, struct strbuf *sb);
 int csv_table__row(struct csv_table *t, struct strbuf *sb, const struct call_record *rec);
-/* What JSON text T (N bytes) is: enum render_kind. */
-uint8_t csv__kind_of(const char *t, size_t n);
 
 /* Text mode keeps the last formatted second: localtime_r per row is slow. */
 struct text_clock {
