@@ -398,6 +398,13 @@ static int add_leaves(struct leaves *L, const char *name, const char *t, bool ro
 	return err;
 }
 
+/* F's values are the registers, arg0..arg5: untyped, with its signature
+ * (one without takes its calls' names, as leaves). */
+static bool raw_of(const struct cmon_function *f)
+{
+	return !f->typed && f->n_params;
+}
+
 /* Call C's leaves (ROW: with their text; else only the columns). */
 static int call_leaves(struct leaves *L, const struct cmon_call *c,
 		       const struct cmon_function *f, bool row)
@@ -406,7 +413,7 @@ static int call_leaves(struct leaves *L, const struct cmon_call *c,
 
 	L->n = 0;
 	strbuf__reset(&L->text);
-	for (size_t i = 0; i < c->n_args && !err && f->typed; i++) {
+	for (size_t i = 0; i < c->n_args && !err && !raw_of(f); i++) {
 		char *name;
 
 		if (asprintf(&name, "args.%s", c->args[i].name) < 0)
@@ -437,7 +444,7 @@ static int call_leaves(struct leaves *L, const struct cmon_call *c,
 		strbuf__release(&sb);
 		free(name);
 	}
-	if (!err && f->typed && c->ret && strcmp(c->ret_type, "void"))
+	if (!err && !raw_of(f) && c->ret && strcmp(c->ret_type, "void"))
 		err = add_leaves(L, "ret", c->ret, row);
 	for (size_t i = 0; i < L->n; i++) /* the text buffer no longer moves */
 		L->v[i].text = L->text.buf + (uintptr_t)L->v[i].text;
@@ -480,7 +487,7 @@ int export_view__table(struct cmon_store *s, const struct cmon_function *fs, siz
 		err = -ENOMEM;
 		goto out;
 	}
-	L.cols->typed = fs[i].typed; /* else the registers, arg0..arg5 */
+	L.cols->typed = !raw_of(&fs[i]); /* else the registers, arg0..arg5 */
 	/* the columns: over every call */
 	for (int pass = 0; pass < 2 && !err; pass++) {
 		if (cmon_store_calls(s, key, 1, &it)) {
@@ -503,7 +510,7 @@ int export_view__table(struct cmon_store *s, const struct cmon_function *fs, siz
 				rec.typed.n_leaves = L.n;
 				rec.typed.returns_void = !strcmp(c->ret_type, "void");
 				rec.rec.call_no = c->n;
-				if (!fs[i].typed)
+				if (raw_of(&fs[i]))
 					raw_registers(&rec.rec, c);
 				if (c->latency_ns == CMON_NONE && rec.rec.status == CALL_OK)
 					rec.rec.status = CALL_NORETURN;
