@@ -12,6 +12,7 @@
  * functions whose columns differ; the call's own fields repeat on each.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include "core/grow.h"
 #include "render.h"
@@ -318,6 +319,8 @@ int csv_table__header(struct csv_table *t, struct strbuf *sb)
 			err = strbuf__printf(sb, ",%s", csv_extra_cols[i].name);
 	if (!err && (t->extras & CSV_CGROUP))
 		err = strbuf__puts(sb, ",cgroup");
+	if (!err && (t->extras & CSV_CALL))
+		err = strbuf__puts(sb, ",call");
 	return err ?: strbuf__puts(sb, "\r\n");
 }
 
@@ -535,6 +538,8 @@ static int row_wide(struct csv_table *t, struct strbuf *sb, const struct call_re
 	}
 	if (!err && (t->extras & CSV_CGROUP))
 		err = strbuf__putc(sb, ',') ?: rec->cgroup ? csv_escape(sb, rec->cgroup) : 0;
+	if (!err && (t->extras & CSV_CALL))
+		err = strbuf__printf(sb, ",%" PRIu64, rec->call_no);
 	return err ?: strbuf__puts(sb, "\r\n");
 }
 
