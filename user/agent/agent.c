@@ -35,6 +35,8 @@
 /* A round of the budget: often, so that a hot function is cut within a
  * fraction of a second of its first calls (each round reads the maps). */
 #define BUDGET_ROUND_MS 250
+/* ... and sooner while a function's rate is not known yet: it may be hot. */
+#define BUDGET_FIRST_ROUND_MS 50
 #define DRAIN_MS 100
 #define RELOAD_DEBOUNCE_MS 200
 
@@ -994,11 +996,13 @@ int agent__run(struct agent *a)
 			count_attach_errors(a, probe_pool__commit(a->pool, &a->lock));
 		}
 		if (a->budget > 0 && now >= next_budget) {
-			next_budget = now + BUDGET_ROUND_MS;
+			bool soon;
+
 			pthread_mutex_lock(&a->lock);
 			probe_pool__next_read(a->pool); /* the counts of now */
 			pthread_mutex_unlock(&a->lock);
-			probe_pool__keep_budget(a->pool, a->probes, a->n_probes, &a->lock);
+			soon = probe_pool__keep_budget(a->pool, a->probes, a->n_probes, &a->lock);
+			next_budget = now + (soon ? BUDGET_FIRST_ROUND_MS : BUDGET_ROUND_MS);
 		}
 	}
 	return err;

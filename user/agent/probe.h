@@ -52,10 +52,10 @@ void probe_pool__next_read(struct probe_pool *pool);
 void probe_pool__set_budget(struct probe_pool *pool, double budget);
 /* A round of the budget (agg/budget.h): each function's rate read from
  * its share, or its log probe (of PROBES), the hottest duty-cycled to keep
- * the total within it.  Main
- * thread; takes LOCK. */
+ * the total within it.  Main thread; takes LOCK.  True: a function's
+ * rate is not known yet (the next round soon). */
 struct agent_probe;
-void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+bool probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
 			     size_t n_probes, pthread_mutex_t *lock);
 /* Under a budget: cmon_agent_budget_ratio, cmon_agent_overhead_ratio and
  * per function cmon_agent_function_overhead_ratio, cmon_agent_sampled,

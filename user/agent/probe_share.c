@@ -408,6 +408,7 @@ void probe_pool__set_budget(struct probe_pool *pool, double budget)
 		return;
 	/* Profilers made with (or without) per-function links: again. */
 	pool->budget = budget;
+	memset(&pool->ledger, 0, sizeof(pool->ledger));
 	for (struct probe_share *sh = pool->shares; sh; sh = sh->next)
 		sh->dirty = true;
 	if (!budget)
@@ -509,19 +510,20 @@ static int budget_items(struct probe_pool *pool, struct agent_probe *const *prob
 	return err;
 }
 
-void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+bool probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
 			     size_t n_probes, pthread_mutex_t *m)
 {
 	struct budget_item *v;
 	size_t n;
 
 	if (!(pool->budget > 0))
-		return;
+		return false;
 	probe__lock(m);
 	if (!budget_items(pool, probes, n_probes, true, &v, &n))
-		pool->cost = budget__keep(v, n, pool->budget);
+		pool->cost = budget__keep(v, n, pool->budget, &pool->ledger);
 	probe__unlock(m);
 	free(v);
+	return pool->ledger.metering;
 }
 
 static int render_fn(void *ctx, const char *probe, const char *func, double sampled,

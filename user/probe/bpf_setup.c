@@ -132,6 +132,7 @@ void bpf_set__prepare(struct bpf_set *s)
 				 s->set->n_ind_sites ? (uint32_t)s->set->n_ind_sites : 1);
 	bpf_map__set_max_entries(s->call_cost, child_costs(s) ? n_funcs : 1);
 	bpf_map__set_max_entries(s->duty_gen, s->o.duty ? n_funcs : 1);
+	bpf_map__set_max_entries(s->duty_calls, s->o.duty ? n_funcs : 1);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			probe_links__prepare(progs[i]);
