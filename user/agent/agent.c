@@ -111,10 +111,13 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 	}
 	if (n_old) /* probes is NULL before the first spec */
 		memcpy(old, a->probes, n_old * sizeof(*old));
-	/* Before any probe starts: a log probe's links are split by function
-	 * under a budget (a changed budget reaches running log probes when
-	 * they attach again; profiling shares attach again now). */
-	if (spec->budget != a->budget) {
+	/* Before any probe starts: links are split by function under a budget
+	 * (a budget set or gone attaches the profiling shares again; a new
+	 * value reaches them at the next round; running log probes follow
+	 * below). */
+	bool budget_changed = spec->budget != a->budget;
+
+	if (budget_changed) {
 		if (spec->budget > 0)
 			log_info("budget: the probes may cost %g%% of one CPU", spec->budget * 100);
 		else
@@ -130,6 +133,8 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 
 		if (cur && probe_spec__equal(cur->spec, ps)) {
 			next[i] = cur;
+			if (budget_changed)
+				agent_probe__budget_changed(cur, spec->budget, &a->lock);
 			for (size_t k = 0; k < n_old; k++)
 				if (old[k] == cur)
 					old[k] = NULL;
