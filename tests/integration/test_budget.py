@@ -11,8 +11,8 @@ import subprocess
 import time
 
 from agentlib import Agent, run_target, series, value
-from cmonlib import (assert_no_leak, bpf_snapshot, check, eq, read_text, run, CMON, target,
-                     tmpfile)
+from cmonlib import (assert_no_leak, bpf_snapshot, check, eq, read_text, run, Background, CMON,
+                     target, tmpfile)
 
 HOT_PER_MS = 20     # count_me calls a millisecond: 20000/s, over 1 % of a CPU traced
 TICKS = 8000        # milliseconds; tick() every tenth: 800 calls, cheap
@@ -330,3 +330,41 @@ def test_budget_shared_function_labelled_per_probe():
         eq(a.stop(), 0, "agent exit status")
     assert_no_leak(before)
 
+
+def test_profile_budget_thread_exec():
+    """A thread other than the main one execs a new program that calls a
+    library function 300,000 times: its probes attached again for the new
+    program are the budget's per-function ones, so the hot function is
+    still duty-cycled (attached again whole beside them, every call was
+    counted, some twice)."""
+    before = bpf_snapshot()
+    total = 300000
+    bg = Background(["profile", "--budget", "1%", "--func", "libc.so.6:getppid", "-F", "json",
+                     "--", target(), "thread_exec_self", "ppid_many"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        eq(bg.p.stdout.readline(), b"main\n", "first line")
+        line = bg.p.stdout.readline().decode()
+        check(line.startswith("ready "), "the new program's first line: %r" % line)
+        pid = int(line.split()[1])
+        note = "ran a new program from thread"
+        while note not in bg.stderr:  # its probes are attached again
+            check(bg.p.poll() is None, "cmon exited: %s" % bg.stderr)
+            time.sleep(0.01)
+        bg.p.stdin.write(b"\n")
+        bg.p.stdin.close()
+        out = bg.p.stdout.read().decode()
+        eq(bg.wait(), 0, "exit status (%s)" % bg.stderr)
+    finally:
+        bg.kill()
+    rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    eq([l for l in out.splitlines() if not l.startswith("{")], ["ppid_many=1"],
+       "the new program's output")
+    eq([r["func"] for r in rows], ["getppid"], "one row (pid %d)" % pid)
+    r = rows[0]
+    check(0.001 <= r["sampled"] < 1, "getppid duty-cycled: %r" % r)
+    check(0 < r["seen_calls"] < total * 0.7, "getppid: %d of %d seen" % (r["seen_calls"], total))
+    # (No bound on the estimate here: a loop of nothing but the call runs
+    # 30 times slower while attached, and its windows see that rate.)
+    check(r["calls"] > r["seen_calls"], "getppid's count scaled up: %r" % r)
+    assert_no_leak(before)

@@ -353,7 +353,10 @@ int bpf_set__reattach(struct bpf_set *s)
 			tid = 0;
 		bpf_map_delete_elem(fd, &tgid);
 		err = follow__reattach(s->follow, (pid_t)tgid); /* 1: a child's, done */
+		/* the duty cycler attaches and detaches the same links */
+		duty__hold(s->duty);
 		err = err ?: probe_links__reattach(s->links, s->set, &s->lo, (pid_t)tgid);
+		duty__release(s->duty);
 		err = err < 0 ? err : 0;
 		log_warn("process %u ran a new program from thread %u (not its main one): its "
 			 "probes are attached again; calls the new program made before that "

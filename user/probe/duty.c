@@ -275,6 +275,18 @@ void duty__stats(struct duty *d, uint32_t id, struct duty_stats *st)
 	pthread_mutex_unlock(&d->mu);
 }
 
+void duty__hold(struct duty *d)
+{
+	if (d)
+		pthread_mutex_lock(&d->mu);
+}
+
+void duty__release(struct duty *d)
+{
+	if (d)
+		pthread_mutex_unlock(&d->mu);
+}
+
 void duty__stop(struct duty *d)
 {
 	if (!d)

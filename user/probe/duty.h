@@ -60,6 +60,11 @@ void duty__stats(struct duty *d, uint32_t func_id, struct duty_stats *st);
 uint64_t duty__window_ns(uint64_t begun, uint64_t since, uint64_t calls0, uint64_t calls1,
 			 uint64_t t1, uint64_t t2, uint64_t c1, uint64_t c2);
 
+/* Hold D's functions as they are (no edge meanwhile): its links changed
+ * by someone else (bpf_set__reattach).  NULL fine. */
+void duty__hold(struct duty *d);
+void duty__release(struct duty *d);
+
 /* Stop cycling before the set's probes are detached: the functions stay
  * as they are, their times end now (duty__stats goes on answering). */
 void duty__stop(struct duty *d);
