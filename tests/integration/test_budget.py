@@ -365,6 +365,7 @@ def test_profile_budget_thread_exec():
     check(0.001 <= r["sampled"] < 1, "getppid duty-cycled: %r" % r)
     check(0 < r["seen_calls"] < total * 0.7, "getppid: %d of %d seen" % (r["seen_calls"], total))
     # (No bound on the estimate here: a loop of nothing but the call runs
-    # 30 times slower while attached, and its windows see that rate.)
-    check(r["calls"] > r["seen_calls"], "getppid's count scaled up: %r" % r)
+    # 30 times slower while attached, its windows see that rate, and once
+    # cut it may end before a window opens.)
+    check(r["calls"] >= r["seen_calls"], "getppid's count an estimate: %r" % r)
     assert_no_leak(before)
