@@ -254,7 +254,7 @@ static __always_inline bool wanted(struct task_struct *task)
 static __always_inline void count_arg_as(struct cmon_prof_value *v, __u64 a, __u32 bytes,
 					 __u32 is_signed)
 {
-	__u32 b;
+	__u64 b;
 
 	a = hist_arg_value(a, bytes, is_signed);
 	/* log2 buckets hold values >= 0: a negative one is out of range */
@@ -264,6 +264,7 @@ static __always_inline void count_arg_as(struct cmon_prof_value *v, __u64 a, __u
 		b = hist_arg_linear_bucket(a, targ_lin_min, targ_lin_step);
 	else
 		b = hist_arg_log2_bucket(a);
+	barrier_var(b); /* one register tested and indexed: see count_return */
 	if (b < HIST_ARG_NBUCKETS)
 		VADD(v->arg_hist[b], 1);
 	else
@@ -481,7 +482,8 @@ static __always_inline void count_return(struct task_struct *task, struct cmon_f
 					 __u64 ts, __u32 kind, struct pt_regs *ctx)
 {
 	struct cmon_prof_value *v;
-	__u32 b, cause;
+	__u64 b;
+	__u32 cause;
 	__u64 lat;
 
 	if (frame_stale(fr))
@@ -528,7 +530,11 @@ static __always_inline void count_return(struct task_struct *task, struct cmon_f
 	VADD(v->lat_sum_ns, lat);
 	if (targ_hist_arg == CMON_HIST_RET && kind != CMON_EXIT_TAIL_JMP)
 		count_arg(v, ctx);
+	/* One 64-bit register tested and used as the index: with the 32-bit
+	 * value, clang 14 zero-extends one copy for the test and another for
+	 * the index, and 6.1's verifier does not carry the bound across. */
 	b = hist_lat_bucket(lat);
+	barrier_var(b);
 	if (b < HIST_NBUCKETS)
 		VADD(v->lat_hist[b], 1);
 	if (targ_mem) {

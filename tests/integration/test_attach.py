@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from cmonlib import (HANG, CALLS_OUT, Background, MiB, WaitTarget, parse_csv, assert_gone, assert_no_leak, bpf_snapshot,
-                     check, cmon, eq, held_by, parse_json_lines, proc_status, read_text, summary, target,
+                     check, cmon, eq, held_by, host, parse_json_lines, proc_status, read_text, summary, target,
                      tmpfile, trace_bg)
 from test_launch import CALLS_FUNCS, check_calls_rows
 
@@ -27,8 +27,12 @@ def test_attach_pid():
         held = held_by(bg.pid)
         links = sorted(i for k, i in held if k == "link")
         mine = [v for k, v in bpf_snapshot().items() if k in held and k[0] == "link"]
-        check(len(links) >= 2 and any("uprobe_multi" in v[0] for v in mine),
-              "cmon holds its uprobe_multi links while it traces: %r" % mine)
+        # The link kind is the host's: uprobe_multi where the kernel has it
+        # (cmon host's "uprobe_multi"), else one perf-event uprobe per probe.
+        kind = "uprobe_multi" if host()["features"]["uprobe_multi"]["have"] else "perf_event"
+        probes = [v[0] for v in mine if v[0].split()[0] in ("uprobe_multi", "perf_event")]
+        check(len(links) >= 2 and probes and all(p.startswith(kind + " ") for p in probes),
+              "cmon holds its %s links while it traces: %r" % (kind, mine))
         t.release()
         code, out = t.finish()
         eq((code, out), (0, CALLS_OUT), "target exit status and output")

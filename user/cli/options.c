@@ -190,6 +190,8 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "output", 'o', "FILE", OC_STATS, "write to FILE instead of stdout" },
 	{ "output", 'o', "FILE.html", OC_REPORT, "the page to write (required)" },
 	{ "title", OPT_TITLE, "TEXT", OC_REPORT, "the page's title (default \"cmon report\")" },
+	{ "diff", OPT_DIFF, NULL, OC_REPORT,
+	  "compare two capture stores A B (as cmon diff): their\nper-function table side by side, each run on its\nown time axis" },
 	{ "json", OPT_JSON, NULL, OC_HOST, "one JSON object (what the tests read)" },
 	{ "help", 'h', NULL, ~0u, "this help" },
 };

@@ -60,6 +60,7 @@ enum opt_key {
 	OPT_PER_CALL,
 	OPT_CHROME,
 	OPT_TITLE,
+	OPT_DIFF,
 	OPT_USDT,
 	OPT_PY,
 	OPT_PY_RESUMES,
