@@ -809,6 +809,8 @@ static int setup_python(struct profile_run *r)
 	if (id < 0)
 		return (int)id;
 	r->py_func = (uint32_t)id;
+	/* multiprocessing's workers: followed as trace --py follows them */
+	po.tracer.follow = r->opts.follow > 0;
 	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
 	if (!r->pp)
 		return -ENOMEM;
@@ -1014,6 +1016,8 @@ int cmd_profile(int argc, char **argv)
 
 		if (!tracer__func_stats(r.tracer, r.py_func, &st))
 			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
+		/* records whose process or code object was not known */
+		lost += pytrace__undecoded(r.py);
 	}
 	if (r.prof) {
 		uint64_t run_ns, runs;

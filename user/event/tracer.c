@@ -247,15 +247,23 @@ static int handle(struct tracer *t, void *data, size_t size)
 	return hand_on(t, data);
 }
 
-/* A followed process forked: nothing to do here but to have woken the poll. */
+/* A followed process forked (or a thread exec'd: child == parent): the
+ * poll woken, and the fork told to whoever asked (opts.on_fork). */
 static int on_fork(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
+	const struct cmon_fork_rec *rec = data;
 
-	(void)data;
-	(void)size;
 	__atomic_store_n(&t->forked, true, __ATOMIC_RELEASE);
+	if (t->opts.on_fork && size >= sizeof(*rec) && rec->child != rec->parent)
+		t->opts.on_fork(t->opts.ctx, (pid_t)rec->child, (pid_t)rec->parent);
 	return 0;
+}
+
+void tracer__read_forks(struct tracer *t)
+{
+	if (t->fork_rb)
+		ring_buffer__consume(t->fork_rb);
 }
 
 /* Copy the fetch plans into the kernel (after load: the map exists). */
@@ -438,6 +446,7 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 {
 	struct bpf_set_opts bo = {
 		.follow = opts->follow,
+		.fork_records = opts->on_fork != NULL,
 		.entry_only = opts->entry_only,
 		.mem = true,
 		.filter_pid = opts->filter_pid,

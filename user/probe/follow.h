@@ -35,6 +35,10 @@ int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 		  const struct probe_set *set, const struct probe_links_opts *opts,
 		  struct bpf_link **fork_link, struct follow **out);
 
+/* Tests only (CMON_TEST_NO_CHILD_LINKS, read by main): children get no
+ * links of their own, so that what they are traced by without them shows. */
+void follow__test_no_child_links(void);
+
 /* A process traced with its own links already (the launched program, -p). */
 int follow__add_root(struct follow *f, pid_t pid);
 
