@@ -872,6 +872,7 @@ static int setup(struct profile_run *r)
 	}
 	po.per_pid = r->opts.per_pid;
 	po.follow = r->opts.follow > 0;
+	po.host_wide = r->opts.host_wide;
 	/* --cgroup: its processes and those below it, decided in the kernel */
 	po.filter_cgroup = r->ses.cgroup.id;
 	po.filter_cgroup_level = r->ses.cgroup.level;

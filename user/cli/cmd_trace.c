@@ -1031,6 +1031,7 @@ static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
 	to->max_depth = r->opts.max_depth;
 	to->line_regs = r->opts.locals;
 	to->follow = r->opts.follow > 0;
+	to->host_wide = r->opts.host_wide;
 	/* --cgroup: its processes and those below it, decided in the kernel */
 	to->filter_cgroup = r->ses.cgroup.id;
 	to->filter_cgroup_level = r->ses.cgroup.level;

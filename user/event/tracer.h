@@ -65,6 +65,7 @@ struct tracer_opts {
 	uint32_t filter_cgroup_level;
 	int max_depth;         /* --max-depth below the focus; -1: any */
 	bool follow;           /* children of the set's processes too (follow.h) */
+	bool host_wide;        /* ... the libraries' links unfiltered (links.h) */
 	tracer_fork_fn on_fork; /* with follow: each fork (NULL: not asked) */
 	/* cmon break: the first BREAK_COUNT hits of an entry probe are
 	 * recorded (with their stack) and stop their process (SIGSTOP from

@@ -128,7 +128,7 @@ int follow__new(int map_fd, int stats_fd, const struct probe_set *set,
 	f->stats_fd = stats_fd;
 	f->set = set;
 	f->opts = opts;
-	f->own_links = probe_links__child_has_own(set);
+	f->own_links = probe_links__child_has_own(set, opts->host_wide);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
 	*out = f;

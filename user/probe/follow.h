@@ -7,7 +7,9 @@
  * The executable's links have no pid filter while following (links.h), so
  * a child is traced in it from its first instruction; its libraries' links
  * are its own, attached by follow__scan once it is seen (calls a child
- * makes in a library before that are not recorded: see README "Children").
+ * makes in a library before that are not recorded: docs/cmon-output.md
+ * "Children"), unless --host-wide-probes made them for every process
+ * before the program ran (probe_links_opts.host_wide: no own links).
  */
 #ifndef CMON_FOLLOW_H
 #define CMON_FOLLOW_H

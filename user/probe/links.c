@@ -463,8 +463,39 @@ static bool seen_before(const struct probe_set *set, size_t ti, size_t obj)
 	return false;
 }
 
-bool probe_links__child_has_own(const struct probe_set *set)
+/* OBJ's links have no pid filter: some process target's executable, or
+ * with --host-wide-probes any object of a process target. */
+static bool unfiltered_object(const struct probe_set *set, const struct probe_links_opts *o,
+			      size_t obj)
 {
+	return o->follow && (o->host_wide || is_exe_object(set, obj));
+}
+
+/* --host-wide-probes, once at start: what every other process pays. */
+static void warn_host_wide(const struct probe_set *set, const struct probe_links_opts *o)
+{
+	for (size_t ti = 0; o->follow && o->host_wide && ti < set->n_targets; ti++) {
+		const struct probe_target *tg = &set->targets[ti];
+
+		for (size_t k = 0; tg->pid && k < tg->n_objects; k++) {
+			size_t obj = tg->objects[k], n = 0;
+
+			for (size_t i = 0; i < set->n_funcs; i++)
+				n += set->funcs[i].object == obj;
+			if (!n || is_exe_object(set, obj) || seen_before(set, ti, obj))
+				continue;
+			log_warn("--host-wide-probes: %zu function%s in %s probed for every process "
+				 "on this host: each call of any process traps while cmon runs "
+				 "(only the followed processes are recorded)", n, n == 1 ? "" : "s",
+				 set->objects[obj].path);
+		}
+	}
+}
+
+bool probe_links__child_has_own(const struct probe_set *set, bool host_wide)
+{
+	if (host_wide)
+		return false; /* every object's links are every process's */
 	for (size_t i = 0; i < set->n_funcs; i++)
 		for (size_t ti = 0; ti < set->n_targets; ti++)
 			for (size_t k = 0; set->targets[ti].pid && k < set->targets[ti].n_objects; k++)
@@ -528,12 +559,13 @@ static int attach_targets(struct probe_links *l, const struct probe_set *set,
 
 			if (only >= 0 && set->funcs[only].object != obj)
 				continue;
-			if (opts->follow && tg->pid && only == ONLY_ALL && !is_exe_object(set, obj)) {
+			if (tg->pid && !unfiltered_object(set, opts, obj) && opts->follow &&
+			    only == ONLY_ALL) {
 				/* its own links, and the shared ones once for every process */
 				err = attach_object(l, set, opts, tg->pid, obj, false, ONLY_OWN);
 				if (!err && !seen_before(set, ti, obj))
 					err = attach_object(l, set, opts, 0, obj, false, ONLY_SHARED);
-			} else if (!opts->follow || !tg->pid || !is_exe_object(set, obj)) {
+			} else if (!tg->pid || !unfiltered_object(set, opts, obj)) {
 				err = attach_object(l, set, opts, tg->pid, obj, false, only);
 			} else if (!seen_before(set, ti, obj)) { /* once for every process */
 				err = attach_object(l, set, opts, 0, obj, false, only);
@@ -587,6 +619,7 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 
 	*out = NULL;
 	note_slow_attach(set);
+	warn_host_wide(set, opts);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -651,7 +684,7 @@ static int attach_pid(struct probe_links *l, const struct probe_set *set,
 
 			if (only >= 0 && set->funcs[only].object != obj)
 				continue;
-			if (!opts->follow || !is_exe_object(set, obj))
+			if (!unfiltered_object(set, opts, obj))
 				err = attach_object(l, set, opts, pid, obj, false, only);
 		}
 	}
