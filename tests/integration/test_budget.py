@@ -10,7 +10,7 @@ import re
 import subprocess
 import time
 
-from agentlib import Agent, run_target, series, value
+from agentlib import Agent, HANG, SLOW, run_target, series, value
 from cmonlib import (assert_no_leak, bpf_snapshot, check, eq, read_text, run, Background, CMON,
                      target, tmpfile)
 
@@ -21,6 +21,32 @@ BUDGET = 0.01
 # probe): 2 to 30 % low, the rate in a window being the rate under the
 # probes; unscaled it would be ~85 % low.  The bench measures it quietly.
 SCALE_TOLERANCE = 0.35
+
+
+def log_rows(log):
+    """The log's whole lines (the agent may be writing the last one)."""
+    return [json.loads(l) for l in read_text(log).split("\n")[:-1]]
+
+
+def settled_log(log, start, ticks, guard=HANG):
+    """The log's rows once TICKS tick records past row START are in and no
+    row came in for a second: the agent drains when the machine lets it
+    (a fixed wait lost records' tail on a loaded machine)."""
+    end, last = time.monotonic() + guard * SLOW, None
+    while True:
+        rows = log_rows(log)
+        done = sum(1 for r in rows[start:] if r["func"] == "tick") >= ticks
+        if (done and len(rows) == last) or time.monotonic() > end:
+            return rows
+        last = len(rows) if done else None
+        time.sleep(1)
+
+
+def settled_metrics(a, name, expected, **labels):
+    """The metrics once NAME{LABELS} reached EXPECTED (a round of the agent
+    past the target's end)."""
+    a.wait_metric(name, expected, **labels)
+    return a.metrics()
 
 
 def write(path, text):
@@ -58,8 +84,8 @@ def test_budget_duty_cycles_the_hot_function():
               % a.stderr[-2000:])
         check(all(0 <= c <= BUDGET * 1.0001 for c in costs),
               "the probes' cost within the budget %r at every scrape: %r" % (BUDGET, costs))
-        time.sleep(1.5)  # a round of the agent past the end
-        m = a.metrics()
+        m = settled_metrics(a, "cmon_agent_calls_seen_total", cold, probe="paced",
+                            function="tick")
         eq(value(m, "cmon_agent_budget_ratio"), BUDGET, "the budget exported")
         # The cold function: whole, every call counted.
         eq(value(m, "cmon_agent_sampled", probe="paced", function="tick"), 1, "tick whole")
@@ -181,10 +207,11 @@ def test_budget_log_probe():
         total, cold = HOT_PER_MS * TICKS, TICKS // 10
         eq(run_target(app, "paced", HOT_PER_MS, TICKS),
            "paced count_me=%d tick=%d\n" % (total, cold), "target output")
-        time.sleep(1.5)  # drained, a round of the agent past the end
-        m = a.metrics()
+        rows = settled_log(log, 0, cold)
+        m = settled_metrics(a, "cmon_agent_calls_seen_total",
+                            sum(1 for r in rows if r["func"] == "count_me"),
+                            probe="calls", function="count_me")
         eq(value(m, "cmon_agent_events_lost_total", probe="calls"), 0, "nothing lost")
-        rows = [json.loads(l) for l in read_text(log).splitlines()]
         hot = [r for r in rows if r["func"] == "count_me"]
         ticks = [r for r in rows if r["func"] == "tick"]
         eq(len(ticks), cold, "a record for every tick() call")
@@ -210,8 +237,7 @@ def _log_phase(a, app, log, start, ticks):
     the row count after them."""
     eq(run_target(app, "paced", HOT_PER_MS, ticks),
        "paced count_me=%d tick=%d\n" % (HOT_PER_MS * ticks, ticks // 10), "target output")
-    time.sleep(1.5)  # drained, a round of the agent past the end
-    rows = [json.loads(l) for l in read_text(log).splitlines()]
+    rows = settled_log(log, start, ticks // 10)
     return rows[start:], len(rows)
 
 
@@ -304,8 +330,8 @@ def test_budget_shared_function_labelled_per_probe():
         ticks = 3000
         eq(run_target(app, "paced", HOT_PER_MS, ticks),
            "paced count_me=%d tick=%d\n" % (HOT_PER_MS * ticks, ticks // 10), "target output")
-        time.sleep(1.5)  # a round of the agent past the end
-        m = a.metrics()
+        m = settled_metrics(a, "cmon_agent_calls_seen_total", ticks // 10, probe="both",
+                            function="tick")
         sampled = series(m, "cmon_agent_sampled")
         eq(sorted((l["probe"], l["function"]) for l in
                   (dict(k) for k in sampled)),
