@@ -1,0 +1,118 @@
+"""cmon export re-viewing a recording with filters: --func, --since/--until
+and --if over a capture store and a JSON Lines trace of the same program
+(fact(5) recursing, then outer(10) -> middle -> leaf), each asserting the
+exact calls kept."""
+import json
+import re
+
+from cmonlib import eq, target, trace
+from test_views import RECURSE_FUNCS, RECURSE_TREE, parse_tree
+
+
+def _recordings():
+    """{kind: path} of the recurse run recorded as a store and as JSON Lines,
+    and {kind: [(func, ts_ns)]} of their calls in entry order."""
+    from cmonlib import cmon, funcs_args, read_text, tmpfile
+    code, out, err = cmon(["capture", "--raw-latency", "-o", tmpfile("filters-run")]
+                          + funcs_args(RECURSE_FUNCS) + ["--", target(), "recurse"])
+    eq(code, 0, "capture exit status (%s)" % err)
+    store = re.search(r"^cmon: capturing to (.+)$", err, re.M).group(1)
+    r = trace(RECURSE_FUNCS, [target(), "recurse"], fmt="json", extra=["--raw-latency"])
+    eq(r.code, 0, "trace exit status (%s)" % r.stderr)
+    jsonl = tmpfile("filters.jsonl")
+    with open(jsonl, "w") as f:
+        f.write(r.text)
+    times = {"jsonl": sorted((json.loads(l)["ts_ns"], json.loads(l)["func"])
+                             for l in r.text.splitlines())}
+    tables = tmpfile("filters-tables")
+    code, out, err = cmon(["export", store, "-F", "json", "-o", tables])
+    eq(code, 0, "export -F json (%s)" % err)
+    rows = []
+    for f in RECURSE_FUNCS:
+        for l in read_text("%s/%s.jsonl" % (tables, f)).splitlines():
+            rows.append((json.loads(l)["ts_ns"], f))
+    times["store"] = sorted(rows)
+    return {"store": store, "jsonl": jsonl}, times
+
+
+def _tree(path, extra):
+    from cmonlib import cmon
+    code, out, err = cmon(["export", path, "-F", "tree"] + list(extra))
+    eq(code, 0, "export %s (%s)" % (extra, err))
+    calls = [(c["depth"], c["func"], c["args"], c["ret"]) for c in parse_tree(out)]
+    eq(err, "cmon: exported %d call%s to stdout\n" % (len(calls), "" if len(calls) == 1 else "s"),
+       "export %s: stderr" % extra)
+    return calls
+
+
+def _kept(*idx, depths=None):
+    """RECURSE_TREE's calls IDX, at DEPTHS (a filtered tree nests the kept
+    calls only)."""
+    out = [RECURSE_TREE[i] for i in idx]
+    if depths is not None:
+        out = [(d,) + c[1:] for d, c in zip(depths, out)]
+    return out
+
+
+def test_export_func_filter_every_input():
+    paths, _ = _recordings()
+    for kind, path in paths.items():
+        eq(_tree(path, ["--func", "fact"]), _kept(0, 1, 2, 3, 4), "%s --func fact" % kind)
+        eq(_tree(path, ["--func", "*e*"]), _kept(5, 6, 7, depths=[0, 1, 2]),
+           "%s --func '*e*'" % kind)
+        eq(_tree(path, ["--func", "!fact"]), _kept(5, 6, 7), "%s --func '!fact'" % kind)
+        eq(_tree(path, ["--func", "fact", "--func", "leaf"]),
+           _kept(0, 1, 2, 3, 4, 7, depths=[0, 1, 2, 3, 4, 0]), "%s two --func" % kind)
+        eq(_tree(path, ["--func", "nothing_*"]), [], "%s no function matches" % kind)
+
+
+def test_export_if_filter_every_input():
+    paths, _ = _recordings()
+    for kind, path in paths.items():
+        eq(_tree(path, ["--if", "n <= 2"]), _kept(3, 4, depths=[0, 1]), "%s n <= 2" % kind)
+        eq(_tree(path, ["--if", "ret > 20"]), _kept(0, 1, 5, 6, depths=[0, 1, 0, 1]),
+           "%s ret > 20" % kind)
+        eq(_tree(path, ["--if", "x == 10 && ret == 11"]), _kept(7, depths=[0]),
+           "%s x == 10 && ret == 11" % kind)
+        eq(_tree(path, ["--if", "!(n == 5) && latency_ns > 0"]), _kept(1, 2, 3, 4, depths=[0, 1, 2, 3]),
+           "%s a name fact alone has" % kind)
+        eq(_tree(path, ["--if", "n == 3 || x == 10"]), _kept(2, 5, 6, 7, depths=[0, 0, 1, 2]),
+           "%s n == 3 || x == 10" % kind)
+        eq(_tree(path, ["--func", "fact", "--if", "ret == 24 || ret == 1"]),
+           _kept(1, 4, depths=[0, 1]), "%s --func and --if" % kind)
+
+
+def test_export_time_range_every_input():
+    paths, times = _recordings()
+    for kind, path in paths.items():
+        ts = times[kind]
+        eq([f for _, f in ts], ["fact"] * 5 + ["outer", "middle", "leaf"], "%s entry order" % kind)
+        outer = ts[5][0]
+        rel = "%.9f" % ((outer - ts[0][0]) / 1e9)
+        eq(_tree(path, ["--since", rel]), _kept(5, 6, 7), "%s --since %s" % (kind, rel))
+        eq(_tree(path, ["--until", rel]), _kept(0, 1, 2, 3, 4), "%s --until %s" % (kind, rel))
+        eq(_tree(path, ["--since", "@%d" % ts[1][0], "--until", "@%d" % ts[7][0]]),
+           _kept(1, 2, 3, 4, 5, 6, depths=[0, 1, 2, 3, 0, 1]), "%s absolute range" % kind)
+        eq(_tree(path, ["--since", "0", "--until", "0"]), [], "%s an empty range" % kind)
+        eq(_tree(path, ["--since", "0"]), RECURSE_TREE, "%s --since 0" % kind)
+
+
+def test_export_filter_bad_values():
+    from cmonlib import cmon
+    paths, _ = _recordings()
+    for kind, path in paths.items():
+        for extra, msg in [
+                (["--if", "n <"], "cmon: export: --if: expected a value, found the end at column 4: n <\n"),
+                (["--if", "n == 1", "--if", "n == 2"],
+                 "cmon: export: give --if once (join conditions with &&)\n"),
+                (["--since", "soon"], "cmon: export: --since takes seconds after the first "
+                 "call (1.5) or @TS_NS, not 'soon'\n"),
+                (["--until", "@-5"], "cmon: export: --until takes seconds after the first "
+                 "call (1.5) or @TS_NS, not '@-5'\n"),
+                (["--since", "-1"], "cmon: export: --since takes seconds after the first "
+                 "call (1.5) or @TS_NS, not '-1'\n")]:
+            code, out, err = cmon(["export", path, "-F", "tree"] + extra)
+            eq((code, out, err), (2, "", msg), "%s %s" % (kind, extra))
+    code, out, err = cmon(["export", paths["store"], "-F", "csv", "--func", "fact"])
+    eq((code, err), (2, "cmon: export: --func, --since, --until and --if choose the calls of "
+                        "-F chrome|tree|folded\n"), "a filter on the tables")
