@@ -1,12 +1,26 @@
 """cmon export re-viewing a recording with filters: --func, --since/--until
-and --if over a capture store and a JSON Lines trace of the same program
+and --if over a capture store, a JSON Lines trace and trace CSVs (long and
+wide) of the same program
 (fact(5) recursing, then outer(10) -> middle -> leaf), each asserting the
 exact calls kept."""
+import csv
+import io
 import json
 import re
 
 from cmonlib import eq, target, trace
 from test_views import RECURSE_FUNCS, RECURSE_TREE, parse_tree
+
+
+def _trace_csv(funcs, launch, extra, name):
+    """`cmon trace -F csv -o FILE` (cmonlib.trace checks the wide header):
+    FILE and its text."""
+    from cmonlib import cmon, funcs_args, read_text, tmpfile
+    path = tmpfile(name)
+    code, out, err = cmon(["trace", "-q", "-F", "csv", "-o", path] + funcs_args(funcs)
+                          + list(extra) + ["--"] + launch)
+    eq((code, err), (0, ""), "trace -F csv %s" % extra)
+    return path, read_text(path)
 
 
 def _recordings():
@@ -24,6 +38,13 @@ def _recordings():
         f.write(r.text)
     times = {"jsonl": sorted((json.loads(l)["ts_ns"], json.loads(l)["func"])
                              for l in r.text.splitlines())}
+    paths = {"store": store, "jsonl": jsonl}
+    for kind, shape in (("csv-long", "long"), ("csv-wide", "wide")):
+        paths[kind], text = _trace_csv(RECURSE_FUNCS, [target(), "recurse"],
+                                       ["--raw-latency", "--csv", shape],
+                                       "filters-%s.csv" % shape)
+        times[kind] = sorted(set((int(row["ts_ns"]), row["func"])
+                                 for row in csv.DictReader(io.StringIO(text))))
     tables = tmpfile("filters-tables")
     code, out, err = cmon(["export", store, "-F", "json", "-o", tables])
     eq(code, 0, "export -F json (%s)" % err)
@@ -32,7 +53,7 @@ def _recordings():
         for l in read_text("%s/%s.jsonl" % (tables, f)).splitlines():
             rows.append((json.loads(l)["ts_ns"], f))
     times["store"] = sorted(rows)
-    return {"store": store, "jsonl": jsonl}, times
+    return paths, times
 
 
 def _tree(path, extra):
@@ -56,7 +77,9 @@ def _kept(*idx, depths=None):
 
 def test_export_func_filter_every_input():
     paths, _ = _recordings()
+    eq(sorted(paths), ["csv-long", "csv-wide", "jsonl", "store"], "the inputs")
     for kind, path in paths.items():
+        eq(_tree(path, []), RECURSE_TREE, "%s unfiltered" % kind)
         eq(_tree(path, ["--func", "fact"]), _kept(0, 1, 2, 3, 4), "%s --func fact" % kind)
         eq(_tree(path, ["--func", "*e*"]), _kept(5, 6, 7, depths=[0, 1, 2]),
            "%s --func '*e*'" % kind)
@@ -116,3 +139,37 @@ def test_export_filter_bad_values():
     code, out, err = cmon(["export", paths["store"], "-F", "csv", "--func", "fact"])
     eq((code, err), (2, "cmon: export: --func, --since, --until and --if choose the calls of "
                         "-F chrome|tree|folded\n"), "a filter on the tables")
+
+
+def test_export_reads_a_trace_csv():
+    """A CSV of `trace -F csv` is export input as JSON Lines is: typed values
+    (a string with quotes and a line end, bools, an enumerator), the same
+    view as the JSON Lines of the same run gives; a CSV that is not cmon's
+    and a record that is not a call are one error line."""
+    from cmonlib import cmon, tmpfile
+    funcs = ["eight", "greet", "chars"]
+    path, _ = _trace_csv(funcs, [target("typed_O2"), "all"], [], "typed.csv")
+    calls = _tree(path, [])
+    eq([(c[1], c[2], c[3]) for c in calls],
+       [("chars", 'c="a", f=false, hi="\u00ff", t=true, col="GREEN"', "98"),
+        ("greet", 's="hi \\"q\\"\\n\u00e9\u00ff"', "10"),
+        ("eight", "a=1, b=-2, c=3, d=-4, e=5, f=-6, g=-7, h=4886718345", "4886718335")],
+       "the calls of a trace CSV")
+    eq([c[1] for c in _tree(path, ["--if", 'col == "GREEN" && t && !f'])], ["chars"],
+       "--if over strings and bools")
+    eq([c[1] for c in _tree(path, ["--if", "h == 4886718345 && b < 0"])], ["eight"],
+       "--if over integers")
+    eq([c[1] for c in _tree(path, ["--if", "s != 0"])], ["greet"], "a string is a set pointer")
+    for text, msg in [
+            ("a,b\n1,2\n", "not a trace CSV of `cmon trace -F csv` (its header needs ts_ns, "
+                            "tid and func)"),
+            ("", "not a trace CSV of `cmon trace -F csv` (its header needs ts_ns, tid and func)"),
+            ("ts_ns,tid,func\n1,2,f\nsoon,2,f\n",
+             "record 3 is not a call of `cmon trace -F csv`"),
+            ("ts_ns,tid,func\n1,2\n", "record 2 is not a call of `cmon trace -F csv`"),
+            ('ts_ns,tid,func\n1,2,"f\n', "record 2 is not a call of `cmon trace -F csv`")]:
+        bad = tmpfile("bad.csv")
+        with open(bad, "w") as f:
+            f.write(text)
+        code, out, err = cmon(["export", bad, "-F", "tree"])
+        eq((code, out, err), (1, "", "cmon: export: %s: %s\n" % (bad, msg)), "CSV %r" % text)

@@ -696,7 +696,7 @@ static void usage(FILE *f)
 		"       cmon export RUN -F csv|json [-o OUTDIR]\n"
 		"       cmon export RUN -F chrome|tree|folded [-o FILE]   (--chrome: -F chrome)\n"
 		"         [--func PATTERN]... [--since TIME] [--until TIME] [--if EXPR]\n\n"
-		"  RUN: a capture store, or a trace file of `cmon trace -F json`.\n"
+		"  RUN: a capture store, or a trace file of `cmon trace -F json` or `-F csv`.\n"
 		"  --per-call: OUTDIR/<func>/<n>/args.json, arg_<name>.bin and, for numeric\n"
 		"  buffers, arg_<name>.npy (numpy.load).  -F csv|json: one table per function,\n"
 		"  <func>.csv or <func>.jsonl, in -o DIR (default RUN-csv or RUN-json).\n"

@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "cli/commands.h"
+#include "cli/csv_trace.h"
 #include "cli/export_view.h"
 #include "cli/store_cli.h"
 #include "cli/view_filter.h"
@@ -654,16 +656,16 @@ static const char *str_of(json_t *o, const char *key)
 	return s ? s : "";
 }
 
-/* LINE into C: 0, or -EINVAL when it is not a record of cmon's (no func,
- * ts_ns, tid), -ENOMEM. */
-static int line_call__parse(struct line_call *c, const char *line)
+/* J (a record as a JSON line has it; C keeps it) into C: 0, or -EINVAL
+ * when it is not a record of cmon's (no func, ts_ns, tid), -ENOMEM. */
+static int line_call__take(struct line_call *c, json_t *j)
 {
 	json_t *args, *v;
 	const char *k;
 	size_t i = 0;
 
 	memset(c, 0, sizeof(*c));
-	c->j = json_loads(line, 0, NULL);
+	c->j = j;
 	if (!json_is_object(c->j) || !json_is_string(json_object_get(c->j, "func")) ||
 	    !json_is_integer(json_object_get(c->j, "ts_ns")) ||
 	    !json_is_integer(json_object_get(c->j, "tid")))
@@ -772,14 +774,54 @@ static size_t lines_kept(struct line_call *all, size_t n, const struct view_filt
 
 /* The calls of the trace IN (JSON Lines) to OUT as FMT.  0, -EINVAL (one
  * error line said: *LINE_NO the line that is not a record) or -errno. */
-static int view_trace(FILE *in, enum out_format fmt, FILE *out, uint64_t *calls,
+/* The trace IN's calls into *ALL (*N, *CAP): JSON Lines, or a CSV (CSV).
+ * 0, -EINVAL (*LINE_NO the line or CSV record that is not a call) or
+ * -errno. */
+static int read_trace(FILE *in, bool csv, struct line_call **all, size_t *n, size_t *cap,
+		      size_t *line_no)
+{
+	json_t **objs = NULL;
+	size_t n_objs = 0, len = 0;
+	char *line = NULL;
+	int err = 0;
+
+	if (csv) {
+		err = csv_trace__read(in, &objs, &n_objs, line_no);
+		for (size_t i = 0; i < n_objs; i++) {
+			if (!err && GROW(*all, *n, *cap, 1024))
+				err = -ENOMEM;
+			if (err) {
+				json_decref(objs[i]);
+				continue;
+			}
+			err = line_call__take(&(*all)[(*n)++], objs[i]);
+			if (err == -EINVAL) /* csv_trace gives only calls */
+				*line_no = i + 2;
+		}
+		free(objs);
+		return err;
+	}
+	while (!err && getline(&line, &len, in) > 0) {
+		++*line_no;
+		if (GROW(*all, *n, *cap, 1024)) {
+			err = -ENOMEM;
+			break;
+		}
+		err = line_call__take(&(*all)[(*n)++], json_loads(line, JSON_ALLOW_NUL, NULL));
+	}
+	if (!err && ferror(in))
+		err = -EIO;
+	free(line);
+	return err;
+}
+
+static int view_trace(FILE *in, bool csv, enum out_format fmt, FILE *out, uint64_t *calls,
 		      size_t *line_no, const struct view_filter *vf)
 {
 	struct line_call *all = NULL;
 	const struct line_call **open_calls = NULL;
 	struct writer *w = writer__new(fmt, out);
-	size_t n = 0, cap = 0, depth = 0, len = 0;
-	char *line = NULL;
+	size_t n = 0, cap = 0, depth = 0;
 	int err = 0;
 
 	*calls = 0;
@@ -787,17 +829,7 @@ static int view_trace(FILE *in, enum out_format fmt, FILE *out, uint64_t *calls,
 	if (!w)
 		return -errno;
 	writer__set_replay(w);
-	while (!err && getline(&line, &len, in) > 0) {
-		++*line_no;
-		if (GROW(all, n, cap, 1024)) {
-			err = -ENOMEM;
-			break;
-		}
-		err = line_call__parse(&all[n], line);
-		n++;
-	}
-	if (!err && ferror(in))
-		err = -EIO;
+	err = read_trace(in, csv, &all, &n, &cap, line_no);
 	if (!err && vf && view_filter__active(vf))
 		n = lines_kept(all, n, vf);
 	if (!err && n > 1)
@@ -821,9 +853,17 @@ static int view_trace(FILE *in, enum out_format fmt, FILE *out, uint64_t *calls,
 		line_call__release(&all[i]);
 	free(all);
 	free(open_calls);
-	free(line);
 	writer__free(w);
 	return err;
+}
+
+/* RUN is named as a CSV file: read as one, so a foreign CSV is said to be
+ * one (not "not a cmon store"). */
+static bool csv_named(const char *run)
+{
+	size_t n = strlen(run);
+
+	return n > 4 && !strcasecmp(run + n - 4, ".csv");
 }
 
 /* -F chrome|tree|folded: one stream, to FILE (made 0600: captured values
@@ -834,12 +874,18 @@ int export_view__run(const char *run, enum out_format fmt, const char *path,
 	struct cmon_store *s = NULL;
 	FILE *out = stdout, *in;
 	uint64_t calls = 0;
-	size_t line_no = 0;
+	size_t line_no = 0, got = 0;
+	char head[16];
+	bool csv = false;
 	int rc, err;
 
 	in = fopen(run, "r");
-	if (in && fgetc(in) == '{') {
+	if (in && (got = fread(head, 1, sizeof(head), in)) > 0 && head[0] == '{') {
 		rewind(in); /* a trace's JSON Lines, not a store */
+	} else if (in && (csv_trace__is_header(head, got) || csv_named(run)) &&
+		   !(got >= 16 && !memcmp(head, "SQLite format 3", 16))) {
+		rewind(in); /* a trace CSV */
+		csv = true;
 	} else {
 		if (in)
 			fclose(in);
@@ -862,7 +908,7 @@ int export_view__run(const char *run, enum out_format fmt, const char *path,
 			return CMON_EXIT_ERROR;
 		}
 	}
-	err = in ? view_trace(in, fmt, out, &calls, &line_no, vf) :
+	err = in ? view_trace(in, csv, fmt, out, &calls, &line_no, vf) :
 		   export_view(s, fmt, out, &calls, vf);
 	if (in)
 		fclose(in);
@@ -874,6 +920,12 @@ int export_view__run(const char *run, enum out_format fmt, const char *path,
 	}
 	if (err == 1)
 		log_error("%s", cmon_store_error(s));
+	else if (err == -EINVAL && in && csv && line_no == 1)
+		log_error("export: %s: not a trace CSV of `cmon trace -F csv` (its header "
+			  "needs ts_ns, tid and func)", run);
+	else if (err == -EINVAL && in && csv)
+		log_error("export: %s: record %zu is not a call of `cmon trace -F csv`", run,
+			  line_no);
 	else if (err == -EINVAL && in)
 		log_error("export: %s: line %zu is not a call of `cmon trace -F json`", run,
 			  line_no);

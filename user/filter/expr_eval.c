@@ -131,9 +131,15 @@ static int eval(const struct node *n, const struct expr_call *c)
 
 			return n->op == CMON_OP_EQ ? eq : n->op == CMON_OP_NE ? !eq : -1;
 		}
-		/* a pointer's address against a number */
-		if ((a.k == V_STR && !hex_of(a.s, &a.n)) || (b.k == V_STR && !hex_of(b.s, &b.n)))
-			return -1;
+		/* a pointer's address against a number; a string read through
+		 * a pointer that was set, against 0 */
+		if ((a.k == V_STR && !hex_of(a.s, &a.n)) || (b.k == V_STR && !hex_of(b.s, &b.n))) {
+			int64_t other = a.k == V_STR ? b.n : a.n;
+
+			if (other || (n->op != CMON_OP_EQ && n->op != CMON_OP_NE))
+				return -1;
+			return n->op == CMON_OP_NE;
+		}
 		return cmp(n->op, a.n, b.n);
 	default: /* a value alone: true when not 0 (a string: a pointer that is set) */
 		a = value(n, c);
