@@ -8,7 +8,7 @@ import io
 import json
 import re
 
-from cmonlib import eq, target, trace
+from cmonlib import check, eq, target, trace
 from test_views import RECURSE_FUNCS, RECURSE_TREE, parse_tree
 
 
@@ -138,7 +138,7 @@ def test_export_filter_bad_values():
             eq((code, out, err), (2, "", msg), "%s %s" % (kind, extra))
     code, out, err = cmon(["export", paths["store"], "-F", "csv", "--func", "fact"])
     eq((code, err), (2, "cmon: export: --func, --since, --until and --if choose the calls of "
-                        "-F chrome|tree|folded\n"), "a filter on the tables")
+                        "-F chrome|tree|folded|text\n"), "a filter on the tables")
 
 
 def test_export_reads_a_trace_csv():
@@ -160,6 +160,15 @@ def test_export_reads_a_trace_csv():
     eq([c[1] for c in _tree(path, ["--if", "h == 4886718345 && b < 0"])], ["eight"],
        "--if over integers")
     eq([c[1] for c in _tree(path, ["--if", "s != 0"])], ["greet"], "a string is a set pointer")
+    # the JSON Lines of the same calls: a string holding a NUL reads too
+    r = trace(funcs, [target("typed_O2"), "all"], fmt="json")
+    eq(r.code, 0, "trace -F json (%s)" % r.stderr)
+    jsonl = tmpfile("typed.jsonl")
+    with open(jsonl, "w") as f:
+        f.write(r.text)
+    eq([c[2] for c in _tree(jsonl, ["--func", "chars"])],
+       ['c="a", nul="\\u0000", hi="\u00ff", t=true, f=false, col="GREEN"'],
+       "chars from JSON Lines")
     for text, msg in [
             ("a,b\n1,2\n", "not a trace CSV of `cmon trace -F csv` (its header needs ts_ns, "
                             "tid and func)"),
@@ -173,3 +182,19 @@ def test_export_reads_a_trace_csv():
             f.write(text)
         code, out, err = cmon(["export", bad, "-F", "tree"])
         eq((code, out, err), (1, "", "cmon: export: %s: %s\n" % (bad, msg)), "CSV %r" % text)
+
+
+def test_export_text_view_filtered():
+    """-F text: the calls as trace's text table, from every input, filtered
+    (a kept call indented by the kept calls it is in)."""
+    from cmonlib import cmon
+    paths, _ = _recordings()
+    for kind, path in paths.items():
+        code, out, err = cmon(["export", path, "-F", "text", "--func", "!fact", "--if", "ret >= 22"])
+        eq((code, err), (0, "cmon: exported 2 calls to stdout\n"), "%s -F text" % kind)
+        lines = out.splitlines()
+        eq(lines[0].split(), ["TIME", "PID/TID", "LATENCY", "dRSS", "CALL"], "%s header" % kind)
+        eq([l.split(None, 4)[4] for l in lines[1:]], ["outer(x=10) = 25", "middle(x=10) = 22"],
+           "%s calls" % kind)
+        check(re.search(r"\S outer\(", lines[1]) and re.search(r"\S   middle\(", lines[2]),
+              "%s: middle indented under outer:\n%s" % (kind, out))

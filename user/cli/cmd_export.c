@@ -694,7 +694,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cmon export RUN --per-call OUTDIR\n"
 		"       cmon export RUN -F csv|json [-o OUTDIR]\n"
-		"       cmon export RUN -F chrome|tree|folded [-o FILE]   (--chrome: -F chrome)\n"
+		"       cmon export RUN -F chrome|tree|folded|text [-o FILE]   (--chrome: -F chrome)\n"
 		"         [--func PATTERN]... [--since TIME] [--until TIME] [--if EXPR]\n\n"
 		"  RUN: a capture store, or a trace file of `cmon trace -F json` or `-F csv`.\n"
 		"  --per-call: OUTDIR/<func>/<n>/args.json, arg_<name>.bin and, for numeric\n"
@@ -772,10 +772,11 @@ int cmd_export(int argc, char **argv)
 				x.mode = EXPORT_CSV;
 			} else if (!strcmp(optarg, "json")) {
 				x.mode = EXPORT_JSON;
-			} else if (!out_format__parse(optarg, &view_fmt) && view_fmt >= OUT_CHROME) {
+			} else if (!out_format__parse(optarg, &view_fmt) &&
+				   (view_fmt >= OUT_CHROME || view_fmt == OUT_TEXT)) {
 				x.mode = EXPORT_VIEW;
 			} else {
-				log_error("export: -F takes csv, json, chrome, tree or folded, not '%s'",
+				log_error("export: -F takes csv, json, chrome, tree, folded or text, not '%s'",
 					  optarg);
 				rc = CMON_EXIT_USAGE;
 				goto cleanup;
@@ -823,7 +824,7 @@ int cmd_export(int argc, char **argv)
 		goto cleanup;
 	}
 	if (x.mode != EXPORT_VIEW && view_filter__active(&vf)) {
-		log_error("export: --func, --since, --until and --if choose the calls of -F chrome|tree|folded");
+		log_error("export: --func, --since, --until and --if choose the calls of -F chrome|tree|folded|text");
 		rc = CMON_EXIT_USAGE;
 		goto cleanup;
 	}

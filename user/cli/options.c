@@ -190,7 +190,7 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "per-call", OPT_PER_CALL, "OUTDIR", OC_EXPORT,
 	  "one folder per call: its arguments (JSON) and arrays (.npy)" },
 	{ "format", 'F', "FMT", OC_EXPORT,
-	  "csv or json: one table per function; chrome, tree or\nfolded: the calls as that view" },
+	  "csv or json: one table per function; chrome, tree,\nfolded or text: the calls as that view" },
 	{ "chrome", OPT_CHROME, NULL, OC_EXPORT, "the same as -F chrome" },
 	{ "func", 'f', "PATTERN", OC_EXPORT,
 	  "only calls of functions PATTERN matches, as trace --func\n"
