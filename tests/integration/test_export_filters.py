@@ -198,3 +198,17 @@ def test_export_text_view_filtered():
            "%s calls" % kind)
         check(re.search(r"\S outer\(", lines[1]) and re.search(r"\S   middle\(", lines[2]),
               "%s: middle indented under outer:\n%s" % (kind, out))
+
+
+def test_export_raw_csv_registers():
+    """A trace CSV of --raw calls (arg0..arg5, no DWARF names), wide and
+    long: the registers and the return as JSON Lines give them, --if over
+    arg0..arg5."""
+    from cmonlib import cmon
+    for shape in ("wide", "long"):
+        path, _ = _trace_csv(["fact", "leaf"], [target(), "recurse"],
+                             ["--raw", "--csv", shape], "raw-%s.csv" % shape)
+        code, out, err = cmon(["export", path, "-F", "tree", "--if", "arg0 == 3 || arg0 == 10"])
+        eq((code, err), (0, "cmon: exported 2 calls to stdout\n"), "%s: --if arg0" % shape)
+        calls = [(c["func"], c["args"].split(",")[0], c["ret"]) for c in parse_tree(out)]
+        eq(calls, [("fact", "3", "6"), ("leaf", "10", "11")], "%s: the calls\n%s" % (shape, out))

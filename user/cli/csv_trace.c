@@ -167,7 +167,15 @@ static int emit(struct reader *r, json_t *o)
 		json_decref(o);
 		return -EINVAL;
 	}
-	if (!r->raw && !json_object_get(o, "args") && json_object_set_new(o, "args", json_object())) {
+	/* a long table's call without DWARF: its registers and a plain ret */
+	if (!json_object_get(o, "args") && json_object_get(o, "arg0")) {
+		json_t *ret = json_object_get(o, "retval");
+
+		if (ret && (json_object_set(o, "ret", ret) || json_object_del(o, "retval"))) {
+			json_decref(o);
+			return -ENOMEM;
+		}
+	} else if (!json_object_get(o, "args") && json_object_set_new(o, "args", json_object())) {
 		json_decref(o);
 		return -ENOMEM;
 	}
