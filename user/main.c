@@ -15,7 +15,9 @@
 #include "cli/fetch_view.h"
 #include "core/log.h"
 #include "proc/launch.h"
+#include "probe/follow.h"
 #include "probe/attach.h"
+#include "event/pipeline.h"
 #include "event/tracer.h"
 #include "probe/host.h"
 #include "output/callgroup.h"
@@ -122,6 +124,10 @@ int main(int argc, char **argv)
 		callgroups__set_default_max_held((size_t)atol(getenv("CMON_VIEW_HOLD_MAX")));
 	if (getenv("CMON_NO_SPOOL"))
 		tracer__disable_spool();
+	if (getenv("CMON_TEST_PY_LATE_CHILDREN"))
+		pipeline__test_py_late_children();
+	if (getenv("CMON_TEST_NO_CHILD_LINKS"))
+		follow__test_no_child_links();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
 		tracer__always_spool();
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR")) /* no-color.org: set, not empty */

@@ -263,3 +263,23 @@ def test_on_change_of_ret_and_capture():
     rows = [json.loads(l) for l in read_text(store + "-json/handle.jsonl").splitlines()]
     eq([(r["ret"], r["r"]["method"], r["r"]["tag"]) for r in rows],
        [(2, "POST", "t1"), (6, "POST", "t5")], "the two POST calls stored, with their struct")
+
+
+def test_never_returning_typed_and_if_refused_at_once():
+    """A function that never returns (libc's exit: no return
+    instruction), arguments read from memory (handle's struct req) and
+    --if (or --on-change) together made the entry program too large for
+    the verifier: it refused it with E2BIG after 5 minutes ("cannot load the BPF programs:
+    Argument list too long").  Any two of them load.  Now one line at once,
+    naming them, and nothing attached."""
+    before = bpf_snapshot()
+    for opt, expr in (("--if", "arg0 != 12345"), ("--on-change", "arg0")):
+        code, out, err = cmon(["trace", "--func", "handle", "--func", "libc.so.6:exit", opt,
+                               expr, "-F", "json", "-o", tmpfile("fits.json"), "--",
+                               target("filters"), "reqs"])
+        eq((code, out), (1, ""), "%s: exit status and the program's output (%s)" % (opt, err))
+        eq(err.strip().splitlines(),
+           ["cmon: too large for the kernel's verifier together: exit never returns, handle's "
+            "arguments are read from memory and handle has --if/--on-change (--exclude "
+            "'exit', or trace them in two runs)"], "%s: one error line" % opt)
+    assert_no_leak(before)

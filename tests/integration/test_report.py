@@ -16,7 +16,11 @@ from cmonlib import HANG, Skip, check, cmon, eq, read_text, run, target, tmpdir,
 CHROMIUM = shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--no-first-run", "--disable-component-update", "--disable-sync",
-         "--virtual-time-budget=5000"]
+         "--virtual-time-budget=5000",
+         # shared memory in /tmp, not /dev/shm: Chromium crashes (SIGTRAP) when
+         # /dev/shm runs short, and Debian's launcher, meant to add this flag
+         # then, fails its own test here ("[: ...: unexpected operator")
+         "--disable-dev-shm-usage"]
 
 
 # Chromium's own background requests (time, component updates, accounts;
@@ -156,7 +160,7 @@ def test_report_renders_offline_in_chromium():
                        "--proxy-bypass-list=<-loopback>", "--dump-dom")
         shot = tmpfile("report.png")
         chromium(page, "--proxy-server=127.0.0.1:%d" % proxy.port,
-                 "--proxy-bypass-list=<-loopback>", "--window-size=1400,4000",
+                 "--proxy-bypass-list=<-loopback>", "--window-size=1400,6000",
                  "--screenshot=" + shot)
     finally:
         proxy.close()
@@ -174,7 +178,7 @@ def test_report_renders_offline_in_chromium():
         check(re.search(want, dom), "%s not in the rendered page" % want)
     check("1000 equal time buckets" in dom, "the downsampling method is on the page")
     w, h, rows = png_pixels(shot)
-    eq((w, h), (1400, 4000), "screenshot size")
+    eq((w, h), (1400, 6000), "screenshot size (the whole page)")
     px = [p for r in rows[::4] for p in r[::4]]
     inked = sum(1 for p in px if min(p) < 200)
     colored = sum(1 for p in px if max(p) - min(p) > 60)
@@ -434,3 +438,335 @@ def test_report_of_a_long_csv():
     eq([(s["path"], s["kind"]) for s in d["sources"]], [(csv_, "trace CSV")], "sources read")
     eq(sorted((r["func"], r["calls"]) for r in d["trace"]["table"]), [("fact", 5), ("outer", 1)],
        "each call counted once")
+
+
+# Injected before report.js in a copy of the page: keeps every uPlot made,
+# records every text drawn on a canvas with its box in canvas pixels (through
+# the context's transform: rotated axis titles too), and after the charts are
+# drawn writes, per chart, its canvas size, x range, texts, axis titles,
+# legend text (no hover has happened) and how many pixels carry each series'
+# colour, as JSON into <pre id="cmon-measure">.
+MEASURE_JS = r"""
+(function () {
+  var U = window.uPlot, made = [], drawn = new Map();
+  window.uPlot = function (o, d, t) { var u = new U(o, d, t); made.push(u); return u; };
+  Object.keys(U).forEach(function (k) { window.uPlot[k] = U[k]; });
+  var C = CanvasRenderingContext2D.prototype, fill = C.fillText, clear = C.clearRect;
+  C.clearRect = function (x, y, w, h) {
+    if (x <= 0 && y <= 0 && w >= this.canvas.width && h >= this.canvas.height)
+      drawn.set(this.canvas, []);
+    return clear.apply(this, arguments);
+  };
+  C.fillText = function (s, x, y) {
+    var m = this.measureText(s), T = this.getTransform(), xs = [], ys = [];
+    [[x - m.actualBoundingBoxLeft, y - m.actualBoundingBoxAscent],
+     [x + m.actualBoundingBoxRight, y - m.actualBoundingBoxAscent],
+     [x - m.actualBoundingBoxLeft, y + m.actualBoundingBoxDescent],
+     [x + m.actualBoundingBoxRight, y + m.actualBoundingBoxDescent]].forEach(function (p) {
+      xs.push(T.a * p[0] + T.c * p[1] + T.e);
+      ys.push(T.b * p[0] + T.d * p[1] + T.f);
+    });
+    var l = drawn.get(this.canvas) || [];
+    l.push({ text: String(s), box: [Math.min.apply(null, xs), Math.min.apply(null, ys),
+                                    Math.max.apply(null, xs), Math.max.apply(null, ys)] });
+    drawn.set(this.canvas, l);
+    return fill.apply(this, arguments);
+  };
+  function rgb(c) {
+    var e = document.createElement("canvas").getContext("2d");
+    e.fillStyle = c;
+    var h = e.fillStyle;
+    return [parseInt(h.slice(1, 3), 16), parseInt(h.slice(3, 5), 16), parseInt(h.slice(5, 7), 16)];
+  }
+  setTimeout(function () {
+    var out = made.map(function (u) {
+      var cv = u.root.querySelector("canvas"), ctx = cv.getContext("2d");
+      var px = ctx.getImageData(0, 0, cv.width, cv.height).data;
+      var series = u.series.slice(1).map(function (s) {
+        var c = rgb(typeof s.stroke === "function" ? s.stroke(u, 1) : s.stroke), n = 0;
+        for (var i = 0; i < px.length; i += 4)
+          if (px[i + 3] > 200 && Math.abs(px[i] - c[0]) + Math.abs(px[i + 1] - c[1]) +
+              Math.abs(px[i + 2] - c[2]) < 24) n++;
+        var sum = 0;
+        (u.data[u.series.indexOf(s)] || []).forEach(function (v) { sum += v || 0; });
+        return { label: s.label, pixels: n, sum: sum };
+      });
+      return {
+        title: u.root.querySelector(".u-title") ? u.root.querySelector(".u-title").textContent : "",
+        width: cv.width, height: cv.height,
+        x: [u.scales.x.min, u.scales.x.max],
+        axis_titles: u.axes.map(function (a) { return a.label || ""; }),
+        texts: drawn.get(cv) || [],
+        legend: Array.prototype.map.call(u.root.querySelectorAll(".u-legend .u-value"),
+                                         function (e) { return e.textContent; }),
+        series: series
+      };
+    });
+    var pre = document.createElement("pre");
+    pre.id = "cmon-measure";
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }, 300);
+})();
+"""
+
+
+def measure_charts(page, dom_too=False):
+    """Every chart of PAGE as drawn by headless Chromium (MEASURE_JS), and
+    the DOM with DOM_TOO."""
+    import html as html_
+    import json
+    text = read_text(page)
+    at = text.rindex("<script>\n")  # the page's own script, after uPlot's
+    probe = tmpfile(os.path.basename(page) + ".measure.html")
+    with open(probe, "w") as f:
+        f.write(text[:at] + "<script>\n" + MEASURE_JS + "</script>\n" + text[at:])
+    dom = chromium(probe, "--dump-dom", "--window-size=1400,3000")
+    m = re.search(r'<pre id="cmon-measure">(.*?)</pre>', dom, re.S)
+    check(m, "the measuring script ran: %r" % dom[-300:])
+    charts = json.loads(html_.unescape(m.group(1)))
+    return (charts, dom) if dom_too else charts
+
+
+def overlap(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def chart_problems(c):
+    """What is wrong with chart C as drawn (measure_charts): axis titles over
+    tick labels, tick labels over each other, text outside the canvas, time ticks not increasing, a
+    legend with placeholders before any hover, a series without a pixel of
+    its colour."""
+    problems = []
+    titles = [t for t in c["texts"] if t["text"] in c["axis_titles"]]
+    ticks = [t for t in c["texts"] if t["text"] not in c["axis_titles"]]
+    eq(sorted(t["text"] for t in titles), sorted(a for a in c["axis_titles"] if a),
+       "axis titles drawn in %r" % c["title"])
+    check(ticks, "tick labels drawn in %r" % c["title"])
+    problems += ["%r: axis title %r %r overlaps tick label %r %r" %
+                 (c["title"], a["text"], a["box"], t["text"], t["box"])
+                 for a in titles for t in ticks if overlap(a["box"], t["box"])]
+    problems += ["%r: tick labels %r and %r overlap" % (c["title"], t["text"], u["text"])
+                 for i, t in enumerate(ticks) for u in ticks[i + 1:]
+                 if t["text"] and u["text"] and overlap(t["box"], u["box"])]
+    problems += ["%r: %r %r outside the %dx%d canvas" %
+                 (c["title"], t["text"], t["box"], c["width"], c["height"])
+                 for t in c["texts"] if not (t["box"][0] >= 0 and t["box"][1] >= 0 and
+                                             t["box"][2] <= c["width"] and
+                                             t["box"][3] <= c["height"])]
+    if "seconds since start" in c["axis_titles"]:
+        # the x axis: the bottom row of tick labels, read left to right
+        bottom = max(t["box"][1] for t in ticks)
+        xs = sorted((t for t in ticks if abs(t["box"][1] - bottom) < 2),
+                    key=lambda t: t["box"][0])
+        vals = [float(t["text"].replace(",", "")) for t in xs]
+        if len(vals) < 2 or any(a >= b for a, b in zip(vals, vals[1:])):
+            problems.append("%r: time ticks not increasing: %r" %
+                            (c["title"], [t["text"] for t in xs]))
+    if not (c["legend"] and all(v.strip() and v.strip() != "--" for v in c["legend"])):
+        problems.append("%r: legend before any hover: %r" % (c["title"], c["legend"]))
+    problems += ["%r: series %r hidden: %d pixels of its colour" %
+                 (c["title"], s["label"], s["pixels"]) for s in c["series"]
+                 if s["pixels"] <= 20]
+    return problems
+
+
+def test_report_charts_measured_in_chromium():
+    """The charts as drawn: axis titles clear of tick labels at large values
+    (200 ms naps: 200,000 µs), every tick label inside its canvas (the last x
+    tick too), the latency-over-time charts of one run on one time range,
+    legends that say something before any hover, and equal series (outer,
+    middle and leaf: one call each) each visible, also where two runs make
+    slivers of one time axis."""
+    calls_csv = tmpfile("m-calls.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", calls_csv, "--func", "fact",
+                         "--func", "outer", "--func", "middle", "--func", "leaf", "--",
+                         target("calls"), "recurse"])
+    eq(code, 0, "trace (%s)" % err)
+    naps = tmpfile("m-naps.json")
+    code, _, err = cmon(["trace", "-q", "-F", "json", "-o", naps, "--func", "nap", "--",
+                         target("sleeper"), "loop", "200", "3"])
+    eq(code, 0, "trace (%s)" % err)
+    prof = tmpfile("m-prof.csv")
+    code, _, err = cmon(["profile", "-q", "-F", "csv", "-o", prof, "--func", "nap", "--",
+                         target("sleeper"), "loop", "200", "3"])
+    eq(code, 0, "profile (%s)" % err)
+    charts = []
+    # the third: two runs on one time axis, each a sliver of it
+    for name, sources in (("m-calls.html", [calls_csv]), ("m-naps.html", [naps, prof]),
+                          ("m-both.html", [calls_csv, naps])):
+        page = tmpfile(name)
+        code, _, err = cmon(["report"] + sources + ["-o", page])
+        eq(code, 0, "report (%s)" % err)
+        got = measure_charts(page)
+        check(got, "charts measured in %s" % name)
+        charts.append(got)
+    problems = []  # every chart's, said together
+    for c in charts[0] + charts[1] + charts[2]:
+        problems += chart_problems(c)
+    over_time = [c for c in charts[0] if c["title"] in ("fact", "outer", "middle", "leaf")]
+    eq(sorted(c["title"] for c in over_time), ["fact", "leaf", "middle", "outer"],
+       "latency-over-time charts")
+    if len({tuple(c["x"]) for c in over_time}) != 1:
+        problems.append("not one time range for the run's charts: %r" %
+                        [(c["title"], c["x"]) for c in over_time])
+    check(not problems, "\n".join(problems))
+    # the equal series are equal: one call each, in the same bucket
+    per_s = {s["func"]: s["per_s"] for s in page_data(tmpfile("m-calls.html"))["trace"]["rate"]["series"]}
+    check(per_s["outer"] == per_s["middle"] == per_s["leaf"], "equal series: %r" % per_s)
+    rate = [c for c in charts[0] if c["title"].startswith("calls per second")]
+    eq([sorted(s["label"] for s in c["series"]) for c in rate],
+       [["fact", "leaf", "middle", "outer"]], "the calls-per-second chart's series")
+
+
+def store_calls(store):
+    """{function: (latencies sorted, calls, RSS growth)} and (first ts, last
+    return) of a capture store, read from its SQLite file directly."""
+    import sqlite3
+    db = sqlite3.connect("file:%s/calls.db?mode=ro" % store, uri=True)
+    funcs, t0, t1 = {}, None, None
+    for name, ts, lat, r0, r1 in db.execute(
+            "SELECT f.name, c.ts_ns, c.latency_ns, c.rss_entry, c.rss_exit FROM calls c "
+            "JOIN functions f ON f.id = c.func_id ORDER BY c.id"):
+        lats, calls, rss = funcs.get(name, ([], 0, 0))
+        if lat is not None:
+            lats.append(lat)
+        if r0 is not None and r1 is not None:
+            rss += r1 - r0
+        funcs[name] = (lats, calls + 1, rss)
+        t0 = ts if t0 is None else min(t0, ts)
+        t1 = max(t1 or 0, ts + (lat or 0))
+    db.close()
+    return {k: (sorted(v[0]), v[1], v[2]) for k, v in funcs.items()}, (t1 - t0) / 1e9
+
+
+def nearest_rank(v, p):
+    import math
+    k = math.ceil(p * len(v))
+    return v[k - 1 if k else 0]
+
+
+def js_ns(v):
+    """report.js's ns(): how the page writes a duration."""
+    if v < 1e3:
+        return "%d ns" % v
+    if v < 1e6:
+        return "%.2f µs" % (v / 1e3)
+    if v < 1e9:
+        return "%.2f ms" % (v / 1e6)
+    return "%.3f s" % (v / 1e9)
+
+
+def test_report_diff_page_in_chromium():
+    """`cmon report --diff A B`: cmon diff's figures (calls, p50/p90/p99 and
+    RSS growth of A beside B, the change, the verdict in its words) as a
+    table, exact against the stores' own calls, each function's latency
+    distribution of A over B's, and each run's charts on its own time axis (both from 0, each as long as its run), measured in
+    Chromium (sleeper: `loop MS N` naps MS ms N times, then count_me)."""
+    runs = []
+    for name, ms, funcs in (("cmp-a", 1, ["nap", "count_me"]), ("cmp-b", 3, ["nap"])):
+        path = tmpfile(name)
+        args = ["capture", "-q", "-o", path]
+        for f in funcs:
+            args += ["--func", f]
+        code, _, err = cmon(args + ["--", target("sleeper"), "loop", str(ms), "20"])
+        eq(code, 0, "capture %s (%s)" % (name, err))
+        runs.append(path)
+    a, b = runs
+    code, text, err = cmon(["diff", a, b])
+    eq(code, 0, "cmon diff (%s)" % err)
+    said = [l.strip() for l in text.splitlines() if l.startswith("  ") and
+            ("noise" in l or "only in" in l)]
+    page = tmpfile("cmp.html")
+    code, _, err = cmon(["report", "--diff", a, b, "-o", page])
+    eq(code, 0, "report --diff (%s)" % err)
+    eq(err, "cmon: comparison of %s and %s written to %s\n" % (a, b, page), "stderr")
+    (fa, span_a), (fb, span_b) = store_calls(a), store_calls(b)
+    eq((sorted(fa), sorted(fb)), (["count_me", "nap"], ["nap"]), "functions in the stores")
+    d = page_data(page)
+    rows = d["diff"]["rows"]
+    eq([r["func"] for r in rows], ["nap", "count_me"], "rows: A's functions in A's order")
+    for r in rows:
+        for side, funcs in (("a", fa), ("b", fb)):
+            if r["func"] not in funcs:
+                eq(r[side], None, "%s absent from %s" % (r["func"], side))
+                continue
+            lats, calls, rss = funcs[r["func"]]
+            eq(r[side], {"calls": calls, "returned": len(lats),
+                         "p50_ns": nearest_rank(lats, 0.5), "p90_ns": nearest_rank(lats, 0.9),
+                         "p99_ns": nearest_rank(lats, 0.99), "rss_growth_bytes": rss},
+               "%s in %s" % (r["func"], side))
+    nap = rows[0]
+    for q in ("p50", "p90", "p99"):
+        qa, qb = nap["a"][q + "_ns"], nap["b"][q + "_ns"]
+        eq(nap["change_pct"][q], (qb - qa) * 100 / qa, "%s change" % q)
+    check(nap["a"]["p50_ns"] >= 1000000 and nap["b"]["p50_ns"] >= 3000000, "naps take their time")
+    eq((nap["verdict"], rows[1]["verdict"]), ("slower", "only_a"), "verdicts")
+    eq([r["words"] for r in rows], said, "the verdicts in cmon diff's words")
+    check(nap["p_value"] < 0.01, "p = %r" % nap["p_value"])
+
+    charts, dom = measure_charts(page, dom_too=True)
+    m = re.search(r'<tr data-verdict="slower">(.*?)</tr>', dom)
+    check(m, "the comparison's nap row rendered")
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1))
+    pa, pb = nap["a"], nap["b"]
+    want = ["nap", "20", "20"]
+    for q in ("p50", "p90", "p99"):
+        want += [js_ns(pa[q + "_ns"]), js_ns(pb[q + "_ns"]), "%+.0f%%" % nap["change_pct"][q]]
+    want += ["%.1f KiB" % (pa["rss_growth_bytes"] / 1024), "%.1f KiB" % (pb["rss_growth_bytes"] / 1024),
+             said[0]]
+    eq(cells, want, "the nap row as rendered")
+    check('<tr data-verdict="only_a"><td class="l">count_me</td><td>1</td><td>-</td>' in dom,
+          "count_me only in A, rendered")
+    dist = [c for c in charts if c["title"] == "nap: calls per latency bin, A and B"]
+    eq([[(s["label"], s["sum"]) for s in c["series"]] for c in dist],
+       [[("A", len(fa["nap"][0])), ("B", len(fb["nap"][0]))]],
+       "nap's distributions, A's over B's, every returned call")
+    naps = [c for c in charts if c["title"] == "nap"]
+    eq([c["x"] for c in naps], [[0, span_a], [0, span_b]],
+       "A's and B's latency charts each on its own time axis")
+    problems = []
+    for c in charts:
+        problems += chart_problems(c)
+    check(not problems, "\n".join(problems))
+
+
+def test_report_diff_errors():
+    page = tmpfile("cmp-bad.html")
+    csv_ = tmpfile("cmp.csv")
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", csv_, "--func", "grow", "--",
+                         target("calls"), "grow", "4"])
+    eq(code, 0, "trace (%s)" % err)
+    for args, status, needle in [
+            (["report", "--diff", csv_, "-o", page], 2, "--diff compares two capture stores"),
+            (["report", "--diff", csv_, csv_, "-o", page], 1, csv_),
+            (["report", "--diff", tmpfile("none-a"), tmpfile("none-b"), "-o", page], 1,
+             "none-a")]:
+        code, out, err = cmon(args)
+        eq(code, status, "exit status of %r (%s)" % (args, err))
+        lines = err.strip().splitlines()
+        eq(len(lines), 1, "one error line: %r" % err)
+        check(needle in lines[0], "%r in %r" % (needle, lines[0]))
+    check(not os.path.exists(page), "no page written on error")
+
+
+def test_report_of_two_stores_points_to_diff():
+    """Two stores given to a plain report share one time axis and one table:
+    the page says so and names --diff; a page of one store does not."""
+    stores = []
+    for name in ("two-a", "two-b"):
+        path = tmpfile(name)
+        code, _, err = cmon(["capture", "-q", "-o", path, "--func", "fact", "--",
+                             target("calls"), "recurse"])
+        eq(code, 0, "capture (%s)" % err)
+        stores.append(path)
+    hint = "2 capture stores here share one time axis and one table"
+    for sources, said in ((stores, True), (stores[:1], False)):
+        page = tmpfile("two.html")
+        code, _, err = cmon(["report"] + sources + ["-o", page])
+        eq(code, 0, "report (%s)" % err)
+        dom = chromium(page, "--dump-dom")
+        eq(hint in dom and "cmon report --diff A B" in dom, said, "the hint on a page of %d "
+           "store(s)" % len(sources))
+        eq([(r["func"], r["calls"]) for r in page_data(page)["trace"]["table"]],
+           [("fact", 5 * len(sources))], "the calls added together")

@@ -16,6 +16,10 @@
  *   forks focusfork  forker() forks: the child calls f(400..402) in it,
  *                  returns from it and calls f(500); the parent waits in
  *                  it, then calls f(100..102)
+ *   forks short N  N children forked at once, child k calls ffs(1 << k)
+ *                  (returns k + 1) once and exits at once: they end long
+ *                  before a wide glob's library probes could be attached
+ *                  to them; the parent reaps them all and prints "short N"
  *   forks --wait MODE   print "ready PID", wait for a line on stdin, run MODE
  *   forks --wait master two workers forked before "ready PID W1 W2" (before a
  *                  tracer attaches to the master); after the line each
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -221,6 +226,32 @@ static int run_master(void)
 	return 0;
 }
 
+/* Through a volatile pointer: the compiler may not fold ffs into an
+ * instruction, the call goes to libc. */
+static int (*volatile ffs_call)(int) = ffs;
+
+static int run_short(int n)
+{
+	int done = 0;
+
+	for (int k = 0; k < n; k++) {
+		int pid = fork();
+
+		if (pid < 0)
+			return 1;
+		if (!pid)
+			_exit(ffs_call(1 << k) == k + 1 ? 0 : 1);
+	}
+	for (int k = 0; k < n; k++) {
+		int status;
+
+		if (wait(&status) > 0 && WIFEXITED(status) && !WEXITSTATUS(status))
+			done++;
+	}
+	printf("short %d\n", done);
+	return done == n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	char line[16];
@@ -235,6 +266,8 @@ int main(int argc, char **argv)
 			return 1;
 		return run(argv[2]);
 	}
+	if (argc == 3 && !strcmp(argv[1], "short"))
+		return run_short(atoi(argv[2]));
 	if (argc != 2) {
 		fprintf(stderr, "usage: forks MODE\n");
 		return 2;

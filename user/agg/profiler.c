@@ -136,6 +136,7 @@ struct profiler *profiler__new(const struct probe_set *set, const struct profile
 {
 	struct bpf_set_opts bo = {
 		.follow = opts->follow,
+		.host_wide = opts->host_wide,
 		.mem = opts->mem,
 		.filter_pid = opts->filter_pid,
 		.filter_cgroup = opts->filter_cgroup,

@@ -42,6 +42,7 @@ struct profiler_opts {
 	uint64_t filter_cgroup;
 	uint32_t filter_cgroup_level;
 	bool follow;         /* children of the set's processes too (follow.h) */
+	bool host_wide;      /* ... the libraries' links unfiltered (links.h) */
 	bool focus;          /* --focus given (probe_func.focus marks them) */
 	int max_depth;       /* --max-depth below the focus; -1: any */
 	/* --if: programs by func_id * 2 (expr.h: expr__compile_run), or NULL.

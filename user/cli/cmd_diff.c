@@ -4,7 +4,8 @@
  * function of two capture stores: calls, p50/p90/p99 latency and RSS
  * growth of run A beside run B, the change, and whether the latencies
  * differ beyond the noise (agg/compare: the rank test over the calls),
- * said in words.
+ * said in words.  The figures are cli/rundiff's, which `cmon report
+ * --diff` draws; this file writes them as text.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,52 +16,10 @@
 #include "agg/compare.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/rundiff.h"
 #include "cli/store_cli.h"
 #include "core/grow.h"
 #include "core/log.h"
-
-/* Below this p-value the runs differ: one chance in a hundred that noise
- * alone parts them so. */
-#define DIFF_ALPHA 0.01
-
-/* One function's calls in one run. */
-struct side {
-	uint64_t *lat;     /* latencies of the calls that returned, sorted */
-	size_t n, cap;
-	uint64_t calls;    /* every call, returned or not */
-	int64_t rss;       /* RSS growth over the calls (exit - entry) */
-	bool present;
-};
-
-static int read_side(struct cmon_store *s, const char *name, struct side *d)
-{
-	struct cmon_iter *it = NULL;
-	struct cmon_call *c = NULL;
-	int r;
-
-	if (cmon_store_calls(s, name, 1, &it))
-		return 1;
-	d->present = true;
-	while ((r = cmon_iter_next(it, &c)) == 1) {
-		d->calls++;
-		if (c->rss_entry != CMON_NONE && c->rss_exit != CMON_NONE)
-			d->rss += (int64_t)(c->rss_exit - c->rss_entry);
-		if (c->latency_ns != CMON_NONE) {
-			if (GROW(d->lat, d->n, d->cap, 64)) {
-				cmon_call_free(c);
-				cmon_iter_free(it);
-				return -ENOMEM;
-			}
-			d->lat[d->n++] = c->latency_ns;
-		}
-		cmon_call_free(c);
-	}
-	cmon_iter_free(it);
-	if (r < 0)
-		return 1;
-	compare__sort(d->lat, d->n);
-	return 0;
-}
 
 static const char *duration(uint64_t ns, char *buf, size_t cap)
 {
@@ -92,7 +51,8 @@ static const char *growth(int64_t v, char *buf, size_t cap)
 }
 
 /* "1.06ms -> 5.07ms (+378%)" of the P-quantiles. */
-static void quantiles(FILE *f, const struct side *a, const struct side *b, double p)
+static void quantiles(FILE *f, const struct rundiff_side *a, const struct rundiff_side *b,
+		      double p)
 {
 	uint64_t qa = compare__quantile(a->lat, a->n, p), qb = compare__quantile(b->lat, b->n, p);
 	char x[32], y[32];
@@ -104,40 +64,16 @@ static void quantiles(FILE *f, const struct side *a, const struct side *b, doubl
 	fputc('\n', f);
 }
 
-static void verdict(FILE *f, const struct side *a, const struct side *b)
+static void report(FILE *f, const struct rundiff_func *fn)
 {
-	double p;
-	uint64_t ma, mb;
+	const struct rundiff_side *a = &fn->a, *b = &fn->b;
+	char x[32], y[32], words[160];
 
-	if (a->n < 2 || b->n < 2) {
-		fprintf(f, "  too few calls returned to tell (%zu in A, %zu in B)\n", a->n, b->n);
-		return;
-	}
-	p = compare__rank_test(a->lat, a->n, b->lat, b->n);
-	ma = compare__quantile(a->lat, a->n, 0.5);
-	mb = compare__quantile(b->lat, b->n, 0.5);
-	if (p < DIFF_ALPHA && ma != mb)
-		fprintf(f, "  %s in B, beyond the noise (rank test over %zu calls: p = %.2g)\n",
-			mb > ma ? "slower" : "faster", a->n + b->n, p);
-	else if (p < DIFF_ALPHA)
-		fprintf(f, "  the same median, another spread in B (rank test over %zu calls: "
-			   "p = %.2g)\n", a->n + b->n, p);
-	else
-		fprintf(f, "  no change beyond the noise (rank test over %zu calls: p = %.2g)\n",
-			a->n + b->n, p);
-}
-
-static void report(FILE *f, const char *name, const struct side *a, const struct side *b)
-{
-	char x[32], y[32];
-
-	store_cli__put_safe(f, name);
+	store_cli__put_safe(f, fn->name);
 	fputc('\n', f);
-	if (!a->present || !b->present) {
-		uint64_t n = a->present ? a->calls : b->calls;
-
-		fprintf(f, "  only in %s (%" PRIu64 " call%s)\n", a->present ? "A" : "B", n,
-			n == 1 ? "" : "s");
+	rundiff__words(fn, words, sizeof(words));
+	if (fn->verdict == RUNDIFF_ONLY_A || fn->verdict == RUNDIFF_ONLY_B) {
+		fprintf(f, "  %s\n", words);
 		return;
 	}
 	fprintf(f, "  calls %8" PRIu64 " -> %" PRIu64 "\n", a->calls, b->calls);
@@ -148,7 +84,7 @@ static void report(FILE *f, const char *name, const struct side *a, const struct
 	}
 	fprintf(f, "  RSS  %9s -> %s\n", growth(a->rss, x, sizeof(x)),
 		growth(b->rss, y, sizeof(y)));
-	verdict(f, a, b);
+	fprintf(f, "  %s\n", words);
 }
 
 static void usage(FILE *f)
@@ -159,47 +95,14 @@ static void usage(FILE *f)
 		"stores (run A, then run B): calls, p50/p90/p99 latency and RSS growth of A\n"
 		"beside B, the change, and whether B's latencies differ from A's beyond the\n"
 		"noise (the Mann-Whitney rank test over the calls; p below %g).\n\n",
-		DIFF_ALPHA);
+		RUNDIFF_ALPHA);
 	cmon_opts__usage(OC_DIFF, f);
-}
-
-/* FUNC's two sides, read and reported. */
-static int diff_function(struct cmon_store **st, const char *name, FILE *out)
-{
-	struct side sides[2] = {};
-	int err = 0;
-
-	for (int i = 0; i < 2 && !err; i++) {
-		const struct cmon_function *fs;
-		size_t nf;
-		bool has = false;
-
-		if (cmon_store_functions(st[i], &fs, &nf))
-			return 1;
-		for (size_t k = 0; k < nf && !has && !err; k++) {
-			char *n = store_cli__lookup_name(fs, nf, k);
-
-			if (!n)
-				err = -ENOMEM;
-			else
-				has = !strcmp(n, name);
-			free(n);
-		}
-		if (has && !err)
-			err = read_side(st[i], name, &sides[i]);
-		if (err == 1)
-			log_error("%s", cmon_store_error(st[i]));
-	}
-	if (!err)
-		report(out, name, &sides[0], &sides[1]);
-	free(sides[0].lat);
-	free(sides[1].lat);
-	return err;
 }
 
 int cmd_diff(int argc, char **argv)
 {
 	struct cmon_store *st[2] = {};
+	struct rundiff d = {};
 	int rc = cmon_opts__help_only(OC_DIFF, "diff", argc, argv, usage), err = 0;
 
 	if (rc >= 0)
@@ -214,45 +117,16 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 	}
 	printf("cmon diff: A %s, B %s\n", argv[optind], argv[optind + 1]);
-	/* A's functions in its order, then those only B has */
-	for (int i = 0; i < 2 && !err; i++) {
-		const struct cmon_function *fs, *other;
-		size_t nf, no;
-
-		if (cmon_store_functions(st[i], &fs, &nf) ||
-		    cmon_store_functions(st[!i], &other, &no)) {
-			log_error("%s", cmon_store_error(st[i]));
-			rc = CMON_EXIT_ERROR;
-			goto out;
-		}
-		for (size_t k = 0; k < nf && !err; k++) {
-			char *name = store_cli__lookup_name(fs, nf, k);
-			bool in_a = false;
-
-			if (!name) {
-				err = -ENOMEM;
-				break;
-			}
-			for (size_t j = 0; i && j < no && !in_a && !err; j++) {
-				char *n = store_cli__lookup_name(other, no, j);
-
-				if (!n)
-					err = -ENOMEM;
-				else
-					in_a = !strcmp(n, name);
-				free(n);
-			}
-			if (!err && !in_a)
-				err = diff_function(st, name, stdout);
-			free(name);
-		}
-	}
+	err = rundiff__read(st[0], st[1], &d);
+	for (size_t k = 0; !err && k < d.n; k++)
+		report(stdout, &d.funcs[k]);
 	if (err) {
 		if (err != 1)
 			log_error("diff: %s", strerror(-err));
 		rc = CMON_EXIT_ERROR;
 	}
 out:
+	rundiff__release(&d);
 	cmon_store_close(st[0]);
 	cmon_store_close(st[1]);
 	return rc;

@@ -808,6 +808,8 @@ static int setup_python(struct profile_run *r)
 	if (id < 0)
 		return (int)id;
 	r->py_func = (uint32_t)id;
+	/* multiprocessing's workers: followed as trace --py follows them */
+	po.tracer.follow = r->opts.follow > 0;
 	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
 	if (!r->pp)
 		return -ENOMEM;
@@ -869,6 +871,7 @@ static int setup(struct profile_run *r)
 	}
 	po.per_pid = r->opts.per_pid;
 	po.follow = r->opts.follow > 0;
+	po.host_wide = r->opts.host_wide;
 	/* --cgroup: its processes and those below it, decided in the kernel */
 	po.filter_cgroup = r->ses.cgroup.id;
 	po.filter_cgroup_level = r->ses.cgroup.level;
@@ -1013,6 +1016,8 @@ int cmd_profile(int argc, char **argv)
 
 		if (!tracer__func_stats(r.tracer, r.py_func, &st))
 			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
+		/* records whose process or code object was not known */
+		lost += pytrace__undecoded(r.py);
 	}
 	if (r.prof) {
 		uint64_t run_ns, runs;

@@ -559,6 +559,10 @@ static void py_report(struct trace_run *r)
 			(unsigned long long)f);
 	session__say_unmatched_py(&r->ses, r->py);
 	pytrace__each_lost(r->py, add_lost, &lost);
+	if (pytrace__undecoded(r->py))
+		fprintf(stderr, "cmon: python records not decoded: %llu (their process's "
+				"interpreter or their code object not known; counted lost)\n",
+			(unsigned long long)pytrace__undecoded(r->py));
 	if (lost.total)
 		fprintf(stderr, "cmon: python calls lost: %llu, by function: %s\n",
 			(unsigned long long)lost.total, lost.sb.buf);
@@ -607,6 +611,9 @@ static uint64_t report(struct trace_run *r)
 	}
 	/* records an output dropped and went on (a full buffer) */
 	lost += out_router__dropped(r->router);
+	/* --py records whose process or code object was not known */
+	if (r->py)
+		lost += pytrace__undecoded(r->py);
 	if (r->opts.quiet)
 		return lost + lost_captures;
 	fprintf(stderr, "cmon: events written: %llu", (unsigned long long)written(r, SIZE_MAX));
@@ -1024,6 +1031,7 @@ static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
 	to->max_depth = r->opts.max_depth;
 	to->line_regs = r->opts.locals;
 	to->follow = r->opts.follow > 0;
+	to->host_wide = r->opts.host_wide;
 	/* --cgroup: its processes and those below it, decided in the kernel */
 	to->filter_cgroup = r->ses.cgroup.id;
 	to->filter_cgroup_level = r->ses.cgroup.level;
@@ -1145,6 +1153,9 @@ static int finish(struct trace_run *r, int err, uint64_t *lost)
 		log_warn("%llu python calls were not seen whole (see above): selected calls "
 			 "nested deeper than %d on a thread", (unsigned long long)*lost,
 			 CMON_KERNEL_URET_DEPTH);
+	else if (*lost && r->py && *lost == pytrace__undecoded(r->py) && !r->opts.quiet)
+		log_warn("%llu python records were not decoded (see above): their process "
+			 "was not known to be a traced one's child", (unsigned long long)*lost);
 	else if (*lost && *lost == r->lost_uret && !r->opts.quiet)
 		log_warn("%llu returns were not seen (see above): nested past the kernel's %d "
 			 "uretprobes; --return-probe insn sees them", (unsigned long long)*lost,

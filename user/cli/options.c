@@ -46,6 +46,11 @@ const struct opt_row cmon_opt_rows[] = {
 	  "default for -- CMD), each with its own pid" },
 	{ "no-follow", OPT_NO_FOLLOW, NULL, TCP,
 	  "with -- CMD: that process only, not its children" },
+	{ "host-wide-probes", OPT_HOST_WIDE_PROBES, NULL, TCP,
+	  "while following: the libraries' probes for every process on\n"
+	  "the host, before the program runs (no short-lived child is\n"
+	  "missed; every process calling them traps, only the followed\n"
+	  "are recorded)" },
 	{ "func", 'f', "PATTERN", TCPL | B,
 	  "name, glob, OBJECT:name, C++ ns::Class::method (repeatable)" },
 	{ "count", OPT_COUNT, "N", B, "stop at the first N hits (default 1); then the probes go" },
@@ -190,6 +195,8 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "output", 'o', "FILE", OC_STATS, "write to FILE instead of stdout" },
 	{ "output", 'o', "FILE.html", OC_REPORT, "the page to write (required)" },
 	{ "title", OPT_TITLE, "TEXT", OC_REPORT, "the page's title (default \"cmon report\")" },
+	{ "diff", OPT_DIFF, NULL, OC_REPORT,
+	  "compare two capture stores A B (as cmon diff): their\nper-function table side by side, each run on its\nown time axis" },
 	{ "json", OPT_JSON, NULL, OC_HOST, "one JSON object (what the tests read)" },
 	{ "help", 'h', NULL, ~0u, "this help" },
 };
@@ -467,6 +474,9 @@ static int take_target_option(struct opt_parse *p, int c, const char *optarg)
 		break;
 	case OPT_NO_FOLLOW:
 		o->follow = 0;
+		break;
+	case OPT_HOST_WIDE_PROBES:
+		o->host_wide = true;
 		break;
 	default:
 		return NOT_TAKEN;
@@ -1054,6 +1064,11 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 		return err;
 	if (o->follow < 0)
 		o->follow = o->cmd != NULL;
+	if (o->host_wide && !o->follow) {
+		log_error("%s: --host-wide-probes is for following children (-- CMD, or -p PID "
+			  "--follow)", name);
+		return -EINVAL;
+	}
 	return 0;
 }
 

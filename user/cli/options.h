@@ -37,6 +37,7 @@ enum opt_key {
 	OPT_NO_RETURN,
 	OPT_FOLLOW,
 	OPT_NO_FOLLOW,
+	OPT_HOST_WIDE_PROBES,
 	OPT_DURATION,
 	OPT_MAX_EVENTS,
 	OPT_RETURN_PROBE,
@@ -60,6 +61,7 @@ enum opt_key {
 	OPT_PER_CALL,
 	OPT_CHROME,
 	OPT_TITLE,
+	OPT_DIFF,
 	OPT_USDT,
 	OPT_PY,
 	OPT_PY_RESUMES,
@@ -141,6 +143,9 @@ struct cmd_opts {
 	/* Children too (follow.h): by default for -- CMD (--no-follow: not),
 	 * with --follow for -p. */
 	int follow; /* -1 not said, 0 --no-follow, 1 --follow */
+	/* --host-wide-probes: the libraries' probes without a pid filter,
+	 * before the program runs (no child lost; every process pays) */
+	bool host_wide;
 	double duration_s;    /* 0: until stopped */
 	uint64_t max_events;  /* 0: no limit */
 	enum return_choice ret_choice;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* pipeline.c: the event path's wiring (pipeline.h). */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
+#include "core/hmap.h"
 #include "core/log.h"
 #include "event/pipeline.h"
 #include "probe/follow.h"
@@ -14,7 +17,12 @@ struct pipeline {
 	bool decode;
 	struct pytrace *py;
 	struct pipeline_ops ops;
+	struct hmap held; /* the test hook's processes waited for */
 };
+
+static bool late_children; /* CMON_TEST_PY_LATE_CHILDREN, read by main */
+
+void pipeline__test_py_late_children(void) { late_children = true; }
 
 static int on_record(void *ctx, const struct cmon_call_rec *rec)
 {
@@ -39,13 +47,60 @@ static int on_stack(void *ctx, const struct cmon_stack_rec *rec)
 	return p->ops.stack(p->ops.ctx, rec);
 }
 
+/* The process a Python record (TYPE, at least its smallest SIZE, tracer.c)
+ * is of. */
+static pid_t py_rec_pid(__u32 type, const void *data)
+{
+	switch (type) {
+	case CMON_REC_PY:
+		return (pid_t)((const struct cmon_py_rec *)data)->pid;
+	case CMON_REC_PY_CODE:
+		return (pid_t)((const struct cmon_py_code_rec *)data)->pid;
+	case CMON_REC_PY_ARGS:
+		return (pid_t)((const struct cmon_py_args_rec *)data)->pid;
+	default:
+		return (pid_t)((const struct cmon_py_func_rec *)data)->pid;
+	}
+}
+
+/* The test hook: the first record of a process --py did not add (a forked
+ * child) waits until that process is gone (reaped; a minute at most), as
+ * a consumer far behind its producers would. */
+static void hold_late_child(struct pipeline *p, pid_t pid)
+{
+	bool added = false;
+	uint32_t key = (uint32_t)pid;
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	if (pytrace__added(p->py, pid) || !hmap__get(&p->held, &key, sizeof(key), &added) ||
+	    !added)
+		return;
+	for (int i = 0; i < 6000 && !(kill(pid, 0) && errno == ESRCH); i++)
+		nanosleep(&tick, NULL);
+}
+
+/* A followed process forked: its child's interpreter is its parent's. */
+static void on_fork(void *ctx, pid_t child, pid_t parent)
+{
+	struct pipeline *p = ctx;
+
+	pytrace__on_fork(p->py, child, parent);
+}
+
 /* A code object to name, or a Python call to decode and hand on. */
 static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 {
 	struct pipeline *p = ctx;
 	struct cmon_py_rec copy;
 	struct call_record cr;
+	pid_t pid = py_rec_pid(type, data);
 	int n;
+
+	if (late_children)
+		hold_late_child(p, pid);
+	/* a child's first record: its fork's record is in hand by now */
+	if (!pytrace__knows(p->py, pid))
+		tracer__read_forks(p->tracer);
 
 	if (type == CMON_REC_PY_CODE) {
 		pytrace__on_code(p->py, data);
@@ -92,6 +147,7 @@ struct pipeline *pipeline__new(const struct probe_set *set, const struct pipelin
 	to.on_capture = o->ops.capture ? on_capture : NULL;
 	to.on_stack = o->ops.stack ? on_stack : NULL;
 	to.on_py = o->py ? on_py : NULL;
+	to.on_fork = o->py && to.follow ? on_fork : NULL;
 	to.ctx = p;
 	if (o->py) {
 		to.py_offsets = pytrace__bpf_offsets(o->py);
@@ -172,6 +228,7 @@ void pipeline__free(struct pipeline *p)
 	tracer__free(p->tracer);
 	if (p->decode)
 		decoder__release(&p->decoder);
+	hmap__release(&p->held);
 	free(p);
 }
 

@@ -71,6 +71,11 @@ void pipeline__stop(struct pipeline *p);
 void pipeline__finish(struct pipeline *p, const pid_t *roots, size_t n_roots, bool children);
 void pipeline__free(struct pipeline *p); /* NULL fine */
 
+/* Tests only (CMON_TEST_PY_LATE_CHILDREN, read by main): the first --py
+ * record of each forked child waits until the child is gone, so that its
+ * records are read after it, as a consumer far behind would read them. */
+void pipeline__test_py_late_children(void);
+
 struct tracer *pipeline__tracer(const struct pipeline *p);
 const struct decoder *pipeline__decoder(const struct pipeline *p);
 

@@ -247,15 +247,23 @@ static int handle(struct tracer *t, void *data, size_t size)
 	return hand_on(t, data);
 }
 
-/* A followed process forked: nothing to do here but to have woken the poll. */
+/* A followed process forked (or a thread exec'd: child == parent): the
+ * poll woken, and the fork told to whoever asked (opts.on_fork). */
 static int on_fork(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
+	const struct cmon_fork_rec *rec = data;
 
-	(void)data;
-	(void)size;
 	__atomic_store_n(&t->forked, true, __ATOMIC_RELEASE);
+	if (t->opts.on_fork && size >= sizeof(*rec) && rec->child != rec->parent)
+		t->opts.on_fork(t->opts.ctx, (pid_t)rec->child, (pid_t)rec->parent);
 	return 0;
+}
+
+void tracer__read_forks(struct tracer *t)
+{
+	if (t->fork_rb)
+		ring_buffer__consume(t->fork_rb);
 }
 
 /* Copy the fetch plans into the kernel (after load: the map exists). */
@@ -434,10 +442,37 @@ static void destroy_skel(void *ctx)
 }
 
 
+/* The entry program with all three of a function that never returns (its
+ * frame path), arguments read from memory (a fetch plan) and --if or
+ * --on-change programs is past the verifier's million instructions
+ * (measured, either: E2BIG after 5 minutes here; any two of them load).  Said at
+ * once, in one line, instead.  -E2BIG, or 0. */
+static int check_fits(const struct probe_set *set, const struct tracer_opts *o)
+{
+	const char *never = NULL, *typed = NULL, *cond = NULL;
+
+	for (size_t i = 0; i < set->n_funcs; i++) {
+		if (set->funcs[i].never_returns && !never)
+			never = set->funcs[i].name;
+		if (o->plans && (o->plans[2 * i].n || o->plans[2 * i + 1].n) && !typed)
+			typed = set->funcs[i].name;
+		if (o->exprs && (o->exprs[2 * i].n || o->exprs[2 * i + 1].n) && !cond)
+			cond = set->funcs[i].name;
+	}
+	if (!never || !typed || !cond || o->entry_only)
+		return 0;
+	log_error("too large for the kernel's verifier together: %s never returns, %s's "
+		  "arguments are read from memory and %s has --if/--on-change (--exclude '%s', "
+		  "or trace them in two runs)", never, typed, cond, never);
+	return -E2BIG;
+}
+
 struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts *opts)
 {
 	struct bpf_set_opts bo = {
 		.follow = opts->follow,
+		.host_wide = opts->host_wide,
+		.fork_records = opts->on_fork != NULL,
 		.entry_only = opts->entry_only,
 		.mem = true,
 		.filter_pid = opts->filter_pid,
@@ -449,6 +484,11 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 	struct tracer *t;
 	int err;
 
+	err = check_fits(set, opts);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;

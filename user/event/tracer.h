@@ -36,6 +36,11 @@ typedef int (*tracer_stack_fn)(void *ctx, const struct cmon_stack_rec *rec);
  * (cmon_py_code_rec) or a call's further parameters (cmon_py_args_rec);
  * TYPE says which. */
 typedef int (*tracer_py_fn)(void *ctx, __u32 type, const void *rec, size_t size);
+/* With follow: a followed process PARENT forked CHILD (tgids), told in the
+ * order the kernel saw the forks, each before any record of CHILD's is
+ * handed on if tracer__read_forks is called when one of an unknown
+ * process comes. */
+typedef void (*tracer_fork_fn)(void *ctx, pid_t child, pid_t parent);
 
 struct tracer_opts {
 	bool entry_only;       /* --no-return */
@@ -60,6 +65,8 @@ struct tracer_opts {
 	uint32_t filter_cgroup_level;
 	int max_depth;         /* --max-depth below the focus; -1: any */
 	bool follow;           /* children of the set's processes too (follow.h) */
+	bool host_wide;        /* ... the libraries' links unfiltered (links.h) */
+	tracer_fork_fn on_fork; /* with follow: each fork (NULL: not asked) */
 	/* cmon break: the first BREAK_COUNT hits of an entry probe are
 	 * recorded (with their stack) and stop their process (SIGSTOP from
 	 * BPF); later hits do nothing.  0: trace. */
@@ -125,6 +132,12 @@ int tracer__prog_stats(const struct tracer *t, uint64_t *run_ns, uint64_t *run_c
  * tracer__detach_probes, or a pending call could also be reported when it
  * returns. */
 int tracer__flush_pending(struct tracer *t, pid_t pid);
+
+/* The fork records written so far, to opts.on_fork now: the kernel wrote
+ * a child's before the child ran, so once a record of the child is in
+ * hand, so is its fork's.  Never from the spool's reader thread (no spool
+ * with --py). */
+void tracer__read_forks(struct tracer *t);
 
 /* The followed processes (tracer_opts.follow), or NULL. */
 struct follow *tracer__follow(const struct tracer *t);

@@ -64,7 +64,8 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t)
 	t->mem_cast = mem_cast;
 	t->launch_pid = (uint32_t)set->launch_pid;
 	t->follow = s->o.follow;
-	t->follow_wake = s->o.follow && probe_links__child_has_own(set);
+	t->follow_wake = s->o.follow && (s->o.fork_records ||
+					  probe_links__child_has_own(set, s->o.host_wide));
 	t->filter_pid = s->o.filter_pid > 0 ? (uint32_t)s->o.filter_pid : 0;
 	t->self_tgid = (uint32_t)getpid(); /* never traced by itself */
 	t->filter_comm = probe_filter__comm(s->o.filter_comm, &t->comm_lo, &t->comm_hi);
@@ -247,6 +248,7 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 	lo->py = s->py;
 	lo->entry_only = s->o.entry_only;
 	lo->follow = s->o.follow;
+	lo->host_wide = s->o.follow && s->o.host_wide;
 	lo->per_func = s->o.duty;
 
 	s->exit_link = bpf_program__attach(s->thread_exit);

@@ -48,6 +48,10 @@ void bpf_setup__failed(bool loading, int err);
 /* What both command's sets are told. */
 struct bpf_set_opts {
 	bool follow;        /* the targets' children too (follow.h) */
+	bool host_wide;     /* following: libraries' links unfiltered (links.h) */
+	/* With FOLLOW: every followed fork recorded (follow_events), for a
+	 * user that needs each child's parent (--py: its interpreter). */
+	bool fork_records;
 	bool entry_only;    /* no return probes */
 	bool mem;           /* RSS read (mem.bpf.h): a verifier that refuses the
 			     * cast reads gets the helper reads */

@@ -14,6 +14,10 @@
 #include "proc/procmaps.h"
 #include "follow.h"
 
+static bool no_child_links; /* CMON_TEST_NO_CHILD_LINKS, read by main */
+
+void follow__test_no_child_links(void) { no_child_links = true; }
+
 struct follow_proc {
 	pid_t pid;
 	bool seen;               /* in the map at the last scan */
@@ -124,7 +128,7 @@ int follow__new(int map_fd, int stats_fd, const struct probe_set *set,
 	f->stats_fd = stats_fd;
 	f->set = set;
 	f->opts = opts;
-	f->own_links = probe_links__child_has_own(set);
+	f->own_links = probe_links__child_has_own(set, opts->host_wide);
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
 	*out = f;
@@ -269,7 +273,7 @@ int follow__scan(struct follow *f)
 			return -ENOMEM;
 		p->seen = true;
 		f->children_seen++;
-		if (!f->own_links)
+		if (!f->own_links || no_child_links)
 			continue;
 		t0 = clock__mono_ns();
 		err = probe_links__attach_child(f->set, f->opts, (pid_t)next, &p->links);

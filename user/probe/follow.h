@@ -7,7 +7,9 @@
  * The executable's links have no pid filter while following (links.h), so
  * a child is traced in it from its first instruction; its libraries' links
  * are its own, attached by follow__scan once it is seen (calls a child
- * makes in a library before that are not recorded: see README "Children").
+ * makes in a library before that are not recorded: docs/cmon-output.md
+ * "Children"), unless --host-wide-probes made them for every process
+ * before the program ran (probe_links_opts.host_wide: no own links).
  */
 #ifndef CMON_FOLLOW_H
 #define CMON_FOLLOW_H
@@ -34,6 +36,10 @@ int follow__new(int map_fd, int stats_fd, const struct probe_set *set,
 int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 		  const struct probe_set *set, const struct probe_links_opts *opts,
 		  struct bpf_link **fork_link, struct follow **out);
+
+/* Tests only (CMON_TEST_NO_CHILD_LINKS, read by main): children get no
+ * links of their own, so that what they are traced by without them shows. */
+void follow__test_no_child_links(void);
 
 /* A process traced with its own links already (the launched program, -p). */
 int follow__add_root(struct follow *f, pid_t pid);

@@ -37,9 +37,35 @@ struct probe_links {
 };
 
 /* attach_object's ONLY: every probe of the object, or its function ONLY's
- * (>= 0), or what belongs to no function (the stack makers). */
+ * (>= 0), or what belongs to no function (the stack makers); or, while
+ * following, every probe but the shared ones (a process's own links), or
+ * those only (one link for every process). */
 #define ONLY_ALL (-1L)
 #define ONLY_OBJECT (-2L)
+#define ONLY_OWN (-3L)
+#define ONLY_SHARED (-4L)
+
+/*
+ * A library probe that only cmon's own writes lead to: --py's vectorcall
+ * entry, the nops before _PyFunction_Vectorcall that only the functions
+ * cmon pointed there reach (in the traced processes and the children they
+ * fork, which inherit those pointers).  While following, it gets one link
+ * without a pid filter, as the executable's probes do: no other process
+ * runs it, and a forked child is traced from its first call instead of
+ * from when its own links are attached (its calls before were lost
+ * uncounted: a pool worker's first task).
+ */
+static bool shared_probe(const struct probe_func *f)
+{
+	return f->python == PROBE_PY_VC;
+}
+
+/* Function F (index I) is among those ONLY selects. */
+static bool only_selects(long only, const struct probe_func *f, size_t i)
+{
+	return only == ONLY_ALL || only == (long)i || (only == ONLY_OWN && !shared_probe(f)) ||
+	       (only == ONLY_SHARED && shared_probe(f));
+}
 
 void probe_links__prepare(struct bpf_program *prog)
 {
@@ -201,7 +227,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 				(f->slot_reg == 6 ? CMON_COOKIE_SLOT_RBP : 0);
 		bool stepped;
 
-		if (f->object != obj_idx || (only != ONLY_ALL && only != (long)i))
+		if (f->object != obj_idx || !only_selects(only, f, i))
 			continue;
 		if (f->python) {
 			uint64_t c = cookie_of(i, 0);
@@ -260,7 +286,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	}
 	/* Where the target makes coroutine stacks (libc's makecontext: an
 	 * object of the target, traced functions or not). */
-	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog && only < 0 &&
+	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog &&
+			   (only == ONLY_ALL || only == ONLY_OBJECT || only == ONLY_OWN) &&
 			   k < obj->n_stack_makers; k++)
 		err = probe_list__add(&made, obj->stack_maker_off[k], obj->stack_maker_kind[k]);
 	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n && !pysess.n && !pyvc.n &&
@@ -436,8 +463,39 @@ static bool seen_before(const struct probe_set *set, size_t ti, size_t obj)
 	return false;
 }
 
-bool probe_links__child_has_own(const struct probe_set *set)
+/* OBJ's links have no pid filter: some process target's executable, or
+ * with --host-wide-probes any object of a process target. */
+static bool unfiltered_object(const struct probe_set *set, const struct probe_links_opts *o,
+			      size_t obj)
 {
+	return o->follow && (o->host_wide || is_exe_object(set, obj));
+}
+
+/* --host-wide-probes, once at start: what every other process pays. */
+static void warn_host_wide(const struct probe_set *set, const struct probe_links_opts *o)
+{
+	for (size_t ti = 0; o->follow && o->host_wide && ti < set->n_targets; ti++) {
+		const struct probe_target *tg = &set->targets[ti];
+
+		for (size_t k = 0; tg->pid && k < tg->n_objects; k++) {
+			size_t obj = tg->objects[k], n = 0;
+
+			for (size_t i = 0; i < set->n_funcs; i++)
+				n += set->funcs[i].object == obj;
+			if (!n || is_exe_object(set, obj) || seen_before(set, ti, obj))
+				continue;
+			log_warn("--host-wide-probes: %zu function%s in %s probed for every process "
+				 "on this host: each call of any process traps while cmon runs "
+				 "(only the followed processes are recorded)", n, n == 1 ? "" : "s",
+				 set->objects[obj].path);
+		}
+	}
+}
+
+bool probe_links__child_has_own(const struct probe_set *set, bool host_wide)
+{
+	if (host_wide)
+		return false; /* every object's links are every process's */
 	for (size_t i = 0; i < set->n_funcs; i++)
 		for (size_t ti = 0; ti < set->n_targets; ti++)
 			for (size_t k = 0; set->targets[ti].pid && k < set->targets[ti].n_objects; k++)
@@ -476,7 +534,8 @@ int probe_links__attach_child(const struct probe_set *set, const struct probe_li
 		for (size_t k = 0; tg->pid && k < tg->n_objects && !err; k++)
 			if (!is_exe_object(set, tg->objects[k]) &&
 			    !seen_before(set, ti, tg->objects[k]))
-				err = attach_object(l, set, opts, pid, tg->objects[k], true, ONLY_ALL);
+				err = attach_object(l, set, opts, pid, tg->objects[k], true,
+						   opts->per_func ? ONLY_ALL : ONLY_OWN);
 	}
 	if (err) {
 		probe_links__free(l);
@@ -500,10 +559,17 @@ static int attach_targets(struct probe_links *l, const struct probe_set *set,
 
 			if (only >= 0 && set->funcs[only].object != obj)
 				continue;
-			if (!opts->follow || !tg->pid || !is_exe_object(set, obj))
+			if (tg->pid && !unfiltered_object(set, opts, obj) && opts->follow &&
+			    only == ONLY_ALL) {
+				/* its own links, and the shared ones once for every process */
+				err = attach_object(l, set, opts, tg->pid, obj, false, ONLY_OWN);
+				if (!err && !seen_before(set, ti, obj))
+					err = attach_object(l, set, opts, 0, obj, false, ONLY_SHARED);
+			} else if (!tg->pid || !unfiltered_object(set, opts, obj)) {
 				err = attach_object(l, set, opts, tg->pid, obj, false, only);
-			else if (!seen_before(set, ti, obj)) /* once for every process */
+			} else if (!seen_before(set, ti, obj)) { /* once for every process */
 				err = attach_object(l, set, opts, 0, obj, false, only);
+			}
 		}
 	}
 	return err;
@@ -553,6 +619,7 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 
 	*out = NULL;
 	note_slow_attach(set);
+	warn_host_wide(set, opts);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -607,9 +674,10 @@ int probe_links__reattach(struct probe_links *l, const struct probe_set *set,
 		const struct probe_target *tg = &set->targets[ti];
 
 		for (size_t j = 0; tg->pid == pid && j < tg->n_objects && !err; j++)
-			if (!opts->follow || !is_exe_object(set, tg->objects[j]))
+			if (!unfiltered_object(set, opts, tg->objects[j]))
 				err = attach_object(l, set, opts, pid, tg->objects[j], false,
-						   ONLY_ALL);
+						   opts->follow && !opts->per_func ? ONLY_OWN
+										   : ONLY_ALL);
 	}
 	return err;
 }

@@ -42,6 +42,11 @@ struct probe_links_opts {
 	/* Follow the targets' children (follow.h): each process target's
 	 * executable is attached once without a pid filter. */
 	bool follow;
+	/* --host-wide-probes, while following: the libraries' links too have
+	 * no pid filter, made before the program runs, so that no child is
+	 * missed however short its life (the BPF side keeps the followed
+	 * processes); every process on the host calling them traps. */
+	bool host_wide;
 	/* Each function's links apart, so that one function can be detached
 	 * and attached again alone (duty cycling: probe/duty.h).  Children's
 	 * own links (probe_links__attach_child) are not split. */
@@ -78,8 +83,9 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
  * child is gone; the caller says what failed). */
 int probe_links__attach_child(const struct probe_set *set, const struct probe_links_opts *opts,
 			      pid_t pid, struct probe_links **out);
-/* Does a child need links of its own (probes outside the executables)? */
-bool probe_links__child_has_own(const struct probe_set *set);
+/* Does a child need links of its own (probes outside the executables,
+ * and not HOST_WIDE: probe_links_opts.host_wide)? */
+bool probe_links__child_has_own(const struct probe_set *set, bool host_wide);
 
 size_t probe_links__probe_count(const struct probe_links *l); /* addresses x processes */
 

@@ -7,7 +7,9 @@
  * named and selected (pycode), and the kernel's records (cmon_py_rec) as
  * call records (pyvalue).  The probes' places are added to the probe set
  * (pytrace__mark); what is written into the processes is taken back on
- * every exit of cmon (pytrace__restore).
+ * every exit of cmon (pytrace__restore).  The façade of cpython.c,
+ * pyproc.c, pysetup.c, pyrecord.c and pyinspect.c (pytrace_impl.h says
+ * which does what).
  */
 #ifndef CMON_CPYTHON_H
 #define CMON_CPYTHON_H
@@ -86,6 +88,18 @@ int pytrace__on_args(struct pytrace *pt, const void *data, size_t size);
  * kernel for it) continued at the next pytrace__tick.  0 or -EINVAL. */
 int pytrace__on_func(struct pytrace *pt, const void *data, size_t size);
 
+/* A followed process PARENT forked CHILD (the kernel's fork record, which
+ * comes before any record of CHILD's): CHILD's interpreter is PARENT's. */
+void pytrace__on_fork(struct pytrace *pt, pid_t child, pid_t parent);
+/* Is PID's interpreter known (a process added, a child seen, or a fork
+ * told)?  When not, its fork record is to be read first. */
+bool pytrace__knows(const struct pytrace *pt, pid_t pid);
+/* PID was added (pytrace__add_process), not a child of one. */
+bool pytrace__added(const struct pytrace *pt, pid_t pid);
+/* Records pytrace__decode could not decode (their process's interpreter
+ * not known, their code object not named): lost, counted. */
+uint64_t pytrace__undecoded(const struct pytrace *pt);
+
 /* A record of SIZE bytes from the ring buffer into OUT, whole (the values
  * it does not carry absent, comm ended).  0, or -EINVAL when it is not one
  * cmon wrote. */
@@ -93,7 +107,8 @@ int pytrace__copy_rec(const void *data, size_t size, struct cmon_py_rec *out);
 
 /* REC (a copy whose comm ends) as a call record into OUT, its typed values
  * kept in PT until the next call.  1: a call to write, 0: not traced (a
- * code object the patterns do not select), -errno. */
+ * code object the patterns do not select), -errno: not decoded (counted:
+ * pytrace__undecoded). */
 int pytrace__decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mono_to_real,
 		    struct call_record *out);
 
