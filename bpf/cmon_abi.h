@@ -96,7 +96,7 @@ enum cmon_record_type {
 	CMON_REC_WATCH = 4,
 	CMON_REC_PY = 5,      /* struct cmon_py_rec: one Python call (--py) */
 	CMON_REC_PY_CODE = 6, /* struct cmon_py_code_rec: a code object seen first */
-	CMON_REC_BATCH = 7,   /* struct cmon_batch: CMON_BATCH call records of one CPU */
+	CMON_REC_BATCH = 7,   /* struct cmon_batch: up to CMON_BATCH call records of one CPU */
 	CMON_REC_CAPTURE_BATCH = 8, /* struct cmon_capture_batch: capture records of one CPU */
 	CMON_REC_PY_ARGS = 9, /* struct cmon_py_args_rec: a Python call's further parameters */
 	CMON_REC_PY_FUNC = 10, /* struct cmon_py_func_rec: a selected Python function made */
@@ -256,10 +256,12 @@ struct cmon_call_rec {
 #define CMON_BATCH 16
 struct cmon_batch {
 	__u32 type; /* CMON_REC_BATCH */
-	__u32 n;    /* records staged: r[0 .. n) */
+	__u32 n;    /* records staged: r[0 .. n); fewer than CMON_BATCH when a
+		     * thread's partial batch is sent as it leaves the CPU */
 	__u64 busy; /* 1 while a program or the sweep holds the batch (64-bit: BPF's atomics) */
 	__u64 sent; /* batches sent to the ring buffer (the fill is checked every 4th) */
-	__u8 pad[40];
+	__u32 tid;  /* the thread that staged the last record */
+	__u8 pad[36];
 	struct cmon_call_rec r[CMON_BATCH];
 };
 

@@ -380,6 +380,7 @@ int BPF_KPROBE(cmon_prof_entry)
 	bool deferred = false;
 	__u32 fflags = 0;
 
+	duty_count(func_id);
 	if (!gen_counting() || reentered(task, cookie, func_id, slot))
 		return 0;
 	if (go && !(cookie & CMON_COOKIE_NEVER_RETURNS)) {

@@ -149,6 +149,17 @@ struct {
 	__type(value, __u32);
 } duty_gen SEC(".maps");
 
+/* Each function's entries, with targ_duty: read by probe/duty.c at its
+ * windows' edges.  A probe appears and goes inside a system call, so a
+ * window's calls are more than its interval between those calls saw; the
+ * rate of that interval prices the window's attached time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* functions, with targ_duty */
+	__type(key, __u32);
+	__type(value, __u64);
+} duty_calls SEC(".maps");
+
 static __always_inline __u32 duty_gen_of(__u32 func_id)
 {
 	__u32 *g;
@@ -157,6 +168,18 @@ static __always_inline __u32 duty_gen_of(__u32 func_id)
 		return 0;
 	g = bpf_map_lookup_elem(&duty_gen, &func_id);
 	return g ? *g & 0xffff : 0;
+}
+
+/* An entry probe of FUNC_ID hit (every trap, whatever is then kept). */
+static __always_inline void duty_count(__u32 func_id)
+{
+	__u64 *n;
+
+	if (!targ_duty)
+		return;
+	n = bpf_map_lookup_elem(&duty_calls, &func_id);
+	if (n)
+		__sync_fetch_and_add(n, 1);
 }
 
 /* FR was entered in an earlier attached window of its function. */

@@ -10,8 +10,11 @@
  * program that finds it held (another task on this CPU, preempted inside
  * the same program, or user space sweeping a partial batch) writes its
  * record to the ring buffer directly.  User space (user/event/staging.c)
- * puts the records of every source back in time order.  Included by
- * trace.bpf.c.
+ * puts the records of every source back in time order.  A thread that
+ * leaves a CPU takes its partial batch with it (cmon_migrate): left
+ * behind, it would go out with the thread's later records on that CPU,
+ * and be lost whole with them if the ring buffer is full by then.
+ * Included by trace.bpf.c.
  */
 #ifndef CMON_STAGING_BPF_H
 #define CMON_STAGING_BPF_H
@@ -45,6 +48,7 @@ static __always_inline struct cmon_call_rec *staging_take(struct cmon_batch **he
 		__sync_lock_test_and_set(&b->busy, 0);
 		return NULL;
 	}
+	b->tid = (__u32)bpf_get_current_pid_tgid();
 	*held = b;
 	return &b->r[n];
 }
@@ -58,6 +62,22 @@ static __always_inline void staging_release(struct cmon_batch *b)
 	*(volatile __u64 *)&b->busy = 0;
 }
 
+/* B's N records to the ring buffer (B held); counted lost if it is full. */
+static __always_inline void staging_send(struct cmon_batch *b, __u32 n, __u64 flags)
+{
+	b->type = CMON_REC_BATCH;
+	b->n = n;
+	if (bpf_ringbuf_output(&events, b, sizeof(*b), flags)) {
+		for (__u32 i = 0; i < CMON_BATCH && i < n; i++) {
+			struct cmon_func_stats *st = stats_of(b->r[i].func_id);
+
+			if (st)
+				st->lost_ringbuf++;
+		}
+	}
+	b->n = 0;
+}
+
 /* The record taken from B is written: count it in, send a full batch, let
  * the batch go. */
 static __always_inline void staging_put(struct cmon_batch *b)
@@ -68,20 +88,34 @@ static __always_inline void staging_put(struct cmon_batch *b)
 		staging_release(b);
 		return;
 	}
-	b->type = CMON_REC_BATCH;
 	/* The fill, every 4th batch (64 records): see wakeup_flags(). */
 	if (targ_wakeup_bytes && (++b->sent & 3) == 0)
 		flags = wakeup_flags();
-	if (bpf_ringbuf_output(&events, b, sizeof(*b), flags)) {
-		for (int i = 0; i < CMON_BATCH; i++) {
-			struct cmon_func_stats *st = stats_of(b->r[i].func_id);
-
-			if (st)
-				st->lost_ringbuf++;
-		}
-	}
-	b->n = 0;
+	staging_send(b, CMON_BATCH, flags);
 	staging_release(b);
+}
+
+/* A thread moves to another CPU: the partial batch it staged on the one it
+ * leaves goes out now, before anything it stages next (held: the sweep
+ * takes it).  Runs on every migration of the host; a look at one slot. */
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(cmon_migrate, struct task_struct *p, int dest_cpu)
+{
+	__u32 cpu = p->thread_info.cpu, n; /* task_cpu(p): not moved yet */
+	struct cmon_batch *b;
+
+	if (!targ_staging || cpu == (__u32)dest_cpu)
+		return 0;
+	b = bpf_map_lookup_elem(&staging, &cpu);
+	if (!b || !b->n || b->tid != (__u32)p->pid)
+		return 0;
+	if (__sync_val_compare_and_swap(&b->busy, 0, 1) != 0)
+		return 0;
+	n = b->n;
+	if (n && n < CMON_BATCH && b->tid == (__u32)p->pid)
+		staging_send(b, n, BPF_RB_NO_WAKEUP);
+	staging_release(b);
+	return 0;
 }
 
 #endif

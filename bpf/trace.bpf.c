@@ -469,6 +469,7 @@ int BPF_KPROBE(cmon_entry)
 	bool go = cookie & CMON_COOKIE_GO;
 	__u32 fflags = 0;
 
+	duty_count(func_id);
 	if (!task_wanted(task))
 		return 0;
 	if (!targ_entry_only && reentered(task, cookie, func_id, at))

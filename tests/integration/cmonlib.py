@@ -216,6 +216,31 @@ def parse_json_lines(text):
     return out
 
 
+TEXT_HEADER = "TIME            PID/TID       LATENCY     dRSS CALL"
+_TEXT_ROW = re.compile(r"(\d\d:\d\d:\d\d\.\d{6}) (\d+)/(\d+) +(\S+) +(\S+) ( *)"
+                       r"([^(\s]+)(?:\((.*)\))?(.*)$")
+
+
+def text_row(line):
+    """A row of the text table as {time, pid, tid, latency, drss, indent,
+    func, args (the text between the parentheses, None: none), rest (what
+    follows them: " = RET", a status, notes)}; None: not a row."""
+    m = _TEXT_ROW.match(line)
+    if not m:
+        return None
+    keys = ("time", "pid", "tid", "latency", "drss", "indent", "func", "args", "rest")
+    row = dict(zip(keys, m.groups()))
+    row["pid"], row["tid"], row["indent"] = int(row["pid"]), int(row["tid"]), len(row["indent"])
+    return row
+
+
+def text_rows(text):
+    """The rows of a text table (its header checked)."""
+    lines = text.splitlines()
+    assert lines and lines[0] == TEXT_HEADER, "text header: %r" % lines[:1]
+    return [text_row(l) for l in lines[1:] if text_row(l)]
+
+
 def read_text(path):
     with open(path, "r", encoding="utf-8", errors="surrogateescape", newline="") as f:
         return f.read()

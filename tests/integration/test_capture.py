@@ -236,23 +236,31 @@ def export_csv(store):
         check(text.endswith("\r\n"), "%s.csv ends with CRLF" % func)
         return list(csv.reader(io.StringIO(text, newline="")))
 
-    head = ["n", "pid", "tid", "ts_ns", "latency_ns", "status", "ret"]
-    tail = ["rss_entry", "rss_exit", "vms_entry", "vms_exit", "truncated", "faults"]
+    # trace -F csv's columns (as -o 'x.%f.csv' writes them), then "call"
+    head = ["ts_ns", "pid", "tid", "comm", "func", "depth", "ret", "latency_ns",
+            "latency_lt_ns", "rss_entry", "rss_exit", "vms_entry", "vms_exit", "status", "module"]
+    tail = ["truncated", "faults", "unavailable", "call"]
     rows = table("sum_ints")
-    # "n" is taken by the call number: the parameter's column is arg_n.
-    eq(rows[0], head + ["values", "arg_n", "v"] + tail, "sum_ints.csv header")
-    eq([(r[0], r[5], r[6], r[8], r[9]) for r in rows[1:]],
-       [("1", "ok", "39997", "5", "[1, -2, 3, 40000, -5]"), ("2", "ok", "24", "3", "[7, 8, 9]")],
+    eq(rows[0], head + ["args.values", "args.n", "captures.v"] + tail, "sum_ints.csv header")
+    eq([(r[-1], r[4], r[13], r[6], r[16], r[17]) for r in rows[1:]],
+       [("1", "sum_ints", "ok", "39997", "5", "[1,-2,3,40000,-5]"),
+        ("2", "sum_ints", "ok", "24", "3", "[7,8,9]")],
        "sum_ints rows (the capture v as a JSON array)")
-    check(all(re.match(r"^0x[0-9a-f]+$", r[7]) for r in rows[1:]), "values column: %r" % rows)
+    check(all(re.match(r"^0x[0-9a-f]+$", r[15]) for r in rows[1:]), "values column: %r" % rows)
     rows = table("greet")
-    eq(rows[0], head + ["s", "none"] + tail, "greet.csv header")
-    eq(rows[1][6:9], ["10", 'hi "q"\n\u00e9\u00ff', "null"], "greet row (ret, s, none)")
+    eq(rows[0], head + ["args.s", "args.none"] + tail, "greet.csv header")
+    eq(rows[1][6] + "|" + rows[1][15] + "|" + rows[1][16], '10|hi "q"\n\u00e9\u00ff|',
+       "greet row (ret, s, none)")
     rows = table("wides")
-    eq(rows[1][6:11], ["9223372036854775801", "-9223372036854775808", "18446744073709551615",
-                       "-7", "9223372036854775807"], "wides row")
+    eq(rows[1][6:7] + rows[1][15:19], ["9223372036854775801", "-9223372036854775808",
+                                       "18446744073709551615", "-7", "9223372036854775807"],
+       "wides row (ret, then the arguments)")
     rows = table("nested")
-    eq(json.loads(rows[1][7]), NESTED_O, "nested o column (JSON)")
+    eq(rows[0][15:20], ["args.o.id", "args.o.in.x", "args.o.in.y", "args.o.name", "args.o.vals"],
+       "nested's struct members, a column each")
+    eq(rows[1][15:20], [str(NESTED_O["id"]), str(NESTED_O["in"]["x"]), str(NESTED_O["in"]["y"]),
+                        NESTED_O["name"], json.dumps(NESTED_O["vals"], separators=(",", ":"))],
+       "nested o's members")
     eq(len(rows), 2, "nested rows")
 
 
@@ -338,7 +346,7 @@ def test_export_column_names_unique():
     with open(os.path.join(out, "sum_buf.csv")) as f:
         head = next(csv.reader(f))
     eq(len(head), len(set(head)), "unique column names: %r" % head)
-    check("capture_n" in head and "capture_n_2" in head, "both captures: %r" % head)
+    check("captures.n" in head and "captures.capture_n" in head, "both captures: %r" % head)
 
 
 def test_store_keeps_truncated_and_unreadable():
@@ -381,9 +389,9 @@ def _notes_of(dirs, func):
     """Each format's (truncated, faults) of FUNC's call 1, as lists."""
     with open(os.path.join(dirs["csv"], func + ".csv"), newline="") as f:
         rows = list(csv.reader(f))
-    eq(rows[0][-2:], ["truncated", "faults"], "CSV's last columns")
-    cells = rows[1][-2:]
-    got = {"csv": tuple(json.loads(c) if c else [] for c in cells),
+    eq(rows[0][-4:], ["truncated", "faults", "unavailable", "call"], "CSV's last columns")
+    cells = rows[1][-4:-2]  # as trace writes them: "s; t"
+    got = {"csv": tuple(c.split("; ") if c else [] for c in cells),
            "csv-cells-empty": tuple(c == "" for c in cells)}
     with open(os.path.join(dirs["json"], func + ".jsonl")) as f:
         rec = json.loads(f.readline())
@@ -429,38 +437,29 @@ def test_export_keeps_truncated_and_unreadable():
     eq(got["csv-cells-empty"], (True, True), "CSV: both empty")
 
 
-def test_export_csv_null_is_not_an_empty_string():
-    """Export CSV wrote a NULL char * and "" alike (empty cells); trace CSV
-    tells them apart.  A string is its text ("" an empty cell), null is
-    `null`, and a string that would read as null or as JSON text (one that
-    is `null`, one starting with '"') is its JSON text."""
-    import sqlite3
+def test_export_csv_cells_are_trace_cells():
+    """Export CSV's cells are trace CSV's: a string is its text, a NULL
+    pointer (or one not read) an empty cell, told apart by the faults
+    column when it could not be read; JSON keeps null and "" apart."""
     store = tmpfile("nullstr")
     # typed long 0: greet("", NULL); t reads the NULL, u the "".
     code, _, err = cmon(["capture", "-q", "-o", store, "--func", "greet", "--capture",
                          "t=none:str", "--capture", "u=s:str", "--", target("typed_O2"),
                          "long", "0"])
     eq(code, 0, "capture (%s)" % err)
-
-    def rows():
-        out_dir = tmpfile("nullstr-csv")
-        code, _, err = cmon(["export", store, "-F", "csv", "-o", out_dir])
-        eq(code, 0, "export (%s)" % err)
-        m = re.search(r" to (.+)$", err.strip())
-        with open(os.path.join(m.group(1), "greet.csv"), newline="") as f:
-            return list(csv.DictReader(f))
-    (r,) = rows()
-    eq({k: r[k] for k in ("ret", "s", "none", "t", "u", "faults")},
-       {"ret": "0", "s": "", "none": "null", "t": "null", "u": "", "faults": '["t"]'},
-       "greet(\"\", NULL) in CSV")
-    # Strings that would read as null or as JSON text: their JSON text.
-    db = sqlite3.connect(os.path.join(store, "calls.db"))
-    db.execute("""UPDATE calls SET args = '{"s":"null","none":"\\"q\\""}'""")
-    db.commit()
-    db.close()
-    (r,) = rows()
-    eq((r["s"], r["none"]), ('"null"', '"\\"q\\""'), "the string null, a string '\"q\"'")
-    eq([json.loads(r[k]) for k in ("s", "none")], ["null", '"q"'], "read back as JSON")
+    out_dir = tmpfile("nullstr-csv")
+    code, _, err = cmon(["export", store, "-F", "csv", "-o", out_dir])
+    eq(code, 0, "export (%s)" % err)
+    with open(os.path.join(out_dir, "greet.csv"), newline="") as f:
+        (r,) = list(csv.DictReader(f))
+    eq({k: r[k] for k in ("ret", "args.s", "args.none", "captures.t", "captures.u", "faults")},
+       {"ret": "0", "args.s": "", "args.none": "", "captures.t": "", "captures.u": "",
+        "faults": "t"}, "greet(\"\", NULL) in CSV")
+    code, _, err = cmon(["export", store, "-F", "json", "-o", out_dir + "-json"])
+    eq(code, 0, "export (%s)" % err)
+    with open(os.path.join(out_dir + "-json", "greet.jsonl")) as f:
+        rec = json.loads(f.readline())
+    eq((rec["s"], rec["none"]), ("", None), "JSON: \"\" and null")
 
 
 def test_store_written_before_notes_reads():
@@ -490,11 +489,12 @@ def test_store_written_before_notes_reads():
         eq(code, 0, "export %s of an older store (%s)" % (fmt, err))
         lines = stderr_lines(err)
         eq(len(lines), 2, "export %s stderr: %r" % (fmt, lines))
-        check(lines[0].startswith("cmon: warning: ") and "null (unknown)" in lines[0],
+        check(lines[0].startswith("cmon: warning: ") and "are unknown (null in JSON, empty in CSV)"
+              in lines[0],
               "warning: %r" % lines[0])
     with open(os.path.join(dirs["csv"], "greet.csv"), newline="") as f:
         row = list(csv.DictReader(f))[0]
-    eq((row["truncated"], row["faults"]), ("null", "null"), "CSV notes of an older store")
+    eq((row["truncated"], row["faults"]), ("", ""), "CSV notes of an older store (said unknown)")
     with open(os.path.join(dirs["json"], "greet.jsonl")) as f:
         rec = json.loads(f.readline())
     eq((rec["truncated"], rec["faults"]), (None, None), "JSON notes of an older store")
@@ -520,7 +520,7 @@ def test_capture_of_rows_is_one_array():
     eq(code, 0, "export (%s)" % err)
     with open(os.path.join(out_dir, "trace2.csv")) as f:
         row = list(csv.DictReader(f))[0]
-    eq(json.loads(row["rows"]), [[1.5, 2], [3, 4.25]], "the CSV cell: a JSON array")
+    eq(json.loads(row["captures.rows"]), [[1.5, 2], [3, 4.25]], "the CSV cell: a JSON array")
 
 
 def test_show_lists_calls_slowest_first():

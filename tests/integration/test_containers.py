@@ -212,8 +212,8 @@ def test_cgroup_debug_file_in_the_container():
             code, _, err = cmon(["export", store, "-F", "csv", "-o", store + "-csv"])
             eq(code, 0, "cmon export -F csv: exit status (%s)" % err)
             lines = read_text(store + "-csv/sum_ints.csv").splitlines()
-            eq([(l.split(",")[0], l.split(",")[-1]) for l in lines],
-               [("n", "cgroup"), ("1", rel(lab.group("A"))), ("2", rel(lab.group("A")))],
+            eq([(l.split(",")[-1], l.split(",")[-2]) for l in lines],
+               [("call", "cgroup"), ("1", rel(lab.group("A"))), ("2", rel(lab.group("A")))],
                "cmon export -F csv: a cgroup column")
         finally:
             os.unlink(at)

@@ -94,3 +94,40 @@ def test_csv_long_shape_loads():
        {"call": "int64", "ts_ns": "int64", "pid": "int64", "latency_ns": "int64"}, "dtypes")
     eq(sorted((r["func"], r["name"]) for r in got["rows"] if r["func"] == "greet"),
        [("greet", "args.none"), ("greet", "args.s"), ("greet", "ret")], "greet's values")
+
+
+def test_export_csv_is_trace_csv():
+    """`export -F csv` of a store writes trace -F csv's table (-o 'x.%f.csv'):
+    the same columns in the same order (args.NAME, a struct's members
+    args.o.in.x, comm and func; it said n, arg_n, o as JSON), then "call",
+    the call's number in the store; the same cells and pandas dtypes for
+    the same calls."""
+    _pandas_python()
+    funcs = ["eight", "chars", "greet", "nested", "paint"]
+    fargs = [a for f in funcs for a in ("--func", f)]
+    folder = os.path.dirname(tmpfile("x"))
+    for old in glob.glob(os.path.join(folder, "same.*.csv")):
+        os.unlink(old)
+    code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", os.path.join(folder, "same.%f.csv")]
+                        + fargs + ["--", target("typed_O2"), "all"])
+    eq((code, err), (0, ""), "trace: exit status and stderr")
+    store, out = tmpfile("same-store"), tmpfile("same-export")
+    code, _, err = cmon(["capture", "-q", "-o", store] + fargs + ["--", target("typed_O2"), "all"])
+    eq(code, 0, "capture (%s)" % err)
+    code, _, err = cmon(["export", store, "-F", "csv", "-o", out])
+    eq(code, 0, "export (%s)" % err)
+    traced = {f: os.path.join(folder, "same.%s.csv" % f) for f in funcs}
+    exported = {f: os.path.join(out, f + ".csv") for f in funcs}
+    got = _load(list(traced.values()) + list(exported.values()))
+    per_run = ("ts_ns", "pid", "tid", "latency_ns", "latency_lt_ns", "rss_entry", "rss_exit",
+               "vms_entry", "vms_exit", "depth")
+    for f in funcs:
+        t, e = got[traced[f]], got[exported[f]]
+        eq(list(e["dtypes"]), list(t["dtypes"]) + ["call"], "%s: the columns" % f)
+        eq({c: d for c, d in e["dtypes"].items() if c not in per_run + ("call",)},
+           {c: d for c, d in t["dtypes"].items() if c not in per_run}, "%s: the dtypes" % f)
+        eq([{c: v for c, v in r.items() if c not in per_run + ("call",)} for r in e["rows"]],
+           [{c: v for c, v in r.items() if c not in per_run} for r in t["rows"]],
+           "%s: the cells" % f)
+        eq([r["call"] for r in e["rows"]], list(range(1, len(e["rows"]) + 1)), "%s: call" % f)
+    eq([r["args.o.in.y"] for r in got[exported["nested"]]["rows"]], [40000], "a member's column")

@@ -4,7 +4,7 @@ import os
 import shutil
 
 from cmonlib import (HANG, CALLS_OUT, CMON, Skip, assert_no_leak, bpf_snapshot, check, cmon, eq,
-                     run, stderr_lines, target, tmpfile)
+                     run, stderr_lines, target, text_rows, tmpfile)
 
 
 def _text_file():
@@ -195,4 +195,5 @@ def test_ifunc_names_its_implementations():
        ["__twice_plain", "__twice_shift"], "the implementations")
     code, out, err = cmon(["trace", "-q", "--func", "__twice_*", "--", target("ifunc")])
     eq((code, out.splitlines()[0]), (0, "twice=42"), "exit status and the program's line")
-    eq([l.split()[4] for l in out.splitlines()[2:]], ["__twice_shift"], "the one it picked")
+    eq([r["func"] for r in text_rows("\n".join(out.splitlines()[1:]))], ["__twice_shift"],
+       "the one it picked")

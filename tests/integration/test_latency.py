@@ -271,7 +271,7 @@ def test_latency_below_the_probe_spread_is_a_bound():
     eq([r for r in bounded if not r["latency_ns"] < r["latency_lt_ns"]], [],
        "the bound is above the estimate")
     res = trace(["add"], launch=[target(), "loop", "1000"], fmt="text")
-    rows = [l for l in res.text.splitlines()[1:] if " add " in l]
+    rows = [l for l in res.text.splitlines()[1:] if " add(" in l]
     eq(len(rows), 1000, "text rows")
     eq([l for l in rows if re.search(r"\s0ns\s", l)], [], "text: 0ns given as a measurement")
     check(all(re.search(r"\s(?:<)?[0-9.]+(?:ns|us|ms|s)\s", l) for l in rows),

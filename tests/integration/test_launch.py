@@ -5,7 +5,7 @@ import subprocess
 import time
 
 from cmonlib import (HANG, CALLS_OUT, CMON, LONGJMP_OUT, MiB, RECURSE_OUT, U64, check, eq,
-                     held_by, only, parse_json_lines, read_text, run, target, trace, u32)
+                     held_by, only, parse_json_lines, read_text, run, target, text_rows, trace, u32)
 
 CALLS_FUNCS = ["add", "six", "negate"]
 
@@ -217,32 +217,32 @@ def test_max_events():
 
 
 def test_text_format():
-    # Typed from DWARF: name=value instead of the raw registers.
+    """The text table: time, pid/tid, latency and dRSS in 47 columns, then
+    the call as C writes it, typed from DWARF (name=value) or the six
+    registers (--raw), and its return value."""
     res = trace(CALLS_FUNCS, launch=[target(), "calls"], fmt="text")
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
-    lines = res.text.splitlines()
-    eq([l.split("RET", 1)[0] and l.split()[-2:] for l in lines[1:3]],
-       [["a=2", "b=3"], ["a=-7", "b=4"]], "typed args in text")
+    eq([l[47:] for l in res.text.splitlines()[1:]],
+       ["add(a=2, b=3) = 5", "add(a=-7, b=4) = -3",
+        "six(a=1, b=2, c=3, d=4, e=5, f=6) = 91",
+        "negate(v=1234567890123) = -1234567890123"], "typed calls in text")
     # Raw mode: the six registers.
     res = trace(CALLS_FUNCS, launch=[target(), "calls"], fmt="text", extra=["--raw"])
     eq(res.code, 0, "cmon exit status (%s)" % res.stderr.strip())
     eq(res.stdout, CALLS_OUT, "program output")
     lines = res.text.splitlines()
     eq(len(lines), 5, "lines (header + one per call): %r" % lines)
-    head = lines[0].split()
-    for col in ("TIME", "PID", "TID", "COMM", "FUNC"):
-        check(col in head, "column %s in header %r" % (col, lines[0]))
-    eq(head[:5], ["TIME", "PID", "TID", "COMM", "FUNC"], "first header columns")
-    i_ret, i_args = head.index("RET"), head.index("ARGS")
+    rows = text_rows(res.text)
     pids = set()
-    for line, (func, args, ret) in zip(lines[1:], CALLS_EXPECTED):
-        w = line.split()
-        eq((w[3], w[4]), ("calls", func), "comm and func in %r" % line)
-        eq(w[1], w[2], "pid == tid in %r" % line)
-        pids.add(w[1])
+    for row, line, (func, args, ret) in zip(rows, lines[1:], CALLS_EXPECTED):
+        eq(row["func"], func, "func in %r" % line)
+        eq(row["pid"], row["tid"], "pid == tid in %r" % line)
+        check(len(line[:47].rstrip()) <= 46 and line[46] == " ", "47 columns before the call")
+        pids.add(row["pid"])
         # Numbers are decimal or hex; compare as 64-bit registers.
-        eq(int(w[i_ret], 0) & U64, ret & U64, "ret in %r" % line)
-        got = tuple(int(x, 0) & U64 for x in w[i_args:i_args + len(args)])
+        check(row["rest"].startswith(" = "), "a return value in %r" % line)
+        eq(int(row["rest"][3:], 0) & U64, ret & U64, "ret in %r" % line)
+        got = tuple(int(x, 0) & U64 for x in row["args"].split(", ")[:len(args)])
         eq(got, tuple(a & U64 for a in args), "args in %r" % line)
     eq(len(pids), 1, "one pid")
 
@@ -370,7 +370,7 @@ def test_text_colours_on_a_terminal():
     in a file."""
     args = ["trace", "-q", "--func", "add", "--func", "jumper", "--", target(), "longjmp"]
     shown = _on_a_terminal(args)
-    check("\x1b[1mTIME " in shown and "ARGS\x1b[22m" in shown, "bold header: %r" % shown)
+    check("\x1b[1mTIME " in shown and "CALL\x1b[22m" in shown, "bold header: %r" % shown)
     check("\x1b[1madd\x1b[22m" in shown and "\x1b[1mjumper\x1b[22m" in shown,
           "bold names: %r" % shown)
     check("\x1b[33m<noreturn>\x1b[39m" in shown, "the status in yellow: %r" % shown)

@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from cmonlib import (HANG, ROOT, Background, Skip, check, cmon, eq, parse_json_lines, run,
-                     read_text, summary, tmpfile, trace)
+                     read_text, summary, text_rows, tmpfile, trace)
 from pythons import DEBIAN, OLDER, PYTHONS, matrix
 
 PY = DEBIAN.path
@@ -160,12 +160,13 @@ matrix(globals(), "test_python_ints_beyond_64_bits", _ints)
 def _text_and_csv(py):
     res = _py(["kinds", "fib", "boom"], [CALLS], fmt="text", py=py)
     eq(res.code, 0, "exit status (%s)" % res.stderr)
-    lines = [l for l in res.text.splitlines() if " kinds " in l]
-    eq(len(lines), 1, "one kinds row")
-    check(lines[0].endswith('i=-42 f=2.5 s="hello" b=True none=None raw="b\'ab\\\\x00c\'"'),
-          lines[0])
-    check('"hello"' in lines[0].split(" kinds ")[1].split()[0], "RET column: %s" % lines[0])
-    boom = [l for l in res.text.splitlines() if " boom " in l]
+    rows = [r for r in text_rows(res.text) if r["func"] == "kinds"]
+    eq(len(rows), 1, "one kinds row")
+    eq(rows[0]["args"], 'i=-42, f=2.5, s="hello", b=True, none=None, raw="b\'ab\\\\x00c\'"',
+       "kinds' arguments")
+    check(rows[0]["rest"].startswith(" = ") and '"hello"' in rows[0]["rest"],
+          "the return value: %r" % rows[0])
+    boom = [l for l in res.text.splitlines() if " boom(" in l]
     check(len(boom) == 1 and 'raise {"type":"ValueError","message":"7"}' in boom[0], boom)
     res = _py(["fib"], [CALLS], fmt="csv", py=py)
     eq(len(res.rows), 177, "177 CSV rows")

@@ -71,11 +71,12 @@ def test_capture_untyped_keeps_registers():
                  "    hex  68 69 0a 00 ff 01 02 03 04 05 06 07 80"], "show sum_buf 1")
     for fmt in ("csv", "json"):
         rows, head = _tables(store, fmt)("sum_buf")
-        eq(head[7:15], ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "s", "data"],
-           "sum_buf %s columns" % fmt)
+        cols = (["arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "s", "data"] if fmt == "json"
+                else ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5"])
+        eq(head[7:15] if fmt == "json" else head[6:12], cols, "sum_buf %s columns" % fmt)
         eq(len(rows), 1, "sum_buf %s rows" % fmt)
         r = rows[0]
-        want = {"ret": 630, "arg1": 13, "data": BUF13_HEX}
+        want = {"ret": 630, "arg1": 13, ("data" if fmt == "json" else "captures.data"): BUF13_HEX}
         if fmt == "csv":
             want = {k: str(v) for k, v in want.items()}
         eq({k: r[k] for k in want}, want, "sum_buf %s row" % fmt)
@@ -88,15 +89,18 @@ def test_export_includes_captures():
                      ["text=s:str", "data=buf:len", "v=values[n]"])
     for fmt in ("csv", "json"):
         table = _tables(store, fmt)
+        # CSV: trace's names (args.NAME, captures.NAME) after its 15 columns
+        at, a, c = (15, "args.", "captures.") if fmt == "csv" else (7, "", "")
         rows, head = table("greet")
-        eq(head[7:10], ["s", "none", "text"], "greet %s columns" % fmt)
-        eq(rows[0]["text"], S_TEXT, "greet text (%s)" % fmt)
+        eq(head[at:at + 3], [a + "s", a + "none", c + "text"], "greet %s columns" % fmt)
+        eq(rows[0][c + "text"], S_TEXT, "greet text (%s)" % fmt)
         rows, head = table("sum_buf")
-        eq(head[7:10], ["buf", "len", "data"], "sum_buf %s columns" % fmt)
-        eq(rows[0]["data"], BUF13_HEX, "sum_buf data (%s)" % fmt)
+        eq(head[at:at + 3], [a + "buf", a + "len", c + "data"], "sum_buf %s columns" % fmt)
+        eq(rows[0][c + "data"], BUF13_HEX, "sum_buf data (%s)" % fmt)
         rows, head = table("sum_ints")
-        eq(head[7:10], ["values", "arg_n", "v"], "sum_ints %s columns" % fmt)
-        got = [r["v"] if fmt == "json" else json.loads(r["v"]) for r in rows]
+        eq(head[at:at + 3], [a + "values", a + "n" if a else "arg_n", c + "v"],
+           "sum_ints %s columns" % fmt)
+        got = [r["v"] if fmt == "json" else json.loads(r[c + "v"]) for r in rows]
         eq(got, [V1, V2], "sum_ints v (%s)" % fmt)
 
 

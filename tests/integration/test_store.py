@@ -343,19 +343,22 @@ def test_store_export_csv_json():
         text = f.read()
     check(text.endswith("\r\n"), "CSV ends with CRLF")
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    eq(rows[0], ["n", "pid", "tid", "ts_ns", "latency_ns", "status", "ret", "buf", "len",
-                 "flags", "rss_entry", "rss_exit", "vms_entry", "vms_exit", "truncated",
-                 "faults"], "header")
-    eq(rows[1], ["1", "100", "101", "1700000000000001000", "1500", "ok", "0", "GET /a", "6",
-                 "-1", "4096", "8192", "100000", "100000", "", ""], "row 1")
-    eq(rows[2][7:10], ['a,b "q"\nline2', "18446744073709551615", "2147483647"], "row 2 args")
-    eq(rows[3][4:7], ["", "noreturn", ""], "row 3 latency, status, ret")
+    # trace -F csv's columns (-o 'x.%f.csv'), and the call's number in the store
+    eq(rows[0], ["ts_ns", "pid", "tid", "comm", "func", "depth", "ret", "latency_ns",
+                 "latency_lt_ns", "rss_entry", "rss_exit", "vms_entry", "vms_exit", "status",
+                 "module", "args.buf", "args.len", "args.flags", "truncated", "faults",
+                 "unavailable", "call"], "header")
+    eq(rows[1], ["1700000000000001000", "100", "101", "app", "parse_request", "", "0", "1500",
+                 "", "4096", "8192", "100000", "100000", "ok", "app", "GET /a", "6", "-1",
+                 "", "", "", "1"], "row 1")
+    eq(rows[2][15:18], ['a,b "q"\nline2', "18446744073709551615", "2147483647"], "row 2 args")
+    eq(rows[3][6:8] + rows[3][13:14], ["", "", "noreturn"], "row 3 ret, latency, status")
     eq(len(rows), 4, "rows")
     with open(os.path.join(out_dir, "kill_proc.csv"), newline="") as f:
         rows = list(csv.reader(f))
-    eq(rows[0][7:9], ["arg_pid", "sig"], "a parameter named pid gets its own column")
+    eq(rows[0][15:17], ["args.pid", "args.sig"], "a parameter named pid gets its own column")
     eq(rows[1][1], "100", "pid column")
-    eq(rows[1][7:9], ["4242", "9"], "kill_proc args")
+    eq(rows[1][15:17], ["4242", "9"], "kill_proc args")
     # JSON Lines, default folder RUN-json.
     code, out, err = cmon(["export", path, "-F", "json"])
     eq(code, 0, "exit status (%s)" % err)

@@ -8,7 +8,7 @@ import os
 import re
 
 from cmonlib import (COLUMNS, LONG_COLUMNS, TYPED_COLUMNS, U64, check, cmon, eq, funcs_args, parse_csv, read_text, run,
-                     target, tmpfile, trace)
+                     target, text_rows, tmpfile, trace)
 
 BUILDS = ["typed_O0", "typed_O2"]
 TYPED_KEYS = ["args", "retval", "captures", "truncated", "faults"]
@@ -208,17 +208,17 @@ def test_typed_text():
     lines = text.splitlines()
     eq(len(lines), 6, "text lines (header + 5 calls): %r" % lines)
     want = {
-        "paint": 'c="BLUE" mix=6',
-        "greet": 's="hi \\"q\\"\\n\u00e9\\u00ff" none=null',
+        "paint": 'c="BLUE", mix=6',
+        "greet": 's="hi \\"q\\"\\n\u00e9\\u00ff", none=null',
         "nested": 'o={"id":7,"in":{"x":-3,"y":40000},"name":"outer-name",'
                   '"vals":[1,-2,3,2147483647]}',
-        "eight": "a=1 b=-2 c=3 d=-4 e=5 f=-6 g=-7 h=4886718345",
-        "scale": 'x="%s" n=3' % FLOAT_XMM0,
+        "eight": "a=1, b=-2, c=3, d=-4, e=5, f=-6, g=-7, h=4886718345",
+        "scale": 'x="%s", n=3' % FLOAT_XMM0,
     }
-    for line in lines[1:]:
-        func = line.split()[4]
-        check(func in want, "unexpected function in %r" % line)
-        check(line.endswith(" " + want.pop(func)), "text line of %s: %r" % (func, line))
+    for row in text_rows(text):
+        func = row["func"]
+        check(func in want, "unexpected function in %r" % row)
+        eq(row["args"], want.pop(func), "text line of %s" % func)
     eq(want, {}, "functions without a text line")
 
 
@@ -232,10 +232,9 @@ def test_typed_text_long_return_value():
         eq(len(lines), 2, "%s: header and one row: %r" % (binary, lines))
         row = lines[1]
         check("0x1000fffffffe" not in row, "%s: raw rax shown: %r" % (binary, row))
-        check(row.endswith('v=-2 retval={"status_code_value_xyz":-2,'
+        check(row.endswith('wide_ret(v=-2) = {"status_code_value_xyz":-2,'
                            '"bytes_transferred_total_count":4096}'),
               "%s: the value after the arguments: %r" % (binary, row))
-        eq(row.split()[5], "(retval=)", "%s: RET points to it" % binary)
 
 
 def test_typed_text_marks():
@@ -247,18 +246,19 @@ def test_typed_text_marks():
         text, _ = trace_typed(binary, ["greet"], fmt="text", args=("long", "99"),
                               extra=["--strlen", "20"])
         row = text.splitlines()[1]
-        check(row.endswith(' s="%s" none=null truncated=["s"]' % ("x" * 20)),
+        check(row.endswith('(s="%s", none=null) = 99 truncated=["s"]' % ("x" * 20)),
               "%s: greet cut at --strlen 20: %r" % (binary, row))
         text, _ = trace_typed(binary, ["badptr"], fmt="text", args=("bad",))
         rows = text.splitlines()[1:]
         eq(len(rows), 2, "%s: two badptr rows: %r" % (binary, rows))
-        check(rows[0].endswith(' s=null o=null faults=["s","o"]'),
+        check(rows[0].endswith('(s=null, o=null) = 2 faults=["s","o"]'),
               "%s: (char *)8 and (struct outer *)16: %r" % (binary, rows[0]))
-        check(rows[1].endswith(" s=null o=null"), "%s: real NULLs, no mark: %r" % (binary, rows[1]))
+        check(rows[1].endswith("(s=null, o=null) = 0"), "%s: real NULLs, no mark: %r" % (binary, rows[1]))
         text, _ = trace_typed(binary, ["sum_buf"], fmt="text",
                               extra=["--capture", "data=buf:len", "--capture-max", "8"])
         row = text.splitlines()[1]
-        check(row.endswith(' len=13 captures={"data":"%s"} truncated=["data"]' % BUF13[:8].hex()),
+        check(row.endswith(' len=13) = %d captures={"data":"%s"} truncated=["data"]'
+                           % (sum(BUF13), BUF13[:8].hex())),
               "%s: a capture cut at --capture-max: %r" % (binary, row))
 
 
@@ -328,8 +328,8 @@ def test_typed_return_without_parameters():
         text, _ = trace_typed(binary, ["last_error"], fmt="json")
         eq(json_records(text)[0]["retval"], -1, "%s JSON retval" % binary)
         text, _ = trace_typed(binary, ["last_error"], fmt="text")
-        row = [l.split() for l in text.splitlines() if "last_error" in l]
-        eq([r[r.index("last_error") + 1] for r in row], ["-1"], "%s text RET" % binary)
+        eq([(r["func"], r["args"], r["rest"]) for r in text_rows(text)],
+           [("last_error", "", " = -1")], "%s text RET" % binary)
 
 
 def test_typed_strlen():
@@ -428,8 +428,8 @@ def test_void_has_no_return():
         eq((rec["status"], rec["ret"], rec["args.dx"]), ("ok", "", "3"),
            "%s CSV move_pt (status, ret, args.dx)" % binary)
         text, _ = trace_typed(binary, ["move_pt"], fmt="text")
-        line = text.splitlines()[1].split()
-        eq(line[4:6], ["move_pt", "void"], "%s text: RET of move_pt" % binary)
+        eq([(r["func"], r["rest"]) for r in text_rows(text)], [("move_pt", "")],
+           "%s text: no return value for a void function" % binary)
 
 
 def test_unnamed_parameters_never_take_a_name():
@@ -460,7 +460,7 @@ def test_unnamed_parameters_never_take_a_name():
        "CSV: one column each, 111 kept")
     res = trace(["un2"], launch=[target("unnamed")], fmt="text")
     eq(res.code, 0, "exit status (%s)" % res.stderr)
-    check("param1=111 #1=222" in res.text, "text: %r" % res.text)
+    check("un2(param1=111, #1=222) = 112" in res.text, "text: %r" % res.text)
 
 
 def test_struct_pieces_of_shifted_registers():

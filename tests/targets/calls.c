@@ -246,6 +246,14 @@ static int run(int argc, char **argv)
 		printf("ppid=%d\n", ok);
 		return 0;
 	}
+	if (!strcmp(s, "ppid_many")) { /* a hot library function */
+		int ok = 1;
+
+		for (int i = 0; i < 300000; i++)
+			ok &= getppid() > 0;
+		printf("ppid_many=%d\n", ok);
+		return 0;
+	}
 	if (!strcmp(s, "thread_exec_self") && argc > 1) {
 		pthread_t th;
 

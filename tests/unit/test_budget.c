@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "agg/budget.h"
+#include "probe/duty.h"
 
 static void test_parse(void **state)
 {
@@ -91,50 +92,80 @@ static void test_meter(void **state)
 	budget_meter__update(&m, 1100, 100 * 1000000ull); /* 1000 calls in 100 ms */
 	assert_true(m.have);
 	assert_true(fabs(m.rate - 10000) < 1e-6);
-	budget_meter__update(&m, 1100 + 3000, 200 * 1000000ull); /* 30000/s: averaged */
-	assert_true(fabs(m.rate - 20000) < 1e-6);
+	budget_meter__update(&m, 1100 + 3000, 200 * 1000000ull); /* 30000/s: taken at once */
+	assert_true(fabs(m.rate - 30000) < 1e-6);
+	budget_meter__update(&m, 4100 + 1000, 300 * 1000000ull); /* 10000/s: a quarter */
+	assert_true(fabs(m.rate - 25000) < 1e-6);
+	budget_meter__update(&m, 5100 + 3000, 400 * 1000000ull); /* 30000/s: under twice */
+	assert_true(fabs(m.rate - 26250) < 1e-6);
 	budget_meter__update(&m, 5, 1); /* counters restarted: begins again */
 	assert_true(m.seen == 5 && m.attached_ns == 1);
 }
 
 #define MS 1000000ull
 
-static void update(struct budget_scale *s, uint64_t calls, uint64_t att_ms, uint64_t el_ms,
-		   bool final)
-{
-	uint64_t seen[BUDGET_SCALE_N] = { calls, 0 };
-
-	budget_scale__update(s, seen, att_ms * MS, el_ms * MS, final);
-}
-
-/* A row's estimate: whole counts as seen; a window's scaled by its
- * stretch's elapsed / attached; calls read with no attached time since
- * wait for the next window (scaled alone, they spent the stretch's time on
- * a few calls: 2,400 below instead of 3,400); at the end, the run's ratio. */
+/* A row's estimate: what was seen since the last update times the scale
+ * of now; a counter, whatever the scale does. */
 static void test_scale(void **state)
 {
 	struct budget_scale s = {};
+	uint64_t seen[BUDGET_SCALE_N] = { 50, 0 };
 
-	update(&s, 50, 0, 0, false); /* never cycled */
+	budget_scale__update(&s, seen, 1); /* whole */
 	assert_true(s.est[0] == 50);
-	s = (struct budget_scale){};
-	update(&s, 100, 10, 100, false); /* 100 calls in 10 ms of 100 */
-	assert_true(fabs(s.est[0] - 1000) < 1e-9);
-	update(&s, 120, 10, 200, false); /* 20 late calls, no window since */
-	assert_true(fabs(s.est[0] - 1000) < 1e-9);
-	assert_true(s.seen[0] == 100 && s.elapsed_ns == 100 * MS);
-	update(&s, 220, 20, 300, false); /* the next window: 120 over 10 ms of 200 */
-	assert_true(fabs(s.est[0] - 3400) < 1e-9);
-	update(&s, 220, 20, 350, false); /* nothing: nothing added */
-	assert_true(fabs(s.est[0] - 3400) < 1e-9);
-	update(&s, 230, 20, 400, true); /* final: 10 at the run's 400 / 20 */
-	assert_true(fabs(s.est[0] - 3600) < 1e-9);
-	/* filtered scaled alike */
-	struct budget_scale f = {};
-	uint64_t seen[BUDGET_SCALE_N] = { 10, 4 };
+	seen[0] = 150;
+	seen[1] = 10;
+	budget_scale__update(&s, seen, 10); /* 100 calls in windows of a tenth */
+	assert_true(fabs(s.est[0] - 1050) < 1e-9 && fabs(s.est[1] - 100) < 1e-9);
+	budget_scale__update(&s, seen, 12); /* nothing new: nothing added */
+	assert_true(fabs(s.est[0] - 1050) < 1e-9);
+	seen[0] = 160;
+	budget_scale__update(&s, seen, 1); /* whole again */
+	assert_true(fabs(s.est[0] - 1060) < 1e-9);
+	seen[0] = 5;
+	seen[1] = 0;
+	budget_scale__update(&s, seen, 2); /* restarted counters: from there */
+	assert_true(fabs(s.est[0] - 1060) < 1e-9 && s.seen[0] == 5);
+	(void)state;
+}
 
-	budget_scale__update(&f, seen, 5 * MS, 50 * MS, false);
-	assert_true(fabs(f.est[0] - 100) < 1e-9 && fabs(f.est[1] - 40) < 1e-9);
+
+/* A window's attached time: its calls at the rate between its edges. */
+static void test_window(void **state)
+{
+	/* Attach 0..2 ms (10 entries counted inside it, 0 before), detach
+	 * 102..130 ms: 1000 calls in the clean 100 ms, 1020 in all (10 more
+	 * inside the detach): the window held 102 ms of calls. */
+	assert_int_equal(duty__window_ns(0, 2 * MS, 0, 10, 102 * MS, 130 * MS, 1010, 1020), 102 * MS);
+	/* A burst: 10 clean calls, 1000 in all: no more than the edges allow. */
+	assert_int_equal(duty__window_ns(0, 2 * MS, 0, 500, 102 * MS, 130 * MS, 510, 1000), 130 * MS);
+	/* Too few calls to price: the edges' times. */
+	assert_int_equal(duty__window_ns(0, 2 * MS, 0, 0, 102 * MS, 130 * MS, 3, 9), 100 * MS);
+	/* Never less than the clean interval. */
+	assert_int_equal(duty__window_ns(0, 2 * MS, 0, 0, 102 * MS, 130 * MS, 1000, 1000), 100 * MS);
+	(void)state;
+}
+
+/* What was spent over the budget is paid back, nothing saved up. */
+static void test_ledger(void **state)
+{
+	struct budget_ledger l = {};
+
+	/* The first round: the budget. */
+	assert_true(fabs(budget_ledger__round(&l, 0, 1000 * MS, 0.01) - 0.01) < 1e-12);
+	/* 0.5 s at 10 % of a CPU (0.05 s spent, 0.005 allowed): a debt of
+	 * 0.045 s, paid back over 3 s: 1.5 % less, down to the floor. */
+	assert_true(fabs(budget_ledger__round(&l, 0.05, 1500 * MS, 0.01) - 0.005) < 1e-12);
+	assert_true(fabs(l.debt - 0.045) < 1e-12);
+	/* 1 s at nothing: 0.01 paid back; 0.035 left: 1 - 3.5/3 < floor. */
+	budget_ledger__round(&l, 0, 2500 * MS, 0.01);
+	assert_true(fabs(l.debt - 0.035) < 1e-12);
+	/* 4 s at nothing: paid, and the unspent not saved. */
+	assert_true(fabs(budget_ledger__round(&l, 0, 6500 * MS, 0.01) - 0.01) < 1e-12);
+	assert_true(l.debt == 0);
+	/* 0.3 % over for 1 s (0.013 spent): 0.003 owed, the budget less 0.1 %. */
+	assert_true(fabs(budget_ledger__round(&l, 0.013, 7500 * MS, 0.01) - 0.009) < 1e-12);
+	(void)state;
 }
 
 int main(void)
@@ -147,6 +178,8 @@ int main(void)
 		cmocka_unit_test(test_changed),
 		cmocka_unit_test(test_meter),
 		cmocka_unit_test(test_scale),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_ledger),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

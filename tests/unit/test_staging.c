@@ -51,6 +51,7 @@ static void test_order_and_cutoff(void **state)
 	assert_non_null(s);
 	memset(&b, 0, sizeof(b));
 	b.type = CMON_REC_BATCH;
+	b.n = CMON_BATCH;
 	for (int i = 0; i < CMON_BATCH; i++)
 		b.r[i] = rec_at(100 + 10 * (uint64_t)i); /* 100 .. 250 */
 	assert_int_equal(staging__add_batch(s, &b), 0);
@@ -193,6 +194,34 @@ static void test_capture_batch_records(void **state)
 	assert_int_equal(capture_staging__batch(&b, head + b.len, collect_cap, &c), -EIO);
 }
 
+/* A thread's partial batch, sent as it left its CPU: its N records only,
+ * in time order with a full batch from the CPU it moved to. */
+static void test_partial_batch(void **state)
+{
+	struct staging *s = staging__new(-1, 0);
+	struct seen seen = { .fail_at = -1 };
+	struct cmon_batch b;
+
+	(void)state;
+	assert_non_null(s);
+	memset(&b, 0, sizeof(b));
+	b.type = CMON_REC_BATCH;
+	b.n = 5;
+	for (int i = 0; i < CMON_BATCH; i++)
+		b.r[i] = rec_at(10 + (uint64_t)i); /* 10 .. 14 staged; the rest stale */
+	assert_int_equal(staging__add_batch(s, &b), 0);
+	b.n = CMON_BATCH;
+	for (int i = 0; i < CMON_BATCH; i++)
+		b.r[i] = rec_at(15 + (uint64_t)i);
+	assert_int_equal(staging__add_batch(s, &b), 0);
+	assert_int_equal(staging__waiting(s), 5 + CMON_BATCH);
+	assert_int_equal(staging__deliver(s, UINT64_MAX, collect, &seen), 0);
+	assert_int_equal(seen.n, 5 + CMON_BATCH);
+	for (int i = 0; i < seen.n; i++)
+		assert_int_equal(seen.order[i], 10 + (uint64_t)i);
+	staging__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_stable_and_sorted_prefix),
 		cmocka_unit_test(test_error_keeps_the_rest),
 		cmocka_unit_test(test_capture_batch_records),
+		cmocka_unit_test(test_partial_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

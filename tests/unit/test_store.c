@@ -222,6 +222,41 @@ static void check_parse_call(const struct cmon_call *c, size_t i)
 	assert_int_equal(cmon_call_blob(c, "other", &b), CMON_ERR_NOBLOB);
 }
 
+/* The writer's page cache is bounded (1 MiB): a capture's transaction of
+ * a second's calls does not hold megabytes of dirty pages in cmon's
+ * memory; SQLite spills them to the WAL (4 MiB here was 4 MB of every
+ * flat-out capture's peak RSS). */
+static void test_page_cache_bounded(void **state)
+{
+	char *dir = path_in("cache");
+	struct store_writer *w;
+	unsigned char data[64] = { 1 };
+	const uint64_t shape[] = { 64 };
+	struct store_blob b = { "buf", "|u1", 1, shape, false, data, sizeof(data) };
+	int64_t f;
+
+	(void)state;
+	assert_int_equal(store_writer__create(dir, &test_meta, &w), 0);
+	f = store_writer__add_function(w, "parse", "app", SIG_PARSE, true);
+	sqlite3_memory_highwater(1);
+	/* ~20 MB of rows, blobs and index entries in one transaction */
+	for (size_t i = 0; i < 60000; i++) {
+		char args[128];
+		struct store_call c = {
+			.func_id = f, .pid = 100, .tid = 100, .comm = "app", .ts_ns = T0 + i,
+			.latency_ns = 10, .status = "ok", .ret_json = "0", .args_json = args,
+			.blobs = &b, .n_blobs = 1,
+		};
+
+		call_args(i, args, sizeof(args));
+		data[i % sizeof(data)] = (unsigned char)i;
+		assert_int_equal(store_writer__add_call(w, &c), (int64_t)i + 1);
+	}
+	assert_in_range(sqlite3_memory_highwater(0), 0, 2 << 20);
+	assert_int_equal(store_writer__close(w, 0), 0);
+	free(dir);
+}
+
 static void test_roundtrip(void **state)
 {
 	char *dir = path_in("rt"), *path = write_roundtrip_store(dir);
@@ -1066,11 +1101,12 @@ static void test_export_columns_from_first_call(void **state)
 	assert_non_null(text);
 	text[len] = '\0';
 	assert_string_equal(text,
-			    "n,pid,tid,ts_ns,latency_ns,status,ret,a,b,rss_entry,rss_exit,vms_entry,"
-			    "vms_exit,truncated,faults\r\n"
-			    "1,7,7,1700000000000000000,10,ok,0,1,2,1,1,2,2,,\r\n"
-			    "2,7,7,1700000000000000001,10,ok,0,3,4,1,1,2,2,,\r\n"
-			    "3,7,7,1700000000000000002,10,ok,0,5,6,1,1,2,2,,\r\n");
+			    "ts_ns,pid,tid,comm,func,depth,ret,latency_ns,latency_lt_ns,rss_entry,"
+			    "rss_exit,vms_entry,vms_exit,status,module,args.a,args.b,truncated,faults,"
+			    "unavailable,call\r\n"
+			    "1700000000000000000,7,7,app,f,,0,10,,1,1,2,2,ok,app,1,2,,,,1\r\n"
+			    "1700000000000000001,7,7,app,f,,0,10,,1,1,2,2,ok,app,3,4,,,,2\r\n"
+			    "1700000000000000002,7,7,app,f,,0,10,,1,1,2,2,ok,app,5,6,,,,3\r\n");
 	free(text);
 	free(csv);
 	free(out);
@@ -1370,6 +1406,7 @@ int main(void)
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_writer_errors),
 		cmocka_unit_test(test_dtype),
+		cmocka_unit_test(test_page_cache_bounded),
 		cmocka_unit_test(test_npy_header),
 	};
 

@@ -153,8 +153,7 @@ static void test_header_only(void **state)
 		"latency_ns,latency_lt_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module\r\n");
 	assert_string_equal(json, "");
 	assert_string_equal(text,
-		"TIME                PID     TID COMM            FUNC            "
-		"                            RET  LATENCY     dRSS ARGS\n");
+		"TIME            PID/TID       LATENCY     dRSS CALL\n");
 	free(csv);
 	free(json);
 	free(text);
@@ -267,11 +266,11 @@ static void test_text_table(void **state)
 		{
 			/* C1 CSI, invalid UTF-8, unknown depth */
 			.ts_ns = 1700000000000001000ull, .pid = 1, .tid = 4194304,
-			.comm = "\xc2\x9bé", .func = "\xff\xc0\x80ok", .depth = -1,
+			.comm = "\xc2\x9bé", .func = "\xc2\x9b\xff\xc0\x80ok", .depth = -1,
 			.status = CALL_NORETURN,
 		},
 		{
-			/* comm cut plainly, func cut with '+', indent capped */
+			/* a long name whole, the indent capped */
 			.ts_ns = 999, .pid = 7, .tid = 7,
 			.comm = "€€€€€€€€€€€€€€€€",
 			.func = "abcdefghijklmnopqrstuvwxyz0123456789ABCD", .depth = 20,
@@ -284,7 +283,7 @@ static void test_text_table(void **state)
 			.status = CALL_ENTRY_ONLY,
 		},
 		{
-			/* exactly fills the column: no cut */
+			/* a pointer in hex */
 			.ts_ns = 0, .pid = 7, .tid = 7, .comm = "c",
 			.func = "abcdefghijklmnopqrstuvwxyz", .depth = 3,
 			.ret = 0x55d0c0a4b2a0, .latency_ns = 1200000000,
@@ -297,19 +296,16 @@ static void test_text_table(void **state)
 	tzset();
 	out = render(OUT_TEXT, recs, ARRAY_SIZE(recs));
 	assert_string_equal(out,
-		"TIME                PID     TID COMM            FUNC            "
-		"                            RET  LATENCY     dRSS ARGS\n"
-		"22:13:20.123456    4242    4243 ev?il?            f?[2J?        "
-		"                              0    812ns        0 "
-		"0 1 999999 0xf4240 -999999 0xfffffffffff0bdc0\n"
-		"22:13:20.000001       1 4194304 ?é              ???ok           "
-		"                     <noreturn>        -        - 0 0 0 0 0 0\n"
-		"00:00:00.000000       7       7 €€€€€€€€€€€€€€€                 "
-		"abcdefghijklmno+         <tail>   1.00ms   +64.0M 0 0 0 0 0 0\n"
-		"00:00:00.000000       7       7 c               ----------------"
-		"---------------+              -        -        - 0 0 0 0 0 0\n"
-		"00:00:00.000000       7       7 c                     abcdefghij"
-		"klmnopqrstuvwxyz 0x55d0c0a4b2a0    1.20s    -4.0K 0 0 0 0 0 0\n");
+		"TIME            PID/TID       LATENCY     dRSS CALL\n"
+		"22:13:20.123456 4242/4243       812ns        0   f?[2J?"
+		"(0, 1, 999999, 0xf4240, -999999, 0xfffffffffff0bdc0) = 0\n"
+		"22:13:20.000001 1/4194304           -        - ????ok(0, 0, 0, 0, 0, 0) <noreturn>\n"
+		"00:00:00.000000 7/7            1.00ms   +64.0M                 "
+		"abcdefghijklmnopqrstuvwxyz0123456789ABCD(0, 0, 0, 0, 0, 0) <tail>\n"
+		"00:00:00.000000 7/7                 -        - "
+		"---------------------------------(0, 0, 0, 0, 0, 0)\n"
+		"00:00:00.000000 7/7             1.20s    -4.0K       "
+		"abcdefghijklmnopqrstuvwxyz(0, 0, 0, 0, 0, 0) = 0x55d0c0a4b2a0\n");
 	free(out);
 }
 
@@ -323,7 +319,7 @@ static char *text_line(const struct call_record *rec)
 	return line;
 }
 
-/* Columns of a text line: RET at 81 (14), LATENCY at 96 (8), dRSS at 105 (8). */
+/* Columns of a text line: LATENCY at 30 (7), dRSS at 38 (8). */
 static void assert_column(const char *line, size_t at, size_t width, const char *want)
 {
 	char cell[32];
@@ -352,7 +348,7 @@ static void test_text_latency(void **state)
 		struct call_record rec = { .latency_ns = cases[i].ns, .status = CALL_OK };
 		char *line = text_line(&rec);
 
-		assert_column(line, 96, 8, cases[i].want);
+		assert_column(line, 30, 7, cases[i].want);
 		free(line);
 	}
 }
@@ -375,7 +371,7 @@ static void test_text_rss(void **state)
 		};
 		char *line = text_line(&rec);
 
-		assert_column(line, 105, 8, cases[i].want);
+		assert_column(line, 38, 8, cases[i].want);
 		free(line);
 	}
 }
@@ -390,11 +386,126 @@ static void test_text_values(void **state)
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct call_record rec = { .ret = cases[i].v, .status = CALL_OK };
-		char *line = text_line(&rec);
+		char *line = text_line(&rec), want[64];
 
-		assert_column(line, 81, 14, cases[i].want);
+		snprintf(want, sizeof(want), "(0, 0, 0, 0, 0, 0) = %s\n", cases[i].want);
+		assert_string_equal(line + 47, want);
 		free(line);
 	}
+}
+
+/* REC's text row (its call part from 47 on), with the
+ * terminal WIDTH (0: none), strings cut at STRCUT and COLOR. */
+static char *text_call(const struct call_record *rec, unsigned width, unsigned strcut, bool color)
+{
+	char *buf = NULL, *line;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	struct writer *w;
+
+	assert_non_null(f);
+	w = writer__new(OUT_TEXT, f);
+	assert_non_null(w);
+	writer__set_color(w, color);
+	writer__set_text(w, width, strcut);
+	assert_int_equal(writer__write(w, rec), 0);
+	assert_int_equal(writer__finish(w), 0);
+	writer__free(w);
+	assert_int_equal(fclose(f), 0);
+	line = strchr(buf, '\n') + 1;
+	line = strdup(line);
+	free(buf);
+	assert_non_null(line);
+	return line;
+}
+
+/* Typed values: name=value, strings cut at the text's length (an escape
+ * and a UTF-8 glyph are one character; object keys stay whole), the
+ * return value as the function's type after " = ". */
+static void test_text_typed(void **state)
+{
+	static const char *const names[] = { "s", "o", "n" };
+	static const char *const cells[] = {
+		"\"0123456789\"", "{\"a_long_key_name\":\"abcdefghijk\",\"v\":[1,2]}",
+		"\"\\u00ffé\\n\\\"xyz\"",
+	};
+	struct call_typed t = {
+		.names = names, .cells = cells, .n_cells = 3, .retval = "\"done and dusted\"",
+	};
+	struct call_record rec = { .func = "f", .status = CALL_OK, .typed = &t };
+	char *line;
+
+	line = text_call(&rec, 0, 4, false);
+	assert_string_equal(line + 47, "f(s=\"0123…\", o={\"a_long_key_name\":\"abcd…\",\"v\":[1,2]}, "
+				  "n=\"\\u00ffé\\n\\\"…\") = \"done…\"\n");
+	free(line);
+	line = text_call(&rec, 0, 0, false); /* 0: whole */
+	assert_string_equal(line + 47, "f(s=\"0123456789\", o={\"a_long_key_name\":\"abcdefghijk\","
+				  "\"v\":[1,2]}, n=\"\\u00ffé\\n\\\"xyz\") = \"done and dusted\"\n");
+	free(line);
+	line = text_call(&rec, 0, 10, false); /* exactly 10: not cut */
+	assert_string_equal(line + 47, "f(s=\"0123456789\", o={\"a_long_key_name\":\"abcdefghij…\","
+				  "\"v\":[1,2]}, n=\"\\u00ffé\\n\\\"xyz\") = \"done and d…\"\n");
+	free(line);
+	t.returns_void = true; /* no value to show */
+	t.n_cells = 1;
+	line = text_call(&rec, 0, 0, false);
+	assert_string_equal(line + 47, "f(s=\"0123456789\")\n");
+	free(line);
+}
+
+/* On a terminal a row is cut at its width: the arguments first, so that
+ * the return value still shows, the notes dropped; the row itself when
+ * even that does not fit.  "…" marks the cut; escapes take no column. */
+static void test_text_fit(void **state)
+{
+	static const char *const names[] = { "s", "n" };
+	static const char *const cells[] = { "\"héllo wörld\"", "12345" };
+	struct call_typed t = {
+		.names = names, .cells = cells, .n_cells = 2, .retval = "-7",
+		.truncated = "[\"s\"]",
+	};
+	struct call_record rec = {
+		.func = "parse", .status = CALL_OK, .typed = &t, .depth = 1,
+	};
+	char *line;
+
+	/* 47 + "  parse(s=\"héllo wörld\", n=12345) = -7 truncated=[\"s\"]" */
+	line = text_call(&rec, 0, 0, false);
+	assert_string_equal(line + 47, "  parse(s=\"héllo wörld\", n=12345) = -7 truncated=[\"s\"]\n");
+	free(line);
+	line = text_call(&rec, 47 + 54, 0, false); /* fits exactly */
+	assert_string_equal(line + 47, "  parse(s=\"héllo wörld\", n=12345) = -7 truncated=[\"s\"]\n");
+	free(line);
+	line = text_call(&rec, 47 + 53, 0, false); /* the notes dropped */
+	assert_string_equal(line + 47, "  parse(s=\"héllo wörld\", n=12345) = -7…\n");
+	free(line);
+	line = text_call(&rec, 47 + 39, 0, false);
+	assert_string_equal(line + 47, "  parse(s=\"héllo wörld\", n=12345) = -7…\n");
+	free(line);
+	line = text_call(&rec, 47 + 38, 0, false); /* the arguments cut */
+	assert_string_equal(line + 47, "  parse(s=\"héllo wörld\", n=1234…) = -7\n");
+	free(line);
+	line = text_call(&rec, 47 + 20, 0, false);
+	assert_string_equal(line + 47, "  parse(s=\"hé…) = -7\n");
+	free(line);
+	line = text_call(&rec, 47 + 15, 0, false);
+	assert_string_equal(line + 47, "  parse(…) = -7\n");
+	free(line);
+	line = text_call(&rec, 47 + 16, 0, false); /* one glyph of the arguments */
+	assert_string_equal(line + 47, "  parse(s…) = -7\n");
+	free(line);
+	line = text_call(&rec, 47 + 14, 0, false); /* the row itself */
+	assert_string_equal(line + 47, "  parse(s=\"hé…\n");
+	free(line);
+	line = text_call(&rec, 47 + 14, 0, true);
+	assert_string_equal(line,
+			    "00:00:00.000000 0/0               0ns        0   "
+			    "\033[1mparse\033[22m(s=\"hé\033[22m\033[39m…\n");
+	free(line);
+	line = text_call(&rec, 20, 0, false); /* narrower than the fixed columns */
+	assert_string_equal(line, "00:00:00.000000 0/0…\n");
+	free(line);
 }
 
 static void test_status_names(void **state)
@@ -577,6 +688,8 @@ int main(void)
 		cmocka_unit_test(test_text_latency),
 		cmocka_unit_test(test_text_rss),
 		cmocka_unit_test(test_text_values),
+		cmocka_unit_test(test_text_typed),
+		cmocka_unit_test(test_text_fit),
 		cmocka_unit_test(test_status_names),
 		cmocka_unit_test(test_format_parse),
 		cmocka_unit_test(test_write_error),

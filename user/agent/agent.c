@@ -35,6 +35,8 @@
 /* A round of the budget: often, so that a hot function is cut within a
  * fraction of a second of its first calls (each round reads the maps). */
 #define BUDGET_ROUND_MS 250
+/* ... and sooner while a function's rate is not known yet: it may be hot. */
+#define BUDGET_FIRST_ROUND_MS 50
 #define DRAIN_MS 100
 #define RELOAD_DEBOUNCE_MS 200
 
@@ -109,10 +111,13 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 	}
 	if (n_old) /* probes is NULL before the first spec */
 		memcpy(old, a->probes, n_old * sizeof(*old));
-	/* Before any probe starts: a log probe's links are split by function
-	 * under a budget (a changed budget reaches running log probes when
-	 * they attach again; profiling shares attach again now). */
-	if (spec->budget != a->budget) {
+	/* Before any probe starts: links are split by function under a budget
+	 * (a budget set or gone attaches the profiling shares again; a new
+	 * value reaches them at the next round; running log probes follow
+	 * below). */
+	bool budget_changed = spec->budget != a->budget;
+
+	if (budget_changed) {
 		if (spec->budget > 0)
 			log_info("budget: the probes may cost %g%% of one CPU", spec->budget * 100);
 		else
@@ -128,6 +133,8 @@ int agent__apply(struct agent *a, struct agent_spec *spec, bool force)
 
 		if (cur && probe_spec__equal(cur->spec, ps)) {
 			next[i] = cur;
+			if (budget_changed)
+				agent_probe__budget_changed(cur, spec->budget, &a->lock);
 			for (size_t k = 0; k < n_old; k++)
 				if (old[k] == cur)
 					old[k] = NULL;
@@ -994,11 +1001,13 @@ int agent__run(struct agent *a)
 			count_attach_errors(a, probe_pool__commit(a->pool, &a->lock));
 		}
 		if (a->budget > 0 && now >= next_budget) {
-			next_budget = now + BUDGET_ROUND_MS;
+			bool soon;
+
 			pthread_mutex_lock(&a->lock);
 			probe_pool__next_read(a->pool); /* the counts of now */
 			pthread_mutex_unlock(&a->lock);
-			probe_pool__keep_budget(a->pool, a->probes, a->n_probes, &a->lock);
+			soon = probe_pool__keep_budget(a->pool, a->probes, a->n_probes, &a->lock);
+			next_budget = now + (soon ? BUDGET_FIRST_ROUND_MS : BUDGET_ROUND_MS);
 		}
 	}
 	return err;

@@ -253,15 +253,8 @@ int expo__family(struct expo *e, const char *name, enum metric_type type, const 
 
 	if (f)
 		return f->type == type ? 0 : -EEXIST;
-	if (e->n_fams == e->cap_fams) {
-		size_t cap = e->cap_fams ? e->cap_fams * 2 : 16;
-		struct family *p = realloc(e->fams, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		e->fams = p;
-		e->cap_fams = cap;
-	}
+	if (GROW(e->fams, e->n_fams, e->cap_fams, 16))
+		return -ENOMEM;
 	f = &e->fams[e->n_fams];
 	memset(f, 0, sizeof(*f));
 	f->name = strdup(name);

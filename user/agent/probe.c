@@ -5,6 +5,7 @@
  */
 #include "agent/probe_impl.h"
 #include "elf/debuginfod.h"
+#include "probe/duty.h"
 
 const char *probe_state__name(enum probe_state s)
 {
@@ -295,6 +296,33 @@ static void reattach(struct agent_probe *p, pthread_mutex_t *m, const char *why)
 	if (err)
 		log_warn("probe %s: after %s: %s", p->spec->id, why, msg ? msg : strerror(-err));
 	free(msg);
+}
+
+void agent_probe__budget_changed(struct agent_probe *p, double budget, pthread_mutex_t *m)
+{
+	struct probe_gen *g = p->gen;
+	struct duty *d;
+
+	if (p->state != PROBE_APPLIED || !g || !g->tracer || g->py || g->share || p->spec->n_py)
+		return;
+	if (!g->bfn) {
+		/* its links are one for all its functions: split them */
+		if (budget > 0)
+			reattach(p, m, "a budget was set");
+		return;
+	}
+	if (budget > 0)
+		return; /* in place: the budget's next round */
+	d = tracer__duty(g->tracer);
+	probe__lock(m);
+	for (uint32_t i = 0; i < g->set->n_funcs; i++) {
+		if (d && g->bfn[i].fraction > 0 && g->bfn[i].fraction < 1 &&
+		    duty__set(d, i, 1, BUDGET_PERIOD_NS))
+			continue; /* left as it is (said by the duty cycler) */
+		memset(&g->bfn[i], 0, sizeof(g->bfn[i])); /* metered again under a budget */
+	}
+	probe__unlock(m);
+	log_info("probe %s: no budget: its functions attached all the time", p->spec->id);
 }
 
 bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *m)

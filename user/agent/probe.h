@@ -52,10 +52,10 @@ void probe_pool__next_read(struct probe_pool *pool);
 void probe_pool__set_budget(struct probe_pool *pool, double budget);
 /* A round of the budget (agg/budget.h): each function's rate read from
  * its share, or its log probe (of PROBES), the hottest duty-cycled to keep
- * the total within it.  Main
- * thread; takes LOCK. */
+ * the total within it.  Main thread; takes LOCK.  True: a function's
+ * rate is not known yet (the next round soon). */
 struct agent_probe;
-void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+bool probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
 			     size_t n_probes, pthread_mutex_t *lock);
 /* Under a budget: cmon_agent_budget_ratio, cmon_agent_overhead_ratio and
  * per function cmon_agent_function_overhead_ratio, cmon_agent_sampled,
@@ -64,8 +64,9 @@ void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const 
 struct expo;
 int probe_pool__render_budget(struct probe_pool *pool, struct agent_probe *const *probes,
 			      size_t n_probes, struct expo *e);
-/* Under a budget, each function of the pool: its probe (the first of its
- * share), name, attached fraction, cost now (of one CPU) and calls seen.
+/* Under a budget, each function of each probe of the pool: the probe,
+ * the function's name, attached fraction, cost now (of one CPU; split
+ * among the probes of a share that name it) and calls seen.
  * Stops at FN's first nonzero return, returned.  Under the lock. */
 typedef int (*probe_budget_fn)(void *ctx, const char *probe, const char *func, double sampled,
 			       double overhead, uint64_t seen);
@@ -132,6 +133,12 @@ bool agent_probe__check_target(struct agent_probe *p, pthread_mutex_t *lock);
 
 /* Has debuginfod fetched a debug file P was waiting for?  Then build it
  * again (typed now), carrying the counts over.  True when done. */
+/* The pool's budget changed to BUDGET (0: none): a running log probe
+ * follows it at once.  One made under a budget (its links per function)
+ * in place: without one, every function attached all the time; one made
+ * without is attached again with its links split.  Main thread; takes
+ * LOCK. */
+void agent_probe__budget_changed(struct agent_probe *p, double budget, pthread_mutex_t *lock);
 bool agent_probe__check_debuginfo(struct agent_probe *p, pthread_mutex_t *lock);
 /* Instrument log: move records from the ring buffer to the file, for at
  * most 20 ms (*MORE: records are left).  Main thread, without the agent's

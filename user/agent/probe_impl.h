@@ -136,6 +136,7 @@ struct probe_pool {
 	struct probe_share *shares;
 	uint64_t epoch;
 	double budget; /* of one CPU, 0: none */
+	struct budget_ledger ledger;
 	double cost;   /* what the probes cost now, of one CPU (the last round) */
 };
 

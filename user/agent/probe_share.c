@@ -404,11 +404,15 @@ size_t probe_pool__commit(struct probe_pool *pool, pthread_mutex_t *m)
 
 void probe_pool__set_budget(struct probe_pool *pool, double budget)
 {
+	bool split = budget > 0, was = pool->budget > 0;
+
 	if (pool->budget == budget)
 		return;
-	/* Profilers made with (or without) per-function links: again. */
 	pool->budget = budget;
-	for (struct probe_share *sh = pool->shares; sh; sh = sh->next)
+	memset(&pool->ledger, 0, sizeof(pool->ledger));
+	/* Profilers made with (or without) per-function links: again.  A
+	 * new value: kept from the next round. */
+	for (struct probe_share *sh = pool->shares; sh && split != was; sh = sh->next)
 		sh->dirty = true;
 	if (!budget)
 		pool->cost = 0;
@@ -468,16 +472,17 @@ static int log_func(const struct agent_probe *p, size_t i, uint64_t *seen, doubl
 	return 0;
 }
 
-/* Every function under the budget: the shares', then the log probes'. */
+/* Every function under the budget: the shares' (unless not SHARES), then
+ * the log probes'. */
 static int budget_items(struct probe_pool *pool, struct agent_probe *const *probes, size_t n_probes,
-			bool refresh, struct budget_item **v, size_t *n)
+			bool refresh, bool shares, struct budget_item **v, size_t *n)
 {
 	size_t cap = 0;
 	int err = 0;
 
 	*v = NULL;
 	*n = 0;
-	for (struct probe_share *sh = pool->shares; sh && !err; sh = sh->next) {
+	for (struct probe_share *sh = shares ? pool->shares : NULL; sh && !err; sh = sh->next) {
 		struct duty *d;
 
 		if (!sh->prof || !sh->bfn || !sh->seen || !sh->n_members)
@@ -509,19 +514,20 @@ static int budget_items(struct probe_pool *pool, struct agent_probe *const *prob
 	return err;
 }
 
-void probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
+bool probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const *probes,
 			     size_t n_probes, pthread_mutex_t *m)
 {
 	struct budget_item *v;
 	size_t n;
 
 	if (!(pool->budget > 0))
-		return;
+		return false;
 	probe__lock(m);
-	if (!budget_items(pool, probes, n_probes, true, &v, &n))
-		pool->cost = budget__keep(v, n, pool->budget);
+	if (!budget_items(pool, probes, n_probes, true, true, &v, &n))
+		pool->cost = budget__keep(v, n, pool->budget, &pool->ledger);
 	probe__unlock(m);
 	free(v);
+	return pool->ledger.metering;
 }
 
 static int render_fn(void *ctx, const char *probe, const char *func, double sampled,
@@ -553,16 +559,57 @@ int probe_pool__render_budget(struct probe_pool *pool, struct agent_probe *const
 	return err;
 }
 
+/* A share's functions under the budget, per member probe: a function
+ * several members name is one set of probes, its cost split among them
+ * (the probes' costs still add up to the total). */
+static int share_each(const struct probe_share *sh, probe_budget_fn fn, void *ctx)
+{
+	uint32_t *members = calloc(sh->set->n_funcs + 1, sizeof(*members));
+	int err = 0;
+
+	if (!members)
+		return -ENOMEM;
+	for (size_t k = 0; k < sh->n_members; k++) {
+		const struct probe_gen *g = sh->members[k]->gen;
+
+		for (size_t j = 0; g && g->ids && j < g->set->n_funcs; j++)
+			if (g->ids[j] < sh->set->n_funcs)
+				members[g->ids[j]]++;
+	}
+	for (size_t k = 0; k < sh->n_members && !err; k++) {
+		const struct probe_gen *g = sh->members[k]->gen;
+
+		for (size_t j = 0; g && g->ids && j < g->set->n_funcs && !err; j++) {
+			uint32_t i = g->ids[j];
+			const struct budget_fn *st;
+			double fr;
+
+			if (i >= sh->set->n_funcs)
+				continue;
+			st = &sh->bfn[i];
+			fr = st->fraction ? st->fraction : 1;
+			err = fn(ctx, sh->members[k]->spec->id, sh->set->funcs[i].name, fr,
+				 st->cpu * fr / members[i], sh->seen[i]);
+		}
+	}
+	free(members);
+	return err;
+}
+
 int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *probes,
 			    size_t n_probes, probe_budget_fn fn, void *ctx)
 {
-	struct budget_item *v;
-	size_t n;
-	int err;
+	struct budget_item *v = NULL;
+	size_t n = 0;
+	int err = 0;
 
 	if (!(pool->budget > 0))
 		return 0;
-	err = budget_items(pool, probes, n_probes, false, &v, &n);
+	for (struct probe_share *sh = pool->shares; sh && !err; sh = sh->next)
+		if (sh->prof && sh->bfn && sh->seen && sh->n_members && profiler__duty(sh->prof))
+			err = share_each(sh, fn, ctx);
+	if (!err)
+		err = budget_items(pool, probes, n_probes, false, false, &v, &n);
 	for (size_t i = 0; i < n && !err; i++) {
 		double fr = v[i].st->fraction ? v[i].st->fraction : 1;
 

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/clock.h"
 #include "core/log.h"
 #include "probe/duty.h"
 #include "budget.h"
@@ -50,35 +51,23 @@ void budget_meter__update(struct budget_meter *m, uint64_t seen, uint64_t attach
 	if (attached_ns - m->attached_ns < METER_MIN_NS)
 		return;
 	rate = (double)(seen - m->seen) * 1e9 / (double)(attached_ns - m->attached_ns);
-	m->rate = m->have ? (m->rate + rate) / 2 : rate;
+	/* A function turning hot is taken at its word at once (the budget
+	 * is a bound); otherwise the noise (a window the process spent off
+	 * CPU) smoothed out, a quarter of the new reading a time. */
+	m->rate = m->have && rate < 2 * m->rate ? 0.75 * m->rate + 0.25 * rate : rate;
 	m->have = true;
 	m->seen = seen;
 	m->attached_ns = attached_ns;
 }
 
-void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCALE_N],
-			  uint64_t attached_ns, uint64_t elapsed_ns, bool final)
+void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCALE_N], double scale)
 {
-	uint64_t da = attached_ns - s->attached_ns, de = elapsed_ns - s->elapsed_ns;
-	bool any = false;
-	double k;
-
-	for (int i = 0; i < BUDGET_SCALE_N; i++)
-		any |= seen[i] != s->seen[i];
-	if (!elapsed_ns)
-		k = 1; /* never cycled: every call seen */
-	else if (da)
-		k = (double)de / (double)da;
-	else if (any && final)
-		k = attached_ns ? (double)elapsed_ns / (double)attached_ns : 1;
-	else
-		return; /* nothing attached since: wait for the next window */
 	for (int i = 0; i < BUDGET_SCALE_N; i++) {
-		s->est[i] += (double)(seen[i] - s->seen[i]) * k;
+		if (seen[i] < s->seen[i])
+			s->seen[i] = seen[i]; /* counters restarted: from here */
+		s->est[i] += (double)(seen[i] - s->seen[i]) * scale;
 		s->seen[i] = seen[i];
 	}
-	s->attached_ns = attached_ns;
-	s->elapsed_ns = elapsed_ns;
 }
 
 static int by_cpu(const void *a, const void *b)
@@ -139,13 +128,28 @@ bool budget__changed(double old, double now)
 /* "probe NAME: " before a function's name, when it has a probe */
 #define PROBE(it) (it).probe ? "probe " : "", (it).probe ? (it).probe : "", (it).probe ? ": " : ""
 
-double budget__keep(struct budget_item *v, size_t n, double budget)
+double budget_ledger__round(struct budget_ledger *l, double spent_s, uint64_t now_ns,
+			    double budget)
+{
+	if (l->at_ns && now_ns > l->at_ns) {
+		l->debt += spent_s - budget * (double)(now_ns - l->at_ns) / 1e9;
+		if (l->debt < 0)
+			l->debt = 0; /* time unspent is not saved up for a burst */
+	}
+	l->at_ns = now_ns;
+	return fmax(budget - l->debt * 1e9 / (double)BUDGET_PAYBACK_NS,
+		    budget * BUDGET_PAYBACK_FLOOR);
+}
+
+double budget__keep(struct budget_item *v, size_t n, double budget, struct budget_ledger *led)
 {
 	struct budget_unit *u = calloc(n ? n : 1, sizeof(*u));
-	double cost = 0;
+	double cost = 0, spent = 0, level = budget;
 
 	if (!u)
 		return -1;
+	if (led)
+		led->metering = false;
 	for (size_t i = 0; i < n; i++) {
 		struct budget_fn *st = v[i].st;
 		struct duty_stats ds;
@@ -155,16 +159,31 @@ double budget__keep(struct budget_item *v, size_t n, double budget)
 			if (duty__set(v[i].duty, v[i].func_id, 1, BUDGET_PERIOD_NS))
 				continue;
 			st->fraction = 1;
+			st->billed = v[i].seen;
 		}
+		/* what its calls since the last round cost, each one trapped */
+		if (v[i].seen >= st->billed)
+			spent += (double)(v[i].seen - st->billed) * v[i].cost_ns / 1e9;
+		st->billed = v[i].seen;
 		duty__stats(v[i].duty, v[i].func_id, &ds);
 		budget_meter__update(&st->meter, v[i].seen, ds.attached_ns);
 		if (st->meter.have)
 			st->cpu = st->meter.rate * v[i].cost_ns / 1e9;
+		else if (led)
+			led->metering = true;
 		u[i].cpu = st->cpu;
 	}
-	budget__share(u, n, budget);
+	if (led)
+		level = budget_ledger__round(led, spent, clock__mono_ns(), budget);
+	budget__share(u, n, level);
 	for (size_t i = 0; i < n; i++) {
 		struct budget_fn *st = v[i].st;
+
+		/* Whole again only well under its share: not back and forth
+		 * round after round around it (cut, it costs less still). */
+		if (st->fraction > 0 && st->fraction < 1 && u[i].fraction >= 1 &&
+		    2 * st->cpu > level / (double)n)
+			u[i].fraction = st->fraction;
 
 		bool worth = budget__changed(st->fraction, u[i].fraction);
 
@@ -177,12 +196,12 @@ double budget__keep(struct budget_item *v, size_t n, double budget)
 				log_warn("%s%s%s%s: duty cycle not set: %s", PROBE(v[i]), v[i].func,
 					 strerror(-err));
 			} else {
-				if (worth && u[i].fraction < 1)
+				if (worth && u[i].fraction < 1 && st->fraction >= 1)
 					log_info("%s%s%s%s costs %.2f%% of a CPU whole, over the "
 						 "budget of %g%%: attached %.2f%% of the time",
 						 PROBE(v[i]), v[i].func, st->cpu * 100, budget * 100,
 						 u[i].fraction * 100);
-				else if (worth)
+				else if (worth && u[i].fraction >= 1)
 					log_info("%s%s%s%s within the budget of %g%% again: "
 						 "attached all the time", PROBE(v[i]), v[i].func,
 						 budget * 100);

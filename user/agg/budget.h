@@ -39,8 +39,8 @@ struct budget_meter {
 
 /* SEEN (entries counted) and ATTACHED_NS (its probes' attached time),
  * both cumulative: the rate over what came since the last update, once
- * at least 50 ms of attached time came (else it waits), averaged with
- * the last one. */
+ * at least 50 ms of attached time came (else it waits); one more than
+ * twice the last taken at once, any other a quarter of the new one. */
 void budget_meter__update(struct budget_meter *m, uint64_t seen, uint64_t attached_ns);
 
 struct budget_unit {
@@ -59,31 +59,24 @@ double budget__share(struct budget_unit *u, size_t n, double budget);
 bool budget__changed(double old, double now);
 
 /*
- * A duty-cycled row's estimate: what was seen, scaled up by the time its
- * probes were attached.  Each update adds what was seen since the last one
- * times elapsed / attached over the same stretch, so the estimate only
- * grows (a counter) and follows the fraction as it changes.  Counts seen
- * with no attached time since the last update (a window's last calls, read
- * while its detach was under way) wait to be scaled with the next window:
- * scaling them alone would spend the stretch's elapsed time on a few
- * calls.  Once no window can come (FINAL: whole again, failed, stopped),
- * they take the whole run's ratio.
+ * A duty-cycled row's estimate: what was seen, scaled up.  Each update
+ * adds what was seen since the last one times the function's scale now
+ * (probe/duty.h: a window stands for its period, its calls priced by its
+ * attached time; 1 while whole), so the estimate only grows (a counter)
+ * and follows the fraction as it changes.
  */
 #define BUDGET_SCALE_N 2 /* counters scaled together: calls, filtered */
 struct budget_scale {
-	uint64_t seen[BUDGET_SCALE_N];     /* at the last update */
-	uint64_t attached_ns, elapsed_ns;  /* at the last update */
+	uint64_t seen[BUDGET_SCALE_N]; /* at the last update */
 	double est[BUDGET_SCALE_N];
 };
 
-/* SEEN (cumulative), and the function's ATTACHED_NS and ELAPSED_NS since
- * it was first set (both 0: never cycled, every call seen). */
-void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCALE_N],
-			  uint64_t attached_ns, uint64_t elapsed_ns, bool final);
+/* SEEN (cumulative), scaled by SCALE (duty_stats.scale). */
+void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCALE_N], double scale);
 
 /* Functions are cycled over a period of this (longer when a window would
  * be shorter than DUTY_MIN_WINDOW_NS). */
-#define BUDGET_PERIOD_NS 1000000000ull
+#define BUDGET_PERIOD_NS 250000000ull
 
 struct duty;
 
@@ -92,7 +85,29 @@ struct budget_fn {
 	struct budget_meter meter;
 	double fraction; /* attached share of each period now; 0: not set yet */
 	double cpu;      /* share of one CPU it would cost whole (0: not known yet) */
+	uint64_t billed; /* its calls counted in the ledger */
 };
+
+/*
+ * The budget is kept over time, not only round by round: what the probes
+ * spent over it (a function's first fraction of a second whole, before
+ * its rate is known; a rate that rose between rounds) is a debt, paid
+ * back over the next BUDGET_PAYBACK_NS by keeping to less than the budget
+ * (never less than BUDGET_PAYBACK_FLOOR of it).  Time left unspent is not
+ * saved up: a burst over the budget is never allowed in advance.
+ */
+#define BUDGET_PAYBACK_NS (3 * 1000000000ull)
+#define BUDGET_PAYBACK_FLOOR 0.5
+struct budget_ledger {
+	uint64_t at_ns; /* the last round (0: none yet) */
+	double debt;    /* CPU seconds spent over the budget, not paid back */
+	bool metering;  /* out: a function's rate is not known yet: a round soon */
+};
+
+/* A round at NOW_NS: SPENT_S CPU seconds spent since the last one.
+ * Returns the share of one CPU to keep to until the next round. */
+double budget_ledger__round(struct budget_ledger *l, double spent_s, uint64_t now_ns,
+			    double budget);
 
 /* One function, for one round of budget__keep. */
 struct budget_item {
@@ -105,9 +120,9 @@ struct budget_item {
 };
 
 /* One round over the N items (all the host's functions under BUDGET):
- * each one's rate read, the fractions chosen, those that changed set and
- * logged once.  Returns the share of one CPU the items cost now, at their
- * fractions. */
-double budget__keep(struct budget_item *v, size_t n, double budget);
+ * each one's rate read, the fractions chosen (within what LED, when not
+ * NULL, leaves of the budget), those that changed set and logged once.
+ * Returns the share of one CPU the items cost now, at their fractions. */
+double budget__keep(struct budget_item *v, size_t n, double budget, struct budget_ledger *led);
 
 #endif

@@ -341,8 +341,7 @@ static int scale_row(struct profiler *p, struct func_profile *o)
 	o->sampled = ds.fraction;
 	seen[0] = o->calls;
 	seen[1] = o->filtered;
-	budget_scale__update(sc, seen, ds.attached_ns, ds.elapsed_ns,
-			     !ds.period_ns || ds.failed || ds.stopped);
+	budget_scale__update(sc, seen, ds.scale);
 	o->calls = (uint64_t)(sc->est[0] + 0.5);
 	o->filtered = (uint64_t)(sc->est[1] + 0.5);
 	return 0;

@@ -119,13 +119,6 @@ static void put_json_str(FILE *f, struct strbuf *tmp, const char *s)
 	fwrite(tmp->buf, 1, tmp->len, f);
 }
 
-static void put_csv_str(FILE *f, struct strbuf *tmp, const char *s)
-{
-	strbuf__reset(tmp);
-	if (!csv_escape(tmp, s ? s : ""))
-		fwrite(tmp->buf, 1, tmp->len, f);
-}
-
 static void put_opt_u64(FILE *f, uint64_t v, const char *none)
 {
 	if (v == CMON_NONE)
@@ -507,66 +500,9 @@ static const char *cell_json(const struct columns *cols, size_t i, const struct 
 	return tmp2->buf;
 }
 
-/* A value in a CSV cell, as the JSON table has it: null (a NULL pointer,
- * one that could not be read, a value the call does not have) is `null`;
- * a string is its text, so "" is an empty cell, but a string that would
- * read as something else (the text null, one starting with '"', one with a
- * NUL byte) is its JSON text ("\"null\""): a cell `null` is never a
- * string, a cell starting with '"' always JSON.  Numbers and true/false as
- * themselves, objects and arrays as their JSON text. */
-static void csv_value(FILE *f, struct strbuf *tmp, const char *json)
-{
-	if (!json || !strcmp(json, "null")) {
-		fputs("null", f);
-		return;
-	}
-	if (json[0] == '"') {
-		json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-		const char *text = json_string_value(v);
-
-		if (text && json_string_length(v) == strlen(text) && text[0] != '"' &&
-		    strcmp(text, "null")) {
-			put_csv_str(f, tmp, text);
-			json_decref(v);
-			return;
-		}
-		json_decref(v);
-	}
-	put_csv_str(f, tmp, json);
-}
-
-/* The ret cell: empty when the call has no return value (it did not
- * return, or the function is void), else as csv_value. */
-static void csv_ret(FILE *f, struct strbuf *tmp, const struct cmon_call *c)
-{
-	if (!c->ret || !strcmp(c->ret_type, "void"))
-		return;
-	csv_value(f, tmp, c->ret);
-}
-
-static void table_header(FILE *f, enum export_mode mode, const struct columns *cols,
-			 struct strbuf *tmp)
-{
-	if (mode != EXPORT_CSV)
-		return;
-	for (size_t i = 0; i < sizeof(fixed_head) / sizeof(*fixed_head); i++)
-		fprintf(f, "%s%s", i ? "," : "", fixed_head[i]);
-	for (size_t i = 0; i < cols->n; i++) {
-		fputc(',', f);
-		put_csv_str(f, tmp, cols->head[i]);
-	}
-	for (size_t i = 0; i < sizeof(fixed_tail) / sizeof(*fixed_tail); i++)
-		fprintf(f, ",%s", fixed_tail[i]);
-	for (size_t i = 0; i < sizeof(fixed_notes) / sizeof(*fixed_notes); i++)
-		fprintf(f, ",%s", fixed_notes[i]);
-	if (cols->cgroup)
-		fputs(",cgroup", f);
-	fputs("\r\n", f);
-}
-
 /* CG: the call's process's cgroup, when the table has the column (NULL:
  * its process has none). */
-static int table_row(FILE *f, enum export_mode mode, const struct columns *cols,
+static int table_row(FILE *f, const struct columns *cols,
 		     const struct cmon_call *c, const char *cg, struct strbuf *tmp,
 		     struct strbuf *tmp2, struct strbuf notes[2])
 {
@@ -576,38 +512,6 @@ static int table_row(FILE *f, enum export_mode mode, const struct columns *cols,
 	if (err)
 		return err;
 
-	if (mode == EXPORT_CSV) {
-		fprintf(f, "%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",", c->n, c->pid, c->tid,
-			c->ts_ns);
-		put_opt_u64(f, c->latency_ns, "");
-		fputc(',', f);
-		put_csv_str(f, tmp, c->status);
-		fputc(',', f);
-		csv_ret(f, tmp, c);
-		for (size_t i = 0; i < cols->n; i++) {
-			fputc(',', f);
-			csv_value(f, tmp, cell_json(cols, i, c, tmp2));
-		}
-		for (size_t i = 0; i < 4; i++) {
-			fputc(',', f);
-			put_opt_u64(f, mem[i], "");
-		}
-		/* The lists' JSON text; empty when none; null: unknown. */
-		for (size_t i = 0; i < 2; i++) {
-			fputc(',', f);
-			if (notes_unknown)
-				fputs("null", f);
-			else if (notes[i].len)
-				put_csv_str(f, tmp, notes[i].buf);
-		}
-		if (cols->cgroup) {
-			fputc(',', f);
-			if (cg)
-				put_csv_str(f, tmp, cg);
-		}
-		fputs("\r\n", f);
-		return 0;
-	}
 	fprintf(f, "{\"n\": %" PRIu64 ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32
 		", \"ts_ns\": %" PRIu64 ", \"latency_ns\": ", c->n, c->pid, c->tid, c->ts_ns);
 	put_opt_u64(f, c->latency_ns, "null");
@@ -672,6 +576,11 @@ static const char *cgroup_of(const struct export_ctx *x, uint32_t pid)
 	return p ? p->cgroup : NULL;
 }
 
+static const char *cgroup_cb(void *ctx, uint32_t pid)
+{
+	return cgroup_of(ctx, pid);
+}
+
 /* Export function I; *ENTRY is the folder or file name it got. */
 static int export_function(struct export_ctx *x, const struct cmon_function *fs, size_t nf,
 			   size_t i, const char **entry)
@@ -704,6 +613,13 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 			goto cleanup;
 		obuf = file__buffer(out, 1 << 20);
 	}
+	if (x->mode == EXPORT_CSV) { /* as trace writes it */
+		uint64_t n = 0;
+
+		err = export_view__table(x->s, fs, nf, i, out, x->cgroups ? cgroup_cb : NULL, x, &n);
+		x->calls += n;
+		goto cleanup;
+	}
 	if (cmon_store_calls(x->s, key, 1, &it)) {
 		err = 1;
 		goto cleanup;
@@ -716,10 +632,9 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 				err = columns__init(&cols, f, c, x->cgroups);
 				if (err)
 					goto cleanup;
-				table_header(out, x->mode, &cols, &x->tmp);
 				header_done = true;
 			}
-			err = table_row(out, x->mode, &cols, c, cgroup_of(x, c->pid), &x->tmp,
+			err = table_row(out, &cols, c, cgroup_of(x, c->pid), &x->tmp,
 					&x->tmp2, x->notes);
 		}
 		cmon_call_free(c);
@@ -731,12 +646,6 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 	if (r < 0) {
 		err = 1;
 		goto cleanup;
-	}
-	if (out && !header_done) {
-		err = columns__init(&cols, f, NULL, x->cgroups);
-		if (err)
-			goto cleanup;
-		table_header(out, x->mode, &cols, &x->tmp);
 	}
 cleanup:
 	if (out) {
@@ -926,7 +835,7 @@ int cmd_export(int argc, char **argv)
 	notes_unknown = !cmon_store_has_notes(x.s);
 	if (notes_unknown)
 		log_warn("%s was written before stores noted cut and unreadable values: "
-			 "truncated and faults are null (unknown)", cmon_store_path(x.s));
+			 "truncated and faults are unknown (null in JSON, empty in CSV)", cmon_store_path(x.s));
 	entries = calloc(nf + 1, sizeof(*entries));
 	if (!entries) {
 		log_error("export: out of memory");

@@ -5,6 +5,7 @@
  * calibration functions, probe/calib.h), and how returns are observed.
  * Attaches nothing to the target.
  */
+#include "core/grow.h"
 #include "python/cpython.h"
 #include "python/pycode.h"
 #include <errno.h>
@@ -210,15 +211,8 @@ static int keep_code(void *ctx, const struct py_code *c)
 		want = pycode__matches(pl->o->funcs[i], c->qualname, c->filename);
 	if (!want)
 		return 0;
-	if (pl->n == pl->cap) {
-		size_t cap = pl->cap ? 2 * pl->cap : 64;
-		struct py_code **v = realloc(pl->codes, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		pl->codes = v;
-		pl->cap = cap;
-	}
+	if (GROW(pl->codes, pl->n, pl->cap, 64))
+		return -ENOMEM;
 	copy = calloc(1, sizeof(*copy));
 	if (!copy)
 		return -ENOMEM;

@@ -71,6 +71,7 @@ struct profile_run {
 	uint32_t py_func;
 	/* --budget: each function's duty-cycle state and calls seen */
 	struct budget_fn *bfn;
+	struct budget_ledger ledger;
 	uint64_t *seen;
 };
 
@@ -671,7 +672,7 @@ static int budget_round(struct profile_run *r)
 			.cost_ns = (double)probe_calib__caller_cost(c, &r->set->funcs[i]) + bpf_ns,
 			.probe = NULL, .func = r->set->funcs[i].name,
 		};
-	budget__keep(v, n, r->opts.budget);
+	budget__keep(v, n, r->opts.budget, &r->ledger);
 	free(v);
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "cli/options.h"
 #include "agg/runstats.h"
 #include "cli/commands.h"
@@ -98,15 +99,8 @@ static struct row *row_of(struct stats *st, const char *func, unsigned proc, uin
 		return NULL;
 	if (!added)
 		return &st->rows[*slot - 1];
-	if (st->n_rows == st->cap_rows) {
-		size_t cap = st->cap_rows ? 2 * st->cap_rows : 256;
-		struct row *v = realloc(st->rows, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		st->rows = v;
-		st->cap_rows = cap;
-	}
+	if (GROW(st->rows, st->n_rows, st->cap_rows, 256))
+		return NULL;
 	r = &st->rows[st->n_rows];
 	memset(r, 0, sizeof(*r));
 	r->func = strdup(func);

@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "core/file.h"
 #include "core/grow.h"
 #include "core/log.h"
 #include "proc/procmaps.h"
@@ -509,6 +510,9 @@ static int make_router(struct trace_run *r)
 		oo.open_ctx = &r->file_opts;
 		/* a table for a person at a terminal: in colour (not NO_COLOR) */
 		r->file_opts.color = r->ses.out && isatty(fileno(r->ses.out));
+		/* and each row cut to the terminal's width: a file keeps it whole */
+		r->file_opts.width = r->file_opts.color ? file__term_columns(fileno(r->ses.out)) : 0;
+		r->file_opts.strcut = r->opts.text_strlen;
 		if (r->ses.out)
 			sink = file_sink__new(&r->file_opts, r->ses.out);
 		else

@@ -22,6 +22,7 @@
 #include "core/grow.h"
 #include "core/log.h"
 #include "core/strbuf.h"
+#include "output/render.h"
 
 /* A call as the writers see it: names and values point into C. */
 struct record_of {
@@ -270,6 +271,270 @@ out:
 		cmon_call_free(all[i].c);
 	free(all);
 	writer__free(w);
+	return err;
+}
+
+/* ---------------------------------------------------------------- a table
+ * `export -F csv`: a function's calls as `trace -F csv -o 'x.%f.csv'`
+ * writes them, through the same writer: the columns are the leaves of the
+ * values (a struct's members their own, "args.o.in.x"; a --capture
+ * "captures.NAME"), found over every call (the store keeps JSON, not the
+ * DWARF layout), and each cell native as trace writes it. */
+
+struct leaves {
+	struct render_cols *cols;
+	size_t cap;
+	struct render_leaf *v; /* a call's */
+	size_t n, vcap;
+	struct strbuf text;    /* the leaves' JSON text, one after another */
+};
+
+/* NAME's column; ADD: made when there is none (else -ENOENT). */
+static int column_of(struct leaves *L, const char *name, bool add, uint32_t *at)
+{
+	struct render_cols *c = L->cols;
+
+	for (size_t i = 0; i < c->n; i++) {
+		if (!strcmp(c->names[i], name)) {
+			*at = (uint32_t)i;
+			return 0;
+		}
+	}
+	if (!add)
+		return -ENOENT;
+	if (c->n == L->cap) {
+		size_t cap = L->cap ? 2 * L->cap : 16;
+		char **nn = realloc(c->names, cap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		c->names = nn;
+		nn = realloc(c->paths, cap * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		c->paths = nn;
+		L->cap = cap;
+	}
+	c->names[c->n] = strdup(name);
+	c->paths[c->n] = strdup(name);
+	if (!c->names[c->n] || !c->paths[c->n]) {
+		free(c->names[c->n]);
+		free(c->paths[c->n]);
+		return -ENOMEM;
+	}
+	*at = (uint32_t)c->n++;
+	return 0;
+}
+
+/* One leaf NAME of JSON text T: its column (made unless ROW), its text
+ * (when ROW). */
+static int add_leaf(struct leaves *L, const char *name, const char *t, bool row)
+{
+	uint32_t at;
+	size_t off = L->text.len;
+	int err;
+
+	/* a null where other calls have an object: their columns, empty */
+	if (!strcmp(t, "null") && !row) {
+		size_t n = strlen(name);
+
+		for (size_t i = 0; i < L->cols->n; i++)
+			if (!strncmp(L->cols->names[i], name, n) && L->cols->names[i][n] == '.')
+				return 0;
+	}
+	err = column_of(L, name, !row, &at);
+	if (err == -ENOENT)
+		return 0;
+	if (err || !row || !strcmp(t, "null"))
+		return err;
+	if (L->n == L->vcap) {
+		size_t cap = L->vcap ? 2 * L->vcap : 16;
+		struct render_leaf *nv = realloc(L->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		L->v = nv;
+		L->vcap = cap;
+	}
+	err = strbuf__puts(&L->text, t);
+	if (err)
+		return err;
+	L->v[L->n].col = at;
+	L->v[L->n].len = (uint32_t)(L->text.len - off);
+	L->v[L->n].text = (const char *)(uintptr_t)off; /* made a pointer at the end */
+	L->v[L->n].kind = csv__kind_of(L->text.buf + off, L->text.len - off);
+	L->n++;
+	return 0;
+}
+
+/* JSON text T's leaves under NAME: an object's members by NAME.member,
+ * anything else one leaf (an object jansson cannot read, a 64-bit
+ * unsigned inside, too). */
+static int add_leaves(struct leaves *L, const char *name, const char *t, bool row)
+{
+	json_t *v = t[0] == '{' && t[1] != '}' ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+	const char *k;
+	json_t *m;
+	int err = 0;
+
+	if (!json_is_object(v)) {
+		json_decref(v);
+		return add_leaf(L, name, t, row);
+	}
+	json_object_foreach(v, k, m) {
+		char *sub = NULL, *mt = json_dumps(m, JSON_COMPACT | JSON_PRESERVE_ORDER |
+						       JSON_ENCODE_ANY);
+
+		if (!mt || asprintf(&sub, "%s.%s", name, k) < 0)
+			err = -ENOMEM;
+		else
+			err = add_leaves(L, sub, mt, row);
+		free(sub);
+		free(mt);
+		if (err)
+			break;
+	}
+	json_decref(v);
+	return err;
+}
+
+/* F's values are the registers, arg0..arg5: untyped, with its signature
+ * (one without takes its calls' names, as leaves). */
+static bool raw_of(const struct cmon_function *f)
+{
+	return !f->typed && f->n_params;
+}
+
+/* Call C's leaves (ROW: with their text; else only the columns). */
+static int call_leaves(struct leaves *L, const struct cmon_call *c,
+		       const struct cmon_function *f, bool row)
+{
+	int err = 0;
+
+	L->n = 0;
+	strbuf__reset(&L->text);
+	for (size_t i = 0; i < c->n_args && !err && !raw_of(f); i++) {
+		char *name;
+
+		if (asprintf(&name, "args.%s", c->args[i].name) < 0)
+			return -ENOMEM;
+		err = add_leaves(L, name, c->args[i].value ? c->args[i].value : "null", row);
+		free(name);
+	}
+	for (size_t i = 0; i < f->n_captures && !err; i++) {
+		const struct cmon_blob *b;
+		struct strbuf sb = {};
+		char *name;
+		bool cut;
+
+		if (asprintf(&name, "captures.%s", f->captures[i].name) < 0)
+			return -ENOMEM;
+		if (cmon_call_blob(c, f->captures[i].name, &b) ||
+		    store_cli__blob_json(b, f->captures[i].kind, 0, &sb, &cut))
+			err = add_leaf(L, name, "null", row);
+		else {
+			/* compact, as trace writes a value ("[1,2]") */
+			json_t *v = json_loads(sb.buf, JSON_DECODE_ANY, NULL);
+			char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+
+			err = add_leaf(L, name, t ? t : sb.buf, row);
+			free(t);
+			json_decref(v);
+		}
+		strbuf__release(&sb);
+		free(name);
+	}
+	if (!err && !raw_of(f) && c->ret && strcmp(c->ret_type, "void"))
+		err = add_leaves(L, "ret", c->ret, row);
+	for (size_t i = 0; i < L->n; i++) /* the text buffer no longer moves */
+		L->v[i].text = L->text.buf + (uintptr_t)L->v[i].text;
+	return err;
+}
+
+/* An untyped function's stored arg0..arg5 and return register. */
+static void raw_registers(struct call_record *rec, const struct cmon_call *c)
+{
+	for (size_t k = 0; k < c->n_args; k++) {
+		const char *name = c->args[k].name, *v = c->args[k].value;
+
+		if (v && !strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '5' && !name[4])
+			rec->args[name[3] - '0'] = v[0] == '-' ? strtoll(v, NULL, 10)
+							  : (int64_t)strtoull(v, NULL, 10);
+	}
+	if (c->ret)
+		rec->ret = c->ret[0] == '-' ? strtoll(c->ret, NULL, 10)
+					    : (int64_t)strtoull(c->ret, NULL, 10);
+}
+
+int export_view__table(struct cmon_store *s, const struct cmon_function *fs, size_t nf,
+		       size_t i, FILE *out, const char *(*cgroup_of)(void *, uint32_t),
+		       void *ctx, uint64_t *calls)
+{
+	struct leaves L = {};
+	struct cmon_iter *it = NULL;
+	struct cmon_call *c = NULL;
+	struct writer *w = writer__new(OUT_CSV, out);
+	char *key = store_cli__lookup_name(fs, nf, i);
+	const struct render_cols *funcs[1];
+	struct csv_schema schema = { .funcs = funcs, .n_funcs = 1, .only = UINT32_MAX,
+				     .extras = CSV_NOTES | CSV_CALL | (cgroup_of ? CSV_CGROUP : 0),
+				     .shape = CSV_WIDE };
+	int err = 0, r;
+
+	*calls = 0;
+	L.cols = calloc(1, sizeof(*L.cols));
+	if (!w || !key || !L.cols) {
+		err = -ENOMEM;
+		goto out;
+	}
+	L.cols->typed = !raw_of(&fs[i]); /* else the registers, arg0..arg5 */
+	/* the columns: over every call */
+	for (int pass = 0; pass < 2 && !err; pass++) {
+		if (cmon_store_calls(s, key, 1, &it)) {
+			err = 1;
+			break;
+		}
+		if (pass == 1) {
+			funcs[0] = L.cols;
+			err = writer__set_schema(w, &schema);
+		}
+		while (!err && (r = cmon_iter_next(it, &c)) == 1) {
+			struct record_of rec = {};
+
+			err = call_leaves(&L, c, &fs[i], pass == 1);
+			if (!err && pass == 1) {
+				err = record_of(&rec, c, &fs[i], -1);
+				rec.rec.cgroup = cgroup_of ? cgroup_of(ctx, c->pid) : NULL;
+				rec.typed.cols = L.cols;
+				rec.typed.leaves = L.v;
+				rec.typed.n_leaves = L.n;
+				rec.typed.returns_void = !strcmp(c->ret_type, "void");
+				rec.rec.call_no = c->n;
+				if (raw_of(&fs[i]))
+					raw_registers(&rec.rec, c);
+				if (c->latency_ns == CMON_NONE && rec.rec.status == CALL_OK)
+					rec.rec.status = CALL_NORETURN;
+				if (!err)
+					err = writer__write(w, &rec.rec);
+				(*calls)++;
+			}
+			record_of__release(&rec);
+			cmon_call_free(c);
+			c = NULL;
+		}
+		if (!err && r < 0)
+			err = 1;
+		cmon_iter_free(it);
+		it = NULL;
+	}
+	if (!err)
+		err = writer__finish(w);
+out:
+	writer__free(w);
+	free(key);
+	free(L.v);
+	strbuf__release(&L.text);
+	render_cols__free(L.cols);
 	return err;
 }
 

@@ -134,6 +134,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "with -F csv: wide (a row a call, a column a value) or long\n"
 	  "(a row a value: name, value); default: wide when the\n"
 	  "functions' values have the same columns, else long" },
+	{ "text-strlen", OPT_TEXT_STRLEN, "N", T,
+	  "with -F text: strings shown up to N characters (default\n"
+	  "32; 0: whole); CSV and JSON keep them whole" },
 	{ "order", OPT_ORDER, "ORDER", T,
 	  "return (default: a call is written when it returns) or\n"
 	  "call (in the order the calls began, per thread)" },
@@ -764,6 +767,16 @@ static int take_output_option(struct opt_parse *p, int c, const char *optarg)
 			return -EINVAL;
 		}
 		break;
+	case OPT_TEXT_STRLEN: {
+		uint64_t v;
+
+		if (parse_u64(optarg, &v) || v > UINT32_MAX) {
+			log_error("%s: invalid --text-strlen '%s'", name, optarg);
+			return -EINVAL;
+		}
+		o->text_strlen = (uint32_t)v;
+		break;
+	}
 	case OPT_ORDER:
 		if (!strcmp(optarg, "call") || !strcmp(optarg, "return")) {
 			o->call_order = optarg[0] == 'c';
@@ -1026,6 +1039,7 @@ int cmd_opts__parse(enum cmd_kind kind, int argc, char **argv, struct cmd_opts *
 	o->follow = -1;
 	o->break_count = 1;
 	o->resume_after_s = -1;
+	o->text_strlen = WRITER_TEXT_STRLEN;
 	/* list: patterns, options among them, until "--" and the program */
 	err = cmon_opts__begin(&t, cmd_bit(kind), name,
 			       kind == CMD_LIST ? OPTABLE_OPERANDS : OPTABLE_KEEP_ORDER);

@@ -80,6 +80,7 @@ enum opt_key {
 	OPT_IF,
 	OPT_ON_CHANGE,
 	OPT_CSV,
+	OPT_TEXT_STRLEN,
 	OPT_ORDER,
 	OPT_NO_DEBUGINFOD,
 	OPT_CGROUP,
@@ -137,6 +138,7 @@ struct cmd_opts {
 	size_t n_owned;
 	enum out_format format;
 	uint8_t csv_shape;    /* --csv: enum csv_shape */
+	uint32_t text_strlen; /* --text-strlen; 0: whole */
 	bool call_order;      /* --order call: rows in the order the calls began */
 	const char *output;   /* -o; NULL: stdout */
 	bool no_return;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include "file.h"
 
@@ -68,4 +69,13 @@ cleanup:
 	free(buf);
 	close(fd);
 	return err;
+}
+
+unsigned file__term_columns(int fd)
+{
+	struct winsize ws;
+
+	if (ioctl(fd, TIOCGWINSZ, &ws))
+		return 0;
+	return ws.ws_col;
 }

@@ -22,4 +22,7 @@ int file__read_all(const char *path, size_t max, char **data, size_t *len);
  */
 void *file__buffer(FILE *f, size_t size);
 
+/* The columns of the terminal FD is; 0 when it is not one or says none. */
+unsigned file__term_columns(int fd);
+
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "dwarf/plan.h"
 
@@ -379,15 +380,8 @@ static int add_deref(struct builder *b, int value, int parent, uint32_t off,
 
 	if (l->n_derefs >= MAX_DEREFS)
 		return 0;
-	if (l->n_derefs == b->cap_derefs) {
-		size_t cap = b->cap_derefs ? b->cap_derefs * 2 : 16;
-		struct plan_deref *p = realloc(l->derefs, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		l->derefs = p;
-		b->cap_derefs = cap;
-	}
+	if (GROW(l->derefs, l->n_derefs, b->cap_derefs, 16))
+		return -ENOMEM;
 	if (text || ctype__is_string(ptr)) {
 		/* (A Go string's bytes end at its length, not at a NUL: user
 		 * space cuts them there.) */

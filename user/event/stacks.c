@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "elf/symtab.h"
 #include "event/stacks.h"
 #include "proc/procmaps.h"
@@ -32,22 +33,22 @@ struct stack_book {
 	struct cmon_stack_rec *slots; /* ts_entry_ns 0: empty */
 	uint64_t dropped;
 	struct proc_cache *procs;
-	size_t n_procs;
+	size_t n_procs, cap_procs;
 	struct sym_cache *syms;
-	size_t n_syms;
+	size_t n_syms, cap_syms;
 	struct proc_object *fixed; /* the traced objects (start 0, any process) */
-	size_t n_fixed;
+	size_t n_fixed, cap_fixed;
 };
 
 static struct symtab *symtab_of(struct stack_book *b, const struct proc_object *o);
 
 void stack_book__fixed_object(struct stack_book *b, const char *path, const char *module)
 {
-	struct proc_object *v = realloc(b->fixed, (b->n_fixed + 1) * sizeof(*v));
+	struct proc_object *v;
 
-	if (!v)
+	if (GROW(b->fixed, b->n_fixed, b->cap_fixed, 4))
 		return;
-	b->fixed = v;
+	v = b->fixed;
 	memset(&v[b->n_fixed], 0, sizeof(*v));
 	v[b->n_fixed].open_path = strdup(path);
 	v[b->n_fixed].path = strdup(module);
@@ -116,10 +117,8 @@ static struct proc_cache *proc_of(struct stack_book *b, pid_t pid)
 	for (size_t i = 0; i < b->n_procs; i++)
 		if (b->procs[i].pid == pid)
 			return &b->procs[i];
-	v = realloc(b->procs, (b->n_procs + 1) * sizeof(*v));
-	if (!v)
+	if (GROW(b->procs, b->n_procs, b->cap_procs, 8))
 		return NULL;
-	b->procs = v;
 	v = &b->procs[b->n_procs++];
 	v->pid = pid;
 	if (proc_objects__read(pid, &v->objs, &v->n)) {
@@ -156,12 +155,10 @@ static struct symtab *symtab_of(struct stack_book *b, const struct proc_object *
 	/* Not there (the process is gone): not known to have no symbols. */
 	if (!st && access(o->open_path, R_OK))
 		return NULL;
-	v = realloc(b->syms, (b->n_syms + 1) * sizeof(*v));
-	if (!v) {
+	if (GROW(b->syms, b->n_syms, b->cap_syms, 8)) {
 		symtab__free(st);
 		return NULL;
 	}
-	b->syms = v;
 	v = &b->syms[b->n_syms];
 	v->path = strdup(o->open_path);
 	if (!v->path) {

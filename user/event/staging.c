@@ -109,11 +109,14 @@ int staging__add(struct staging *s, const struct cmon_call_rec *rec)
 
 int staging__add_batch(struct staging *s, const struct cmon_batch *b)
 {
-	if (room(s, CMON_BATCH))
+	/* Full, or a thread's partial batch sent as it left its CPU. */
+	uint32_t n = b->n <= CMON_BATCH ? b->n : 0;
+
+	if (room(s, n))
 		return -ENOMEM;
-	memcpy(s->win + s->n, b->r, sizeof(b->r));
-	terminate(s->win + s->n, CMON_BATCH);
-	s->n += CMON_BATCH;
+	memcpy(s->win + s->n, b->r, n * sizeof(b->r[0]));
+	terminate(s->win + s->n, n);
+	s->n += n;
 	return 0;
 }
 

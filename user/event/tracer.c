@@ -75,6 +75,7 @@ struct tracer {
 	/* Call records staged per CPU in the kernel (bpf/staging.bpf.h) and put
 	 * back in time order here; NULL: each record is handed on as it comes. */
 	struct staging *stage;
+	struct bpf_link *migrate_link; /* partial batches sent as threads move CPU */
 	/* Capture records staged per CPU (bpf/capture_staging.bpf.h), with the
 	 * call records only: NULL otherwise. */
 	struct capture_staging *cap_stage;
@@ -390,6 +391,8 @@ static int open_and_load(void *ctx, bool mem_cast)
 		if (set->funcs[i].never_returns)
 			t->skel->rodata->targ_never_returns = true;
 	t->skel->rodata->targ_staging = staging_wanted(opts);
+	if (!staging_wanted(opts))
+		bpf_program__set_autoload(t->skel->progs.cmon_migrate, false);
 	bpf_map__set_max_entries(t->skel->maps.staging,
 				 staging_wanted(opts) ? (__u32)bs->ncpus : 1);
 	t->skel->rodata->targ_focus = opts->focus;
@@ -610,6 +613,13 @@ int tracer__attach(struct tracer *t)
 	if (!err && t->opts.follow && !t->fork_rb && !add_fork_buffer(t))
 		log_info("forks will not wake cmon: children's library links wait for the "
 			 "next poll");
+	if (!err && t->stage && !t->migrate_link) {
+		t->migrate_link = bpf_program__attach(t->skel->progs.cmon_migrate);
+		if (!t->migrate_link) {
+			err = -errno;
+			log_error("cannot attach the migration tracepoint: %s", strerror(-err));
+		}
+	}
 	if (!err)
 		err = bpf_set__attach_probes(&t->bs);
 	if (err)
@@ -1153,13 +1163,19 @@ int tracer__prog_stats(const struct tracer *t, uint64_t *run_ns, uint64_t *run_c
 
 struct follow *tracer__follow(const struct tracer *t) { return t->bs.follow; }
 
-void tracer__detach(struct tracer *t) { bpf_set__detach(&t->bs); }
+void tracer__detach(struct tracer *t)
+{
+	bpf_link__destroy(t->migrate_link);
+	t->migrate_link = NULL;
+	bpf_set__detach(&t->bs);
+}
 
 void tracer__free(struct tracer *t)
 {
 	if (!t)
 		return;
 	reader_stop(t);
+	bpf_link__destroy(t->migrate_link);
 	bpf_set__free(&t->bs);
 	ring_buffer__free(t->rb);
 	ring_buffer__free(t->fork_rb);

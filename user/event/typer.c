@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "dwarf/debuginfo.h"
 #include "pending.h"
@@ -22,7 +23,7 @@ struct typer {
 	bool any_plan;
 	size_t n_typed;
 	const char **columns;
-	size_t n_columns;
+	size_t n_columns, cap_columns;
 	struct capture_spec *specs;
 	size_t n_specs;
 	struct pending_caps *pending; /* captures waiting for their call records */
@@ -35,15 +36,11 @@ struct typer {
 
 static size_t column_of(struct typer *t, const char *name)
 {
-	const char **p;
-
 	for (size_t i = 0; i < t->n_columns; i++)
 		if (!strcmp(t->columns[i], name))
 			return i;
-	p = realloc(t->columns, (t->n_columns + 1) * sizeof(*p));
-	if (!p)
+	if (GROW(t->columns, t->n_columns, t->cap_columns, 16))
 		return SIZE_MAX;
-	t->columns = p;
 	t->columns[t->n_columns] = name;
 	return t->n_columns++;
 }

@@ -12,7 +12,9 @@
  * functions whose columns differ; the call's own fields repeat on each.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
+#include "core/grow.h"
 #include "render.h"
 #include "writer_impl.h"
 
@@ -317,6 +319,8 @@ int csv_table__header(struct csv_table *t, struct strbuf *sb)
 			err = strbuf__printf(sb, ",%s", csv_extra_cols[i].name);
 	if (!err && (t->extras & CSV_CGROUP))
 		err = strbuf__puts(sb, ",cgroup");
+	if (!err && (t->extras & CSV_CALL))
+		err = strbuf__puts(sb, ",call");
 	return err ?: strbuf__puts(sb, "\r\n");
 }
 
@@ -345,15 +349,8 @@ static struct csv_text *cell_new(struct row_cells *rc)
 {
 	if (rc->n < 64)
 		return &rc->cells[rc->n++];
-	if (rc->n - 64 == rc->cap) {
-		size_t cap = rc->cap ? 2 * rc->cap : 64;
-		struct csv_text *m = realloc(rc->more, cap * sizeof(*m));
-
-		if (!m)
-			return NULL;
-		rc->more = m;
-		rc->cap = cap;
-	}
+	if (GROW(rc->more, rc->n - 64, rc->cap, 64))
+		return NULL;
 	return &rc->more[rc->n++ - 64];
 }
 
@@ -541,6 +538,8 @@ static int row_wide(struct csv_table *t, struct strbuf *sb, const struct call_re
 	}
 	if (!err && (t->extras & CSV_CGROUP))
 		err = strbuf__putc(sb, ',') ?: rec->cgroup ? csv_escape(sb, rec->cgroup) : 0;
+	if (!err && (t->extras & CSV_CALL))
+		err = strbuf__printf(sb, ",%" PRIu64, rec->call_no);
 	return err ?: strbuf__puts(sb, "\r\n");
 }
 

@@ -80,6 +80,7 @@ struct out_sink *file_sink__new(const struct file_sink_opts *o, FILE *out)
 	}
 	writer__set_schema(fs->w, &o->csv);
 	writer__set_color(fs->w, o->color);
+	writer__set_text(fs->w, o->width, o->strcut);
 	return &fs->base;
 }
 

@@ -99,6 +99,8 @@ struct call_record {
 	 * fraction of time its probe was attached, so one record stands for
 	 * about 1/sampled calls.  0: every call is seen. */
 	double sampled;
+	uint64_t call_no;      /* its number among its function's calls in a
+				* store (cmon export); 0: none */
 };
 
 #endif

@@ -59,6 +59,7 @@ struct file_sink_opts {
 	enum out_format fmt;
 	struct csv_schema csv;
 	bool color;  /* text for a terminal: writer__set_color */
+	unsigned width, strcut; /* text: writer__set_text */
 };
 
 /* On OUT, which stays open.  NULL: out of memory. */

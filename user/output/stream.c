@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "core/strbuf.h"
 #include "stream.h"
@@ -49,16 +50,9 @@ static void accept_readers(struct stream *s)
 
 		if (fd < 0)
 			return;
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? 2 * s->cap : 8;
-			struct reader *v = realloc(s->readers, cap * sizeof(*v));
-
-			if (!v) {
-				close(fd);
-				return;
-			}
-			s->readers = v;
-			s->cap = cap;
+		if (GROW(s->readers, s->n, s->cap, 8)) {
+			close(fd);
+			return;
 		}
 		/* stdio hands over full buffers, not lines: a reader that joins
 		 * inside a line starts at the next one. */

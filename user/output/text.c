@@ -1,28 +1,30 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * text.c: an aligned table for a person at a terminal.
+ * text.c: a table for a person at an 80-100 column terminal.
  *
- *   TIME                PID     TID COMM            FUNC ...  RET  LATENCY  dRSS ARGS
+ *   TIME            PID/TID       LATENCY     dRSS CALL
+ *   22:13:20.123456 4242/4243       812ns        0 parse(s="abc", n=3) = 0
  *
- * ARGS comes last, unpadded: six values of any width would break the
- * alignment of every column after them.  Names are sanitised: control
- * characters (C0, DEL, C1) and bytes that are not valid UTF-8 show as '?',
- * so a hostile process name cannot drive the terminal.
+ * The fixed columns come first (47 characters); the call, as C would write
+ * it, last and unpadded: its arguments and return value have any width.
+ * On a terminal the line is cut at its width, the arguments first so that
+ * the return value stays; strings are cut at --text-strlen characters.
+ * Names are sanitised: control characters (C0, DEL, C1) and bytes that are
+ * not valid UTF-8 show as '?', so a hostile process name cannot drive the
+ * terminal.
  */
 #include <time.h>
 #include "writer_impl.h"
 
 enum {
 	TIME_W = 15,   /* HH:MM:SS.uuuuuu */
-	PID_W = 7,     /* pid_max is at most 4194304 */
-	COMM_W = 15,   /* TASK_COMM_LEN - 1 */
-	FUNC_W = 32,
+	IDS_W = 13,    /* "123456/123457"; longer ids push the row on */
 	INDENT_MAX = 16, /* deeper calls keep this indent so the name shows */
-	RET_W = 14,    /* a 48-bit user pointer in hex */
-	LAT_W = 8,
-	RSS_W = 8,
-	/* Every fixed-width part of a row, each value at most 20 bytes, names
-	 * at most 4 bytes per glyph: far below this. */
+	LAT_W = 7,     /* "<12.3us" */
+	RSS_W = 8,     /* "+1023.9K" */
+	/* The fixed columns, each at most 20 bytes, the raw arguments and
+	 * return value, colour escapes: far below this (names are reserved
+	 * apart, 4 bytes a glyph). */
 	ROW_MAX = 1024,
 };
 
@@ -64,19 +66,15 @@ static size_t glyph(const unsigned char *s, size_t n, bool *show)
 	return len;
 }
 
-/* At most MAX glyphs of S; a longer name is cut to MAX - 1 glyphs and
- * MARK ("+") when MARK is set.  *WIDTH gets the glyphs written.  A glyph
- * is counted as one column (no East Asian width). */
-static char *name(char *p, const char *str, size_t max, bool mark, size_t *width)
+/* S with each glyph that must not reach a terminal as '?'.  A glyph is
+ * counted as one column (no East Asian width). */
+static char *name(char *p, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t n = strlen(str), total = 0, limit, i;
+	size_t n = strlen(str), i = 0;
 	bool show;
 
-	for (i = 0; i < n && total <= max; total++)
-		i += glyph(s + i, n - i, &show);
-	limit = total > max && mark ? max - 1 : total > max ? max : total;
-	for (i = 0, *width = 0; *width < limit; (*width)++) {
+	while (i < n) {
 		size_t len = glyph(s + i, n - i, &show);
 
 		if (show)
@@ -84,10 +82,6 @@ static char *name(char *p, const char *str, size_t max, bool mark, size_t *width
 		else
 			*p++ = '?';
 		i += len;
-	}
-	if (total > max && mark) {
-		*p++ = '+';
-		(*width)++;
 	}
 	return p;
 }
@@ -217,6 +211,7 @@ static char *bytes_delta(char *p, int64_t d)
 #define SGR_NORMAL "\033[22m"
 #define SGR_YELLOW "\033[33m"
 #define SGR_DEFAULT "\033[39m"
+#define ELLIPSIS "\xe2\x80\xa6" /* U+2026: what was cut */
 
 int writer__text_header(struct strbuf *sb, bool color)
 {
@@ -229,14 +224,10 @@ int writer__text_header(struct strbuf *sb, bool color)
 	if (color)
 		p = WR_LIT(p, SGR_BOLD);
 	p = cell(p, "TIME", 4, TIME_W, false);
-	p = cell(p, "PID", 3, PID_W, true);
-	p = cell(p, "TID", 3, PID_W, true);
-	p = cell(p, "COMM", 4, COMM_W, false);
-	p = cell(p, "FUNC", 4, FUNC_W, false);
-	p = cell(p, "RET", 3, RET_W, true);
+	p = cell(p, "PID/TID", 7, IDS_W, false);
 	p = cell(p, "LATENCY", 7, LAT_W, true);
 	p = cell(p, "dRSS", 4, RSS_W, true);
-	p = WR_LIT(p, "ARGS");
+	p = WR_LIT(p, "CALL");
 	if (color)
 		p = WR_LIT(p, SGR_NORMAL);
 	*p++ = '\n';
@@ -244,92 +235,214 @@ int writer__text_header(struct strbuf *sb, bool color)
 	return 0;
 }
 
-int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
-		     bool color, size_t *args_at)
+/* JSON text V appended with each string value longer than MAX characters
+ * (an escape or a UTF-8 glyph is one) cut to MAX and "…" (MAX 0: whole).
+ * Object keys stay whole: they name what follows. */
+static int cut_strings(struct strbuf *sb, const char *v, unsigned max)
 {
-	char tmp[WR_TEXT_RET_MAX + 16], *p, *q;
-	size_t indent = 0, width;
+	const char *s = v, *v_end = v + strlen(v);
+	int err = 0;
+
+	while (!err && *s) {
+		const char *q, *end, *cut = NULL;
+		unsigned n = 0;
+
+		if (*s != '"' || !max) {
+			q = max ? strchr(s, '"') : NULL;
+			q = q ? q : s + strlen(s);
+			err = strbuf__putn(sb, s, (size_t)(q - s));
+			s = q;
+			continue;
+		}
+		for (q = s + 1; *q && *q != '"'; n++) {
+			if (n == max)
+				cut = q;
+			if (*q == '\\')
+				q += v_end - q >= 6 && q[1] == 'u' ? 6 : q[1] ? 2 : 1;
+			else
+				q += wr_utf8_len((const unsigned char *)q, (size_t)(v_end - q)) ?: 1;
+		}
+		end = *q ? q + 1 : q; /* past the closing quote */
+		while (*end == ' ')
+			end++;
+		if (!cut || *end == ':') {
+			err = strbuf__putn(sb, s, (size_t)(end - s));
+		} else {
+			err = strbuf__putn(sb, s, (size_t)(cut - s));
+			if (!err)
+				err = strbuf__puts(sb, ELLIPSIS "\"");
+		}
+		s = end;
+	}
+	return err;
+}
+
+/* Columns that S (N bytes) takes on a terminal: its glyphs, not counting
+ * SGR escapes (ESC [ ... m). */
+static size_t columns(const char *s, size_t n, size_t *cut_after, size_t want)
+{
+	size_t cols = 0, i = 0;
+
+	while (i < n) {
+		if (s[i] == '\033') {
+			while (i < n && s[i] != 'm')
+				i++;
+			i++;
+			continue;
+		}
+		if (cut_after && cols == want) {
+			*cut_after = i;
+			return cols;
+		}
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			cols++;
+		i++;
+		while (i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+	}
+	if (cut_after)
+		*cut_after = n;
+	return cols;
+}
+
+/* The row SB holds from START (no line end yet) made to fit WIDTH columns:
+ * the notes after TAIL dropped, then its arguments (HEAD..ARGS) cut so
+ * that the rest of the call (ARGS..TAIL: ")", the return value) still
+ * shows; or, when even that does not fit, the row itself cut.  "…" marks
+ * the cut. */
+static int fit(struct strbuf *sb, size_t start, size_t head, size_t args, size_t tail,
+	       unsigned width, bool color)
+{
+	char *b = sb->buf;
+	size_t hw, aw, tw, keep, at;
 	int err;
 
-	err = strbuf__reserve(sb, ROW_MAX);
+	if (!width || columns(b + start, sb->len - start, NULL, 0) <= width)
+		return 0;
+	err = strbuf__reserve(sb, 16 + 2 * sizeof(SGR_NORMAL SGR_DEFAULT));
+	if (err)
+		return err;
+	b = sb->buf;
+	hw = columns(b + start, head - start, NULL, 0);
+	aw = columns(b + head, args - head, NULL, 0);
+	tw = columns(b + args, tail - args, NULL, 0);
+	if (hw + aw + tw + 1 <= width) { /* only notes to drop */
+		sb->len = tail;
+		return strbuf__puts(sb, ELLIPSIS);
+	}
+	if (aw && hw + 1 + tw <= width) {
+		keep = width - hw - tw - 1;
+		columns(b + head, args - head, &at, keep);
+		memmove(b + head + at + strlen(ELLIPSIS), b + args, tail - args);
+		memcpy(b + head + at, ELLIPSIS, strlen(ELLIPSIS));
+		sb->len = head + at + strlen(ELLIPSIS) + (tail - args);
+		return 0;
+	}
+	columns(b + start, sb->len - start, &at, width - 1);
+	sb->len = start + at;
+	if (color)
+		return strbuf__puts(sb, SGR_NORMAL SGR_DEFAULT ELLIPSIS);
+	return strbuf__puts(sb, ELLIPSIS);
+}
+
+/* The call's arguments: typed "name=value, ...", else the six registers. */
+static int put_args(struct strbuf *sb, const struct call_record *rec, const struct text_opts *o)
+{
+	const struct call_typed *t = rec->typed;
+	char *p;
+	int err = 0;
+
+	if (t) {
+		for (size_t i = 0; i < t->n_cells && !err; i++) {
+			err = strbuf__printf(sb, "%s%s=", i ? ", " : "", t->names[i]);
+			if (!err)
+				err = cut_strings(sb, call_typed__text(t, t->cells[i]), o->strcut);
+		}
+		return err;
+	}
+	err = strbuf__reserve(sb, 6 * 24);
+	if (err)
+		return err;
+	p = sb->buf + sb->len;
+	for (int i = 0; i < 6; i++) {
+		if (i)
+			p = WR_LIT(p, ", ");
+		p = rec->args_unsigned >> i & 1 && rec->args[i] < 0
+			    ? hex(p, (uint64_t)rec->args[i]) /* above INT64_MAX: large */
+			    : value(p, rec->args[i]);
+	}
+	sb->len = (size_t)(p - sb->buf);
+	return 0;
+}
+
+/* What the call gave back: " = VALUE", or its status where a value would
+ * be (yellow on a terminal); nothing for a call that has none to give
+ * (void, --no-return, a USDT probe, a line). */
+static int put_return(struct strbuf *sb, const struct call_record *rec, const struct text_opts *o)
+{
+	const char *status = NULL;
+	char num[24];
+	int err = 0;
+
+	switch (rec->status) {
+	case CALL_OK:
+		if (rec->typed && rec->typed->returns_void)
+			return 0;
+		if (wr_text_typed_ret(rec)) {
+			err = strbuf__puts(sb, " = ");
+			return err ? err : cut_strings(sb, call_typed__text(rec->typed,
+									    rec->typed->retval),
+						       o->strcut);
+		}
+		*value(num, rec->ret) = '\0';
+		return strbuf__printf(sb, " = %s", num);
+	case CALL_NORETURN:
+		status = "<noreturn>";
+		break;
+	case CALL_TAILCALL:
+		status = "<tail>";
+		break;
+	case CALL_NEVER_RETURNS:
+		status = "<never-returns>";
+		break;
+	case CALL_RAISED:
+	case CALL_YIELD:
+		/* --py: the exception, the value yielded (as a return's) */
+		status = rec->status == CALL_RAISED ? "raise" : "yield";
+		break;
+	default:
+		return 0;
+	}
+	err = strbuf__printf(sb, " %s%s%s", o->color ? SGR_YELLOW : "", status,
+			     o->color ? SGR_DEFAULT : "");
+	if (!err && (rec->status == CALL_RAISED || rec->status == CALL_YIELD) &&
+	    wr_text_typed_ret(rec)) {
+		err = strbuf__puts(sb, " ");
+		if (!err)
+			err = cut_strings(sb, call_typed__text(rec->typed, rec->typed->retval),
+					  o->strcut);
+	}
+	return err;
+}
+
+int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
+		     const struct text_opts *o)
+{
+	char tmp[48], *p, *q;
+	size_t start = sb->len, indent = 0, head, args, tail;
+	bool parens = wr_has_args(rec); /* a line has none, but --locals */
+	int err;
+
+	err = strbuf__reserve(sb, ROW_MAX + 4 * strlen(wr_str(rec->func)));
 	if (err)
 		return err;
 	p = sb->buf + sb->len;
 	p = wall_time(p, clk, rec->ts_ns);
 	*p++ = ' ';
-	p = cell(p, tmp, (size_t)(decimal__u64(tmp, rec->pid) - tmp), PID_W, true);
-	p = cell(p, tmp, (size_t)(decimal__u64(tmp, rec->tid) - tmp), PID_W, true);
-
-	p = name(p, wr_str(rec->comm), COMM_W, false, &width);
-	p = pad(p, COMM_W - width + 1);
-
-	if (rec->depth > 0)
-		indent = (size_t)rec->depth * 2 > INDENT_MAX ? INDENT_MAX : (size_t)rec->depth * 2;
-	p = pad(p, indent);
-	if (color)
-		p = WR_LIT(p, SGR_BOLD);
-	p = name(p, wr_str(rec->func), FUNC_W - indent, true, &width);
-	if (color)
-		p = WR_LIT(p, SGR_NORMAL);
-	p = pad(p, FUNC_W - indent - width + 1);
-
-	switch (rec->status) {
-	case CALL_OK:
-		if (rec->typed && rec->typed->returns_void) {
-			q = WR_LIT(tmp, "void");
-			break;
-		}
-		/* The typed return value when DWARF gives one: here when it
-		 * fits, else after the arguments (never the raw rax instead). */
-		if (wr_text_typed_ret(rec)) {
-			const char *v = call_typed__text(rec->typed, rec->typed->retval);
-
-			if (strlen(v) < WR_TEXT_RET_MAX)
-				q = wr_mem(tmp, v, strlen(v));
-			else
-				q = WR_LIT(tmp, "(retval=)");
-			break;
-		}
-		q = value(tmp, rec->ret);
-		break;
-	case CALL_NORETURN:
-		q = WR_LIT(tmp, "<noreturn>");
-		break;
-	case CALL_TAILCALL:
-		q = WR_LIT(tmp, "<tail>");
-		break;
-	case CALL_NEVER_RETURNS:
-		q = WR_LIT(tmp, "<never-returns>");
-		break;
-	case CALL_RAISED:
-	case CALL_YIELD:
-		/* --py: the exception, the value yielded (as a return's) */
-		q = rec->status == CALL_RAISED ? WR_LIT(tmp, "raise ") : WR_LIT(tmp, "yield ");
-		if (wr_text_typed_ret(rec)) {
-			const char *v = call_typed__text(rec->typed, rec->typed->retval);
-
-			if (strlen(v) < WR_TEXT_RET_MAX) /* after "raise " */
-				q = wr_mem(q, v, strlen(v));
-			else
-				q = WR_LIT(q, "(retval=)");
-		}
-		break;
-	default:
-		q = WR_LIT(tmp, "-");
-		break;
-	}
-	if (color && rec->status != CALL_OK) {
-		/* a status, not a value: set apart (right-aligned as the cell) */
-		size_t n = (size_t)(q - tmp);
-
-		p = pad(p, n < RET_W ? RET_W - n : 0);
-		p = WR_LIT(p, SGR_YELLOW);
-		p = wr_mem(p, tmp, n);
-		p = WR_LIT(p, SGR_DEFAULT);
-		*p++ = ' ';
-	} else {
-		p = cell(p, tmp, (size_t)(q - tmp), RET_W, true);
-	}
+	q = decimal__u64(tmp, rec->pid);
+	*q++ = '/';
+	q = decimal__u64(q, rec->tid);
+	p = cell(p, tmp, (size_t)(q - tmp), IDS_W, false);
 
 	if (wr_has_exit(rec)) {
 		q = tmp;
@@ -344,16 +457,32 @@ int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct cal
 		p = cell(p, "-", 1, RSS_W, true);
 	}
 
-	if (args_at)
-		*args_at = (size_t)(p - sb->buf);
-	for (int i = 0; i < 6 && rec->status != CALL_LINE; i++) { /* a line has none */
-		if (i)
-			*p++ = ' ';
-		p = rec->args_unsigned >> i & 1 && rec->args[i] < 0
-			    ? hex(p, (uint64_t)rec->args[i]) /* above INT64_MAX: large */
-			    : value(p, rec->args[i]);
-	}
-	*p++ = '\n';
+	if (rec->depth > 0)
+		indent = (size_t)rec->depth * 2 > INDENT_MAX ? INDENT_MAX : (size_t)rec->depth * 2;
+	p = pad(p, indent);
+	if (o->color)
+		p = WR_LIT(p, SGR_BOLD);
+	p = name(p, wr_str(rec->func));
+	if (o->color)
+		p = WR_LIT(p, SGR_NORMAL);
+	if (parens)
+		*p++ = '(';
 	sb->len = (size_t)(p - sb->buf);
-	return 0;
+	head = sb->len;
+	err = parens ? put_args(sb, rec, o) : 0;
+	args = sb->len;
+	if (!err && parens)
+		err = strbuf__putc(sb, ')');
+	if (!err)
+		err = put_return(sb, rec, o);
+	tail = sb->len;
+	if (!err)
+		err = writer__typed_notes(sb, rec->typed);
+	if (!err)
+		err = fit(sb, start, head, args, tail, o->width, o->color);
+	if (!err)
+		err = strbuf__putc(sb, '\n');
+	if (!err && rec->stack)
+		err = writer__text_stack(sb, rec->stack);
+	return err;
 }

@@ -59,39 +59,6 @@ int writer__json_typed(struct strbuf *sb, const struct call_record *rec)
 	return err;
 }
 
-/* Text: the raw registers at the row's end give way to name=value.  Values
- * are JSON text whose strings are escaped, so no control character gets to
- * the terminal. */
-int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_record *rec)
-{
-	const struct call_typed *t = rec->typed;
-	int err = 0;
-
-	if (!t)
-		return 0;
-	sb->len = args_start;
-	for (size_t i = 0; i < t->n_cells && !err; i++) {
-		if (i)
-			err = strbuf__puts(sb, " ");
-		if (!err)
-			err = strbuf__puts(sb, t->names[i]);
-		if (!err)
-			err = strbuf__puts(sb, "=");
-		if (!err)
-			err = strbuf__puts(sb, call_typed__text(t, t->cells[i]));
-	}
-	/* A return value too long for the RET column (text.c) */
-	if (!err && wr_text_typed_ret(rec) &&
-	    strlen(call_typed__text(t, t->retval)) >= WR_TEXT_RET_MAX) {
-		err = strbuf__puts(sb, t->n_cells ? " retval=" : "retval=");
-		if (!err)
-			err = strbuf__puts(sb, call_typed__text(t, t->retval));
-	}
-	if (!err)
-		err = writer__typed_notes(sb, t);
-	return err ? err : strbuf__puts(sb, "\n");
-}
-
 int writer__typed_notes(struct strbuf *sb, const struct call_typed *t)
 {
 	/* --capture values and what --capture-at both found changed ({}:

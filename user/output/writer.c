@@ -19,7 +19,7 @@ struct writer {
 	struct strbuf line; /* rows not yet handed to stdio */
 	struct text_clock clock;
 	bool header_done;
-	bool color;        /* text for a terminal */
+	struct text_opts text; /* text: colour, width, strings cut */
 	int err; /* first write error; the stream is not used after it */
 	struct csv_schema schema;   /* CSV: what the table holds */
 	struct csv_table *csv;      /* made at the header */
@@ -68,6 +68,7 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 	w->out = out;
 	w->clock.sec = INT64_MIN;
 	w->schema.only = UINT32_MAX;
+	w->text.strcut = WRITER_TEXT_STRLEN;
 	w->header_done = fmt == OUT_JSON; /* JSON Lines has no header */
 	if (strbuf__grow(&w->line, WRITER_HANDOFF + 4096)) {
 		free(w);
@@ -80,7 +81,7 @@ struct writer *writer__new(enum out_format fmt, FILE *out)
 static int put_header(struct writer *w)
 {
 	if (w->fmt != OUT_CSV)
-		return writer__text_header(&w->line, w->color);
+		return writer__text_header(&w->line, w->text.color);
 	if (!w->csv) {
 		w->csv = csv_table__new(&w->schema);
 		if (!w->csv)
@@ -147,16 +148,9 @@ int writer__write(struct writer *w, const struct call_record *rec)
 		if (!err)
 			err = strbuf__puts(&w->line, "}\n");
 		break;
-	default: {
-		size_t args_at = start;
-
-		err = writer__text_row(&w->line, &w->clock, rec, w->color, &args_at);
-		if (!err && rec->typed)
-			err = writer__text_typed(&w->line, args_at, rec);
-		if (!err && rec->stack)
-			err = writer__text_stack(&w->line, rec->stack);
+	default:
+		err = writer__text_row(&w->line, &w->clock, rec, &w->text);
 		break;
-	}
 	}
 	if (err) {
 		w->line.len = start; /* the header is retried with the next record */
@@ -201,7 +195,13 @@ void writer__no_color(void)
 
 void writer__set_color(struct writer *w, bool on)
 {
-	w->color = on && !colors_off && w->fmt == OUT_TEXT;
+	w->text.color = on && !colors_off && w->fmt == OUT_TEXT;
+}
+
+void writer__set_text(struct writer *w, unsigned width, unsigned strcut)
+{
+	w->text.width = width;
+	w->text.strcut = strcut;
 }
 
 void writer__set_replay(struct writer *w)

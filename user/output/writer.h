@@ -49,7 +49,11 @@ enum csv_extra {
 	CSV_AT_RETURN = 1u << 1, /* "at_return", "changed" (--capture-at both) */
 	CSV_NOTES = 1u << 2,     /* "truncated", "faults", "unavailable" (typed values) */
 	CSV_CGROUP = 1u << 3,    /* "cgroup": the record's (--cgroup, --container) */
+	CSV_CALL = 1u << 4,      /* "call": the record's call_no (a store's calls) */
 };
+
+/* What JSON text T (N bytes) is: enum render_kind (render.h). */
+uint8_t csv__kind_of(const char *t, size_t n);
 
 /* A CSV table's shape: wide (a row a call, a column a value) or long (a
  * row per value: name, value); AUTO: wide when its functions' values have
@@ -84,6 +88,11 @@ int writer__set_schema(struct writer *w, const struct csv_schema *s);
 void writer__set_color(struct writer *w, bool on);
 /* NO_COLOR is set (https://no-color.org): no writer colours its text. */
 void writer__no_color(void);
+/* Text: each row cut to WIDTH columns (a terminal's; 0: whole), strings
+ * shown up to STRCUT characters (0: whole; WRITER_TEXT_STRLEN unless set).
+ * CSV and JSON keep every value whole. */
+#define WRITER_TEXT_STRLEN 32
+void writer__set_text(struct writer *w, unsigned width, unsigned strcut);
 void writer__set_replay(struct writer *w);
 int writer__finish(struct writer *w); /* header if none yet, flush; 0 or -errno */
 

@@ -43,8 +43,6 @@ void csv_table__free(struct csv_table *t);
 enum csv_shape csv_table__shape(const struct csv_table *t);
 int csv_table__header(struct csv_table *t, struct strbuf *sb);
 int csv_table__row(struct csv_table *t, struct strbuf *sb, const struct call_record *rec);
-/* What JSON text T (N bytes) is: enum render_kind. */
-uint8_t csv__kind_of(const char *t, size_t n);
 
 /* Text mode keeps the last formatted second: localtime_r per row is slow. */
 struct text_clock {
@@ -60,13 +58,18 @@ int writer__text_header(struct strbuf *sb, bool color);
  * call's line.  0 or -ENOMEM. */
 int writer__typed_notes(struct strbuf *sb, const struct call_typed *t);
 int writer__json_typed(struct strbuf *sb, const struct call_record *rec);
-/* ARGS_START: where the row's raw-argument text begins. */
-int writer__text_typed(struct strbuf *sb, size_t args_start, const struct call_record *rec);
 /* --stack: FRAMES (one a line) as a JSON "stack" array, or "at" lines. */
 int writer__json_stack(struct strbuf *sb, const char *frames);
 int writer__text_stack(struct strbuf *sb, const char *frames);
+/* How the text table is shown. */
+struct text_opts {
+	bool color;      /* SGR escapes for a terminal (writer__set_color) */
+	unsigned width;  /* the terminal's columns: each row cut to them; 0: whole */
+	unsigned strcut; /* strings shown up to this many characters; 0: whole */
+};
+/* REC's row, its line end and its --stack lines, appended to SB. */
 int writer__text_row(struct strbuf *sb, struct text_clock *clk, const struct call_record *rec,
-		     bool color, size_t *args_at);
+		     const struct text_opts *o);
 
 /* NULL names are written as empty strings. */
 static inline const char *wr_str(const char *s)
@@ -91,9 +94,7 @@ static inline bool wr_has_args(const struct call_record *rec)
 	return rec->status != CALL_LINE || rec->typed;
 }
 
-/* The text table shows the typed return value (CALL_OK): in the RET
- * column when shorter than WR_TEXT_RET_MAX, else after the arguments. */
-#define WR_TEXT_RET_MAX 64
+/* The text table shows the typed return value (CALL_OK). */
 static inline bool wr_text_typed_ret(const struct call_record *rec)
 {
 	const struct call_typed *t = rec->typed;

@@ -133,6 +133,7 @@ void bpf_set__prepare(struct bpf_set *s)
 				 s->set->n_ind_sites ? (uint32_t)s->set->n_ind_sites : 1);
 	bpf_map__set_max_entries(s->call_cost, child_costs(s) ? n_funcs : 1);
 	bpf_map__set_max_entries(s->duty_gen, s->o.duty ? n_funcs : 1);
+	bpf_map__set_max_entries(s->duty_calls, s->o.duty ? n_funcs : 1);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		if (progs[i])
 			probe_links__prepare(progs[i]);
@@ -354,7 +355,10 @@ int bpf_set__reattach(struct bpf_set *s)
 			tid = 0;
 		bpf_map_delete_elem(fd, &tgid);
 		err = follow__reattach(s->follow, (pid_t)tgid); /* 1: a child's, done */
+		/* the duty cycler attaches and detaches the same links */
+		duty__hold(s->duty);
 		err = err ?: probe_links__reattach(s->links, s->set, &s->lo, (pid_t)tgid);
+		duty__release(s->duty);
 		err = err < 0 ? err : 0;
 		log_warn("process %u ran a new program from thread %u (not its main one): its "
 			 "probes are attached again; calls the new program made before that "

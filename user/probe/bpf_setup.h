@@ -79,7 +79,8 @@ struct bpf_set {
 	 * (bpf_set__prepare loads one of the three as exec_begin) */
 	struct bpf_program *exec_begin_fentry, *exec_end;
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last, *thread_execs;
-	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost, *duty_gen;
+	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost, *duty_gen,
+		*duty_calls;
 
 	const struct probe_set *set;
 	struct bpf_set_opts o;
@@ -161,6 +162,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->call_cost = (skel)->maps.call_cost;                               \
 		(s)->ind_sites = (skel)->maps.ind_sites;                               \
 		(s)->duty_gen = (skel)->maps.duty_gen;                                 \
+		(s)->duty_calls = (skel)->maps.duty_calls;                             \
 	} while (0)
 
 /* Before load, the programs and maps bound: the shared maps sized for the

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/clock.h"
@@ -15,14 +17,19 @@ struct duty_func {
 	bool set;            /* accounting started */
 	bool cycling;        /* fraction < 1 */
 	bool attached;
+	bool windowed;       /* attached by the cycle: a window, not whole */
 	bool failed;
 	double fraction;
 	uint64_t period_ns, window_ns;
 	uint64_t t0;         /* accounting start */
 	uint64_t closed_ns;  /* attached time of the windows closed */
-	uint64_t since;      /* attached: its window's start */
+	uint64_t since;      /* attached: its window's start (its attach ended) */
+	uint64_t begun;      /* attached: its attach began */
+	uint64_t calls0;     /* attached: its entries as its attach began, */
+	uint64_t calls1;     /* and as it ended */
 	uint64_t next_edge;  /* cycling: the next attach or detach */
 	uint64_t windows;
+	double scale;        /* cycling: the last closed window's; 0: none yet */
 };
 
 struct duty {
@@ -61,11 +68,47 @@ struct duty *duty__new(struct bpf_set *s)
 	return d;
 }
 
+/* Function ID's entries so far (the BPF programs count them: duty_calls). */
+static uint64_t calls_of(struct duty *d, uint32_t id)
+{
+	uint64_t n = 0;
+
+	if (d->s->duty_calls)
+		bpf_map_lookup_elem(bpf_map__fd(d->s->duty_calls), &id, &n);
+	return n;
+}
+
+/* Fewer calls than this between the edges: the edges' times are taken. */
+#define CLEAN_MIN_CALLS 8
+
+/*
+ * The attached time of F's window closing now, its detach from T1 to T2
+ * with C1 and C2 entries counted at those times.  Its probes appeared
+ * somewhere inside its attach and went somewhere inside its detach, and
+ * the calls made meanwhile were counted: its calls are priced at the rate
+ * of the clean interval between the two system calls, where both the time
+ * and the calls are known.  Within what the edges allow.
+ */
+uint64_t duty__window_ns(uint64_t begun, uint64_t since, uint64_t calls0, uint64_t calls1,
+			 uint64_t t1, uint64_t t2, uint64_t c1, uint64_t c2)
+{
+	uint64_t lo = t1 > since ? t1 - since : 0, hi = t2 > begun ? t2 - begun : lo;
+	uint64_t clean = c1 >= calls1 ? c1 - calls1 : 0, all = c2 >= calls0 ? c2 - calls0 : 0;
+	double ns;
+
+	if (clean < CLEAN_MIN_CALLS || !lo)
+		return lo;
+	ns = (double)all * (double)lo / (double)clean;
+	if (ns < (double)lo)
+		return lo;
+	return ns > (double)hi ? hi : (uint64_t)ns;
+}
+
 /* An edge: F's probes attached or detached now, at the time *AT.  0 or -errno (the attach failed: F stays detached). */
 static int edge(struct duty *d, uint32_t id, bool attach, uint64_t *at)
 {
 	struct duty_func *f = &d->f[id];
-	uint64_t t1 = clock__mono_ns(), t2;
+	uint64_t c1 = calls_of(d, id), t1 = clock__mono_ns(), t2, c2;
 	int err = 0;
 
 	if (attach)
@@ -73,9 +116,9 @@ static int edge(struct duty *d, uint32_t id, bool attach, uint64_t *at)
 	else
 		bpf_set__func_detach(d->s, id);
 	t2 = clock__mono_ns();
-	/* An attach's probes appear one by one inside it: its middle.  A
-	 * detach removes them first, then waits out a grace period (tens of
-	 * ms): its start. */
+	c2 = calls_of(d, id);
+	/* A window begins as its attach ends; it ends as its detach begins
+	 * (the probes go first, then a grace period of tens of ms). */
 	*at = attach ? t2 : t1;
 	if (err) {
 		f->failed = true;
@@ -83,11 +126,21 @@ static int edge(struct duty *d, uint32_t id, bool attach, uint64_t *at)
 	}
 	if (attach) {
 		f->attached = true;
-		f->since = *at;
+		f->begun = t1;
+		f->since = t2;
+		f->calls0 = c1;
+		f->calls1 = c2;
 		f->windows++;
+		f->windowed = f->cycling;
 	} else {
+		uint64_t w = duty__window_ns(f->begun, f->since, f->calls0, f->calls1, t1, t2, c1, c2);
+
 		f->attached = false;
-		f->closed_ns += *at - f->since;
+		f->closed_ns += w;
+		/* a window of the cycle (not the whole stretch before it) */
+		if (f->windowed && w)
+			f->scale = (double)f->period_ns / (double)w;
+		f->windowed = false;
 	}
 	return 0;
 }
@@ -153,11 +206,13 @@ int duty__set(struct duty *d, uint32_t id, double fraction, uint64_t period_ns)
 	if (!f->set) {
 		f->set = true;
 		f->t0 = now;
-		f->since = now; /* whole until now: attached */
+		f->since = f->begun = now; /* whole until now: attached */
+		f->calls0 = f->calls1 = calls_of(d, id);
 		f->fraction = 1;
 	}
 	if (fraction >= 1) {
 		f->cycling = false;
+		f->windowed = false;
 		f->fraction = 1;
 		f->period_ns = 0;
 		if (!f->attached && !f->failed)
@@ -177,6 +232,7 @@ int duty__set(struct duty *d, uint32_t id, double fraction, uint64_t period_ns)
 
 		f->cycling = true;
 		f->failed = false;
+		f->scale = 0;
 		if (f->attached)
 			err = edge(d, id, false, &at);
 		f->next_edge = now + (uint64_t)(u * (double)(f->period_ns - f->window_ns));
@@ -199,6 +255,7 @@ void duty__stats(struct duty *d, uint32_t id, struct duty_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	st->fraction = 1;
+	st->scale = 1;
 	if (!d || id >= d->n)
 		return;
 	pthread_mutex_lock(&d->mu);
@@ -212,8 +269,22 @@ void duty__stats(struct duty *d, uint32_t id, struct duty_stats *st)
 		st->period_ns = f->cycling ? f->period_ns : 0;
 		st->windows = f->windows;
 		st->failed = f->failed;
+		if (f->cycling)
+			st->scale = f->scale > 0 ? f->scale : 1 / f->fraction;
 	}
 	pthread_mutex_unlock(&d->mu);
+}
+
+void duty__hold(struct duty *d)
+{
+	if (d)
+		pthread_mutex_lock(&d->mu);
+}
+
+void duty__release(struct duty *d)
+{
+	if (d)
+		pthread_mutex_unlock(&d->mu);
 }
 
 void duty__stop(struct duty *d)

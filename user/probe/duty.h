@@ -8,9 +8,11 @@
  *
  * What a caller needs to scale what was counted: each function's attached
  * time and elapsed time, cumulative and read together (a whole function's
- * are equal).  An attach's time is the middle of its system calls (the
- * probes appear one by one inside them); a detach's is its start (the
- * probes go first, then it waits out a grace period of tens of ms).
+ * are equal).  A probe appears inside its attach's system calls and goes
+ * inside its detach's, and calls are counted meanwhile: a closed window's
+ * attached time is its calls (the BPF programs count entries: duty_calls)
+ * at the rate seen between the two, where time and calls are both known.
+ * A window stands for its period: a call seen in it for period / attached.
  *
  * A window that cannot be attached again (the file gone) leaves the
  * function detached, said once; duty__stats shows it.
@@ -31,6 +33,9 @@ struct duty_stats {
 	uint64_t attached_ns; /* since the function was first set */
 	uint64_t elapsed_ns;
 	double fraction;      /* as set now; 1: whole */
+	double scale;         /* what a call seen now stands for: 1 whole; cycling,
+			       * the last window's period over its attached time
+			       * (before one closed: 1 / fraction) */
 	uint64_t period_ns;   /* of its cycle now (0: whole) */
 	uint64_t windows;     /* attached windows so far */
 	bool failed;          /* could not be attached again */
@@ -47,6 +52,18 @@ int duty__set(struct duty *d, uint32_t func_id, double fraction, uint64_t period
 
 /* FUNC_ID's times so far (all zero and fraction 1 when never set). */
 void duty__stats(struct duty *d, uint32_t func_id, struct duty_stats *st);
+
+/* The attached time of a window whose attach began at BEGUN and ended at
+ * SINCE (CALLS0 and CALLS1 entries counted then), whose detach runs from
+ * T1 to T2 (C1, C2): its calls at the rate of the interval between the
+ * edges, within [T1 - SINCE, T2 - BEGUN]. */
+uint64_t duty__window_ns(uint64_t begun, uint64_t since, uint64_t calls0, uint64_t calls1,
+			 uint64_t t1, uint64_t t2, uint64_t c1, uint64_t c2);
+
+/* Hold D's functions as they are (no edge meanwhile): its links changed
+ * by someone else (bpf_set__reattach).  NULL fine. */
+void duty__hold(struct duty *d);
+void duty__release(struct duty *d);
 
 /* Stop cycling before the set's probes are detached: the functions stay
  * as they are, their times end now (duty__stats goes on answering). */

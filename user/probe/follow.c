@@ -83,16 +83,7 @@ static void close_later(struct follow *f, struct probe_links *l)
 	while (f->n_closers < FOLLOW_CLOSERS &&
 	       !pthread_create(&f->closers[f->n_closers], NULL, closer_main, f))
 		f->n_closers++;
-	if (f->n_closers && f->n_close == f->cap_close) {
-		size_t cap = f->cap_close ? f->cap_close * 2 : 16;
-		struct probe_links **v = realloc(f->to_close, cap * sizeof(*v));
-
-		if (v) {
-			f->to_close = v;
-			f->cap_close = cap;
-		}
-	}
-	if (f->n_closers && f->n_close < f->cap_close) {
+	if (f->n_closers && !GROW(f->to_close, f->n_close, f->cap_close, 16)) {
 		f->to_close[f->n_close++] = l;
 		l = NULL;
 		pthread_cond_signal(&f->cond);

@@ -57,7 +57,9 @@ static const struct {
 static struct host_caps caps;
 static bool probed[HOST_NFEATURES], noted[HOST_NFEATURES];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct btf *vmlinux; /* kept while probing; NULL: none or not read yet */
+/* The kernel's BTF (~6 MB parsed): read for one round of probing and
+ * freed at its end, not kept beside the copy libbpf parses to load. */
+static struct btf *vmlinux; /* NULL: none or not read yet */
 static bool vmlinux_read;
 
 const char *host__name(enum host_feature f) { return info[f].name; }
@@ -307,6 +309,28 @@ static bool probe(enum host_feature f)
 	}
 }
 
+/* The features a lookup in the kernel's BTF decides. */
+static bool answered_by_btf(enum host_feature f)
+{
+	return f == HOST_BTF || f == HOST_RDONLY_CAST || f == HOST_COPY_STR ||
+	       f == HOST_READ_DYNPTR || f == HOST_PREPARE_EXEC;
+}
+
+static void settle(enum host_feature f)
+{
+	caps.have[f] = probe(f);
+	if (caps.have[f])
+		caps.why[f][0] = '\0';
+	probed[f] = true;
+}
+
+static void release_btf(void)
+{
+	btf__free(vmlinux);
+	vmlinux = NULL;
+	vmlinux_read = false;
+}
+
 static void ensure(enum host_feature f)
 {
 	if ((unsigned)f >= HOST_NFEATURES || probed[f])
@@ -318,10 +342,15 @@ static void ensure(enum host_feature f)
 			snprintf(caps.release, sizeof(caps.release), "%s", u.release);
 		read_lockdown();
 	}
-	caps.have[f] = probe(f);
-	if (caps.have[f])
-		caps.why[f][0] = '\0';
-	probed[f] = true;
+	if (answered_by_btf(f)) {
+		/* One read of the BTF answers all of them. */
+		for (int g = 0; g < HOST_NFEATURES; g++)
+			if (answered_by_btf(g) && !probed[g])
+				settle(g);
+	} else {
+		settle(f);
+	}
+	release_btf();
 }
 
 bool host__have(enum host_feature f)

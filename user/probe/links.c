@@ -644,13 +644,11 @@ int probe_links__attach(const struct probe_set *set, const struct probe_links_op
 	return 0;
 }
 
-int probe_links__reattach(struct probe_links *l, const struct probe_set *set,
-			  const struct probe_links_opts *opts, pid_t pid)
+/* L's links into process PID closed, in the reverse order of attach. */
+static void drop_pid(struct probe_links *l, pid_t pid)
 {
 	size_t k = 0;
-	int err = 0;
 
-	/* In the reverse order of attach, as probe_links__free. */
 	for (size_t i = l->n_fds; i-- > 0;)
 		if (l->fd_pids[i] == pid)
 			close(l->fds[i]);
@@ -670,15 +668,49 @@ int probe_links__reattach(struct probe_links *l, const struct probe_set *set,
 			l->perf_pids[k++] = l->perf_pids[i];
 		}
 	l->n_perf = k;
+}
+
+/* PID's objects' probes (ONLY as attach_object's) into L again. */
+static int attach_pid(struct probe_links *l, const struct probe_set *set,
+		      const struct probe_links_opts *opts, pid_t pid, long only)
+{
+	int err = 0;
+
 	for (size_t ti = 0; ti < set->n_targets && !err; ti++) {
 		const struct probe_target *tg = &set->targets[ti];
 
-		for (size_t j = 0; tg->pid == pid && j < tg->n_objects && !err; j++)
-			if (!unfiltered_object(set, opts, tg->objects[j]))
-				err = attach_object(l, set, opts, pid, tg->objects[j], false,
-						   opts->follow && !opts->per_func ? ONLY_OWN
-										   : ONLY_ALL);
+		for (size_t j = 0; tg->pid == pid && j < tg->n_objects && !err; j++) {
+			size_t obj = tg->objects[j];
+
+			if (only >= 0 && set->funcs[only].object != obj)
+				continue;
+			if (!unfiltered_object(set, opts, obj))
+				err = attach_object(l, set, opts, pid, obj, false, only);
+		}
 	}
+	return err;
+}
+
+int probe_links__reattach(struct probe_links *l, const struct probe_set *set,
+			  const struct probe_links_opts *opts, pid_t pid)
+{
+	int err;
+
+	/* Split by function (duty cycling): the object's own links here,
+	 * each function's in its own, those attached now made again (a
+	 * detached one attaches whole at its next window). */
+	drop_pid(l, pid);
+	for (size_t i = 0; l->funcs && i < set->n_funcs; i++)
+		if (l->funcs[i])
+			drop_pid(l->funcs[i], pid);
+	/* while following, the shared probes' links have no pid: they stay */
+	err = attach_pid(l, set, opts, pid,
+			 l->funcs ? ONLY_OBJECT : opts->follow ? ONLY_OWN : ONLY_ALL);
+	for (size_t i = 0; l->funcs && i < set->n_funcs && !err; i++)
+		if (l->funcs[i]) {
+			err = attach_pid(l->funcs[i], set, opts, pid, (long)i);
+			l->func_probes[i] = l->funcs[i]->n_probes;
+		}
 	return err;
 }
 

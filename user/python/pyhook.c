@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "core/hmap.h"
 #include "core/log.h"
 #include "proc/freeze.h"
@@ -221,15 +222,8 @@ static int vc_one(void *ctx, uint64_t func, uint64_t code, uint64_t vectorcall)
 	if ((vectorcall != w->vc->vc_func && vectorcall != w->vc->vc_entry) ||
 	    !w->select(w->ctx, code))
 		return 0;
-	if (*w->n == *w->cap) {
-		size_t cap = *w->cap ? 2 * *w->cap : 64;
-		struct pyhook_func *v = realloc(*w->funcs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		*w->funcs = v;
-		*w->cap = cap;
-	}
+	if (GROW(*w->funcs, *w->n, *w->cap, 64))
+		return -ENOMEM;
 	if (!pyhook__vc_send(w->pid, w->vc, &f))
 		(*w->funcs)[(*w->n)++] = f;
 	return 0;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "agg/hist.h"
 #include "core/hmap.h"
 #include "python/pyprof.h"
@@ -98,15 +99,8 @@ static struct py_row *row_named(struct pyprof *pp, const char *func, const char 
 		return NULL;
 	if (!added)
 		return &pp->rows[*slot - 1];
-	if (pp->n == pp->cap) {
-		size_t cap = pp->cap ? 2 * pp->cap : 16;
-		struct py_row *v = realloc(pp->rows, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		pp->rows = v;
-		pp->cap = cap;
-	}
+	if (GROW(pp->rows, pp->n, pp->cap, 16))
+		return NULL;
 	row = &pp->rows[pp->n];
 	memset(row, 0, sizeof(*row));
 	row->name = strdup(func);
@@ -147,15 +141,8 @@ static int pend_add(struct thread_state *ts, int d, uint32_t row, uint64_t ns)
 			return 0;
 		}
 	}
-	if (ts->n_pend[d] == ts->cap_pend[d]) {
-		size_t cap = ts->cap_pend[d] ? 2 * ts->cap_pend[d] : 4;
-		struct pending *v = realloc(ts->pend[d], cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ts->pend[d] = v;
-		ts->cap_pend[d] = cap;
-	}
+	if (GROW(ts->pend[d], ts->n_pend[d], ts->cap_pend[d], 4))
+		return -ENOMEM;
 	ts->pend[d][ts->n_pend[d]++] = (struct pending){ row, 1, ns };
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <cmon/cmon.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "report.h"
 
@@ -129,15 +130,8 @@ static int add_call(struct report *r, const char *module, const char *func,
 {
 	struct rcall *slot;
 
-	if (r->n_calls == r->cap_calls) {
-		size_t cap = r->cap_calls ? 2 * r->cap_calls : 4096;
-		struct rcall *v = realloc(r->calls, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->calls = v;
-		r->cap_calls = cap;
-	}
+	if (GROW(r->calls, r->n_calls, r->cap_calls, 4096))
+		return -ENOMEM;
 	slot = &r->calls[r->n_calls];
 	*slot = *c;
 	if (func_index(r, module, func, &slot->func))
