@@ -81,7 +81,7 @@ def test_break_launch_stops_prints_and_resumes():
         time.sleep(0.2)
         eq(_state(pid), {"T"}, "still stopped")
         err = b.stderr
-        check(re.search(r"\btick\s+-\s+-\s+-\s+i=0 name=\"tick\"", err), err)
+        check(re.search(r"^\S+ \d+/\d+ +- +- tick\(i=0, name=\"tick\"\)$", err, re.M), err)
         stack = [l.split()[1] for l in err.splitlines() if l.startswith("    at ")]
         check(len(stack) == 3 and stack[0] == "tick+0x0" and stack[1].startswith("main+0x")
               and stack[2].startswith("0x"), "tick, main once, libc: %s" % err)
@@ -103,7 +103,7 @@ def test_break_count_two():
         b.resume()
         eq(b.stopped_pid(2), pid, "second stop, same process")
         eq(_state(pid), {"T"}, "second stop")
-        check('i=1 name="tick"' in b.stderr, b.stderr)
+        check('tick(i=1, name="tick")' in b.stderr, b.stderr)
         b.resume()
         eq(b.finish(), (3, CALLS3_OUT), "status and output")
         check("cmon: stop 3:" not in b.stderr, "no third stop: %s" % b.stderr)
@@ -126,8 +126,9 @@ def test_break_if_stops_only_where_it_holds():
     code, out, err = cmon(["break", "--func", "tick", "--if", "i == 2", "--resume-after", "0",
                            "--", target("watch"), "calls", "3"], input="")
     eq((code, out), (3, CALLS3_OUT), "status and output (%s)" % err)
-    check('i=2 name="tick"' in err, err)
-    check('i=0 ' not in err and 'i=1 ' not in err, "no stop where it does not hold: %s" % err)
+    check('tick(i=2, name="tick")' in err, err)
+    check('tick(i=0,' not in err and 'tick(i=1,' not in err,
+          "no stop where it does not hold: %s" % err)
     eq(err.count("cmon: stop "), 1, "one stop: %s" % err)
 
 

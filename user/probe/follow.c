@@ -233,6 +233,16 @@ int follow__start(struct bpf_program *fork_prog, int map_fd, int stats_fd,
 	return 0;
 }
 
+/* Did PID end while its links were made?  The attach can succeed on a
+ * process that exits during it (a short child under a wide glob): it
+ * made its calls before them, so it counts as gone, not as followed. */
+static bool child_gone(pid_t pid)
+{
+	char st = proc__stat(pid, 0, NULL);
+
+	return !st || st == 'Z' || st == 'X';
+}
+
 int follow__scan(struct follow *f)
 {
 	__u32 key, next, *prev = NULL, zero = 0;
@@ -270,7 +280,7 @@ int follow__scan(struct follow *f)
 		err = probe_links__attach_child(f->set, f->opts, (pid_t)next, &p->links);
 		log_info("child %u: its libraries' probes attached in %.2f ms", next,
 			 (double)(clock__mono_ns() - t0) / 1e6);
-		if (err == -ESRCH)
+		if (err == -ESRCH || (!err && child_gone((pid_t)next)))
 			f->children_seen--; /* gone meanwhile: attached to nothing */
 		if (err && err != -ESRCH) {
 			f->failed++;
