@@ -22,7 +22,7 @@ CFLAGS ?= -O2 -g
 CMON_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers $(WERROR) -D_GNU_SOURCE \
 	-Iuser -Ibpf -Iinclude -I$(OUT)/skel -MMD -MP
-LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -llz4 -lpthread -lsqlite3 -ljansson -lm
+LDLIBS := -lbpf -lelf -ldw -lz -llzma -liberty -llz4 -lpthread -lsqlite3 -ljansson -lcsv -lm
 # The agent's HTTP server and spec parser (and their TLS stacks) live in
 # their own executable, so a trace does not carry them in memory.
 AGENT_LDLIBS := $(LDLIBS) -lyaml -lmicrohttpd -lcurl

@@ -113,13 +113,14 @@ static __always_inline struct cmon_py_proc *py_proc(struct task_struct *task, __
 	pp = bpf_map_lookup_elem(&py_procs, &ppid);
 	if (!pp || !task_wanted(task))
 		return NULL;
-	{
-		struct cmon_py_proc child = *pp;
-
-		child.stop = 0;
-		bpf_map_update_elem(&py_procs, &pid, &child, BPF_NOEXIST);
-	}
-	return bpf_map_lookup_elem(&py_procs, &pid);
+	/* copied from the map value itself: a copy on the stack would cost
+	 * its ~130 bytes in every call chain below (512 in all on 6.1) */
+	if (bpf_map_update_elem(&py_procs, &pid, pp, BPF_NOEXIST))
+		return bpf_map_lookup_elem(&py_procs, &pid);
+	p = bpf_map_lookup_elem(&py_procs, &pid);
+	if (p)
+		p->stop = 0;
+	return p;
 }
 
 static __always_inline void py_read_bytes(struct cmon_py_val *v, __u64 src, __u64 n,
@@ -284,12 +285,13 @@ __noinline int py_value(__u64 obj, struct cmon_py_val *v, const struct cmon_py_p
 		bpf_probe_read_user(&tflags, 8, (void *)(type + targ_py.type_flags));
 		if (tflags & PY_TPFLAGS_LONG_SUBCLASS) {
 			/* an IntEnum member: its value, and what names it */
-			struct cmon_py_intsub is = { .type = type, .obj = obj };
+			struct cmon_py_intsub *is = (struct cmon_py_intsub *)v->data;
 
 			py_int(obj, have_hdr ? hdr : NULL, v);
 			v->nbytes = v->kind == CMON_PYV_BIGINT ? CMON_PY_INTSUB_BIG : 0;
 			v->kind = CMON_PYV_INTSUB;
-			__builtin_memcpy(v->data, &is, sizeof(is));
+			is->type = type;
+			is->obj = obj;
 			return 0;
 		}
 		v->kind = CMON_PYV_OTHER;
@@ -382,6 +384,36 @@ static long py_glob_step(__u32 idx, struct py_glob *g)
 	return 0;
 }
 
+/* One byte of row K's file against the end of NM's (from OFF): a bpf_loop
+ * step, so that the verifier checks it once.  Inlined, its branches made
+ * 6.1's verifier walk every path of every byte: over 1,000,000 insns. */
+struct py_file_cmp {
+	const struct py_names *nm;
+	__u32 k, off, fl;
+	bool module;
+	int result; /* 1 until a byte differs */
+};
+
+static long py_file_step(__u32 idx, struct py_file_cmp *f)
+{
+	__u64 i = idx, k = f->k;
+	char c, w;
+
+	/* opaque 64-bit values: each bound tested on the register indexed */
+	barrier_var(i);
+	barrier_var(k);
+	if (i >= f->fl || i >= CMON_PY_FILENAME_MAX || k >= CMON_PY_PAT_MAX)
+		return 1;
+	c = f->nm->file[(f->off + i) & (CMON_PY_FILENAME_MAX - 1)];
+	w = targ_py_pats[k].file[i];
+	/* a module's '.' is a directory's '/', not the one of ".py" */
+	if (c != w && !(f->module && w == '.' && c == '/' && i + 3 < f->fl)) {
+		f->result = 0;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Does row K name NM?  A global function: the verifier checks it once,
  * not once per row and path of its caller (the rows' byte loops inline
@@ -431,18 +463,11 @@ __noinline int py_pat_row(const struct py_names *nm, __u32 k)
 		if (b != '/' && !(module && b == '.'))
 			return 0;
 	}
-	for (__u32 i = 0; i < CMON_PY_FILENAME_MAX; i++) {
-		char c, w;
+	struct py_file_cmp f = { .nm = nm, .k = k, .off = off, .fl = fl, .module = module,
+				 .result = 1 };
 
-		if (i >= fl)
-			break;
-		c = nm->file[(off + i) & (CMON_PY_FILENAME_MAX - 1)];
-		w = m->file[i];
-		/* a module's '.' is a directory's '/', not the one of ".py" */
-		if (c != w && !(module && w == '.' && c == '/' && i + 3 < fl))
-			return 0;
-	}
-	return 1;
+	bpf_loop(CMON_PY_FILENAME_MAX, py_file_step, &f, 0);
+	return f.result;
 }
 
 /* NM's verdict from the rows: TRACED, SKIP, or PENDING when a pattern
@@ -596,6 +621,25 @@ struct py_call {
 	__s32 c[4]; /* argcount, posonlyargcount, kwonlyargcount, co_flags */
 	__u32 n;    /* parameters */
 };
+
+/* Where a probe puts its call (per CPU): on the program's stack it would
+ * be under every chain of calls, past 6.1's 512 bytes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_call);
+} py_calls SEC(".maps");
+
+static __always_inline struct py_call *py_call_new(void)
+{
+	__u32 zero = 0;
+	struct py_call *c = bpf_map_lookup_elem(&py_calls, &zero);
+
+	if (c)
+		__builtin_memset(c, 0, sizeof(*c));
+	return c;
+}
 
 /* The vectorcall entry's keywords: each is a parameter's (found by the
  * name object: names are interned), else one for **kw. */
@@ -914,8 +958,10 @@ __noinline __u64 py_task(__u64 tstate)
 }
 
 /* Task TASK's name into NAME: its str (ASCII), or "#N" when it is still
- * its number (3.12+). */
-static __always_inline void py_task_name(__u64 task, char *name, const struct cmon_py_proc *p)
+ * its number (3.12+).  V: scratch for the number (not on the stack: 6.1
+ * allows 512 bytes for a whole chain of calls). */
+static __noinline void py_task_name(__u64 task, char *name, struct cmon_py_val *v,
+				    const struct cmon_py_proc *p)
 {
 	__u64 obj = 0, type = 0;
 
@@ -925,14 +971,16 @@ static __always_inline void py_task_name(__u64 task, char *name, const struct cm
 	if (type == p->types[CMON_PYT_STR]) {
 		py_ascii(obj, name, CMON_PY_TASK_NAME_MAX);
 	} else if (type == p->types[CMON_PYT_INT]) {
-		struct cmon_py_val v = {};
+		__u64 num;
 
-		py_int(obj, NULL, &v);
+		v->num = 0;
+		py_int(obj, NULL, v);
+		num = v->num;
 		name[0] = '#';
 		for (int i = 0; i < 20; i++) { /* the digits, backwards, then turned */
-			name[1 + i] = '0' + v.num % 10;
-			v.num /= 10;
-			if (!v.num) {
+			name[1 + i] = '0' + num % 10;
+			num /= 10;
+			if (!num) {
 				name[2 + i] = 0;
 				for (int a = 1, z = 1 + i; a < z && a < 22 && z < 22; a++, z--) {
 					char t = name[a];
@@ -960,15 +1008,17 @@ static __always_inline __u64 py_tstate(__u64 known, const struct cmon_py_proc *p
 	return t;
 }
 
-/* The exception leaving a call (TSTATE's): its type's name and args[0]. */
-static __always_inline void py_exception(struct cmon_py_rec *rec, __u64 tstate,
-					 const struct cmon_py_proc *p)
+/* The exception leaving a call (TSTATE's): its type's name into REC, and
+ * the object to show as its value (args[0]; 0 for none).  Out of line, as
+ * py_task_name: their reads' stack is not py_emit's, which is in the
+ * longest chain of calls (6.1 allows 512 bytes for a whole chain). */
+static __noinline __u64 py_exception(struct cmon_py_rec *rec, __u64 tstate)
 {
 	__u64 exc = 0, type = 0, name = 0, args = 0, msg = 0;
 
 	rec->exc_type[0] = 0;
 	if (!tstate)
-		return;
+		return 0;
 	bpf_probe_read_user(&exc, 8, (void *)(tstate + targ_py.tstate_exc));
 	if (targ_py.tstate_exc_type)
 		bpf_probe_read_user(&type, 8, (void *)(tstate + targ_py.tstate_exc_type));
@@ -977,16 +1027,14 @@ static __always_inline void py_exception(struct cmon_py_rec *rec, __u64 tstate,
 	if (type && !bpf_probe_read_user(&name, 8, (void *)(type + targ_py.type_name)) && name)
 		bpf_probe_read_user_str(rec->exc_type, sizeof(rec->exc_type), (void *)name);
 	if (!exc)
-		return;
+		return 0;
 	/* 3.11 may hold a value not yet made into the exception: the message */
 	{
 		__u64 etype = 0;
 
 		bpf_probe_read_user(&etype, 8, (void *)(exc + targ_py.obj_type));
-		if (targ_py.tstate_exc_type && etype != type) {
-			py_value(exc, &rec->ret, p);
-			return;
-		}
+		if (targ_py.tstate_exc_type && etype != type)
+			return exc;
 	}
 	if (!bpf_probe_read_user(&args, 8, (void *)(exc + targ_py.exc_args)) && args) {
 		__s64 n = 0;
@@ -995,7 +1043,7 @@ static __always_inline void py_exception(struct cmon_py_rec *rec, __u64 tstate,
 		if (n > 0)
 			bpf_probe_read_user(&msg, 8, (void *)(args + targ_py.tuple_items));
 	}
-	py_value(msg, &rec->ret, p);
+	return msg;
 }
 
 /* FR as a record: returned (RET the object, or NULL for an exception) or
@@ -1058,7 +1106,7 @@ __noinline int py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
 	rec->task = fr->task;
 	rec->task_name[0] = 0;
 	if (fr->task)
-		py_task_name(fr->task, rec->task_name, p);
+		py_task_name(fr->task, rec->task_name, &rec->ret, p); /* ret: set below */
 	rec->pid = pid_tgid >> 32;
 	rec->tid = (__u32)pid_tgid;
 	rec->depth = d;
@@ -1074,7 +1122,7 @@ __noinline int py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
 	if ((flags & CMON_PY_RETURNED) && ret)
 		py_value(ret, &rec->ret, p);
 	else if (flags & CMON_PY_RETURNED)
-		py_exception(rec, py_tstate(fr->tstate, p), p);
+		py_value(py_exception(rec, py_tstate(fr->tstate, p)), &rec->ret, p);
 	mm = task->mm;
 	rec->rss_entry = fr->rss;
 	rec->vms_entry = fr->vms;
@@ -1181,8 +1229,11 @@ __noinline int py_break_hit(struct py_call *c, struct cmon_py_proc *p, __u64 coo
 /*
  * A Python call entered (C: the evaluator's frame or the vectorcall
  * entry's arguments, at stack slot SP).  1 when it needs no return probe
- * (an uprobe session then makes none).
+ * (an uprobe session then makes none); PY_ENTER_BREAK when it is a break's
+ * (py_enter_call stops it: py_break_hit called from here would put its
+ * chain of calls under this frame's, past 6.1's 512 bytes of stack).
  */
+#define PY_ENTER_BREAK 2
 static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -1224,9 +1275,7 @@ static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 	c->n = py_nparams(c->code, c->c);
 	if (targ_break_count) {
 		/* no call stops while user space has not decided */
-		if (verdict == CMON_PY_TRACED)
-			py_break_hit(c, p, cookie);
-		return 1;
+		return verdict == CMON_PY_TRACED ? PY_ENTER_BREAK : 1;
 	}
 	st = py_stats(cookie);
 	if (st)
@@ -1344,15 +1393,32 @@ int BPF_KPROBE(cmon_py_start)
 	return 0;
 }
 
+/* py_enter, then a break's stop (1: no return probe wanted). */
+static __always_inline int py_enter_call(struct py_call *c, __u64 sp, __u64 cookie)
+{
+	__u32 pid;
+	int r = py_enter(c, sp, cookie);
+
+	if (r != PY_ENTER_BREAK)
+		return r;
+	pid = bpf_get_current_pid_tgid() >> 32;
+	py_break_hit(c, bpf_map_lookup_elem(&py_procs, &pid), cookie);
+	return 1;
+}
+
 /* ---- the evaluator ---- */
 
 static __always_inline int py_eval_enter(struct pt_regs *ctx, __u64 cookie)
 {
-	struct py_call c = { .frame = PT_REGS_PARM2(ctx), .tstate = PT_REGS_PARM1(ctx) };
+	struct py_call *c = py_call_new();
 
-	if (bpf_probe_read_user(&c.code, 8, (void *)(c.frame + targ_py.frame_code)))
-		c.code = 0;
-	return py_enter(&c, PT_REGS_SP(ctx), cookie);
+	if (!c)
+		return 1;
+	c->frame = PT_REGS_PARM2(ctx);
+	c->tstate = PT_REGS_PARM1(ctx);
+	if (bpf_probe_read_user(&c->code, 8, (void *)(c->frame + targ_py.frame_code)))
+		c->code = 0;
+	return py_enter_call(c, PT_REGS_SP(ctx), cookie);
 }
 
 SEC("uprobe")
@@ -1388,13 +1454,17 @@ int BPF_KPROBE(cmon_py_eval)
 
 static __always_inline int py_vc_enter(struct pt_regs *ctx, __u64 cookie)
 {
-	struct py_call c = { .func = PT_REGS_PARM1(ctx), .args = PT_REGS_PARM2(ctx),
-			     .nargs = PT_REGS_PARM3(ctx) & ~(1ull << 63),
-			     .kwnames = PT_REGS_PARM4(ctx) };
+	struct py_call *c = py_call_new();
 
-	if (bpf_probe_read_user(&c.code, 8, (void *)(c.func + targ_py.func_code)))
-		c.code = 0;
-	return py_enter(&c, PT_REGS_SP(ctx), cookie);
+	if (!c)
+		return 1;
+	c->func = PT_REGS_PARM1(ctx);
+	c->args = PT_REGS_PARM2(ctx);
+	c->nargs = PT_REGS_PARM3(ctx) & ~(1ull << 63);
+	c->kwnames = PT_REGS_PARM4(ctx);
+	if (bpf_probe_read_user(&c->code, 8, (void *)(c->func + targ_py.func_code)))
+		c->code = 0;
+	return py_enter_call(c, PT_REGS_SP(ctx), cookie);
 }
 
 SEC("uprobe")

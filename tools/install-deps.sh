@@ -14,7 +14,7 @@ if [ "$group" = check ]; then
 fi
 pkgs="clang llvm gcc g++ make pkg-config libbpf-dev bpftool libelf-dev libdw-dev
 zlib1g-dev liblzma-dev libiberty-dev libcapstone-dev libcmocka-dev python3 libyaml-dev libmicrohttpd-dev
-libcurl4-openssl-dev libsqlite3-dev libjansson-dev liblz4-dev libdebuginfod-dev"
+libcurl4-openssl-dev libsqlite3-dev libjansson-dev liblz4-dev libdebuginfod-dev libcsv-dev"
 case "$group" in
 bench) # bcc compiles against kernel headers: without the running kernel's,
 	# bench_profile.sh builds a tree from Debian's linux-headers-amd64

@@ -33,6 +33,7 @@
 #include "cli/commands.h"
 #include "cli/export_view.h"
 #include "cli/store_cli.h"
+#include "cli/view_filter.h"
 #include "core/log.h"
 #include "output/writer.h"
 #include "store/store_fs.h"
@@ -693,7 +694,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cmon export RUN --per-call OUTDIR\n"
 		"       cmon export RUN -F csv|json [-o OUTDIR]\n"
-		"       cmon export RUN -F chrome|tree|folded [-o FILE]   (--chrome: -F chrome)\n\n"
+		"       cmon export RUN -F chrome|tree|folded|text [-o FILE]   (--chrome: -F chrome)\n"
+		"         [--func PATTERN]... [--since TIME] [--until TIME] [--if EXPR]\n\n"
+		"  RUN: a capture store, or a trace file of `cmon trace -F json` or `-F csv`.\n"
 		"  --per-call: OUTDIR/<func>/<n>/args.json, arg_<name>.bin and, for numeric\n"
 		"  buffers, arg_<name>.npy (numpy.load).  -F csv|json: one table per function,\n"
 		"  <func>.csv or <func>.jsonl, in -o DIR (default RUN-csv or RUN-json).\n"
@@ -739,6 +742,7 @@ static char *default_outdir(const char *run, enum export_mode mode)
 int cmd_export(int argc, char **argv)
 {
 	struct export_ctx x = { .rootfd = -1 };
+	struct view_filter vf = {};
 	const struct cmon_function *fs;
 	const char **entries = NULL;
 	const char *outdir = NULL;
@@ -768,12 +772,14 @@ int cmd_export(int argc, char **argv)
 				x.mode = EXPORT_CSV;
 			} else if (!strcmp(optarg, "json")) {
 				x.mode = EXPORT_JSON;
-			} else if (!out_format__parse(optarg, &view_fmt) && view_fmt >= OUT_CHROME) {
+			} else if (!out_format__parse(optarg, &view_fmt) &&
+				   (view_fmt >= OUT_CHROME || view_fmt == OUT_TEXT)) {
 				x.mode = EXPORT_VIEW;
 			} else {
-				log_error("export: -F takes csv, json, chrome, tree or folded, not '%s'",
+				log_error("export: -F takes csv, json, chrome, tree, folded or text, not '%s'",
 					  optarg);
-				return CMON_EXIT_USAGE;
+				rc = CMON_EXIT_USAGE;
+				goto cleanup;
 			}
 			break;
 		case OPT_CHROME:
@@ -782,20 +788,31 @@ int cmd_export(int argc, char **argv)
 			x.mode = EXPORT_VIEW;
 			view_fmt = OUT_CHROME;
 			break;
+		case 'f':
+		case OPT_SINCE:
+		case OPT_UNTIL:
+		case OPT_IF:
+			if (view_filter__add(&vf, c, optarg)) {
+				rc = CMON_EXIT_USAGE;
+				goto cleanup;
+			}
+			break;
 		case 'o':
 			o_given = true;
 			outdir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
-			return CMON_EXIT_OK;
+			goto cleanup;
 		default: /* -2: said */
-			return CMON_EXIT_USAGE;
+			rc = CMON_EXIT_USAGE;
+			goto cleanup;
 		}
 	}
 	if (x.mode == EXPORT_NONE) {
 		log_error("export: say what to export: --per-call OUTDIR or -F csv|json");
-		return CMON_EXIT_USAGE;
+		rc = CMON_EXIT_USAGE;
+		goto cleanup;
 	}
 	if (o_given && x.mode == EXPORT_PER_CALL)
 		goto one_mode;
@@ -803,17 +820,24 @@ int cmd_export(int argc, char **argv)
 		outdir = per_call_dir;
 	if (argc - optind != 1) {
 		log_error("export: expected one store folder (see cmon export --help)");
-		return CMON_EXIT_USAGE;
+		rc = CMON_EXIT_USAGE;
+		goto cleanup;
+	}
+	if (x.mode != EXPORT_VIEW && view_filter__active(&vf)) {
+		log_error("export: --func, --since, --until and --if choose the calls of -F chrome|tree|folded|text");
+		rc = CMON_EXIT_USAGE;
+		goto cleanup;
 	}
 	if (x.mode == EXPORT_VIEW) {
-		rc = export_view__run(argv[optind], view_fmt, outdir);
+		rc = export_view__run(argv[optind], view_fmt, outdir, &vf);
 		goto cleanup;
 	}
 	if (!outdir) {
 		def = default_outdir(argv[optind], x.mode);
 		if (!def) {
 			log_error("export: out of memory");
-			return CMON_EXIT_ERROR;
+			rc = CMON_EXIT_ERROR;
+			goto cleanup;
 		}
 		outdir = def;
 	}
@@ -888,5 +912,6 @@ cleanup:
 	free(made);
 	free(def);
 	cmon_store_close(x.s);
+	view_filter__free(&vf);
 	return rc;
 }

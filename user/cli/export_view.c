@@ -15,10 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "cli/commands.h"
+#include "cli/csv_trace.h"
 #include "cli/export_view.h"
 #include "cli/store_cli.h"
+#include "cli/view_filter.h"
 #include "core/grow.h"
 #include "core/log.h"
 #include "core/strbuf.h"
@@ -207,8 +210,73 @@ static int write_nested(struct writer *w, struct held *all, size_t n)
 	return err;
 }
 
-int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *calls)
+/* Store call C as an --if sees it: its typed arguments, return, latency
+ * (ARGS and RET to json_decref). */
+static void store_call_values(const struct cmon_call *c, struct expr_call *v)
 {
+	memset(v, 0, sizeof(*v));
+	v->args = c->args_json ? json_loads(c->args_json, 0, NULL) : NULL;
+	v->ret = c->ret && strcmp(c->ret_type, "void") ? json_loads(c->ret, JSON_DECODE_ANY, NULL) :
+							  NULL;
+	v->has_latency = c->latency_ns != CMON_NONE;
+	v->latency_ns = v->has_latency ? c->latency_ns : 0;
+}
+
+static bool store_call_kept(const struct view_filter *vf, const struct cmon_call *c,
+			    uint64_t first)
+{
+	struct expr_call v;
+	bool keep;
+
+	if (!vf || !view_filter__active(vf))
+		return true;
+	if (!view_filter__keep(vf, c->func, c->module, c->ts_ns, first, NULL))
+		return false;
+	if (!vf->cond)
+		return true;
+	store_call_values(c, &v);
+	keep = view_filter__keep(vf, c->func, c->module, c->ts_ns, first, &v);
+	json_decref(v.args);
+	json_decref(v.ret);
+	return keep;
+}
+
+/* The entry time of S's first call, for a range relative to it: 0 or 1
+ * (the store's error). */
+static int store_first_ts(struct cmon_store *s, const struct cmon_function *fs, size_t nf,
+			  uint64_t *first)
+{
+	*first = UINT64_MAX;
+	for (size_t f = 0; f < nf; f++) {
+		struct cmon_iter *it = NULL;
+		struct cmon_call *c;
+		char *name = store_cli__lookup_name(fs, nf, f);
+		int r;
+
+		if (!name)
+			return -ENOMEM;
+		r = cmon_store_calls(s, name, 1, &it);
+		free(name);
+		if (r)
+			return 1;
+		while ((r = cmon_iter_next(it, &c)) == 1) {
+			if (c->ts_ns < *first)
+				*first = c->ts_ns;
+			cmon_call_free(c);
+		}
+		cmon_iter_free(it);
+		if (r < 0)
+			return 1;
+	}
+	if (*first == UINT64_MAX)
+		*first = 0;
+	return 0;
+}
+
+int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *calls,
+		const struct view_filter *vf)
+{
+	uint64_t first = 0;
 	const struct cmon_function *fs;
 	struct held *all = NULL;
 	struct cmon_call *c = NULL;
@@ -224,6 +292,8 @@ int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *
 		err = 1;
 		goto out;
 	}
+	if (vf && view_filter__needs_first(vf))
+		err = store_first_ts(s, fs, nf, &first);
 	for (size_t f = 0; f < nf && !err; f++) {
 		struct cmon_iter *it = NULL;
 		char *name = store_cli__lookup_name(fs, nf, f);
@@ -237,6 +307,10 @@ int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *
 			err = 1;
 		free(name);
 		while (!err && (r = cmon_iter_next(it, &c)) == 1) {
+			if (!store_call_kept(vf, c, first)) {
+				cmon_call_free(c);
+				continue;
+			}
 			(*calls)++;
 			if (fmt == OUT_CHROME) {
 				err = write_call(w, c, &fs[f], 0);
@@ -582,16 +656,16 @@ static const char *str_of(json_t *o, const char *key)
 	return s ? s : "";
 }
 
-/* LINE into C: 0, or -EINVAL when it is not a record of cmon's (no func,
- * ts_ns, tid), -ENOMEM. */
-static int line_call__parse(struct line_call *c, const char *line)
+/* J (a record as a JSON line has it; C keeps it) into C: 0, or -EINVAL
+ * when it is not a record of cmon's (no func, ts_ns, tid), -ENOMEM. */
+static int line_call__take(struct line_call *c, json_t *j)
 {
 	json_t *args, *v;
 	const char *k;
 	size_t i = 0;
 
 	memset(c, 0, sizeof(*c));
-	c->j = json_loads(line, 0, NULL);
+	c->j = j;
 	if (!json_is_object(c->j) || !json_is_string(json_object_get(c->j, "func")) ||
 	    !json_is_integer(json_object_get(c->j, "ts_ns")) ||
 	    !json_is_integer(json_object_get(c->j, "tid")))
@@ -663,16 +737,91 @@ static int by_thread_entry_line(const void *a, const void *b)
 	return 0;
 }
 
+/* The calls of ALL (N) that VF keeps, first in ALL, the others released:
+ * how many. */
+static size_t lines_kept(struct line_call *all, size_t n, const struct view_filter *vf)
+{
+	uint64_t first = UINT64_MAX;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (all[i].rec.ts_ns < first)
+			first = all[i].rec.ts_ns;
+	for (size_t i = 0; i < n; i++) {
+		struct line_call *c = &all[i];
+		json_t *args = json_object_get(c->j, "args");
+		json_t *ret = json_object_get(c->j, "retval");
+		struct expr_call v = {
+			.args = json_is_object(args) ? args : NULL,
+			.regs = json_is_object(args) ? NULL : c->rec.args,
+			.ret = ret ? ret : json_object_get(c->j, "ret"),
+			.has_latency = json_is_integer(json_object_get(c->j, "latency_ns")),
+			.latency_ns = c->rec.latency_ns,
+		};
+
+		if (json_is_null(v.ret))
+			v.ret = NULL;
+		if (view_filter__keep(vf, c->rec.func, c->rec.module, c->rec.ts_ns, first, &v)) {
+			if (kept != i)
+				all[kept] = *c;
+			kept++;
+		} else {
+			line_call__release(c);
+		}
+	}
+	return kept;
+}
+
 /* The calls of the trace IN (JSON Lines) to OUT as FMT.  0, -EINVAL (one
  * error line said: *LINE_NO the line that is not a record) or -errno. */
-static int view_trace(FILE *in, enum out_format fmt, FILE *out, uint64_t *calls,
+/* The trace IN's calls into *ALL (*N, *CAP): JSON Lines, or a CSV (CSV).
+ * 0, -EINVAL (*LINE_NO the line or CSV record that is not a call) or
+ * -errno. */
+static int read_trace(FILE *in, bool csv, struct line_call **all, size_t *n, size_t *cap,
 		      size_t *line_no)
+{
+	json_t **objs = NULL;
+	size_t n_objs = 0, len = 0;
+	char *line = NULL;
+	int err = 0;
+
+	if (csv) {
+		err = csv_trace__read(in, &objs, &n_objs, line_no);
+		for (size_t i = 0; i < n_objs; i++) {
+			if (!err && GROW(*all, *n, *cap, 1024))
+				err = -ENOMEM;
+			if (err) {
+				json_decref(objs[i]);
+				continue;
+			}
+			err = line_call__take(&(*all)[(*n)++], objs[i]);
+			if (err == -EINVAL) /* csv_trace gives only calls */
+				*line_no = i + 2;
+		}
+		free(objs);
+		return err;
+	}
+	while (!err && getline(&line, &len, in) > 0) {
+		++*line_no;
+		if (GROW(*all, *n, *cap, 1024)) {
+			err = -ENOMEM;
+			break;
+		}
+		err = line_call__take(&(*all)[(*n)++], json_loads(line, JSON_ALLOW_NUL, NULL));
+	}
+	if (!err && ferror(in))
+		err = -EIO;
+	free(line);
+	return err;
+}
+
+static int view_trace(FILE *in, bool csv, enum out_format fmt, FILE *out, uint64_t *calls,
+		      size_t *line_no, const struct view_filter *vf)
 {
 	struct line_call *all = NULL;
 	const struct line_call **open_calls = NULL;
 	struct writer *w = writer__new(fmt, out);
-	size_t n = 0, cap = 0, depth = 0, len = 0;
-	char *line = NULL;
+	size_t n = 0, cap = 0, depth = 0;
 	int err = 0;
 
 	*calls = 0;
@@ -680,17 +829,9 @@ static int view_trace(FILE *in, enum out_format fmt, FILE *out, uint64_t *calls,
 	if (!w)
 		return -errno;
 	writer__set_replay(w);
-	while (!err && getline(&line, &len, in) > 0) {
-		++*line_no;
-		if (GROW(all, n, cap, 1024)) {
-			err = -ENOMEM;
-			break;
-		}
-		err = line_call__parse(&all[n], line);
-		n++;
-	}
-	if (!err && ferror(in))
-		err = -EIO;
+	err = read_trace(in, csv, &all, &n, &cap, line_no);
+	if (!err && vf && view_filter__active(vf))
+		n = lines_kept(all, n, vf);
 	if (!err && n > 1)
 		qsort(all, n, sizeof(*all), by_thread_entry_line);
 	if (!err && !(open_calls = malloc((n ? n : 1) * sizeof(*open_calls))))
@@ -712,24 +853,39 @@ static int view_trace(FILE *in, enum out_format fmt, FILE *out, uint64_t *calls,
 		line_call__release(&all[i]);
 	free(all);
 	free(open_calls);
-	free(line);
 	writer__free(w);
 	return err;
 }
 
+/* RUN is named as a CSV file: read as one, so a foreign CSV is said to be
+ * one (not "not a cmon store"). */
+static bool csv_named(const char *run)
+{
+	size_t n = strlen(run);
+
+	return n > 4 && !strcasecmp(run + n - 4, ".csv");
+}
+
 /* -F chrome|tree|folded: one stream, to FILE (made 0600: captured values
  * can be secrets; a symlink is not followed) or stdout. */
-int export_view__run(const char *run, enum out_format fmt, const char *path)
+int export_view__run(const char *run, enum out_format fmt, const char *path,
+		     const struct view_filter *vf)
 {
 	struct cmon_store *s = NULL;
 	FILE *out = stdout, *in;
 	uint64_t calls = 0;
-	size_t line_no = 0;
+	size_t line_no = 0, got = 0;
+	char head[16];
+	bool csv = false;
 	int rc, err;
 
 	in = fopen(run, "r");
-	if (in && fgetc(in) == '{') {
+	if (in && (got = fread(head, 1, sizeof(head), in)) > 0 && head[0] == '{') {
 		rewind(in); /* a trace's JSON Lines, not a store */
+	} else if (in && (csv_trace__is_header(head, got) || csv_named(run)) &&
+		   !(got >= 16 && !memcmp(head, "SQLite format 3", 16))) {
+		rewind(in); /* a trace CSV */
+		csv = true;
 	} else {
 		if (in)
 			fclose(in);
@@ -752,7 +908,8 @@ int export_view__run(const char *run, enum out_format fmt, const char *path)
 			return CMON_EXIT_ERROR;
 		}
 	}
-	err = in ? view_trace(in, fmt, out, &calls, &line_no) : export_view(s, fmt, out, &calls);
+	err = in ? view_trace(in, csv, fmt, out, &calls, &line_no, vf) :
+		   export_view(s, fmt, out, &calls, vf);
 	if (in)
 		fclose(in);
 	if (path) {
@@ -763,6 +920,12 @@ int export_view__run(const char *run, enum out_format fmt, const char *path)
 	}
 	if (err == 1)
 		log_error("%s", cmon_store_error(s));
+	else if (err == -EINVAL && in && csv && line_no == 1)
+		log_error("export: %s: not a trace CSV of `cmon trace -F csv` (its header "
+			  "needs ts_ns, tid and func)", run);
+	else if (err == -EINVAL && in && csv)
+		log_error("export: %s: record %zu is not a call of `cmon trace -F csv`", run,
+			  line_no);
 	else if (err == -EINVAL && in)
 		log_error("export: %s: line %zu is not a call of `cmon trace -F json`", run,
 			  line_no);

@@ -9,9 +9,13 @@
 #include <cmon/cmon.h>
 #include "output/writer.h"
 
-/* Every call of S, written to OUT as FMT (OUT_CHROME, OUT_TREE, OUT_FOLDED).
- * *CALLS counts them.  0, 1 (the store's error: cmon_store_error) or -errno. */
-int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *calls);
+struct view_filter;
+
+/* Every call of S that VF keeps (NULL: all), written to OUT as FMT
+ * (OUT_CHROME, OUT_TREE, OUT_FOLDED).  *CALLS counts them.  0, 1 (the
+ * store's error: cmon_store_error) or -errno. */
+int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *calls,
+		const struct view_filter *vf);
 
 /* `export -F csv`: function I of FS's calls in S as the table `trace -F
  * csv -o 'x.%f.csv'` writes (the same columns, cells and writer), and
@@ -22,9 +26,10 @@ int export_view__table(struct cmon_store *s, const struct cmon_function *fs, siz
 		       size_t i, FILE *out, const char *(*cgroup_of)(void *, uint32_t),
 		       void *ctx, uint64_t *calls);
 
-/* `cmon export RUN -F FMT [-o PATH]`: open RUN, write to PATH (made 0600,
- * no symlink followed) or stdout, one error line on failure.  An exit
- * status. */
-int export_view__run(const char *run, enum out_format fmt, const char *path);
+/* `cmon export RUN -F FMT [-o PATH]`: open RUN, write the calls VF keeps
+ * to PATH (made 0600, no symlink followed) or stdout, one error line on
+ * failure.  An exit status. */
+int export_view__run(const char *run, enum out_format fmt, const char *path,
+		     const struct view_filter *vf);
 
 #endif

@@ -190,8 +190,19 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "per-call", OPT_PER_CALL, "OUTDIR", OC_EXPORT,
 	  "one folder per call: its arguments (JSON) and arrays (.npy)" },
 	{ "format", 'F', "FMT", OC_EXPORT,
-	  "csv or json: one table per function; chrome, tree or\nfolded: the calls as that view" },
+	  "csv or json: one table per function; chrome, tree,\nfolded or text: the calls as that view" },
 	{ "chrome", OPT_CHROME, NULL, OC_EXPORT, "the same as -F chrome" },
+	{ "func", 'f', "PATTERN", OC_EXPORT,
+	  "only calls of functions PATTERN matches, as trace --func\n"
+	  "matches them (glob, OBJECT:name, '!PATTERN'; repeatable)" },
+	{ "since", OPT_SINCE, "TIME", OC_EXPORT,
+	  "only calls entered at or after TIME: seconds after the\n"
+	  "recording's first call (1.5), or @TS_NS, a record's ts_ns" },
+	{ "until", OPT_UNTIL, "TIME", OC_EXPORT,
+	  "only calls entered before TIME (as --since)" },
+	{ "if", OPT_IF, "EXPR", OC_EXPORT,
+	  "only calls where EXPR holds (trace --if's language), over\n"
+	  "the recorded values; a call without a name EXPR uses is left out" },
 	{ "output", 'o', "PATH", OC_EXPORT,
 	  "where -F writes (default: next to the store)" },
 	{ "format", 'F', "FMT", OC_STATS, "text (default), csv, json" },

@@ -14,38 +14,16 @@
 #include "core/log.h"
 #include "dwarf/ctype.h"
 #include "filter/expr.h"
+#include "filter/expr_tree.h"
 #include "probe/calib.h"
 #include "probe/resolve.h"
 
-enum node_kind { N_NUM, N_STR, N_PATH, N_CMP, N_AND, N_OR, N_NOT };
-
-#define PATH_MAX_STEPS 8
 /* How deep a tree may nest (parentheses, '!', operands of an operator).
  * A program holds CMON_EXPR_MAX_OPS steps, so nothing deeper could
  * compile; the bound keeps the recursive parser, compiler and free off a
  * stack that 30,000 '(' would overflow. */
 #define EXPR_MAX_DEPTH 64
 #define QUOTE_MAX 200 /* bytes of the text an error line quotes */
-
-struct node {
-	enum node_kind kind;
-	int col;          /* 1-based column of the node's first character */
-	int64_t num;      /* N_NUM */
-	char *str;        /* N_STR: the string; N_PATH: the root name */
-	size_t str_len;
-	int op;           /* N_CMP: CMON_OP_EQ.. */
-	int depth;        /* operators below and at it: 0 for a value */
-	/* N_PATH: members after the root, each through -> (arrow) or . */
-	size_t n_steps;
-	struct { char *name; bool arrow; int col; } steps[PATH_MAX_STEPS];
-	struct node *l, *r;
-};
-
-struct expr {
-	char *text;
-	char *what;
-	struct node *root;
-};
 
 struct parser {
 	const char *text, *p;
