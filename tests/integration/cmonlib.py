@@ -573,3 +573,31 @@ def kill_quietly(pid, sig=signal.SIGKILL):
         os.kill(pid, sig)
     except ProcessLookupError:
         pass
+
+
+def on_a_terminal(args, env=None, columns=None):
+    """cmon ARGS with its stdout a terminal (COLUMNS wide when given): what
+    the terminal shows, once cmon exited 0."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    if columns:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    p = subprocess.Popen([CMON] + args, stdout=slave, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the last writer closed it
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    _, err = p.communicate(timeout=HANG * SLOW)
+    eq(p.returncode, 0, "exit status (%s)" % err.decode())
+    return seen.decode()

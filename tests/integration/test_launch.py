@@ -4,7 +4,7 @@ import signal
 import subprocess
 import time
 
-from cmonlib import (HANG, CALLS_OUT, CMON, LONGJMP_OUT, MiB, RECURSE_OUT, U64, check, eq,
+from cmonlib import (HANG, on_a_terminal, CALLS_OUT, CMON, LONGJMP_OUT, MiB, RECURSE_OUT, U64, check, eq,
                      held_by, only, parse_json_lines, read_text, run, target, text_rows, trace, u32)
 
 CALLS_FUNCS = ["add", "six", "negate"]
@@ -342,39 +342,17 @@ def test_summary_lists_called_functions():
        ["cmon: functions never called: 2 (all of them)"], "no table, the count")
 
 
-def _on_a_terminal(args, env=None):
-    """cmon ARGS with its stdout a terminal: what the terminal shows."""
-    import pty
-    master, slave = pty.openpty()
-    p = subprocess.Popen([CMON] + args, stdout=slave, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, env=env)
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: the last writer closed it
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
-    _, err = p.communicate(timeout=60)
-    eq(p.returncode, 0, "exit status (%s)" % err.decode())
-    return seen.decode()
-
-
-def test_text_colours_on_a_terminal():
+def test_text_colourson_a_terminal():
     """The text table on a terminal: its header and function names bold, a
     status where a return value goes yellow; none with NO_COLOR set, none
     in a file."""
     args = ["trace", "-q", "--func", "add", "--func", "jumper", "--", target(), "longjmp"]
-    shown = _on_a_terminal(args)
+    shown = on_a_terminal(args)
     check("\x1b[1mTIME " in shown and "CALL\x1b[22m" in shown, "bold header: %r" % shown)
     check("\x1b[1madd\x1b[22m" in shown and "\x1b[1mjumper\x1b[22m" in shown,
           "bold names: %r" % shown)
     check("\x1b[33m<noreturn>\x1b[39m" in shown, "the status in yellow: %r" % shown)
-    shown = _on_a_terminal(args, env=dict(os.environ, NO_COLOR="1"))
+    shown = on_a_terminal(args, env=dict(os.environ, NO_COLOR="1"))
     check("\x1b[" not in shown, "NO_COLOR: no escape: %r" % shown)
     check("jumper" in shown, shown)
     res = trace(["add", "jumper"], launch=[target(), "longjmp"], fmt="text")

@@ -3,14 +3,10 @@ pid/tid, latency, dRSS) take 47, the call follows as C writes it; on a
 terminal each row is cut at its width (the arguments first, the return
 value kept), in a file or a pipe it is whole; strings are cut at
 --text-strlen characters (32) in text only, JSON keeps what was captured."""
-import fcntl
-import json
 import os
-import struct
 import subprocess
-import termios
 
-from cmonlib import CMON, check, eq, target, text_row, text_rows, tmpfile, trace
+from cmonlib import CMON, on_a_terminal, check, eq, target, text_row, text_rows, tmpfile, trace
 
 NESTED = ('nested(o={"id":7,"in":{"x":-3,"y":40000},"name":"outer-name",'
           '"vals":[1,-2,3,2147483647]}) = 2147523663')
@@ -18,25 +14,8 @@ NESTED = ('nested(o={"id":7,"in":{"x":-3,"y":40000},"name":"outer-name",'
 
 def _on_a_terminal(args, columns):
     """cmon ARGS with its stdout a terminal COLUMNS wide: the rows it shows."""
-    import pty
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    p = subprocess.Popen([CMON] + args, stdout=slave, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, env=dict(os.environ, NO_COLOR="1"))
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: the last writer closed it
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
-    _, err = p.communicate(timeout=60)
-    eq(p.returncode, 0, "exit status (%s)" % err.decode())
-    return [l for l in seen.decode().splitlines() if text_row(l)]
+    shown = on_a_terminal(args, env=dict(os.environ, NO_COLOR="1"), columns=columns)
+    return [l for l in shown.splitlines() if text_row(l)]
 
 
 def test_text_rows_cut_at_the_terminal_width():
