@@ -21,6 +21,12 @@ mount -t tmpfs -o mode=1777,size=1200m tmp /host/tmp
 mkdir -p /host/tmp/cmon-vm
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 work /host/tmp/cmon-vm ||
 	{ echo "cmon-vm: cannot mount the work share"; poweroff -f; }
+cwd=$(cat /host/tmp/cmon-vm/cwd)
+case $cwd in /tmp/*)
+	mkdir -p "/host$cwd"
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 cwd "/host$cwd" ||
+		{ echo "cmon-vm: cannot mount the checkout $cwd"; poweroff -f; } ;;
+esac
 mount -t tmpfs -o mode=755 run /host/run
 mount --move /proc /host/proc
 mount --move /sys /host/sys

@@ -92,12 +92,22 @@ env | grep -E '^(OUT|CMON_[A-Z_]*|CI|V|HOME|PYENV_ROOT|PYENV_VERSION)=' | sed "s
 	grep -v '^export CMON_VM_' >"$work/share/env"
 sed -i '1i . /tmp/cmon-vm/env' "$work/share/job.sh"
 
+# A checkout under /tmp is hidden by the guest's own /tmp: shared on its own
+# (read-only, as the host's root is), mounted back at its path by init.sh.
+cwdshare=
+case $(pwd) in
+/tmp/*,* | /tmp/*" "*) echo "cmon-vm: a checkout under /tmp needs a path without commas or spaces" >&2; exit 2 ;;
+/tmp/*) cwdshare="-virtfs local,path=$(pwd),mount_tag=cwd,readonly=on,multidevs=remap,security_model=none" ;;
+esac
+
+# shellcheck disable=SC2086 # $cwdshare: two words or none
 timeout "${CMON_VM_TIMEOUT:-1800}" qemu-system-x86_64 -machine q35 -accel tcg -cpu max \
 	-m "${CMON_VM_MEM:-2048}" -smp 2 -nographic -no-reboot -nic none -vga none \
 	-kernel "$kdir/vmlinuz" -initrd "$work/initrd" \
 	-append "console=ttyS0 quiet panic=-1 loglevel=3" \
 	-virtfs local,path=/,mount_tag=host,readonly=on,multidevs=remap,security_model=none \
 	-virtfs "local,path=$work/share,mount_tag=work,multidevs=remap,security_model=none" \
+	$cwdshare \
 	</dev/null | tr -d '\r'
 rc=$(cat "$work/share/rc" 2>/dev/null || echo 125)
 [ "$rc" = 125 ] && echo "cmon-vm: the guest stopped before the command ended" >&2
