@@ -857,6 +857,8 @@ def _fork_first_calls(py):
     eq(res.code, 0, "exit status (%s)" % res.stderr)
     eq(res.stdout, "2424\n", "output")
     rows = _json(res.text)
+    unnamed = [r for r in rows if "x" not in r.get("args", {})]
+    eq(unnamed, [], "every call's parameter by its name (%s)" % res.stderr[-2000:])
     eq(sorted((r["args"]["x"], r["retval"]) for r in rows), [(x, 2 * x) for x in range(200)],
        "the 200 calls (%s)" % res.stderr)
     eq(len({r["pid"] for r in rows}), 20, "in 20 children")
