@@ -575,6 +575,22 @@ def kill_quietly(pid, sig=signal.SIGKILL):
         pass
 
 
+def pty_drain(master):
+    """All a pseudo-terminal's writers wrote, once the last one closed it
+    (its reads then fail with EIO); MASTER closed."""
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the last writer closed it
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return seen
+
+
 def on_a_terminal(args, env=None, columns=None):
     """cmon ARGS with its stdout a terminal (COLUMNS wide when given): what
     the terminal shows, once cmon exited 0."""
@@ -588,16 +604,7 @@ def on_a_terminal(args, env=None, columns=None):
     p = subprocess.Popen([CMON] + args, stdout=slave, stderr=subprocess.PIPE,
                          stdin=subprocess.DEVNULL, env=env)
     os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: the last writer closed it
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
+    seen = pty_drain(master)
     _, err = p.communicate(timeout=HANG * SLOW)
     eq(p.returncode, 0, "exit status (%s)" % err.decode())
     return seen.decode()

@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.request
 
-from cmonlib import (CMON, Skip, check, cmon, eq, funcs_args, read_text, run, target, tmpdir)
+from cmonlib import (CMON, Skip, check, cmon, eq, funcs_args, pty_drain, read_text, run, target, tmpdir)
 
 DEBUGINFOD = shutil.which("debuginfod")
 
@@ -468,16 +468,7 @@ def test_debuginfod_progress_on_a_terminal():
                              stdout=subprocess.PIPE, stderr=slave,
                              env=env_for(srv.url, os.path.join(top, "cache")))
         os.close(slave)
-        err = b""
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the last writer is gone
-                break
-            if not chunk:
-                break
-            err += chunk
-        os.close(master)
+        err = pty_drain(master)
         out = p.stdout.read().decode()
         eq(p.wait(60), 0, "cmon list: exit status (%r)" % err)
     check(re.search(r"^add +calls ", out, re.M), "cmon list: %r" % out)
