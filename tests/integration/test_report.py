@@ -11,6 +11,7 @@ import subprocess
 import threading
 import zlib
 
+from test_diff import _capture
 from cmonlib import HANG, Skip, check, cmon, eq, read_text, run, target, tmpdir, tmpfile
 
 CHROMIUM = shutil.which("chromium")
@@ -663,16 +664,7 @@ def test_report_diff_page_in_chromium():
     table, exact against the stores' own calls, each function's latency
     distribution of A over B's, and each run's charts on its own time axis (both from 0, each as long as its run), measured in
     Chromium (sleeper: `loop MS N` naps MS ms N times, then count_me)."""
-    runs = []
-    for name, ms, funcs in (("cmp-a", 1, ["nap", "count_me"]), ("cmp-b", 3, ["nap"])):
-        path = tmpfile(name)
-        args = ["capture", "-q", "-o", path]
-        for f in funcs:
-            args += ["--func", f]
-        code, _, err = cmon(args + ["--", target("sleeper"), "loop", str(ms), "20"])
-        eq(code, 0, "capture %s (%s)" % (name, err))
-        runs.append(path)
-    a, b = runs
+    a, b = _capture("cmp-a", 1, ["nap", "count_me"]), _capture("cmp-b", 3, ["nap"])
     code, text, err = cmon(["diff", a, b])
     eq(code, 0, "cmon diff (%s)" % err)
     said = [l.strip() for l in text.splitlines() if l.startswith("  ") and
