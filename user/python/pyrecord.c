@@ -301,6 +301,8 @@ static int decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mon
 	};
 	out->typed = &pt->typed;
 	out->sampled = 0;
+	out->call_no = 0;  /* a store's call (export) */
+	out->no_regs = false;
 	return 1;
 }
 
