@@ -309,8 +309,17 @@ def test_trace_csv_captures_round_trip():
     d = page_data(page)
     eq([(s["kind"], s["items"]) for s in d["sources"]], [("trace CSV", 1)], "the report's source")
     eq([(r["func"], r["calls"]) for r in d["trace"]["table"]], [("greet", 1)], "the report's table")
+    # a trace killed while writing a record: the report leaves that record out
+    cut = tmpfile("caps-cut.csv")
+    text = read_text_(path)
+    with open(cut, "w", newline="") as f:
+        f.write(text + text[text.index("\r\n") + 2:][:60])
+    code, _, err = cmon(["report", cut, "-o", page])
+    eq((code, err), (0, "cmon: report of 1 source written to %s\n" % page), "report of a cut CSV")
+    eq([(s["kind"], s["items"]) for s in page_data(page)["sources"]], [("trace CSV", 1)],
+       "the cut record left out")
 
 
 def read_text_(path):
-    with open(path) as f:
+    with open(path, newline="") as f:  # CSV: its CRLF kept
         return f.read()

@@ -612,8 +612,14 @@ int export_view__table(struct cmon_store *s, const struct cmon_function *fs, siz
 				rec.rec.no_regs = !raw_of(&fs[i]);
 				if (raw_of(&fs[i]))
 					raw_registers(&rec.rec, c);
-				if (raw_of(&fs[i]) && fmt == OUT_JSON)
+				if (raw_of(&fs[i]) && fmt == OUT_JSON && fs[i].n_captures) {
+					/* as trace writes a raw call with captures */
+					rec.typed.args = "{}";
+					rec.typed.retval = "null";
+					rec.typed.n_cells = 0;
+				} else if (raw_of(&fs[i]) && fmt == OUT_JSON) {
 					rec.rec.typed = NULL; /* as trace writes a raw call */
+				}
 				if (c->latency_ns == CMON_NONE && rec.rec.status == CALL_OK)
 					rec.rec.status = CALL_NORETURN;
 				if (!err)
@@ -855,7 +861,7 @@ static int read_trace(FILE *in, bool csv, struct line_call **all, size_t *n, siz
 	int err = 0;
 
 	if (csv) {
-		err = csv_trace__read(in, &objs, &n_objs, &at->line_no, &at->schema);
+		err = csv_trace__read(in, false, &objs, &n_objs, &at->line_no, &at->schema);
 		for (size_t i = 0; i < n_objs; i++) {
 			if (!err && GROW(*all, *n, *cap, 1024))
 				err = -ENOMEM;

@@ -415,7 +415,7 @@ static int read_trace_csv(struct report *r, FILE *f, const char *path, char *err
 	json_t **calls = NULL;
 	size_t n = 0, row = 0;
 	long long v;
-	int rc = 0, e = csv_trace__read(f, &calls, &n, &row, &v);
+	int rc = 0, e = csv_trace__read(f, true, &calls, &n, &row, &v);
 
 	if (e == -EPROTO)
 		return refuse_newer(path, v, err, errlen);
