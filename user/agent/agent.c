@@ -336,7 +336,8 @@ static const struct family_def agent_families[] = {
 	{ "cmon_agent_call_cost_measured_seconds", METRIC_GAUGE,
 	  "What one call of a function costs as measured on the process calling it (its CPU "
 	  "time over the windows its probes were attached and detached); the budget prices "
-	  "calls with it, within 1/2 to 4 times the calibrated cost (absent until known)." },
+	  "calls with it, up to 4 times the calibrated cost (under half of it, not believed: "
+	  "the calibrated cost; absent until known)." },
 	{ "cmon_agent_attach_errors_total", METRIC_COUNTER,
 	  "Probes that could not be applied (invalid spec entry, no match, attach failure)." },
 	{ "cmon_agent_spec_reloads_total", METRIC_COUNTER,

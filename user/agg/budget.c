@@ -100,7 +100,11 @@ double budget_cost__price(const struct budget_cost *c, double calib_ns)
 		return calib_ns;
 	if (!(calib_ns > 0))
 		return c->per_call_ns;
-	return fmin(fmax(c->per_call_ns, BUDGET_COST_LOW * calib_ns), BUDGET_COST_HIGH * calib_ns);
+	/* Too cheap to be believed: a process busy all the time pays its
+	 * probes in work not done, not in more CPU, and reads as free. */
+	if (c->per_call_ns < BUDGET_COST_LOW * calib_ns)
+		return calib_ns;
+	return fmin(c->per_call_ns, BUDGET_COST_HIGH * calib_ns);
 }
 
 static const char *const span_name[] = { "attached", "detached", "attaching", "detaching" };

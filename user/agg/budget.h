@@ -84,8 +84,10 @@ void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCA
  * by least squares weighted by 1 / wall (a stretch's noise grows with its
  * length), older samples fading by BUDGET_COST_DECAY each.  Known after
  * BUDGET_COST_MIN_SAMPLES, when the rates differ enough between stretches
- * to tell a from b; kept within [1/2, 4] times the calibration (another
- * process's calls counted with this one's would read too cheap).
+ * to tell a from b.  At most 4 times the calibration; under half of it
+ * it is not believed and the calibration is used: a process busy all
+ * the time pays its probes in work not done, not in more CPU, and another
+ * process's calls counted with this one's make a call look cheaper.
  */
 #define BUDGET_COST_DECAY 0.99
 #define BUDGET_COST_MIN_SAMPLES 8
@@ -101,8 +103,9 @@ struct budget_cost {
 /* One stretch: WALL_NS long, the process spent CPU_NS, CALLS entries. */
 void budget_cost__add(struct budget_cost *c, double wall_ns, double cpu_ns, double calls);
 
-/* What a call costs, to price it with: the measured cost within the
- * bounds of CALIB_NS (the calibrated one), or CALIB_NS until known. */
+/* What a call costs, to price it with: the measured cost (at most
+ * BUDGET_COST_HIGH x CALIB_NS, the calibrated one), or CALIB_NS until it
+ * is known or when it is under BUDGET_COST_LOW x CALIB_NS. */
 double budget_cost__price(const struct budget_cost *c, double calib_ns);
 
 /* Functions are cycled over a period of this (longer when a window would
