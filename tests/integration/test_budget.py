@@ -148,8 +148,13 @@ def test_budget_duty_cycles_the_hot_function():
         eq(sorted(duty), ["count_me", "tick"], "/status: the functions under the budget")
         eq((duty["tick"]["sampled"], duty["tick"]["seen"]), (1, cold), "/status: tick")
         eq(duty["tick"]["measured_call_ns"], None, "/status: tick's cost not measured")
-        eq((duty["count_me"]["call_ns"], duty["count_me"]["measured_call_ns"]),
-           (round(calib), round(measured)), "/status: count_me's costs as /metrics")
+        # (the calibrated cost has the BPF programs' mean run time in it,
+        # which moves a little even with the target gone)
+        eq(duty["count_me"]["measured_call_ns"], round(measured),
+           "/status: count_me's measured cost as /metrics")
+        check(abs(duty["count_me"]["call_ns"] - calib) <= 0.05 * calib,
+              "/status: count_me's calibrated cost %r as /metrics %r"
+              % (duty["count_me"]["call_ns"], calib))
         check(duty["count_me"]["sampled"] < 1 and 0 < duty["count_me"]["seen"] < total,
               "/status: count_me %r" % duty["count_me"])
         code, out, err = run([CMON, "agent", "--status", "--listen", a.addr])
@@ -160,9 +165,9 @@ def test_budget_duty_cycles_the_hot_function():
         eq(len(lines), 1, "--status: one function duty-cycled: %s" % out)
         check(re.match(r"  duty-cycled paced/count_me: attached [0-9.]+% of the time, costs "
                        r"[0-9.]+%, [0-9]+ calls seen \(its counts are estimates\); a call costs "
-                       + r"%d ns measured, %d ns calibrated$" % (round(measured), round(calib)),
+                       + r"%d ns measured, [0-9]+ ns calibrated$" % round(measured),
                        lines[0]),
-              "--status line %r" % lines[0])
+              "--status line %r (/status: %r)" % (lines[0], duty["count_me"]))
     finally:
         eq(a.stop(), 0, "agent exit status")
     assert_no_leak(before)
