@@ -62,12 +62,15 @@ static __always_inline void staging_release(struct cmon_batch *b)
 	*(volatile __u64 *)&b->busy = 0;
 }
 
-/* B's N records to the ring buffer (B held); counted lost if it is full. */
+/* B's N records to the ring buffer (B held; with --blocking-timeout,
+ * waiting for room); counted lost if it is full. */
 static __always_inline void staging_send(struct cmon_batch *b, __u32 n, __u64 flags)
 {
 	b->type = CMON_REC_BATCH;
 	b->n = n;
-	if (bpf_ringbuf_output(&events, b, sizeof(*b), flags)) {
+	if (bpf_ringbuf_output(&events, b, sizeof(*b), flags) &&
+	    (!targ_block_ns || !room_wait(sizeof(*b)) ||
+	     bpf_ringbuf_output(&events, b, sizeof(*b), flags))) {
 		for (__u32 i = 0; i < CMON_BATCH && i < n; i++) {
 			struct cmon_func_stats *st = stats_of(b->r[i].func_id);
 
