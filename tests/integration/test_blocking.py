@@ -10,7 +10,7 @@ import signal
 import time
 
 from cmonlib import (CMON, HANG, Background, WaitTarget, check, cmon, eq, parse_json_lines,
-                     read_text, summary, tmpfile, trace_bg)
+                     read_text, summary, target, tmpfile, trace_bg)
 from test_attach import loop_out
 
 N = 30000
@@ -25,11 +25,12 @@ def _waits(stderr):
 
 def _slow_run(extra, spool=True):
     """`trace --func add` of N flat-out calls, a 1 MiB ring, the ring's
-    reader made slower than the program (50 us a record: the spool's
-    thread, or with SPOOL false the thread that also types and writes).
+    reader made slower than the program (200 us a record, 5,000 a second:
+    the spool's thread, or with SPOOL false the thread that also types and
+    writes).
     Returns (exit status, rows, stderr)."""
     t = WaitTarget(["loop", str(N)])
-    env = dict(os.environ, CMON_TEST_SLOW_CONSUMER_US="50")
+    env = dict(os.environ, CMON_TEST_SLOW_CONSUMER_US="200")
     if not spool:
         env["CMON_NO_SPOOL"] = "1"
     path = tmpfile("blocking-%d.json" % time.monotonic_ns())
@@ -97,7 +98,7 @@ def test_blocking_timeout_gives_up_on_a_stopped_cmon():
     t = WaitTarget(["loop", str(n)])
     try:
         bg = trace_bg(["add"], ["-p", str(t.pid)],
-                      extra=["--ringbuf-size", "1", "--blocking-timeout", "50ms"])
+                      extra=["--ringbuf-size", "1", "--blocking-timeout", "50ms", "-v"])
         bg.wait_attached()
         bg.signal(signal.SIGSTOP)
         try:
@@ -113,12 +114,26 @@ def test_blocking_timeout_gives_up_on_a_stopped_cmon():
         eq(s["written"] + s["lost"], n, "written + lost = calls")
         eq(s["table"]["add"], (n, len(rows), n - len(rows)), "per-function table")
         times, ms = _waits(bg.stderr)
-        check(times >= 1, "the program waited (and gave up): %d times, %d ms" % (times, ms))
+        m = re.search(r"waits given up: (\d+) .*records not made to wait: (\d+)", bg.stderr)
+        check(m, "no -v line on the waits: %s" % bg.stderr)
+        given_up, skipped = int(m.group(1)), int(m.group(2))
+        # Every wait ended without room, and after the first that saw cmon
+        # stopped none waited: the rest were dropped at once.  Without
+        # that mark every batch waited its 50 ms (thousands of waits: the
+        # program took minutes where it takes a second).
+        eq(given_up, times, "waits given up = waits")
+        check(1 <= times < 10 and skipped > 0,
+              "waits %d (%d ms), records not made to wait %d" % (times, ms, skipped))
     finally:
         t.kill()
 
 
-def test_blocking_timeout_bad_values():
+def test_blocking_timeout_values():
+    for good in ("0", "500us", "10ms", "1s"):
+        code, out, err = cmon(["trace", "-q", "-F", "json", "--func", "add",
+                               "--blocking-timeout", good, "--", target("calls"), "loop", "3"])
+        eq((code, out.count('"func":"add"'), loop_out(3) in out), (0, 3, True),
+           "--blocking-timeout %s: status, records, the program's output (%s)" % (good, err))
     for bad in ("10", "1.5ms", "2s", "-1ms", "ms", "10m"):
         code, out, err = cmon(["trace", "--func", "add", "--blocking-timeout", bad, "--",
                                "/bin/true"])
