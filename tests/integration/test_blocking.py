@@ -89,6 +89,33 @@ def test_blocking_timeout_keeps_every_record_unspooled():
     _check_kept(*_slow_run(["--blocking-timeout", "50ms"], spool=False))
 
 
+def test_blocking_timeout_capture_keeps_every_call():
+    """cmon capture: the store holds every call of the flat-out loop."""
+    t = WaitTarget(["loop", str(N)])
+    store = tmpfile("blocking-store-%d" % time.monotonic_ns())
+    os.sched_setaffinity(t.pid, {0})
+    bg = Background([], cmd=["taskset", "-c", "1", CMON, "capture", "-o", store, "-p", str(t.pid),
+                             "--func", "add", "--ringbuf-size", "1", "--blocking-timeout", "50ms"],
+                    env=dict(os.environ, CMON_TEST_SLOW_CONSUMER_US="200"))
+    try:
+        bg.wait_attached()
+        t.release()
+        eq(t.finish(HANG), (0, loop_out(N)), "the program's own output and status")
+        code = bg.wait()
+        s = summary(bg.stderr)
+        eq((code, s["lost"], s["written"]), (0, 0, N),
+           "status, lost, written (%s)" % bg.stderr.strip())
+        check(_waits(bg.stderr)[0] > 0, "the program waited for room")
+        code, out, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
+        eq(code, 0, "export: %s" % err)
+        calls = parse_json_lines(read_text(store + "-json/add.jsonl"))
+        eq([(c["a"], c["ret"]) for c in calls], [(i, i + 1) for i in range(N)],
+           "every call in the store, with its own return")
+    finally:
+        bg.kill()
+        t.kill()
+
+
 def test_blocking_timeout_gives_up_on_a_stopped_cmon():
     """cmon stopped while the program runs: the program still finishes (a
     wait that sees the consumer not move for its whole timeout marks it,
