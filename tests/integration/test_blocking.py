@@ -4,6 +4,7 @@ traced thread wait (spinning) for room instead of being dropped
 a pipe read slowly) loses records without the mode and none with it; a
 stopped cmon costs the program one timeout, then records are dropped and
 counted as without the mode."""
+import json
 import os
 import re
 import signal
@@ -14,6 +15,11 @@ from cmonlib import (CMON, HANG, Background, WaitTarget, check, cmon, eq, parse_
 from test_attach import loop_out
 
 N = 30000
+# A wait gives up when cmon has not freed room for this long: on a shared
+# 2-CPU machine (other tests, emulated guests) cmon's own CPU was taken
+# from it for more than 50 ms at times (one batch of 16 lost in ~1 run of
+# 5 at a load of 11), so the tests that must lose nothing allow the most.
+KEEP_TIMEOUT = "1s"
 
 
 def _waits(stderr):
@@ -75,7 +81,7 @@ def test_slow_consumer_loses_records_without_blocking():
 
 
 def test_blocking_timeout_keeps_every_record():
-    _check_kept(*_slow_run(["--blocking-timeout", "50ms"]))
+    _check_kept(*_slow_run(["--blocking-timeout", KEEP_TIMEOUT]))
 
 
 def test_slow_consumer_unspooled_loses_records_without_blocking():
@@ -86,7 +92,7 @@ def test_blocking_timeout_keeps_every_record_unspooled():
     """No spool: the thread that reads the ring also types and writes; with
     the mode it is not staged, so the consumer frees room a record at a
     time."""
-    _check_kept(*_slow_run(["--blocking-timeout", "50ms"], spool=False))
+    _check_kept(*_slow_run(["--blocking-timeout", KEEP_TIMEOUT], spool=False))
 
 
 def test_blocking_timeout_capture_keeps_every_call():
@@ -95,7 +101,7 @@ def test_blocking_timeout_capture_keeps_every_call():
     store = tmpfile("blocking-store-%d" % time.monotonic_ns())
     os.sched_setaffinity(t.pid, {0})
     bg = Background([], cmd=["taskset", "-c", "1", CMON, "capture", "-o", store, "-p", str(t.pid),
-                             "--func", "add", "--ringbuf-size", "1", "--blocking-timeout", "50ms"],
+                             "--func", "add", "--ringbuf-size", "1", "--blocking-timeout", KEEP_TIMEOUT],
                     env=dict(os.environ, CMON_TEST_SLOW_CONSUMER_US="200"))
     try:
         bg.wait_attached()
@@ -108,7 +114,7 @@ def test_blocking_timeout_capture_keeps_every_call():
         check(_waits(bg.stderr)[0] > 0, "the program waited for room")
         code, out, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
         eq(code, 0, "export: %s" % err)
-        calls = parse_json_lines(read_text(store + "-json/add.jsonl"))
+        calls = [json.loads(line) for line in read_text(store + "-json/add.jsonl").splitlines()]
         eq([(c["a"], c["ret"]) for c in calls], [(i, i + 1) for i in range(N)],
            "every call in the store, with its own return")
     finally:
