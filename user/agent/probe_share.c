@@ -114,7 +114,7 @@ static int on_share_profile(void *ctx, const struct func_profile *fp)
  * lock. */
 int probe_share__refresh(struct probe_share *sh, bool force)
 {
-	int err;
+	int err, n;
 
 	if (!sh->prof)
 		return -ENODEV;
@@ -133,6 +133,8 @@ int probe_share__refresh(struct probe_share *sh, bool force)
 	if (sh->n_rows) /* rows is NULL before the first one */
 		qsort(sh->rows, sh->n_rows, sizeof(*sh->rows), row_cmp);
 	sh->have_run = !profiler__prog_stats(sh->prof, &sh->run_ns, &sh->run_cnt);
+	n = profiler__host_prog_stats(sh->prof, sh->host);
+	sh->n_host = n > 0 ? (size_t)n : 0;
 	sh->epoch = sh->pool->epoch;
 	return 0;
 }
