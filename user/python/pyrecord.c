@@ -50,7 +50,8 @@ struct py_code *pyrecord__code(struct pytrace *pt, struct py_proc *p, uint64_t c
 		pt->init_said = true;
 		log_warn("--py: CPython 3.13 enters a class's __init__ without a call once a "
 			 "`Class(...)` call site is specialized: those calls of the selected "
-			 "__init__ methods (%s the first) are not seen (nor counted)", c->qualname);
+			 "__init__ methods (%s the first) of a class made after cmon attached are "
+			 "not seen (nor counted)", c->qualname);
 	}
 	return c;
 }

@@ -22,6 +22,7 @@
 #include "core/strbuf.h"
 #include "output/record.h"
 #include "python/cpython.h"
+#include "python/pyclass.h"
 #include "python/pycode.h"
 #include "python/pyhook.h"
 #include "python/pyinterp.h"
@@ -52,6 +53,8 @@ struct py_proc {
 	struct pyhook_func *funcs; /* sent through the vectorcall entry */
 	size_t n_funcs, cap_funcs;
 	struct hmap func_at; /* a function's address -> its index in funcs + 1 */
+	struct pyclass_held *classes; /* 3.13: kept from entering a traced __init__ */
+	size_t n_classes, cap_classes;
 	uint64_t checked_ns; /* when they were last checked (another cmon) */
 	/* Sent again at the last check: said at the next unless a function
 	 * made there is announced meanwhile (a new one where a freed one was,

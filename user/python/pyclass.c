@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* pyclass.c: see pyclass.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/grow.h"
+#include "core/hmap.h"
+#include "core/log.h"
+#include "proc/procmem.h"
+#include "python/pyclass.h"
+#include "python/pyheap.h"
+#include "python/pyvalue.h"
+
+#define TPFLAGS_HEAPTYPE (1ull << 9)
+#define TPFLAGS_TYPE_SUBCLASS (1ull << 31)
+/* CPython stops giving a class tags at 1000 used: past any it reaches */
+#define USED_MAX 0xffffu
+#define USED_CPYTHON_MAX 1000u
+/* tags: the static types' below, the heap classes' from here */
+#define HEAP_TAG_MIN 0x10000u
+
+/* (pid, class) -> users of this cmon holding it << 16 | its budget before */
+static struct hmap holds;
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct walk {
+	pid_t pid;
+	const struct py_layout *l;
+	pyclass_select_fn select;
+	void *ctx;
+	struct hmap metas; /* a type -> 2 when its instances are classes, else 1 */
+	struct hmap seen;  /* classes unversioned by this walk */
+	uint64_t *stack;
+	size_t n_stack, cap_stack;
+	struct pyclass_held **held;
+	size_t *n, *cap;
+	size_t n_classes, n_untagged;
+	int err;
+};
+
+/* Are the objects of type TYPE classes (a metaclass: type, ABCMeta...)? */
+static bool makes_classes(struct walk *w, uint64_t type)
+{
+	uint64_t *slot, flags = 0;
+	bool added;
+
+	slot = hmap__get(&w->metas, &type, sizeof(type), &added);
+	if (!slot)
+		return false;
+	if (added)
+		*slot = !procmem__read(w->pid, type + w->l->bpf.type_flags, &flags, 8) &&
+				(flags & TPFLAGS_TYPE_SUBCLASS) ? 2 : 1;
+	return *slot == 2;
+}
+
+/* CLS's tag and budget, which must look like a heap class's. */
+static int read_tag(struct walk *w, uint64_t cls, uint32_t *tag, uint16_t *used)
+{
+	if (procmem__read(w->pid, cls + w->l->type_version, tag, 4) ||
+	    procmem__read(w->pid, cls + w->l->type_versions_used, used, 2))
+		return -EFAULT;
+	if ((*tag && *tag < HEAP_TAG_MIN) || (*used > USED_CPYTHON_MAX && *used != USED_MAX))
+		return -EINVAL;
+	return 0;
+}
+
+/* CLS without a tag (a subclass: no budget needed, its base has none). */
+static int untag(struct walk *w, uint64_t cls)
+{
+	uint32_t tag = 0, zero = 0;
+	uint16_t used = 0;
+	int err = read_tag(w, cls, &tag, &used);
+
+	if (err || !tag)
+		return err;
+	w->n_untagged++;
+	return procmem__write(w->pid, cls + w->l->type_version, &zero, 4);
+}
+
+/* CLS held: its budget spent, then its tag cleared. */
+static int hold(struct walk *w, uint64_t cls)
+{
+	uint64_t key[2] = { (uint64_t)w->pid, cls }, *slot;
+	uint16_t used = 0, max = USED_MAX;
+	uint32_t tag = 0;
+	bool added;
+	int err = read_tag(w, cls, &tag, &used);
+
+	if (err)
+		return err;
+	if (GROW(*w->held, *w->n, *w->cap, 16))
+		return -ENOMEM;
+	pthread_mutex_lock(&hold_lock);
+	slot = hmap__get(&holds, key, sizeof(key), &added);
+	if (!slot) {
+		err = -ENOMEM;
+	} else if (!(*slot >> 16)) {
+		err = procmem__write(w->pid, cls + w->l->type_versions_used, &max, 2);
+		if (!err)
+			*slot = used; /* another cmon's USED_MAX stays: it restores */
+	}
+	if (!err)
+		*slot += 1ull << 16;
+	pthread_mutex_unlock(&hold_lock);
+	if (err)
+		return err;
+	(*w->held)[(*w->n)++] = (struct pyclass_held){ cls, used };
+	w->n_classes++;
+	return untag(w, cls);
+}
+
+/* A subclass of one held (a weak reference in its tp_subclasses). */
+static bool sub_entry(void *ctx, uint64_t key, uint64_t ref)
+{
+	struct walk *w = ctx;
+	uint64_t cls = procmem__ptr(w->pid, ref + 16); /* wr_object */
+	bool added;
+
+	(void)key;
+	if (!cls || !makes_classes(w, procmem__ptr(w->pid, cls + w->l->bpf.obj_type)))
+		return false; /* a dead reference (None) */
+	if (!hmap__get(&w->seen, &cls, sizeof(cls), &added) || GROW(w->stack, w->n_stack,
+								     w->cap_stack, 64)) {
+		w->err = -ENOMEM;
+		return true;
+	}
+	if (added)
+		w->stack[w->n_stack++] = cls;
+	return false;
+}
+
+/* Every class below CLS, to the last, without a tag. */
+static int untag_below(struct walk *w, uint64_t cls)
+{
+	int err = 0;
+
+	w->n_stack = 0;
+	if (GROW(w->stack, w->n_stack, w->cap_stack, 64))
+		return -ENOMEM;
+	w->stack[w->n_stack++] = cls;
+	while (w->n_stack && !err && !w->err) {
+		uint64_t c = w->stack[--w->n_stack], subs;
+
+		if (c != cls)
+			err = untag(w, c);
+		subs = procmem__ptr(w->pid, c + w->l->type_subclasses);
+		if (!err && subs)
+			pyvalue__dict_each(w->pid, &w->l->bpf, subs, sub_entry, w);
+	}
+	return err ? err : w->err;
+}
+
+struct find_init {
+	struct walk *w;
+	bool found;
+};
+
+/* Is this entry of a class's dict "__init__": a function cmon traces? */
+static bool init_entry(void *ctx, uint64_t key, uint64_t value)
+{
+	struct find_init *f = ctx;
+	char *name;
+
+	if (!f->w->select(f->w->ctx, value))
+		return false;
+	name = pyvalue__str(f->w->pid, key, f->w->l);
+	f->found = name && !strcmp(name, "__init__");
+	free(name);
+	return f->found;
+}
+
+static int each_object(void *ctx, uint64_t obj, uint64_t type)
+{
+	struct walk *w = ctx;
+	struct find_init f = { .w = w };
+	uint64_t flags = 0, dict;
+	bool added;
+	int err;
+
+	if (!makes_classes(w, type) ||
+	    procmem__read(w->pid, obj + w->l->bpf.type_flags, &flags, 8) ||
+	    !(flags & TPFLAGS_HEAPTYPE))
+		return 0;
+	dict = procmem__ptr(w->pid, obj + w->l->type_dict);
+	if (dict)
+		pyvalue__dict_each(w->pid, &w->l->bpf, dict, init_entry, &f);
+	if (!f.found)
+		return 0;
+	if (!hmap__get(&w->seen, &obj, sizeof(obj), &added))
+		return -ENOMEM;
+	err = hold(w, obj);
+	if (!err)
+		err = untag_below(w, obj);
+	if (err == -EINVAL)
+		log_warn("--py: process %d: class at %#llx does not look as CPython %u.%u's do: "
+			 "left as it is (its __init__'s calls through a specialized site are not "
+			 "seen)", (int)w->pid, (unsigned long long)obj, w->l->major, w->l->minor);
+	return err == -EINVAL ? 0 : err;
+}
+
+int pyclass__walk(pid_t pid, const struct py_layout *l, uint64_t interp, uint64_t func_type,
+		  pyclass_select_fn select, void *ctx, struct pyclass_held **held, size_t *n,
+		  size_t *cap)
+{
+	struct walk w = { .pid = pid, .l = l, .select = select, .ctx = ctx, .held = held,
+			  .n = n, .cap = cap };
+	uint32_t tag = 0;
+	uint16_t used = 0;
+	uint64_t seen = 0;
+	int err;
+
+	if (!l->type_versions_used)
+		return 0;
+	/* the function type, a static one: a small tag, no budget spent */
+	if (procmem__read(pid, func_type + l->type_version, &tag, 4) ||
+	    procmem__read(pid, func_type + l->type_versions_used, &used, 2) || !tag ||
+	    tag >= HEAP_TAG_MIN || used > USED_CPYTHON_MAX) {
+		log_warn("--py: process %d: its types' version tags are not where CPython %u.%u "
+			 "keeps them: classes left as they are (their __init__'s calls through a "
+			 "specialized site are not seen)", (int)pid, l->major, l->minor);
+		return -EINVAL;
+	}
+	err = pyheap__objects(pid, l, interp, each_object, &w, &seen);
+	if (!err || err == -EAGAIN)
+		log_debug("--py: process %d: %zu classes with a traced __init__ held, %zu "
+			  "classes without a version tag", (int)pid, w.n_classes, w.n_untagged);
+	hmap__release(&w.metas);
+	hmap__release(&w.seen);
+	free(w.stack);
+	return err;
+}
+
+void pyclass__release(pid_t pid, const struct py_layout *l, const struct pyclass_held *held,
+		      size_t n)
+{
+	pthread_mutex_lock(&hold_lock);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key[2] = { (uint64_t)pid, held[i].type }, *slot;
+		uint16_t used = 0, before;
+		uint32_t tag = 1;
+		bool added;
+
+		slot = hmap__get(&holds, key, sizeof(key), &added);
+		if (!slot || added || !(*slot >> 16))
+			continue;
+		*slot -= 1ull << 16;
+		if (*slot >> 16)
+			continue; /* another user still holds it */
+		before = (uint16_t)*slot;
+		/* as cmon left it (a freed class's memory is someone else's) */
+		if (!procmem__read(pid, held[i].type + l->type_version, &tag, 4) && !tag &&
+		    !procmem__read(pid, held[i].type + l->type_versions_used, &used, 2) &&
+		    used == USED_MAX && before != USED_MAX)
+			procmem__write(pid, held[i].type + l->type_versions_used, &before, 2);
+	}
+	pthread_mutex_unlock(&hold_lock);
+}
