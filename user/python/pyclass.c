@@ -231,6 +231,64 @@ int pyclass__walk(pid_t pid, const struct py_layout *l, uint64_t interp, uint64_
 	return err;
 }
 
+struct own_init {
+	struct walk *w;
+	uint64_t value;
+	bool found;
+};
+
+static bool own_init(void *ctx, uint64_t key, uint64_t value)
+{
+	struct own_init *f = ctx;
+	char *name = pyvalue__str(f->w->pid, key, f->w->l);
+
+	f->found = name && !strcmp(name, "__init__");
+	free(name);
+	if (f->found)
+		f->value = value;
+	return f->found;
+}
+
+int pyclass__hold_init(pid_t pid, const struct py_layout *l, uint64_t cls, uint64_t func,
+		       struct pyclass_held **held, size_t *n, size_t *cap)
+{
+	struct walk w = { .pid = pid, .l = l, .held = held, .n = n, .cap = cap };
+	uint64_t mro = procmem__ptr(pid, cls + l->type_mro), len = 0;
+	int err = 0;
+
+	if (!l->type_versions_used || !mro ||
+	    procmem__read(pid, mro + l->bpf.var_size, &len, 8))
+		return 0;
+	/* the first class in the method order with an __init__ of its own:
+	 * the one CPython's lookup finds */
+	for (uint64_t i = 0; i < len && i < 64; i++) {
+		uint64_t t = procmem__ptr(pid, mro + l->bpf.tuple_items + 8 * i), dict;
+		struct own_init f = { .w = &w };
+
+		dict = t ? procmem__ptr(pid, t + l->type_dict) : 0;
+		if (dict)
+			pyvalue__dict_each(pid, &l->bpf, dict, own_init, &f);
+		if (!f.found)
+			continue;
+		if (f.value == func) {
+			err = hold(&w, t);
+			if (!err)
+				err = untag_below(&w, t);
+		}
+		break;
+	}
+	if (err == -EINVAL)
+		log_warn("--py: process %d: class at %#llx does not look as CPython %u.%u's do: "
+			 "left as it is (its __init__'s calls through a specialized site are not "
+			 "seen)", (int)pid, (unsigned long long)cls, l->major, l->minor);
+	log_debug("--py: process %d: class %#llx: %zu held, %zu without a version tag", (int)pid,
+		  (unsigned long long)cls, w.n_classes, w.n_untagged);
+	hmap__release(&w.metas);
+	hmap__release(&w.seen);
+	free(w.stack);
+	return err == -EINVAL ? 0 : err;
+}
+
 void pyclass__release(pid_t pid, const struct py_layout *l, const struct pyclass_held *held,
 		      size_t n)
 {

@@ -45,6 +45,16 @@ int pyclass__walk(pid_t pid, const struct py_layout *l, uint64_t interp, uint64_
 		  pyclass_select_fn select, void *ctx, struct pyclass_held **held, size_t *n,
 		  size_t *cap);
 
+/*
+ * Process PID (every thread stopped): FUNC, a traced __init__, was called
+ * with an instance of class CLS (which has a version tag): the class in
+ * CLS's method order whose own __init__ FUNC is, unversioned with its
+ * subclasses, added to *HELD (*N, *CAP).  0 (also when FUNC is not CLS's
+ * __init__: nothing to do) or -errno.
+ */
+int pyclass__hold_init(pid_t pid, const struct py_layout *l, uint64_t cls, uint64_t func,
+		       struct pyclass_held **held, size_t *n, size_t *cap);
+
 /* HELD (N), in stopped process PID, given back their budgets where they are
  * still as cmon left them and no other user of this cmon holds them. */
 void pyclass__release(pid_t pid, const struct py_layout *l, const struct pyclass_held *held,

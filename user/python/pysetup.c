@@ -108,8 +108,9 @@ static bool select_code(void *ctx, uint64_t code)
 
 		val.fp ^= qn << 1 | qn >> 63;
 	}
+	val.flags = pyrecord__flags(sc->pt, c);
 	if (sc->pt->code_fd >= 0)
-		bpf_map_update_elem(sc->pt->code_fd, &key, &val, BPF_NOEXIST);
+		bpf_map_update_elem(sc->pt->code_fd, &key, &val, val.flags ? BPF_ANY : BPF_NOEXIST);
 	if (c->traced)
 		clear_version(sc->pt, sc->p, code);
 	return c->traced;
@@ -184,6 +185,24 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 	c = pyrecord__code(pt, p, r->code, NULL);
 	if (r->stopped)
 		stopped = wait_stopped(p->pid);
+	if (r->cls) {
+		/* a traced __init__ called with an instance of a class that has a
+		 * version tag (3.13): that class kept from entering it unseen */
+		if (stopped || !freeze__stop(p->pid, p->launched, &fz)) {
+			size_t from = p->n_classes;
+
+			pyclass__hold_init(p->pid, pt->layout, r->cls, r->func, &p->classes,
+					   &p->n_classes, &p->cap_classes);
+			if (p->n_classes > from)
+				log_debug("--py: process %d: %s's class kept from entering it "
+					  "without a call", (int)p->pid, c ? c->qualname : "__init__");
+			if (!stopped)
+				freeze__thaw(&fz);
+		}
+		if (r->stopped)
+			p->cont = true;
+		return 0;
+	}
 	if (c && c->traced && p->kern.vc_entry &&
 	    procmem__ptr(p->pid, r->func + o->func_vectorcall) == p->kern.vc_func &&
 	    (stopped || !freeze__stop(p->pid, p->launched, &fz))) {

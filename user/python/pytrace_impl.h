@@ -96,7 +96,6 @@ struct pytrace {
 	size_t columns[CMON_PY_ALL_ARGS];
 	struct call_typed typed;
 	size_t args_column;
-	bool init_said; /* the 3.13 __init__ warning */
 	struct hmap forks; /* a child's pid -> its parent's (the kernel's fork records) */
 	uint64_t undecoded; /* records of a process or code object not known */
 };
@@ -118,5 +117,7 @@ void pyproc__release(struct py_proc *p);
  * readable. */
 struct py_code *pyrecord__code(struct pytrace *pt, struct py_proc *p, uint64_t code,
 			       const struct cmon_py_code_rec *rec);
+/* The kernel's flags for C (CMON_PY_VF_*). */
+uint32_t pyrecord__flags(const struct pytrace *pt, const struct py_code *c);
 
 #endif
