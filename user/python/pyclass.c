@@ -30,12 +30,13 @@ struct walk {
 	pyclass_select_fn select;
 	void *ctx;
 	struct hmap metas; /* a type -> 2 when its instances are classes, else 1 */
-	struct hmap seen;  /* classes unversioned by this walk */
+	struct hmap seen;  /* the classes below the one kept */
 	uint64_t *stack;
 	size_t n_stack, cap_stack;
 	struct pyclass_held **held;
 	size_t *n, *cap;
 	size_t n_classes, n_untagged;
+	size_t n_entries; /* of the tp_subclasses read */
 	int err;
 };
 
@@ -65,30 +66,81 @@ static int read_tag(struct walk *w, uint64_t cls, uint32_t *tag, uint16_t *used)
 	return 0;
 }
 
-/* CLS without a tag (a subclass: no budget needed, its base has none). */
-static int untag(struct walk *w, uint64_t cls)
+/* A subclass of one kept (a weak reference in its tp_subclasses). */
+static bool sub_entry(void *ctx, uint64_t key, uint64_t ref)
 {
-	uint32_t tag = 0, zero = 0;
-	uint16_t used = 0;
-	int err = read_tag(w, cls, &tag, &used);
+	struct walk *w = ctx;
+	uint64_t cls = procmem__ptr(w->pid, ref + 16); /* wr_object */
+	bool added;
 
-	if (err || !tag)
-		return err;
-	w->n_untagged++;
-	return procmem__write(w->pid, cls + w->l->type_version, &zero, 4);
+	(void)key;
+	w->n_entries++;
+	if (!cls || !makes_classes(w, procmem__ptr(w->pid, cls + w->l->bpf.obj_type)))
+		return false; /* a dead reference (None) */
+	if (!hmap__get(&w->seen, &cls, sizeof(cls), &added) ||
+	    GROW(w->stack, w->n_stack, w->cap_stack, 64)) {
+		w->err = -ENOMEM;
+		return true;
+	}
+	if (added)
+		w->stack[w->n_stack++] = cls;
+	return false;
 }
 
-/* CLS held: its budget spent, then its tag cleared. */
-static int hold(struct walk *w, uint64_t cls)
+/*
+ * Class CLS kept: every class below it found and checked first (nothing
+ * is written unless all look right), then their tags cleared (a subclass
+ * without a tag under a base with one is CPython's own state after a
+ * change), then CLS's budget spent, its tag cleared last: a write that
+ * fails midway leaves the invariant whole.
+ */
+static int keep(struct walk *w, uint64_t cls)
 {
 	uint64_t key[2] = { (uint64_t)w->pid, cls }, *slot;
 	uint16_t used = 0, max = USED_MAX;
-	uint32_t tag = 0;
+	uint32_t tag = 0, zero = 0;
+	size_t top = 0;
 	bool added;
 	int err = read_tag(w, cls, &tag, &used);
 
 	if (err)
 		return err;
+	hmap__release(&w->seen);
+	w->n_stack = 0;
+	w->err = 0;
+	if (GROW(w->stack, w->n_stack, w->cap_stack, 64))
+		return -ENOMEM;
+	w->stack[w->n_stack++] = cls;
+	/* the stack keeps every class found: TOP walks it */
+	while (top < w->n_stack && !w->err) {
+		uint64_t c = w->stack[top++], subs, live = 0;
+		uint32_t t;
+		uint16_t u;
+
+		if (c != cls && (err = read_tag(w, c, &t, &u)))
+			return err;
+		subs = procmem__ptr(w->pid, c + w->l->type_subclasses);
+		if (!subs)
+			continue;
+		w->n_entries = 0;
+		pyvalue__dict_each(w->pid, &w->l->bpf, subs, sub_entry, w);
+		/* every entry read, or the walk is not whole */
+		if (!w->err && (procmem__read(w->pid, subs + w->l->bpf.dict_used, &live, 8) ||
+				live != w->n_entries))
+			w->err = -E2BIG;
+	}
+	if (w->err)
+		return w->err;
+	for (size_t i = 1; i < w->n_stack; i++) {
+		uint32_t t = 0;
+
+		if (procmem__read(w->pid, w->stack[i] + w->l->type_version, &t, 4) || !t)
+			continue;
+		err = procmem__write(w->pid, w->stack[i] + w->l->type_version, &zero, 4);
+		if (err)
+			return err;
+		w->n_untagged++;
+	}
 	if (GROW(*w->held, *w->n, *w->cap, 16))
 		return -ENOMEM;
 	pthread_mutex_lock(&hold_lock);
@@ -107,48 +159,35 @@ static int hold(struct walk *w, uint64_t cls)
 		return err;
 	(*w->held)[(*w->n)++] = (struct pyclass_held){ cls, used };
 	w->n_classes++;
-	return untag(w, cls);
+	if (tag) {
+		err = procmem__write(w->pid, cls + w->l->type_version, &zero, 4);
+		w->n_untagged += !err;
+	}
+	return err;
 }
 
-/* A subclass of one held (a weak reference in its tp_subclasses). */
-static bool sub_entry(void *ctx, uint64_t key, uint64_t ref)
+/* ERR of keeping class CLS: one it cannot keep (nothing written) said,
+ * and 0. */
+static int left(struct walk *w, uint64_t cls, int err)
 {
-	struct walk *w = ctx;
-	uint64_t cls = procmem__ptr(w->pid, ref + 16); /* wr_object */
-	bool added;
+	char name[64] = "";
 
-	(void)key;
-	if (!cls || !makes_classes(w, procmem__ptr(w->pid, cls + w->l->bpf.obj_type)))
-		return false; /* a dead reference (None) */
-	if (!hmap__get(&w->seen, &cls, sizeof(cls), &added) || GROW(w->stack, w->n_stack,
-								     w->cap_stack, 64)) {
-		w->err = -ENOMEM;
-		return true;
-	}
-	if (added)
-		w->stack[w->n_stack++] = cls;
-	return false;
-}
+	if (err != -EINVAL && err != -E2BIG)
+		return err;
+	uint64_t at = procmem__ptr(w->pid, cls + w->l->bpf.type_name);
 
-/* Every class below CLS, to the last, without a tag. */
-static int untag_below(struct walk *w, uint64_t cls)
-{
-	int err = 0;
-
-	w->n_stack = 0;
-	if (GROW(w->stack, w->n_stack, w->cap_stack, 64))
-		return -ENOMEM;
-	w->stack[w->n_stack++] = cls;
-	while (w->n_stack && !err && !w->err) {
-		uint64_t c = w->stack[--w->n_stack], subs;
-
-		if (c != cls)
-			err = untag(w, c);
-		subs = procmem__ptr(w->pid, c + w->l->type_subclasses);
-		if (!err && subs)
-			pyvalue__dict_each(w->pid, &w->l->bpf, subs, sub_entry, w);
-	}
-	return err ? err : w->err;
+	/* its tp_name (a string that may end short of a page's end) */
+	for (size_t len = sizeof(name) - 1; at && len >= 8; len /= 2)
+		if (!procmem__read(w->pid, at, name, len)) {
+			name[len] = 0;
+			break;
+		}
+	log_warn("--py: process %d: class %s %s: left as it is (the calls of its __init__ "
+		 "through a specialized `%s(...)` site are not seen)", (int)w->pid,
+		 name[0] ? name : "?",
+		 err == -EINVAL ? "does not look as CPython's do" : "has subclasses cmon could not "
+		 "read all of", name[0] ? name : "Class");
+	return 0;
 }
 
 struct find_init {
@@ -175,7 +214,6 @@ static int each_object(void *ctx, uint64_t obj, uint64_t type)
 	struct walk *w = ctx;
 	struct find_init f = { .w = w };
 	uint64_t flags = 0, dict;
-	bool added;
 	int err;
 
 	if (!makes_classes(w, type) ||
@@ -187,16 +225,8 @@ static int each_object(void *ctx, uint64_t obj, uint64_t type)
 		pyvalue__dict_each(w->pid, &w->l->bpf, dict, init_entry, &f);
 	if (!f.found)
 		return 0;
-	if (!hmap__get(&w->seen, &obj, sizeof(obj), &added))
-		return -ENOMEM;
-	err = hold(w, obj);
-	if (!err)
-		err = untag_below(w, obj);
-	if (err == -EINVAL)
-		log_warn("--py: process %d: class at %#llx does not look as CPython %u.%u's do: "
-			 "left as it is (its __init__'s calls through a specialized site are not "
-			 "seen)", (int)w->pid, (unsigned long long)obj, w->l->major, w->l->minor);
-	return err == -EINVAL ? 0 : err;
+	err = keep(w, obj);
+	return left(w, obj, err);
 }
 
 int pyclass__walk(pid_t pid, const struct py_layout *l, uint64_t interp, uint64_t func_type,
@@ -270,23 +300,17 @@ int pyclass__hold_init(pid_t pid, const struct py_layout *l, uint64_t cls, uint6
 			pyvalue__dict_each(pid, &l->bpf, dict, own_init, &f);
 		if (!f.found)
 			continue;
-		if (f.value == func) {
-			err = hold(&w, t);
-			if (!err)
-				err = untag_below(&w, t);
-		}
+		if (f.value == func)
+			err = keep(&w, t);
 		break;
 	}
-	if (err == -EINVAL)
-		log_warn("--py: process %d: class at %#llx does not look as CPython %u.%u's do: "
-			 "left as it is (its __init__'s calls through a specialized site are not "
-			 "seen)", (int)pid, (unsigned long long)cls, l->major, l->minor);
+	err = left(&w, cls, err);
 	log_debug("--py: process %d: class %#llx: %zu held, %zu without a version tag", (int)pid,
 		  (unsigned long long)cls, w.n_classes, w.n_untagged);
 	hmap__release(&w.metas);
 	hmap__release(&w.seen);
 	free(w.stack);
-	return err == -EINVAL ? 0 : err;
+	return err;
 }
 
 void pyclass__release(pid_t pid, const struct py_layout *l, const struct pyclass_held *held,

@@ -248,9 +248,16 @@ static bool is_sent(void *ctx, uint64_t func)
 static void hold_classes(struct pytrace *pt, struct py_proc *p, bool stopped)
 {
 	size_t from = p->n_classes;
+	bool any = false;
 	int err = -EAGAIN;
 
-	if (!pt->layout->type_versions_used || !p->n_funcs)
+	if (!pt->layout->type_versions_used)
+		return;
+	/* a walk of every object: only when an __init__ is traced */
+	for (size_t i = 0; i < p->n_funcs && !any; i++)
+		any = pyrecord__flags(pt, pyrecord__code(pt, p, p->funcs[i].code, NULL)) &
+		      CMON_PY_VF_INIT;
+	if (!any)
 		return;
 	/* with the process stopped; again while its collector runs */
 	for (int tries = 0; err == -EAGAIN && tries < 200; tries++) {
