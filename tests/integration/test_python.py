@@ -534,10 +534,12 @@ def _inits_attached(py):
     """3.13, -p: a process whose `Point(i)` and `Sub(i)` sites were
     specialized (entering __init__ without a call) thousands of calls
     before cmon attached: every later call of Point.__init__ seen, against
-    the program's own count (none was: cmon walked no classes); the class
-    is given back its budget of version tags at detach, the sites are
-    specialized again and the program's output is what it prints
-    untraced."""
+    the program's own count (none was: cmon walked no classes); a method
+    of the class replaced while traced is seen through its subclass (whose
+    tag cmon took too: left, its cached lookups would call the freed old
+    one); the class is given back its budget of version tags at detach,
+    the sites are specialized again and the program's output is what it
+    prints untraced."""
     def start():
         p = subprocess.Popen([py.path, INITLOOP], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
@@ -550,7 +552,7 @@ def _inits_attached(py):
 
     spec = "state CALL_ALLOC_AND_ENTER_INIT CALL_ALLOC_AND_ENTER_INIT"
     plain, _ = start()
-    untraced = [cmd(plain, c) for c in ("run 300", "run 300")]
+    untraced = [cmd(plain, c) for c in ("run 300", "swap", "run 300", "swap")]
     cmd(plain, "quit")
     eq(plain.wait(HANG), 0, "untraced exit status")
     p, pid = start()
@@ -563,18 +565,21 @@ def _inits_attached(py):
         eq(cmd(p, "run 300"), "ran 300 inits 600", "the program's own count")
         eq(cmd(p, "state"), "state CALL CALL used 65535",
            "traced: the sites fall back to a call, the class gets no new version")
+        eq(cmd(p, "swap"), untraced[1], "a method replaced while traced")
         bg.signal(signal.SIGINT)
         eq(bg.wait(), 0, "cmon's exit status (%s)" % bg.stderr)
         rows = _json(read_text(out))
-        eq(sorted(r["args"]["x"] for r in rows), sorted(list(range(300)) * 2),
-           "every call of Point.__init__ (Point's and Sub's) while attached")
+        eq(sorted(r["args"]["x"] for r in rows), sorted(list(range(300)) * 2 + [0]),
+           "every call of Point.__init__ (Point's and Sub's, swap's Sub(0)) while attached")
         eq(summary(bg.stderr)["lost"], 0, "nothing lost")
         eq(cmd(p, "state"), "state CALL CALL used 1", "its budget given back")
-        eq(cmd(p, "run 300"), untraced[1], "after detach: as untraced")
+        eq(cmd(p, "run 300"), untraced[2], "after detach: as untraced")
         eq(cmd(p, "state"), spec + " used 2", "specialized again (a new version)")
+        eq(cmd(p, "swap"), untraced[3], "a method replaced after detach")
         cmd(p, "quit")
         eq(p.wait(HANG), 0, "exit status")
-        eq(untraced, ["ran 300 inits 600"] * 2, "the untraced run")
+        eq(untraced, ["ran 300 inits 600", "swapped 200", "ran 300 inits 600", "swapped 300"],
+           "the untraced run")
     finally:
         if p.poll() is None:
             p.kill()

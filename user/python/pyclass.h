@@ -10,8 +10,12 @@
  * (tp_versions_used) at the maximum keeps CPython from giving it a new one.
  * CPython's invariant (a class with a tag has bases with tags:
  * PyType_Modified stops at a class without one) wants every subclass
- * without a tag too; they get no new one while a base cannot.  Taken back,
- * the budget is restored and the tags stay 0: CPython gives the classes new
+ * without a tag too; they get no new one while a base cannot.  The
+ * classes there are when cmon attaches are found among the interpreter's
+ * objects (pyclass__walk); one made later at the first call of its
+ * __init__ (a call site's first run is not specialized: it calls), which
+ * the vectorcall entry's probe announces (python.bpf.h's py_init_class;
+ * pyclass__hold_init).  Taken back, the budget is restored and the tags stay 0: CPython gives the classes new
  * ones at their next lookup, as after any change to a class.  Every write
  * is made with the process's threads stopped.
  */

@@ -6,7 +6,10 @@
 #                 (K: the __init__ calls it counted itself), "state" prints
 #                 the two sites' instructions (CPython 3.13's specialized
 #                 ones: `Class(...)` entering __init__ without a call) and
-#                 Point's budget of version tags, "quit" exits
+#                 Point's budget of version tags, "swap" gives Point a new
+#                 method m and prints "swapped T", T the sum of 100 calls of
+#                 it through a Sub (whose lookups of m were specialized
+#                 before: they must see the new one), "quit" exits
 import ctypes
 import dis
 import os
@@ -21,6 +24,9 @@ class Point:
         inits += 1
         self.x = x
 
+    def m(self):
+        return 1
+
 
 class Sub(Point):
     pass
@@ -31,6 +37,13 @@ def make(n):
     for i in range(n):
         total += Point(i).x
         total += Sub(i).x
+    return total
+
+
+def calls(n, o):
+    total = 0
+    for i in range(n):
+        total += o.m()
     return total
 
 
@@ -47,6 +60,8 @@ def state():
 
 
 make(5000)
+calls(5000, Sub(0))
+swaps = 0
 print("ready %d" % os.getpid(), flush=True)
 for line in sys.stdin:
     cmd = line.split()
@@ -56,5 +71,9 @@ for line in sys.stdin:
         print("ran %s inits %d" % (cmd[1], inits - before), flush=True)
     elif cmd[0] == "state":
         print(state(), flush=True)
+    elif cmd[0] == "swap":
+        swaps += 1
+        Point.m = eval("lambda self: %d" % (swaps + 1))
+        print("swapped %d" % calls(100, Sub(0)), flush=True)
     elif cmd[0] == "quit":
         break
