@@ -1502,7 +1502,7 @@ static __noinline int py_init_class(__u64 func, __u64 code, __u64 args, __u64 na
 	p = py_proc(bpf_get_current_task_btf(), ck.pid);
 	if (!p)
 		return 0;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	r = reserve_waiting(sizeof(*r));
 	if (!r)
 		return 0; /* announced at its next call */
 	bpf_map_update_elem(&py_init_classes, &ck, &tag, BPF_ANY);
