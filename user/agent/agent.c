@@ -330,6 +330,14 @@ static const struct family_def agent_families[] = {
 	{ "cmon_agent_calls_seen_total", METRIC_COUNTER,
 	  "Calls of a function its probes saw (under a budget; its count series are these "
 	  "scaled up to estimates while it is duty-cycled)." },
+	{ "cmon_agent_call_cost_calibrated_seconds", METRIC_GAUGE,
+	  "What one call of a function costs its process as this host's calibration has it "
+	  "(its traps in a hot loop, and its BPF programs' run time), under a budget." },
+	{ "cmon_agent_call_cost_measured_seconds", METRIC_GAUGE,
+	  "What one call of a function costs as measured on the process calling it (its CPU "
+	  "time over the windows its probes were attached and detached); the budget prices "
+	  "calls with it, up to 4 times the calibrated cost (under half of it, not believed: "
+	  "the calibrated cost; absent until known)." },
 	{ "cmon_agent_attach_errors_total", METRIC_COUNTER,
 	  "Probes that could not be applied (invalid spec entry, no match, attach failure)." },
 	{ "cmon_agent_spec_reloads_total", METRIC_COUNTER,
@@ -574,18 +582,26 @@ static void wait_scan(struct agent *a)
 			break;
 }
 
-static int status_duty(void *ctx, const char *probe, const char *func, double sampled,
-		       double overhead, uint64_t seen)
+static int status_duty(void *ctx, const struct probe_budget_row *r)
 {
 	struct mbuf *out = ctx;
 
 	mbuf__puts(out, out->len && out->buf[out->len - 1] == '[' ? "\n   {\"probe\": "
 								  : ",\n   {\"probe\": ");
-	json_str(out, probe);
+	json_str(out, r->probe);
 	mbuf__puts(out, ", \"function\": ");
-	json_str(out, func);
-	mbuf__printf(out, ", \"sampled\": %.6g, \"overhead\": %.6g, \"seen\": %llu}", sampled,
-		     overhead, (unsigned long long)seen);
+	json_str(out, r->func);
+	mbuf__printf(out, ", \"sampled\": %.6g, \"overhead\": %.6g, \"seen\": %llu", r->sampled,
+		     r->overhead, (unsigned long long)r->seen);
+	/* what a call costs: calibrated on the host, measured on its process */
+	if (r->calib_ns > 0)
+		mbuf__printf(out, ", \"call_ns\": %.0f", r->calib_ns);
+	else
+		mbuf__puts(out, ", \"call_ns\": null");
+	if (r->measured_ns > 0)
+		mbuf__printf(out, ", \"measured_call_ns\": %.0f}", r->measured_ns);
+	else
+		mbuf__puts(out, ", \"measured_call_ns\": null}");
 	return 0;
 }
 

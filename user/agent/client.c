@@ -194,10 +194,17 @@ static void print_budget(yaml_document_t *d, yaml_node_t *agent, FILE *out)
 		if (strtod(str(d, f, "sampled", "1"), NULL) >= 1)
 			continue; /* whole: every call counted */
 		fprintf(out, "  duty-cycled %s/%s: attached %s of the time, costs %s, %s calls seen "
-			     "(its counts are estimates)\n",
+			     "(its counts are estimates)",
 			str(d, f, "probe", "?"), str(d, f, "function", "?"),
 			pct(str(d, f, "sampled", NULL), b1, sizeof(b1)),
 			pct(str(d, f, "overhead", NULL), b2, sizeof(b2)), str(d, f, "seen", "?"));
+		/* what a call costs: measured on its process, or the calibration */
+		if (scalar(get(d, f, "measured_call_ns")))
+			fprintf(out, "; a call costs %s ns measured, %s ns calibrated\n",
+				str(d, f, "measured_call_ns", "?"), str(d, f, "call_ns", "?"));
+		else
+			fprintf(out, "; a call costs %s ns calibrated (not measured yet)\n",
+				str(d, f, "call_ns", "?"));
 	}
 }
 

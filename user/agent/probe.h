@@ -59,17 +59,24 @@ bool probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const 
 			     size_t n_probes, pthread_mutex_t *lock);
 /* Under a budget: cmon_agent_budget_ratio, cmon_agent_overhead_ratio and
  * per function cmon_agent_function_overhead_ratio, cmon_agent_sampled,
- * cmon_agent_calls_seen_total (families declared by the caller).  Under
+ * cmon_agent_calls_seen_total, cmon_agent_call_cost_calibrated_seconds and
+ * cmon_agent_call_cost_measured_seconds (families declared by the caller).  Under
  * the lock.  0 or -ENOMEM. */
 struct expo;
 int probe_pool__render_budget(struct probe_pool *pool, struct agent_probe *const *probes,
 			      size_t n_probes, struct expo *e);
 /* Under a budget, each function of each probe of the pool: the probe,
  * the function's name, attached fraction, cost now (of one CPU; split
- * among the probes of a share that name it) and calls seen.
+ * among the probes of a share that name it), calls seen, and what one
+ * call costs as calibrated and as measured on its process (0: not yet).
  * Stops at FN's first nonzero return, returned.  Under the lock. */
-typedef int (*probe_budget_fn)(void *ctx, const char *probe, const char *func, double sampled,
-			       double overhead, uint64_t seen);
+struct probe_budget_row {
+	const char *probe, *func;
+	double sampled, overhead;
+	uint64_t seen;
+	double calib_ns, measured_ns;
+};
+typedef int (*probe_budget_fn)(void *ctx, const struct probe_budget_row *r);
 int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *probes,
 			    size_t n_probes, probe_budget_fn fn, void *ctx);
 /* The pool's budget and the probes' cost now (of one CPU; 0, 0: none). */

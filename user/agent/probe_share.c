@@ -530,17 +530,20 @@ bool probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const 
 	return pool->ledger.metering;
 }
 
-static int render_fn(void *ctx, const char *probe, const char *func, double sampled,
-		     double overhead, uint64_t seen)
+static int render_fn(void *ctx, const struct probe_budget_row *r)
 {
 	struct expo *e = ctx;
-	struct metric_label l[2] = { { "probe", probe }, { "function", func } };
-	int err = expo__add(e, "cmon_agent_sampled", l, 2, sampled);
+	struct metric_label l[2] = { { "probe", r->probe }, { "function", r->func } };
+	int err = expo__add(e, "cmon_agent_sampled", l, 2, r->sampled);
 
 	if (!err)
-		err = expo__add(e, "cmon_agent_function_overhead_ratio", l, 2, overhead);
+		err = expo__add(e, "cmon_agent_function_overhead_ratio", l, 2, r->overhead);
 	if (!err)
-		err = expo__add_u64(e, "cmon_agent_calls_seen_total", l, 2, seen);
+		err = expo__add_u64(e, "cmon_agent_calls_seen_total", l, 2, r->seen);
+	if (!err && r->calib_ns > 0)
+		err = expo__add(e, "cmon_agent_call_cost_calibrated_seconds", l, 2, r->calib_ns / 1e9);
+	if (!err && r->measured_ns > 0)
+		err = expo__add(e, "cmon_agent_call_cost_measured_seconds", l, 2, r->measured_ns / 1e9);
 	return err;
 }
 
@@ -588,8 +591,12 @@ static int share_each(const struct probe_share *sh, probe_budget_fn fn, void *ct
 				continue;
 			st = &sh->bfn[i];
 			fr = st->fraction ? st->fraction : 1;
-			err = fn(ctx, sh->members[k]->spec->id, sh->set->funcs[i].name, fr,
-				 st->cpu * fr / members[i], sh->seen[i]);
+			err = fn(ctx, &(struct probe_budget_row){
+					.probe = sh->members[k]->spec->id, .func = sh->set->funcs[i].name,
+					.sampled = fr, .overhead = st->cpu * fr / members[i],
+					.seen = sh->seen[i], .calib_ns = st->calib_ns,
+					.measured_ns = st->measured.per_call_ns,
+				});
 		}
 	}
 	free(members);
@@ -613,7 +620,12 @@ int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *
 	for (size_t i = 0; i < n && !err; i++) {
 		double fr = v[i].st->fraction ? v[i].st->fraction : 1;
 
-		err = fn(ctx, v[i].probe, v[i].func, fr, v[i].st->cpu * fr, v[i].seen);
+		err = fn(ctx, &(struct probe_budget_row){
+				.probe = v[i].probe, .func = v[i].func, .sampled = fr,
+				.overhead = v[i].st->cpu * fr, .seen = v[i].seen,
+				.calib_ns = v[i].st->calib_ns,
+				.measured_ns = v[i].st->measured.per_call_ns,
+			});
 	}
 	free(v);
 	return err;
