@@ -291,6 +291,12 @@ static const struct family_def agent_families[] = {
 	  "Time the kernel spent running the probe's BPF programs." },
 	{ "cmon_agent_bpf_runs_total", METRIC_COUNTER,
 	  "Runs of the probe's BPF programs." },
+	{ "cmon_agent_bpf_host_program_runs_total", METRIC_COUNTER,
+	  "Runs of the BPF programs the probe keeps that the host's events run, by program "
+	  "(process exec and fork, a thread moved to another CPU: every one on the host, "
+	  "traced or not); not in cmon_agent_bpf_runs_total." },
+	{ "cmon_agent_bpf_host_program_run_time_seconds_total", METRIC_COUNTER,
+	  "Time the kernel spent running them, by program." },
 	{ "cmon_agent_probe_functions", METRIC_GAUGE,
 	  "Functions the probe is attached to now." },
 	{ "cmon_agent_probe_reattached_total", METRIC_COUNTER,
@@ -395,6 +401,14 @@ static int render_probe_agent_metrics(const struct agent_probe *p, const struct 
 				(double)t->run_ns / 1e9);
 	if (!err && t->have_run)
 		err = expo__add_u64(e, "cmon_agent_bpf_runs_total", l, 1, t->run_cnt);
+	for (size_t i = 0; i < t->n_host && !err; i++) {
+		l[1] = (struct metric_label){ "program", t->host[i].name };
+		err = expo__add_u64(e, "cmon_agent_bpf_host_program_runs_total", l, 2,
+				    t->host[i].run_cnt);
+		if (!err)
+			err = expo__add(e, "cmon_agent_bpf_host_program_run_time_seconds_total", l, 2,
+					(double)t->host[i].run_ns / 1e9);
+	}
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_probe_functions", l, 1, t->functions);
 	if (!err)
@@ -686,7 +700,15 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 			     (unsigned long long)tot.hits, (unsigned long long)tot.lost,
 			     (unsigned long long)p->reattached, (unsigned long long)tot.records);
 		status_files(out, p, m);
-		mbuf__puts(out, "}");
+		mbuf__puts(out, ", \"host_programs\": [");
+		for (size_t k = 0; k < tot.n_host; k++) {
+			mbuf__puts(out, k ? ", {\"name\": " : "{\"name\": ");
+			json_str(out, tot.host[k].name);
+			mbuf__printf(out, ", \"runs\": %llu, \"run_time_seconds\": %.9f}",
+				     (unsigned long long)tot.host[k].run_cnt,
+				     (double)tot.host[k].run_ns / 1e9);
+		}
+		mbuf__puts(out, "]}");
 	}
 	mbuf__puts(out, a->n_probes ? "\n ]}\n" : "]}\n");
 	pthread_mutex_unlock(&a->lock);

@@ -137,6 +137,7 @@ void probe__fold_read(struct agent_probe *p, struct probe_gen *g, bool readable)
 		p->base_filtered += tot.filtered;
 		p->base_run_ns += tot.run_ns;
 		p->base_run_cnt += tot.run_cnt;
+		probe_totals__add_host(p->base_host, &p->n_base_host, tot.host, tot.n_host, 1.0);
 	}
 	series_table__normalize(&p->base);
 	if (p->cap)

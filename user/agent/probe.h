@@ -27,6 +27,7 @@
 #include "agent/metrics.h"
 #include "agent/series.h"
 #include "agent/spec.h"
+#include "probe/bpf_setup.h"
 
 enum probe_state { PROBE_APPLIED = 0, PROBE_ERROR, PROBE_EXPIRED };
 #define PROBE_NSTATES 3
@@ -104,6 +105,8 @@ struct agent_probe {
 	/* Carried over from earlier attachments. */
 	struct series_table base;
 	uint64_t base_hits, base_lost, base_filtered, base_run_ns, base_run_cnt;
+	struct bpf_prog_run base_host[BPF_SET_MAX_HOST_PROGS];
+	size_t n_base_host;
 	uint64_t log_errors;     /* records that could not be written */
 	uint64_t reattached;     /* binary replacements and map rotations */
 	/* The target as last seen (stat), to notice a replaced binary. */
@@ -167,7 +170,15 @@ struct probe_totals {
 	bool ch_up;
 	uint64_t functions_other;   /* called functions summed into function="other" */
 	bool have_run;
+	/* Its programs run by the host's events (exec, fork, migration), by
+	 * name: not in run_ns/run_cnt, which are the calls' (a cost per call). */
+	struct bpf_prog_run host[BPF_SET_MAX_HOST_PROGS];
+	size_t n_host;
 };
+
+/* RUNS (N of them, each times PART) added to HOST (N_HOST), by name. */
+void probe_totals__add_host(struct bpf_prog_run *host, size_t *n_host,
+			    const struct bpf_prog_run *runs, size_t n, double part);
 
 /* The probe's series (carried over + live, normalized) and totals.  Under
  * the lock (it may admit pids to the label cap).  0 or -errno. */
