@@ -330,8 +330,12 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 				      sk->progs.cmon_py_eval, sk->progs.cmon_py_vc_entry,
 				      sk->progs.cmon_py_vc, sk->progs.cmon_py_newfunc,
 				      sk->progs.cmon_py_start };
-	bool sess = opts->py_offsets && uprobe_session__supported();
 	bool vc = opts->py_offsets && opts->py_mode == CMON_PY_MODE_VECTORCALL;
+	/* 3.11's shared libpython while following: an entry and a uretprobe
+	 * that children inherit (no sessions for those) */
+	bool inherit = opts->py_offsets && !vc &&
+		       probe_links__py_inherits(t->set, opts->follow, opts->host_wide);
+	bool sess = opts->py_offsets && !inherit && uprobe_session__supported();
 
 	memset(py, 0, sizeof(*py));
 	if (opts->py_offsets) {
@@ -349,6 +353,10 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 		}
 		if (!sess)
 			py->exit = sk->progs.cmon_py_exit;
+		py->inherit = inherit;
+		if (inherit)
+			log_info("--py: the evaluator's probes are inherited by the children "
+				 "(tracefs uprobe events)");
 	}
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		struct bpf_program *p = all[i];
