@@ -233,7 +233,8 @@ static int handle(struct tracer *t, void *data, size_t size)
 	if ((*type == CMON_REC_PY && size >= CMON_PY_REC_SIZE(0)) ||
 	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)) ||
 	    (*type == CMON_REC_PY_ARGS && size >= CMON_PY_ARGS_REC_SIZE(0)) ||
-	    (*type == CMON_REC_PY_FUNC && size >= sizeof(struct cmon_py_func_rec)))
+	    (*type == CMON_REC_PY_FUNC && size >= sizeof(struct cmon_py_func_rec)) ||
+	    (*type == CMON_REC_PY_EXIT && size >= sizeof(struct cmon_py_exit_rec)))
 		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;

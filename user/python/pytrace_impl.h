@@ -95,6 +95,7 @@ struct pytrace {
 	size_t args_column;
 	bool init_said; /* the 3.13 __init__ warning */
 	struct hmap forks; /* a child's pid -> its parent's (the kernel's fork records) */
+	uint64_t let_go; /* forked children gone and let go (pytrace__on_exit) */
 	uint64_t undecoded; /* records of a process or code object not known */
 };
 
