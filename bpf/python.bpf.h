@@ -1456,6 +1456,17 @@ int BPF_KPROBE(cmon_py_exit)
 	return py_leave(PT_REGS_SP(ctx) - 8, PT_REGS_RC(ctx), ts, bpf_get_attach_cookie(ctx));
 }
 
+/* The evaluator's return instruction (inherited probes, links.c): the
+ * return address not popped yet; no return probe is held, so calls at any
+ * depth are seen. */
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_ret_insn)
+{
+	__u64 ts = bpf_ktime_get_ns();
+
+	return py_leave(PT_REGS_SP(ctx), PT_REGS_RC(ctx), ts, bpf_get_attach_cookie(ctx));
+}
+
 /* Both in one uprobe session: a call not selected gets no return probe,
  * so the kernel's 64 nested ones go to selected calls only. */
 SEC("uprobe")

@@ -330,7 +330,7 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 	struct bpf_program *all[] = { sk->progs.cmon_py_entry, sk->progs.cmon_py_exit,
 				      sk->progs.cmon_py_eval, sk->progs.cmon_py_vc_entry,
 				      sk->progs.cmon_py_vc, sk->progs.cmon_py_newfunc,
-				      sk->progs.cmon_py_start };
+				      sk->progs.cmon_py_start, sk->progs.cmon_py_ret_insn };
 	bool vc = opts->py_offsets && opts->py_mode == CMON_PY_MODE_VECTORCALL;
 	/* 3.11's shared libpython while following: an entry and a uretprobe
 	 * that children inherit (no sessions for those) */
@@ -355,6 +355,7 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 		if (!sess)
 			py->exit = sk->progs.cmon_py_exit;
 		py->inherit = inherit;
+		py->ret_insn = inherit ? sk->progs.cmon_py_ret_insn : NULL;
 		if (inherit)
 			log_info("--py: the evaluator's probes are inherited by the children "
 				 "(tracefs uprobe events)");
@@ -363,7 +364,7 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 		struct bpf_program *p = all[i];
 
 		if (p != py->start && p != py->newfunc && p != py->vc_sess && p != py->vc_entry &&
-		    p != py->eval_sess && p != py->eval_entry && p != py->exit)
+		    p != py->eval_sess && p != py->eval_entry && p != py->exit && p != py->ret_insn)
 			bpf_program__set_autoload(p, false);
 	}
 }

@@ -312,7 +312,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
 	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {}, pyent = {},
-			  pyret = {}, step = {}, pysess = {}, pyvc = {}, pyvcsess = {}, pynew = {},
+			  pyret = {}, pyretins = {}, step = {}, pysess = {}, pyvc = {}, pyvcsess = {}, pynew = {},
 			  pystart = {};
 	int err = 0, fd;
 
@@ -339,7 +339,14 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			else
 				err = probe_list__add(f->python == PROBE_PY_EVAL ? &pyent : &pyvc,
 						      f->file_offset, c);
+			/* inherited: at its return instructions, where known */
+			for (size_t k = 0; !err && o->py.exit && o->py.inherit && o->py.ret_insn &&
+					   f->python == PROBE_PY_EVAL && k < f->exits.n_ret; k++)
+				err = probe_list__add(&pyretins, f->file_offset + f->exits.ret_offs[k],
+						      cookie_of(i, CMON_EXIT_RET_INSN));
 			if (!err && o->py.exit && f->python <= PROBE_PY_VC &&
+			    !(o->py.inherit && o->py.ret_insn && f->python == PROBE_PY_EVAL &&
+			      f->exits.n_ret) &&
 			    !(f->python == PROBE_PY_EVAL ? o->py.eval_sess : o->py.vc_sess))
 				err = probe_list__add(&pyret, f->file_offset,
 						      cookie_of(i, CMON_EXIT_URETPROBE));
@@ -406,6 +413,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		      { &usdt, o->usdt_prog, false, false },
 		      { &made, o->stack_made_prog, false, false },
 		      { &pyret, o->py.exit, true, false },
+		      { &pyretins, o->py.ret_insn, false, false },
 		      { &pynew, o->py.newfunc, true, false },
 		      { &pystart, o->py.start, false, false },
 		      { &pysess, o->py.eval_sess, false, true },
@@ -423,7 +431,8 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		/* the evaluator's, inherited across fork (probe_py_progs.inherit) */
-		bool inherited = o->py.inherit && (links[i].l == &pyent || links[i].l == &pyret);
+		bool inherited = o->py.inherit && (links[i].l == &pyent || links[i].l == &pyret ||
+						   links[i].l == &pyretins);
 
 		if (!links[i].l->n)
 			continue;
@@ -491,6 +500,7 @@ cleanup:
 	probe_list__free(&made);
 	probe_list__free(&pyent);
 	probe_list__free(&pyret);
+	probe_list__free(&pyretins);
 	probe_list__free(&pysess);
 	probe_list__free(&pyvc);
 	probe_list__free(&pyvcsess);

@@ -21,8 +21,11 @@ struct probe_py_progs {
 	struct bpf_program *eval_entry, *eval_sess, *vc_entry, *vc_sess, *exit;
 	struct bpf_program *newfunc, *start;
 	/* The evaluator's entry and EXIT inherited across fork (inherit.h,
-	 * probe_links__py_inherits), loaded as perf-event programs. */
+	 * probe_links__py_inherits), loaded as perf-event programs; its
+	 * returns seen at its return instructions by RET_INSN where they are
+	 * known (probe_func.exits), no return probe held per frame. */
 	bool inherit;
+	struct bpf_program *ret_insn;
 };
 
 struct probe_links_opts {

@@ -5,16 +5,12 @@
 #                         functions sent through cmon's vectorcall entry
 #                         (3.12+; "-" before), "run" calls
 #                         step(i) for i in 0..4, "block" calls blocked("b"),
-#                         which returns the next line, "fork" forks a
-#                         child calling step(i) for i in 0..4 from its
-#                         first instruction ("fork 30": its exit status,
-#                         their sum), "quit" exits
+#                         which returns the next line, "quit" exits
 #   worker.py fib N       fib(N), timed: "fib N = V in S s"
 #   worker.py spin        "ready PID", then two threads call fib(12) until a
 #                         line on stdin, checking each value: "spin ok" or
 #                         "spin BAD"
 import ctypes
-import os
 import sys
 import threading
 import time
@@ -86,11 +82,6 @@ def wait():
             print("run %d" % sum(step(i) for i in range(5)), flush=True)
         elif cmd == "block":
             print("unblocked %s" % blocked("b"), flush=True)
-        elif cmd == "fork":
-            pid = os.fork()
-            if pid == 0:
-                os._exit(sum(step(i) for i in range(5)))
-            print("fork %d" % os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
         elif cmd == "quit":
             break
 
