@@ -56,8 +56,11 @@ static __noinline void capbatch_send(struct cmon_capture_batch *b)
 	if (len > CMON_CAPBATCH_BYTES)
 		len = CMON_CAPBATCH_BYTES;
 	b->type = CMON_REC_CAPTURE_BATCH;
-	if (len && bpf_ringbuf_output(&events, b, offsetof(struct cmon_capture_batch, data) + len,
-				      BPF_RB_NO_WAKEUP)) {
+	len += offsetof(struct cmon_capture_batch, data);
+	if (len > offsetof(struct cmon_capture_batch, data) &&
+	    bpf_ringbuf_output(&events, b, len, BPF_RB_NO_WAKEUP) &&
+	    (!targ_block_ns || !room_wait(len) ||
+	     bpf_ringbuf_output(&events, b, len, BPF_RB_NO_WAKEUP))) {
 		struct capbatch_walk w = { .b = b };
 
 		bpf_loop(CMON_CAPBATCH_BYTES / sizeof(struct cmon_capture_rec),

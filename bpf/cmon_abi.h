@@ -280,6 +280,20 @@ struct cmon_consumer {
 };
 
 /*
+ * --blocking-timeout: the waits of records that found the ring buffer
+ * full (bpf/events.bpf.h, room_wait), per CPU.  GIVEN_UP: waits that
+ * ended without room (the record then dropped and counted as lost);
+ * SKIPPED: records not made to wait because the consumer had not moved
+ * since a wait saw it stopped.
+ */
+struct cmon_room_waits {
+	__u64 times;
+	__u64 ns;
+	__u64 given_up;
+	__u64 skipped;
+};
+
+/*
  * A thread's pending traced calls (task storage of trace and profile; user
  * space reads a live thread's at the end to report its calls still open).
  */
@@ -878,6 +892,7 @@ struct cmon_change_key {
 /* The layout both sides compile: a change here is a change of the ABI. */
 _Static_assert(sizeof(struct cmon_call_rec) == 152, "cmon_call_rec layout");
 _Static_assert(sizeof(struct cmon_consumer) == 64, "cmon_consumer layout");
+_Static_assert(sizeof(struct cmon_room_waits) == 32, "cmon_room_waits layout");
 _Static_assert(sizeof(struct cmon_batch) == 64 + CMON_BATCH * 152 && sizeof(struct cmon_batch) % 64 == 0,
 	       "cmon_batch layout");
 _Static_assert(sizeof(struct cmon_func_stats) == 80, "cmon_func_stats layout");

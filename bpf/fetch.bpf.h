@@ -249,11 +249,15 @@ static __always_inline int fetch_reserve(__u32 total, struct bpf_dynptr *ptr,
 		}
 		return 0;
 	}
-	if (bpf_ringbuf_reserve_dynptr(&events, total, 0, ptr)) {
+	if (!bpf_ringbuf_reserve_dynptr(&events, total, 0, ptr))
+		return 0;
+	bpf_ringbuf_discard_dynptr(ptr, 0); /* even a failed one */
+	if (targ_block_ns && room_wait(total)) {
+		if (!bpf_ringbuf_reserve_dynptr(&events, total, 0, ptr))
+			return 0;
 		bpf_ringbuf_discard_dynptr(ptr, 0);
-		return -1;
 	}
-	return 0;
+	return -1;
 }
 
 /* The record's header (N items in OFF bytes), and the record sent. */

@@ -548,7 +548,7 @@ __noinline int py_announce(__u32 pid, __u64 code, __u64 fp, const struct py_name
 
 	if (!nm)
 		return -1;
-	cr = bpf_ringbuf_reserve(&events, sizeof(*cr), 0);
+	cr = reserve_waiting(sizeof(*cr));
 	if (!cr)
 		return -1;
 	cr->type = CMON_REC_PY_CODE;
@@ -854,7 +854,7 @@ static __always_inline void py_param(const struct py_bound *b, __u32 i, struct c
  * call's), of a constant size per class of count.  True when written. */
 #define PY_MORE_WRITE(N)                                                            \
 	do {                                                                        \
-		r = bpf_ringbuf_reserve(&events, CMON_PY_ARGS_REC_SIZE(N), 0);      \
+		r = reserve_waiting(CMON_PY_ARGS_REC_SIZE(N));      \
 		if (!r)                                                             \
 			return false;                                               \
 		for (__u32 i = 0; i < (N); i++) {                                   \
@@ -1087,14 +1087,14 @@ __noinline int py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
 
 	/* As long as its arguments need: a constant size per count. */
 	switch (n) {
-	case 0: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(0), 0); break;
-	case 1: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(1), 0); break;
-	case 2: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(2), 0); break;
-	case 3: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(3), 0); break;
-	case 4: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(4), 0); break;
-	case 5: rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(5), 0); break;
+	case 0: rec = reserve_waiting(CMON_PY_REC_SIZE(0)); break;
+	case 1: rec = reserve_waiting(CMON_PY_REC_SIZE(1)); break;
+	case 2: rec = reserve_waiting(CMON_PY_REC_SIZE(2)); break;
+	case 3: rec = reserve_waiting(CMON_PY_REC_SIZE(3)); break;
+	case 4: rec = reserve_waiting(CMON_PY_REC_SIZE(4)); break;
+	case 5: rec = reserve_waiting(CMON_PY_REC_SIZE(5)); break;
 	default: n = CMON_PY_MAX_ARGS;
-		rec = bpf_ringbuf_reserve(&events, CMON_PY_REC_SIZE(CMON_PY_MAX_ARGS), 0); break;
+		rec = reserve_waiting(CMON_PY_REC_SIZE(CMON_PY_MAX_ARGS)); break;
 	}
 	if (!rec) {
 		struct cmon_func_stats *st = stats_of(how >> 32);
@@ -1205,7 +1205,7 @@ __noinline int py_break_hit(struct py_call *c, struct cmon_py_proc *p, __u64 coo
 	if (__sync_fetch_and_add(&break_hits, 1) >= targ_break_count)
 		return 0;
 	b = bpf_map_lookup_elem(&py_bound, &zero);
-	rec = b ? bpf_ringbuf_reserve(&events, sizeof(*rec), 0) : NULL;
+	rec = b ? reserve_waiting(sizeof(*rec)) : NULL;
 	if (!rec) {
 		__sync_fetch_and_add(&break_lost, 1); /* said as break's (not stopped) */
 		return 0;
@@ -1549,7 +1549,7 @@ int BPF_KPROBE(cmon_py_newfunc)
 	if (verdict == CMON_PY_SKIP)
 		return 0;
 	stop = !!(p->flags & CMON_PY_PROC_STOP_NEWFUNC);
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	r = reserve_waiting(sizeof(*r));
 	if (!r) {
 		struct cmon_func_stats *st = py_stats(bpf_get_attach_cookie(ctx));
 

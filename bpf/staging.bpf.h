@@ -62,12 +62,15 @@ static __always_inline void staging_release(struct cmon_batch *b)
 	*(volatile __u64 *)&b->busy = 0;
 }
 
-/* B's N records to the ring buffer (B held); counted lost if it is full. */
-static __always_inline void staging_send(struct cmon_batch *b, __u32 n, __u64 flags)
+/* B's N records to the ring buffer (B held; with --blocking-timeout and
+ * WAIT, waiting for room); counted lost if it is full. */
+static __always_inline void staging_send(struct cmon_batch *b, __u32 n, __u64 flags, bool wait)
 {
 	b->type = CMON_REC_BATCH;
 	b->n = n;
-	if (bpf_ringbuf_output(&events, b, sizeof(*b), flags)) {
+	if (bpf_ringbuf_output(&events, b, sizeof(*b), flags) &&
+	    (!wait || !targ_block_ns || !room_wait(sizeof(*b)) ||
+	     bpf_ringbuf_output(&events, b, sizeof(*b), flags))) {
 		for (__u32 i = 0; i < CMON_BATCH && i < n; i++) {
 			struct cmon_func_stats *st = stats_of(b->r[i].func_id);
 
@@ -91,7 +94,7 @@ static __always_inline void staging_put(struct cmon_batch *b)
 	/* The fill, every 4th batch (64 records): see wakeup_flags(). */
 	if (targ_wakeup_bytes && (++b->sent & 3) == 0)
 		flags = wakeup_flags();
-	staging_send(b, CMON_BATCH, flags);
+	staging_send(b, CMON_BATCH, flags, true);
 	staging_release(b);
 }
 
@@ -113,7 +116,9 @@ int BPF_PROG(cmon_migrate, struct task_struct *p, int dest_cpu)
 		return 0;
 	n = b->n;
 	if (n && n < CMON_BATCH && b->tid == (__u32)p->pid)
-		staging_send(b, n, BPF_RB_NO_WAKEUP);
+		/* never waits: this runs inside the scheduler (its run-queue
+		 * locks held), where a spin could keep cmon itself from running */
+		staging_send(b, n, BPF_RB_NO_WAKEUP, false);
 	staging_release(b);
 	return 0;
 }

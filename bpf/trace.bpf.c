@@ -83,7 +83,7 @@ static __always_inline void drop_entry_records(struct cmon_frame *fr)
 		if (!plan || !plan->n)
 			return;
 	}
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	rec = reserve_waiting(sizeof(*rec));
 	if (!rec)
 		return; /* they stay until the end: memory, not data */
 	rec->type = CMON_REC_CAPTURE;
@@ -144,7 +144,7 @@ static __always_inline void emit_frame(struct task_struct *task, struct cmon_fra
 		return;
 	rec = staging_take(&b);
 	if (!rec)
-		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+		rec = reserve_waiting(sizeof(*rec));
 	if (!rec) {
 		st = stats_of(fr->func_id);
 		if (st)
@@ -217,7 +217,7 @@ static __always_inline struct cmon_call_rec *entry_record(struct task_struct *ta
 	struct cmon_call_rec *rec = b ? staging_take(b) : NULL;
 
 	if (!rec)
-		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+		rec = reserve_waiting(sizeof(*rec));
 	if (!rec) {
 		if (st)
 			st->lost_ringbuf++;
@@ -322,7 +322,7 @@ static __always_inline void frame_objs(struct cmon_stack_rec *rec)
 static __always_inline void emit_stack(struct pt_regs *ctx, __u64 cookie, __u64 slot, __u64 ts,
 				       struct cmon_func_stats *st)
 {
-	struct cmon_stack_rec *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	struct cmon_stack_rec *rec = reserve_waiting(sizeof(*rec));
 	__u64 ret = 0;
 	long n;
 

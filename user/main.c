@@ -125,6 +125,8 @@ int main(int argc, char **argv)
 		callgroups__set_default_max_held((size_t)atol(getenv("CMON_VIEW_HOLD_MAX")));
 	if (getenv("CMON_NO_SPOOL"))
 		tracer__disable_spool();
+	if (getenv("CMON_TEST_SLOW_CONSUMER_US") && atol(getenv("CMON_TEST_SLOW_CONSUMER_US")) > 0)
+		tracer__test_slow_consumer((unsigned)atol(getenv("CMON_TEST_SLOW_CONSUMER_US")));
 	if (getenv("CMON_TEST_PY_LATE_CHILDREN"))
 		pipeline__test_py_late_children();
 	if (getenv("CMON_TEST_PY_CHILD_UNREADABLE"))

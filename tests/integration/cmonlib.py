@@ -335,11 +335,12 @@ def trace(funcs, launch=None, extra=(), fmt="json", timeout=HANG, input=None, en
 class Background:
     """cmon started in the background, its stderr in a file."""
 
-    def __init__(self, args, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cmd=None):
+    def __init__(self, args, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cmd=None,
+                 env=None):
         self.err_path = tempfile.mkstemp(prefix="cmon-stderr-", dir=tmpdir())[1]
         with open(self.err_path, "wb") as err:
             self.p = subprocess.Popen(cmd or ([CMON] + list(args)), stdout=stdout,
-                                      stdin=stdin, stderr=err)
+                                      stdin=stdin, stderr=err, env=env)
         self.pid = self.p.pid
 
     @property

@@ -4,7 +4,8 @@
 # calls): the programs' production rate (calls/s, the target's own loop),
 # the records cmon wrote a second (records / (cmon's wall time less its
 # start and exit, measured with a 0-call run)), the records lost (%), cmon's
-# peak RSS and what it spooled.  Each configuration with the spool (the
+# peak RSS and what it spooled; typed CSV on the emulated site also with
+# --blocking-timeout (the records lost then, and the program's slowdown).  Each configuration with the spool (the
 # default) and without (CMON_NO_SPOOL=1, the consumer before it), runs
 # interleaved, median of BENCH_RUNS (lost: the worst run).  Markdown on
 # stdout.
@@ -40,11 +41,12 @@ tmp=$(mktemp -d /tmp/cmon-bench-consumer.XXXXXX) || die "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
 FAILED=0
 
-CONFIGS="csv_nop5 json_nop5 csv_fp capture"
+CONFIGS="csv_nop5 json_nop5 csv_fp csv_fp_wait capture"
 declare -A LABEL=(
 	[csv_nop5]="trace --no-return, typed CSV to a file, 5-byte nop site (\`target_nop5\`)"
 	[json_nop5]="trace --no-return, typed JSON to a file, 5-byte nop site"
 	[csv_fp]="trace (entry + return), typed CSV to a file, emulated \`push\` site (\`target_fp\`)"
+	[csv_fp_wait]="the same with \`--blocking-timeout 50ms\` (the program waits for room: compare its call rate with the row above)"
 	[capture]="capture into a store: a string + 64-byte \`--capture\`, emulated site (\`capture_target\`)"
 )
 
@@ -54,6 +56,7 @@ cmd_of() { # config calls
 	csv_nop5) echo "$CMON trace -v --no-return --func bench_fn -F csv -o $tmp/out -- $B/target_nop5 $2" ;;
 	json_nop5) echo "$CMON trace -v --no-return --func bench_fn -F json -o $tmp/out -- $B/target_nop5 $2" ;;
 	csv_fp) echo "$CMON trace -v --func bench_fn -F csv -o $tmp/out -- $B/target_fp $2" ;;
+	csv_fp_wait) echo "$CMON trace -v --blocking-timeout 50ms --func bench_fn -F csv -o $tmp/out -- $B/target_fp $2" ;;
 	capture) echo "$CMON capture -v --func capture_fn --capture data=buf:len -o $tmp/store -- $B/capture_target $2" ;;
 	esac
 }

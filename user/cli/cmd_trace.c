@@ -649,6 +649,16 @@ static uint64_t report(struct trace_run *r)
 		fprintf(stderr, "cmon: %llu calls unchanged (--on-change)\n",
 			(unsigned long long)unchanged);
 	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
+	if (r->opts.block_ns) {
+		struct cmon_room_waits w;
+
+		tracer__room_waits(r->tracer, &w);
+		fprintf(stderr, "cmon: waited for room: %llu times, %llu ms\n",
+			(unsigned long long)w.times, (unsigned long long)(w.ns / 1000000));
+		log_info("waits given up: %llu (the timeout passed); records not made to "
+			 "wait: %llu (the consumer had stopped)", (unsigned long long)w.given_up,
+			 (unsigned long long)w.skipped);
+	}
 	{
 		uint64_t wakeups, sleeps;
 		struct spool_stats sp;
@@ -1023,6 +1033,7 @@ static int pipeline_opts(struct trace_run *r, struct pipeline_opts *po)
 					 .py_call = on_py_call, .ctx = r };
 	to->entry_only = r->opts.no_return;
 	to->ringbuf_bytes = r->opts.ringbuf_bytes;
+	to->block_ns = r->opts.block_ns;
 	to->plans = typer__plans(r->typer);
 	to->sleepable = !r->opts.no_fault_in;
 	to->focus = r->opts.n_focus > 0;

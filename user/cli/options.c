@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -184,6 +185,10 @@ const struct opt_row cmon_opt_rows[] = {
 	{ "max-events", OPT_MAX_EVENTS, "N", TC, "stop after N records" },
 	{ "ringbuf-size", OPT_RINGBUF, "MB", TC, "ring buffer size (default 4, 16 with captures)" },
 	{ "poll-ms", OPT_POLL_MS, "MS", TC, "how often the buffer is drained (default 10)" },
+	{ "blocking-timeout", OPT_BLOCKING_TIMEOUT, "TIME", TC,
+	  "a full buffer makes the traced thread wait (spinning\n"
+	  "on its CPU) up to TIME (10ms, 500us; at most 1s) for room\n"
+	  "instead of dropping the record; 0: drop (default)" },
 	{ "quiet", 'q', NULL, TCP | B, "no summary on stderr" },
 	{ "verbose", 'v', NULL, TCPL | B, "more diagnostics (-vv: libbpf's too)" },
 	/* The store and view commands. */
@@ -340,6 +345,34 @@ static int parse_u64(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* A time with its unit (us, ms, s) or 0, in ns. */
+static int parse_time_ns(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = { { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 } };
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!*end && v == 0) {
+		*ns = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit) && v <= UINT64_MAX / units[i].ns) {
+			*ns = v * units[i].ns;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 static int parse_i64(const char *s, int64_t *out)
@@ -837,6 +870,14 @@ static int take_probe_option(struct opt_parse *p, int c, const char *optarg)
 			return -EINVAL;
 		}
 		o->ringbuf_bytes = (size_t)v << 20;
+		break;
+	case OPT_BLOCKING_TIMEOUT:
+		/* bpf_loop's bound and a timer per look: at most 1 s */
+		if (parse_time_ns(optarg, &o->block_ns) || o->block_ns > 1000000000ull) {
+			log_error("%s: invalid --blocking-timeout '%s' (a time with its unit, "
+				  "at most 1s: 10ms, 500us; 0: off)", name, optarg);
+			return -EINVAL;
+		}
 		break;
 	case OPT_POLL_MS:
 		if (parse_u64(optarg, &v) || v == 0 || v > 10000) {

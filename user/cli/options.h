@@ -43,6 +43,7 @@ enum opt_key {
 	OPT_RETURN_PROBE,
 	OPT_RINGBUF,
 	OPT_POLL_MS,
+	OPT_BLOCKING_TIMEOUT,
 	OPT_INTERVAL,
 	OPT_BUDGET,
 	OPT_PER_PID,
@@ -157,6 +158,7 @@ struct cmd_opts {
 	bool quiet;           /* no summary on stderr */
 	size_t ringbuf_bytes;
 	int poll_ms;
+	uint64_t block_ns;    /* --blocking-timeout; 0: records that do not fit are dropped */
 	bool help;
 	bool raw_latency;     /* --raw-latency: the probe's cost not subtracted */
 	/* profile only */

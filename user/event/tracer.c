@@ -108,10 +108,17 @@ struct tracer {
  * hand when the window lets their calls out. */
 static bool staging_disabled; /* CMON_NO_STAGING, read by main */
 
+static bool spool_wanted(const struct tracer_opts *o);
+
+/* With --blocking-timeout and no spool, not staged either: the caller's
+ * thread writes each record as it takes it from the ring buffer, so the
+ * consumer position (what a waiting program watches) moves a record at a
+ * time, where a staged poll would take a buffer's worth, then write it
+ * all before reading again. */
 static bool staging_wanted(const struct tracer_opts *o)
 {
 	return !o->on_stack && !o->break_count && !o->py_offsets &&
-	       !staging_disabled;
+	       !staging_disabled && !(o->block_ns && !spool_wanted(o));
 }
 
 void tracer__disable_staging(void) { staging_disabled = true; }
@@ -121,6 +128,10 @@ static bool spool_always;   /* CMON_SPOOL=always */
 
 void tracer__disable_spool(void) { spool_disabled = true; }
 void tracer__always_spool(void) { spool_always = true; }
+
+static unsigned slow_consumer_us; /* CMON_TEST_SLOW_CONSUMER_US, read by main */
+
+void tracer__test_slow_consumer(unsigned us) { slow_consumer_us = us; }
 
 /* The spool: records that stand alone (no stack record follows them, no
  * Python code object must be named while its process lives, no stop
@@ -193,7 +204,15 @@ static int hand_on(struct tracer *t, const struct cmon_call_rec *rec)
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
-	int err = handle(t, data, size);
+	int err;
+
+	if (slow_consumer_us) {
+		const struct cmon_batch *b = data;
+		unsigned n = size >= sizeof(*b) && b->type == CMON_REC_BATCH ? b->n : 1;
+
+		usleep(slow_consumer_us * n);
+	}
+	err = handle(t, data, size);
 
 	if (err < 0)
 		return err;
@@ -422,6 +441,7 @@ static int open_and_load(void *ctx, bool mem_cast)
 	 * scheduled before the buffer fills (two threads calling flat out
 	 * fill 4 MiB in ~15 ms). */
 	t->skel->rodata->targ_wakeup_bytes = t->rb_bytes / 8;
+	t->skel->rodata->targ_block_ns = opts->block_ns;
 	bpf_map__set_max_entries(t->skel->maps.events, (__u32)t->rb_bytes);
 	bpf_map__set_max_entries(t->skel->maps.func_stats,
 				 set->n_funcs ? (__u32)set->n_funcs : 1);
@@ -1153,6 +1173,22 @@ void tracer__wakeups(const struct tracer *t, uint64_t *wakeups, uint64_t *sleeps
 	if (per_cpu && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.rb_wakeups), &zero, per_cpu))
 		for (int c = 0; c < t->bs.ncpus; c++)
 			*wakeups += per_cpu[c];
+	free(per_cpu);
+}
+
+void tracer__room_waits(const struct tracer *t, struct cmon_room_waits *out)
+{
+	struct cmon_room_waits *per_cpu = calloc((size_t)t->bs.ncpus, sizeof(*per_cpu));
+	__u32 zero = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (per_cpu && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.room_waits), &zero, per_cpu))
+		for (int c = 0; c < t->bs.ncpus; c++) {
+			out->times += per_cpu[c].times;
+			out->ns += per_cpu[c].ns;
+			out->given_up += per_cpu[c].given_up;
+			out->skipped += per_cpu[c].skipped;
+		}
 	free(per_cpu);
 }
 

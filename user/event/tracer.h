@@ -88,6 +88,10 @@ struct tracer_opts {
 	 * Python's and break's are never spooled. */
 	bool spool;
 	const char *spool_dir;
+	/* --blocking-timeout: a record that finds the ring buffer full waits
+	 * up to this long for room, the traced thread spinning
+	 * (bpf/events.bpf.h); 0: dropped and counted at once. */
+	uint64_t block_ns;
 	/* Functions may be duty-cycled (tracer__duty): a call whose window
 	 * closed before it returned is counted in cut, not written. */
 	bool duty;
@@ -154,6 +158,8 @@ struct spool_stats;
 bool tracer__spool_stats(const struct tracer *t, struct spool_stats *out);
 
 void tracer__wakeups(const struct tracer *t, uint64_t *wakeups, uint64_t *sleeps);
+/* --blocking-timeout: the programs' waits for room, summed over CPUs. */
+void tracer__room_waits(const struct tracer *t, struct cmon_room_waits *out);
 
 /* cmon break: hits so far (each up to break_count stopped its process),
  * and those whose record did not fit (the process was not stopped). */
@@ -172,5 +178,9 @@ void tracer__disable_spool(void);
 /* CMON_SPOOL=always (main): every record through the spool, from the
  * first (the tests' way to see that the spool changes nothing). */
 void tracer__always_spool(void);
+/* Tests: the ring buffer's reader takes US microseconds a call record
+ * (asleep), a consumer slower than the programs on any machine
+ * (CMON_TEST_SLOW_CONSUMER_US, read by main). */
+void tracer__test_slow_consumer(unsigned us);
 
 #endif
