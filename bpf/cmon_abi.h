@@ -331,6 +331,15 @@ struct cmon_frame {
  * attached and detached by turns (the agent's budget). */
 #define CMON_FRAME_GEN_SHIFT 16
 
+/* duty_calls' value (shadow_stack.bpf.h): a function's entries, and the
+ * process that made the last one.  The agent prices a call by what that
+ * process's CPU time does while the probes come and go. */
+struct cmon_duty_calls {
+	__u64 calls;
+	__u32 tgid;
+	__u32 pad;
+};
+
 /*
  * Coroutine stacks (shadow_stack.bpf.h): the regions a process made
  * stacks in (makecontext's uc_stack, make_fcontext's sp - size), learnt

@@ -242,4 +242,30 @@ static __always_inline enum expr_verdict expr_decide(__u32 func_id, __u32 pid, c
 	return EXPR_KEEP;
 }
 
+/*
+ * A call verdict EV left out, counted: the one place every program counts
+ * one.  FILTERED and UNCHANGED are the program's counters for EXPR_FILTERED
+ * and EXPR_UNCHANGED (NULL: it has none).  SHARED: counters the CPUs share
+ * (profile's per-process values), added atomically; per-CPU ones plainly.
+ */
+static __always_inline void expr_count(enum expr_verdict ev, __u64 *filtered, __u64 *unchanged,
+				       bool shared)
+{
+	__u64 *c = ev == EXPR_FILTERED ? filtered : ev == EXPR_UNCHANGED ? unchanged : NULL;
+
+	if (!c)
+		return;
+	if (shared)
+		__sync_fetch_and_add(c, 1);
+	else
+		(*c)++;
+}
+
+/* The same for a function's per-CPU stats (trace, capture, --py). */
+static __always_inline void expr_count_stats(struct cmon_func_stats *st, enum expr_verdict ev)
+{
+	if (st)
+		expr_count(ev, &st->filtered, &st->unchanged, false);
+}
+
 #endif

@@ -239,7 +239,8 @@ static void shadow_stack_on_dead(struct task_struct *task, struct cmon_frame *fr
 		VADD(v->lost, 1);
 		count_loss(CMON_LOSS_URET_DEPTH);
 	} else if (fr->flags & CMON_FRAME_AT_EXIT) {
-		VADD(v->filtered, 1); /* a condition on the return cannot hold */
+		/* a condition on the return cannot hold */
+		expr_count(EXPR_FILTERED, &v->filtered, NULL, SHARED_VALUES);
 	} else {
 		VADD(v->noreturn, 1);
 	}
@@ -312,7 +313,7 @@ static __always_inline void count_filtered(struct task_struct *task, __u32 func_
 	struct cmon_prof_value *v = value_of(func_id, task->tgid, true, &cause);
 
 	if (v)
-		VADD(v->filtered, 1);
+		expr_count(EXPR_FILTERED, &v->filtered, NULL, SHARED_VALUES);
 	else
 		count_loss(cause);
 }

@@ -1385,12 +1385,13 @@ static __noinline int py_leave(__u64 slot, __u64 ret, __u64 ts, __u64 cookie)
 	key.code = fr->code;
 	verdict = bpf_map_lookup_elem(&py_code, &key);
 	if (verdict && verdict->verdict == CMON_PY_SKIP) {
-		/* refused while it ran: counted with the calls user space
-		 * filtered (outside_focus is --py's "not selected") */
+		/* refused while it ran: user space's verdict, counted with
+		 * the calls it filtered (outside_focus is --py's "not
+		 * selected") */
 		struct cmon_func_stats *st = py_stats(cookie);
 
 		if (st)
-			st->outside_focus++;
+			expr_count(EXPR_FILTERED, &st->outside_focus, NULL, false);
 		return 0;
 	}
 	py_emit(fr, PY_HOW(cookie & CMON_COOKIE_FUNC_MASK,

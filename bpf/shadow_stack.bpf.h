@@ -157,7 +157,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1); /* functions, with targ_duty */
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct cmon_duty_calls);
 } duty_calls SEC(".maps");
 
 static __always_inline __u32 duty_gen_of(__u32 func_id)
@@ -173,13 +173,18 @@ static __always_inline __u32 duty_gen_of(__u32 func_id)
 /* An entry probe of FUNC_ID hit (every trap, whatever is then kept). */
 static __always_inline void duty_count(__u32 func_id)
 {
-	__u64 *n;
+	struct cmon_duty_calls *n;
+	__u32 tgid;
 
 	if (!targ_duty)
 		return;
 	n = bpf_map_lookup_elem(&duty_calls, &func_id);
-	if (n)
-		__sync_fetch_and_add(n, 1);
+	if (!n)
+		return;
+	__sync_fetch_and_add(&n->calls, 1);
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (n->tgid != tgid)
+		n->tgid = tgid;
 }
 
 /* FR was entered in an earlier attached window of its function. */

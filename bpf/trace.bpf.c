@@ -119,11 +119,7 @@ static __always_inline bool frame_kept(struct cmon_frame *fr, __u32 flags, __u64
 			 flags & (CMON_CALL_RETURNED | CMON_CALL_TAILCALL));
 	if (ev == EXPR_KEEP)
 		return true;
-	st = stats_of(fr->func_id);
-	if (st && ev == EXPR_FILTERED)
-		st->filtered++;
-	else if (st)
-		st->unchanged++;
+	expr_count_stats(stats_of(fr->func_id), ev);
 	if (targ_capture || targ_stack)
 		drop_entry_records(fr);
 	return false;
@@ -544,10 +540,7 @@ int BPF_KPROBE(cmon_entry)
 			if (ev == EXPR_KEEP && !targ_entry_only)
 				ev = expr_decide(func_id, task->tgid, a, 0, 0, true, false);
 			if (ev != EXPR_KEEP) {
-				if (st && ev == EXPR_FILTERED)
-					st->filtered++;
-				else if (st)
-					st->unchanged++;
+				expr_count_stats(st, ev);
 				return 0;
 			}
 		}
@@ -594,10 +587,7 @@ int BPF_KPROBE(cmon_entry)
 		if (ev != EXPR_KEEP) {
 			fr->flags |= CMON_FRAME_QUIET;
 			fflags |= CMON_FRAME_QUIET;
-			if (st && ev == EXPR_FILTERED)
-				st->filtered++;
-			else if (st)
-				st->unchanged++;
+			expr_count_stats(st, ev);
 		}
 	}
 	fr->rss = mm ? mm_rss_bytes(mm) : 0;

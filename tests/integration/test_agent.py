@@ -931,3 +931,47 @@ def test_agent_stripped_target_library_function():
         a.wait_metric("cmon_w_calls_total", 3, probe="w")
     finally:
         eq(a.stop(), 0, "agent exit status")
+
+
+def test_agent_host_programs_counted():
+    """The programs a probe keeps that the host's events run (cmon_migrate:
+    every thread moved between CPUs on the host; exec and fork) have their
+    own series and --status line: their cost is not the calls'."""
+    if len(os.sched_getaffinity(0)) < 2:
+        raise Skip("one CPU: no thread can be moved between CPUs")
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    app = target("calls")
+    spec = tmpfile("probes-host.yaml")
+    log = tmpfile("host.jsonl")
+    write_spec(spec, [{"name": "trail", "target": app, "func": "add", "instrument": "log",
+                       "log": {"path": log}}])
+    a = Agent(spec).wait_ready()
+    busy = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    try:
+        a.wait_probes({"trail": "applied"})
+        runs = {}
+        for _ in range(100):  # a series that is there counts at the first round
+            # Each change of affinity moves the running loop to the other CPU.
+            for cpu in cpus * 5:
+                os.sched_setaffinity(busy.pid, {cpu})
+                time.sleep(0.01)
+            runs = series(a.metrics(), "cmon_agent_bpf_host_program_runs_total", probe="trail")
+            if runs.get((("probe", "trail"), ("program", "cmon_migrate")), 0) > 0:
+                break
+        check(runs.get((("probe", "trail"), ("program", "cmon_migrate")), 0) > 0,
+              "cmon_migrate's runs counted: %r" % runs)
+        secs = series(a.metrics(), "cmon_agent_bpf_host_program_run_time_seconds_total",
+                      probe="trail", program="cmon_migrate")
+        eq(len(secs), 1, "cmon_migrate's run time series")
+        check(next(iter(secs.values())) > 0, "its run time counted: %r" % secs)
+        # Not counted as the probe's calls' programs.
+        progs = a.probes()["trail"]["host_programs"]
+        check("cmon_migrate" in [p["name"] for p in progs], "/status host_programs: %r" % progs)
+        code, out, err = run([CMON, "agent", "--status", "--listen", a.addr])
+        eq(code, 0, "cmon agent --status exit status (%s)" % err)
+        check("  host programs:" in out and " cmon_migrate " in out,
+              "--status names cmon_migrate: %s" % out)
+    finally:
+        busy.kill()
+        busy.wait()
+        eq(a.stop(), 0, "agent exit status")

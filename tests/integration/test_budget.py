@@ -55,6 +55,20 @@ def write(path, text):
     os.rename(path + ".tmp", path)
 
 
+def settled_cost(a, tries=20):
+    """The metrics once every function's measured cost stayed the same over
+    two reads 0.6 s apart (more than two rounds of the budget)."""
+    last = None
+    for _ in range(tries):
+        m = a.metrics()
+        now = series(m, "cmon_agent_call_cost_measured_seconds")
+        if now == last:
+            return m
+        last = now
+        time.sleep(0.6)
+    check(False, "the measured costs kept changing: %r" % last)
+
+
 def test_budget_duty_cycles_the_hot_function():
     before = bpf_snapshot()
     app = target("sleeper")
@@ -84,8 +98,10 @@ def test_budget_duty_cycles_the_hot_function():
               % a.stderr[-2000:])
         check(all(0 <= c <= BUDGET * 1.0001 for c in costs),
               "the probes' cost within the budget %r at every scrape: %r" % (BUDGET, costs))
-        m = settled_metrics(a, "cmon_agent_calls_seen_total", cold, probe="paced",
-                            function="tick")
+        settled_metrics(a, "cmon_agent_calls_seen_total", cold, probe="paced", function="tick")
+        # The target gone, its cost measured stays as it is once the
+        # stretches read before it went are taken (a round or two).
+        m = settled_cost(a)
         eq(value(m, "cmon_agent_budget_ratio"), BUDGET, "the budget exported")
         # The cold function: whole, every call counted.
         eq(value(m, "cmon_agent_sampled", probe="paced", function="tick"), 1, "tick whole")
@@ -105,6 +121,20 @@ def test_budget_duty_cycles_the_hot_function():
         eq(len(per), 2, "a cost per function")
         check(abs(sum(per.values()) - value(m, "cmon_agent_overhead_ratio")) < 1e-9,
               "the total is the functions' sum")
+        # What a call costs: the host's calibration (the traps, as `cmon
+        # list` measures them when it starts, and the BPF programs' run
+        # time), and for count_me, cycled, as measured on the target's CPU
+        # time.  Both are measurements of this host (5.5 to 8 us a call
+        # here, either): the measured one is of the calibration's order.
+        calib = value(m, "cmon_agent_call_cost_calibrated_seconds", probe="paced",
+                      function="count_me") * 1e9
+        check(calib > 0, "count_me calibrated %.0f ns a call" % calib)
+        measured = value(m, "cmon_agent_call_cost_measured_seconds", probe="paced",
+                         function="count_me") * 1e9
+        check(calib / 4 <= measured <= calib * 8, "count_me measured %.0f ns a call (calibrated "
+              "%.0f)" % (measured, calib))
+        eq(series(m, "cmon_agent_call_cost_measured_seconds", function="tick"), {},
+           "tick never detached: its cost not measured")
         err = a.stderr
         cut = re.findall(r"probe paced: count_me costs ([0-9.]+)% of a CPU whole, over the "
                          r"budget of 1%: attached ([0-9.]+)% of the time", err)
@@ -117,6 +147,14 @@ def test_budget_duty_cycles_the_hot_function():
         duty = {d["function"]: d for d in st["duty"]}
         eq(sorted(duty), ["count_me", "tick"], "/status: the functions under the budget")
         eq((duty["tick"]["sampled"], duty["tick"]["seen"]), (1, cold), "/status: tick")
+        eq(duty["tick"]["measured_call_ns"], None, "/status: tick's cost not measured")
+        # (the calibrated cost has the BPF programs' mean run time in it,
+        # which moves a little even with the target gone)
+        eq(duty["count_me"]["measured_call_ns"], round(measured),
+           "/status: count_me's measured cost as /metrics")
+        check(abs(duty["count_me"]["call_ns"] - calib) <= 0.05 * calib,
+              "/status: count_me's calibrated cost %r as /metrics %r"
+              % (duty["count_me"]["call_ns"], calib))
         check(duty["count_me"]["sampled"] < 1 and 0 < duty["count_me"]["seen"] < total,
               "/status: count_me %r" % duty["count_me"])
         code, out, err = run([CMON, "agent", "--status", "--listen", a.addr])
@@ -126,8 +164,10 @@ def test_budget_duty_cycles_the_hot_function():
         lines = [l for l in out.splitlines() if l.startswith("  duty-cycled ")]
         eq(len(lines), 1, "--status: one function duty-cycled: %s" % out)
         check(re.match(r"  duty-cycled paced/count_me: attached [0-9.]+% of the time, costs "
-                       r"[0-9.]+%, [0-9]+ calls seen \(its counts are estimates\)$", lines[0]),
-              "--status line %r" % lines[0])
+                       r"[0-9.]+%, [0-9]+ calls seen \(its counts are estimates\); a call costs "
+                       + r"%d ns measured, [0-9]+ ns calibrated$" % round(measured),
+                       lines[0]),
+              "--status line %r (/status: %r)" % (lines[0], duty["count_me"]))
     finally:
         eq(a.stop(), 0, "agent exit status")
     assert_no_leak(before)

@@ -165,6 +165,112 @@ static void test_ledger(void **state)
 	assert_true(l.debt == 0);
 	/* 0.3 % over for 1 s (0.013 spent): 0.003 owed, the budget less 0.1 %. */
 	assert_true(fabs(budget_ledger__round(&l, 0.013, 7500 * MS, 0.01) - 0.009) < 1e-12);
+	/* The first round bills the calls made before it (a process calling
+	 * before the budget's first round: 0.2 s whole at 13 % of a CPU):
+	 * all owed, 0.026 s, paid back from there. */
+	struct budget_ledger first = {};
+
+	assert_true(fabs(budget_ledger__round(&first, 0.026, 1000 * MS, 0.01) - 0.005) < 1e-12);
+	assert_true(fabs(first.debt - 0.026) < 1e-12);
+	(void)state;
+}
+
+/* Equal to 1e-9 of it (sums of products of ms and ns). */
+#define eq_ns(x, want) assert_true(fabs((double)(x) - (want)) <= 1e-9 * fabs((double)(want)) + 1e-9)
+#define eq_int(x, want) assert_int_equal(x, want)
+
+/* A cycle of a duty-cycled function as probe/duty.c samples it: detached
+ * 200 ms, attaching 10 ms, attached 15 ms (RATE calls a ms), detaching
+ * 25 ms; the process spending BASE of a CPU and PER_CALL ns a call. */
+static void cycle(struct budget_cost *c, double base, double per_call, double rate)
+{
+	static const double ms[4] = { 200, 10, 15, 25 };
+
+	for (int k = 0; k < 4; k++) {
+		double calls = k == 2 ? rate * ms[k] : 0;
+
+		budget_cost__add(c, ms[k] * MS, base * ms[k] * MS + per_call * calls, calls);
+	}
+}
+
+/* The cost of a call, from the process's CPU time over the stretches. */
+static void test_cost_measured(void **state)
+{
+	struct budget_cost c = {};
+
+	/* 2 % of a CPU its own, 7.2 us a call, 20 calls a ms (the bench's
+	 * paced target): after 7 stretches not known, the calibration's
+	 * 5.6 us; after 8 (two cycles) both found, exactly. */
+	cycle(&c, 0.02, 7200, 20);
+	budget_cost__add(&c, 200 * MS, 0.02 * 200 * MS, 0);
+	budget_cost__add(&c, 10 * MS, 0.02 * 10 * MS, 0);
+	budget_cost__add(&c, 15 * MS, 0.02 * 15 * MS + 7200 * 300, 300);
+	eq_ns(c.per_call_ns, 0);
+	eq_ns(budget_cost__price(&c, 5600), 5600);
+	budget_cost__add(&c, 25 * MS, 0.02 * 25 * MS, 0);
+	eq_ns(c.per_call_ns, 7200);
+	assert_true(fabs(c.base - 0.02) < 1e-12);
+	eq_ns(budget_cost__price(&c, 5600), 7200);
+	/* No calibration: the measured one as it is. */
+	eq_ns(budget_cost__price(&c, 0), 7200);
+	(void)state;
+}
+
+/* Every stretch at one rate (a whole function): a and b not told apart. */
+static void test_cost_one_rate(void **state)
+{
+	struct budget_cost c = {};
+
+	for (int k = 0; k < 40; k++)
+		budget_cost__add(&c, 250 * MS, 0.02 * 250 * MS + 7200 * 5000.0, 5000);
+	eq_ns(c.per_call_ns, 0);
+	eq_ns(budget_cost__price(&c, 5600), 5600);
+	(void)state;
+}
+
+/* At most 4 times the calibration; under half of it, the calibration
+ * (a CPU-bound process reads as free); none found below 0. */
+static void test_cost_bounded(void **state)
+{
+	struct budget_cost hi = {}, lo = {}, neg = {};
+
+	for (int k = 0; k < 2; k++) {
+		cycle(&hi, 0.02, 30000, 20);
+		cycle(&lo, 0.02, 1000, 20);
+		/* CPU time that falls while calls are made: not a cost (a process
+	 * busy all the time: its calls slowed, not its CPU time grown) */
+		cycle(&neg, 0.02, -20, 20);
+	}
+	eq_ns(hi.per_call_ns, 30000);
+	eq_ns(budget_cost__price(&hi, 5000), 20000);
+	eq_ns(lo.per_call_ns, 1000);
+	eq_ns(budget_cost__price(&lo, 5000), 5000);
+	eq_ns(budget_cost__price(&lo, 1900), 1000);
+	eq_ns(neg.per_call_ns, 0);
+	eq_ns(budget_cost__price(&neg, 5000), 5000);
+	/* A stretch of no time, or of time running backwards: ignored. */
+	budget_cost__add(&hi, 0, 1e6, 10);
+	budget_cost__add(&hi, 10 * MS, -1, 10);
+	eq_int(hi.n, 8);
+	(void)state;
+}
+
+/* Older stretches fade: a cost that changes is followed. */
+static void test_cost_follows(void **state)
+{
+	struct budget_cost c = {};
+
+	for (int k = 0; k < 2; k++)
+		cycle(&c, 0.02, 7200, 20);
+	/* 4 more cycles at 10 us: between (the figures worked out apart,
+	 * in Python, from the same sums) */
+	for (int k = 0; k < 4; k++)
+		cycle(&c, 0.02, 10000, 20);
+	assert_true(fabs(c.per_call_ns - 9140.6245) < 1e-3);
+	/* 150 more (600 stretches: the first weigh 0.2 %): 10 us, nearly */
+	for (int k = 0; k < 150; k++)
+		cycle(&c, 0.02, 10000, 20);
+	assert_true(fabs(c.per_call_ns - 9999.5562) < 1e-3);
 	(void)state;
 }
 
@@ -180,6 +286,10 @@ int main(void)
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_ledger),
+		cmocka_unit_test(test_cost_measured),
+		cmocka_unit_test(test_cost_one_rate),
+		cmocka_unit_test(test_cost_bounded),
+		cmocka_unit_test(test_cost_follows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

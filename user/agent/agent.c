@@ -291,6 +291,12 @@ static const struct family_def agent_families[] = {
 	  "Time the kernel spent running the probe's BPF programs." },
 	{ "cmon_agent_bpf_runs_total", METRIC_COUNTER,
 	  "Runs of the probe's BPF programs." },
+	{ "cmon_agent_bpf_host_program_runs_total", METRIC_COUNTER,
+	  "Runs of the BPF programs the probe keeps that the host's events run, by program "
+	  "(process exec and fork, a thread moved to another CPU: every one on the host, "
+	  "traced or not); not in cmon_agent_bpf_runs_total." },
+	{ "cmon_agent_bpf_host_program_run_time_seconds_total", METRIC_COUNTER,
+	  "Time the kernel spent running them, by program." },
 	{ "cmon_agent_probe_functions", METRIC_GAUGE,
 	  "Functions the probe is attached to now." },
 	{ "cmon_agent_probe_reattached_total", METRIC_COUNTER,
@@ -330,6 +336,14 @@ static const struct family_def agent_families[] = {
 	{ "cmon_agent_calls_seen_total", METRIC_COUNTER,
 	  "Calls of a function its probes saw (under a budget; its count series are these "
 	  "scaled up to estimates while it is duty-cycled)." },
+	{ "cmon_agent_call_cost_calibrated_seconds", METRIC_GAUGE,
+	  "What one call of a function costs its process as this host's calibration has it "
+	  "(its traps in a hot loop, and its BPF programs' run time), under a budget." },
+	{ "cmon_agent_call_cost_measured_seconds", METRIC_GAUGE,
+	  "What one call of a function costs as measured on the process calling it (its CPU "
+	  "time over the windows its probes were attached and detached); the budget prices "
+	  "calls with it, up to 4 times the calibrated cost (under half of it, not believed: "
+	  "the calibrated cost; absent until known)." },
 	{ "cmon_agent_attach_errors_total", METRIC_COUNTER,
 	  "Probes that could not be applied (invalid spec entry, no match, attach failure)." },
 	{ "cmon_agent_spec_reloads_total", METRIC_COUNTER,
@@ -387,6 +401,14 @@ static int render_probe_agent_metrics(const struct agent_probe *p, const struct 
 				(double)t->run_ns / 1e9);
 	if (!err && t->have_run)
 		err = expo__add_u64(e, "cmon_agent_bpf_runs_total", l, 1, t->run_cnt);
+	for (size_t i = 0; i < t->n_host && !err; i++) {
+		l[1] = (struct metric_label){ "program", t->host[i].name };
+		err = expo__add_u64(e, "cmon_agent_bpf_host_program_runs_total", l, 2,
+				    t->host[i].run_cnt);
+		if (!err)
+			err = expo__add(e, "cmon_agent_bpf_host_program_run_time_seconds_total", l, 2,
+					(double)t->host[i].run_ns / 1e9);
+	}
 	if (!err)
 		err = expo__add_u64(e, "cmon_agent_probe_functions", l, 1, t->functions);
 	if (!err)
@@ -574,18 +596,26 @@ static void wait_scan(struct agent *a)
 			break;
 }
 
-static int status_duty(void *ctx, const char *probe, const char *func, double sampled,
-		       double overhead, uint64_t seen)
+static int status_duty(void *ctx, const struct probe_budget_row *r)
 {
 	struct mbuf *out = ctx;
 
 	mbuf__puts(out, out->len && out->buf[out->len - 1] == '[' ? "\n   {\"probe\": "
 								  : ",\n   {\"probe\": ");
-	json_str(out, probe);
+	json_str(out, r->probe);
 	mbuf__puts(out, ", \"function\": ");
-	json_str(out, func);
-	mbuf__printf(out, ", \"sampled\": %.6g, \"overhead\": %.6g, \"seen\": %llu}", sampled,
-		     overhead, (unsigned long long)seen);
+	json_str(out, r->func);
+	mbuf__printf(out, ", \"sampled\": %.6g, \"overhead\": %.6g, \"seen\": %llu", r->sampled,
+		     r->overhead, (unsigned long long)r->seen);
+	/* what a call costs: calibrated on the host, measured on its process */
+	if (r->calib_ns > 0)
+		mbuf__printf(out, ", \"call_ns\": %.0f", r->calib_ns);
+	else
+		mbuf__puts(out, ", \"call_ns\": null");
+	if (r->measured_ns > 0)
+		mbuf__printf(out, ", \"measured_call_ns\": %.0f}", r->measured_ns);
+	else
+		mbuf__puts(out, ", \"measured_call_ns\": null}");
 	return 0;
 }
 
@@ -670,7 +700,15 @@ int agent__render_status(struct agent *a, struct mbuf *out)
 			     (unsigned long long)tot.hits, (unsigned long long)tot.lost,
 			     (unsigned long long)p->reattached, (unsigned long long)tot.records);
 		status_files(out, p, m);
-		mbuf__puts(out, "}");
+		mbuf__puts(out, ", \"host_programs\": [");
+		for (size_t k = 0; k < tot.n_host; k++) {
+			mbuf__puts(out, k ? ", {\"name\": " : "{\"name\": ");
+			json_str(out, tot.host[k].name);
+			mbuf__printf(out, ", \"runs\": %llu, \"run_time_seconds\": %.9f}",
+				     (unsigned long long)tot.host[k].run_cnt,
+				     (double)tot.host[k].run_ns / 1e9);
+		}
+		mbuf__puts(out, "]}");
 	}
 	mbuf__puts(out, a->n_probes ? "\n ]}\n" : "]}\n");
 	pthread_mutex_unlock(&a->lock);

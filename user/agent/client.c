@@ -164,6 +164,27 @@ static void print_files(yaml_document_t *d, yaml_node_t *probe, FILE *out)
 	fputc('\n', out);
 }
 
+/* "  host programs: cmon_migrate 1,234 runs 0.52 ms, ..." under a probe:
+ * the programs the host's events run (every exec, fork, migration). */
+static void print_host_programs(yaml_document_t *d, yaml_node_t *probe, FILE *out)
+{
+	yaml_node_t *progs = get(d, probe, "host_programs");
+
+	if (!progs || progs->type != YAML_SEQUENCE_NODE ||
+	    progs->data.sequence.items.top == progs->data.sequence.items.start)
+		return;
+	fprintf(out, "  host programs:");
+	for (yaml_node_item_t *it = progs->data.sequence.items.start;
+	     it < progs->data.sequence.items.top; it++) {
+		yaml_node_t *pr = yaml_document_get_node(d, *it);
+
+		fprintf(out, "%s %s %s runs %.3f ms", it == progs->data.sequence.items.start ? "" : ",",
+			str(d, pr, "name", "?"), str(d, pr, "runs", "?"),
+			strtod(str(d, pr, "run_time_seconds", "0"), NULL) * 1e3);
+	}
+	fputc('\n', out);
+}
+
 /* A percentage of a share S ("0.01" -> "1.00%"), or "?". */
 static const char *pct(const char *s, char *buf, size_t len)
 {
@@ -194,10 +215,17 @@ static void print_budget(yaml_document_t *d, yaml_node_t *agent, FILE *out)
 		if (strtod(str(d, f, "sampled", "1"), NULL) >= 1)
 			continue; /* whole: every call counted */
 		fprintf(out, "  duty-cycled %s/%s: attached %s of the time, costs %s, %s calls seen "
-			     "(its counts are estimates)\n",
+			     "(its counts are estimates)",
 			str(d, f, "probe", "?"), str(d, f, "function", "?"),
 			pct(str(d, f, "sampled", NULL), b1, sizeof(b1)),
 			pct(str(d, f, "overhead", NULL), b2, sizeof(b2)), str(d, f, "seen", "?"));
+		/* what a call costs: measured on its process, or the calibration */
+		if (scalar(get(d, f, "measured_call_ns")))
+			fprintf(out, "; a call costs %s ns measured, %s ns calibrated\n",
+				str(d, f, "measured_call_ns", "?"), str(d, f, "call_ns", "?"));
+		else
+			fprintf(out, "; a call costs %s ns calibrated (not measured yet)\n",
+				str(d, f, "call_ns", "?"));
 	}
 }
 
@@ -263,6 +291,7 @@ int agent_client__print_status(const char *json, size_t len, FILE *out)
 			str(&doc, p, "lost", "0"),
 			when(scalar(get(&doc, p, "attached_at")), t1, sizeof(t1)), note);
 		print_files(&doc, p, out);
+		print_host_programs(&doc, p, out);
 	}
 	if (probes->data.sequence.items.top == probes->data.sequence.items.start)
 		fprintf(out, "(no probes)\n");

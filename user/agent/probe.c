@@ -137,6 +137,7 @@ void probe__fold_read(struct agent_probe *p, struct probe_gen *g, bool readable)
 		p->base_filtered += tot.filtered;
 		p->base_run_ns += tot.run_ns;
 		p->base_run_cnt += tot.run_cnt;
+		probe_totals__add_host(p->base_host, &p->n_base_host, tot.host, tot.n_host, 1.0);
 	}
 	series_table__normalize(&p->base);
 	if (p->cap)
@@ -319,7 +320,12 @@ void agent_probe__budget_changed(struct agent_probe *p, double budget, pthread_m
 		if (d && g->bfn[i].fraction > 0 && g->bfn[i].fraction < 1 &&
 		    duty__set(d, i, 1, BUDGET_PERIOD_NS))
 			continue; /* left as it is (said by the duty cycler) */
+		struct cmon_func_stats st;
+
 		memset(&g->bfn[i], 0, sizeof(g->bfn[i])); /* metered again under a budget */
+		/* what it called whole until then is not the next budget's */
+		if (!tracer__func_stats(g->tracer, i, &st))
+			g->bfn[i].billed = st.calls - st.cut;
 	}
 	probe__unlock(m);
 	log_info("probe %s: no budget: its functions attached all the time", p->spec->id);

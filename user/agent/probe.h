@@ -27,6 +27,7 @@
 #include "agent/metrics.h"
 #include "agent/series.h"
 #include "agent/spec.h"
+#include "probe/bpf_setup.h"
 
 enum probe_state { PROBE_APPLIED = 0, PROBE_ERROR, PROBE_EXPIRED };
 #define PROBE_NSTATES 3
@@ -59,17 +60,24 @@ bool probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const 
 			     size_t n_probes, pthread_mutex_t *lock);
 /* Under a budget: cmon_agent_budget_ratio, cmon_agent_overhead_ratio and
  * per function cmon_agent_function_overhead_ratio, cmon_agent_sampled,
- * cmon_agent_calls_seen_total (families declared by the caller).  Under
+ * cmon_agent_calls_seen_total, cmon_agent_call_cost_calibrated_seconds and
+ * cmon_agent_call_cost_measured_seconds (families declared by the caller).  Under
  * the lock.  0 or -ENOMEM. */
 struct expo;
 int probe_pool__render_budget(struct probe_pool *pool, struct agent_probe *const *probes,
 			      size_t n_probes, struct expo *e);
 /* Under a budget, each function of each probe of the pool: the probe,
  * the function's name, attached fraction, cost now (of one CPU; split
- * among the probes of a share that name it) and calls seen.
+ * among the probes of a share that name it), calls seen, and what one
+ * call costs as calibrated and as measured on its process (0: not yet).
  * Stops at FN's first nonzero return, returned.  Under the lock. */
-typedef int (*probe_budget_fn)(void *ctx, const char *probe, const char *func, double sampled,
-			       double overhead, uint64_t seen);
+struct probe_budget_row {
+	const char *probe, *func;
+	double sampled, overhead;
+	uint64_t seen;
+	double calib_ns, measured_ns;
+};
+typedef int (*probe_budget_fn)(void *ctx, const struct probe_budget_row *r);
 int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *probes,
 			    size_t n_probes, probe_budget_fn fn, void *ctx);
 /* The pool's budget and the probes' cost now (of one CPU; 0, 0: none). */
@@ -97,6 +105,8 @@ struct agent_probe {
 	/* Carried over from earlier attachments. */
 	struct series_table base;
 	uint64_t base_hits, base_lost, base_filtered, base_run_ns, base_run_cnt;
+	struct bpf_prog_run base_host[BPF_SET_MAX_HOST_PROGS];
+	size_t n_base_host;
 	uint64_t log_errors;     /* records that could not be written */
 	uint64_t reattached;     /* binary replacements and map rotations */
 	/* The target as last seen (stat), to notice a replaced binary. */
@@ -160,7 +170,15 @@ struct probe_totals {
 	bool ch_up;
 	uint64_t functions_other;   /* called functions summed into function="other" */
 	bool have_run;
+	/* Its programs run by the host's events (exec, fork, migration), by
+	 * name: not in run_ns/run_cnt, which are the calls' (a cost per call). */
+	struct bpf_prog_run host[BPF_SET_MAX_HOST_PROGS];
+	size_t n_host;
 };
+
+/* RUNS (N of them, each times PART) added to HOST (N_HOST), by name. */
+void probe_totals__add_host(struct bpf_prog_run *host, size_t *n_host,
+			    const struct bpf_prog_run *runs, size_t n, double part);
 
 /* The probe's series (carried over + live, normalized) and totals.  Under
  * the lock (it may admit pids to the label cap).  0 or -errno. */

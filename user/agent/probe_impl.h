@@ -124,6 +124,8 @@ struct probe_share {
 	size_t n_rows, cap_rows;
 	uint64_t hits, run_ns, run_cnt;
 	bool have_run;
+	struct bpf_prog_run host[BPF_SET_MAX_HOST_PROGS]; /* profiler__host_prog_stats */
+	size_t n_host;
 	size_t live_keys;   /* per_pid: (function, pid) entries in the kernel map */
 	uint64_t unslotted; /* per_pid: entries the map could not take */
 	/* Under the pool's budget, per function of SET: the entries the

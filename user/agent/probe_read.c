@@ -89,6 +89,36 @@ static int read_share(struct read_ctx *rc)
 	return rc->err;
 }
 
+void probe_totals__add_host(struct bpf_prog_run *host, size_t *n_host,
+			    const struct bpf_prog_run *runs, size_t n, double part)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		while (k < *n_host && strcmp(host[k].name, runs[i].name))
+			k++;
+		if (k == *n_host) {
+			if (k == BPF_SET_MAX_HOST_PROGS)
+				continue; /* every set has the same few */
+			host[k] = (struct bpf_prog_run){ .run_ns = 0 };
+			memcpy(host[k].name, runs[i].name, sizeof(host[k].name));
+			(*n_host)++;
+		}
+		host[k].run_ns += (uint64_t)((double)runs[i].run_ns * part);
+		host[k].run_cnt += (uint64_t)((double)runs[i].run_cnt * part);
+	}
+}
+
+/* A log probe's tracer: its programs run by the host's events. */
+static void add_tracer_host(const struct tracer *tr, struct probe_totals *tot)
+{
+	struct bpf_prog_run runs[BPF_SET_MAX_HOST_PROGS];
+	int n = tracer__host_prog_stats(tr, runs);
+
+	if (n > 0)
+		probe_totals__add_host(tot->host, &tot->n_host, runs, (size_t)n, 1.0);
+}
+
 int probe_read__gen(struct agent_probe *p, struct probe_gen *g, struct series_table *t,
 		    struct probe_totals *tot)
 {
@@ -104,6 +134,7 @@ int probe_read__gen(struct agent_probe *p, struct probe_gen *g, struct series_ta
 			if (!tracer__func_stats(g->tracer, g->py_func, &st))
 				tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem +
 					     st.lost_uret;
+			add_tracer_host(g->tracer, tot);
 		}
 		return rc.err;
 	}
@@ -118,6 +149,7 @@ int probe_read__gen(struct agent_probe *p, struct probe_gen *g, struct series_ta
 			tot->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
 			tot->filtered += st.filtered;
 		}
+		add_tracer_host(g->tracer, tot);
 		return 0;
 	}
 	/* Every function has its series from the start (rate() needs the 0);
@@ -153,6 +185,7 @@ int probe_read__gen(struct agent_probe *p, struct probe_gen *g, struct series_ta
 		tot->run_ns += (uint64_t)((double)sh->run_ns * part);
 		tot->run_cnt += (uint64_t)((double)sh->run_cnt * part);
 		tot->have_run = true;
+		probe_totals__add_host(tot->host, &tot->n_host, sh->host, sh->n_host, part);
 	}
 	return 0;
 }
@@ -173,6 +206,7 @@ int agent_probe__read(struct agent_probe *p, struct series_table *out, struct pr
 	tot->filtered += p->base_filtered;
 	tot->run_ns += p->base_run_ns;
 	tot->run_cnt += p->base_run_cnt;
+	probe_totals__add_host(tot->host, &tot->n_host, p->base_host, p->n_base_host, 1.0);
 	if (p->log)
 		tot->records = logsink__records(p->log);
 	if (p->ch) {

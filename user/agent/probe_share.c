@@ -3,6 +3,7 @@
  * probe_share.c: probes counting the same functions share one profiler;
  * the pool commits a reload's shares at once.
  */
+#include "core/grow.h"
 #include "agent/probe_impl.h"
 #include "agent/metrics.h"
 
@@ -39,15 +40,8 @@ int probe_share__join(struct agent_probe *p, struct probe_gen *g)
 		sh->next = pool->shares;
 		pool->shares = sh;
 	}
-	if (sh->n_members == sh->cap_members) {
-		size_t c = sh->cap_members ? sh->cap_members * 2 : 4;
-		struct agent_probe **v = realloc(sh->members, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		sh->members = v;
-		sh->cap_members = c;
-	}
+	if (GROW(sh->members, sh->n_members, sh->cap_members, 4))
+		return -ENOMEM;
 	sh->members[sh->n_members++] = p;
 	sh->dirty = true;
 	g->share = sh;
@@ -83,15 +77,8 @@ static int on_share_profile(void *ctx, const struct func_profile *fp)
 	struct probe_share *sh = ctx;
 	struct share_row *r;
 
-	if (sh->n_rows == sh->cap_rows) {
-		size_t c = sh->cap_rows ? sh->cap_rows * 2 : 64;
-		struct share_row *v = realloc(sh->rows, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		sh->rows = v;
-		sh->cap_rows = c;
-	}
+	if (GROW(sh->rows, sh->n_rows, sh->cap_rows, 64))
+		return -ENOMEM;
 	r = &sh->rows[sh->n_rows++];
 	r->func_id = fp->func_id;
 	r->pid = fp->pid;
@@ -114,7 +101,7 @@ static int on_share_profile(void *ctx, const struct func_profile *fp)
  * lock. */
 int probe_share__refresh(struct probe_share *sh, bool force)
 {
-	int err;
+	int err, n;
 
 	if (!sh->prof)
 		return -ENODEV;
@@ -133,6 +120,8 @@ int probe_share__refresh(struct probe_share *sh, bool force)
 	if (sh->n_rows) /* rows is NULL before the first one */
 		qsort(sh->rows, sh->n_rows, sizeof(*sh->rows), row_cmp);
 	sh->have_run = !profiler__prog_stats(sh->prof, &sh->run_ns, &sh->run_cnt);
+	n = profiler__host_prog_stats(sh->prof, sh->host);
+	sh->n_host = n > 0 ? (size_t)n : 0;
 	sh->epoch = sh->pool->epoch;
 	return 0;
 }
@@ -432,15 +421,8 @@ static double call_cost_ns(const struct probe_share *sh, size_t i)
 
 static int add_item(struct budget_item **v, size_t *n, size_t *cap, struct budget_item it)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		struct budget_item *nv = realloc(*v, c * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = c;
-	}
+	if (GROW(*v, *n, *cap, 64))
+		return -ENOMEM;
 	(*v)[(*n)++] = it;
 	return 0;
 }
@@ -530,17 +512,20 @@ bool probe_pool__keep_budget(struct probe_pool *pool, struct agent_probe *const 
 	return pool->ledger.metering;
 }
 
-static int render_fn(void *ctx, const char *probe, const char *func, double sampled,
-		     double overhead, uint64_t seen)
+static int render_fn(void *ctx, const struct probe_budget_row *r)
 {
 	struct expo *e = ctx;
-	struct metric_label l[2] = { { "probe", probe }, { "function", func } };
-	int err = expo__add(e, "cmon_agent_sampled", l, 2, sampled);
+	struct metric_label l[2] = { { "probe", r->probe }, { "function", r->func } };
+	int err = expo__add(e, "cmon_agent_sampled", l, 2, r->sampled);
 
 	if (!err)
-		err = expo__add(e, "cmon_agent_function_overhead_ratio", l, 2, overhead);
+		err = expo__add(e, "cmon_agent_function_overhead_ratio", l, 2, r->overhead);
 	if (!err)
-		err = expo__add_u64(e, "cmon_agent_calls_seen_total", l, 2, seen);
+		err = expo__add_u64(e, "cmon_agent_calls_seen_total", l, 2, r->seen);
+	if (!err && r->calib_ns > 0)
+		err = expo__add(e, "cmon_agent_call_cost_calibrated_seconds", l, 2, r->calib_ns / 1e9);
+	if (!err && r->measured_ns > 0)
+		err = expo__add(e, "cmon_agent_call_cost_measured_seconds", l, 2, r->measured_ns / 1e9);
 	return err;
 }
 
@@ -588,8 +573,12 @@ static int share_each(const struct probe_share *sh, probe_budget_fn fn, void *ct
 				continue;
 			st = &sh->bfn[i];
 			fr = st->fraction ? st->fraction : 1;
-			err = fn(ctx, sh->members[k]->spec->id, sh->set->funcs[i].name, fr,
-				 st->cpu * fr / members[i], sh->seen[i]);
+			err = fn(ctx, &(struct probe_budget_row){
+					.probe = sh->members[k]->spec->id, .func = sh->set->funcs[i].name,
+					.sampled = fr, .overhead = st->cpu * fr / members[i],
+					.seen = sh->seen[i], .calib_ns = st->calib_ns,
+					.measured_ns = st->measured.per_call_ns,
+				});
 		}
 	}
 	free(members);
@@ -613,7 +602,12 @@ int probe_pool__budget_each(struct probe_pool *pool, struct agent_probe *const *
 	for (size_t i = 0; i < n && !err; i++) {
 		double fr = v[i].st->fraction ? v[i].st->fraction : 1;
 
-		err = fn(ctx, v[i].probe, v[i].func, fr, v[i].st->cpu * fr, v[i].seen);
+		err = fn(ctx, &(struct probe_budget_row){
+				.probe = v[i].probe, .func = v[i].func, .sampled = fr,
+				.overhead = v[i].st->cpu * fr, .seen = v[i].seen,
+				.calib_ns = v[i].st->calib_ns,
+				.measured_ns = v[i].st->measured.per_call_ns,
+			});
 	}
 	free(v);
 	return err;

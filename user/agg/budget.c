@@ -70,6 +70,61 @@ void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCA
 	}
 }
 
+void budget_cost__add(struct budget_cost *c, double wall_ns, double cpu_ns, double calls)
+{
+	double det;
+
+	if (!(wall_ns > 0) || cpu_ns < 0 || calls < 0)
+		return;
+	c->w = c->w * BUDGET_COST_DECAY + wall_ns;
+	c->c = c->c * BUDGET_COST_DECAY + calls;
+	c->y = c->y * BUDGET_COST_DECAY + cpu_ns;
+	c->q = c->q * BUDGET_COST_DECAY + calls * calls / wall_ns;
+	c->p = c->p * BUDGET_COST_DECAY + calls * cpu_ns / wall_ns;
+	c->n++;
+	/* The normal equations: W a + C b = Y, C a + Q b = P.  Their
+	 * determinant over W Q is small when every stretch had the same
+	 * rate of calls: a and b cannot be told apart then. */
+	det = c->w * c->q - c->c * c->c;
+	if (c->n < BUDGET_COST_MIN_SAMPLES || !(det > 0.05 * c->w * c->q))
+		return;
+	c->per_call_ns = (c->w * c->p - c->c * c->y) / det;
+	c->base = (c->y - c->c * c->per_call_ns) / c->w;
+	if (!(c->per_call_ns > 0))
+		c->per_call_ns = 0; /* not a cost: not known */
+}
+
+double budget_cost__price(const struct budget_cost *c, double calib_ns)
+{
+	if (!(c->per_call_ns > 0))
+		return calib_ns;
+	if (!(calib_ns > 0))
+		return c->per_call_ns;
+	/* Too cheap to be believed: a process busy all the time pays its
+	 * probes in work not done, not in more CPU, and reads as free. */
+	if (c->per_call_ns < BUDGET_COST_LOW * calib_ns)
+		return calib_ns;
+	return fmin(c->per_call_ns, BUDGET_COST_HIGH * calib_ns);
+}
+
+static const char *const span_name[] = { "attached", "detached", "attaching", "detaching" };
+
+/* F's stretches since the last round, into its measured cost. */
+static void take_samples(const struct budget_item *it, struct budget_fn *st)
+{
+	struct duty_sample s[DUTY_SAMPLES];
+	size_t n = duty__samples(it->duty, it->func_id, s, DUTY_SAMPLES);
+
+	for (size_t k = 0; k < n; k++) {
+		budget_cost__add(&st->measured, (double)s[k].wall_ns, (double)s[k].cpu_ns,
+				 (double)s[k].calls);
+		log_debug("budget: %s: %s %.3f ms, pid %u CPU %.3f ms, %llu calls; a call "
+			  "%.0f ns measured", it->func, span_name[s[k].span], (double)s[k].wall_ns / 1e6,
+			  s[k].tgid, (double)s[k].cpu_ns / 1e6, (unsigned long long)s[k].calls,
+			  st->measured.per_call_ns);
+	}
+}
+
 static int by_cpu(const void *a, const void *b)
 {
 	double x = (*(const struct budget_unit *const *)a)->cpu;
@@ -131,7 +186,11 @@ bool budget__changed(double old, double now)
 double budget_ledger__round(struct budget_ledger *l, double spent_s, uint64_t now_ns,
 			    double budget)
 {
-	if (l->at_ns && now_ns > l->at_ns) {
+	if (!l->at_ns) {
+		/* the calls before the first round (a process that started
+		 * calling before it): no time known to set against them */
+		l->debt += spent_s;
+	} else if (now_ns > l->at_ns) {
 		l->debt += spent_s - budget * (double)(now_ns - l->at_ns) / 1e9;
 		if (l->debt < 0)
 			l->debt = 0; /* time unspent is not saved up for a burst */
@@ -158,23 +217,30 @@ double budget__keep(struct budget_item *v, size_t n, double budget, struct budge
 			/* its attached time counted from now: whole */
 			if (duty__set(v[i].duty, v[i].func_id, 1, BUDGET_PERIOD_NS))
 				continue;
+			/* its calls so far are billed: they were made whole
+			 * (BILLED is where its owner's counting starts) */
 			st->fraction = 1;
-			st->billed = v[i].seen;
 		}
+		take_samples(&v[i], st);
+		st->calib_ns = v[i].cost_ns;
+		st->cost_ns = budget_cost__price(&st->measured, v[i].cost_ns);
 		/* what its calls since the last round cost, each one trapped */
 		if (v[i].seen >= st->billed)
-			spent += (double)(v[i].seen - st->billed) * v[i].cost_ns / 1e9;
+			spent += (double)(v[i].seen - st->billed) * st->cost_ns / 1e9;
 		st->billed = v[i].seen;
 		duty__stats(v[i].duty, v[i].func_id, &ds);
 		budget_meter__update(&st->meter, v[i].seen, ds.attached_ns);
 		if (st->meter.have)
-			st->cpu = st->meter.rate * v[i].cost_ns / 1e9;
+			st->cpu = st->meter.rate * st->cost_ns / 1e9;
 		else if (led)
 			led->metering = true;
 		u[i].cpu = st->cpu;
 	}
-	if (led)
+	if (led) {
 		level = budget_ledger__round(led, spent, clock__mono_ns(), budget);
+		log_debug("budget: a round: %.3f ms spent, %.3f ms owed: keeping to %.3f%%",
+			  spent * 1e3, led->debt * 1e3, level * 100);
+	}
 	budget__share(u, n, level);
 	for (size_t i = 0; i < n; i++) {
 		struct budget_fn *st = v[i].st;

@@ -74,6 +74,40 @@ struct budget_scale {
 /* SEEN (cumulative), scaled by SCALE (duty_stats.scale). */
 void budget_scale__update(struct budget_scale *s, const uint64_t seen[BUDGET_SCALE_N], double scale);
 
+/*
+ * What a call really costs the process that makes it.  The calibration
+ * (probe/calib.h) is a hot loop's; a program that calls now and then pays
+ * more (cold caches, the trap's path not in them).  Under a budget the
+ * probes come and go, and the process's CPU time shows what they cost:
+ * over the stretches between edges (probe/duty.h's samples), cpu = a *
+ * wall + b * calls, a the process's own work, b the cost of a call, fitted
+ * by least squares weighted by 1 / wall (a stretch's noise grows with its
+ * length), older samples fading by BUDGET_COST_DECAY each.  Known after
+ * BUDGET_COST_MIN_SAMPLES, when the rates differ enough between stretches
+ * to tell a from b.  At most 4 times the calibration; under half of it
+ * it is not believed and the calibration is used: a process busy all
+ * the time pays its probes in work not done, not in more CPU, and another
+ * process's calls counted with this one's make a call look cheaper.
+ */
+#define BUDGET_COST_DECAY 0.99
+#define BUDGET_COST_MIN_SAMPLES 8
+#define BUDGET_COST_LOW 0.5
+#define BUDGET_COST_HIGH 4.0
+struct budget_cost {
+	double w, c, y, q, p; /* sums: wall, calls, cpu, calls^2 / wall, calls * cpu / wall */
+	unsigned n;           /* samples taken */
+	double base;          /* out: a (CPU share of the process's own work) */
+	double per_call_ns;   /* out: b unbounded (0: not known yet) */
+};
+
+/* One stretch: WALL_NS long, the process spent CPU_NS, CALLS entries. */
+void budget_cost__add(struct budget_cost *c, double wall_ns, double cpu_ns, double calls);
+
+/* What a call costs, to price it with: the measured cost (at most
+ * BUDGET_COST_HIGH x CALIB_NS, the calibrated one), or CALIB_NS until it
+ * is known or when it is under BUDGET_COST_LOW x CALIB_NS. */
+double budget_cost__price(const struct budget_cost *c, double calib_ns);
+
 /* Functions are cycled over a period of this (longer when a window would
  * be shorter than DUTY_MIN_WINDOW_NS). */
 #define BUDGET_PERIOD_NS 250000000ull
@@ -85,7 +119,11 @@ struct budget_fn {
 	struct budget_meter meter;
 	double fraction; /* attached share of each period now; 0: not set yet */
 	double cpu;      /* share of one CPU it would cost whole (0: not known yet) */
-	uint64_t billed; /* its calls counted in the ledger */
+	uint64_t billed; /* its calls counted in the ledger (set by the owner when
+			  * counting began before the budget: not billed) */
+	struct budget_cost measured; /* what a call costs its process */
+	double calib_ns; /* the calibrated cost of a call (traps and BPF) */
+	double cost_ns;  /* what a call is priced at: the measured one when known */
 };
 
 /*
@@ -104,8 +142,9 @@ struct budget_ledger {
 	bool metering;  /* out: a function's rate is not known yet: a round soon */
 };
 
-/* A round at NOW_NS: SPENT_S CPU seconds spent since the last one.
- * Returns the share of one CPU to keep to until the next round. */
+/* A round at NOW_NS: SPENT_S CPU seconds spent since the last one (the
+ * first round: since the probes began, all of it owed).  Returns the
+ * share of one CPU to keep to until the next round. */
 double budget_ledger__round(struct budget_ledger *l, double spent_s, uint64_t now_ns,
 			    double budget);
 
@@ -115,7 +154,8 @@ struct budget_item {
 	uint32_t func_id;        /* in DUTY's set */
 	struct budget_fn *st;
 	uint64_t seen;           /* entries counted so far (cumulative) */
-	double cost_ns;          /* what one call costs it: traps and BPF */
+	double cost_ns;          /* what one call costs it as calibrated: traps and BPF
+				  * (the measured cost replaces it when known) */
 	const char *probe, *func; /* named in the log (PROBE NULL: none) */
 };
 

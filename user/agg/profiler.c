@@ -521,6 +521,11 @@ int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64
 	return bpf_set__prog_stats(&p->bs, run_time_ns, run_cnt);
 }
 
+int profiler__host_prog_stats(const struct profiler *p, struct bpf_prog_run *runs)
+{
+	return bpf_set__host_prog_stats(&p->bs, runs);
+}
+
 int profiler__gate_new(void)
 {
 	/* As profile.bpf.c declares prof_gate: reuse_fd checks the shape. */

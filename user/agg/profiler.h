@@ -21,6 +21,7 @@
 #include "cmon_abi.h"
 
 struct profiler;
+struct bpf_prog_run;
 struct probe_calib;
 struct follow;
 
@@ -124,6 +125,8 @@ const char *profiler_losses__describe(const struct profiler_losses *l, uint32_t 
 /* BPF run time and run count of the profiler's programs (kernel stats,
  * when kernel.bpf_stats_enabled is 1), for the agent's own metrics. */
 int profiler__prog_stats(const struct profiler *p, uint64_t *run_time_ns, uint64_t *run_cnt);
+/* Its programs that run on the host's events (bpf_set__host_prog_stats). */
+int profiler__host_prog_stats(const struct profiler *p, struct bpf_prog_run *runs);
 
 /* Following: a descriptor readable when a followed process forks (-1:
  * none), and what to call once it was (it is readable until then). */

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "cli/options.h"
 #include "cli/commands.h"
 #include "cli/runs.h"
@@ -95,13 +96,8 @@ int runs__list_dir(const char *dir)
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			char **v = realloc(names, (cap = cap ? 2 * cap : 32) * sizeof(*v));
-
-			if (!v)
-				break;
-			names = v;
-		}
+		if (GROW(names, n, cap, 32))
+			break;
 		if (!(names[n] = strdup(e->d_name)))
 			break;
 		n++;

@@ -62,21 +62,19 @@ struct stats {
 	struct hmap checked;  /* function name -> 1 compared, 2 left out */
 	struct strbuf key, path;
 	char **issues;        /* mismatches, reported */
-	size_t n_issues;
+	size_t n_issues, cap_issues;
 };
 
 static int issue(struct stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int issue(struct stats *st, const char *fmt, ...)
 {
-	char **v = realloc(st->issues, (st->n_issues + 1) * sizeof(*v));
 	va_list ap;
 	int r;
 
-	if (!v)
+	if (GROW(st->issues, st->n_issues, st->cap_issues, 8))
 		return -ENOMEM;
-	st->issues = v;
 	va_start(ap, fmt);
-	r = vasprintf(&v[st->n_issues], fmt, ap);
+	r = vasprintf(&st->issues[st->n_issues], fmt, ap);
 	va_end(ap);
 	if (r < 0)
 		return -ENOMEM;

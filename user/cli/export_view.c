@@ -317,17 +317,10 @@ int export_view(struct cmon_store *s, enum out_format fmt, FILE *out, uint64_t *
 				cmon_call_free(c);
 				continue;
 			}
-			if (n == cap) {
-				size_t nc = cap ? 2 * cap : 1024;
-				struct held *v = realloc(all, nc * sizeof(*v));
-
-				if (!v) {
-					cmon_call_free(c);
-					err = -ENOMEM;
-					break;
-				}
-				all = v;
-				cap = nc;
+			if (GROW(all, n, cap, 1024)) {
+				cmon_call_free(c);
+				err = -ENOMEM;
+				break;
 			}
 			all[n].c = c;
 			all[n++].f = &fs[f];
@@ -367,6 +360,7 @@ struct leaves {
 static int column_of(struct leaves *L, const char *name, bool add, uint32_t *at)
 {
 	struct render_cols *c = L->cols;
+	size_t cap_paths = L->cap; /* paths beside names: the same capacity */
 
 	for (size_t i = 0; i < c->n; i++) {
 		if (!strcmp(c->names[i], name)) {
@@ -376,19 +370,8 @@ static int column_of(struct leaves *L, const char *name, bool add, uint32_t *at)
 	}
 	if (!add)
 		return -ENOENT;
-	if (c->n == L->cap) {
-		size_t cap = L->cap ? 2 * L->cap : 16;
-		char **nn = realloc(c->names, cap * sizeof(*nn));
-
-		if (!nn)
-			return -ENOMEM;
-		c->names = nn;
-		nn = realloc(c->paths, cap * sizeof(*nn));
-		if (!nn)
-			return -ENOMEM;
-		c->paths = nn;
-		L->cap = cap;
-	}
+	if (GROW(c->paths, c->n, cap_paths, 16) || GROW(c->names, c->n, L->cap, 16))
+		return -ENOMEM;
 	c->names[c->n] = strdup(name);
 	c->paths[c->n] = strdup(name);
 	if (!c->names[c->n] || !c->paths[c->n]) {
@@ -421,15 +404,8 @@ static int add_leaf(struct leaves *L, const char *name, const char *t, bool row)
 		return 0;
 	if (err || !row || !strcmp(t, "null"))
 		return err;
-	if (L->n == L->vcap) {
-		size_t cap = L->vcap ? 2 * L->vcap : 16;
-		struct render_leaf *nv = realloc(L->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		L->v = nv;
-		L->vcap = cap;
-	}
+	if (GROW(L->v, L->n, L->vcap, 16))
+		return -ENOMEM;
 	err = strbuf__puts(&L->text, t);
 	if (err)
 		return err;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "cli/options.h"
 #include "cli/view_filter.h"
 #include "core/log.h"
@@ -45,11 +46,8 @@ int view_filter__add(struct view_filter *vf, int c, const char *arg)
 
 	switch (c) {
 	case 'f': {
-		struct funcpattern *v = realloc(vf->funcs, (vf->n_funcs + 1) * sizeof(*v));
-
-		if (!v)
+		if (GROW(vf->funcs, vf->n_funcs, vf->cap_funcs, 4))
 			return -ENOMEM;
-		vf->funcs = v;
 		err = funcpattern__parse(arg, &vf->funcs[vf->n_funcs]);
 		if (err) {
 			log_error("export: --func '%s' is not a function pattern", arg);

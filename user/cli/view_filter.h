@@ -15,7 +15,7 @@
 
 struct view_filter {
 	struct funcpattern *funcs;
-	size_t n_funcs;
+	size_t n_funcs, cap_funcs;
 	bool has_since, has_until;
 	bool since_abs, until_abs; /* @TS_NS: a record's clock, else after the first call */
 	uint64_t since_ns, until_ns;

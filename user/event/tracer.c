@@ -412,6 +412,7 @@ static int open_and_load(void *ctx, bool mem_cast)
 	bind_py(t, opts);
 	bind_c(t);
 	bs->thread_exit = t->skel->progs.cmon_thread_exit;
+	bs->migrate = t->skel->progs.cmon_migrate;
 	BPF_SET_SHARED(bs, t->skel);
 	bpf_set__targ(bs, mem_cast, &targ);
 	BPF_SET_RODATA(t->skel->rodata, &targ);
@@ -1205,6 +1206,11 @@ struct duty *tracer__duty(struct tracer *t) { return bpf_set__duty(&t->bs); }
 int tracer__prog_stats(const struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt)
 {
 	return bpf_set__prog_stats(&t->bs, run_ns, run_cnt);
+}
+
+int tracer__host_prog_stats(const struct tracer *t, struct bpf_prog_run *runs)
+{
+	return bpf_set__host_prog_stats(&t->bs, runs);
 }
 
 struct follow *tracer__follow(const struct tracer *t) { return t->bs.follow; }

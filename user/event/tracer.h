@@ -18,6 +18,7 @@
 #include "probe/resolve.h"
 
 struct tracer;
+struct bpf_prog_run;
 struct follow;
 
 /* Called for every call record, in time order (the order they were
@@ -130,6 +131,8 @@ struct duty;
 struct duty *tracer__duty(struct tracer *t);
 /* Its probe programs' kernel run time and runs (bpf_set__prog_stats). */
 int tracer__prog_stats(const struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
+/* Its programs that run on the host's events (bpf_set__host_prog_stats). */
+int tracer__host_prog_stats(const struct tracer *t, struct bpf_prog_run *runs);
 
 /* Report, as never-returned records, the calls still pending on the threads
  * of process PID (the trace is ending while they run).  Call it after

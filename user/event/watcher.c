@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/grow.h"
 #include "cmon_abi.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -59,7 +60,7 @@ struct watcher {
 	struct watch_bpf *skel;
 	struct ring_buffer *rb;
 	int *fds;
-	size_t n_fds;
+	size_t n_fds, cap_fds;
 	struct proc_object *objs;
 	size_t n_objs;
 	struct obj_info *info;
@@ -343,7 +344,7 @@ static int open_thread(struct watcher *w, pid_t tid)
 			.exclude_kernel = 1,
 			.exclude_hv = 1,
 		};
-		int fd, *v;
+		int fd;
 
 		if (!a.bp_len)
 			continue; /* an earlier watch of this address has the event */
@@ -361,12 +362,10 @@ static int open_thread(struct watcher *w, pid_t tid)
 					  strerror(-err));
 			return err;
 		}
-		v = realloc(w->fds, (w->n_fds + 1) * sizeof(*v));
-		if (!v) {
+		if (GROW(w->fds, w->n_fds, w->cap_fds, 8)) {
 			close(fd);
 			return -ENOMEM;
 		}
-		w->fds = v;
 		w->fds[w->n_fds++] = fd;
 		if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 			int err = -errno;
@@ -382,7 +381,7 @@ static int open_thread(struct watcher *w, pid_t tid)
 int watcher__attach(struct watcher *w)
 {
 	pid_t *tids = NULL;
-	size_t n_tids = 0;
+	size_t n_tids = 0, cap_tids = 0;
 	bool added = true;
 	int err = 0;
 
@@ -410,16 +409,14 @@ int watcher__attach(struct watcher *w)
 			break;
 		}
 		while (!err && (de = readdir(dir))) {
-			pid_t tid = (pid_t)atoi(de->d_name), *v;
+			pid_t tid = (pid_t)atoi(de->d_name);
 
 			if (tid <= 0 || have_fd_for(tids, n_tids, tid))
 				continue;
-			v = realloc(tids, (n_tids + 1) * sizeof(*v));
-			if (!v) {
+			if (GROW(tids, n_tids, cap_tids, 16)) {
 				err = -ENOMEM;
 				break;
 			}
-			tids = v;
 			tids[n_tids++] = tid;
 			added = true;
 			err = open_thread(w, tid);
@@ -440,7 +437,7 @@ void watcher__detach(struct watcher *w)
 	}
 	free(w->fds);
 	w->fds = NULL;
-	w->n_fds = 0;
+	w->n_fds = w->cap_fds = 0;
 }
 
 /* The value as its type shows it. */

@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/hmap.h"
 #include "core/strbuf.h"
 #include "view.h"
@@ -88,15 +89,8 @@ static int mem_event(struct chrome_view *c, uint32_t pid, uint64_t ts, uint64_t 
 	if (!slot)
 		return -ENOMEM;
 	if (added) {
-		if (c->n_mem == c->cap_mem) {
-			size_t cap = c->cap_mem ? 2 * c->cap_mem : 16;
-			void *m = realloc(c->last_mem, cap * sizeof(*c->last_mem));
-
-			if (!m)
-				return -ENOMEM;
-			c->last_mem = m;
-			c->cap_mem = cap;
-		}
+		if (GROW(c->last_mem, c->n_mem, c->cap_mem, 16))
+			return -ENOMEM;
 		*slot = ++c->n_mem;
 	} else if (c->last_mem[*slot - 1].rss == rss && c->last_mem[*slot - 1].vms == vms) {
 		return 0;

@@ -38,7 +38,7 @@ struct csv_table {
 	enum csv_shape shape;
 	bool raw;                 /* arg0..arg5: a function without DWARF */
 	char **names;             /* the value columns (wide), after "module" */
-	size_t n;
+	size_t n, cap;
 	size_t first_cell;        /* columns of cells (--py): [first_cell, n) */
 	struct csv_map *maps;
 	size_t n_maps, last_map;
@@ -164,18 +164,14 @@ static bool rec_raw(const struct call_record *rec)
 
 static int table_add(struct csv_table *t, const char *name, uint32_t *at)
 {
-	char **nn;
-
 	for (size_t i = 0; i < t->n; i++) {
 		if (!strcmp(t->names[i], name)) {
 			*at = (uint32_t)i;
 			return 0;
 		}
 	}
-	nn = realloc(t->names, (t->n + 1) * sizeof(*nn));
-	if (!nn)
+	if (GROW(t->names, t->n, t->cap, 16))
 		return -ENOMEM;
-	t->names = nn;
 	t->names[t->n] = strdup(name);
 	if (!t->names[t->n])
 		return -ENOMEM;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "ledger.h"
 
 int out_ledger__init(struct out_ledger *l, size_t n_funcs)
@@ -15,20 +16,11 @@ int out_ledger__init(struct out_ledger *l, size_t n_funcs)
 
 int out_ledger__add(struct out_ledger *l, uint32_t func, uint64_t end)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		uint32_t *f = realloc(l->func, cap * sizeof(*f));
-		uint64_t *e;
+	size_t cap_func = l->cap; /* func beside end: the same capacity */
 
-		if (f)
-			l->func = f;
-		e = f ? realloc(l->end, cap * sizeof(*e)) : NULL;
-		if (!e) {
-			l->unwritten++;
-			return -ENOMEM;
-		}
-		l->end = e;
-		l->cap = cap;
+	if (GROW(l->func, l->n, cap_func, 1024) || GROW(l->end, l->n, l->cap, 1024)) {
+		l->unwritten++;
+		return -ENOMEM;
 	}
 	l->func[l->n] = func;
 	l->end[l->n] = end;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "core/strbuf.h"
 #include "outpath.h"
 
@@ -82,11 +83,11 @@ void out_path__rank(pid_t pid, char *buf, size_t len)
 
 void rank_book__note(struct rank_book *b, pid_t pid)
 {
-	struct rank_entry *v = realloc(b->v, (b->n + 1) * sizeof(*v));
+	struct rank_entry *v;
 
-	if (!v)
+	if (GROW(b->v, b->n, b->cap, 8))
 		return; /* read when asked instead */
-	b->v = v;
+	v = b->v;
 	v[b->n].pid = pid;
 	out_path__rank(pid, v[b->n].rank, sizeof(v[b->n].rank));
 	b->n++;
@@ -107,7 +108,7 @@ void rank_book__free(struct rank_book *b)
 {
 	free(b->v);
 	b->v = NULL;
-	b->n = 0;
+	b->n = b->cap = 0;
 }
 
 int out_path__expand(const char *tmpl, pid_t pid, const char *rank, const char *func, char **out)

@@ -28,7 +28,7 @@ void out_path__rank(pid_t pid, char *buf, size_t len);
  * when its first record is drained); others are read when asked. */
 struct rank_book {
 	struct rank_entry { pid_t pid; char rank[32]; } *v;
-	size_t n;
+	size_t n, cap;
 };
 void rank_book__note(struct rank_book *b, pid_t pid);
 void rank_book__rank(const struct rank_book *b, pid_t pid, char *buf, size_t len);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/decimal.h"
 #include "output/changed.h"
 #include "core/escape.h"
@@ -908,28 +909,16 @@ static void leaf_close(struct rctx *r, int col, size_t start)
 	struct render_out *o = r->o;
 	const char *t = r->sb->buf + start;
 	size_t n = r->sb->len - start;
+	size_t cap_where = o->cap_leaves; /* leaf_where beside leaves: the same capacity */
 	uint8_t kind;
 
 	r->in_leaf = false;
 	if (r->err || col < 0 || !n)
 		return;
-	if (o->n_leaves == o->cap_leaves) {
-		size_t cap = o->cap_leaves ? 2 * o->cap_leaves : 16;
-		struct render_leaf *nl = realloc(o->leaves, cap * sizeof(*nl));
-		uint8_t *nw;
-
-		if (!nl) {
-			r->err = -ENOMEM;
-			return;
-		}
-		o->leaves = nl;
-		nw = realloc(o->leaf_where, cap);
-		if (!nw) {
-			r->err = -ENOMEM;
-			return;
-		}
-		o->leaf_where = nw;
-		o->cap_leaves = cap;
+	if (GROW(o->leaf_where, o->n_leaves, cap_where, 16) ||
+	    GROW(o->leaves, o->n_leaves, o->cap_leaves, 16)) {
+		r->err = -ENOMEM;
+		return;
 	}
 	if (t[0] == '[' || t[0] == '{')
 		kind = RK_JSON;
@@ -976,28 +965,16 @@ static void col_add(struct colwalk *w)
 	struct render_cols *c = w->c;
 	const char *p = w->path.buf ? w->path.buf : "";
 	struct strbuf name = {};
+	size_t cap_paths = w->cap; /* paths beside names: the same capacity */
 	int err;
 
 	if (w->err)
 		return;
 	if (cols_find(c, p, w->path.len) >= 0)
 		return; /* a member name met twice (anonymous members) */
-	if (c->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 8;
-		char **nn = realloc(c->names, cap * sizeof(*nn)), **np;
-
-		if (!nn) {
-			w->err = -ENOMEM;
-			return;
-		}
-		c->names = nn;
-		np = realloc(c->paths, cap * sizeof(*np));
-		if (!np) {
-			w->err = -ENOMEM;
-			return;
-		}
-		c->paths = np;
-		w->cap = cap;
+	if (GROW(c->paths, c->n, cap_paths, 8) || GROW(c->names, c->n, w->cap, 8)) {
+		w->err = -ENOMEM;
+		return;
 	}
 	/* "return..." is "ret...", a parameter's "args.NAME...", and a
 	 * pointer followed ("->") is a member like any other (".") */

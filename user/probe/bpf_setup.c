@@ -325,6 +325,34 @@ int bpf_set__prog_stats(const struct bpf_set *s, uint64_t *run_ns, uint64_t *run
 	return 0;
 }
 
+int bpf_set__host_prog_stats(const struct bpf_set *s, struct bpf_prog_run *runs)
+{
+	struct bpf_program *progs[] = { s->exec_begin, s->exec_begin_fentry, s->exec_end,
+					s->launch_exec, s->thread_exec, s->follow_fork,
+					s->migrate };
+	int n = 0;
+
+	_Static_assert(sizeof(progs) / sizeof(progs[0]) <= BPF_SET_MAX_HOST_PROGS,
+		       "room for every host program");
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = progs[i] ? bpf_program__fd(progs[i]) : -1;
+		bool twice = false;
+
+		for (size_t j = 0; j < i; j++)
+			twice |= progs[j] == progs[i]; /* exec_begin: one of the three */
+		if (fd < 0 || twice)
+			continue; /* not loaded */
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		snprintf(runs[n].name, sizeof(runs[n].name), "%s", bpf_program__name(progs[i]));
+		runs[n].run_ns = info.run_time_ns;
+		runs[n++].run_cnt = info.run_cnt;
+	}
+	return n;
+}
+
 struct duty *bpf_set__duty(struct bpf_set *s)
 {
 	if (!s->o.duty || !s->links) {

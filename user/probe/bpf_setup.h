@@ -78,6 +78,7 @@ struct bpf_set {
 	/* exec_begin's stand-ins where the kernel lacks its tracepoint
 	 * (bpf_set__prepare loads one of the three as exec_begin) */
 	struct bpf_program *exec_begin_fentry, *exec_end;
+	struct bpf_program *migrate; /* trace's staging: a thread moved to another CPU */
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last, *thread_execs;
 	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost, *duty_gen,
 		*duty_calls;
@@ -205,6 +206,19 @@ void bpf_set__func_detach(struct bpf_set *s, uint32_t func_id);
  * exit, step, USDT, thread exit), when kernel.bpf_stats_enabled is on (or
  * a BPF_ENABLE_STATS descriptor is held).  0 or -errno. */
 int bpf_set__prog_stats(const struct bpf_set *s, uint64_t *run_ns, uint64_t *run_cnt);
+
+/* A program's kernel run time and runs. */
+struct bpf_prog_run {
+	char name[48]; /* the program's (cmon_migrate ...) */
+	uint64_t run_ns, run_cnt;
+};
+#define BPF_SET_MAX_HOST_PROGS 8
+
+/* The set's loaded programs that run on the host's events rather than on
+ * the probes' calls (process lifecycle, children followed, thread
+ * migration: every exec, fork or migration on the host runs them), into
+ * RUNS (BPF_SET_MAX_HOST_PROGS of room).  Their count, or -errno. */
+int bpf_set__host_prog_stats(const struct bpf_set *s, struct bpf_prog_run *runs);
 
 /* o.duty, attached: the set's duty cycler (probe/duty.h), made the first
  * time; NULL and errno. */

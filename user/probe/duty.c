@@ -7,11 +7,19 @@
 #include <bpf/libbpf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/clock.h"
 #include "core/log.h"
 #include "probe/bpf_setup.h"
 #include "probe/resolve.h"
 #include "duty.h"
+
+/* A function's entries and its process's CPU time, read at once. */
+struct reading {
+	uint64_t t, calls, cpu;
+	uint32_t tgid;
+	bool cpu_ok;
+};
 
 struct duty_func {
 	bool set;            /* accounting started */
@@ -30,6 +38,9 @@ struct duty_func {
 	uint64_t next_edge;  /* cycling: the next attach or detach */
 	uint64_t windows;
 	double scale;        /* cycling: the last closed window's; 0: none yet */
+	struct reading last; /* at the last edge (or when set) */
+	struct duty_sample ring[DUTY_SAMPLES];
+	size_t head, count;  /* samples not taken yet: from HEAD on */
 };
 
 struct duty {
@@ -68,13 +79,62 @@ struct duty *duty__new(struct bpf_set *s)
 	return d;
 }
 
-/* Function ID's entries so far (the BPF programs count them: duty_calls). */
-static uint64_t calls_of(struct duty *d, uint32_t id)
+/* Function ID's entries so far (the BPF programs count them: duty_calls),
+ * the time, and the CPU time of the process that made the last one. */
+static struct reading read_now(struct duty *d, uint32_t id)
 {
-	uint64_t n = 0;
+	struct cmon_duty_calls v = { 0 };
+	struct reading r = { 0 };
+	struct timespec ts;
+	clockid_t clk;
 
 	if (d->s->duty_calls)
-		bpf_map_lookup_elem(bpf_map__fd(d->s->duty_calls), &id, &n);
+		bpf_map_lookup_elem(bpf_map__fd(d->s->duty_calls), &id, &v);
+	r.calls = v.calls;
+	r.tgid = v.tgid;
+	r.t = clock__mono_ns();
+	if (r.tgid && !clock_getcpuclockid((pid_t)r.tgid, &clk) && !clock_gettime(clk, &ts)) {
+		r.cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		r.cpu_ok = true;
+	}
+	return r;
+}
+
+/* The stretch from F's last reading to R, when both read one process. */
+static void sample(struct duty_func *f, const struct reading *r, enum duty_span span)
+{
+	const struct reading *a = &f->last;
+	struct duty_sample *s;
+
+	if (a->cpu_ok && r->cpu_ok && a->tgid == r->tgid && r->t > a->t && r->cpu >= a->cpu &&
+	    r->calls >= a->calls) {
+		if (f->count == DUTY_SAMPLES) { /* not taken: the oldest goes */
+			f->head = (f->head + 1) % DUTY_SAMPLES;
+			f->count--;
+		}
+		s = &f->ring[(f->head + f->count++) % DUTY_SAMPLES];
+		*s = (struct duty_sample){ .wall_ns = r->t - a->t, .cpu_ns = r->cpu - a->cpu,
+					   .calls = r->calls - a->calls, .tgid = r->tgid,
+					   .span = span };
+	}
+	f->last = *r;
+}
+
+size_t duty__samples(struct duty *d, uint32_t id, struct duty_sample *out, size_t max)
+{
+	struct duty_func *f;
+	size_t n = 0;
+
+	if (!d || id >= d->n)
+		return 0;
+	pthread_mutex_lock(&d->mu);
+	f = &d->f[id];
+	while (f->count && n < max) {
+		out[n++] = f->ring[f->head];
+		f->head = (f->head + 1) % DUTY_SAMPLES;
+		f->count--;
+	}
+	pthread_mutex_unlock(&d->mu);
 	return n;
 }
 
@@ -108,15 +168,19 @@ uint64_t duty__window_ns(uint64_t begun, uint64_t since, uint64_t calls0, uint64
 static int edge(struct duty *d, uint32_t id, bool attach, uint64_t *at)
 {
 	struct duty_func *f = &d->f[id];
-	uint64_t c1 = calls_of(d, id), t1 = clock__mono_ns(), t2, c2;
+	struct reading r1 = read_now(d, id), r2;
+	uint64_t c1 = r1.calls, t1 = r1.t, t2, c2;
 	int err = 0;
 
+	sample(f, &r1, f->attached ? DUTY_SPAN_ATTACHED : DUTY_SPAN_DETACHED);
 	if (attach)
 		err = bpf_set__func_attach(d->s, id);
 	else
 		bpf_set__func_detach(d->s, id);
-	t2 = clock__mono_ns();
-	c2 = calls_of(d, id);
+	r2 = read_now(d, id);
+	sample(f, &r2, attach ? DUTY_SPAN_ATTACHING : DUTY_SPAN_DETACHING);
+	t2 = r2.t;
+	c2 = r2.calls;
 	/* A window begins as its attach ends; it ends as its detach begins
 	 * (the probes go first, then a grace period of tens of ms). */
 	*at = attach ? t2 : t1;
@@ -207,7 +271,8 @@ int duty__set(struct duty *d, uint32_t id, double fraction, uint64_t period_ns)
 		f->set = true;
 		f->t0 = now;
 		f->since = f->begun = now; /* whole until now: attached */
-		f->calls0 = f->calls1 = calls_of(d, id);
+		f->last = read_now(d, id);
+		f->calls0 = f->calls1 = f->last.calls;
 		f->fraction = 1;
 	}
 	if (fraction >= 1) {

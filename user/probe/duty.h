@@ -42,6 +42,27 @@ struct duty_stats {
 	bool stopped;         /* duty__stop: the times are final */
 };
 
+/*
+ * What a function's calls really cost the process that makes them (the
+ * calibration is a hot loop's; a paced program pays more: cold caches):
+ * at each edge, before and after its system call, its entries, the
+ * process of the last one and that process's CPU time are read.  Each
+ * stretch between two readings is a sample the budget regresses
+ * (agg/budget.h: cpu = a * wall + b * calls, b the cost of a call).
+ */
+enum duty_span {
+	DUTY_SPAN_ATTACHED,  /* between an attach and the next detach */
+	DUTY_SPAN_DETACHED,
+	DUTY_SPAN_ATTACHING, /* inside an attach's system call */
+	DUTY_SPAN_DETACHING,
+};
+struct duty_sample {
+	uint64_t wall_ns, cpu_ns, calls;
+	uint32_t tgid;       /* the process (both readings the same one) */
+	enum duty_span span;
+};
+#define DUTY_SAMPLES 64 /* kept per function until taken; the oldest go first */
+
 /* For S (a loaded set attached with o.duty), nothing cycling yet: every
  * function whole.  NULL and errno. */
 struct duty *duty__new(struct bpf_set *s);
@@ -52,6 +73,10 @@ int duty__set(struct duty *d, uint32_t func_id, double fraction, uint64_t period
 
 /* FUNC_ID's times so far (all zero and fraction 1 when never set). */
 void duty__stats(struct duty *d, uint32_t func_id, struct duty_stats *st);
+
+/* Up to MAX of FUNC_ID's samples since the last call, oldest first:
+ * how many. */
+size_t duty__samples(struct duty *d, uint32_t func_id, struct duty_sample *out, size_t max);
 
 /* The attached time of a window whose attach began at BEGUN and ended at
  * SINCE (CALLS0 and CALLS1 entries counted then), whose detach runs from

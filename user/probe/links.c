@@ -240,23 +240,12 @@ struct probe_list {
 static int probe_list__add_ref(struct probe_list *l, uint64_t offset, uint64_t cookie,
 			       uint64_t ref_ctr)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		uint64_t *o = realloc(l->offsets, cap * sizeof(*o)), *c, *r;
+	/* Three arrays side by side: the same capacity, l->cap set last. */
+	size_t cap_c = l->cap, cap_r = l->cap;
 
-		if (!o)
-			return -ENOMEM;
-		l->offsets = o;
-		c = realloc(l->cookies, cap * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		l->cookies = c;
-		r = realloc(l->ref_ctrs, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		l->ref_ctrs = r;
-		l->cap = cap;
-	}
+	if (GROW(l->cookies, l->n, cap_c, 64) || GROW(l->ref_ctrs, l->n, cap_r, 64) ||
+	    GROW(l->offsets, l->n, l->cap, 64))
+		return -ENOMEM;
 	l->offsets[l->n] = offset;
 	l->cookies[l->n] = cookie;
 	l->ref_ctrs[l->n] = ref_ctr;

@@ -123,7 +123,7 @@ bool probe_func__step_timed(const struct probe_func *f);
 struct probe_target {
 	pid_t pid;
 	size_t *objects; /* indexes into probe_set.objects */
-	size_t n_objects;
+	size_t n_objects, cap_objects;
 	/* The process's executable among OBJECTS (an index into
 	 * probe_set.objects), or -1 (not known, or --binary).  Following
 	 * children, its links go without a pid filter (links.h). */

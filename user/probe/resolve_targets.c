@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "elf/elfcheck.h"
 #include "proc/libpath.h"
@@ -94,15 +95,11 @@ static struct probe_target *add_target(struct builder *b, pid_t pid)
 
 static int target_add_object(struct probe_target *t, size_t idx)
 {
-	size_t *p;
-
 	for (size_t i = 0; i < t->n_objects; i++)
 		if (t->objects[i] == idx)
 			return 0;
-	p = realloc(t->objects, (t->n_objects + 1) * sizeof(*p));
-	if (!p)
+	if (GROW(t->objects, t->n_objects, t->cap_objects, 8))
 		return -ENOMEM;
-	t->objects = p;
 	t->objects[t->n_objects++] = idx;
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "probe/setunion.h"
 
 /* A copy of N elements of SIZE bytes at SRC (NULL: N is 0, or no memory). */
@@ -81,7 +82,6 @@ static int add_object(struct probe_set *u, const struct probe_object *o, size_t 
 static int add_target(struct probe_set *u, pid_t pid, size_t object)
 {
 	struct probe_target *t = NULL;
-	size_t *objs;
 
 	for (size_t i = 0; i < u->n_targets && !t; i++)
 		if (u->targets[i].pid == pid)
@@ -97,10 +97,8 @@ static int add_target(struct probe_set *u, pid_t pid, size_t object)
 	for (size_t i = 0; i < t->n_objects; i++)
 		if (t->objects[i] == object)
 			return 0;
-	objs = realloc(t->objects, (t->n_objects + 1) * sizeof(*objs));
-	if (!objs)
+	if (GROW(t->objects, t->n_objects, t->cap_objects, 8))
 		return -ENOMEM;
-	t->objects = objs;
 	t->objects[t->n_objects++] = object;
 	return 0;
 }

@@ -184,14 +184,15 @@ static int walk_containers(int dfd, const char *path, unsigned depth, const char
 			return closedir(d), -ENOMEM;
 		id = cgroup__container_of(e->d_name, &len);
 		if (id && !strncmp(id, want, strlen(want))) {
+			size_t cap_ids = f->cap; /* ids beside paths: the same capacity */
 			bool dup = false;
 
 			/* The same container's directory twice (a child named like
 			 * it): the outermost, met first, is its cgroup. */
 			for (size_t i = 0; i < f->n && !dup; i++)
 				dup = !strncmp(f->ids[i], id, len);
-			if (!dup && (GROW(f->paths, f->n, f->cap, 4) ||
-				     !(f->ids = realloc(f->ids, f->cap * sizeof(*f->ids))))) {
+			if (!dup && (GROW(f->ids, f->n, cap_ids, 4) ||
+				     GROW(f->paths, f->n, f->cap, 4))) {
 				err = -ENOMEM;
 			} else if (!dup) {
 				memcpy(f->ids[f->n], id, len);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include "core/grow.h"
 #include "proc/freeze.h"
 
 bool freeze__all_stopped(pid_t pid)
@@ -56,21 +57,10 @@ static bool seized(const struct freeze *fz, pid_t tid)
 static int seize_thread(struct freeze *fz, pid_t tid)
 {
 	int status = 0, sig = 0;
+	size_t cap_sigs = fz->cap; /* sigs beside tids: the same capacity */
 
-	if (fz->n == fz->cap) {
-		size_t cap = fz->cap ? 2 * fz->cap : 16;
-		pid_t *t = realloc(fz->tids, cap * sizeof(*t));
-		int *s;
-
-		if (!t)
-			return -ENOMEM;
-		fz->tids = t;
-		s = realloc(fz->sigs, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		fz->sigs = s;
-		fz->cap = cap;
-	}
+	if (GROW(fz->sigs, fz->n, cap_sigs, 16) || GROW(fz->tids, fz->n, fz->cap, 16))
+		return -ENOMEM;
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
 		return errno == ESRCH ? 0 : -errno;
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {

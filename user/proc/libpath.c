@@ -15,6 +15,7 @@
 #include <libgen.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "core/grow.h"
 #include "core/file.h"
 #include "core/strv.h"
 #include "elf/dynamic.h"
@@ -312,9 +313,9 @@ struct lp_obj {
 
 struct lp_map {
 	struct lp_obj *objs; /* objs[0] is the executable when there is one */
-	size_t n;
+	size_t n, cap;
 	size_t *order; /* breadth-first: the result order */
-	size_t n_order;
+	size_t n_order, cap_order;
 	bool has_exe;
 	struct ld_cache cache;
 	int cache_state; /* 0 not read, 1 read, <0 unusable */
@@ -559,15 +560,13 @@ static char *dirname_of(const char *path)
 static ssize_t lp_map__add(struct lp_map *m, char *path, struct elf_dynamic *info,
 			   ssize_t loader)
 {
-	struct lp_obj *objs = realloc(m->objs, (m->n + 1) * sizeof(*objs));
 	struct lp_obj *o;
 
-	if (!objs) {
+	if (GROW(m->objs, m->n, m->cap, 8)) {
 		free(path);
 		elf_dynamic__clear(info);
 		return -ENOMEM;
 	}
-	m->objs = objs;
 	o = &m->objs[m->n];
 	memset(o, 0, sizeof(*o));
 	o->path = path;
@@ -583,14 +582,10 @@ static ssize_t lp_map__add(struct lp_map *m, char *path, struct elf_dynamic *inf
 
 static int lp_map__list(struct lp_map *m, size_t idx)
 {
-	size_t *order;
-
 	if (m->objs[idx].listed)
 		return 0;
-	order = realloc(m->order, (m->n_order + 1) * sizeof(*order));
-	if (!order)
+	if (GROW(m->order, m->n_order, m->cap_order, 8))
 		return -ENOMEM;
-	m->order = order;
 	m->order[m->n_order++] = idx;
 	m->objs[idx].listed = true;
 	return 0;

@@ -27,7 +27,7 @@ struct hook_ref {
 };
 
 static struct hook_ref *hook_refs;
-static size_t n_hook_refs;
+static size_t n_hook_refs, cap_hook_refs;
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned long long proc_start_of(pid_t pid)
@@ -49,12 +49,9 @@ static struct hook_ref *ref_find(pid_t pid, uint64_t addr, unsigned long long st
 
 static int ref_add(pid_t pid, uint64_t addr, unsigned long long start, uint64_t prev)
 {
-	struct hook_ref *v = realloc(hook_refs, (n_hook_refs + 1) * sizeof(*v));
-
-	if (!v)
+	if (GROW(hook_refs, n_hook_refs, cap_hook_refs, 8))
 		return -ENOMEM;
-	hook_refs = v;
-	v[n_hook_refs++] = (struct hook_ref){ .pid = pid, .start = start, .addr = addr,
+	hook_refs[n_hook_refs++] = (struct hook_ref){ .pid = pid, .start = start, .addr = addr,
 					      .refs = 1, .prev = prev };
 	return 0;
 }

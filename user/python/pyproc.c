@@ -9,19 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "proc/procmem.h"
 #include "python/pytrace_impl.h"
 
 static struct py_proc *new_proc(struct pytrace *pt)
 {
-	struct py_proc *v = realloc(pt->procs, (pt->n_procs + 1) * sizeof(*v));
-
-	if (!v)
+	if (GROW(pt->procs, pt->n_procs, pt->cap_procs, 4))
 		return NULL;
-	pt->procs = v;
-	memset(&v[pt->n_procs], 0, sizeof(v[0]));
-	return &v[pt->n_procs++];
+	memset(&pt->procs[pt->n_procs], 0, sizeof(pt->procs[0]));
+	return &pt->procs[pt->n_procs++];
 }
 
 void pyproc__fill_kern(struct pytrace *pt, struct py_proc *p)

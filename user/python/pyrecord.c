@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "python/pytrace_impl.h"
 
@@ -126,15 +127,8 @@ int pytrace__on_args(struct pytrace *pt, const void *data, size_t size)
 		memmove(pt->more, pt->more + 1, (pt->n_more - 1) * sizeof(*pt->more));
 		pt->n_more--;
 	}
-	if (pt->n_more == pt->cap_more) {
-		size_t cap = pt->cap_more ? 2 * pt->cap_more : 16;
-		struct more_args *v = realloc(pt->more, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		pt->more = v;
-		pt->cap_more = cap;
-	}
+	if (GROW(pt->more, pt->n_more, pt->cap_more, 16))
+		return -ENOMEM;
 	m = &pt->more[pt->n_more++];
 	m->pid = in->pid;
 	m->tid = in->tid;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "core/grow.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "proc/freeze.h"
@@ -128,15 +129,8 @@ static int index_func(struct py_proc *p, size_t i)
 
 static int add_func(struct py_proc *p, const struct pyhook_func *f)
 {
-	if (p->n_funcs == p->cap_funcs) {
-		size_t cap = p->cap_funcs ? 2 * p->cap_funcs : 64;
-		struct pyhook_func *v = realloc(p->funcs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->funcs = v;
-		p->cap_funcs = cap;
-	}
+	if (GROW(p->funcs, p->n_funcs, p->cap_funcs, 64))
+		return -ENOMEM;
 	p->funcs[p->n_funcs++] = *f;
 	return index_func(p, p->n_funcs - 1);
 }

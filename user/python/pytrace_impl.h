@@ -78,7 +78,7 @@ struct pytrace {
 	enum cmon_py_mode mode;
 	const struct py_layout *layout; /* every process's: one version a trace */
 	struct py_proc *procs;
-	size_t n_procs;
+	size_t n_procs, cap_procs;
 	int procs_fd, code_fd, lost_fd;
 	uint64_t filtered;
 	struct cmon_py_pat *rows;

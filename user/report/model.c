@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "report.h"
 
 #define REPORT_MAX_POINTS 4000
@@ -71,19 +72,10 @@ struct pts {
 
 static void pts__add(struct pts *p, double t, double v)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 256;
-		double *nt = realloc(p->t, cap * sizeof(double)), *nv;
+	size_t cap_t = p->cap; /* t beside v: the same capacity */
 
-		if (!nt)
-			return;
-		p->t = nt;
-		nv = realloc(p->v, cap * sizeof(double));
-		if (!nv)
-			return;
-		p->v = nv;
-		p->cap = cap;
-	}
+	if (GROW(p->t, p->n, cap_t, 256) || GROW(p->v, p->n, p->cap, 256))
+		return;
 	p->t[p->n] = t;
 	p->v[p->n++] = v;
 }

@@ -42,7 +42,7 @@ struct report {
 		uint64_t dev, ino;
 		char *path;     /* as given */
 	} *seen;
-	size_t n_seen;
+	size_t n_seen, cap_seen;
 };
 
 void report__init(struct report *r);

@@ -79,7 +79,8 @@ static int func_rename(struct report *r, size_t i, bool qualified)
 static int func_index(struct report *r, const char *module, const char *name, uint32_t *idx)
 {
 	bool clash = false;
-	size_t i;
+	/* Three arrays side by side: the same capacity, r->cap_funcs set last. */
+	size_t i, cap_f = r->cap_funcs, cap_n = r->cap_funcs;
 
 	if (!module)
 		module = "";
@@ -88,21 +89,9 @@ static int func_index(struct report *r, const char *module, const char *name, ui
 			*idx = (uint32_t)i;
 			return 0;
 		}
-	if (r->n_funcs == r->cap_funcs) {
-		size_t cap = r->cap_funcs ? 2 * r->cap_funcs : 16;
-		char **v = realloc(r->funcs, cap * sizeof(*v)), **n, **m;
-
-		if (!v)
-			return -ENOMEM;
-		r->funcs = v;
-		if (!(n = realloc(r->func_names, cap * sizeof(*n))))
-			return -ENOMEM;
-		r->func_names = n;
-		if (!(m = realloc(r->func_modules, cap * sizeof(*m))))
-			return -ENOMEM;
-		r->func_modules = m;
-		r->cap_funcs = cap;
-	}
+	if (GROW(r->funcs, r->n_funcs, cap_f, 16) || GROW(r->func_names, r->n_funcs, cap_n, 16) ||
+	    GROW(r->func_modules, r->n_funcs, r->cap_funcs, 16))
+		return -ENOMEM;
 	i = r->n_funcs;
 	r->funcs[i] = NULL;
 	r->func_names[i] = strdup(name);
@@ -461,11 +450,11 @@ static const char *seen_before(const struct report *r, const struct stat *st)
 
 static int add_seen(struct report *r, const struct stat *st, const char *path)
 {
-	struct rseen *v = realloc(r->seen, (r->n_seen + 1) * sizeof(*v));
+	struct rseen *v;
 
-	if (!v)
+	if (GROW(r->seen, r->n_seen, r->cap_seen, 8))
 		return -ENOMEM;
-	r->seen = v;
+	v = r->seen;
 	v[r->n_seen].dev = (uint64_t)st->st_dev;
 	v[r->n_seen].ino = (uint64_t)st->st_ino;
 	if (!(v[r->n_seen].path = strdup(path)))
