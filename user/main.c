@@ -22,7 +22,6 @@
 #include "probe/host.h"
 #include "output/callgroup.h"
 #include "output/writer.h"
-#include "python/cpython.h"
 
 
 static int cmd_help(int argc, char **argv);
@@ -129,8 +128,6 @@ int main(int argc, char **argv)
 		tracer__test_slow_consumer((unsigned)atol(getenv("CMON_TEST_SLOW_CONSUMER_US")));
 	if (getenv("CMON_TEST_PY_LATE_CHILDREN"))
 		pipeline__test_py_late_children();
-	if (getenv("CMON_TEST_PY_CHILD_UNREADABLE"))
-		pytrace__test_child_unreadable();
 	if (getenv("CMON_TEST_NO_CHILD_LINKS"))
 		follow__test_no_child_links();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))

@@ -844,7 +844,7 @@ def _profile_multiprocessing(py):
 matrix(globals(), "test_python_profile_multiprocessing", _profile_multiprocessing)
 
 
-def _fork_first_calls(py, env=None):
+def _fork_first_calls(py):
     """Children that call work() from their first instruction after fork()
     and exit at once: every call recorded, with children given no links of
     their own (a test hook), so that calls made before cmon could attach
@@ -853,7 +853,7 @@ def _fork_first_calls(py, env=None):
     executable too.  (It had per-child links: 3.12.1 recorded 130 of 200.)"""
     _skip_child_links_limit(py)
     res = trace([], launch=[py.path, os.path.join(ROOT, "tests", "targets", "py", "forknow.py")],
-                extra=["--py", "work"], env=dict(env or {}, CMON_TEST_NO_CHILD_LINKS="1"))
+                extra=["--py", "work"], env={"CMON_TEST_NO_CHILD_LINKS": "1"})
     eq(res.code, 0, "exit status (%s)" % res.stderr)
     eq(res.stdout, "2424\n", "output")
     rows = _json(res.text)
@@ -867,19 +867,6 @@ def _fork_first_calls(py, env=None):
 
 
 matrix(globals(), "test_python_fork_first_calls", _fork_first_calls)
-
-
-def _fork_first_calls_unreadable(py):
-    """The same with each child's code objects as if the kernel had read
-    none of their names and the child were gone before cmon read them (a
-    test hook): named from the parent's copy of the same code object (its
-    fingerprint checked).  A full run once had a record without its
-    parameter's name (KeyError 'x'); with the hook 0 of 200 were recorded
-    (each code object unnamed, so not selected)."""
-    _fork_first_calls(py, env={"CMON_TEST_PY_CHILD_UNREADABLE": "1"})
-
-
-matrix(globals(), "test_python_fork_first_calls_unreadable", _fork_first_calls_unreadable)
 
 
 def _fork_thread_children(py):

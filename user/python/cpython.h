@@ -92,11 +92,6 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size);
  * comes before any record of CHILD's): CHILD's interpreter is PARENT's. */
 void pytrace__on_fork(struct pytrace *pt, pid_t child, pid_t parent);
 
-/* Tests only (CMON_TEST_PY_CHILD_UNREADABLE, read by main): a forked
- * child's code objects as if the kernel had read none of their names and
- * the child were gone (its memory unreadable). */
-void pytrace__test_child_unreadable(void);
-
 /* Process PID is gone and its records are all read (the kernel's exit
  * record, after them): a forked child is let go (its fork, its codes, its
  * verdicts in the kernel), unless calls of it were lost (named at the end

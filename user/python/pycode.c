@@ -84,33 +84,17 @@ void pycode__free(struct py_code *c)
 	free(c);
 }
 
-/* A name the kernel read (REC_TEXT, N bytes at most), else from PID's
- * memory, else from ALT's (0: none). */
-static char *name_of(pid_t pid, pid_t alt, const char *rec_text, size_t n, uint64_t obj_at,
+/* A name the kernel read (REC_TEXT, N bytes at most), else from memory. */
+static char *name_of(pid_t pid, const char *rec_text, size_t n, uint64_t obj_at,
 		     const struct py_layout *l)
 {
-	char *s;
-
 	if (rec_text && rec_text[0])
 		return strndup(rec_text, n);
-	s = obj_at ? pyvalue__str(pid, procmem__ptr(pid, obj_at), l) : NULL;
-	if (!s && alt && obj_at)
-		s = pyvalue__str(alt, procmem__ptr(alt, obj_at), l);
-	return s;
+	return obj_at ? pyvalue__str(pid, procmem__ptr(pid, obj_at), l) : NULL;
 }
 
-/* Is ALT's object at CODE the code object of fingerprint FP (python.bpf.h's
- * py_fingerprint: its file and qualname objects' addresses mixed)? */
-static bool same_code(pid_t alt, uint64_t code, uint64_t fp, const struct cmon_py_offsets *o)
-{
-	uint64_t fn = procmem__ptr(alt, code + o->code_filename);
-	uint64_t qn = procmem__ptr(alt, code + o->code_qualname);
-
-	return fn && qn && (fn ^ (qn << 1 | qn >> 63)) == fp;
-}
-
-struct py_code *pycode__new(pid_t pid, pid_t alt, uint64_t code,
-			    const struct cmon_py_code_rec *rec, const struct py_layout *l)
+struct py_code *pycode__new(pid_t pid, uint64_t code, const struct cmon_py_code_rec *rec,
+			    const struct py_layout *l)
 {
 	const struct cmon_py_offsets *o = &l->bpf;
 	struct py_code *c = calloc(1, sizeof(*c));
@@ -119,11 +103,9 @@ struct py_code *pycode__new(pid_t pid, pid_t alt, uint64_t code,
 
 	if (!c)
 		return NULL;
-	if (alt && (!rec || !same_code(alt, code, rec->fp, o)))
-		alt = 0; /* the parent's object there is another one by now */
-	c->qualname = name_of(pid, alt, rec ? rec->qualname : NULL, CMON_PY_QUALNAME_MAX,
+	c->qualname = name_of(pid, rec ? rec->qualname : NULL, CMON_PY_QUALNAME_MAX,
 			      code + o->code_qualname, l);
-	c->filename = name_of(pid, alt, rec ? rec->filename : NULL, CMON_PY_FILENAME_MAX,
+	c->filename = name_of(pid, rec ? rec->filename : NULL, CMON_PY_FILENAME_MAX,
 			      code + o->code_filename, l);
 	if (rec) {
 		c->firstlineno = rec->firstlineno;
@@ -141,14 +123,12 @@ struct py_code *pycode__new(pid_t pid, pid_t alt, uint64_t code,
 	n = c->argcount + c->kwonly + !!(c->flags & CO_VARARGS) + !!(c->flags & CO_VARKEYWORDS);
 	c->n_names = n < 0 ? 0 : n > CMON_PY_ALL_ARGS ? CMON_PY_ALL_ARGS : (unsigned)n;
 	names = procmem__ptr(pid, code + o->code_localsplusnames);
-	if (!names && alt)
-		names = procmem__ptr(alt, code + o->code_localsplusnames);
 	for (unsigned i = 0; i < c->n_names; i++) {
 		unsigned k = (unsigned)(c->argcount + c->kwonly);
 		const char *stars = (c->flags & CO_VARARGS) && i == k ? "*"
 				    : (c->flags & CO_VARKEYWORDS) &&
 						      i == k + !!(c->flags & CO_VARARGS) ? "**" : "";
-		char *name = name_of(pid, alt, rec ? rec->names[i] : NULL, CMON_PY_ARGNAME_MAX,
+		char *name = name_of(pid, rec ? rec->names[i] : NULL, CMON_PY_ARGNAME_MAX,
 				     names ? names + o->tuple_items + 8 * (uint64_t)i : 0, l);
 
 		if (name && stars[0]) {

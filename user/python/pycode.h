@@ -32,12 +32,10 @@ struct py_code {
 bool pycode__matches(const char *pattern, const char *qualname, const char *filename);
 
 /* The code object described by REC (the kernel's announcement; names it
- * could not read are read from process PID, or else from process ALT (0:
- * none), whose copy of CODE is the same object when its fingerprint is
- * REC's: a forked child's parent), or read from PID's memory at CODE (REC
- * NULL).  NULL with errno. */
-struct py_code *pycode__new(pid_t pid, pid_t alt, uint64_t code,
-			    const struct cmon_py_code_rec *rec, const struct py_layout *l);
+ * could not read are read from process PID), or read from PID's memory at
+ * CODE (REC NULL).  NULL with errno. */
+struct py_code *pycode__new(pid_t pid, uint64_t code, const struct cmon_py_code_rec *rec,
+			    const struct py_layout *l);
 void pycode__free(struct py_code *c);
 
 /* C is a generator, coroutine or async generator (its calls make one). */

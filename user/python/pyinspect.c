@@ -33,7 +33,7 @@ static int list_one(void *ctx, uint64_t func, uint64_t code, uint64_t vectorcall
 		return -ENOMEM;
 	if (!added)
 		return 0;
-	c = pycode__new(w->pid, 0, code, NULL, w->l);
+	c = pycode__new(w->pid, code, NULL, w->l);
 	if (!c)
 		return -ENOMEM;
 	err = w->fn(w->ctx, c);

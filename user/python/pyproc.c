@@ -4,7 +4,6 @@
  * with the records: whether or not the child still lives when its records
  * are read) as its parent's copy: same interpreter, same addresses. */
 #include <errno.h>
-#include <signal.h>
 #include <bpf/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,23 +212,6 @@ static struct py_proc *proc_at(struct pytrace *pt, pid_t pid, unsigned depth)
 struct py_proc *pyproc__of(struct pytrace *pt, pid_t pid)
 {
 	return proc_at(pt, pid, 0);
-}
-
-pid_t pyproc__parent(const struct pytrace *pt, const struct py_proc *p)
-{
-	pid_t pid = p->pid;
-
-	for (int depth = 0; depth < 64; depth++) {
-		pid = parent_of(pt, pid);
-		if (pid <= 0 || !find_proc(pt, pid))
-			break;
-		if (!kill(pid, 0) || errno != ESRCH)
-			return pid;
-	}
-	for (size_t i = 0; i < pt->n_procs; i++)
-		if (!pt->procs[i].child)
-			return pt->procs[i].pid;
-	return 0;
 }
 
 void pyproc__release(struct py_proc *p)

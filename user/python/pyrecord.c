@@ -19,10 +19,6 @@ static bool is_init(const char *qualname)
 	return n > 9 && !strcmp(qualname + n - 9, ".__init__");
 }
 
-static bool child_unreadable; /* CMON_TEST_PY_CHILD_UNREADABLE, read by main */
-
-void pytrace__test_child_unreadable(void) { child_unreadable = true; }
-
 /* REC read again: an address seen before held a code object since freed. */
 struct py_code *pyrecord__code(struct pytrace *pt, struct py_proc *p, uint64_t code,
 			       const struct cmon_py_code_rec *rec)
@@ -38,23 +34,7 @@ struct py_code *pyrecord__code(struct pytrace *pt, struct py_proc *p, uint64_t c
 		return (struct py_code *)(uintptr_t)*slot;
 	pycode__free((struct py_code *)(uintptr_t)*slot);
 	*slot = 0;
-	if (child_unreadable && p->child && rec) {
-		struct cmon_py_code_rec *bare = malloc(sizeof(*bare));
-
-		if (!bare)
-			return NULL;
-		*bare = *rec;
-		bare->qualname[0] = bare->filename[0] = '\0';
-		for (int i = 0; i < CMON_PY_ALL_ARGS; i++)
-			bare->names[i][0] = '\0';
-		c = pycode__new(0 /* no such process */, pyproc__parent(pt, p), code, bare,
-				pt->layout);
-		free(bare);
-	} else {
-		/* a child gone before its names were read: its parent's copy */
-		c = pycode__new(p->pid, p->child ? pyproc__parent(pt, p) : 0, code, rec,
-				pt->layout);
-	}
+	c = pycode__new(p->pid, code, rec, pt->layout);
 	if (!c)
 		return NULL;
 	*slot = (uintptr_t)c;

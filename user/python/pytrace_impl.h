@@ -103,9 +103,6 @@ struct pytrace {
 /* The process of a record: one added, or a child of one (forked by it or
  * by its child) made its parent's copy.  NULL: not known. */
 struct py_proc *pyproc__of(struct pytrace *pt, pid_t pid);
-/* The nearest traced ancestor of child P that still lives (the first
- * process added at last), 0: none. */
-pid_t pyproc__parent(const struct pytrace *pt, const struct py_proc *p);
 /* The addresses the kernel needs (P->kern), once the bias is known. */
 void pyproc__fill_kern(struct pytrace *pt, struct py_proc *p);
 /* The interpreter's GIL (3.12+) into P->kern. */
