@@ -20,6 +20,7 @@ from pythons import DEBIAN, OLDER, PYTHONS, matrix
 PY = DEBIAN.path
 CALLS = os.path.join(ROOT, "tests", "targets", "py", "calls.py")
 WORKER = os.path.join(ROOT, "tests", "targets", "py", "worker.py")
+INITLOOP = os.path.join(ROOT, "tests", "targets", "py", "initloop.py")
 VALUES = os.path.join(ROOT, "tests", "targets", "py", "values.py")
 DEEP = os.path.join(ROOT, "tests", "targets", "py", "deep.py")
 CALLS_OUT = "55\n4.5\nhello\ncaught\n3\n[100] {'a': 1}\n"
@@ -514,24 +515,79 @@ matrix(globals(), "test_python_closures", _closures, [p for p in PYTHONS if p.ve
 
 
 def _inits(py):
-    """A class's __init__ through `Point(i)`: every call seen up to 3.12;
-    3.13 enters it without a call once the call site is specialized, and
-    cmon says so (it was silent: 1 call of 100 written)."""
+    """A class's __init__ through `Point(i)` and `Sub(i)` (a subclass
+    inheriting it), launched: every call seen.  3.13 enters it without a
+    call once a call site is specialized (it saw 1 of 100, then said so):
+    cmon keeps the class (and its subclasses) from it at its first call."""
     res = _py(["Point.__init__"], [os.path.join(ROOT, "tests", "targets", "py", "inits.py")],
               py=py)
-    eq((res.code, res.stdout), (0, "4950\n"), "exit status and output (%s)" % res.stderr)
-    said = ("cmon: warning: --py: CPython 3.13 enters a class's __init__ without a call once "
-            "a `Class(...)` call site is specialized: those calls of the selected __init__ "
-            "methods (Point.__init__ the first) are not seen (nor counted)\n")
-    if py.minor < 13:
-        eq(sorted(r["args"]["x"] for r in res.rows), list(range(100)), "every call")
-        check("__init__ without a call" not in res.stderr, res.stderr)
-    else:
-        check(len(res.rows) < 100, "3.13: %d calls seen" % len(res.rows))
-        check(said in res.stderr, "said: %s" % res.stderr)
+    eq((res.code, res.stdout), (0, "4950 4950\n"), "exit status and output (%s)" % res.stderr)
+    eq(sorted(r["args"]["x"] for r in res.rows), sorted(list(range(100)) * 2), "every call")
+    check("__init__ without a call" not in res.stderr, res.stderr)
+    eq(summary(res.stderr)["lost"], 0, "nothing lost")
 
 
 matrix(globals(), "test_python_class_init", _inits)
+
+
+def _inits_attached(py):
+    """3.13, -p: a process whose `Point(i)` and `Sub(i)` sites were
+    specialized (entering __init__ without a call) thousands of calls
+    before cmon attached: every later call of Point.__init__ seen, against
+    the program's own count (none was: cmon walked no classes); a method
+    of the class replaced while traced is seen through its subclass (whose
+    tag cmon took too: left, its cached lookups would call the freed old
+    one); the class is given back its budget of version tags at detach,
+    the sites are specialized again and the program's output is what it
+    prints untraced."""
+    def start():
+        p = subprocess.Popen([py.path, INITLOOP], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        return p, int(p.stdout.readline().split()[1])
+
+    def cmd(p, c):
+        p.stdin.write(c + "\n")
+        p.stdin.flush()
+        return p.stdout.readline().strip()
+
+    spec = "state CALL_ALLOC_AND_ENTER_INIT CALL_ALLOC_AND_ENTER_INIT"
+    plain, _ = start()
+    untraced = [cmd(plain, c) for c in ("run 300", "swap", "run 300", "swap")]
+    cmd(plain, "quit")
+    eq(plain.wait(HANG), 0, "untraced exit status")
+    p, pid = start()
+    try:
+        eq(cmd(p, "state"), spec + " used 1", "specialized before cmon attached")
+        out = tmpfile("py-initloop.json")
+        bg = Background(["trace", "-F", "json", "-o", out, "--py", "Point.__init__",
+                         "-p", str(pid)])
+        bg.wait_attached()
+        eq(cmd(p, "run 300"), "ran 300 inits 600", "the program's own count")
+        eq(cmd(p, "state"), "state CALL CALL used 65535",
+           "traced: the sites fall back to a call, the class gets no new version")
+        eq(cmd(p, "swap"), untraced[1], "a method replaced while traced")
+        bg.signal(signal.SIGINT)
+        eq(bg.wait(), 0, "cmon's exit status (%s)" % bg.stderr)
+        rows = _json(read_text(out))
+        eq(sorted(r["args"]["x"] for r in rows), sorted(list(range(300)) * 2 + [0]),
+           "every call of Point.__init__ (Point's and Sub's, swap's Sub(0)) while attached")
+        eq(summary(bg.stderr)["lost"], 0, "nothing lost")
+        eq(cmd(p, "state"), "state CALL CALL used 1", "its budget given back")
+        eq(cmd(p, "run 300"), untraced[2], "after detach: as untraced")
+        eq(cmd(p, "state"), spec + " used 2", "specialized again (a new version)")
+        eq(cmd(p, "swap"), untraced[3], "a method replaced after detach")
+        cmd(p, "quit")
+        eq(p.wait(HANG), 0, "exit status")
+        eq(untraced, ["ran 300 inits 600", "swapped 200", "ran 300 inits 600", "swapped 300"],
+           "the untraced run")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+matrix(globals(), "test_python_class_init_attached", _inits_attached,
+       [p for p in PYTHONS if p.minor >= 13])
 
 
 def _older_refused(py):

@@ -223,6 +223,7 @@ void pyproc__release(struct py_proc *p)
 	hmap__release(&p->versions);
 	hmap__release(&p->func_at);
 	free(p->funcs);
+	free(p->classes);
 	pyvalue__release(&p->values);
 	pyinterp__clear(&p->interp);
 }
