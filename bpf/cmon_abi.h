@@ -100,6 +100,7 @@ enum cmon_record_type {
 	CMON_REC_CAPTURE_BATCH = 8, /* struct cmon_capture_batch: capture records of one CPU */
 	CMON_REC_PY_ARGS = 9, /* struct cmon_py_args_rec: a Python call's further parameters */
 	CMON_REC_PY_FUNC = 10, /* struct cmon_py_func_rec: a selected Python function made */
+	CMON_REC_PY_EXIT = 11, /* struct cmon_py_exit_rec: a traced Python process is gone */
 };
 
 /*
@@ -730,6 +731,13 @@ struct cmon_py_args_rec {
 
 /* A function object made whose code object is selected (or undecided):
  * user space sends it through the vectorcall entry (cmon_py_proc). */
+/* The last thread of a process with an interpreter (py_procs) exited: its
+ * records are all before this one in the ring buffer. */
+struct cmon_py_exit_rec {
+	__u32 type; /* CMON_REC_PY_EXIT */
+	__u32 pid;
+};
+
 struct cmon_py_func_rec {
 	__u32 type; /* CMON_REC_PY_FUNC */
 	__u32 pid, tid;

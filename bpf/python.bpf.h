@@ -139,6 +139,25 @@ static __always_inline struct cmon_py_proc *py_proc(struct task_struct *task, __
 	return p;
 }
 
+/* The last thread of process TASK is gone: its interpreter's entry goes,
+ * and user space is told (after its last record) to let go of it too: a
+ * program forking thousands of children keeps maps as large as its live
+ * ones. */
+static __always_inline void py_exit(struct task_struct *task)
+{
+	__u32 pid = task->tgid;
+	struct cmon_py_exit_rec *r;
+
+	if (BPF_CORE_READ(task, signal, live.counter) || bpf_map_delete_elem(&py_procs, &pid))
+		return;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r)
+		return; /* (user space keeps what it knew of it) */
+	r->type = CMON_REC_PY_EXIT;
+	r->pid = pid;
+	bpf_ringbuf_submit(r, 0);
+}
+
 static __always_inline void py_read_bytes(struct cmon_py_val *v, __u64 src, __u64 n,
 					  const struct cmon_py_proc *p)
 {
@@ -1452,6 +1471,17 @@ int BPF_KPROBE(cmon_py_exit)
 	__u64 ts = bpf_ktime_get_ns();
 
 	return py_leave(PT_REGS_SP(ctx) - 8, PT_REGS_RC(ctx), ts, bpf_get_attach_cookie(ctx));
+}
+
+/* The evaluator's return instruction (inherited probes, links.c): the
+ * return address not popped yet; no return probe is held, so calls at any
+ * depth are seen. */
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_ret_insn)
+{
+	__u64 ts = bpf_ktime_get_ns();
+
+	return py_leave(PT_REGS_SP(ctx), PT_REGS_RC(ctx), ts, bpf_get_attach_cookie(ctx));
 }
 
 /* Both in one uprobe session: a call not selected gets no return probe,

@@ -97,6 +97,7 @@ struct pytrace {
 	struct call_typed typed;
 	size_t args_column;
 	struct hmap forks; /* a child's pid -> its parent's (the kernel's fork records) */
+	uint64_t let_go; /* forked children gone and let go (pytrace__on_exit) */
 	uint64_t undecoded; /* records of a process or code object not known */
 };
 
