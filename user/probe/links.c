@@ -293,97 +293,185 @@ static int add_exit_plan(struct probe_list *l, const struct exit_plan *plan, uin
 	return err;
 }
 
-/* The three links of one object in one process: entries, uretprobes, and
- * uprobes on return instructions. */
-static int attach_object(struct probe_links *t, const struct probe_set *s,
-			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx, bool child,
-			 long only)
+/* The addresses of one object, by the program that goes there. */
+struct object_lists {
+	struct probe_list entry, uret, insn, usdt, made, pyent, pyret, pyretins, step, pysess,
+		pyvc, pyvcsess, pynew, pystart;
+};
+
+static void object_lists__free(struct object_lists *ls)
+{
+	probe_list__free(&ls->entry);
+	probe_list__free(&ls->uret);
+	probe_list__free(&ls->insn);
+	probe_list__free(&ls->usdt);
+	probe_list__free(&ls->made);
+	probe_list__free(&ls->pyent);
+	probe_list__free(&ls->pyret);
+	probe_list__free(&ls->pyretins);
+	probe_list__free(&ls->pysess);
+	probe_list__free(&ls->pyvc);
+	probe_list__free(&ls->pyvcsess);
+	probe_list__free(&ls->pynew);
+	probe_list__free(&ls->pystart);
+	probe_list__free(&ls->step);
+}
+
+/* A Python hook of the interpreter: its entry, and its exit where asked. */
+static int add_python_func(struct object_lists *ls, const struct probe_links_opts *o,
+			   const struct probe_func *f, size_t i)
+{
+	uint64_t c = cookie_of(i, 0);
+	int err;
+
+	if (f->python == PROBE_PY_NEWFUNC)
+		err = probe_list__add(&ls->pynew, f->file_offset, c);
+	else if (f->python == PROBE_PY_START)
+		err = probe_list__add(&ls->pystart, f->file_offset, c);
+	else if (f->python == PROBE_PY_EVAL && o->py.eval_sess)
+		err = probe_list__add(&ls->pysess, f->file_offset, c);
+	else if (f->python == PROBE_PY_VC && o->py.vc_sess)
+		err = probe_list__add(&ls->pyvcsess, f->file_offset, c);
+	else
+		err = probe_list__add(f->python == PROBE_PY_EVAL ? &ls->pyent : &ls->pyvc,
+				      f->file_offset, c);
+	/* inherited: at its return instructions, where known */
+	for (size_t k = 0; !err && o->py.exit && o->py.inherit && o->py.ret_insn &&
+			   f->python == PROBE_PY_EVAL && k < f->exits.n_ret; k++)
+		err = probe_list__add(&ls->pyretins, f->file_offset + f->exits.ret_offs[k],
+				      cookie_of(i, CMON_EXIT_RET_INSN));
+	if (!err && o->py.exit && f->python <= PROBE_PY_VC &&
+	    !(o->py.inherit && o->py.ret_insn && f->python == PROBE_PY_EVAL && f->exits.n_ret) &&
+	    !(f->python == PROBE_PY_EVAL ? o->py.eval_sess : o->py.vc_sess))
+		err = probe_list__add(&ls->pyret, f->file_offset, cookie_of(i, CMON_EXIT_URETPROBE));
+	return err;
+}
+
+/* A native function: its step point, its entry (the cookie says how the
+ * entry program finds the frame) and its exits. */
+static int add_native_func(struct object_lists *ls, const struct probe_links_opts *o,
+			   const struct probe_func *f, size_t i)
+{
+	uint64_t at = f->file_offset + f->entry.skip;
+	uint64_t slot = (uint64_t)f->slot_off << CMON_COOKIE_SLOT_OFF_SHIFT |
+			(f->slot_reg == 6 ? CMON_COOKIE_SLOT_RBP : 0);
+	bool stepped = o->step_prog && !o->entry_only && probe_func__step_timed(f);
+	int err = 0;
+
+	if (stepped)
+		err = probe_list__add(&ls->step, f->file_offset + f->step.off, cookie_of(i, 0));
+	if (err)
+		return err;
+	err = probe_list__add(&ls->entry, f->body_skip ? f->file_offset + f->body_skip : at,
+			      cookie_of(i, 0) | (f->body_skip ? slot : 0) |
+			      (stepped ? CMON_COOKIE_STEP : 0) |
+			      (f->reentered && !f->go ? CMON_COOKIE_REENTERED : 0) |
+			      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
+			      (f->no_frame ? CMON_COOKIE_NO_FRAME : 0) |
+			      (f->returns_unseen ? CMON_COOKIE_RETURN_UNSEEN : 0) |
+			      (f->focus ? CMON_COOKIE_FOCUS : 0) |
+			      (f->quiet ? CMON_COOKIE_QUIET : 0) |
+			      (f->go ? CMON_COOKIE_GO : 0) |
+			      (!f->body_skip && (!strcmp(f->entry.insn, "push rbp") ||
+						 !strcmp(f->entry.insn, "endbr64"))
+				       ? CMON_COOKIE_AT_FUNC_ENTRY : 0));
+	if (err || o->entry_only)
+		return err;
+	if (f->ret_mode == RETURN_URETPROBE)
+		err = probe_list__add(&ls->uret, at, cookie_of(i, CMON_EXIT_URETPROBE));
+	if (f->ret_mode == RETURN_INSN && !err)
+		err = add_exit_plan(&ls->insn, &f->exits, f->file_offset, f->ind_base, i,
+				    f->go ? CMON_COOKIE_GO : 0);
+	/* its cold part's exits are its own (resolve.h) */
+	if (f->ret_mode == RETURN_INSN && !err)
+		err = add_exit_plan(&ls->insn, &f->cold_exits, f->cold_file_offset, UINT32_MAX, i,
+				    f->go ? CMON_COOKIE_GO : 0);
+	return err;
+}
+
+/* Every address of object obj_idx that `only` selects, into ls. */
+static int collect_object(struct object_lists *ls, const struct probe_set *s,
+			  const struct probe_links_opts *o, size_t obj_idx, long only)
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
-	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {}, pyent = {},
-			  pyret = {}, pyretins = {}, step = {}, pysess = {}, pyvc = {}, pyvcsess = {}, pynew = {},
-			  pystart = {};
-	int err = 0, fd;
+	int err = 0;
 
 	for (size_t i = 0; i < s->n_funcs && !err; i++) {
 		const struct probe_func *f = &s->funcs[i];
-		uint64_t at = f->file_offset + f->entry.skip;
-		uint64_t slot = (uint64_t)f->slot_off << CMON_COOKIE_SLOT_OFF_SHIFT |
-				(f->slot_reg == 6 ? CMON_COOKIE_SLOT_RBP : 0);
-		bool stepped;
 
 		if (f->object != obj_idx || !only_selects(only, f, i))
 			continue;
-		if (f->python) {
-			uint64_t c = cookie_of(i, 0);
-
-			if (f->python == PROBE_PY_NEWFUNC)
-				err = probe_list__add(&pynew, f->file_offset, c);
-			else if (f->python == PROBE_PY_START)
-				err = probe_list__add(&pystart, f->file_offset, c);
-			else if (f->python == PROBE_PY_EVAL && o->py.eval_sess)
-				err = probe_list__add(&pysess, f->file_offset, c);
-			else if (f->python == PROBE_PY_VC && o->py.vc_sess)
-				err = probe_list__add(&pyvcsess, f->file_offset, c);
-			else
-				err = probe_list__add(f->python == PROBE_PY_EVAL ? &pyent : &pyvc,
-						      f->file_offset, c);
-			/* inherited: at its return instructions, where known */
-			for (size_t k = 0; !err && o->py.exit && o->py.inherit && o->py.ret_insn &&
-					   f->python == PROBE_PY_EVAL && k < f->exits.n_ret; k++)
-				err = probe_list__add(&pyretins, f->file_offset + f->exits.ret_offs[k],
-						      cookie_of(i, CMON_EXIT_RET_INSN));
-			if (!err && o->py.exit && f->python <= PROBE_PY_VC &&
-			    !(o->py.inherit && o->py.ret_insn && f->python == PROBE_PY_EVAL &&
-			      f->exits.n_ret) &&
-			    !(f->python == PROBE_PY_EVAL ? o->py.eval_sess : o->py.vc_sess))
-				err = probe_list__add(&pyret, f->file_offset,
-						      cookie_of(i, CMON_EXIT_URETPROBE));
-			continue;
-		}
-		if (f->usdt) {
-			err = probe_list__add_ref(&usdt, f->file_offset, cookie_of(i, 0),
+		if (f->python)
+			err = add_python_func(ls, o, f, i);
+		else if (f->usdt)
+			err = probe_list__add_ref(&ls->usdt, f->file_offset, cookie_of(i, 0),
 						  f->sema_offset);
-			continue;
-		}
-		stepped = o->step_prog && !o->entry_only && probe_func__step_timed(f);
-		if (stepped)
-			err = probe_list__add(&step, f->file_offset + f->step.off, cookie_of(i, 0));
-		if (err)
-			continue;
-		err = probe_list__add(&entry, f->body_skip ? f->file_offset + f->body_skip : at,
-				      cookie_of(i, 0) | (f->body_skip ? slot : 0) |
-				      (stepped ? CMON_COOKIE_STEP : 0) |
-				      (f->reentered && !f->go ? CMON_COOKIE_REENTERED : 0) |
-				      (f->never_returns ? CMON_COOKIE_NEVER_RETURNS : 0) |
-				      (f->no_frame ? CMON_COOKIE_NO_FRAME : 0) |
-				      (f->returns_unseen ? CMON_COOKIE_RETURN_UNSEEN : 0) |
-				      (f->focus ? CMON_COOKIE_FOCUS : 0) |
-				      (f->quiet ? CMON_COOKIE_QUIET : 0) |
-				      (f->go ? CMON_COOKIE_GO : 0) |
-				      (!f->body_skip && (!strcmp(f->entry.insn, "push rbp") ||
-							 !strcmp(f->entry.insn, "endbr64"))
-					       ? CMON_COOKIE_AT_FUNC_ENTRY : 0));
-		if (err || o->entry_only)
-			continue;
-		if (f->ret_mode == RETURN_URETPROBE)
-			err = probe_list__add(&uret, at, cookie_of(i, CMON_EXIT_URETPROBE));
-		if (f->ret_mode == RETURN_INSN && !err)
-			err = add_exit_plan(&insn, &f->exits, f->file_offset, f->ind_base, i,
-					    f->go ? CMON_COOKIE_GO : 0);
-		/* its cold part's exits are its own (resolve.h) */
-		if (f->ret_mode == RETURN_INSN && !err)
-			err = add_exit_plan(&insn, &f->cold_exits, f->cold_file_offset, UINT32_MAX, i,
-					    f->go ? CMON_COOKIE_GO : 0);
+		else
+			err = add_native_func(ls, o, f, i);
 	}
 	/* Where the target makes coroutine stacks (libc's makecontext: an
 	 * object of the target, traced functions or not). */
 	for (size_t k = 0; !err && s->stack_switch && o->stack_made_prog &&
 			   (only == ONLY_ALL || only == ONLY_OBJECT || only == ONLY_OWN) &&
 			   k < obj->n_stack_makers; k++)
-		err = probe_list__add(&made, obj->stack_maker_off[k], obj->stack_maker_kind[k]);
-	if (err || (!entry.n && !usdt.n && !made.n && !pyent.n && !pysess.n && !pyvc.n &&
-		    !pyvcsess.n && !pystart.n))
+		err = probe_list__add(&ls->made, obj->stack_maker_off[k], obj->stack_maker_kind[k]);
+	return err;
+}
+
+/* One list's link, by the way this kernel and this program allow: a
+ * file descriptor, or -errno. */
+static int attach_list(struct probe_links *t, const struct probe_list *l,
+		       struct bpf_program *prog, const char *path, pid_t pid, bool ret,
+		       bool session, bool inherited, bool ref, bool multi)
+{
+	if (inherited && pid)
+		return attach_inherit(t, prog, path, l->offsets, l->cookies, l->n, pid, ret);
+	if (inherited) /* its programs are not uprobe_multi's */
+		return attach_perf(t, prog, path, l->offsets, l->cookies, l->ref_ctrs, l->n, pid,
+				   ret);
+	if (session)
+		return uprobe_session__attach(bpf_program__fd(prog), path, l->offsets, l->cookies,
+					      l->n, pid);
+	if (multi && ref)
+		return uprobe_multi__attach_ref(bpf_program__fd(prog), path, l->offsets,
+						l->ref_ctrs, l->cookies, l->n, pid);
+	if (multi)
+		return uprobe_multi__attach(bpf_program__fd(prog), path, l->offsets, l->cookies,
+					    l->n, pid, ret);
+	return attach_perf(t, prog, path, l->offsets, l->cookies, l->ref_ctrs, l->n, pid, ret);
+}
+
+/* The one-line reason a list of n probes could not be attached. */
+static void say_attach_error(int err, pid_t pid, bool child, const char *path, size_t n)
+{
+	if (err == -ESRCH && child)
+		; /* a followed child that is gone already */
+	else if (err == -ESRCH)
+		log_error("process %d exited while cmon was attaching", pid);
+	else if (err == -EOPNOTSUPP)
+		log_error("this kernel has no uprobe_multi links (Linux 6.6 or "
+			  "later is needed)");
+	else if (err == -EPERM || err == -EACCES)
+		log_error("permission denied attaching to %s: tracing needs root "
+			  "or CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN", path);
+	else
+		log_error("cannot attach %zu probe%s to %s: %s", n, n == 1 ? "" : "s", path,
+			  strerror(-err));
+}
+
+/* The links of one object in one process: entries, uretprobes, uprobes
+ * on return instructions, and the USDT, stack and Python ones. */
+static int attach_object(struct probe_links *t, const struct probe_set *s,
+			 const struct probe_links_opts *o, pid_t pid, size_t obj_idx, bool child,
+			 long only)
+{
+	const struct probe_object *obj = &s->objects[obj_idx];
+	struct object_lists ls = {};
+	int err, fd;
+
+	err = collect_object(&ls, s, o, obj_idx, only);
+	if (err || (!ls.entry.n && !ls.usdt.n && !ls.made.n && !ls.pyent.n && !ls.pysess.n &&
+		    !ls.pyvc.n && !ls.pyvcsess.n && !ls.pystart.n))
 		goto cleanup;
 
 	/* Entries last.  Until a function's entry is attached, its step and
@@ -396,20 +484,20 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		struct probe_list *l;
 		struct bpf_program *prog;
 		bool ret, session;
-	} links[] = { { &step, o->step_prog, false, false },
-		      { &uret, o->exit_prog, true, false },
-		      { &insn, o->exit_prog, false, false },
-		      { &usdt, o->usdt_prog, false, false },
-		      { &made, o->stack_made_prog, false, false },
-		      { &pyret, o->py.exit, true, false },
-		      { &pyretins, o->py.ret_insn, false, false },
-		      { &pynew, o->py.newfunc, true, false },
-		      { &pystart, o->py.start, false, false },
-		      { &pysess, o->py.eval_sess, false, true },
-		      { &pyvcsess, o->py.vc_sess, false, true },
-		      { &pyent, o->py.eval_entry, false, false },
-		      { &pyvc, o->py.vc_entry, false, false },
-		      { &entry, o->entry_prog, false, false } };
+	} links[] = { { &ls.step, o->step_prog, false, false },
+		      { &ls.uret, o->exit_prog, true, false },
+		      { &ls.insn, o->exit_prog, false, false },
+		      { &ls.usdt, o->usdt_prog, false, false },
+		      { &ls.made, o->stack_made_prog, false, false },
+		      { &ls.pyret, o->py.exit, true, false },
+		      { &ls.pyretins, o->py.ret_insn, false, false },
+		      { &ls.pynew, o->py.newfunc, true, false },
+		      { &ls.pystart, o->py.start, false, false },
+		      { &ls.pysess, o->py.eval_sess, false, true },
+		      { &ls.pyvcsess, o->py.vc_sess, false, true },
+		      { &ls.pyent, o->py.eval_entry, false, false },
+		      { &ls.pyvc, o->py.vc_entry, false, false },
+		      { &ls.entry, o->entry_prog, false, false } };
 	bool multi = uprobe_multi__supported();
 	static bool said;
 
@@ -420,56 +508,23 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		/* the evaluator's, inherited across fork (probe_py_progs.inherit) */
-		bool inherited = o->py.inherit && (links[i].l == &pyent || links[i].l == &pyret ||
-						   links[i].l == &pyretins);
+		bool inherited = o->py.inherit && (links[i].l == &ls.pyent ||
+						   links[i].l == &ls.pyret ||
+						   links[i].l == &ls.pyretins);
 
 		if (!links[i].l->n)
 			continue;
 		if (!links[i].prog) {
 			log_error("%s are not supported by this command",
-				  links[i].l == &usdt ? "USDT probes" : "Python functions (--py)");
+				  links[i].l == &ls.usdt ? "USDT probes" : "Python functions (--py)");
 			err = -EOPNOTSUPP;
 			goto cleanup;
 		}
-		if (inherited && pid)
-			fd = attach_inherit(t, links[i].prog, obj->attach_path, links[i].l->offsets,
-					    links[i].l->cookies, links[i].l->n, pid, links[i].ret);
-		else if (inherited) /* its programs are not uprobe_multi's */
-			fd = attach_perf(t, links[i].prog, obj->attach_path, links[i].l->offsets,
-					 links[i].l->cookies, links[i].l->ref_ctrs, links[i].l->n, pid,
-					 links[i].ret);
-		else if (links[i].session)
-			fd = uprobe_session__attach(bpf_program__fd(links[i].prog),
-						    obj->attach_path, links[i].l->offsets,
-						    links[i].l->cookies, links[i].l->n, pid);
-		else if (multi && links[i].l == &usdt)
-			fd = uprobe_multi__attach_ref(bpf_program__fd(links[i].prog),
-						      obj->attach_path, links[i].l->offsets,
-						      links[i].l->ref_ctrs, links[i].l->cookies,
-						      links[i].l->n, pid);
-		else if (multi)
-			fd = uprobe_multi__attach(bpf_program__fd(links[i].prog), obj->attach_path,
-						  links[i].l->offsets, links[i].l->cookies,
-						  links[i].l->n, pid, links[i].ret);
-		else
-			fd = attach_perf(t, links[i].prog, obj->attach_path, links[i].l->offsets,
-					 links[i].l->cookies, links[i].l->ref_ctrs, links[i].l->n, pid,
-					 links[i].ret);
+		fd = attach_list(t, links[i].l, links[i].prog, obj->attach_path, pid, links[i].ret,
+				 links[i].session, inherited, links[i].l == &ls.usdt, multi);
 		if (fd < 0) {
 			err = fd;
-			if (err == -ESRCH && child)
-				; /* a followed child that is gone already */
-			else if (err == -ESRCH)
-				log_error("process %d exited while cmon was attaching", pid);
-			else if (err == -EOPNOTSUPP)
-				log_error("this kernel has no uprobe_multi links (Linux 6.6 or "
-					  "later is needed)");
-			else if (err == -EPERM || err == -EACCES)
-				log_error("permission denied attaching to %s: tracing needs root "
-					  "or CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN", obj->path);
-			else
-				log_error("cannot attach %zu probe%s to %s: %s", links[i].l->n,
-					  links[i].l->n == 1 ? "" : "s", obj->path, strerror(-err));
+			say_attach_error(err, pid, child, obj->path, links[i].l->n);
 			goto cleanup;
 		}
 		if (multi && !inherited) {
@@ -482,20 +537,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		t->n_probes += links[i].l->n;
 	}
 cleanup:
-	probe_list__free(&entry);
-	probe_list__free(&uret);
-	probe_list__free(&insn);
-	probe_list__free(&usdt);
-	probe_list__free(&made);
-	probe_list__free(&pyent);
-	probe_list__free(&pyret);
-	probe_list__free(&pyretins);
-	probe_list__free(&pysess);
-	probe_list__free(&pyvc);
-	probe_list__free(&pyvcsess);
-	probe_list__free(&pynew);
-	probe_list__free(&pystart);
-	probe_list__free(&step);
+	object_lists__free(&ls);
 	return err;
 }
 
