@@ -246,16 +246,79 @@ static void ifunc_error(const struct probe_object *obj, const struct symtab_func
 			  more ? ", ..." : "", f->name);
 }
 
-int resolve__pattern(struct builder *b, const struct funcpattern *p)
+/* What a pattern's search found, and what it passed over (for the error
+ * when nothing matches). */
+struct pattern_scan {
+	struct match *m;
+	size_t n_m, cap_m, searched, n_excluded;
+	const char *stripped;                /* an object searched with no symbols */
+	const struct symtab_func *ifunc;     /* an IFUNC whose pick is not known */
+	size_t ifunc_obj;
+};
+
+/* The functions of object oi that match p, each address once. */
+static int scan_object(struct builder *b, const struct funcpattern *p, size_t oi,
+		       struct pattern_scan *sc)
+{
+	struct probe_object *obj = &b->set->objects[oi];
+	const struct symtab_func *funcs;
+	size_t nf;
+
+	funcs = symtab__funcs(obj->symtab, &nf);
+	for (size_t i = 0; i < nf; i++) {
+		bool dup = false;
+
+		if (!funcpattern__match_func(p, &funcs[i]))
+			continue;
+		/* a part of a function, probed with it (resolve.h) */
+		if (resolve_plan__is_cold_part(funcs[i].name))
+			continue;
+		if (excluded(b->o, obj->path, &funcs[i])) {
+			sc->n_excluded++;
+			continue;
+		}
+		const struct symtab_func *f = &funcs[i];
+		struct symtab_func own = {};
+		const char *as = NULL;
+
+		/* An IFUNC: the implementation it picks here, shown
+		 * under the name the program calls. */
+		if (f->ifunc) {
+			if (p->glob || !ifunc_target(b, obj, f, &f, &own)) {
+				/* the pick is not known: said with the
+				 * error (its implementations) if nothing
+				 * else matches, else warned after */
+				if (!p->glob && !sc->ifunc) {
+					sc->ifunc = &funcs[i];
+					sc->ifunc_obj = oi;
+				}
+				continue;
+			}
+			as = funcs[i].name;
+		}
+		for (size_t j = 0; j < sc->n_m && !dup; j++)
+			dup = sc->m[j].obj == oi &&
+			      (sc->m[j].f ? sc->m[j].f : &sc->m[j].own)->addr ==
+				      (f ? f : &own)->addr;
+		if (dup)
+			continue;
+		sc->m = grow(sc->m, sc->n_m, &sc->cap_m, sizeof(*sc->m));
+		if (!sc->m)
+			return -ENOMEM;
+		sc->m[sc->n_m].obj = oi;
+		sc->m[sc->n_m].f = f;
+		sc->m[sc->n_m].own = own;
+		sc->m[sc->n_m].as = as;
+		sc->n_m++;
+	}
+	return 0;
+}
+
+/* Every object of every target that p names, searched. */
+static int scan_targets(struct builder *b, const struct funcpattern *p, struct pattern_scan *sc)
 {
 	struct probe_set *s = b->set;
-	struct match *m = NULL;
-	size_t n_m = 0, cap_m = 0, searched = 0, added = 0, n_excluded = 0;
-	const char *stripped = NULL;
-	const struct symtab_func *ifunc = NULL;
-	size_t ifunc_obj = 0;
-	char desc[256];
-	int err = 0;
+	int err;
 
 	for (size_t ti = 0; ti < s->n_targets; ti++) {
 		struct probe_target *t = &s->targets[ti];
@@ -263,132 +326,82 @@ int resolve__pattern(struct builder *b, const struct funcpattern *p)
 		for (size_t k = 0; k < t->n_objects; k++) {
 			size_t oi = t->objects[k];
 			struct probe_object *obj = &s->objects[oi];
-			const struct symtab_func *funcs;
-			size_t nf;
 
 			if (!funcpattern__match_object(p, obj->path))
 				continue;
-			searched++;
+			sc->searched++;
 			if (!obj->symtab) {
 				if (p->object) {
 					err = resolve_targets__check_named_file(obj);
 					if (err)
-						goto cleanup;
+						return err;
 				}
-				if (!stripped)
-					stripped = obj->path;
+				if (!sc->stripped)
+					sc->stripped = obj->path;
 				continue;
 			}
-			funcs = symtab__funcs(obj->symtab, &nf);
-			for (size_t i = 0; i < nf; i++) {
-				bool dup = false;
-
-				if (!funcpattern__match_func(p, &funcs[i]))
-					continue;
-				/* a part of a function, probed with it (resolve.h) */
-				if (resolve_plan__is_cold_part(funcs[i].name))
-					continue;
-				if (excluded(b->o, obj->path, &funcs[i])) {
-					n_excluded++;
-					continue;
-				}
-				const struct symtab_func *f = &funcs[i];
-				struct symtab_func own = {};
-				const char *as = NULL;
-
-				/* An IFUNC: the implementation it picks here, shown
-				 * under the name the program calls. */
-				if (f->ifunc) {
-					if (p->glob || !ifunc_target(b, obj, f, &f, &own)) {
-						/* the pick is not known: said with the
-						 * error (its implementations) if nothing
-						 * else matches, else warned after */
-						if (!p->glob && !ifunc) {
-							ifunc = &funcs[i];
-							ifunc_obj = oi;
-						}
-						continue;
-					}
-					as = funcs[i].name;
-				}
-				for (size_t j = 0; j < n_m && !dup; j++)
-					dup = m[j].obj == oi &&
-					      (m[j].f ? m[j].f : &m[j].own)->addr ==
-						      (f ? f : &own)->addr;
-				if (dup)
-					continue;
-				m = grow(m, n_m, &cap_m, sizeof(*m));
-				if (!m) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				m[n_m].obj = oi;
-				m[n_m].f = f;
-				m[n_m].own = own;
-				m[n_m].as = as;
-				n_m++;
-			}
+			err = scan_object(b, p, oi, sc);
+			if (err)
+				return err;
 		}
 	}
+	return 0;
+}
 
-	if (!n_m) {
-		char callers[512];
-		const char *inl_path = NULL, *near;
+/* Why nothing matches p, the likeliest reason first. */
+static void say_no_match(struct builder *b, const struct funcpattern *p,
+			 const struct pattern_scan *sc)
+{
+	struct probe_set *s = b->set;
+	char callers[512], desc[256];
+	const char *inl_path = NULL, *near;
 
-		/* An exact name with no symbol may have been inlined everywhere:
-		 * say so, and where it went. */
-		for (size_t oi = 0; !p->glob && oi < s->n_objects && !inl_path; oi++)
-			if (s->objects[oi].symtab &&
-			    funcpattern__match_object(p, s->objects[oi].path) &&
-			    inlined__callers(s->objects[oi].attach_path, p->func, callers,
-					     sizeof(callers)) > 0)
-				inl_path = s->objects[oi].path;
-		target_desc(b->o, desc, sizeof(desc));
-		if (ifunc)
-			ifunc_error(&s->objects[ifunc_obj], ifunc);
-		else if (inl_path)
-			log_error("'%s' is inlined everywhere in %s (DW_AT_inline): no copy of "
-				  "its own to probe; trace its callers: %s", p->func, inl_path,
-				  callers);
-		else if (!searched && p->object)
-			log_error("no object '%s' in %s", p->object, desc);
-		else if (n_excluded)
-			log_error("every function matching '%s' in %s is excluded (%zu)", p->func,
-				  desc, n_excluded);
-		else if (stripped && searched == 1)
-			log_error("no function matches '%s' in %s: %s has no symbol table "
-				  "(stripped)", p->func, desc, stripped);
-		else if (stripped)
-			/* a launched program fully stripped: its libraries were
-			 * searched, not it */
-			log_error("no function matches '%s' in %s (searched %zu objects): %s has "
-				  "no symbol table (stripped)", p->func, desc, searched, stripped);
-		else if ((near = nearest_name(s, p)))
-			log_error("no function matches '%s' in %s (searched %zu object%s); did "
-				  "you mean %s?", p->func, desc, searched, searched == 1 ? "" : "s",
-				  near);
-		else
-			log_error("no function matches '%s' in %s (searched %zu object%s)",
-				  p->func, desc, searched, searched == 1 ? "" : "s");
-		err = -ENOENT;
-		goto cleanup;
-	}
-	if (ifunc)
-		log_warn("%s in %s is an IFUNC resolver, not the function; the other matches "
-			 "are traced", ifunc->name, s->objects[ifunc_obj].path);
-	/* An exact name in two files is a question only the user can answer. */
-	if (!p->glob && !p->object) {
-		for (size_t i = 1; i < n_m; i++) {
-			if (m[i].obj == m[0].obj)
-				continue;
-			log_error("'%s' is in %s and %s: name one as OBJECT:%s (e.g. %s:%s)",
-				  p->func, s->objects[m[0].obj].path, s->objects[m[i].obj].path,
-				  p->func, s->objects[m[0].obj].module, p->func);
-			err = -EEXIST;
-			goto cleanup;
-		}
-	}
-	for (size_t i = 0; i < n_m; i++) {
+	/* An exact name with no symbol may have been inlined everywhere:
+	 * say so, and where it went. */
+	for (size_t oi = 0; !p->glob && oi < s->n_objects && !inl_path; oi++)
+		if (s->objects[oi].symtab && funcpattern__match_object(p, s->objects[oi].path) &&
+		    inlined__callers(s->objects[oi].attach_path, p->func, callers,
+				     sizeof(callers)) > 0)
+			inl_path = s->objects[oi].path;
+	target_desc(b->o, desc, sizeof(desc));
+	if (sc->ifunc)
+		ifunc_error(&s->objects[sc->ifunc_obj], sc->ifunc);
+	else if (inl_path)
+		log_error("'%s' is inlined everywhere in %s (DW_AT_inline): no copy of "
+			  "its own to probe; trace its callers: %s", p->func, inl_path, callers);
+	else if (!sc->searched && p->object)
+		log_error("no object '%s' in %s", p->object, desc);
+	else if (sc->n_excluded)
+		log_error("every function matching '%s' in %s is excluded (%zu)", p->func, desc,
+			  sc->n_excluded);
+	else if (sc->stripped && sc->searched == 1)
+		log_error("no function matches '%s' in %s: %s has no symbol table "
+			  "(stripped)", p->func, desc, sc->stripped);
+	else if (sc->stripped)
+		/* a launched program fully stripped: its libraries were
+		 * searched, not it */
+		log_error("no function matches '%s' in %s (searched %zu objects): %s has "
+			  "no symbol table (stripped)", p->func, desc, sc->searched, sc->stripped);
+	else if ((near = nearest_name(s, p)))
+		log_error("no function matches '%s' in %s (searched %zu object%s); did "
+			  "you mean %s?", p->func, desc, sc->searched, sc->searched == 1 ? "" : "s",
+			  near);
+	else
+		log_error("no function matches '%s' in %s (searched %zu object%s)", p->func, desc,
+			  sc->searched, sc->searched == 1 ? "" : "s");
+}
+
+/* Each match into the plan, in the mode of the target it is in: how
+ * many were added, or -errno. */
+static int add_matches(struct builder *b, const struct funcpattern *p,
+		       const struct pattern_scan *sc)
+{
+	struct probe_set *s = b->set;
+	const struct match *m = sc->m;
+	size_t added = 0;
+	int err;
+
+	for (size_t i = 0; i < sc->n_m; i++) {
 		const struct probe_target *t = NULL;
 
 		for (size_t ti = 0; ti < s->n_targets && !t; ti++)
@@ -398,16 +411,54 @@ int resolve__pattern(struct builder *b, const struct funcpattern *p)
 		err = resolve_plan__add_func(b, m[i].obj, m[i].f ? m[i].f : &m[i].own, m[i].as,
 					     resolve_plan__mode_for(b, t, m[i].obj), p->glob);
 		if (err < 0)
-			goto cleanup;
+			return err;
 		added += (size_t)err;
-		err = 0;
 	}
-	if (!added && !p->glob) {
+	return (int)added;
+}
+
+int resolve__pattern(struct builder *b, const struct funcpattern *p)
+{
+	struct probe_set *s = b->set;
+	struct pattern_scan sc = {};
+	const struct match *m;
+	int err;
+
+	err = scan_targets(b, p, &sc);
+	if (err)
+		goto cleanup;
+	m = sc.m;
+	if (!sc.n_m) {
+		say_no_match(b, p, &sc);
+		err = -ENOENT;
+		goto cleanup;
+	}
+	if (sc.ifunc)
+		log_warn("%s in %s is an IFUNC resolver, not the function; the other matches "
+			 "are traced", sc.ifunc->name, s->objects[sc.ifunc_obj].path);
+	/* An exact name in two files is a question only the user can answer. */
+	if (!p->glob && !p->object) {
+		for (size_t i = 1; i < sc.n_m; i++) {
+			if (m[i].obj == m[0].obj)
+				continue;
+			log_error("'%s' is in %s and %s: name one as OBJECT:%s (e.g. %s:%s)",
+				  p->func, s->objects[m[0].obj].path, s->objects[m[i].obj].path,
+				  p->func, s->objects[m[0].obj].module, p->func);
+			err = -EEXIST;
+			goto cleanup;
+		}
+	}
+	err = add_matches(b, p, &sc);
+	if (err < 0)
+		goto cleanup;
+	if (!err && !p->glob) {
 		log_error("'%s' cannot be probed safely (see the warning above)", p->func);
 		err = -EINVAL;
+	} else {
+		err = 0;
 	}
 cleanup:
-	free(m);
+	free(sc.m);
 	return err;
 }
 
