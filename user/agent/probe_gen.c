@@ -214,11 +214,109 @@ static int attach_pipeline(struct probe_gen *g, const struct probe_spec *s,
 	return err;
 }
 
+/* The spec's function patterns, parsed (one slot spare for the
+ * evaluator's); *msg says which one is not a pattern. */
+static int parse_patterns(struct probe_gen *g, const struct probe_spec *s, char **msg)
+{
+	g->patterns = calloc(s->n_funcs + 1, sizeof(*g->patterns));
+	if (!g->patterns)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_funcs; i++, g->n_patterns++) {
+		int err = funcpattern__parse(s->funcs[i], &g->patterns[i]);
+
+		if (err) {
+			if (asprintf(msg, "invalid function pattern '%s'", s->funcs[i]) < 0)
+				*msg = NULL;
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* The interpreter's process: its evaluator, with the Python programs. */
+static int add_python(struct probe_gen *g, const struct probe_spec *s, struct resolve_opts *ro)
+{
+	int err = funcpattern__parse(PY_EVAL_FUNC, &g->patterns[g->n_patterns]);
+
+	if (!err)
+		g->n_patterns++;
+	g->py = err ? NULL : pytrace__new((const char *const *)s->py, s->n_py, 0, false);
+	if (!err && !g->py)
+		err = -ENOMEM;
+	if (!err)
+		err = pytrace__add_process(g->py, s->pid, NULL, false);
+	ro->binary = NULL;
+	ro->pids = &s->pid;
+	ro->n_pids = 1;
+	return err;
+}
+
+/* The evaluator's function marked in the set, and the Python profile its
+ * calls go to. */
+static int mark_python(struct probe_gen *g, const struct probe_spec *s, struct pipeline_opts *pl)
+{
+	long id = pytrace__mark(g->py, g->set);
+	int err = id < 0 ? (int)id : 0;
+
+	g->py_func = id < 0 ? 0 : (uint32_t)id;
+	g->pp = err ? NULL : pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
+	if (!err && !g->pp)
+		err = -ENOMEM;
+	pl->py = g->py;
+	pl->ops.py_call = on_py_call;
+	return err;
+}
+
+/* Attached by the share of probes with these options on this file
+ * (probe_pool__commit): the profiler's options and the key that names
+ * the share. */
+static int set_share(struct probe_gen *g, const struct probe_spec *s,
+		     const struct resolve_opts *ro, const struct cgroup_sel *cgs, uint64_t cg)
+{
+	struct profiler_opts po = {};
+	int err = 0;
+
+	po.per_pid = s->per_pid;
+	po.hist_arg = -1;
+	if (s->instrument == INSTR_ARG) {
+		/* at the width and sign of its C type, as profile --hist */
+		struct hist_arg ha;
+		char num[8];
+
+		snprintf(num, sizeof(num), "%d", s->arg);
+		err = hist_arg__resolve(g->set, s->arg_name ? s->arg_name : num, "arg", &ha);
+		po.hist_arg = ha.reg;
+		po.hist_bytes = ha.bytes;
+		po.hist_signed = ha.is_signed;
+	}
+	po.mem = false;
+	g->kernel_max_pids = s->per_pid ? s->max_pids * KERNEL_PID_FACTOR : 0;
+	po.max_pids = g->kernel_max_pids;
+	po.filter_pid = s->pid;
+	if (s->process)
+		snprintf(po.filter_comm, sizeof(po.filter_comm), "%s", s->process);
+	po.filter_cgroup = cg;
+	po.filter_cgroup_level = cgs->level;
+	g->po = po;
+	g->ids = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*g->ids));
+	/* the argument's register, width and sign are the profiler's own */
+	/* ... and so is the condition, last: it may hold any byte */
+	if (asprintf(&g->share_key, "%s\n%d %d %d %u %d %u %d %llu %s\n%llu:%llu\nif %s",
+		     s->target, ro->ret_choice, po.per_pid, po.hist_arg, po.hist_bytes,
+		     po.hist_signed, po.max_pids, (int)po.filter_pid,
+		     (unsigned long long)po.filter_cgroup, po.filter_comm,
+		     (unsigned long long)g->ident.dev, (unsigned long long)g->ident.ino,
+		     s->if_expr ? s->if_expr : "") < 0)
+		g->share_key = NULL;
+	if (!err && (!g->ids || !g->share_key))
+		err = -ENOMEM;
+	return err;
+}
+
 static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 {
 	const struct probe_spec *s = p->spec;
 	struct resolve_opts ro = {};
-	struct profiler_opts po = {};
 	struct pipeline_opts pl = {};
 	struct probe_gen *g;
 	struct errcap cap;
@@ -232,19 +330,9 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 	if (!g)
 		return -ENOMEM;
 	g->owner = p;
-	g->patterns = calloc(s->n_funcs + 1, sizeof(*g->patterns));
-	if (!g->patterns) {
-		err = -ENOMEM;
+	err = parse_patterns(g, s, msg);
+	if (err)
 		goto cleanup;
-	}
-	for (size_t i = 0; i < s->n_funcs; i++, g->n_patterns++) {
-		err = funcpattern__parse(s->funcs[i], &g->patterns[i]);
-		if (err) {
-			if (asprintf(msg, "invalid function pattern '%s'", s->funcs[i]) < 0)
-				*msg = NULL;
-			goto cleanup;
-		}
-	}
 	g->ident = probe_gen__ident(s->target);
 
 	probe__errcap_begin(&cap, s->id);
@@ -264,18 +352,7 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 	}
 	ro.binary = s->target;
 	if (s->n_py) {
-		/* The interpreter's process: its evaluator, with the Python programs. */
-		err = funcpattern__parse(PY_EVAL_FUNC, &g->patterns[g->n_patterns]);
-		if (!err)
-			g->n_patterns++;
-		g->py = err ? NULL : pytrace__new((const char *const *)s->py, s->n_py, 0, false);
-		if (!err && !g->py)
-			err = -ENOMEM;
-		if (!err)
-			err = pytrace__add_process(g->py, s->pid, NULL, false);
-		ro.binary = NULL;
-		ro.pids = &s->pid;
-		ro.n_pids = 1;
+		err = add_python(g, s, &ro);
 		if (err) {
 			*msg = probe__errcap_end(&cap);
 			goto cleanup;
@@ -307,57 +384,12 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 		pl.decode = true;
 		pl.calib = probe_calib__host();
 	}
-	if (!err && g->py) {
-		long id = pytrace__mark(g->py, g->set);
-
-		err = id < 0 ? (int)id : 0;
-		g->py_func = id < 0 ? 0 : (uint32_t)id;
-		g->pp = err ? NULL : pyprof__new((uint32_t)g->set->n_funcs, s->per_pid);
-		if (!err && !g->pp)
-			err = -ENOMEM;
-		pl.py = g->py;
-		pl.ops.py_call = on_py_call;
-	}
-	if (!err && (s->instrument == INSTR_LOG || g->py)) {
+	if (!err && g->py)
+		err = mark_python(g, s, &pl);
+	if (!err && (s->instrument == INSTR_LOG || g->py))
 		err = attach_pipeline(g, s, &cgs, &pl);
-	} else if (!err) {
-		/* Attached by the share of probes with these options on this
-		 * file (probe_pool__commit). */
-		po.per_pid = s->per_pid;
-		po.hist_arg = -1;
-		if (s->instrument == INSTR_ARG) {
-			/* at the width and sign of its C type, as profile --hist */
-			struct hist_arg ha;
-			char num[8];
-
-			snprintf(num, sizeof(num), "%d", s->arg);
-			err = hist_arg__resolve(g->set, s->arg_name ? s->arg_name : num, "arg", &ha);
-			po.hist_arg = ha.reg;
-			po.hist_bytes = ha.bytes;
-			po.hist_signed = ha.is_signed;
-		}
-		po.mem = false;
-		g->kernel_max_pids = s->per_pid ? s->max_pids * KERNEL_PID_FACTOR : 0;
-		po.max_pids = g->kernel_max_pids;
-		po.filter_pid = s->pid;
-		if (s->process)
-			snprintf(po.filter_comm, sizeof(po.filter_comm), "%s", s->process);
-		po.filter_cgroup = cg;
-		po.filter_cgroup_level = cgs.level;
-		g->po = po;
-		g->ids = calloc(g->set->n_funcs ? g->set->n_funcs : 1, sizeof(*g->ids));
-		/* the argument's register, width and sign are the profiler's own */
-		/* ... and so is the condition, last: it may hold any byte */
-		if (asprintf(&g->share_key, "%s\n%d %d %d %u %d %u %d %llu %s\n%llu:%llu\nif %s",
-			     s->target, ro.ret_choice, po.per_pid, po.hist_arg, po.hist_bytes,
-			     po.hist_signed, po.max_pids, (int)po.filter_pid,
-			     (unsigned long long)po.filter_cgroup, po.filter_comm,
-			     (unsigned long long)g->ident.dev, (unsigned long long)g->ident.ino,
-			     s->if_expr ? s->if_expr : "") < 0)
-			g->share_key = NULL;
-		if (!err && (!g->ids || !g->share_key))
-			err = -ENOMEM;
-	}
+	else if (!err)
+		err = set_share(g, s, &ro, &cgs, cg);
 	*msg = probe__errcap_end(&cap);
 	if (!err) {
 		free(*msg);
