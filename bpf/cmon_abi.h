@@ -100,6 +100,7 @@ enum cmon_record_type {
 	CMON_REC_CAPTURE_BATCH = 8, /* struct cmon_capture_batch: capture records of one CPU */
 	CMON_REC_PY_ARGS = 9, /* struct cmon_py_args_rec: a Python call's further parameters */
 	CMON_REC_PY_FUNC = 10, /* struct cmon_py_func_rec: a selected Python function made */
+	CMON_REC_PY_EXIT = 11, /* struct cmon_py_exit_rec: a traced Python process is gone */
 };
 
 /*
@@ -603,6 +604,9 @@ struct cmon_py_offsets {
 	__u32 wrapper_task;      /* TaskStepMethWrapper.sw_task */
 	__u32 method_self;       /* PyCFunctionObject.m_self */
 	__u32 task_name;         /* _asyncio's TaskObj.task_name (a str, or 3.12+ its number) */
+	/* 3.13 (0: not needed): PyTypeObject.tp_version_tag, the guard of a
+	 * `Class(...)` site that enters the class's __init__ without a call */
+	__u32 type_version;
 };
 
 /* The objects a value is recognised by: addresses in the process. */
@@ -727,11 +731,21 @@ struct cmon_py_args_rec {
 
 /* A function object made whose code object is selected (or undecided):
  * user space sends it through the vectorcall entry (cmon_py_proc). */
+/* The last thread of a process with an interpreter (py_procs) exited: its
+ * records are all before this one in the ring buffer. */
+struct cmon_py_exit_rec {
+	__u32 type; /* CMON_REC_PY_EXIT */
+	__u32 pid;
+};
+
 struct cmon_py_func_rec {
 	__u32 type; /* CMON_REC_PY_FUNC */
 	__u32 pid, tid;
 	__u32 stopped; /* the process was sent SIGSTOP */
 	__u64 func, code;
+	/* 0: FUNC made; else FUNC (a traced __init__, CMON_PY_VF_INIT) called
+	 * with an instance of class CLS, which has a version tag (3.13) */
+	__u64 cls;
 };
 
 /* A code object the kernel met for the first time in process PID: user
@@ -800,9 +814,13 @@ struct cmon_py_code_key {
  * function for the patterns: the verdict stands.) */
 struct cmon_py_verdict_val {
 	__u32 verdict; /* enum cmon_py_verdict */
-	__u32 pad;
+	__u32 flags;   /* CMON_PY_VF_*, set by user space */
 	__u64 fp;
 };
+
+/* A traced method __init__ (3.13): a call of it with a class that has a
+ * version tag is announced (struct cmon_py_func_rec's cls). */
+#define CMON_PY_VF_INIT 1u
 
 enum cmon_py_verdict {
 	CMON_PY_PENDING = 1, /* user space has not decided yet: recorded, filtered there */

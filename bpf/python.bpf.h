@@ -56,6 +56,22 @@ struct {
 	__type(value, struct cmon_py_verdict_val);
 } py_code SEC(".maps");
 
+/* 3.13: the classes a traced __init__ was called with, announced, by
+ * (process, class): the version tag they had then (a class's next one, or
+ * a class made at a freed one's address, is announced again). */
+struct py_class_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 cls;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct py_class_key);
+	__type(value, __u32);
+} py_init_classes SEC(".maps");
+
 /* Calls lost, per code object: user space names them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -121,6 +137,25 @@ static __always_inline struct cmon_py_proc *py_proc(struct task_struct *task, __
 	if (p)
 		p->stop = 0;
 	return p;
+}
+
+/* The last thread of process TASK is gone: its interpreter's entry goes,
+ * and user space is told (after its last record) to let go of it too: a
+ * program forking thousands of children keeps maps as large as its live
+ * ones. */
+static __always_inline void py_exit(struct task_struct *task)
+{
+	__u32 pid = task->tgid;
+	struct cmon_py_exit_rec *r;
+
+	if (BPF_CORE_READ(task, signal, live.counter) || bpf_map_delete_elem(&py_procs, &pid))
+		return;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r)
+		return; /* (user space keeps what it knew of it) */
+	r->type = CMON_REC_PY_EXIT;
+	r->pid = pid;
+	bpf_ringbuf_submit(r, 0);
 }
 
 static __always_inline void py_read_bytes(struct cmon_py_val *v, __u64 src, __u64 n,
@@ -1438,6 +1473,17 @@ int BPF_KPROBE(cmon_py_exit)
 	return py_leave(PT_REGS_SP(ctx) - 8, PT_REGS_RC(ctx), ts, bpf_get_attach_cookie(ctx));
 }
 
+/* The evaluator's return instruction (inherited probes, links.c): the
+ * return address not popped yet; no return probe is held, so calls at any
+ * depth are seen. */
+SEC("uprobe")
+int BPF_KPROBE(cmon_py_ret_insn)
+{
+	__u64 ts = bpf_ktime_get_ns();
+
+	return py_leave(PT_REGS_SP(ctx), PT_REGS_RC(ctx), ts, bpf_get_attach_cookie(ctx));
+}
+
 /* Both in one uprobe session: a call not selected gets no return probe,
  * so the kernel's 64 nested ones go to selected calls only. */
 SEC("uprobe")
@@ -1453,6 +1499,58 @@ int BPF_KPROBE(cmon_py_eval)
 
 /* ---- the vectorcall entry (3.12+) ---- */
 
+/*
+ * 3.13: FUNC, a traced __init__ (CODE), called with ARGS[0] an instance of
+ * a class that has a version tag: that class's `Class(...)` sites could be
+ * specialized to enter FUNC without a call (CALL_ALLOC_AND_ENTER_INIT,
+ * guarded by that tag alone).  Announced once per (class, tag), the
+ * process stopped until user space has taken the tag away.  The first
+ * call at a site is never specialized: it comes here first.
+ */
+static __noinline int py_init_class(__u64 func, __u64 code, __u64 args, __u64 nargs)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), self = 0, cls = 0;
+	struct cmon_py_code_key key = { .pid = pid_tgid >> 32, .code = code };
+	struct py_class_key ck = { .pid = pid_tgid >> 32 };
+	struct cmon_py_verdict_val *v;
+	struct cmon_py_func_rec *r;
+	struct cmon_py_proc *p;
+	__u32 tag = 0, *was, stop;
+
+	if (!targ_py.type_version || !nargs || !args)
+		return 0;
+	v = bpf_map_lookup_elem(&py_code, &key);
+	if (!v || !(v->flags & CMON_PY_VF_INIT))
+		return 0;
+	if (bpf_probe_read_user(&self, 8, (void *)args) || !self ||
+	    bpf_probe_read_user(&cls, 8, (void *)(self + targ_py.obj_type)) || !cls ||
+	    bpf_probe_read_user(&tag, 4, (void *)(cls + targ_py.type_version)) || !tag)
+		return 0;
+	ck.cls = cls;
+	was = bpf_map_lookup_elem(&py_init_classes, &ck);
+	if (was && *was == tag)
+		return 0;
+	p = py_proc(bpf_get_current_task_btf(), ck.pid);
+	if (!p)
+		return 0;
+	r = reserve_waiting(sizeof(*r));
+	if (!r)
+		return 0; /* announced at its next call */
+	bpf_map_update_elem(&py_init_classes, &ck, &tag, BPF_ANY);
+	stop = !!(p->flags & CMON_PY_PROC_STOP_NEWFUNC);
+	r->type = CMON_REC_PY_FUNC;
+	r->pid = ck.pid;
+	r->tid = (__u32)pid_tgid;
+	r->func = func;
+	r->code = code;
+	r->cls = cls;
+	r->stopped = stop;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	if (stop)
+		bpf_send_signal(CMON_SIGSTOP);
+	return 0;
+}
+
 static __always_inline int py_vc_enter(struct pt_regs *ctx, __u64 cookie)
 {
 	struct py_call *c = py_call_new();
@@ -1465,6 +1563,7 @@ static __always_inline int py_vc_enter(struct pt_regs *ctx, __u64 cookie)
 	c->kwnames = PT_REGS_PARM4(ctx);
 	if (bpf_probe_read_user(&c->code, 8, (void *)(c->func + targ_py.func_code)))
 		c->code = 0;
+	py_init_class(c->func, c->code, c->args, c->nargs);
 	return py_enter_call(c, PT_REGS_SP(ctx), cookie);
 }
 
@@ -1533,6 +1632,7 @@ int BPF_KPROBE(cmon_py_newfunc)
 	r->tid = (__u32)pid_tgid;
 	r->func = func;
 	r->code = code;
+	r->cls = 0;
 	r->stopped = stop;
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	if (stop)

@@ -677,5 +677,6 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cmon_thread_exit, struct task_struct *task)
 {
 	thread_gone(task);
+	py_exit(task);
 	return 0;
 }

@@ -35,14 +35,15 @@ SLOW = float(os.environ.get("CMON_IT_TIME_SCALE") or 1)
 CMON = os.path.abspath(os.environ.get("CMON") or os.path.join(OUT, "cmon"))
 TARGETS = os.path.join(OUT, "targets")
 
-COLUMNS = ["ts_ns", "pid", "tid", "comm", "func", "depth", "arg0", "arg1", "arg2",
+# "schema" first: the files' version (docs/cmon-output.md, Schema)
+COLUMNS = ["schema", "ts_ns", "pid", "tid", "comm", "func", "depth", "arg0", "arg1", "arg2",
            "arg3", "arg4", "arg5", "ret", "latency_ns", "latency_lt_ns", "rss_entry", "rss_exit",
            "vms_entry", "vms_exit", "status", "module"]
 STRING_COLUMNS = {"comm", "func", "status", "module"}
 # CSV of typed values (DWARF): no registers, "ret" as the function's type
 TYPED_COLUMNS = [c for c in COLUMNS if not (c.startswith("arg") and c[3:].isdigit())]
 # the long CSV: a row per value
-LONG_COLUMNS = ["call", "ts_ns", "pid", "tid", "comm", "func", "depth", "latency_ns",
+LONG_COLUMNS = ["schema", "call", "ts_ns", "pid", "tid", "comm", "func", "depth", "latency_ns",
                 "latency_lt_ns", "rss_entry", "rss_exit", "vms_entry", "vms_exit", "status", "module", "name",
                 "value"]
 MiB = 1 << 20

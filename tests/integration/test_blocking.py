@@ -115,7 +115,7 @@ def test_blocking_timeout_capture_keeps_every_call():
         code, out, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
         eq(code, 0, "export: %s" % err)
         calls = [json.loads(line) for line in read_text(store + "-json/add.jsonl").splitlines()]
-        eq([(c["a"], c["ret"]) for c in calls], [(i, i + 1) for i in range(N)],
+        eq([(c["args"]["a"], c["retval"]) for c in calls], [(i, i + 1) for i in range(N)],
            "every call in the store, with its own return")
     finally:
         bg.kill()

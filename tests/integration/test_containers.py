@@ -206,7 +206,7 @@ def test_cgroup_debug_file_in_the_container():
             code, _, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
             eq(code, 0, "cmon export -F json: exit status (%s)" % err)
             rows = [json.loads(l) for l in read_text(store + "-json/sum_ints.jsonl").splitlines()]
-            eq([(r["n"], r["pid"], r["arg_n"], r["ret"], r["cgroup"]) for r in rows],
+            eq([(r["call"], r["pid"], r["args"]["n"], r["retval"], r["cgroup"]) for r in rows],
                [(1, pid, 4, 100, rel(lab.group("A"))), (2, pid, 4, 100, rel(lab.group("A")))],
                "cmon export -F json: each call's cgroup")
             code, _, err = cmon(["export", store, "-F", "csv", "-o", store + "-csv"])

@@ -6,6 +6,7 @@ exact calls kept."""
 import csv
 import io
 import json
+import os
 import re
 
 from cmonlib import check, eq, target, trace
@@ -121,7 +122,7 @@ def test_export_time_range_every_input():
 
 
 def test_export_filter_bad_values():
-    from cmonlib import cmon
+    from cmonlib import cmon, tmpfile
     paths, _ = _recordings()
     for kind, path in paths.items():
         for extra, msg in [
@@ -136,9 +137,59 @@ def test_export_filter_bad_values():
                  "call (1.5) or @TS_NS, not '-1'\n")]:
             code, out, err = cmon(["export", path, "-F", "tree"] + extra)
             eq((code, out, err), (2, "", msg), "%s %s" % (kind, extra))
-    code, out, err = cmon(["export", paths["store"], "-F", "csv", "--func", "fact"])
+    code, out, err = cmon(["export", paths["store"], "--per-call", tmpfile("pc"), "--func", "fact"])
     eq((code, err), (2, "cmon: export: --func, --since, --until and --if choose the calls of "
-                        "-F chrome|tree|folded|text\n"), "a filter on the tables")
+                        "-F FMT, not of --per-call\n"), "a filter on --per-call")
+
+
+def _table_rows(folder, fmt):
+    """{func: [(n or x, retval)]} of the tables `export -F FMT` wrote to
+    FOLDER (index.json names them), and the index's (name, calls)."""
+    with open(os.path.join(folder, "index.json")) as f:
+        index = json.load(f)
+    out = {}
+    for e in index["functions"]:
+        with open(os.path.join(folder, e["path"]), newline="") as f:
+            if fmt == "csv":
+                rows = list(csv.DictReader(f))
+                eq({r["schema"] for r in rows}, {"1"}, "%s: schema" % e["path"])
+                got = [(int(r.get("args.n") or r.get("args.x")), int(r["ret"]), r["status"])
+                       for r in rows]
+            else:
+                rows = [json.loads(l) for l in f]
+                eq({r["schema"] for r in rows}, {1}, "%s: schema" % e["path"])
+                got = [(list(r["args"].values())[0], r["retval"], r["status"]) for r in rows]
+        out[e["name"]] = sorted(got)
+    return out, [(e["name"], e["calls"]) for e in index["functions"]]
+
+
+def test_export_tables_of_every_input_filtered():
+    """`export -F csv|json` of a store, a JSON Lines trace and trace CSVs
+    (long and wide), --func, --if and --since applied: a table per function
+    kept, with exactly the calls kept (they were refused for a trace file,
+    and a filter refused for every input)."""
+    from cmonlib import cmon, tmpfile
+    paths, times = _recordings()
+    for kind, path in paths.items():
+        ts = times[kind]
+        rel = "%.9f" % ((ts[5][0] - ts[0][0]) / 1e9)  # outer's entry
+        for fmt in ("csv", "json"):
+            folder = tmpfile("tables-%s-%s" % (kind, fmt))
+            code, _, err = cmon(["export", path, "-F", fmt, "-o", folder, "--func", "fact",
+                                 "--if", "n <= 2 || ret == 120"])
+            eq((code, err), (0, "cmon: exported 3 calls of 1 function to %s\n" % folder),
+               "%s -F %s --func --if" % (kind, fmt))
+            eq(_table_rows(folder, fmt), ({"fact": [(1, 1, "ok"), (2, 2, "ok"), (5, 120, "ok")]},
+                                          [("fact", 3)]), "%s -F %s: fact's calls kept" % (kind, fmt))
+            folder = tmpfile("tables-since-%s-%s" % (kind, fmt))
+            code, _, err = cmon(["export", path, "-F", fmt, "-o", folder, "--since", rel])
+            eq((code, err), (0, "cmon: exported 3 calls of 3 functions to %s\n" % folder),
+               "%s -F %s --since" % (kind, fmt))
+            rows, index = _table_rows(folder, fmt)
+            eq(rows, {"outer": [(10, 25, "ok")], "middle": [(10, 22, "ok")],
+                      "leaf": [(10, 11, "ok")]}, "%s -F %s --since: the calls" % (kind, fmt))
+            eq(sorted(index), [("leaf", 1), ("middle", 1), ("outer", 1)],
+               "%s -F %s --since: the index" % (kind, fmt))
 
 
 def test_export_reads_a_trace_csv():
@@ -212,3 +263,63 @@ def test_export_raw_csv_registers():
         eq((code, err), (0, "cmon: exported 2 calls to stdout\n"), "%s: --if arg0" % shape)
         calls = [(c["func"], c["args"].split(",")[0], c["ret"]) for c in parse_tree(out)]
         eq(calls, [("fact", "3", "6"), ("leaf", "10", "11")], "%s: the calls\n%s" % (shape, out))
+
+
+def test_trace_csv_captures_round_trip():
+    """A trace CSV whose captured string holds a line end, a comma and
+    quotes (and whose s parameter a line end): export reads the captures.*,
+    truncated and faults columns (it skipped them) into -F json, -F csv and
+    the views, and the report reads the CSV with the same reader (its own
+    split lines and lost the call at the quoted line end)."""
+    from cmonlib import cmon, tmpfile
+    from test_report import page_data
+    src, _ = _trace_csv(["greet"], [target("typed_O2"), "all"],
+                        ["--capture", "t=s:str", "--strlen", "4"], "caps-src.csv")
+    with open(src, newline="") as f:
+        rows = list(csv.reader(f))
+    head = rows[0]
+    eq(len(rows), 2, "one call of greet")
+    cap = 'a,b "q"\nline2'
+    rows[1][head.index("captures.t")] = cap  # the string a program could have held
+    path = tmpfile("caps.csv")
+    with open(path, "w", newline="") as f:
+        csv.writer(f, lineterminator="\r\n").writerows(rows)
+    want = {"s": rows[1][head.index("args.s")], "t": cap,
+            "truncated": rows[1][head.index("truncated")]}
+    eq(want["truncated"], "s", "--strlen 4 cut s")
+    folder = tmpfile("caps-json")
+    code, _, err = cmon(["export", path, "-F", "json", "-o", folder])
+    eq((code, err), (0, "cmon: exported 1 call of 1 function to %s\n" % folder), "export -F json")
+    rec = json.loads(read_text_(os.path.join(folder, "greet.jsonl")))
+    eq((rec["args"]["s"], rec["captures"], rec["truncated"], rec["retval"]),
+       (want["s"], {"t": cap}, ["s"], 10), "the JSON line")
+    folder = tmpfile("caps-csv")
+    code, _, err = cmon(["export", path, "-F", "csv", "-o", folder])
+    eq((code, err), (0, "cmon: exported 1 call of 1 function to %s\n" % folder), "export -F csv")
+    with open(os.path.join(folder, "greet.csv"), newline="") as f:
+        (out,) = list(csv.DictReader(f))
+    eq((out["args.s"], out["captures.t"], out["truncated"], out["ret"]),
+       (want["s"], cap, "s", "10"), "the CSV row")
+    code, tree, err = cmon(["export", path, "-F", "tree"])
+    eq(code, 0, "export -F tree (%s)" % err)
+    check('captures={"t":"a,b \\"q\\"\\nline2"} truncated=["s"]' in tree, tree)
+    page = tmpfile("caps.html")
+    code, _, err = cmon(["report", path, "-o", page])
+    eq((code, err), (0, "cmon: report of 1 source written to %s\n" % page), "report")
+    d = page_data(page)
+    eq([(s["kind"], s["items"]) for s in d["sources"]], [("trace CSV", 1)], "the report's source")
+    eq([(r["func"], r["calls"]) for r in d["trace"]["table"]], [("greet", 1)], "the report's table")
+    # a trace killed while writing a record: the report leaves that record out
+    cut = tmpfile("caps-cut.csv")
+    text = read_text_(path)
+    with open(cut, "w", newline="") as f:
+        f.write(text + text[text.index("\r\n") + 2:][:60])
+    code, _, err = cmon(["report", cut, "-o", page])
+    eq((code, err), (0, "cmon: report of 1 source written to %s\n" % page), "report of a cut CSV")
+    eq([(s["kind"], s["items"]) for s in page_data(page)["sources"]], [("trace CSV", 1)],
+       "the cut record left out")
+
+
+def read_text_(path):
+    with open(path, newline="") as f:  # CSV: its CRLF kept
+        return f.read()

@@ -261,7 +261,7 @@ def test_on_change_of_ret_and_capture():
     code, out, err = cmon(["export", store, "-F", "json", "-o", store + "-json"])
     eq(code, 0, err)
     rows = [json.loads(l) for l in read_text(store + "-json/handle.jsonl").splitlines()]
-    eq([(r["ret"], r["r"]["method"], r["r"]["tag"]) for r in rows],
+    eq([(r["retval"], r["args"]["r"]["method"], r["args"]["r"]["tag"]) for r in rows],
        [(2, "POST", "t1"), (6, "POST", "t5")], "the two POST calls stored, with their struct")
 
 

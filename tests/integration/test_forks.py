@@ -301,7 +301,7 @@ def test_capture_store_per_child():
             rows = [json.loads(l) for l in
                     read_text(os.path.join(store + "-json", "f.jsonl")).splitlines()]
             eq({r["pid"] for r in rows}, {int(store.rsplit(".", 1)[1])}, "pids in %s" % store)
-            got[len(rows)] = [r["i"] for r in rows]
+            got[len(rows)] = [r["args"]["i"] for r in rows]
     eq(got, {5: [200, 201, 202, 203, 204], 3: [100, 101, 102]}, "calls per store")
 
 

@@ -11,7 +11,7 @@ from cmonlib import (CMON, HERE, bpf_snapshot, assert_no_leak, check, cmon, eq, 
 
 FEATURES = ["btf", "uprobe_multi", "uprobe_session", "sleepable_uprobe", "rdonly_cast",
             "copy_from_user_str", "user_dynptr_reads", "sched_prepare_exec", "exec_fentry",
-            "probe_write_user", "hw_breakpoint"]
+            "probe_write_user", "hw_breakpoint", "inherited_uprobes"]
 
 
 class _PerfAttr(ctypes.Structure):

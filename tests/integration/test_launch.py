@@ -74,7 +74,7 @@ def test_launch_csv():
     eq(res.stdout, untraced, "program output")
     check_calls_rows(res.rows)
     check_clean_summary(res, {"add": (2, 2, 0), "six": (1, 1, 0), "negate": (1, 1, 0)})
-    check(res.text.startswith("ts_ns,pid,"), "CSV starts with its header")
+    check(res.text.startswith("schema,ts_ns,pid,"), "CSV starts with its header")
 
 
 def test_launch_json():

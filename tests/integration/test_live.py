@@ -267,7 +267,7 @@ def test_one_store_per_process():
         eq(code, 0, "export of %s (%s)" % (store, err))
         rows = [json.loads(l) for l in read_text(os.path.join(store + "-json", "add.jsonl"))
                 .splitlines()]
-        eq([(r["pid"], r["a"]) for r in rows], [(p.pid, i) for i in range(n)],
+        eq([(r["pid"], r["args"]["a"]) for r in rows], [(p.pid, i) for i in range(n)],
            "calls in %s" % store)
 
 

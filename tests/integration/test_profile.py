@@ -11,11 +11,11 @@ import time
 from cmonlib import (HANG, MiB, Background, WaitTarget, assert_no_leak, bpf_snapshot, check, cmon,
                      eq, read_text, stderr_lines, target, tmpfile)
 
-PROFILE_CSV = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
+PROFILE_CSV = ["schema", "report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
                "noreturn", "lost", "total_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns",
                "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist",
                "arg_out_of_range", "filtered", "latency_spread_ns", "ts_ns"]
-PROFILE_JSON = ["report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
+PROFILE_JSON = ["schema", "report", "elapsed_s", "final", "func", "module", "pid", "calls", "returns",
                 "noreturn", "lost", "total_ns", "min_ns", "mean_ns", "p50_ns", "p90_ns",
                 "p99_ns", "p999_ns", "max_ns", "rss_growth_bytes", "arg_hist",
                 "latency_spread_ns", "ts_ns"]

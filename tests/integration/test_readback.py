@@ -45,9 +45,21 @@ def _tables(store, fmt):
         if fmt == "csv":
             rows = list(csv.reader(io.StringIO(text, newline="")))
             return [dict(zip(rows[0], r)) for r in rows[1:]], rows[0]
-        recs = [json.loads(l) for l in text.splitlines()]
+        recs = [_flat(json.loads(l)) for l in text.splitlines()]
         return recs, list(recs[0].keys()) if recs else []
     return table
+
+
+def _flat(rec):
+    """A JSON record with its parameters and captures named as CSV names
+    them (args.NAME, captures.NAME), in the record's order."""
+    out = {}
+    for k, v in rec.items():
+        if k in ("args", "captures"):
+            out.update(("%s.%s" % (k, n), x) for n, x in v.items())
+        else:
+            out[k] = v
+    return out
 
 
 def test_capture_untyped_keeps_registers():
@@ -71,12 +83,11 @@ def test_capture_untyped_keeps_registers():
                  "    hex  68 69 0a 00 ff 01 02 03 04 05 06 07 80"], "show sum_buf 1")
     for fmt in ("csv", "json"):
         rows, head = _tables(store, fmt)("sum_buf")
-        cols = (["arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "s", "data"] if fmt == "json"
-                else ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5"])
-        eq(head[7:15] if fmt == "json" else head[6:12], cols, "sum_buf %s columns" % fmt)
+        cols = ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5"]
+        eq(head[7:13], cols, "sum_buf %s columns" % fmt)
         eq(len(rows), 1, "sum_buf %s rows" % fmt)
         r = rows[0]
-        want = {"ret": 630, "arg1": 13, ("data" if fmt == "json" else "captures.data"): BUF13_HEX}
+        want = {"ret": 630, "arg1": 13, "captures.data": BUF13_HEX}
         if fmt == "csv":
             want = {k: str(v) for k, v in want.items()}
         eq({k: r[k] for k in want}, want, "sum_buf %s row" % fmt)
@@ -89,18 +100,26 @@ def test_export_includes_captures():
                      ["text=s:str", "data=buf:len", "v=values[n]"])
     for fmt in ("csv", "json"):
         table = _tables(store, fmt)
-        # CSV: trace's names (args.NAME, captures.NAME) after its 15 columns
-        at, a, c = (15, "args.", "captures.") if fmt == "csv" else (7, "", "")
+        # trace's names (args.NAME, captures.NAME), in CSV after its 16
+        # columns (JSON: trace's nesting, "args" then "retval", "captures")
+        a, c = "args.", "captures."
+
+        def named(head):
+            at = 16 if fmt == "csv" else 0
+            return [h for h in head[at:] if h.startswith((a, c))]
+        at = 0
         rows, head = table("greet")
+        head = named(head)
         eq(head[at:at + 3], [a + "s", a + "none", c + "text"], "greet %s columns" % fmt)
         eq(rows[0][c + "text"], S_TEXT, "greet text (%s)" % fmt)
         rows, head = table("sum_buf")
+        head = named(head)
         eq(head[at:at + 3], [a + "buf", a + "len", c + "data"], "sum_buf %s columns" % fmt)
         eq(rows[0][c + "data"], BUF13_HEX, "sum_buf data (%s)" % fmt)
         rows, head = table("sum_ints")
-        eq(head[at:at + 3], [a + "values", a + "n" if a else "arg_n", c + "v"],
-           "sum_ints %s columns" % fmt)
-        got = [r["v"] if fmt == "json" else json.loads(r[c + "v"]) for r in rows]
+        head = named(head)
+        eq(head[at:at + 3], [a + "values", a + "n", c + "v"], "sum_ints %s columns" % fmt)
+        got = [r[c + "v"] if fmt == "json" else json.loads(r[c + "v"]) for r in rows]
         eq(got, [V1, V2], "sum_ints v (%s)" % fmt)
 
 
@@ -362,3 +381,57 @@ def test_capture_errors_one_line():
             eq(len(lines), 1, "%s --capture %s: one error line: %r" % (cmd, spec, lines))
             check(needle in lines[0], "%r in %r" % (needle, lines[0]))
             eq(code, status, "%s --capture %s: exit status" % (cmd, spec))
+
+
+# A run's own values: the same calls in two runs differ in them.
+_PER_RUN = {"ts_ns", "pid", "tid", "latency_ns", "latency_lt_ns", "rss_entry", "rss_exit",
+            "vms_entry", "vms_exit"}
+_REGISTERS = {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "ret"}
+
+
+def _addresses_masked(v):
+    """V with its pointers (a run's addresses, "0x...") as "0x"."""
+    if isinstance(v, dict):
+        return {k: _addresses_masked(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_addresses_masked(x) for x in v]
+    return "0x" if isinstance(v, str) and re.match(r"0x[0-9a-f]+$", v) else v
+
+
+def test_export_json_is_trace_json():
+    """`export -F json` of a store writes trace -F json's lines: the same
+    keys in the same order (args {NAME: value} nested, retval, captures;
+    it wrote bare names, arg_n, and its own "n") and the same values for
+    the same calls, plus "call", the call's number in the store.  The
+    registers (arg0..arg5, ret) are null: a store keeps typed values, not
+    registers; depth is null (a store keeps no nesting)."""
+    funcs = ["eight", "chars", "greet", "nested", "paint", "sum_ints"]
+    cap = ["--capture", "v=values[n]"]
+    folder = os.path.dirname(tmpfile("x"))
+    code, _, err = cmon(["trace", "-q", "-F", "json", "-o", os.path.join(folder, "tj.%f.jsonl")]
+                        + funcs_args(funcs) + cap + ["--", target("typed_O2"), "all"])
+    eq((code, err), (0, ""), "trace: exit status and stderr")
+    store, out = tmpfile("tj-store"), tmpfile("tj-export")
+    code, _, err = cmon(["capture", "-q", "-o", store] + funcs_args(funcs) + cap
+                        + ["--", target("typed_O2"), "all"])
+    eq(code, 0, "capture (%s)" % err)
+    code, _, err = cmon(["export", store, "-F", "json", "-o", out])
+    eq(code, 0, "export (%s)" % err)
+    for f in funcs:
+        with open(os.path.join(folder, "tj.%s.jsonl" % f)) as t:
+            traced = [json.loads(l) for l in t]
+        with open(os.path.join(out, f + ".jsonl")) as e:
+            exported = [json.loads(l) for l in e]
+        eq(len(exported), len(traced), "%s: calls" % f)
+        check(traced, "%s: no calls traced" % f)
+        for n, (t, e) in enumerate(zip(traced, exported), 1):
+            eq(list(e), list(t) + ["call"], "%s call %d: the keys" % (f, n))
+            same = [k for k in t if k not in _PER_RUN | _REGISTERS | {"depth"}]
+            eq({k: _addresses_masked(e[k]) for k in same},
+               {k: _addresses_masked(t[k]) for k in same}, "%s call %d: the values" % (f, n))
+            eq(({k: e[k] for k in _REGISTERS}, e["depth"], e["call"]),
+               ({k: None for k in _REGISTERS}, None, n), "%s call %d: registers, depth, call"
+               % (f, n))
+    with open(os.path.join(out, "sum_ints.jsonl")) as e:
+        eq([(r["args"]["n"], r["retval"], r["captures"]) for r in map(json.loads, e)],
+           [(5, 39997, {"v": V1}), (3, 24, {"v": V2})], "sum_ints' values")

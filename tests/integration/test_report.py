@@ -431,7 +431,7 @@ def test_report_of_a_long_csv():
     code, _, err = cmon(["trace", "-q", "-F", "csv", "-o", csv_, "--func", "fact", "--func",
                          "outer", "--", target("calls"), "recurse"])
     eq(code, 0, "trace (%s)" % err)
-    check(read_text(csv_).startswith("call,ts_ns,"), "the long shape")
+    check(read_text(csv_).startswith("schema,call,ts_ns,"), "the long shape")
     page = tmpfile("long.html")
     code, _, err = cmon(["report", csv_, "-o", page])
     eq(code, 0, "report (%s)" % err)

@@ -9,7 +9,7 @@ import re
 import stat
 import subprocess
 
-from cmonlib import HANG, OUT, Skip, check, cmon, eq, run, stderr_lines, tmpfile
+from cmonlib import COLUMNS, HANG, OUT, Skip, check, cmon, eq, run, stderr_lines, tmpfile
 
 STORE_FILL = os.path.join(OUT, "tests", "store_fill")
 PYTHON = "/usr/bin/python3"
@@ -344,21 +344,21 @@ def test_store_export_csv_json():
     check(text.endswith("\r\n"), "CSV ends with CRLF")
     rows = list(csv.reader(io.StringIO(text, newline="")))
     # trace -F csv's columns (-o 'x.%f.csv'), and the call's number in the store
-    eq(rows[0], ["ts_ns", "pid", "tid", "comm", "func", "depth", "ret", "latency_ns",
+    eq(rows[0], ["schema", "ts_ns", "pid", "tid", "comm", "func", "depth", "ret", "latency_ns",
                  "latency_lt_ns", "rss_entry", "rss_exit", "vms_entry", "vms_exit", "status",
                  "module", "args.buf", "args.len", "args.flags", "truncated", "faults",
                  "unavailable", "call"], "header")
-    eq(rows[1], ["1700000000000001000", "100", "101", "app", "parse_request", "", "0", "1500",
+    eq(rows[1], ["1", "1700000000000001000", "100", "101", "app", "parse_request", "", "0", "1500",
                  "", "4096", "8192", "100000", "100000", "ok", "app", "GET /a", "6", "-1",
                  "", "", "", "1"], "row 1")
-    eq(rows[2][15:18], ['a,b "q"\nline2', "18446744073709551615", "2147483647"], "row 2 args")
-    eq(rows[3][6:8] + rows[3][13:14], ["", "", "noreturn"], "row 3 ret, latency, status")
+    eq(rows[2][16:19], ['a,b "q"\nline2', "18446744073709551615", "2147483647"], "row 2 args")
+    eq(rows[3][7:9] + rows[3][14:15], ["", "", "noreturn"], "row 3 ret, latency, status")
     eq(len(rows), 4, "rows")
     with open(os.path.join(out_dir, "kill_proc.csv"), newline="") as f:
         rows = list(csv.reader(f))
-    eq(rows[0][15:17], ["args.pid", "args.sig"], "a parameter named pid gets its own column")
-    eq(rows[1][1], "100", "pid column")
-    eq(rows[1][15:17], ["4242", "9"], "kill_proc args")
+    eq(rows[0][16:18], ["args.pid", "args.sig"], "a parameter named pid gets its own column")
+    eq(rows[1][2], "100", "pid column")
+    eq(rows[1][16:18], ["4242", "9"], "kill_proc args")
     # JSON Lines, default folder RUN-json.
     code, out, err = cmon(["export", path, "-F", "json"])
     eq(code, 0, "exit status (%s)" % err)
@@ -367,13 +367,14 @@ def test_store_export_csv_json():
     with open(os.path.join(jdir, "parse_request.jsonl")) as f:
         recs = [json.loads(l) for l in f]
     eq(len(recs), 3, "records")
-    eq(recs[1]["len"], 18446744073709551615, "64-bit value")
-    eq(recs[1]["buf"], 'a,b "q"\nline2', "string value")
-    eq(recs[2]["latency_ns"], None, "noreturn latency")
-    eq(list(recs[0].keys()), ["n", "pid", "tid", "ts_ns", "latency_ns", "status", "ret", "buf",
-                              "len", "flags", "rss_entry", "rss_exit", "vms_entry", "vms_exit",
-                              "truncated", "faults"], "keys")
-    eq((recs[0]["truncated"], recs[0]["faults"]), ([], []), "no notes")
+    eq(recs[1]["args"]["len"], 18446744073709551615, "64-bit value")
+    eq(recs[1]["args"]["buf"], 'a,b "q"\nline2', "string value")
+    eq((recs[2]["latency_ns"], recs[2]["status"]), (None, "noreturn"), "noreturn latency")
+    # trace -F json's keys (the registers null: a store keeps typed values),
+    # and the call's number in the store
+    eq(list(recs[0].keys()), COLUMNS + ["args", "retval", "call"], "keys")
+    eq(list(recs[0]["args"]), ["buf", "len", "flags"], "parameters")
+    eq(("truncated" in recs[0], "faults" in recs[0]), (False, False), "no notes")
 
 
 def test_store_export_on_a_full_disk_says_why():

@@ -1101,12 +1101,12 @@ static void test_export_columns_from_first_call(void **state)
 	assert_non_null(text);
 	text[len] = '\0';
 	assert_string_equal(text,
-			    "ts_ns,pid,tid,comm,func,depth,ret,latency_ns,latency_lt_ns,rss_entry,"
+			    "schema,ts_ns,pid,tid,comm,func,depth,ret,latency_ns,latency_lt_ns,rss_entry,"
 			    "rss_exit,vms_entry,vms_exit,status,module,args.a,args.b,truncated,faults,"
 			    "unavailable,call\r\n"
-			    "1700000000000000000,7,7,app,f,,0,10,,1,1,2,2,ok,app,1,2,,,,1\r\n"
-			    "1700000000000000001,7,7,app,f,,0,10,,1,1,2,2,ok,app,3,4,,,,2\r\n"
-			    "1700000000000000002,7,7,app,f,,0,10,,1,1,2,2,ok,app,5,6,,,,3\r\n");
+			    "1,1700000000000000000,7,7,app,f,,0,10,,1,1,2,2,ok,app,1,2,,,,1\r\n"
+			    "1,1700000000000000001,7,7,app,f,,0,10,,1,1,2,2,ok,app,3,4,,,,2\r\n"
+			    "1,1700000000000000002,7,7,app,f,,0,10,,1,1,2,2,ok,app,5,6,,,,3\r\n");
 	free(text);
 	free(csv);
 	free(out);

@@ -164,6 +164,41 @@ static void test_hmap(void **state)
 	assert_null(hmap__find(&m, "k1", 2));
 }
 
+/* Keys added and removed by turns (a child's entry dropped when it exits):
+ * the map stays as large as what it holds, and every key left is found. */
+static void test_hmap_del(void **state)
+{
+	struct hmap m = {};
+	char key[32];
+
+	(void)state;
+	for (int i = 0; i < 100000; i++) {
+		snprintf(key, sizeof(key), "%d", i);
+		assert_non_null(hmap__get(&m, key, strlen(key), NULL));
+		*hmap__get(&m, key, strlen(key), NULL) = (uint64_t)i;
+		if (i >= 40) { /* 40 alive at a time */
+			snprintf(key, sizeof(key), "%d", i - 40);
+			assert_true(hmap__del(&m, key, strlen(key)));
+			assert_false(hmap__del(&m, key, strlen(key)));
+		}
+	}
+	assert_int_equal(m.n, 40);
+	assert_int_equal(m.cap, 64);
+	for (int i = 0; i < 100000; i++) {
+		uint64_t *v;
+
+		snprintf(key, sizeof(key), "%d", i);
+		v = hmap__find(&m, key, strlen(key));
+		if (i < 100000 - 40) {
+			assert_null(v);
+		} else {
+			assert_non_null(v);
+			assert_int_equal(*v, (uint64_t)i);
+		}
+	}
+	hmap__release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_hold_bound_cuts),
 		cmocka_unit_test(test_hmap),
+		cmocka_unit_test(test_hmap_del),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

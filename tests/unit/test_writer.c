@@ -75,15 +75,15 @@ static void test_csv_records(void **state)
 	char *out = render(OUT_CSV, records, ARRAY_SIZE(records));
 
 	assert_string_equal(out,
-		"ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret,"
+		"schema,ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret,"
 		"latency_ns,latency_lt_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module\r\n"
-		"1700000000123456789,4242,4243,app,main,0,1,-2,-9223372036854775808,"
+		"1,1700000000123456789,4242,4243,app,main,0,1,-2,-9223372036854775808,"
 		"9223372036854775807,0,-1,-22,1234,,4096,8192,100000,200000,ok,app\r\n"
-		"1700000000223456789,1,2,\"a,b\"\"c\",\"x\r\ny\",,-1,-100,3,4,5,"
+		"1,1700000000223456789,1,2,\"a,b\"\"c\",\"x\r\ny\",,-1,-100,3,4,5,"
 		"-9223372036854775808,,,,4096,,100000,,noreturn,\" lib\x01.so \"\r\n"
-		"1,4294967295,3,\xff\xc0\x80,\xe2\x82,7,0,0,0,0,0,0,,,,0,,0,,entry,"
+		"1,1,4294967295,3,\xff\xc0\x80,\xe2\x82,7,0,0,0,0,0,0,,,,0,,0,,entry,"
 		"é€😀\r\n"
-		"0,0,0,t,tail,2,10,20,30,40,50,60,,5000,5100,100,200,300,"
+		"1,0,0,0,t,tail,2,10,20,30,40,50,60,,5000,5100,100,200,300,"
 		"18446744073709551615,tailcall,m\r\n");
 	free(out);
 }
@@ -93,14 +93,14 @@ static void test_json_records(void **state)
 	char *out = render(OUT_JSON, records, ARRAY_SIZE(records));
 
 	assert_string_equal(out,
-		"{\"ts_ns\":1700000000123456789,\"pid\":4242,\"tid\":4243,"
+		"{\"schema\":1,\"ts_ns\":1700000000123456789,\"pid\":4242,\"tid\":4243,"
 		"\"comm\":\"app\",\"func\":\"main\",\"depth\":0,\"arg0\":1,\"arg1\":-2,"
 		"\"arg2\":-9223372036854775808,\"arg3\":9223372036854775807,"
 		"\"arg4\":0,\"arg5\":-1,\"ret\":-22,\"latency_ns\":1234,\"latency_lt_ns\":null,"
 		"\"rss_entry\":4096,\"rss_exit\":8192,\"vms_entry\":100000,"
 		"\"vms_exit\":200000,\"status\":\"ok\",\"module\":\"app\"}\n"
 
-		"{\"ts_ns\":1700000000223456789,\"pid\":1,\"tid\":2,"
+		"{\"schema\":1,\"ts_ns\":1700000000223456789,\"pid\":1,\"tid\":2,"
 		"\"comm\":\"a,b\\\"c\",\"func\":\"x\\r\\ny\",\"depth\":null,"
 		"\"arg0\":-1,\"arg1\":-100,\"arg2\":3,\"arg3\":4,\"arg4\":5,"
 		"\"arg5\":-9223372036854775808,\"ret\":null,\"latency_ns\":null,\"latency_lt_ns\":null,"
@@ -108,14 +108,14 @@ static void test_json_records(void **state)
 		"\"vms_exit\":null,\"status\":\"noreturn\","
 		"\"module\":\" lib\\u0001.so \"}\n"
 
-		"{\"ts_ns\":1,\"pid\":4294967295,\"tid\":3,"
+		"{\"schema\":1,\"ts_ns\":1,\"pid\":4294967295,\"tid\":3,"
 		"\"comm\":\"\\u00ff\\u00c0\\u0080\",\"func\":\"\\u00e2\\u0082\","
 		"\"depth\":7,\"arg0\":0,\"arg1\":0,\"arg2\":0,\"arg3\":0,\"arg4\":0,"
 		"\"arg5\":0,\"ret\":null,\"latency_ns\":null,\"latency_lt_ns\":null,\"rss_entry\":0,"
 		"\"rss_exit\":null,\"vms_entry\":0,\"vms_exit\":null,"
 		"\"status\":\"entry\",\"module\":\"é€😀\"}\n"
 
-		"{\"ts_ns\":0,\"pid\":0,\"tid\":0,\"comm\":\"t\",\"func\":\"tail\","
+		"{\"schema\":1,\"ts_ns\":0,\"pid\":0,\"tid\":0,\"comm\":\"t\",\"func\":\"tail\","
 		"\"depth\":2,\"arg0\":10,\"arg1\":20,\"arg2\":30,\"arg3\":40,"
 		"\"arg4\":50,\"arg5\":60,\"ret\":null,\"latency_ns\":5000,\"latency_lt_ns\":5100,"
 		"\"rss_entry\":100,\"rss_exit\":200,\"vms_entry\":300,"
@@ -131,9 +131,9 @@ static void test_null_names(void **state)
 	char *csv = render(OUT_CSV, &rec, 1), *json = render(OUT_JSON, &rec, 1);
 
 	assert_string_equal(strchr(csv, '\n') + 1,
-			    "0,0,0,,,,0,0,0,0,0,0,0,0,,0,0,0,0,ok,\r\n");
+			    "1,0,0,0,,,,0,0,0,0,0,0,0,0,,0,0,0,0,ok,\r\n");
 	assert_string_equal(json,
-		"{\"ts_ns\":0,\"pid\":0,\"tid\":0,\"comm\":\"\",\"func\":\"\","
+		"{\"schema\":1,\"ts_ns\":0,\"pid\":0,\"tid\":0,\"comm\":\"\",\"func\":\"\","
 		"\"depth\":null,\"arg0\":0,\"arg1\":0,\"arg2\":0,\"arg3\":0,"
 		"\"arg4\":0,\"arg5\":0,\"ret\":0,\"latency_ns\":0,\"latency_lt_ns\":null,\"rss_entry\":0,"
 		"\"rss_exit\":0,\"vms_entry\":0,\"vms_exit\":0,\"status\":\"ok\","
@@ -149,7 +149,7 @@ static void test_header_only(void **state)
 	char *text = render(OUT_TEXT, NULL, 0);
 
 	assert_string_equal(csv,
-		"ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret,"
+		"schema,ts_ns,pid,tid,comm,func,depth,arg0,arg1,arg2,arg3,arg4,arg5,ret,"
 		"latency_ns,latency_lt_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module\r\n");
 	assert_string_equal(json, "");
 	assert_string_equal(text,

@@ -35,6 +35,7 @@
 #include "cli/store_cli.h"
 #include "cli/view_filter.h"
 #include "core/log.h"
+#include "output/schema.h"
 #include "output/writer.h"
 #include "store/store_fs.h"
 #include "store/store_npy.h"
@@ -346,219 +347,48 @@ cleanup:
 	return err;
 }
 
-/* ---------------------------------------------------------------- tables */
-
-static const char *const fixed_head[] = { "n", "pid", "tid", "ts_ns", "latency_ns", "status",
-					  "ret" };
-static const char *const fixed_tail[] = { "rss_entry", "rss_exit", "vms_entry", "vms_exit" };
-/* Then what the values do not say: the paths cut short, and unreadable. */
-static const char *const fixed_notes[] = { "truncated", "faults" };
-
-static bool is_fixed(const char *name)
-{
-	for (size_t i = 0; i < sizeof(fixed_head) / sizeof(*fixed_head); i++)
-		if (!strcmp(name, fixed_head[i]))
-			return true;
-	for (size_t i = 0; i < sizeof(fixed_tail) / sizeof(*fixed_tail); i++)
-		if (!strcmp(name, fixed_tail[i]))
-			return true;
-	for (size_t i = 0; i < sizeof(fixed_notes) / sizeof(*fixed_notes); i++)
-		if (!strcmp(name, fixed_notes[i]))
-			return true;
-	return false;
-}
-
-/* Column names of the parameters: a parameter called like a fixed column
- * ("pid", "n") is written arg_<name>. */
-struct columns {
-	size_t n;
-	const char **param; /* name to look the value up by */
-	char **head;        /* column header */
-	const char **kind;  /* a --capture's kind (its blob's name is param); NULL: a parameter */
-	char **owned;       /* names taken from the first call: copies (it is freed
-			     * before the next row is read) */
-	bool cgroup;        /* a last column, "cgroup" (capture --cgroup) */
-};
-
-static void columns__release(struct columns *cols)
-{
-	for (size_t i = 0; i < cols->n; i++) {
-		free(cols->head[i]);
-		if (cols->owned)
-			free(cols->owned[i]);
-	}
-	free(cols->owned);
-	free(cols->head);
-	free(cols->param);
-	free(cols->kind);
-	memset(cols, 0, sizeof(*cols));
-}
-
-/* Column I's name is taken (a fixed column, or an earlier one: a capture
- * capture_n next to a parameter n renamed capture_n): NAME_2, NAME_3... */
-static bool head_taken(const struct columns *cols, size_t i, const char *name)
-{
-	if (is_fixed(name) || (cols->cgroup && !strcmp(name, "cgroup")))
-		return true;
-	for (size_t j = 0; j < i; j++)
-		if (!strcmp(cols->head[j], name))
-			return true;
-	return false;
-}
-
-static int columns__unique(struct columns *cols, size_t i)
-{
-	char *base = cols->head[i], *alt = NULL;
-
-	if (!head_taken(cols, i, base))
-		return 0;
-	for (unsigned k = 2;; k++) {
-		free(alt);
-		if (asprintf(&alt, "%s_%u", base, k) < 0)
-			return -ENOMEM;
-		if (!head_taken(cols, i, alt))
-			break;
-	}
-	free(base);
-	cols->head[i] = alt;
-	return 0;
-}
-
-static int columns__init(struct columns *cols, const struct cmon_function *f,
-			 const struct cmon_call *first, bool cgroup)
-{
-	/* An untyped function without a signature: the first call's names. */
-	bool from_call = !f->n_params && first;
-	size_t n = from_call ? first->n_args : f->n_params;
-
-	cols->param = calloc(n + f->n_captures + 1, sizeof(*cols->param));
-	cols->head = calloc(n + f->n_captures + 1, sizeof(*cols->head));
-	cols->kind = calloc(n + f->n_captures + 1, sizeof(*cols->kind));
-	if (from_call)
-		cols->owned = calloc(n + f->n_captures + 1, sizeof(*cols->owned));
-	if (!cols->param || !cols->head || !cols->kind || (from_call && !cols->owned))
-		return -ENOMEM;
-	cols->cgroup = cgroup;
-	for (size_t i = 0; i < n; i++) {
-		const char *name = from_call ? first->args[i].name : f->params[i].name;
-		int r = is_fixed(name) ? asprintf(&cols->head[i], "arg_%s", name)
-				       : asprintf(&cols->head[i], "%s", name);
-
-		if (r < 0) {
-			cols->head[i] = NULL;
-			return -ENOMEM;
-		}
-		if (from_call) {
-			cols->owned[i] = strdup(name);
-			if (!cols->owned[i]) {
-				cols->n = i + 1;
-				return -ENOMEM;
-			}
-			name = cols->owned[i];
-		}
-		cols->param[i] = name;
-		cols->n = i + 1;
-	}
-	cols->n = n;
-	/* Then every --capture (a capture never takes a parameter's name). */
-	for (size_t i = 0; i < f->n_captures; i++) {
-		const char *name = f->captures[i].name;
-		int r = is_fixed(name) ? asprintf(&cols->head[n + i], "capture_%s", name)
-				       : asprintf(&cols->head[n + i], "%s", name);
-
-		if (r < 0) {
-			cols->head[n + i] = NULL;
-			return -ENOMEM;
-		}
-		cols->param[n + i] = name;
-		cols->kind[n + i] = f->captures[i].kind;
-		cols->n = n + i + 1;
-	}
-	for (size_t i = 0; i < cols->n; i++)
-		if (columns__unique(cols, i))
-			return -ENOMEM;
-	return 0;
-}
-
-/* Column I of call C as JSON text in TMP2 (NULL: none): a parameter's
- * value, or a capture's (text, hex bytes, or an array of numbers). */
-static const char *cell_json(const struct columns *cols, size_t i, const struct cmon_call *c,
-			     struct strbuf *tmp2)
-{
-	const struct cmon_blob *b;
-	bool cut;
-
-	if (!cols->kind[i]) {
-		const struct cmon_arg *a = cmon_call_arg(c, cols->param[i]);
-
-		return a ? a->value : NULL;
-	}
-	if (cmon_call_blob(c, cols->param[i], &b))
-		return NULL;
-	strbuf__reset(tmp2);
-	if (store_cli__blob_json(b, cols->kind[i], 0, tmp2, &cut))
-		return NULL;
-	return tmp2->buf;
-}
-
-/* CG: the call's process's cgroup, when the table has the column (NULL:
- * its process has none). */
-static int table_row(FILE *f, const struct columns *cols,
-		     const struct cmon_call *c, const char *cg, struct strbuf *tmp,
-		     struct strbuf *tmp2, struct strbuf notes[2])
-{
-	const uint64_t mem[4] = { c->rss_entry, c->rss_exit, c->vms_entry, c->vms_exit };
-	int err = call_notes(c, notes);
-
-	if (err)
-		return err;
-
-	fprintf(f, "{\"n\": %" PRIu64 ", \"pid\": %" PRIu32 ", \"tid\": %" PRIu32
-		", \"ts_ns\": %" PRIu64 ", \"latency_ns\": ", c->n, c->pid, c->tid, c->ts_ns);
-	put_opt_u64(f, c->latency_ns, "null");
-	fputs(", \"status\": ", f);
-	put_json_str(f, tmp, c->status);
-	fprintf(f, ", \"ret\": %s", c->ret ? c->ret : "null");
-	for (size_t i = 0; i < cols->n; i++) {
-		const char *v = cell_json(cols, i, c, tmp2);
-
-		fputs(", ", f);
-		put_json_str(f, tmp, cols->head[i]);
-		fprintf(f, ": %s", v ? v : "null");
-	}
-	for (size_t i = 0; i < 4; i++) {
-		fprintf(f, ", \"%s\": ", fixed_tail[i]);
-		put_opt_u64(f, mem[i], "null");
-	}
-	for (size_t i = 0; i < 2; i++) {
-		fprintf(f, ", \"%s\": ", fixed_notes[i]);
-		put_json_list(f, &notes[i]);
-	}
-	if (cols->cgroup) {
-		fputs(", \"cgroup\": ", f);
-		if (cg)
-			put_json_str(f, tmp, cg);
-		else
-			fputs("null", f);
-	}
-	fputs("}\n", f);
-	return 0;
-}
-
 /* ---------------------------------------------------------------- driver */
 
 struct export_ctx {
 	struct cmon_store *s;
 	enum export_mode mode;
 	int rootfd;
-	struct strbuf tmp, tmp2;
+	struct strbuf tmp;
 	struct strbuf notes[2]; /* a call's truncated and faults lists */
 	struct names entries;  /* names used in the root folder */
 	uint64_t calls;
 	const struct cmon_process *procs; /* by pid: their cgroups */
 	size_t n_procs;
 	bool cgroups;          /* some process has one: the tables' last column */
+	const struct view_filter *vf; /* -F csv|json: the calls kept */
+	uint64_t first;        /* the first call's entry time, for vf's range */
+	struct index_entry {   /* index.json: a function and where it went */
+		char *name, *module; /* one allocation, name's */
+		uint64_t calls;
+		const char *path; /* in entries */
+	} *index;
+	size_t n_index, cap_index;
+	/* a trace file's export: the folder, made at its first table */
+	const char *outdir;
+	char *made;
 };
+
+static int index_add(struct export_ctx *x, const char *name, const char *module,
+		     uint64_t calls, const char *path)
+{
+	size_t ln = strlen(name) + 1, lm = strlen(module ? module : "") + 1;
+	struct index_entry *e;
+	char *both;
+
+	if (GROW(x->index, x->n_index, x->cap_index, 16) || !(both = malloc(ln + lm)))
+		return -ENOMEM;
+	e = &x->index[x->n_index++];
+	e->name = memcpy(both, name, ln);
+	e->module = memcpy(both + ln, module ? module : "", lm);
+	e->calls = calls;
+	e->path = path;
+	return 0;
+}
 
 static int by_pid(const void *key, const void *elem)
 {
@@ -582,17 +412,18 @@ static const char *cgroup_cb(void *ctx, uint32_t pid)
 	return cgroup_of(ctx, pid);
 }
 
-/* Export function I; *ENTRY is the folder or file name it got. */
+/* Export function I (noted in the index). */
 static int export_function(struct export_ctx *x, const struct cmon_function *fs, size_t nf,
-			   size_t i, const char **entry)
+			   size_t i)
 {
 	const struct cmon_function *f = &fs[i];
+	uint64_t before = x->calls;
+	const char *name;
+	const char **entry = &name;
 	const char *suffix = x->mode == EXPORT_CSV ? ".csv" : x->mode == EXPORT_JSON ? ".jsonl" : "";
 	struct cmon_iter *it = NULL;
 	struct cmon_call *c = NULL;
-	struct columns cols = {};
 	char *key = store_cli__lookup_name(fs, nf, i);
-	bool header_done = false;
 	FILE *out = NULL;
 	void *obuf = NULL;
 	int ffd = -1, err = 0, r;
@@ -614,10 +445,11 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 			goto cleanup;
 		obuf = file__buffer(out, 1 << 20);
 	}
-	if (x->mode == EXPORT_CSV) { /* as trace writes it */
+	if (x->mode != EXPORT_PER_CALL) { /* as trace writes it */
 		uint64_t n = 0;
 
-		err = export_view__table(x->s, fs, nf, i, out, x->cgroups ? cgroup_cb : NULL, x, &n);
+		err = export_view__table(x->s, fs, nf, i, x->mode == EXPORT_CSV ? OUT_CSV : OUT_JSON,
+					 out, x->vf, x->first, x->cgroups ? cgroup_cb : NULL, x, &n);
 		x->calls += n;
 		goto cleanup;
 	}
@@ -626,18 +458,7 @@ static int export_function(struct export_ctx *x, const struct cmon_function *fs,
 		goto cleanup;
 	}
 	while ((r = cmon_iter_next(it, &c)) == 1) {
-		if (x->mode == EXPORT_PER_CALL) {
-			err = export_call(ffd, c, &x->tmp, x->notes);
-		} else {
-			if (!header_done) {
-				err = columns__init(&cols, f, c, x->cgroups);
-				if (err)
-					goto cleanup;
-				header_done = true;
-			}
-			err = table_row(out, &cols, c, cgroup_of(x, c->pid), &x->tmp,
-					&x->tmp2, x->notes);
-		}
+		err = export_call(ffd, c, &x->tmp, x->notes);
 		cmon_call_free(c);
 		c = NULL;
 		if (err)
@@ -657,15 +478,52 @@ cleanup:
 	free(obuf); /* after the stream that used it */
 	cmon_call_free(c);
 	cmon_iter_free(it);
-	columns__release(&cols);
 	if (ffd >= 0)
 		close(ffd);
 	free(key);
-	return err;
+	/* filtered: a table only for the functions with calls kept, as of a trace */
+	if (!err && x->mode != EXPORT_PER_CALL && x->calls == before && view_filter__active(x->vf))
+		return unlinkat(x->rootfd, *entry, 0) ? -errno : 0;
+	return err ? err : index_add(x, f->name, f->module, x->calls - before, *entry);
 }
 
-static int write_index(struct export_ctx *x, const char *store_path,
-		       const struct cmon_function *fs, size_t nf, const char **entries)
+/* The folder of a trace file's export, made at its first table (or at
+ * the end: a trace with no call kept). */
+static int trace_root(struct export_ctx *x)
+{
+	int err;
+
+	if (x->rootfd >= 0)
+		return 0;
+	err = store_fs__mkdir_unique(x->outdir, &x->made, &x->rootfd);
+	if (err)
+		return err;
+	/* index.json first, so no function can take its name. */
+	return safe_name(&x->entries, "", "index.json", "") ? 0 : -ENOMEM;
+}
+
+static FILE *table_open(void *ctx, const char *func, const char *module, uint64_t calls,
+			int *err)
+{
+	struct export_ctx *x = ctx;
+	const char *entry;
+
+	*err = trace_root(x);
+	if (*err)
+		return NULL;
+	entry = safe_name(&x->entries, "", func, x->mode == EXPORT_CSV ? ".csv" : ".jsonl");
+	*err = entry ? index_add(x, func, module, calls, entry) : -ENOMEM;
+	return *err ? NULL : create_file(x->rootfd, entry, err);
+}
+
+static int table_close(void *ctx, FILE *f)
+{
+	(void)ctx;
+	return close_file(f);
+}
+
+/* SOURCE_KEY: "store" or "trace", the kind of PATH exported. */
+static int write_index(struct export_ctx *x, const char *source_key, const char *path)
 {
 	static const char *const modes[] = { "", "per-call", "csv", "json" };
 	int err = 0;
@@ -673,16 +531,18 @@ static int write_index(struct export_ctx *x, const char *store_path,
 
 	if (!f)
 		return err;
-	fputs("{\"store\": ", f);
-	put_json_str(f, &x->tmp, store_path);
+	fprintf(f, "{\"%s\": ", source_key);
+	put_json_str(f, &x->tmp, path);
 	fprintf(f, ", \"format\": \"%s\", \"functions\": [", modes[x->mode]);
-	for (size_t i = 0; i < nf; i++) {
+	for (size_t i = 0; i < x->n_index; i++) {
+		const struct index_entry *e = &x->index[i];
+
 		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-		put_json_str(f, &x->tmp, fs[i].name);
+		put_json_str(f, &x->tmp, e->name);
 		fputs(", \"module\": ", f);
-		put_json_str(f, &x->tmp, fs[i].module);
-		fprintf(f, ", \"calls\": %" PRIu64 ", \"path\": ", fs[i].calls);
-		put_json_str(f, &x->tmp, entries[i]);
+		put_json_str(f, &x->tmp, e->module);
+		fprintf(f, ", \"calls\": %" PRIu64 ", \"path\": ", e->calls);
+		put_json_str(f, &x->tmp, e->path);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);
@@ -744,9 +604,11 @@ int cmd_export(int argc, char **argv)
 	struct export_ctx x = { .rootfd = -1 };
 	struct view_filter vf = {};
 	const struct cmon_function *fs;
-	const char **entries = NULL;
 	const char *outdir = NULL;
-	char *made = NULL, *def = NULL;
+	char *def = NULL;
+	struct export_tables tables = { table_open, table_close, &x };
+	bool csv_in;
+	FILE *in;
 	const char *per_call_dir = NULL;
 	bool o_given = false;
 	enum out_format view_fmt = OUT_CHROME;
@@ -823,8 +685,9 @@ int cmd_export(int argc, char **argv)
 		rc = CMON_EXIT_USAGE;
 		goto cleanup;
 	}
-	if (x.mode != EXPORT_VIEW && view_filter__active(&vf)) {
-		log_error("export: --func, --since, --until and --if choose the calls of -F chrome|tree|folded|text");
+	if (x.mode == EXPORT_PER_CALL && view_filter__active(&vf)) {
+		log_error("export: --func, --since, --until and --if choose the calls of -F FMT, "
+			  "not of --per-call");
 		rc = CMON_EXIT_USAGE;
 		goto cleanup;
 	}
@@ -841,6 +704,31 @@ int cmd_export(int argc, char **argv)
 		}
 		outdir = def;
 	}
+	x.vf = &vf;
+	x.outdir = outdir;
+	in = x.mode == EXPORT_PER_CALL ? NULL : export_view__trace_file(argv[optind], &csv_in);
+	if (in) { /* a trace file, re-viewed as tables */
+		err = export_view__trace_tables(in, csv_in, argv[optind],
+						x.mode == EXPORT_CSV ? OUT_CSV : OUT_JSON, &vf, &tables,
+						&x.calls);
+		fclose(in);
+		err = err ? err : trace_root(&x);
+		err = err ? err : write_index(&x, "trace", argv[optind]);
+		if (err == EXPORT_SAID) {
+			rc = CMON_EXIT_ERROR;
+		} else if (err && !x.made) {
+			log_error("export: cannot create %s: %s", outdir, strerror(-err));
+			rc = CMON_EXIT_ERROR;
+		} else if (err) {
+			log_error("export: writing %s: %s", x.made, strerror(-err));
+			rc = CMON_EXIT_ERROR;
+		} else {
+			fprintf(stderr, "cmon: exported %" PRIu64 " call%s of %zu function%s to %s\n",
+				x.calls, x.calls == 1 ? "" : "s", x.n_index, x.n_index == 1 ? "" : "s",
+				x.made);
+		}
+		goto cleanup;
+	}
 	rc = store_cli__open(argv[optind], &x.s);
 	if (rc)
 		goto cleanup;
@@ -856,17 +744,16 @@ int cmd_export(int argc, char **argv)
 	}
 	for (size_t i = 0; i < x.n_procs; i++)
 		x.cgroups |= x.procs[i].cgroup != NULL;
+	if (export_view__first_ts(x.s, &vf, &x.first)) {
+		log_error("%s", cmon_store_error(x.s));
+		rc = CMON_EXIT_ERROR;
+		goto cleanup;
+	}
 	notes_unknown = !cmon_store_has_notes(x.s);
 	if (notes_unknown)
 		log_warn("%s was written before stores noted cut and unreadable values: "
 			 "truncated and faults are unknown (null in JSON, empty in CSV)", cmon_store_path(x.s));
-	entries = calloc(nf + 1, sizeof(*entries));
-	if (!entries) {
-		log_error("export: out of memory");
-		rc = CMON_EXIT_ERROR;
-		goto cleanup;
-	}
-	err = store_fs__mkdir_unique(outdir, &made, &x.rootfd);
+	err = store_fs__mkdir_unique(outdir, &x.made, &x.rootfd);
 	if (err) {
 		log_error("export: cannot create %s: %s", outdir, strerror(-err));
 		rc = CMON_EXIT_ERROR;
@@ -878,15 +765,15 @@ int cmd_export(int argc, char **argv)
 		goto fail;
 	}
 	for (size_t i = 0; i < nf; i++) {
-		err = export_function(&x, fs, nf, i, &entries[i]);
+		err = export_function(&x, fs, nf, i);
 		if (err)
 			goto fail;
 	}
-	err = write_index(&x, cmon_store_path(x.s), fs, nf, entries);
+	err = write_index(&x, "store", cmon_store_path(x.s));
 	if (err)
 		goto fail;
 	fprintf(stderr, "cmon: exported %" PRIu64 " call%s of %zu function%s to %s\n", x.calls,
-		x.calls == 1 ? "" : "s", nf, nf == 1 ? "" : "s", made);
+		x.calls == 1 ? "" : "s", x.n_index, x.n_index == 1 ? "" : "s", x.made);
 	goto cleanup;
 fail:
 	/* err 1: the store's own message; NOTES_BAD: said; else a file
@@ -894,7 +781,7 @@ fail:
 	if (err == 1)
 		log_error("%s", cmon_store_error(x.s));
 	else if (err != NOTES_BAD)
-		log_error("export: writing %s: %s", made, strerror(-err));
+		log_error("export: writing %s: %s", x.made, strerror(-err));
 	rc = CMON_EXIT_ERROR;
 	goto cleanup;
 one_mode:
@@ -905,11 +792,12 @@ cleanup:
 		close(x.rootfd);
 	names__release(&x.entries);
 	strbuf__release(&x.tmp);
-	strbuf__release(&x.tmp2);
 	strbuf__release(&x.notes[0]);
 	strbuf__release(&x.notes[1]);
-	free(entries);
-	free(made);
+	free(x.made);
+	for (size_t i = 0; i < x.n_index; i++)
+		free(x.index[i].name);
+	free(x.index);
 	free(def);
 	cmon_store_close(x.s);
 	view_filter__free(&vf);

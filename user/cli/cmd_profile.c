@@ -28,6 +28,7 @@
 #include "event/tracer.h"
 #include "python/cpython.h"
 #include "python/pyprof.h"
+#include "output/schema.h"
 #include "output/writer.h"
 #include "filter/expr.h"
 #include "probe/calib.h"
@@ -463,7 +464,7 @@ static void text_report(struct profile_run *r, double elapsed, bool final)
 /* ---------------------------------------------------------------- CSV and JSON */
 
 #define CSV_HEADER                                                                         \
-	"report,elapsed_s,final,func,module,pid,calls,returns,noreturn,lost,total_ns,min_ns," \
+	"schema,report,elapsed_s,final,func,module,pid,calls,returns,noreturn,lost,total_ns,min_ns," \
 	"mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,rss_growth_bytes,arg_hist,"           \
 	"arg_out_of_range,filtered,latency_spread_ns,ts_ns\r\n"
 
@@ -513,7 +514,7 @@ static void csv_report(struct profile_run *r, double elapsed, bool final)
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct prof_row *row = &r->rows[i];
 
-		fprintf(r->ses.out, "%u,%.3f,%d,", r->reports, elapsed, final);
+		fprintf(r->ses.out, CMON_SCHEMA_TEXT ",%u,%.3f,%d,", r->reports, elapsed, final);
 		put_escaped(r, func_name(r, row->func_id), false);
 		fputc(',', r->ses.out);
 		put_escaped(r, func_module(r, row->func_id), false);
@@ -557,7 +558,9 @@ static void json_report(struct profile_run *r, double elapsed, bool final)
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const struct prof_row *row = &r->rows[i];
 
-		fprintf(r->ses.out, "{\"report\":%u,\"elapsed_s\":%.3f,\"final\":%s,\"func\":", r->reports,
+		fprintf(r->ses.out,
+			"{\"schema\":" CMON_SCHEMA_TEXT ",\"report\":%u,\"elapsed_s\":%.3f,"
+			"\"final\":%s,\"func\":", r->reports,
 			elapsed, final ? "true" : "false");
 		put_escaped(r, func_name(r, row->func_id), true);
 		fputs(",\"module\":", r->ses.out);

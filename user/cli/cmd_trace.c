@@ -562,6 +562,14 @@ static void py_report(struct trace_run *r)
 				"their code object; no --py pattern selects it)\n",
 			(unsigned long long)f);
 	session__say_unmatched_py(&r->ses, r->py);
+	{
+		size_t procs, forks;
+		uint64_t gone;
+
+		pytrace__sizes(r->py, &procs, &forks, &gone);
+		log_info("--py: processes known at the end: %zu, forks kept: %zu (%llu forked "
+			 "children let go as they exited)", procs, forks, (unsigned long long)gone);
+	}
 	pytrace__each_lost(r->py, add_lost, &lost);
 	if (pytrace__undecoded(r->py))
 		fprintf(stderr, "cmon: python records not decoded: %llu (their process's "

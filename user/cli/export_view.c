@@ -18,7 +18,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include "cli/commands.h"
-#include "cli/csv_trace.h"
+#include "output/csv_trace.h"
 #include "cli/export_view.h"
 #include "cli/store_cli.h"
 #include "cli/view_filter.h"
@@ -26,6 +26,7 @@
 #include "core/log.h"
 #include "core/strbuf.h"
 #include "output/render.h"
+#include "output/schema.h"
 
 /* A call as the writers see it: names and values point into C. */
 struct record_of {
@@ -516,16 +517,29 @@ static void raw_registers(struct call_record *rec, const struct cmon_call *c)
 					    : (int64_t)strtoull(c->ret, NULL, 10);
 }
 
+int export_view__first_ts(struct cmon_store *s, const struct view_filter *vf, uint64_t *first)
+{
+	const struct cmon_function *fs;
+	size_t nf;
+
+	*first = 0;
+	if (!vf || !view_filter__needs_first(vf))
+		return 0;
+	return cmon_store_functions(s, &fs, &nf) ? 1 : store_first_ts(s, fs, nf, first);
+}
+
 int export_view__table(struct cmon_store *s, const struct cmon_function *fs, size_t nf,
-		       size_t i, FILE *out, const char *(*cgroup_of)(void *, uint32_t),
-		       void *ctx, uint64_t *calls)
+		       size_t i, enum out_format fmt, FILE *out, const struct view_filter *vf,
+		       uint64_t first, const char *(*cgroup_of)(void *, uint32_t), void *ctx,
+		       uint64_t *calls)
 {
 	struct leaves L = {};
 	struct cmon_iter *it = NULL;
 	struct cmon_call *c = NULL;
-	struct writer *w = writer__new(OUT_CSV, out);
+	struct writer *w = writer__new(fmt, out);
 	char *key = store_cli__lookup_name(fs, nf, i);
 	const struct render_cols *funcs[1];
+	bool notes_known;
 	struct csv_schema schema = { .funcs = funcs, .n_funcs = 1, .only = UINT32_MAX,
 				     .extras = CSV_NOTES | CSV_CALL | (cgroup_of ? CSV_CGROUP : 0),
 				     .shape = CSV_WIDE };
@@ -538,20 +552,27 @@ int export_view__table(struct cmon_store *s, const struct cmon_function *fs, siz
 		goto out;
 	}
 	L.cols->typed = !raw_of(&fs[i]); /* else the registers, arg0..arg5 */
-	/* the columns: over every call */
-	for (int pass = 0; pass < 2 && !err; pass++) {
+	notes_known = cmon_store_has_notes(s);
+	/* CSV's columns: over every call (JSON names its values in each line) */
+	for (int pass = fmt == OUT_CSV ? 0 : 1; pass < 2 && !err; pass++) {
 		if (cmon_store_calls(s, key, 1, &it)) {
 			err = 1;
 			break;
 		}
-		if (pass == 1) {
+		if (pass == 1 && fmt == OUT_CSV) {
 			funcs[0] = L.cols;
 			err = writer__set_schema(w, &schema);
 		}
 		while (!err && (r = cmon_iter_next(it, &c)) == 1) {
 			struct record_of rec = {};
 
-			err = call_leaves(&L, c, &fs[i], pass == 1);
+			if (!store_call_kept(vf, c, first)) {
+				cmon_call_free(c);
+				c = NULL;
+				continue;
+			}
+			if (fmt == OUT_CSV)
+				err = call_leaves(&L, c, &fs[i], pass == 1);
 			if (!err && pass == 1) {
 				err = record_of(&rec, c, &fs[i], -1);
 				rec.rec.cgroup = cgroup_of ? cgroup_of(ctx, c->pid) : NULL;
@@ -560,8 +581,21 @@ int export_view__table(struct cmon_store *s, const struct cmon_function *fs, siz
 				rec.typed.n_leaves = L.n;
 				rec.typed.returns_void = !strcmp(c->ret_type, "void");
 				rec.rec.call_no = c->n;
+				/* a store written before notes: unknown, not none */
+				if (!notes_known)
+					rec.typed.truncated = rec.typed.faults = "null";
+				/* typed: the store keeps the values, not the registers */
+				rec.rec.no_regs = !raw_of(&fs[i]);
 				if (raw_of(&fs[i]))
 					raw_registers(&rec.rec, c);
+				if (raw_of(&fs[i]) && fmt == OUT_JSON && fs[i].n_captures) {
+					/* as trace writes a raw call with captures */
+					rec.typed.args = "{}";
+					rec.typed.retval = "null";
+					rec.typed.n_cells = 0;
+				} else if (raw_of(&fs[i]) && fmt == OUT_JSON) {
+					rec.rec.typed = NULL; /* as trace writes a raw call */
+				}
 				if (c->latency_ns == CMON_NONE && rec.rec.status == CALL_OK)
 					rec.rec.status = CALL_NORETURN;
 				if (!err)
@@ -599,6 +633,7 @@ struct line_call {
 	json_t *j;                 /* the line; names and strings point into it */
 	char *args, *retval;       /* JSON text */
 	char *truncated, *faults;
+	char *captures, *at_return, *changed; /* JSON text; NULL: none */
 	const char **names;
 	char **cells;
 	size_t n_cells;
@@ -615,7 +650,31 @@ static void line_call__release(struct line_call *c)
 	free(c->retval);
 	free(c->truncated);
 	free(c->faults);
+	free(c->captures);
+	free(c->at_return);
+	free(c->changed);
 	json_decref(c->j);
+}
+
+/* KEY of J, when it is an object (or a list of paths: LIST) with
+ * something in it, as compact JSON text (*OUT; NULL: none).  0, -ENOMEM. */
+static int json_part(json_t *j, const char *key, bool list, char **out)
+{
+	json_t *v = json_object_get(j, key);
+
+	*out = NULL;
+	if (list ? !json_array_size(v) : !json_is_object(v))
+		return 0;
+	*out = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* KEY of O is null or not there. */
+static bool json_none(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return !v || json_is_null(v);
 }
 
 static uint64_t u64_of(json_t *o, const char *key, uint64_t none)
@@ -653,6 +712,10 @@ static int line_call__take(struct line_call *c, json_t *j)
 	c->rec.func = str_of(c->j, "func");
 	c->rec.module = str_of(c->j, "module");
 	c->rec.status = status_of(str_of(c->j, "status"));
+	c->rec.depth = json_is_integer(json_object_get(c->j, "depth")) ?
+			       (int)json_integer_value(json_object_get(c->j, "depth")) : -1;
+	c->rec.cgroup = json_string_value(json_object_get(c->j, "cgroup"));
+	c->rec.latency_lt_ns = u64_of(c->j, "latency_lt_ns", 0);
 	c->rec.ret = (int64_t)u64_of(c->j, "ret", 0);
 	c->rec.latency_ns = u64_of(c->j, "latency_ns", 0);
 	c->rec.rss_entry = u64_of(c->j, "rss_entry", 0);
@@ -670,6 +733,8 @@ static int line_call__take(struct line_call *c, json_t *j)
 	args = json_object_get(c->j, "args");
 	if (!json_is_object(args))
 		return 0; /* raw: the registers */
+	/* typed, from a file without the registers (a CSV, a store's export) */
+	c->rec.no_regs = !json_is_integer(json_object_get(c->j, "arg0"));
 	c->n_cells = json_object_size(args);
 	c->names = calloc(c->n_cells + 1, sizeof(*c->names));
 	c->cells = calloc(c->n_cells + 1, sizeof(*c->cells));
@@ -684,10 +749,12 @@ static int line_call__take(struct line_call *c, json_t *j)
 		if (!c->cells[i++])
 			return -ENOMEM;
 	}
-	if ((v = json_object_get(c->j, "truncated")) && json_array_size(v))
-		c->truncated = json_dumps(v, JSON_COMPACT);
-	if ((v = json_object_get(c->j, "faults")) && json_array_size(v))
-		c->faults = json_dumps(v, JSON_COMPACT);
+	if (json_part(c->j, "truncated", true, &c->truncated) ||
+	    json_part(c->j, "faults", true, &c->faults) ||
+	    json_part(c->j, "captures", false, &c->captures) ||
+	    json_part(c->j, "at_return", false, &c->at_return) ||
+	    json_part(c->j, "changed", false, &c->changed))
+		return -ENOMEM;
 	c->typed.args = c->args;
 	c->typed.retval = c->retval;
 	c->typed.names = c->names;
@@ -695,8 +762,11 @@ static int line_call__take(struct line_call *c, json_t *j)
 	c->typed.n_cells = c->n_cells;
 	c->typed.truncated = c->truncated;
 	c->typed.faults = c->faults;
-	c->typed.returns_void = json_object_get(c->j, "retval") == NULL &&
-				json_object_get(c->j, "ret") == NULL;
+	c->typed.captures = c->captures;
+	c->typed.at_return = c->at_return;
+	c->typed.changed = c->changed;
+	/* void: no return value (a NULL pointer's return has its register) */
+	c->typed.returns_void = json_none(c->j, "retval") && json_none(c->j, "ret");
 	return 0; /* rec.typed set where the call stays (the array grows and is sorted) */
 }
 
@@ -748,13 +818,18 @@ static size_t lines_kept(struct line_call *all, size_t n, const struct view_filt
 	return kept;
 }
 
-/* The calls of the trace IN (JSON Lines) to OUT as FMT.  0, -EINVAL (one
- * error line said: *LINE_NO the line that is not a record) or -errno. */
+/* Where reading a trace file stopped: the line (JSON) or CSV record that
+ * is not a call, the file's version when it is newer. */
+struct trace_pos {
+	size_t line_no;
+	long long schema;
+};
+
 /* The trace IN's calls into *ALL (*N, *CAP): JSON Lines, or a CSV (CSV).
- * 0, -EINVAL (*LINE_NO the line or CSV record that is not a call) or
- * -errno. */
+ * 0, -EINVAL (AT->line_no the line or CSV record that is not a call),
+ * -EPROTO (a newer schema: AT->schema) or -errno. */
 static int read_trace(FILE *in, bool csv, struct line_call **all, size_t *n, size_t *cap,
-		      size_t *line_no)
+		      struct trace_pos *at)
 {
 	json_t **objs = NULL;
 	size_t n_objs = 0, len = 0;
@@ -762,7 +837,7 @@ static int read_trace(FILE *in, bool csv, struct line_call **all, size_t *n, siz
 	int err = 0;
 
 	if (csv) {
-		err = csv_trace__read(in, &objs, &n_objs, line_no);
+		err = csv_trace__read(in, false, &objs, &n_objs, &at->line_no, &at->schema);
 		for (size_t i = 0; i < n_objs; i++) {
 			if (!err && GROW(*all, *n, *cap, 1024))
 				err = -ENOMEM;
@@ -772,18 +847,23 @@ static int read_trace(FILE *in, bool csv, struct line_call **all, size_t *n, siz
 			}
 			err = line_call__take(&(*all)[(*n)++], objs[i]);
 			if (err == -EINVAL) /* csv_trace gives only calls */
-				*line_no = i + 2;
+				at->line_no = i + 2;
 		}
 		free(objs);
 		return err;
 	}
 	while (!err && getline(&line, &len, in) > 0) {
-		++*line_no;
-		if (GROW(*all, *n, *cap, 1024)) {
+		json_t *j = json_loads(line, JSON_ALLOW_NUL, NULL);
+
+		++at->line_no;
+		err = schema__check_json(j, &at->schema);
+		if (!err && GROW(*all, *n, *cap, 1024))
 			err = -ENOMEM;
+		if (err) {
+			json_decref(j);
 			break;
 		}
-		err = line_call__take(&(*all)[(*n)++], json_loads(line, JSON_ALLOW_NUL, NULL));
+		err = line_call__take(&(*all)[(*n)++], j);
 	}
 	if (!err && ferror(in))
 		err = -EIO;
@@ -792,7 +872,7 @@ static int read_trace(FILE *in, bool csv, struct line_call **all, size_t *n, siz
 }
 
 static int view_trace(FILE *in, bool csv, enum out_format fmt, FILE *out, uint64_t *calls,
-		      size_t *line_no, const struct view_filter *vf)
+		      struct trace_pos *at, const struct view_filter *vf)
 {
 	struct line_call *all = NULL;
 	const struct line_call **open_calls = NULL;
@@ -801,11 +881,10 @@ static int view_trace(FILE *in, bool csv, enum out_format fmt, FILE *out, uint64
 	int err = 0;
 
 	*calls = 0;
-	*line_no = 0;
 	if (!w)
 		return -errno;
 	writer__set_replay(w);
-	err = read_trace(in, csv, &all, &n, &cap, line_no);
+	err = read_trace(in, csv, &all, &n, &cap, at);
 	if (!err && vf && view_filter__active(vf))
 		n = lines_kept(all, n, vf);
 	if (!err && n > 1)
@@ -842,6 +921,189 @@ static bool csv_named(const char *run)
 	return n > 4 && !strcasecmp(run + n - 4, ".csv");
 }
 
+FILE *export_view__trace_file(const char *run, bool *csv)
+{
+	FILE *in = fopen(run, "r");
+	size_t got = 0;
+	char head[16];
+
+	*csv = false;
+	if (in && (got = fread(head, 1, sizeof(head), in)) > 0 && head[0] == '{') {
+		rewind(in); /* a trace's JSON Lines, not a store */
+		return in;
+	}
+	if (in && (csv_trace__is_header(head, got) || csv_named(run)) &&
+	    !(got >= 16 && !memcmp(head, "SQLite format 3", 16))) {
+		rewind(in); /* a trace CSV */
+		*csv = true;
+		return in;
+	}
+	if (in)
+		fclose(in);
+	return NULL;
+}
+
+/* Reading trace file RUN failed with ERR (read_trace's) at AT: said in one
+ * line when it is the file's fault (true), else left to the caller. */
+static bool trace_error_said(const char *run, bool csv, int err, const struct trace_pos *at)
+{
+	char why[128];
+
+	if (err == -EPROTO) {
+		schema__refusal(why, sizeof(why), at->schema);
+		log_error("export: %s: %s", run, why);
+	} else if (err == -EINVAL && csv && at->line_no == 1) {
+		log_error("export: %s: not a trace CSV of `cmon trace -F csv` (its header "
+			  "needs ts_ns, tid and func)", run);
+	} else if (err == -EINVAL && csv) {
+		log_error("export: %s: record %zu is not a call of `cmon trace -F csv`", run,
+			  at->line_no);
+	} else if (err == -EINVAL) {
+		log_error("export: %s: line %zu is not a call of `cmon trace -F json`", run,
+			  at->line_no);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* Call C's leaves (ROW: with their text; else only the columns), as
+ * call_leaves has a store's. */
+static int line_leaves(struct leaves *L, const struct line_call *c, bool row)
+{
+	json_t *caps = json_object_get(c->j, "captures"), *v;
+	const char *k;
+	int err = 0;
+
+	L->n = 0;
+	strbuf__reset(&L->text);
+	for (size_t i = 0; i < c->n_cells && !err; i++) {
+		char *name;
+
+		if (asprintf(&name, "args.%s", c->names[i]) < 0)
+			return -ENOMEM;
+		err = add_leaves(L, name, c->cells[i], row);
+		free(name);
+	}
+	json_object_foreach(caps, k, v) {
+		char *name = NULL, *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		if (!t || asprintf(&name, "captures.%s", k) < 0)
+			err = -ENOMEM;
+		if (!err)
+			err = add_leaf(L, name, t, row);
+		free(name);
+		free(t);
+		if (err)
+			break;
+	}
+	if (!err && c->args && !c->typed.returns_void)
+		err = add_leaves(L, "ret", c->retval, row);
+	for (size_t i = 0; i < L->n; i++) /* the text buffer no longer moves */
+		L->v[i].text = L->text.buf + (uintptr_t)L->v[i].text;
+	return err;
+}
+
+static bool same_func(const struct line_call *a, const struct line_call *b)
+{
+	return !strcmp(a->rec.func, b->rec.func) && !strcmp(a->rec.module, b->rec.module);
+}
+
+/* The calls of ALL (N) that are F's, as `trace -F FMT -o 'x.%f.csv'` writes
+ * them, to OUT. */
+static int trace_table(const struct line_call *all, size_t n, const struct line_call *f,
+		       enum out_format fmt, FILE *out)
+{
+	struct leaves L = { .cols = calloc(1, sizeof(*L.cols)) };
+	struct writer *w = writer__new(fmt, out);
+	const struct render_cols *funcs[1];
+	struct csv_schema schema = { .funcs = funcs, .n_funcs = 1, .only = UINT32_MAX,
+				     .extras = CSV_NOTES, .shape = CSV_WIDE };
+	int err = w && L.cols ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!same_func(&all[i], f))
+			continue;
+		if (L.cols && all[i].args)
+			L.cols->typed = true; /* else the registers, arg0..arg5 */
+		schema.extras |= (all[i].rec.cgroup ? CSV_CGROUP : 0) |
+				 (all[i].at_return ? CSV_AT_RETURN : 0);
+	}
+	/* CSV's columns: over every call (JSON names its values in each line) */
+	for (int pass = fmt == OUT_CSV ? 0 : 1; pass < 2 && !err; pass++) {
+		if (pass == 1 && fmt == OUT_CSV) {
+			funcs[0] = L.cols;
+			err = writer__set_schema(w, &schema);
+		}
+		for (size_t i = 0; i < n && !err; i++) {
+			struct call_record rec = all[i].rec;
+			struct call_typed typed = all[i].typed;
+
+			if (!same_func(&all[i], f))
+				continue;
+			if (fmt == OUT_CSV)
+				err = line_leaves(&L, &all[i], pass == 1);
+			if (err || pass == 0)
+				continue;
+			typed.cols = L.cols;
+			typed.leaves = L.v;
+			typed.n_leaves = L.n;
+			rec.typed = all[i].args ? &typed : NULL;
+			err = writer__write(w, &rec);
+		}
+	}
+	if (!err)
+		err = writer__finish(w);
+	writer__free(w);
+	free(L.v);
+	strbuf__release(&L.text);
+	render_cols__free(L.cols);
+	return err;
+}
+
+int export_view__trace_tables(FILE *in, bool csv, const char *run, enum out_format fmt,
+			      const struct view_filter *vf, const struct export_tables *t,
+			      uint64_t *calls)
+{
+	struct trace_pos at = { 0, CMON_SCHEMA };
+	struct line_call *all = NULL;
+	size_t n = 0, cap = 0;
+	int err;
+
+	*calls = 0;
+	err = read_trace(in, csv, &all, &n, &cap, &at);
+	if (err && trace_error_said(run, csv, err, &at))
+		err = EXPORT_SAID;
+	if (!err && vf && view_filter__active(vf))
+		n = lines_kept(all, n, vf);
+	/* a table per function, in the order they first come */
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t nc = 0;
+		bool seen = false;
+		FILE *out;
+		int e;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = same_func(&all[j], &all[i]);
+		if (seen)
+			continue;
+		for (size_t j = i; j < n; j++)
+			nc += same_func(&all[j], &all[i]);
+		out = t->open(t->ctx, all[i].rec.func, all[i].rec.module, nc, &err);
+		if (!out)
+			break;
+		err = trace_table(all, n, &all[i], fmt, out);
+		if (!err)
+			*calls += nc;
+		e = t->close(t->ctx, out);
+		err = err ? err : e;
+	}
+	for (size_t i = 0; i < n; i++)
+		line_call__release(&all[i]);
+	free(all);
+	return err;
+}
+
 /* -F chrome|tree|folded: one stream, to FILE (made 0600: captured values
  * can be secrets; a symlink is not followed) or stdout. */
 int export_view__run(const char *run, enum out_format fmt, const char *path,
@@ -850,22 +1112,12 @@ int export_view__run(const char *run, enum out_format fmt, const char *path,
 	struct cmon_store *s = NULL;
 	FILE *out = stdout, *in;
 	uint64_t calls = 0;
-	size_t line_no = 0, got = 0;
-	char head[16];
+	struct trace_pos at = { 0, CMON_SCHEMA };
 	bool csv = false;
 	int rc, err;
 
-	in = fopen(run, "r");
-	if (in && (got = fread(head, 1, sizeof(head), in)) > 0 && head[0] == '{') {
-		rewind(in); /* a trace's JSON Lines, not a store */
-	} else if (in && (csv_trace__is_header(head, got) || csv_named(run)) &&
-		   !(got >= 16 && !memcmp(head, "SQLite format 3", 16))) {
-		rewind(in); /* a trace CSV */
-		csv = true;
-	} else {
-		if (in)
-			fclose(in);
-		in = NULL;
+	in = export_view__trace_file(run, &csv);
+	if (!in) {
 		rc = store_cli__open(run, &s);
 		if (rc)
 			return rc;
@@ -884,7 +1136,7 @@ int export_view__run(const char *run, enum out_format fmt, const char *path,
 			return CMON_EXIT_ERROR;
 		}
 	}
-	err = in ? view_trace(in, csv, fmt, out, &calls, &line_no, vf) :
+	err = in ? view_trace(in, csv, fmt, out, &calls, &at, vf) :
 		   export_view(s, fmt, out, &calls, vf);
 	if (in)
 		fclose(in);
@@ -894,17 +1146,10 @@ int export_view__run(const char *run, enum out_format fmt, const char *path,
 	} else if (fflush(stdout) && !err) {
 		err = -errno;
 	}
-	if (err == 1)
+	if (err && in && trace_error_said(run, csv, err, &at))
+		; /* the file's fault, said */
+	else if (err == 1)
 		log_error("%s", cmon_store_error(s));
-	else if (err == -EINVAL && in && csv && line_no == 1)
-		log_error("export: %s: not a trace CSV of `cmon trace -F csv` (its header "
-			  "needs ts_ns, tid and func)", run);
-	else if (err == -EINVAL && in && csv)
-		log_error("export: %s: record %zu is not a call of `cmon trace -F csv`", run,
-			  line_no);
-	else if (err == -EINVAL && in)
-		log_error("export: %s: line %zu is not a call of `cmon trace -F json`", run,
-			  line_no);
 	else if (err)
 		log_error("export: writing %s: %s", path ? path : "stdout", strerror(-err));
 	else

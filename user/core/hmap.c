@@ -92,3 +92,31 @@ void hmap__release(struct hmap *m)
 	m->slots = NULL;
 	m->cap = m->n = 0;
 }
+
+bool hmap__del(struct hmap *m, const void *key, size_t klen)
+{
+	struct hmap_entry *e;
+	size_t hole, i, mask = m->cap - 1;
+
+	if (!m->cap)
+		return false;
+	e = slot_of(m, key, klen);
+	if (!e->key)
+		return false;
+	free(e->key);
+	e->key = NULL;
+	m->n--;
+	/* Backward shift: each entry after the hole in its run that a probe
+	 * from its home slot would pass through the hole moves into it. */
+	hole = (size_t)(e - m->slots);
+	for (i = (hole + 1) & mask; m->slots[i].key; i = (i + 1) & mask) {
+		size_t home = (size_t)fnv1a(m->slots[i].key, m->slots[i].klen) & mask;
+
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			m->slots[hole] = m->slots[i];
+			m->slots[i].key = NULL;
+			hole = i;
+		}
+	}
+	return true;
+}

@@ -29,6 +29,9 @@ uint64_t *hmap__get(struct hmap *m, const void *key, size_t klen, bool *added);
 /* The value of KEY, or NULL. */
 uint64_t *hmap__find(const struct hmap *m, const void *key, size_t klen);
 
+/* KEY removed (its value with it); false when absent. */
+bool hmap__del(struct hmap *m, const void *key, size_t klen);
+
 void hmap__release(struct hmap *m); /* a zeroed struct again */
 
 #endif

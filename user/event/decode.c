@@ -126,5 +126,7 @@ int decoder__decode(const struct decoder *d, const struct cmon_call_rec *in,
 	out->stack = NULL;    /* --stack: the caller's */
 	out->rendered = NULL; /* the typer's */
 	out->sampled = 0;  /* the agent's budget stamps its own */
+	out->call_no = 0;  /* a store's call (export) */
+	out->no_regs = false;
 	return 0;
 }

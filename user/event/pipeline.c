@@ -58,6 +58,8 @@ static pid_t py_rec_pid(__u32 type, const void *data)
 		return (pid_t)((const struct cmon_py_code_rec *)data)->pid;
 	case CMON_REC_PY_ARGS:
 		return (pid_t)((const struct cmon_py_args_rec *)data)->pid;
+	case CMON_REC_PY_EXIT:
+		return (pid_t)((const struct cmon_py_exit_rec *)data)->pid;
 	default:
 		return (pid_t)((const struct cmon_py_func_rec *)data)->pid;
 	}
@@ -96,6 +98,11 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 	pid_t pid = py_rec_pid(type, data);
 	int n;
 
+	if (type == CMON_REC_PY_EXIT) { /* after its last record */
+		tracer__read_forks(p->tracer); /* those of its children, before */
+		pytrace__on_exit(p->py, pid);
+		return 0;
+	}
 	if (late_children)
 		hold_late_child(p, pid);
 	/* a child's first record: its fork's record is in hand by now */

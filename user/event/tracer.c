@@ -252,7 +252,8 @@ static int handle(struct tracer *t, void *data, size_t size)
 	if ((*type == CMON_REC_PY && size >= CMON_PY_REC_SIZE(0)) ||
 	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)) ||
 	    (*type == CMON_REC_PY_ARGS && size >= CMON_PY_ARGS_REC_SIZE(0)) ||
-	    (*type == CMON_REC_PY_FUNC && size >= sizeof(struct cmon_py_func_rec)))
+	    (*type == CMON_REC_PY_FUNC && size >= sizeof(struct cmon_py_func_rec)) ||
+	    (*type == CMON_REC_PY_EXIT && size >= sizeof(struct cmon_py_exit_rec)))
 		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
@@ -348,9 +349,13 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 	struct bpf_program *all[] = { sk->progs.cmon_py_entry, sk->progs.cmon_py_exit,
 				      sk->progs.cmon_py_eval, sk->progs.cmon_py_vc_entry,
 				      sk->progs.cmon_py_vc, sk->progs.cmon_py_newfunc,
-				      sk->progs.cmon_py_start };
-	bool sess = opts->py_offsets && uprobe_session__supported();
+				      sk->progs.cmon_py_start, sk->progs.cmon_py_ret_insn };
 	bool vc = opts->py_offsets && opts->py_mode == CMON_PY_MODE_VECTORCALL;
+	/* 3.11's shared libpython while following: an entry and a uretprobe
+	 * that children inherit (no sessions for those) */
+	bool inherit = opts->py_offsets && !vc &&
+		       probe_links__py_inherits(t->set, opts->follow, opts->host_wide);
+	bool sess = opts->py_offsets && !inherit && uprobe_session__supported();
 
 	memset(py, 0, sizeof(*py));
 	if (opts->py_offsets) {
@@ -368,12 +373,17 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 		}
 		if (!sess)
 			py->exit = sk->progs.cmon_py_exit;
+		py->inherit = inherit;
+		py->ret_insn = inherit ? sk->progs.cmon_py_ret_insn : NULL;
+		if (inherit)
+			log_info("--py: the evaluator's probes are inherited by the children "
+				 "(tracefs uprobe events)");
 	}
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		struct bpf_program *p = all[i];
 
 		if (p != py->start && p != py->newfunc && p != py->vc_sess && p != py->vc_entry &&
-		    p != py->eval_sess && p != py->eval_entry && p != py->exit)
+		    p != py->eval_sess && p != py->eval_entry && p != py->exit && p != py->ret_insn)
 			bpf_program__set_autoload(p, false);
 	}
 }

@@ -16,14 +16,15 @@
 #include <stdlib.h>
 #include "core/grow.h"
 #include "render.h"
+#include "schema.h"
 #include "writer_impl.h"
 
-#define CSV_HEAD "ts_ns,pid,tid,comm,func,depth"
+#define CSV_HEAD "schema,ts_ns,pid,tid,comm,func,depth"
 #define CSV_RAW ",arg0,arg1,arg2,arg3,arg4,arg5"
 #define CSV_TAIL \
 	",ret,latency_ns,latency_lt_ns,rss_entry,rss_exit,vms_entry,vms_exit,status,module"
 #define CSV_LONG_HEAD                                                                  \
-	"call,ts_ns,pid,tid,comm,func,depth,latency_ns,latency_lt_ns,rss_entry,rss_exit," \
+	"schema,call,ts_ns,pid,tid,comm,func,depth,latency_ns,latency_lt_ns,rss_entry,rss_exit," \
 	"vms_entry,vms_exit,status,module,name,value"
 
 #define TO_RET UINT32_MAX /* the leaf is the fixed "ret" column */
@@ -429,12 +430,13 @@ static int put_call(struct csv_table *t, struct strbuf *sb, const struct call_re
 	char *p;
 	int err;
 
-	/* 17 numbers, 21 commas, status (<= 16), and the strings */
-	err = strbuf__reserve(sb, 17 * DECIMAL_MAX + 21 + 16 + WR_CSV_MAX(lc) + WR_CSV_MAX(lf) +
+	/* the schema, 17 numbers, 21 commas, status (<= 16), and the strings */
+	err = strbuf__reserve(sb, 2 + 17 * DECIMAL_MAX + 21 + 16 + WR_CSV_MAX(lc) + WR_CSV_MAX(lf) +
 				      WR_CSV_MAX(lm) + (wide && has_ret ? WR_CSV_MAX(ret->len) : 0));
 	if (err)
 		return err;
 	p = sb->buf + sb->len;
+	p = WR_LIT(p, CMON_SCHEMA_TEXT ",");
 	if (!wide) {
 		p = decimal__u64(p, t->calls);
 		*p++ = ',';

@@ -8,6 +8,7 @@
  * program put in its names.
  */
 #include <errno.h>
+#include "schema.h"
 #include "writer_impl.h"
 
 int writer__json_row(struct strbuf *sb, const struct call_record *rec)
@@ -16,7 +17,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	const char *mod = wr_str(rec->module);
 	const char *status = call_status__name(rec->status);
 	size_t lc = strlen(comm), lf = strlen(func), lm = strlen(mod);
-	bool has_exit = wr_has_exit(rec), has_args = wr_has_args(rec);
+	bool has_exit = wr_has_exit(rec), has_args = wr_has_args(rec) && !rec->no_regs;
 	char *p;
 	int err;
 
@@ -26,7 +27,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 	if (err)
 		return err;
 	p = sb->buf + sb->len;
-	p = WR_LIT(p, "{\"ts_ns\":");
+	p = WR_LIT(p, "{\"schema\":" CMON_SCHEMA_TEXT ",\"ts_ns\":");
 	p = decimal__u64(p, rec->ts_ns);
 	p = WR_LIT(p, ",\"pid\":");
 	p = decimal__u64(p, rec->pid);
@@ -52,7 +53,7 @@ int writer__json_row(struct strbuf *sb, const struct call_record *rec)
 			p = WR_LIT(p, "null");
 	}
 	p = WR_LIT(p, ",\"ret\":");
-	if (call_record__has_ret(rec))
+	if (call_record__has_ret(rec) && !rec->no_regs)
 		p = decimal__i64(p, rec->ret);
 	else
 		p = WR_LIT(p, "null");

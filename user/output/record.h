@@ -101,6 +101,8 @@ struct call_record {
 	double sampled;
 	uint64_t call_no;      /* its number among its function's calls in a
 				* store (cmon export); 0: none */
+	bool no_regs;          /* the registers are not known (a store keeps
+				* typed values): JSON's arg0..arg5 and ret null */
 };
 
 #endif

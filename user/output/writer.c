@@ -6,6 +6,7 @@
  * record (its lock, its copy, ferror) was ~5 % of the consumer's time.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -145,6 +146,8 @@ int writer__write(struct writer *w, const struct call_record *rec)
 			err = writer__json_typed(&w->line, rec);
 		if (!err && rec->stack)
 			err = writer__json_stack(&w->line, rec->stack);
+		if (!err && rec->call_no)
+			err = strbuf__printf(&w->line, ",\"call\":%" PRIu64, rec->call_no);
 		if (!err)
 			err = strbuf__puts(&w->line, "}\n");
 		break;

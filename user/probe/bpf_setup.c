@@ -135,7 +135,8 @@ void bpf_set__prepare(struct bpf_set *s)
 	bpf_map__set_max_entries(s->duty_gen, s->o.duty ? n_funcs : 1);
 	bpf_map__set_max_entries(s->duty_calls, s->o.duty ? n_funcs : 1);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-		if (progs[i])
+		if (progs[i] && !(s->py.inherit && (progs[i] == s->py.eval_entry ||
+						    progs[i] == s->py.exit)))
 			probe_links__prepare(progs[i]);
 	if (s->py.eval_sess)
 		probe_links__prepare_session(s->py.eval_sess);

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "core/log.h"
 #include "probe/attach.h"
+#include "probe/inherit.h"
 #include "host.h"
 
 #define CMON_BPF_TRACE_UPROBE_SESSION 57 /* UAPI since Linux 6.13 */
@@ -52,6 +53,11 @@ static const struct {
 			      "nothing of cmon's needs it today" },
 	[HOST_HW_BREAKPOINT] = { "hw_breakpoint", "--watch: hardware write breakpoints",
 				 "--watch refuses (a breakpoint opens but never fires)" },
+	[HOST_INHERIT_UPROBE] = { "inherited_uprobes",
+				  "--py through a shared libpython's evaluator: a forked child "
+				  "traced from its first instruction (inherited probes)",
+				  "a forked child's calls before cmon attaches its own probes are "
+				  "not seen" },
 };
 
 static struct host_caps caps;
@@ -303,6 +309,10 @@ static bool probe(enum host_feature f)
 		return probe_exec_fentry();
 	case HOST_WRITE_USER:
 		return probe_write_user();
+	case HOST_INHERIT_UPROBE:
+		if (!uprobe_inherit__probe(caps.why[f], sizeof(caps.why[f])))
+			return false;
+		return true;
 	case HOST_HW_BREAKPOINT:
 	default:
 		return probe_breakpoint();

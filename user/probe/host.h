@@ -26,6 +26,7 @@ enum host_feature {
 	HOST_EXEC_FENTRY,    /* fentry on begin_new_exec (ftrace trampolines) */
 	HOST_WRITE_USER,     /* bpf_probe_write_user: not refused by lockdown */
 	HOST_HW_BREAKPOINT,  /* a write breakpoint fires (--watch) */
+	HOST_INHERIT_UPROBE, /* tracefs uprobes inherited across fork, read per task */
 	HOST_NFEATURES
 };
 

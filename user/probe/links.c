@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "core/log.h"
 #include "probe/host.h"
 #include "probe/attach.h"
+#include "probe/inherit.h"
 #include "links.h"
 #include "core/clock.h"
 
@@ -19,8 +21,9 @@
 #define SLOW_ATTACH_FUNCS 64
 
 struct probe_links {
-	int *fds;                /* uprobe_multi links */
+	int *fds;                /* uprobe_multi links, inherited perf events */
 	pid_t *fd_pids;          /* each one's pid filter (0: none) */
+	struct uprobe_inherit **fd_inh; /* an inherited event's probe (NULL: a link) */
 	size_t n_fds, cap_fds;
 	struct bpf_link **perf;  /* fallback: one perf-event uprobe per address */
 	pid_t *perf_pids;
@@ -124,15 +127,108 @@ static int attach_perf(struct probe_links *t, struct bpf_program *prog, const ch
 	return 0;
 }
 
-static int keep_link(struct probe_links *t, int fd, pid_t pid)
+/* FD kept, of process PID; INH: the probe an inherited event holds a
+ * reference to (NULL: a link). */
+static int keep_fd(struct probe_links *t, int fd, pid_t pid, struct uprobe_inherit *inh)
 {
-	size_t cap = t->cap_fds;
+	size_t cap = t->cap_fds, cap2 = t->cap_fds;
 
-	if (GROW(t->fds, t->n_fds, cap, 16) || GROW(t->fd_pids, t->n_fds, t->cap_fds, 16))
+	if (GROW(t->fds, t->n_fds, cap, 16) || GROW(t->fd_inh, t->n_fds, cap2, 16) ||
+	    GROW(t->fd_pids, t->n_fds, t->cap_fds, 16))
 		return -ENOMEM;
 	t->fd_pids[t->n_fds] = pid;
+	t->fd_inh[t->n_fds] = inh;
 	t->fds[t->n_fds++] = fd;
 	return 0;
+}
+
+static int keep_link(struct probe_links *t, int fd, pid_t pid)
+{
+	return keep_fd(t, fd, pid, NULL);
+}
+
+static void close_fd(struct probe_links *t, size_t i)
+{
+	close(t->fds[i]);
+	uprobe_inherit__put(t->fd_inh[i]);
+}
+
+/* Has T an inherited event of U on thread TID? */
+static bool has_event(const struct probe_links *t, const struct uprobe_inherit *u, pid_t tid,
+		      const pid_t *tids, size_t from)
+{
+	for (size_t i = from; i < t->n_fds; i++)
+		if (t->fd_inh[i] == u && tids[i - from] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Inherited probes (inherit.h) at CNT OFFSETS of PATH for process PID: an
+ * event on each of its threads, so that what any of them forks is traced
+ * from its first instruction (a thread made later inherits its maker's).
+ * The threads are listed until a pass finds none new.
+ */
+static int attach_inherit(struct probe_links *t, struct bpf_program *prog, const char *path,
+			  const uint64_t *offsets, const uint64_t *cookies, size_t cnt, pid_t pid,
+			  bool retprobe)
+{
+	char dir[32];
+	pid_t *tids = NULL; /* each new fd's thread, from the first one made here */
+	size_t from = t->n_fds, n_tids = 0, cap_tids = 0;
+	int err = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	for (size_t i = 0; i < cnt && !err; i++) {
+		bool added = true;
+
+		for (int pass = 0; added && pass < 8 && !err; pass++) {
+			DIR *d = opendir(dir);
+			struct dirent *de;
+
+			added = false;
+			if (!d) {
+				err = -ESRCH;
+				break;
+			}
+			while (!err && (de = readdir(d))) {
+				pid_t tid = (pid_t)atoi(de->d_name);
+				struct uprobe_inherit *u;
+				int fd;
+
+				if (tid <= 0)
+					continue;
+				err = uprobe_inherit__get(path, offsets[i], retprobe, prog, cookies[i],
+							  &u);
+				if (err)
+					break;
+				if (has_event(t, u, tid, tids, from)) {
+					uprobe_inherit__put(u);
+					continue;
+				}
+				fd = uprobe_inherit__open(u, tid);
+				if (fd == -ESRCH) { /* a thread gone meanwhile */
+					uprobe_inherit__put(u);
+					continue;
+				}
+				err = fd < 0 ? fd : GROW(tids, n_tids, cap_tids, 16);
+				if (!err) {
+					tids[n_tids++] = tid;
+					err = keep_fd(t, fd, pid, u);
+				}
+				if (err) {
+					if (fd >= 0)
+						close(fd);
+					uprobe_inherit__put(u);
+					break;
+				}
+				added = true;
+			}
+			closedir(d);
+		}
+	}
+	free(tids);
+	return err;
 }
 
 /* Growable parallel arrays of offsets and cookies for one link. */
@@ -205,7 +301,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 {
 	const struct probe_object *obj = &s->objects[obj_idx];
 	struct probe_list entry = {}, uret = {}, insn = {}, usdt = {}, made = {}, pyent = {},
-			  pyret = {}, step = {}, pysess = {}, pyvc = {}, pyvcsess = {}, pynew = {},
+			  pyret = {}, pyretins = {}, step = {}, pysess = {}, pyvc = {}, pyvcsess = {}, pynew = {},
 			  pystart = {};
 	int err = 0, fd;
 
@@ -232,7 +328,14 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			else
 				err = probe_list__add(f->python == PROBE_PY_EVAL ? &pyent : &pyvc,
 						      f->file_offset, c);
+			/* inherited: at its return instructions, where known */
+			for (size_t k = 0; !err && o->py.exit && o->py.inherit && o->py.ret_insn &&
+					   f->python == PROBE_PY_EVAL && k < f->exits.n_ret; k++)
+				err = probe_list__add(&pyretins, f->file_offset + f->exits.ret_offs[k],
+						      cookie_of(i, CMON_EXIT_RET_INSN));
 			if (!err && o->py.exit && f->python <= PROBE_PY_VC &&
+			    !(o->py.inherit && o->py.ret_insn && f->python == PROBE_PY_EVAL &&
+			      f->exits.n_ret) &&
 			    !(f->python == PROBE_PY_EVAL ? o->py.eval_sess : o->py.vc_sess))
 				err = probe_list__add(&pyret, f->file_offset,
 						      cookie_of(i, CMON_EXIT_URETPROBE));
@@ -299,6 +402,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		      { &usdt, o->usdt_prog, false, false },
 		      { &made, o->stack_made_prog, false, false },
 		      { &pyret, o->py.exit, true, false },
+		      { &pyretins, o->py.ret_insn, false, false },
 		      { &pynew, o->py.newfunc, true, false },
 		      { &pystart, o->py.start, false, false },
 		      { &pysess, o->py.eval_sess, false, true },
@@ -315,6 +419,10 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 		log_info("attaching perf-event uprobes, one per address (no uprobe_multi links)");
 	}
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		/* the evaluator's, inherited across fork (probe_py_progs.inherit) */
+		bool inherited = o->py.inherit && (links[i].l == &pyent || links[i].l == &pyret ||
+						   links[i].l == &pyretins);
+
 		if (!links[i].l->n)
 			continue;
 		if (!links[i].prog) {
@@ -323,7 +431,14 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			err = -EOPNOTSUPP;
 			goto cleanup;
 		}
-		if (links[i].session)
+		if (inherited && pid)
+			fd = attach_inherit(t, links[i].prog, obj->attach_path, links[i].l->offsets,
+					    links[i].l->cookies, links[i].l->n, pid, links[i].ret);
+		else if (inherited) /* its programs are not uprobe_multi's */
+			fd = attach_perf(t, links[i].prog, obj->attach_path, links[i].l->offsets,
+					 links[i].l->cookies, links[i].l->ref_ctrs, links[i].l->n, pid,
+					 links[i].ret);
+		else if (links[i].session)
 			fd = uprobe_session__attach(bpf_program__fd(links[i].prog),
 						    obj->attach_path, links[i].l->offsets,
 						    links[i].l->cookies, links[i].l->n, pid);
@@ -357,7 +472,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 					  links[i].l->n == 1 ? "" : "s", obj->path, strerror(-err));
 			goto cleanup;
 		}
-		if (multi) {
+		if (multi && !inherited) {
 			err = keep_link(t, fd, pid);
 			if (err) {
 				close(fd);
@@ -374,6 +489,7 @@ cleanup:
 	probe_list__free(&made);
 	probe_list__free(&pyent);
 	probe_list__free(&pyret);
+	probe_list__free(&pyretins);
 	probe_list__free(&pysess);
 	probe_list__free(&pyvc);
 	probe_list__free(&pyvcsess);
@@ -491,6 +607,21 @@ bool probe_links__child_has_own(const struct probe_set *set, bool host_wide)
 				if (set->targets[ti].objects[k] == set->funcs[i].object &&
 				    !is_exe_object(set, set->funcs[i].object))
 					return true;
+	return false;
+}
+
+bool probe_links__py_inherits(const struct probe_set *set, bool follow, bool host_wide)
+{
+	for (size_t i = 0; follow && !host_wide && i < set->n_funcs; i++) {
+		size_t obj = set->funcs[i].object;
+
+		if (set->funcs[i].python != PROBE_PY_EVAL || is_exe_object(set, obj))
+			continue;
+		for (size_t ti = 0; ti < set->n_targets; ti++)
+			for (size_t k = 0; set->targets[ti].pid && k < set->targets[ti].n_objects; k++)
+				if (set->targets[ti].objects[k] == obj)
+					return uprobe_inherit__supported();
+	}
 	return false;
 }
 
@@ -638,12 +769,15 @@ static void drop_pid(struct probe_links *l, pid_t pid)
 {
 	size_t k = 0;
 
+	/* An inherited event stays: it follows its thread through exec, and
+	 * closing it would take its copies out of every descendant. */
 	for (size_t i = l->n_fds; i-- > 0;)
-		if (l->fd_pids[i] == pid)
+		if (l->fd_pids[i] == pid && !l->fd_inh[i])
 			close(l->fds[i]);
 	for (size_t i = 0; i < l->n_fds; i++)
-		if (l->fd_pids[i] != pid) {
+		if (l->fd_pids[i] != pid || l->fd_inh[i]) {
 			l->fds[k] = l->fds[i];
+			l->fd_inh[k] = l->fd_inh[i];
 			l->fd_pids[k++] = l->fd_pids[i];
 		}
 	l->n_fds = k;
@@ -724,10 +858,11 @@ void probe_links__free(struct probe_links *l)
 	/* In the reverse order of attach: entries first, so that no call
 	 * begins that its exit probes are already gone for. */
 	for (size_t i = l->n_fds; i-- > 0;)
-		close(l->fds[i]);
+		close_fd(l, i);
 	for (size_t i = l->n_perf; i-- > 0;)
 		bpf_link__destroy(l->perf[i]);
 	free(l->fds);
+	free(l->fd_inh);
 	free(l->fd_pids);
 	free(l->perf);
 	free(l->perf_pids);

@@ -20,6 +20,12 @@ struct bpf_link;
 struct probe_py_progs {
 	struct bpf_program *eval_entry, *eval_sess, *vc_entry, *vc_sess, *exit;
 	struct bpf_program *newfunc, *start;
+	/* The evaluator's entry and EXIT inherited across fork (inherit.h,
+	 * probe_links__py_inherits), loaded as perf-event programs; its
+	 * returns seen at its return instructions by RET_INSN where they are
+	 * known (probe_func.exits), no return probe held per frame. */
+	bool inherit;
+	struct bpf_program *ret_insn;
 };
 
 struct probe_links_opts {
@@ -73,6 +79,15 @@ void probe_links__prepare_session(struct bpf_program *prog);
  */
 void probe_links__prepare_stacks(struct bpf_map *regions, struct bpf_map *coro_stacks,
 				 struct bpf_program *stack_made, const struct probe_set *set);
+
+/*
+ * Are --py's evaluator probes to be inherited across fork?  While following
+ * children, when the evaluator is in a shared library of a process target
+ * (3.11's libpython: its probe traps every Python of that library unless
+ * filtered, and a filtered one misses a child until its own links exist)
+ * and this host can make inherited probes.
+ */
+bool probe_links__py_inherits(const struct probe_set *set, bool follow, bool host_wide);
 
 int probe_links__attach(const struct probe_set *set, const struct probe_links_opts *opts,
 			struct probe_links **out);

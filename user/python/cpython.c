@@ -2,9 +2,12 @@
 /* cpython.c: the trace (cpython.h, pytrace_impl.h): its patterns, the
  * probes' places, its counts. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/log.h"
+#include "probe/insn.h"
 #include "probe/resolve.h"
 #include "python/pytrace_impl.h"
 
@@ -101,6 +104,49 @@ static int add_probe(struct probe_set *set, size_t obj, const char *name, uint64
 	return 0;
 }
 
+/* The LEN bytes of PATH at file offset OFF, planned as code at ADDR. */
+static int plan_bytes(const char *path, uint64_t off, uint64_t len, uint64_t addr,
+		      struct exit_plan *plan)
+{
+	uint8_t *body = len && len < (64u << 20) ? malloc(len) : NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = -EIO;
+
+	if (body && fd >= 0 && pread(fd, body, len, (off_t)off) == (ssize_t)len)
+		err = insn__plan_exits(body, len, addr, plan);
+	if (fd >= 0)
+		close(fd);
+	free(body);
+	return err;
+}
+
+/*
+ * The evaluator's return instructions into F's exits (its ret_mode stays
+ * RETURN_NONE): where its inherited probes (links.c) see its returns, no
+ * return probe held per frame, so at any depth.  Only when they are its
+ * only ways out: no tail jump, in its cold part neither (its indirect
+ * jumps are its opcode dispatch, computed gotos).  Else it keeps a
+ * uretprobe.
+ */
+static void plan_eval_returns(const struct probe_set *set, struct probe_func *f)
+{
+	const struct probe_object *obj = &set->objects[f->object];
+	const char *path = obj->attach_path ? obj->attach_path : obj->path;
+	struct exit_plan hot = {}, cold = {};
+	bool ok = !plan_bytes(path, f->file_offset, f->size, f->addr, &hot) && hot.complete &&
+		  hot.n_ret && !hot.n_tail;
+
+	if (ok && f->cold_size)
+		ok = !plan_bytes(path, f->cold_file_offset, f->cold_size, f->cold_addr, &cold) &&
+		     cold.complete && !cold.n_ret && !cold.n_tail;
+	exit_plan__clear(&cold);
+	if (!ok) {
+		exit_plan__clear(&hot);
+		return;
+	}
+	exit_plan__clear(&f->exits);
+	f->exits = hot;
+}
+
 long pytrace__mark(struct pytrace *pt, struct probe_set *set)
 {
 	long id = 0;
@@ -139,6 +185,7 @@ long pytrace__mark(struct pytrace *pt, struct probe_set *set)
 		} else {
 			f->python = PROBE_PY_EVAL;
 			f->ret_mode = RETURN_NONE;
+			plan_eval_returns(set, f);
 		}
 		/* a launched interpreter's start */
 		for (size_t k = 0; k < pt->n_procs && !err; k++)

@@ -91,6 +91,16 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size);
 /* A followed process PARENT forked CHILD (the kernel's fork record, which
  * comes before any record of CHILD's): CHILD's interpreter is PARENT's. */
 void pytrace__on_fork(struct pytrace *pt, pid_t child, pid_t parent);
+
+/* Process PID is gone and its records are all read (the kernel's exit
+ * record, after them): a forked child is let go (its fork, its codes, its
+ * verdicts in the kernel), unless calls of it were lost (named at the end
+ * from its codes); its children not read yet become its parent's. */
+void pytrace__on_exit(struct pytrace *pt, pid_t pid);
+
+/* Processes known now (added ones and forked children not let go), the
+ * forks kept, and the children let go so far. */
+void pytrace__sizes(const struct pytrace *pt, size_t *procs, size_t *forks, uint64_t *gone);
 /* Is PID's interpreter known (a process added, a child seen, or a fork
  * told)?  When not, its fork record is to be read first. */
 bool pytrace__knows(const struct pytrace *pt, pid_t pid);

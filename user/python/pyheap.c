@@ -8,10 +8,9 @@
  * changed): the walk stops there. */
 #define PYHEAP_MAX_OBJECTS (64u << 20)
 
-int pyheap__functions(pid_t pid, const struct py_layout *l, uint64_t interp, uint64_t func_type,
-		      pyheap_fn fn, void *ctx, uint64_t *seen)
+int pyheap__objects(pid_t pid, const struct py_layout *l, uint64_t interp, pyheap_obj_fn fn,
+		    void *ctx, uint64_t *seen)
 {
-	const struct cmon_py_offsets *o = &l->bpf;
 	uint64_t gc = interp + l->interp_gc, heads[4];
 	int32_t collecting = 0;
 	int err;
@@ -32,21 +31,45 @@ int pyheap__functions(pid_t pid, const struct py_layout *l, uint64_t interp, uin
 		uint64_t node = procmem__ptr(pid, heads[g]) & ~3ull;
 
 		for (uint32_t k = 0; node && node != heads[g] && k < PYHEAP_MAX_OBJECTS; k++) {
-			uint64_t n[4], f[2];
+			uint64_t n[4];
 
 			if (procmem__read(pid, node, n, sizeof(n)))
 				break;
 			(*seen)++;
 			/* n: next, prev, then the object: refcount, type */
-			if (n[3] == func_type &&
-			    !procmem__read(pid, node + 16 + o->func_code, &f[0], 8) &&
-			    !procmem__read(pid, node + 16 + o->func_vectorcall, &f[1], 8)) {
-				err = fn(ctx, node + 16, f[0], f[1]);
-				if (err)
-					return err;
-			}
+			err = fn(ctx, node + 16, n[3]);
+			if (err)
+				return err;
 			node = n[0] & ~3ull;
 		}
 	}
 	return 0;
+}
+
+struct funcs {
+	pid_t pid;
+	const struct py_layout *l;
+	uint64_t func_type;
+	pyheap_fn fn;
+	void *ctx;
+};
+
+static int each_func(void *ctx, uint64_t obj, uint64_t type)
+{
+	struct funcs *w = ctx;
+	uint64_t f[2];
+
+	if (type != w->func_type ||
+	    procmem__read(w->pid, obj + w->l->bpf.func_code, &f[0], 8) ||
+	    procmem__read(w->pid, obj + w->l->bpf.func_vectorcall, &f[1], 8))
+		return 0;
+	return w->fn(w->ctx, obj, f[0], f[1]);
+}
+
+int pyheap__functions(pid_t pid, const struct py_layout *l, uint64_t interp, uint64_t func_type,
+		      pyheap_fn fn, void *ctx, uint64_t *seen)
+{
+	struct funcs w = { pid, l, func_type, fn, ctx };
+
+	return pyheap__objects(pid, l, interp, each_func, &w, seen);
 }

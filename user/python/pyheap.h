@@ -10,6 +10,12 @@
 #include <sys/types.h>
 #include "python/pylayout.h"
 
+/* FN(CTX, OBJ, TYPE) for each object the collector tracks (classes,
+ * functions...), as pyheap__functions walks them. */
+typedef int (*pyheap_obj_fn)(void *ctx, uint64_t obj, uint64_t type);
+int pyheap__objects(pid_t pid, const struct py_layout *l, uint64_t interp, pyheap_obj_fn fn,
+		    void *ctx, uint64_t *seen);
+
 /* FN(CTX, FUNC, CODE, VECTORCALL) for each: nonzero stops the walk (and is
  * returned). */
 typedef int (*pyheap_fn)(void *ctx, uint64_t func, uint64_t code, uint64_t vectorcall);

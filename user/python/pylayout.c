@@ -78,6 +78,7 @@ static const struct py_layout layouts[] = {
 		.frame_previous = 8, .frame_funcobj = 16, .frame_instr = 56, .instr_next = true,
 		.code_name = 120, .code_linetable = 136, .code_firsttraceable = 184,
 		.code_code = 200, .code_version = 92, .func_qualname = 40, .func_module = 104,
+		.type_version = 384, .type_versions_used = 410, .type_subclasses = 360, .type_mro = 344,
 		.size_code = 200, .size_func = 144, .size_long = 24, .size_float = 24,
 		.size_tuple = 24, .size_cell = 24, .type_basicsize = 32, .type_dict = 264, .type_base = 256, .size_compact_str = 56, .gen_iframe = 72,
 		.bpf = { PY_OBJECTS, .frame_code = 0, .frame_owner = 70,
@@ -88,7 +89,7 @@ static const struct py_layout layouts[] = {
 			 .str_utf8 = 48, .gen_iframe = 72, .gen_frame_state = 67,
 			 .tstate_exc = 112, .tstate_exc_type = 0, .gil_holder = 8,
 			 .frame_previous = 8, .tstate_cframe = 0, .cframe_current = 72,
-			 .task_name = 128 },
+			 .task_name = 128, .type_version = 384 },
 	},
 };
 

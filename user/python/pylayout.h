@@ -40,6 +40,9 @@ struct py_layout {
 	uint32_t size_code, size_func, size_long, size_float, size_tuple, size_cell;
 	uint32_t type_basicsize;
 	uint32_t type_dict, type_base; /* PyTypeObject.tp_dict, .tp_base */
+	/* 3.13 (0: not needed): .tp_version_tag, .tp_versions_used (the
+	 * budget of new tags), .tp_subclasses (a dict of weak references) */
+	uint32_t type_version, type_versions_used, type_subclasses, type_mro;
 	uint32_t size_compact_str;     /* sizeof(PyCompactUnicodeObject): a non-ASCII str's data */
 	uint32_t gen_iframe;
 	struct cmon_py_offsets bpf;

@@ -4,6 +4,7 @@
  * with the records: whether or not the child still lives when its records
  * are read) as its parent's copy: same interpreter, same addresses. */
 #include <errno.h>
+#include <bpf/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +223,62 @@ void pyproc__release(struct py_proc *p)
 	hmap__release(&p->versions);
 	hmap__release(&p->func_at);
 	free(p->funcs);
+	free(p->classes);
 	pyvalue__release(&p->values);
 	pyinterp__clear(&p->interp);
 }
 
+
+/* Were calls of P lost (py_lost: named at the end from P's codes)? */
+static bool has_lost(const struct pytrace *pt, const struct py_proc *p)
+{
+	for (size_t i = 0; pt->lost_fd >= 0 && i < p->codes.cap; i++) {
+		struct cmon_py_code_key key = { .pid = (__u32)p->pid };
+		__u64 n = 0;
+
+		if (!p->codes.slots[i].key)
+			continue;
+		memcpy(&key.code, p->codes.slots[i].key, sizeof(key.code));
+		if (!bpf_map_lookup_elem(pt->lost_fd, &key, &n) && n)
+			return true;
+	}
+	return false;
+}
+
+void pytrace__on_exit(struct pytrace *pt, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	const uint64_t *fork = hmap__find(&pt->forks, &key, sizeof(key));
+	struct py_proc *p = find_proc(pt, pid);
+	uint64_t parent = fork ? *fork : 0;
+
+	if (p && (!p->child || has_lost(pt, p)))
+		return;
+	if (!p && !fork)
+		return;
+	for (size_t i = 0; i < pt->forks.cap; i++)
+		if (pt->forks.slots[i].key && pt->forks.slots[i].value == (uint64_t)(uint32_t)pid)
+			pt->forks.slots[i].value = parent;
+	hmap__del(&pt->forks, &key, sizeof(key));
+	if (p) {
+		/* its verdicts: the kernel's map would fill with the dead's */
+		for (size_t i = 0; pt->code_fd >= 0 && i < p->codes.cap; i++) {
+			struct cmon_py_code_key k = { .pid = (__u32)pid };
+
+			if (!p->codes.slots[i].key)
+				continue;
+			memcpy(&k.code, p->codes.slots[i].key, sizeof(k.code));
+			bpf_map_delete_elem(pt->code_fd, &k);
+		}
+		pyproc__release(p);
+		*p = pt->procs[--pt->n_procs];
+	}
+	pt->let_go++;
+}
+
+void pytrace__sizes(const struct pytrace *pt, size_t *procs, size_t *forks, uint64_t *gone)
+{
+	*procs = pt->n_procs;
+	*forks = pt->forks.n;
+	*gone = pt->let_go;
+}

@@ -44,18 +44,16 @@ struct py_code *pyrecord__code(struct pytrace *pt, struct py_proc *p, uint64_t c
 			pt->hits[i]++;
 		}
 	}
-	if (c->traced && pt->layout && pt->layout->minor == 13 && !pt->init_said &&
-	    is_init(c->qualname)) {
-		/* CALL_ALLOC_AND_ENTER_INIT: guarded by the class's version, not
-		 * the function's, so clearing that does not keep it off */
-		pt->init_said = true;
-		log_warn("--py: CPython 3.13 enters a class's __init__ without a call once a "
-			 "`Class(...)` call site is specialized: those calls of the selected "
-			 "__init__ methods (%s the first) are not seen (nor counted)", c->qualname);
-	}
 	return c;
 }
 
+
+uint32_t pyrecord__flags(const struct pytrace *pt, const struct py_code *c)
+{
+	/* 3.13: its calls tell the classes to keep from entering it without one */
+	return c && c->traced && pt->layout && pt->layout->bpf.type_version &&
+			       is_init(c->qualname) ? CMON_PY_VF_INIT : 0;
+}
 
 void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec)
 {
@@ -68,6 +66,7 @@ void pytrace__on_code(struct pytrace *pt, const struct cmon_py_code_rec *rec)
 		return;
 	c = pyrecord__code(pt, p, rec->code, rec);
 	val.verdict = c && c->traced ? CMON_PY_TRACED : CMON_PY_SKIP;
+	val.flags = pyrecord__flags(pt, c);
 	if (pt->code_fd >= 0)
 		bpf_map_update_elem(pt->code_fd, &key, &val, BPF_ANY);
 }
@@ -295,6 +294,8 @@ static int decode(struct pytrace *pt, const struct cmon_py_rec *rec, int64_t mon
 	};
 	out->typed = &pt->typed;
 	out->sampled = 0;
+	out->call_no = 0;  /* a store's call (export) */
+	out->no_regs = false;
 	return 1;
 }
 

@@ -109,8 +109,9 @@ static bool select_code(void *ctx, uint64_t code)
 
 		val.fp ^= qn << 1 | qn >> 63;
 	}
+	val.flags = pyrecord__flags(sc->pt, c);
 	if (sc->pt->code_fd >= 0)
-		bpf_map_update_elem(sc->pt->code_fd, &key, &val, BPF_NOEXIST);
+		bpf_map_update_elem(sc->pt->code_fd, &key, &val, val.flags ? BPF_ANY : BPF_NOEXIST);
 	if (c->traced)
 		clear_version(sc->pt, sc->p, code);
 	return c->traced;
@@ -178,6 +179,24 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 	c = pyrecord__code(pt, p, r->code, NULL);
 	if (r->stopped)
 		stopped = wait_stopped(p->pid);
+	if (r->cls) {
+		/* a traced __init__ called with an instance of a class that has a
+		 * version tag (3.13): that class kept from entering it unseen */
+		if (stopped || !freeze__stop(p->pid, p->launched, &fz)) {
+			size_t from = p->n_classes;
+
+			pyclass__hold_init(p->pid, pt->layout, r->cls, r->func, &p->classes,
+					   &p->n_classes, &p->cap_classes);
+			if (p->n_classes > from)
+				log_debug("--py: process %d: %s's class kept from entering it "
+					  "without a call", (int)p->pid, c ? c->qualname : "__init__");
+			if (!stopped)
+				freeze__thaw(&fz);
+		}
+		if (r->stopped)
+			p->cont = true;
+		return 0;
+	}
 	if (c && c->traced && p->kern.vc_entry &&
 	    procmem__ptr(p->pid, r->func + o->func_vectorcall) == p->kern.vc_func &&
 	    (stopped || !freeze__stop(p->pid, p->launched, &fz))) {
@@ -211,6 +230,56 @@ int pytrace__on_func(struct pytrace *pt, const void *data, size_t size)
 }
 
 
+static bool is_sent(void *ctx, uint64_t func)
+{
+	struct py_proc *p = ctx;
+
+	return hmap__find(&p->func_at, &func, sizeof(func)) != NULL;
+}
+
+/* 3.13: the classes whose __init__ P's functions sent include, kept from
+ * entering it without a call (pyclass.h).  STOPPED: P is stopped. */
+static void hold_classes(struct pytrace *pt, struct py_proc *p, bool stopped)
+{
+	size_t from = p->n_classes;
+	bool any = false;
+	int err = -EAGAIN;
+
+	if (!pt->layout->type_versions_used)
+		return;
+	/* a walk of every object: only when an __init__ is traced */
+	for (size_t i = 0; i < p->n_funcs && !any; i++)
+		any = pyrecord__flags(pt, pyrecord__code(pt, p, p->funcs[i].code, NULL)) &
+		      CMON_PY_VF_INIT;
+	if (!any)
+		return;
+	/* with the process stopped; again while its collector runs */
+	for (int tries = 0; err == -EAGAIN && tries < 200; tries++) {
+		struct freeze fz = { 0 };
+
+		if (tries)
+			usleep(2000);
+		err = stopped ? 0 : freeze__stop(p->pid, p->launched, &fz);
+		if (err)
+			break;
+		err = pyclass__walk(p->pid, pt->layout, p->interp_addr,
+				    p->interp.func_type + p->bias, is_sent, p, &p->classes,
+				    &p->n_classes, &p->cap_classes);
+		if (!stopped)
+			freeze__thaw(&fz);
+		if (stopped && err == -EAGAIN)
+			break;
+	}
+	if (err && err != -EINVAL && err != -ESRCH)
+		log_warn("--py: process %d: the classes of its traced __init__ methods were not "
+			 "found (%s): their calls through a specialized `Class(...)` site are not "
+			 "seen", (int)p->pid,
+			 err == -EAGAIN ? "its garbage collector kept running" : strerror(-err));
+	if (p->n_classes > from)
+		log_info("--py: process %d: %zu classes kept from entering their traced __init__ "
+			 "without a call", (int)p->pid, p->n_classes - from);
+}
+
 /* What process P needs written (STOPPED: it is stopped already). */
 static int set_up(struct pytrace *pt, struct py_proc *p, bool stopped)
 {
@@ -242,6 +311,8 @@ static int set_up(struct pytrace *pt, struct py_proc *p, bool stopped)
 		if (!err)
 			log_info("--py: process %d: %zu functions sent through the vectorcall entry",
 				 (int)p->pid, p->n_funcs);
+		if (!err)
+			hold_classes(pt, p, stopped);
 		return err;
 	}
 }
@@ -420,18 +491,23 @@ void pytrace__restore(struct pytrace *pt)
 					   p->interp_addr + pt->layout->interp_eval_frame,
 					   p->interp.eval_func + p->bias);
 		}
-		if (p->n_funcs || p->versions.n) {
+		if (p->n_funcs || p->versions.n || p->n_classes) {
 			struct pyhook_vc vc;
 			unsigned n = 0;
 
 			vc_desc(pt, p, &vc);
-			if (p->versions.n) {
+			if (p->versions.n || p->n_classes) {
 				struct freeze fz = { 0 };
 
 				if (!freeze__stop(p->pid, p->launched, &fz)) {
 					restore_versions(pt, p);
+					pyclass__release(p->pid, pt->layout, p->classes,
+							 p->n_classes);
 					freeze__thaw(&fz);
 				}
+				free(p->classes);
+				p->classes = NULL;
+				p->n_classes = p->cap_classes = 0;
 			}
 			if (!pyhook__vc_release(p->pid, p->launched, &vc, p->funcs, p->n_funcs, &n))
 				log_info("--py: process %d: %u functions back on CPython's fast path",

@@ -22,6 +22,7 @@
 #include "core/strbuf.h"
 #include "output/record.h"
 #include "python/cpython.h"
+#include "python/pyclass.h"
 #include "python/pycode.h"
 #include "python/pyhook.h"
 #include "python/pyinterp.h"
@@ -52,6 +53,8 @@ struct py_proc {
 	struct pyhook_func *funcs; /* sent through the vectorcall entry */
 	size_t n_funcs, cap_funcs;
 	struct hmap func_at; /* a function's address -> its index in funcs + 1 */
+	struct pyclass_held *classes; /* 3.13: kept from entering a traced __init__ */
+	size_t n_classes, cap_classes;
 	uint64_t checked_ns; /* when they were last checked (another cmon) */
 	/* Sent again at the last check: said at the next unless a function
 	 * made there is announced meanwhile (a new one where a freed one was,
@@ -93,8 +96,8 @@ struct pytrace {
 	size_t columns[CMON_PY_ALL_ARGS];
 	struct call_typed typed;
 	size_t args_column;
-	bool init_said; /* the 3.13 __init__ warning */
 	struct hmap forks; /* a child's pid -> its parent's (the kernel's fork records) */
+	uint64_t let_go; /* forked children gone and let go (pytrace__on_exit) */
 	uint64_t undecoded; /* records of a process or code object not known */
 };
 
@@ -115,5 +118,7 @@ void pyproc__release(struct py_proc *p);
  * readable. */
 struct py_code *pyrecord__code(struct pytrace *pt, struct py_proc *p, uint64_t code,
 			       const struct cmon_py_code_rec *rec);
+/* The kernel's flags for C (CMON_PY_VF_*). */
+uint32_t pyrecord__flags(const struct pytrace *pt, const struct py_code *c);
 
 #endif

@@ -188,11 +188,8 @@ static const char *type_name(struct pyvalue_ctx *vc, uint64_t type)
 	return *slot ? (const char *)(uintptr_t)*slot : "object";
 }
 
-/* The value of key KEY (a str) in the dict at DICT: 0 when absent. */
-typedef bool (*dict_fn)(void *ctx, uint64_t key, uint64_t value);
-
-static void dict_each(pid_t pid, const struct cmon_py_offsets *o, uint64_t dict, dict_fn fn,
-		      void *ctx)
+void pyvalue__dict_each(pid_t pid, const struct cmon_py_offsets *o, uint64_t dict,
+			pyvalue_dict_fn fn, void *ctx)
 {
 	uint64_t keys = procmem__ptr(pid, dict + o->dict_keys), n = 0;
 	uint8_t hdr[3];
@@ -263,12 +260,12 @@ static const char *enum_name(struct pyvalue_ctx *vc, uint64_t type, uint64_t obj
 			f.found = 0;
 			f.want = "_member_map_";
 			if (dict)
-				dict_each(vc->pid, o, dict, find_key, &f);
+				pyvalue__dict_each(vc->pid, o, dict, find_key, &f);
 			if (f.found) {
 				uint64_t map = f.found;
 
 				f.found = obj;
-				dict_each(vc->pid, o, map, find_value, &f);
+				pyvalue__dict_each(vc->pid, o, map, find_value, &f);
 				if (!f.want)
 					name = pyvalue__str(vc->pid, f.found, vc->layout);
 				break;

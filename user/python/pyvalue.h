@@ -7,6 +7,7 @@
 #ifndef CMON_PYVALUE_H
 #define CMON_PYVALUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +28,12 @@ void pyvalue__release(struct pyvalue_ctx *vc);
 
 /* The text (UTF-8) of the str object at OBJ, malloc'd; NULL when unreadable. */
 char *pyvalue__str(pid_t pid, uint64_t obj, const struct py_layout *l);
+
+/* FN(CTX, KEY, VALUE) for each entry of the dict at DICT (a combined
+ * one: a class's, tp_subclasses) until it returns true. */
+typedef bool (*pyvalue_dict_fn)(void *ctx, uint64_t key, uint64_t value);
+void pyvalue__dict_each(pid_t pid, const struct cmon_py_offsets *o, uint64_t dict,
+			pyvalue_dict_fn fn, void *ctx);
 
 /* V as JSON text appended to SB.  0 or -ENOMEM. */
 int pyvalue__render(struct pyvalue_ctx *vc, const struct cmon_py_val *v, struct strbuf *sb);

@@ -2,8 +2,9 @@
 /*
  * source.c: what cmon wrote, read back for a report.  The kind of a file is
  * told by its content: a folder or calls.db is a store; a first line
- * "ts_ns,pid,..." a trace CSV (its long shape "call,ts_ns,..."),
- * "report,elapsed_s,..." a profile CSV; JSON
+ * "schema,ts_ns,pid,..." a trace CSV (its long shape "schema,call,ts_ns,..."),
+ * "schema,report,elapsed_s,..." a profile CSV ("schema," is not in files
+ * written before versions, and a newer version is refused); JSON
  * Lines of records ("ts_ns", "pid", "func") a trace, of rows ("report",
  * "func") a profile (any other object line is refused); one JSON object with
  * "runs" and "values" is `cmon stats -F json`.
@@ -16,6 +17,8 @@
 #include <cmon/cmon.h>
 #include "core/grow.h"
 #include "core/log.h"
+#include "output/csv_trace.h"
+#include "output/schema.h"
 #include "report.h"
 
 void report__init(struct report *r)
@@ -257,9 +260,6 @@ static int column(char **hdr, size_t n, const char *name)
 	return -1;
 }
 
-enum { C_TS, C_PID, C_FUNC, C_LAT, C_RSSE, C_RSSX, C_VMSE, C_VMSX, C_N };
-static const char *const trace_cols[C_N] = { "ts_ns", "pid", "func", "latency_ns", "rss_entry",
-					     "rss_exit", "vms_entry", "vms_exit" };
 
 enum { P_FINAL, P_FUNC, P_PID, P_CALLS, P_RET, P_NORET, P_TOTAL, P_MEAN, P_P50, P_P90, P_P99,
        P_MAX, P_RSS, P_ELAPSED, P_REPORT, P_N };
@@ -268,88 +268,84 @@ static const char *const prof_cols[P_N] = { "final", "func", "pid", "calls", "re
 					    "p99_ns", "max_ns", "rss_growth_bytes", "elapsed_s",
 					    "report" };
 
-static int read_csv(struct report *r, FILE *f, const char *path, bool profile, char *err,
-		    size_t errlen)
+/* PATH's version V is newer than this cmon reads: the one line. */
+static int refuse_newer(const char *path, long long v, char *err, size_t errlen)
+{
+	char why[128];
+
+	schema__refusal(why, sizeof(why), v);
+	return fail(err, errlen, "%s: %s", path, why);
+}
+
+/* A column the report needs that the header (IDX) lacks: said. */
+static int missing_column(const int *idx, const char *path, char *err, size_t errlen)
+{
+	for (int i = 0; i < P_N; i++)
+		if (idx[i] < 0)
+			return fail(err, errlen, "%s: no column %s", path, prof_cols[i]);
+	return 0;
+}
+
+/* A profile CSV (`profile -F csv`: func names quoted, never a line end in
+ * a cell). */
+static int read_profile_csv(struct report *r, FILE *f, const char *path, char *err,
+			    size_t errlen)
 {
 	char *buf = NULL, *hdr_line = NULL, *hdr[64], *fl[256];
 	size_t cap = 0, nh, items = 0;
-	int idx[P_N], rc = 0, ncols = profile ? P_N : C_N, mod, callc;
-	char last_call[32] = "";
+	int idx[P_N], rc = 0, mod, sc;
 
 	if (!read_line(f, &buf, &cap) || !(hdr_line = strdup(buf))) {
 		free(buf);
 		return fail(err, errlen, "%s: cannot read the header", path);
 	}
 	nh = csv_split(hdr_line, hdr, 64);
-	for (int i = 0; i < ncols; i++) {
-		idx[i] = column(hdr, nh, profile ? prof_cols[i] : trace_cols[i]);
-		if (idx[i] < 0) {
-			rc = fail(err, errlen, "%s: no column %s", path,
-				  profile ? prof_cols[i] : trace_cols[i]);
-			goto out;
-		}
-	}
+	for (int i = 0; i < P_N; i++)
+		idx[i] = column(hdr, nh, prof_cols[i]);
 	mod = column(hdr, nh, "module"); /* optional: older files have none */
-	/* the long shape (a row per value): a call's rows follow each other,
-	 * the first one counts */
-	callc = profile ? -1 : column(hdr, nh, "call");
+	sc = column(hdr, nh, "schema");  /* optional: files before versions */
+	/* a row's version first: a newer file is refused as newer, not for
+	 * the columns it lacks */
 	while (read_line(f, &buf, &cap)) {
 		size_t n = csv_split(buf, fl, 256);
+		long long v;
+		json_t *o;
 
-		if (n < nh)
-			continue; /* a line cut short (the trace was killed) */
-		if (callc >= 0) {
-			if (!strcmp(fl[callc], last_call))
-				continue;
-			snprintf(last_call, sizeof(last_call), "%s", fl[callc]);
+		if (sc >= 0 && (size_t)sc < n && schema__check_text(fl[sc], &v) == -EPROTO) {
+			rc = refuse_newer(path, v, err, errlen);
+			goto out;
 		}
-		if (profile) {
-			json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-					      "s:f, s:b}",
-					      "func", fl[idx[P_FUNC]],
-					      "pid", (json_int_t)num_or_none(fl[idx[P_PID]]),
-					      "calls", (json_int_t)num_or_none(fl[idx[P_CALLS]]),
-					      "returns", (json_int_t)num_or_none(fl[idx[P_RET]]),
-					      "noreturn", (json_int_t)num_or_none(fl[idx[P_NORET]]),
-					      "total_ns", (json_int_t)num_or_none(fl[idx[P_TOTAL]]),
-					      "mean_ns", (json_int_t)num_or_none(fl[idx[P_MEAN]]),
-					      "p50_ns", (json_int_t)num_or_none(fl[idx[P_P50]]),
-					      "p90_ns", (json_int_t)num_or_none(fl[idx[P_P90]]),
-					      "p99_ns", (json_int_t)num_or_none(fl[idx[P_P99]]),
-					      "max_ns", (json_int_t)num_or_none(fl[idx[P_MAX]]),
-					      "elapsed_s", atof(fl[idx[P_ELAPSED]]),
-					      "final", !strcmp(fl[idx[P_FINAL]], "1"));
-			if (!o || json_object_set_new(o, "module",
-						      json_string(mod >= 0 ? fl[mod] : "")) ||
-			    json_object_set_new(o, "rss_growth_bytes",
-						      json_integer((json_int_t)num_or_none(
-							      fl[idx[P_RSS]]))) ||
-			    json_object_set_new(o, "report", json_integer(atoll(fl[idx[P_REPORT]]))) ||
-			    json_array_append_new(r->profile_rows, o)) {
-				rc = fail(err, errlen, "%s: out of memory", path);
-				goto out;
-			}
-		} else {
-			struct rcall c = {
-				.ts_ns = num_or_none(fl[idx[C_TS]]),
-				.pid = (uint32_t)num_or_none(fl[idx[C_PID]]),
-				.latency_ns = num_or_none(fl[idx[C_LAT]]),
-				.rss_entry = num_or_none(fl[idx[C_RSSE]]),
-				.rss_exit = num_or_none(fl[idx[C_RSSX]]),
-				.vms_entry = num_or_none(fl[idx[C_VMSE]]),
-				.vms_exit = num_or_none(fl[idx[C_VMSX]]),
-			};
-
-			if (c.ts_ns == REPORT_NONE)
-				continue;
-			if (add_call(r, mod >= 0 ? fl[mod] : "", fl[idx[C_FUNC]], &c)) {
-				rc = fail(err, errlen, "%s: out of memory", path);
-				goto out;
-			}
+		if (!items && (rc = missing_column(idx, path, err, errlen)))
+			goto out;
+		if (n < nh)
+			continue; /* a line cut short (the profile was killed) */
+		o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:b}",
+			      "func", fl[idx[P_FUNC]],
+			      "pid", (json_int_t)num_or_none(fl[idx[P_PID]]),
+			      "calls", (json_int_t)num_or_none(fl[idx[P_CALLS]]),
+			      "returns", (json_int_t)num_or_none(fl[idx[P_RET]]),
+			      "noreturn", (json_int_t)num_or_none(fl[idx[P_NORET]]),
+			      "total_ns", (json_int_t)num_or_none(fl[idx[P_TOTAL]]),
+			      "mean_ns", (json_int_t)num_or_none(fl[idx[P_MEAN]]),
+			      "p50_ns", (json_int_t)num_or_none(fl[idx[P_P50]]),
+			      "p90_ns", (json_int_t)num_or_none(fl[idx[P_P90]]),
+			      "p99_ns", (json_int_t)num_or_none(fl[idx[P_P99]]),
+			      "max_ns", (json_int_t)num_or_none(fl[idx[P_MAX]]),
+			      "elapsed_s", atof(fl[idx[P_ELAPSED]]),
+			      "final", !strcmp(fl[idx[P_FINAL]], "1"));
+		if (!o || json_object_set_new(o, "module", json_string(mod >= 0 ? fl[mod] : "")) ||
+		    json_object_set_new(o, "rss_growth_bytes",
+					json_integer((json_int_t)num_or_none(fl[idx[P_RSS]]))) ||
+		    json_object_set_new(o, "report", json_integer(atoll(fl[idx[P_REPORT]]))) ||
+		    json_array_append_new(r->profile_rows, o)) {
+			rc = fail(err, errlen, "%s: out of memory", path);
+			goto out;
 		}
 		items++;
 	}
-	note_source(r, path, profile ? "profile CSV" : "trace CSV", items);
+	if (!items && (rc = missing_column(idx, path, err, errlen)))
+		goto out;
+	note_source(r, path, "profile CSV", items);
 out:
 	free(buf);
 	free(hdr_line);
@@ -381,6 +377,55 @@ static bool trace_line(json_t *o)
 	       json_is_string(json_object_get(o, "func"));
 }
 
+/* A call record O (a trace's JSON line, or a trace CSV's row read as
+ * one) added: 0, -ENOMEM. */
+static int add_record(struct report *r, json_t *o)
+{
+	json_t *fn = json_object_get(o, "func"), *mo = json_object_get(o, "module");
+	struct rcall c = {
+		.ts_ns = jnum(o, "ts_ns"), .latency_ns = jnum(o, "latency_ns"),
+		.rss_entry = jnum(o, "rss_entry"), .rss_exit = jnum(o, "rss_exit"),
+		.vms_entry = jnum(o, "vms_entry"), .vms_exit = jnum(o, "vms_exit"),
+		.pid = (uint32_t)jnum(o, "pid"),
+	};
+
+	if (c.ts_ns == REPORT_NONE || !json_is_string(fn))
+		return 0;
+	return add_call(r, json_is_string(mo) ? json_string_value(mo) : "", json_string_value(fn),
+			&c) ? -ENOMEM : 0;
+}
+
+/* A trace CSV (wide or long), read as trace's records by csv_trace: quoted
+ * commas and line ends in cells, the long shape's rows of one call
+ * together. */
+static int read_trace_csv(struct report *r, FILE *f, const char *path, char *err,
+			  size_t errlen)
+{
+	json_t **calls = NULL;
+	size_t n = 0, row = 0;
+	long long v;
+	int rc = 0, e = csv_trace__read(f, true, &calls, &n, &row, &v);
+
+	if (e == -EPROTO)
+		return refuse_newer(path, v, err, errlen);
+	if (e == -EINVAL && row == 1)
+		return fail(err, errlen, "%s: not a trace CSV (its header needs ts_ns, tid and func)",
+			    path);
+	if (e == -EINVAL)
+		return fail(err, errlen, "%s: record %zu is not a call", path, row);
+	if (e)
+		return fail(err, errlen, "%s: %s", path, strerror(-e));
+	for (size_t i = 0; i < n; i++) {
+		if (!rc && add_record(r, calls[i]))
+			rc = fail(err, errlen, "%s: out of memory", path);
+		json_decref(calls[i]);
+	}
+	free(calls);
+	if (!rc)
+		note_source(r, path, "trace CSV", n);
+	return rc;
+}
+
 static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, size_t errlen)
 {
 	char *buf = NULL;
@@ -389,6 +434,7 @@ static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, si
 	int rc = 0;
 
 	while (read_line(f, &buf, &cap)) {
+		long long v;
 		json_t *o;
 
 		lineno++;
@@ -403,21 +449,16 @@ static int read_jsonl(struct report *r, FILE *f, const char *path, char *err, si
 				   : fail(err, errlen, "%s: " NOT_OURS, path);
 			break;
 		}
+		if (schema__check_json(o, &v) == -EPROTO) {
+			json_decref(o);
+			rc = refuse_newer(path, v, err, errlen);
+			break;
+		}
 		if (profile_line(o)) {
 			profile = true;
 			json_array_append_new(r->profile_rows, o);
 		} else if (trace_line(o)) {
-			json_t *fn = json_object_get(o, "func"), *mo = json_object_get(o, "module");
-			struct rcall c = {
-				.ts_ns = jnum(o, "ts_ns"), .latency_ns = jnum(o, "latency_ns"),
-				.rss_entry = jnum(o, "rss_entry"), .rss_exit = jnum(o, "rss_exit"),
-				.vms_entry = jnum(o, "vms_entry"), .vms_exit = jnum(o, "vms_exit"),
-				.pid = (uint32_t)jnum(o, "pid"),
-			};
-
-			if (c.ts_ns != REPORT_NONE &&
-			    add_call(r, json_is_string(mo) ? json_string_value(mo) : "",
-				     json_string_value(fn), &c))
+			if (add_record(r, o))
 				rc = fail(err, errlen, "%s: out of memory", path);
 			json_decref(o);
 		} else {
@@ -533,15 +574,18 @@ static int read_source(struct report *r, const char *path, const struct stat *st
 		rewind(f);
 		rc = read_jsonl(r, f, path, err, errlen);
 	} else {
-		char head[16] = "";
+		char head[32] = "";
 		size_t k = fread(head, 1, sizeof(head) - 1, f);
+		const char *h;
 
 		head[k] = '\0';
 		rewind(f);
-		if (!strncmp(head, "ts_ns,", 6) || !strncmp(head, "call,ts_ns,", 11))
-			rc = read_csv(r, f, path, false, err, errlen);
-		else if (!strncmp(head, "report,", 7))
-			rc = read_csv(r, f, path, true, err, errlen);
+		h = !strncmp(head, "schema,", 7) ? head + 7 : head;
+
+		if (!strncmp(h, "report,", 7))
+			rc = read_profile_csv(r, f, path, err, errlen);
+		else if (h != head || !strncmp(h, "ts_ns,", 6) || !strncmp(h, "call,ts_ns,", 11))
+			rc = read_trace_csv(r, f, path, err, errlen);
 		else
 			rc = fail(err, errlen, "%s: " NOT_OURS, path);
 	}

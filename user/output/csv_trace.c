@@ -11,16 +11,20 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli/csv_trace.h"
+#include "output/csv_trace.h"
 #include "core/grow.h"
+#include "output/schema.h"
 
 bool csv_trace__is_header(const char *head, size_t len)
 {
-	return (len >= 6 && !memcmp(head, "ts_ns,", 6)) ||
+	/* "schema" first in every version: a newer file is told by its rows */
+	return (len >= 7 && !memcmp(head, "schema,", 7)) ||
+	       (len >= 6 && !memcmp(head, "ts_ns,", 6)) ||
 	       (len >= 11 && !memcmp(head, "call,ts_ns,", 11));
 }
 
-enum col { C_OTHER, C_SKIP, C_INT, C_STR, C_ARG, C_REG, C_RET, C_NAME, C_VALUE, C_CALL };
+enum col { C_OTHER, C_SKIP, C_INT, C_STR, C_ARG, C_REG, C_RET, C_NAME, C_VALUE, C_CALL,
+	   C_SCHEMA, C_CAPTURE, C_PATHS, C_JSON };
 
 struct reader {
 	char **cells;              /* the record being read */
@@ -29,6 +33,9 @@ struct reader {
 	enum col *kind;
 	size_t n_head;
 	bool have_head, raw, long_shape;
+	bool head_bad;             /* no ts_ns, tid or func: said once the
+				    * first row's version is known */
+	long long schema;          /* the file's version (-EPROTO: newer) */
 	size_t rows;               /* records read, the header included */
 	json_t **out;
 	size_t n_out, cap_out;
@@ -54,33 +61,35 @@ static void on_field(void *s, size_t len, void *data)
 
 static enum col kind_of(const char *name)
 {
-	static const char *const ints[] = { "ts_ns", "pid", "tid", "latency_ns", "rss_entry",
-					    "rss_exit", "vms_entry", "vms_exit" };
-	static const char *const strs[] = { "comm", "func", "module", "status" };
+	static const struct {
+		const char *name;
+		enum col kind;
+	} named[] = {
+		{ "ts_ns", C_INT }, { "pid", C_INT }, { "tid", C_INT }, { "depth", C_INT },
+		{ "latency_ns", C_INT }, { "latency_lt_ns", C_INT }, { "rss_entry", C_INT },
+		{ "rss_exit", C_INT }, { "vms_entry", C_INT }, { "vms_exit", C_INT },
+		{ "comm", C_STR }, { "func", C_STR }, { "module", C_STR }, { "status", C_STR },
+		{ "cgroup", C_STR }, { "unavailable", C_STR }, { "ret", C_RET },
+		{ "name", C_NAME }, { "value", C_VALUE }, { "call", C_CALL },
+		{ "schema", C_SCHEMA }, { "truncated", C_PATHS }, { "faults", C_PATHS },
+		{ "at_return", C_JSON }, { "changed", C_JSON },
+	};
 
-	for (size_t i = 0; i < sizeof(ints) / sizeof(*ints); i++)
-		if (!strcmp(name, ints[i]))
-			return C_INT;
-	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
-		if (!strcmp(name, strs[i]))
-			return C_STR;
+	for (size_t i = 0; i < sizeof(named) / sizeof(*named); i++)
+		if (!strcmp(name, named[i].name))
+			return named[i].kind;
 	if (!strncmp(name, "args.", 5) && name[5])
 		return C_ARG;
+	if (!strncmp(name, "captures.", 9) && name[9])
+		return C_CAPTURE;
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '5' && !name[4])
 		return C_REG;
-	if (!strcmp(name, "ret"))
-		return C_RET;
-	if (!strcmp(name, "name"))
-		return C_NAME;
-	if (!strcmp(name, "value"))
-		return C_VALUE;
-	if (!strcmp(name, "call"))
-		return C_CALL;
-	return C_SKIP; /* depth (rebuilt), latency_lt_ns, captures, notes */
+	return C_SKIP; /* one this cmon does not know (a newer minor one's) */
 }
 
-/* A native cell as JSON: an integer (decimal or 0x hex), a real, else the
- * text. */
+/* A native cell as JSON: an integer, a real, an array or object (as
+ * trace writes an array's JSON text), else the text (an address
+ * "0x55d0..." too, as JSON Lines have a pointer). */
 static json_t *cell_json(const char *t)
 {
 	char *end;
@@ -89,14 +98,20 @@ static json_t *cell_json(const char *t)
 
 	if (!*t)
 		return NULL;
+	if (*t == '[' || *t == '{') {
+		json_t *j = json_loads(t, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+
+		if (j)
+			return j;
+	}
 	if (!strcmp(t, "true") || !strcmp(t, "false"))
 		return json_boolean(t[0] == 't');
 	errno = 0;
-	v = strtoll(t, &end, 0);
-	if (!errno && !*end && !(t[0] == '0' && t[1] && t[1] != 'x' && t[1] != 'X'))
+	v = strtoll(t, &end, 10);
+	if (!errno && !*end && !(t[0] == '0' && t[1]))
 		return json_integer(v);
 	if (errno == ERANGE && !*end && t[0] != '-') /* past INT64_MAX: as the bits */
-		return json_integer((json_int_t)strtoull(t, NULL, 0));
+		return json_integer((json_int_t)strtoull(t, NULL, 10));
 	errno = 0;
 	d = strtod(t, &end);
 	if (!errno && !*end && (t[0] == '-' || (t[0] >= '0' && t[0] <= '9')))
@@ -131,12 +146,42 @@ static int set_path(json_t *o, const char *name, json_t *v)
 	return json_object_set_new(o, name, v) ? -ENOMEM : 0;
 }
 
-/* A value NAME=T of call O: a fixed field, an argument or the return. */
+/* A notes cell "s; p->name" as the list of paths JSON has. */
+static json_t *paths_json(const char *t)
+{
+	json_t *a = json_array();
+
+	while (a && *t) {
+		const char *end = strstr(t, "; ");
+		size_t n = end ? (size_t)(end - t) : strlen(t);
+
+		if (json_array_append_new(a, json_stringn_nocheck(t, n))) {
+			json_decref(a);
+			return NULL;
+		}
+		t += n + (end ? 2 : 0);
+	}
+	return a;
+}
+
+/* A value NAME=T of call O: a fixed field, an argument, a capture, the
+ * return, a note. */
 static int put_value(struct reader *r, json_t *o, const char *name, const char *t)
 {
 	enum col k = kind_of(name);
-	json_t *v = k == C_STR ? json_stringn_nocheck(t, strlen(t)) : cell_json(t);
+	json_t *v;
 
+	if (k == C_SCHEMA)
+		return schema__check_text(t, &r->schema);
+	if (k == C_PATHS || k == C_JSON) {
+		if (!*t)
+			return 0;
+		v = k == C_PATHS ? paths_json(t) : json_loads(t, JSON_ALLOW_NUL, NULL);
+		if (!v)
+			return k == C_PATHS ? -ENOMEM : -EINVAL;
+		return json_object_set_new(o, name, v) ? -ENOMEM : 0;
+	}
+	v = k == C_STR ? json_stringn_nocheck(t, strlen(t)) : cell_json(t);
 	if (!v)
 		return *t ? -EINVAL : 0; /* empty: no value (void, not returned) */
 	switch (k) {
@@ -148,6 +193,7 @@ static int put_value(struct reader *r, json_t *o, const char *name, const char *
 	case C_STR:
 		return json_object_set_new(o, name, v) ? -ENOMEM : 0;
 	case C_ARG:
+	case C_CAPTURE:
 		return set_path(o, name, v);
 	case C_RET:
 		return json_object_set_new(o, r->raw ? "ret" : "retval", v) ? -ENOMEM : 0;
@@ -187,6 +233,25 @@ static int emit(struct reader *r, json_t *o)
 	return 0;
 }
 
+/* Has the header a "schema" column? */
+static bool schema_col(const struct reader *r)
+{
+	for (size_t i = 0; i < r->n_head; i++)
+		if (r->kind[i] == C_SCHEMA)
+			return true;
+	return false;
+}
+
+/* A row's version (before anything else is read of it): 0, -EPROTO
+ * (newer), -EINVAL. */
+static int row_schema(struct reader *r)
+{
+	for (size_t i = 0; i < r->n_head && i < r->n_cells; i++)
+		if (r->kind[i] == C_SCHEMA)
+			return schema__check_text(r->cells[i], &r->schema);
+	return 0;
+}
+
 static int header(struct reader *r)
 {
 	bool has[3] = {};
@@ -207,7 +272,9 @@ static int header(struct reader *r)
 		r->long_shape |= r->kind[i] == C_NAME;
 	}
 	r->have_head = true;
-	return has[0] && has[1] && has[2] ? 0 : -EINVAL;
+	r->head_bad = !(has[0] && has[1] && has[2]);
+	/* with a version, the first row says whether it is a newer file */
+	return r->head_bad && !schema_col(r) ? -EINVAL : 0;
 }
 
 /* Long shape: the call a row belongs to (its fixed cells), and NAME/VALUE. */
@@ -265,6 +332,11 @@ static void on_record(int c, void *data)
 	r->rows++;
 	if (!r->have_head) {
 		err = header(r);
+	} else if ((err = row_schema(r))) {
+		/* newer, or not a version */
+	} else if (r->head_bad) {
+		err = -EINVAL;
+		r->rows = 1; /* the header is what is wrong */
 	} else if (r->n_cells != r->n_head) {
 		err = -EINVAL;
 	} else if (r->long_shape) {
@@ -290,9 +362,10 @@ out:
 	r->n_cells = 0;
 }
 
-int csv_trace__read(FILE *in, json_t ***out, size_t *n, size_t *row)
+int csv_trace__read(FILE *in, bool cut_ok, json_t ***out, size_t *n, size_t *row,
+		    long long *schema)
 {
-	struct reader r = {};
+	struct reader r = { .schema = CMON_SCHEMA };
 	struct csv_parser p;
 	char buf[65536];
 	size_t got;
@@ -311,11 +384,14 @@ int csv_trace__read(FILE *in, json_t ***out, size_t *n, size_t *row)
 	}
 	if (!r.err && ferror(in))
 		r.err = -EIO;
-	if (!r.err && csv_fini(&p, on_field, on_record, &r)) {
+	/* a record without its line end: cut (cmon ends each with CRLF) */
+	if (!r.err && cut_ok)
+		csv_fini(&p, NULL, NULL, NULL);
+	else if (!r.err && csv_fini(&p, on_field, on_record, &r)) {
 		r.err = -EINVAL;
 		r.bad_row = r.rows + 1;
 	}
-	if (!r.err && !r.have_head) {
+	if (!r.err && (!r.have_head || r.head_bad)) {
 		r.err = -EINVAL;
 		r.bad_row = 1;
 	}
@@ -340,6 +416,7 @@ int csv_trace__read(FILE *in, json_t ***out, size_t *n, size_t *row)
 			json_decref(r.out[i]);
 		free(r.out);
 		*row = r.bad_row;
+		*schema = r.schema;
 		return err;
 	}
 	*out = r.out;
