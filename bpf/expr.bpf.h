@@ -34,8 +34,9 @@ struct {
 	__type(value, __u64);
 } change_last SEC(".maps");
 
+/* A run's state.  No pointer in it: a pointer stored in a map value reads
+ * back as a number. */
 struct expr_ctx {
-	const struct cmon_expr_prog *prog;
 	__u64 args[CMON_MAX_ARGS];
 	__u64 ret, lat;
 	__u64 st[CMON_EXPR_STACK];
@@ -43,6 +44,31 @@ struct expr_ctx {
 	__u32 sp;
 	__u32 bad;
 };
+
+/* What each bpf_loop step gets: the program and the state. */
+struct expr_loop {
+	const struct cmon_expr_prog *prog;
+	struct expr_ctx *c;
+};
+
+/*
+ * The state of a run in this CPU's slot, not on the stack: verifiers before
+ * Linux 6.7 check a bpf_loop callback once, with the values the caller had
+ * left on its stack (sp 0, an empty stack), and hard-wire the branches they
+ * then never took (a comparison always "misbehaved" on 6.1: every call
+ * kept); a map value's contents are unknown to them.  And 184 bytes less
+ * on a chain of calls (6.1: 512 bytes in all; cmon_exit's tail-call loop
+ * reached 544).  Sleepable programs (fetch.bpf.h: only with the user
+ * dynptr kfuncs, far newer than 6.1) keep it on their stack: they may
+ * sleep in a read, and another thread's run on this CPU would take the
+ * slot.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct expr_ctx);
+} expr_scratch SEC(".maps");
 
 _Static_assert((CMON_EXPR_STACK & (CMON_EXPR_STACK - 1)) == 0, "a power of two");
 _Static_assert((CMON_EXPR_MAX_OPS & (CMON_EXPR_MAX_OPS - 1)) == 0, "a power of two");
@@ -81,14 +107,17 @@ extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz, const void *unsafe_p
 #ifdef CMON_FETCH_BPF_H
 const volatile bool targ_copy_str = true; /* the kernel has bpf_copy_from_user_str */
 #define EXPR_FAULT_IN (targ_sleepable && targ_copy_str)
+#define EXPR_ON_STACK targ_sleepable
 #else
 #define EXPR_FAULT_IN false
+#define EXPR_ON_STACK false
 #endif
 
 /* The user string at ADDR equals constant IDX of the program. */
-static __always_inline bool expr_str_eq(struct expr_ctx *c, __u64 addr, __s64 idx)
+static __always_inline bool expr_str_eq(const struct cmon_expr_prog *prog, struct expr_ctx *c,
+					__u64 addr, __s64 idx)
 {
-	const __u64 *k = (const __u64 *)c->prog->strs[idx & (CMON_EXPR_MAX_STRS - 1)];
+	const __u64 *k = (const __u64 *)prog->strs[idx & (CMON_EXPR_MAX_STRS - 1)];
 
 	for (int w = 0; w < (CMON_EXPR_STR_MAX + 8) / 8; w++)
 		c->buf[w] = 0;
@@ -104,15 +133,17 @@ static __always_inline bool expr_str_eq(struct expr_ctx *c, __u64 addr, __s64 id
 
 static long expr_step(__u64 i, void *data)
 {
-	struct expr_ctx *c = data;
+	const struct expr_loop *l = data;
+	const struct cmon_expr_prog *prog = l->prog;
+	struct expr_ctx *c = l->c;
 	const struct cmon_expr_insn *in;
 	__u32 sp = c->sp;
 	__u64 v = 0, a, b;
 	__u32 n;
 
-	if (i >= c->prog->n)
+	if (i >= prog->n)
 		return 1;
-	in = &c->prog->insns[i & (CMON_EXPR_MAX_OPS - 1)];
+	in = &prog->insns[i & (CMON_EXPR_MAX_OPS - 1)];
 	switch (in->op) {
 	case CMON_OP_ARG:
 		v = expr_ext(c->args[(__u64)in->imm < CMON_MAX_ARGS ? in->imm : 0], in->size,
@@ -148,7 +179,7 @@ static long expr_step(__u64 i, void *data)
 		if (sp == 0)
 			goto bad;
 		a = c->st[(sp - 1) & (CMON_EXPR_STACK - 1)];
-		c->st[(sp - 1) & (CMON_EXPR_STACK - 1)] = expr_str_eq(c, a, in->imm);
+		c->st[(sp - 1) & (CMON_EXPR_STACK - 1)] = expr_str_eq(prog, c, a, in->imm);
 		return 0;
 	case CMON_OP_NOT:
 		if (sp == 0)
@@ -182,21 +213,51 @@ bad:
 	return 1;
 }
 
-/* Run PROG; false when it misbehaved (*OUT not set).  Not inlined: its
- * context is on its own frame, not the probe's (512 bytes in all). */
-static __noinline bool expr_run(const struct cmon_expr_prog *prog, const __u64 *args,
+/* Run PROG on state C; false when it misbehaved (*OUT not set). */
+static __always_inline bool expr_go(struct expr_ctx *c, const struct cmon_expr_prog *prog,
+				    const __u64 *args, __u64 ret, __u64 lat, __u64 *out)
+{
+	struct expr_loop l = { .prog = prog, .c = c };
+
+	__builtin_memcpy(c->args, args, sizeof(c->args));
+	c->ret = ret;
+	/* The function's own time, as the records' latency_ns shows it. */
+	c->lat = lat > prog->lat_bias_ns ? lat - prog->lat_bias_ns : 0;
+	c->sp = 0;
+	c->bad = 0;
+	bpf_loop(CMON_EXPR_MAX_OPS, expr_step, &l, 0);
+	if (c->bad || c->sp != 1)
+		return false;
+	*out = c->st[0];
+	return true;
+}
+
+/* Out of line, both: the state is not on the probe's frame (512 bytes in
+ * all), and the per-CPU one's frame holds no room for the other's. */
+static __noinline bool expr_run_percpu(const struct cmon_expr_prog *prog, const __u64 *args,
+				       __u64 ret, __u64 lat, __u64 *out)
+{
+	__u32 zero = 0;
+	struct expr_ctx *c = bpf_map_lookup_elem(&expr_scratch, &zero);
+
+	return c && expr_go(c, prog, args, ret, lat, out);
+}
+
+static __noinline bool expr_run_stack(const struct cmon_expr_prog *prog, const __u64 *args,
+				      __u64 ret, __u64 lat, __u64 *out)
+{
+	struct expr_ctx c;
+
+	return expr_go(&c, prog, args, ret, lat, out);
+}
+
+/* Run PROG; false when it misbehaved (*OUT not set). */
+static __always_inline bool expr_run(const struct cmon_expr_prog *prog, const __u64 *args,
 				     __u64 ret, __u64 lat, __u64 *out)
 {
-	/* The function's own time, as the records' latency_ns shows it. */
-	struct expr_ctx c = { .prog = prog, .ret = ret,
-			      .lat = lat > prog->lat_bias_ns ? lat - prog->lat_bias_ns : 0 };
-
-	__builtin_memcpy(c.args, args, sizeof(c.args));
-	bpf_loop(CMON_EXPR_MAX_OPS, expr_step, &c, 0);
-	if (c.bad || c.sp != 1)
-		return false;
-	*out = c.st[0];
-	return true;
+	if (EXPR_ON_STACK)
+		return expr_run_stack(prog, args, ret, lat, out);
+	return expr_run_percpu(prog, args, ret, lat, out);
 }
 
 enum expr_verdict {
