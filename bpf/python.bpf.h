@@ -377,43 +377,63 @@ struct {
 } py_names SEC(".maps");
 
 /* One step of matching row K's glob against the qualname: the classic
- * walk that backs up to the last '*'. */
-struct py_glob {
-	const struct py_names *nm;
-	__u32 k, i, j, star_i, star_j, plen;
+ * walk that backs up to the last '*'.  The walk's state is in this CPU's
+ * slot, not on the stack: verifiers before Linux 6.7 check a bpf_loop
+ * step once, with the values the caller left on its stack (no '*' seen),
+ * and hard-wire the branches that pass never took (6.1 then never backs
+ * up: "*.area" misses "Shape.area" as soon as clang stores the flag
+ * alone; a field order did); a map value's contents are unknown to them
+ * (as expr.bpf.h's expr_scratch). */
+struct py_glob_walk {
+	__u32 i, j, star_i, star_j;
 	int star; /* a '*' seen */
 	int result; /* -1: going on */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_glob_walk);
+} py_glob_scratch SEC(".maps");
+
+/* What each step gets: the names, the row, and the walk. */
+struct py_glob {
+	const struct py_names *nm;
+	struct py_glob_walk *w;
+	__u32 k, plen;
 };
 
 static long py_glob_step(__u32 idx, struct py_glob *g)
 {
 	const volatile struct cmon_py_pat *m = &targ_py_pats[g->k & (CMON_PY_PAT_MAX - 1)];
-	__u32 i = g->i, j = g->j, slen = g->nm->qlen;
+	struct py_glob_walk *w = g->w;
+	__u32 i = w->i, j = w->j, slen = g->nm->qlen;
 	char pc = j < g->plen ? m->qualname[j & (CMON_PY_QUALNAME_MAX - 1)] : 0;
 
 	if (i >= slen) {
 		/* the name is used up: only '*'s may be left */
 		if (j < g->plen && pc == '*') {
-			g->j = j + 1;
+			w->j = j + 1;
 			return 0;
 		}
-		g->result = j >= g->plen;
+		w->result = j >= g->plen;
 		return 1;
 	}
 	if (j < g->plen && pc == '*') {
-		g->star = 1;
-		g->star_j = j;
-		g->star_i = i;
-		g->j = j + 1;
+		w->star = 1;
+		w->star_j = j;
+		w->star_i = i;
+		w->j = j + 1;
 	} else if (j < g->plen && (pc == '?' || pc == g->nm->qual[i & (CMON_PY_QUALNAME_MAX - 1)])) {
-		g->i = i + 1;
-		g->j = j + 1;
-	} else if (g->star) {
-		g->star_i++;
-		g->i = g->star_i;
-		g->j = g->star_j + 1;
+		w->i = i + 1;
+		w->j = j + 1;
+	} else if (w->star) {
+		w->star_i++;
+		w->i = w->star_i;
+		w->j = w->star_j + 1;
 	} else {
-		g->result = 0;
+		w->result = 0;
 		return 1;
 	}
 	return 0;
@@ -468,12 +488,15 @@ __noinline int py_pat_row(const struct py_names *nm, __u32 k)
 	if (!qlen || qlen >= CMON_PY_QUALNAME_MAX - 1 || (m->flags & CMON_PY_PAT_USER))
 		return 0;
 	if (m->flags & CMON_PY_PAT_GLOB) {
-		struct py_glob g = { .nm = nm, .k = k, .plen = m->qual_len, .result = -1 };
+		__u32 zero = 0;
+		struct py_glob_walk *w = bpf_map_lookup_elem(&py_glob_scratch, &zero);
+		struct py_glob g = { .nm = nm, .w = w, .k = k, .plen = m->qual_len };
 
-		if (g.plen >= CMON_PY_QUALNAME_MAX)
+		if (!w || g.plen >= CMON_PY_QUALNAME_MAX)
 			return 0;
+		*w = (struct py_glob_walk){ .result = -1 };
 		bpf_loop(CMON_PY_QUALNAME_MAX * CMON_PY_QUALNAME_MAX, py_glob_step, &g, 0);
-		if (g.result != 1)
+		if (w->result != 1)
 			return 0;
 	} else {
 		if (m->qual_len != qlen)

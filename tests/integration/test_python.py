@@ -199,6 +199,28 @@ def _patterns(py):
 matrix(globals(), "test_python_patterns", _patterns)
 
 
+def _globs_backtrack(py):
+    """Globs whose '*' must give back what it took ("*.area" on
+    "Shape.area": the '*' first takes nothing, then "S", then "Shape"):
+    each selects exactly its functions.  In the older-kernel subset too:
+    verifiers before 6.7 check a bpf_loop step once, from the caller's
+    stack, and backing up is a branch that first step never takes (3.11:
+    python.bpf.h's py_glob_step matches the rows)."""
+    res = _py(["calls.py:*.area", "calls.py:c*r", "calls.py:*n", "calls.py:f*x"], [CALLS],
+              py=py)
+    eq(res.code, 0, "exit status (%s)" % res.stderr)
+    gens = 1 if py.vectorcall else 5  # 3.11: made, 3 yields, done
+    eq(sorted(r["func"] for r in res.rows), ["Shape.area", "catcher"] + ["gen"] * gens + ["main"],
+       "*.area, c*r and *n: their functions only")
+    eq([(r["args"], r["retval"]) for r in _calls(res, "Shape.area")],
+       [({"self": "<Shape>", "w": 3, "h": 1.5}, 4.5)], "Shape.area(3, h=1.5)")
+    check("cmon: --py patterns that matched no function: calls.py:f*x\n" in res.stderr,
+          res.stderr)
+
+
+matrix(globals(), "test_python_globs_backtrack", _globs_backtrack)
+
+
 def _threads(py):
     res = _py(["work"], [WORKER, "threads", "1000"], py=py)
     eq(res.code, 0, "exit status (%s)" % res.stderr)

@@ -599,207 +599,239 @@ static char *default_outdir(const char *run, enum export_mode mode)
 	return out;
 }
 
-int cmd_export(int argc, char **argv)
+/* The command line, once parsed and checked. */
+struct export_args {
+	const char *run;          /* the store folder or trace file */
+	const char *outdir;       /* -o, or --per-call's OUTDIR; NULL: the default */
+	enum out_format view_fmt; /* EXPORT_VIEW's format */
+};
+
+/* ARGV into *MODE, VF and A: -1 to go on, else the exit status (after
+ * USAGE on stdout or one error line).  VF is the caller's to free. */
+static int parse_args(int argc, char **argv, enum export_mode *mode, struct view_filter *vf,
+		      struct export_args *a)
 {
-	struct export_ctx x = { .rootfd = -1 };
-	struct view_filter vf = {};
-	const struct cmon_function *fs;
-	const char *outdir = NULL;
-	char *def = NULL;
-	struct export_tables tables = { table_open, table_close, &x };
-	bool csv_in;
-	FILE *in;
 	const char *per_call_dir = NULL;
 	bool o_given = false;
-	enum out_format view_fmt = OUT_CHROME;
-	size_t nf = 0;
 	struct optable t;
 	const char *optarg;
-	int c, rc = CMON_EXIT_OK, err;
+	int c;
 
 	if (cmon_opts__begin(&t, OC_EXPORT, "export", false))
 		return CMON_EXIT_ERROR;
 	while ((c = optable__next(&t, argc, argv, &optarg)) != -1) {
 		switch (c) {
 		case OPT_PER_CALL:
-			if (x.mode != EXPORT_NONE)
+			if (*mode != EXPORT_NONE)
 				goto one_mode;
-			x.mode = EXPORT_PER_CALL;
+			*mode = EXPORT_PER_CALL;
 			per_call_dir = optarg;
 			break;
 		case 'F':
-			if (x.mode != EXPORT_NONE)
+			if (*mode != EXPORT_NONE)
 				goto one_mode;
 			if (!strcmp(optarg, "csv")) {
-				x.mode = EXPORT_CSV;
+				*mode = EXPORT_CSV;
 			} else if (!strcmp(optarg, "json")) {
-				x.mode = EXPORT_JSON;
-			} else if (!out_format__parse(optarg, &view_fmt) &&
-				   (view_fmt >= OUT_CHROME || view_fmt == OUT_TEXT)) {
-				x.mode = EXPORT_VIEW;
+				*mode = EXPORT_JSON;
+			} else if (!out_format__parse(optarg, &a->view_fmt) &&
+				   (a->view_fmt >= OUT_CHROME || a->view_fmt == OUT_TEXT)) {
+				*mode = EXPORT_VIEW;
 			} else {
 				log_error("export: -F takes csv, json, chrome, tree, folded or text, not '%s'",
 					  optarg);
-				rc = CMON_EXIT_USAGE;
-				goto cleanup;
+				return CMON_EXIT_USAGE;
 			}
 			break;
 		case OPT_CHROME:
-			if (x.mode != EXPORT_NONE)
+			if (*mode != EXPORT_NONE)
 				goto one_mode;
-			x.mode = EXPORT_VIEW;
-			view_fmt = OUT_CHROME;
+			*mode = EXPORT_VIEW;
+			a->view_fmt = OUT_CHROME;
 			break;
 		case 'f':
 		case OPT_SINCE:
 		case OPT_UNTIL:
 		case OPT_IF:
-			if (view_filter__add(&vf, c, optarg)) {
-				rc = CMON_EXIT_USAGE;
-				goto cleanup;
-			}
+			if (view_filter__add(vf, c, optarg))
+				return CMON_EXIT_USAGE;
 			break;
 		case 'o':
 			o_given = true;
-			outdir = optarg;
+			a->outdir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
-			goto cleanup;
+			return CMON_EXIT_OK;
 		default: /* -2: said */
-			rc = CMON_EXIT_USAGE;
-			goto cleanup;
+			return CMON_EXIT_USAGE;
 		}
 	}
-	if (x.mode == EXPORT_NONE) {
+	if (*mode == EXPORT_NONE) {
 		log_error("export: say what to export: --per-call OUTDIR or -F csv|json");
-		rc = CMON_EXIT_USAGE;
-		goto cleanup;
+		return CMON_EXIT_USAGE;
 	}
-	if (o_given && x.mode == EXPORT_PER_CALL)
+	if (o_given && *mode == EXPORT_PER_CALL)
 		goto one_mode;
-	if (x.mode == EXPORT_PER_CALL)
-		outdir = per_call_dir;
+	if (*mode == EXPORT_PER_CALL)
+		a->outdir = per_call_dir;
 	if (argc - optind != 1) {
 		log_error("export: expected one store folder (see cmon export --help)");
-		rc = CMON_EXIT_USAGE;
-		goto cleanup;
+		return CMON_EXIT_USAGE;
 	}
-	if (x.mode == EXPORT_PER_CALL && view_filter__active(&vf)) {
+	if (*mode == EXPORT_PER_CALL && view_filter__active(vf)) {
 		log_error("export: --func, --since, --until and --if choose the calls of -F FMT, "
 			  "not of --per-call");
-		rc = CMON_EXIT_USAGE;
-		goto cleanup;
+		return CMON_EXIT_USAGE;
 	}
+	a->run = argv[optind];
+	return -1;
+one_mode:
+	log_error("export: give one of --per-call OUTDIR, -F FMT [-o OUTDIR] or --chrome");
+	return CMON_EXIT_USAGE;
+}
+
+static void say_exported(const struct export_ctx *x)
+{
+	fprintf(stderr, "cmon: exported %" PRIu64 " call%s of %zu function%s to %s\n", x->calls,
+		x->calls == 1 ? "" : "s", x->n_index, x->n_index == 1 ? "" : "s", x->made);
+}
+
+/* -F csv|json of a trace file IN (closed here), re-viewed as tables: the
+ * exit status. */
+static int export_trace_file(struct export_ctx *x, FILE *in, bool csv_in, const char *run)
+{
+	struct export_tables tables = { table_open, table_close, x };
+	int err;
+
+	err = export_view__trace_tables(in, csv_in, run, x->mode == EXPORT_CSV ? OUT_CSV : OUT_JSON,
+					x->vf, &tables, &x->calls);
+	fclose(in);
+	err = err ? err : trace_root(x);
+	err = err ? err : write_index(x, "trace", run);
+	if (err == EXPORT_SAID) {
+		return CMON_EXIT_ERROR;
+	} else if (err && !x->made) {
+		log_error("export: cannot create %s: %s", x->outdir, strerror(-err));
+		return CMON_EXIT_ERROR;
+	} else if (err) {
+		log_error("export: writing %s: %s", x->made, strerror(-err));
+		return CMON_EXIT_ERROR;
+	}
+	say_exported(x);
+	return CMON_EXIT_OK;
+}
+
+/* --per-call or -F csv|json of the capture store RUN: the exit status. */
+static int export_store(struct export_ctx *x, const char *run)
+{
+	const struct cmon_function *fs;
+	size_t nf = 0;
+	int rc, err;
+
+	rc = store_cli__open(run, &x->s);
+	if (rc)
+		return rc;
+	if (cmon_store_functions(x->s, &fs, &nf)) {
+		log_error("%s", cmon_store_error(x->s));
+		return CMON_EXIT_ERROR;
+	}
+	/* capture --cgroup: each process's, a column of the tables (sorted by pid) */
+	if (cmon_store_processes(x->s, &x->procs, &x->n_procs)) {
+		log_warn("%s: the tables have no cgroup column", cmon_store_error(x->s));
+		x->n_procs = 0;
+	}
+	for (size_t i = 0; i < x->n_procs; i++)
+		x->cgroups |= x->procs[i].cgroup != NULL;
+	if (export_view__first_ts(x->s, x->vf, &x->first)) {
+		log_error("%s", cmon_store_error(x->s));
+		return CMON_EXIT_ERROR;
+	}
+	notes_unknown = !cmon_store_has_notes(x->s);
+	if (notes_unknown)
+		log_warn("%s was written before stores noted cut and unreadable values: "
+			 "truncated and faults are unknown (null in JSON, empty in CSV)", cmon_store_path(x->s));
+	err = store_fs__mkdir_unique(x->outdir, &x->made, &x->rootfd);
+	if (err) {
+		log_error("export: cannot create %s: %s", x->outdir, strerror(-err));
+		return CMON_EXIT_ERROR;
+	}
+	/* index.json first, so no function can take its name. */
+	if (!safe_name(&x->entries, "", "index.json", "")) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		err = export_function(x, fs, nf, i);
+		if (err)
+			goto fail;
+	}
+	err = write_index(x, "store", cmon_store_path(x->s));
+	if (err)
+		goto fail;
+	say_exported(x);
+	return CMON_EXIT_OK;
+fail:
+	/* err 1: the store's own message; NOTES_BAD: said; else a file
+	 * system errno. */
+	if (err == 1)
+		log_error("%s", cmon_store_error(x->s));
+	else if (err != NOTES_BAD)
+		log_error("export: writing %s: %s", x->made, strerror(-err));
+	return CMON_EXIT_ERROR;
+}
+
+static void export_ctx__release(struct export_ctx *x)
+{
+	if (x->rootfd >= 0)
+		close(x->rootfd);
+	names__release(&x->entries);
+	strbuf__release(&x->tmp);
+	strbuf__release(&x->notes[0]);
+	strbuf__release(&x->notes[1]);
+	free(x->made);
+	for (size_t i = 0; i < x->n_index; i++)
+		free(x->index[i].name);
+	free(x->index);
+	cmon_store_close(x->s);
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_ctx x = { .rootfd = -1 };
+	struct view_filter vf = {};
+	struct export_args a = { .view_fmt = OUT_CHROME };
+	char *def = NULL;
+	bool csv_in;
+	FILE *in;
+	int rc;
+
+	rc = parse_args(argc, argv, &x.mode, &vf, &a);
+	if (rc >= 0)
+		goto cleanup;
 	if (x.mode == EXPORT_VIEW) {
-		rc = export_view__run(argv[optind], view_fmt, outdir, &vf);
+		rc = export_view__run(a.run, a.view_fmt, a.outdir, &vf);
 		goto cleanup;
 	}
-	if (!outdir) {
-		def = default_outdir(argv[optind], x.mode);
+	if (!a.outdir) {
+		def = default_outdir(a.run, x.mode);
 		if (!def) {
 			log_error("export: out of memory");
 			rc = CMON_EXIT_ERROR;
 			goto cleanup;
 		}
-		outdir = def;
+		a.outdir = def;
 	}
 	x.vf = &vf;
-	x.outdir = outdir;
-	in = x.mode == EXPORT_PER_CALL ? NULL : export_view__trace_file(argv[optind], &csv_in);
-	if (in) { /* a trace file, re-viewed as tables */
-		err = export_view__trace_tables(in, csv_in, argv[optind],
-						x.mode == EXPORT_CSV ? OUT_CSV : OUT_JSON, &vf, &tables,
-						&x.calls);
-		fclose(in);
-		err = err ? err : trace_root(&x);
-		err = err ? err : write_index(&x, "trace", argv[optind]);
-		if (err == EXPORT_SAID) {
-			rc = CMON_EXIT_ERROR;
-		} else if (err && !x.made) {
-			log_error("export: cannot create %s: %s", outdir, strerror(-err));
-			rc = CMON_EXIT_ERROR;
-		} else if (err) {
-			log_error("export: writing %s: %s", x.made, strerror(-err));
-			rc = CMON_EXIT_ERROR;
-		} else {
-			fprintf(stderr, "cmon: exported %" PRIu64 " call%s of %zu function%s to %s\n",
-				x.calls, x.calls == 1 ? "" : "s", x.n_index, x.n_index == 1 ? "" : "s",
-				x.made);
-		}
-		goto cleanup;
-	}
-	rc = store_cli__open(argv[optind], &x.s);
-	if (rc)
-		goto cleanup;
-	if (cmon_store_functions(x.s, &fs, &nf)) {
-		log_error("%s", cmon_store_error(x.s));
-		rc = CMON_EXIT_ERROR;
-		goto cleanup;
-	}
-	/* capture --cgroup: each process's, a column of the tables (sorted by pid) */
-	if (cmon_store_processes(x.s, &x.procs, &x.n_procs)) {
-		log_warn("%s: the tables have no cgroup column", cmon_store_error(x.s));
-		x.n_procs = 0;
-	}
-	for (size_t i = 0; i < x.n_procs; i++)
-		x.cgroups |= x.procs[i].cgroup != NULL;
-	if (export_view__first_ts(x.s, &vf, &x.first)) {
-		log_error("%s", cmon_store_error(x.s));
-		rc = CMON_EXIT_ERROR;
-		goto cleanup;
-	}
-	notes_unknown = !cmon_store_has_notes(x.s);
-	if (notes_unknown)
-		log_warn("%s was written before stores noted cut and unreadable values: "
-			 "truncated and faults are unknown (null in JSON, empty in CSV)", cmon_store_path(x.s));
-	err = store_fs__mkdir_unique(outdir, &x.made, &x.rootfd);
-	if (err) {
-		log_error("export: cannot create %s: %s", outdir, strerror(-err));
-		rc = CMON_EXIT_ERROR;
-		goto cleanup;
-	}
-	/* index.json first, so no function can take its name. */
-	if (!safe_name(&x.entries, "", "index.json", "")) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	for (size_t i = 0; i < nf; i++) {
-		err = export_function(&x, fs, nf, i);
-		if (err)
-			goto fail;
-	}
-	err = write_index(&x, "store", cmon_store_path(x.s));
-	if (err)
-		goto fail;
-	fprintf(stderr, "cmon: exported %" PRIu64 " call%s of %zu function%s to %s\n", x.calls,
-		x.calls == 1 ? "" : "s", x.n_index, x.n_index == 1 ? "" : "s", x.made);
-	goto cleanup;
-fail:
-	/* err 1: the store's own message; NOTES_BAD: said; else a file
-	 * system errno. */
-	if (err == 1)
-		log_error("%s", cmon_store_error(x.s));
-	else if (err != NOTES_BAD)
-		log_error("export: writing %s: %s", x.made, strerror(-err));
-	rc = CMON_EXIT_ERROR;
-	goto cleanup;
-one_mode:
-	log_error("export: give one of --per-call OUTDIR, -F FMT [-o OUTDIR] or --chrome");
-	rc = CMON_EXIT_USAGE;
+	x.outdir = a.outdir;
+	in = x.mode == EXPORT_PER_CALL ? NULL : export_view__trace_file(a.run, &csv_in);
+	if (in)
+		rc = export_trace_file(&x, in, csv_in, a.run);
+	else
+		rc = export_store(&x, a.run);
 cleanup:
-	if (x.rootfd >= 0)
-		close(x.rootfd);
-	names__release(&x.entries);
-	strbuf__release(&x.tmp);
-	strbuf__release(&x.notes[0]);
-	strbuf__release(&x.notes[1]);
-	free(x.made);
-	for (size_t i = 0; i < x.n_index; i++)
-		free(x.index[i].name);
-	free(x.index);
+	export_ctx__release(&x);
 	free(def);
-	cmon_store_close(x.s);
 	view_filter__free(&vf);
 	return rc;
 }

@@ -907,77 +907,74 @@ static int setup(struct profile_run *r)
 	return profiler__attach(r->prof);
 }
 
-int cmd_profile(int argc, char **argv)
+/* Attach, say so and start the output: 0 or -errno (R->usage_err set after
+ * a usage error). */
+static int start(struct profile_run *r)
 {
-	struct profile_run r = {};
-	bool have_status = false;
-	int status = 0, err;
-	uint64_t calls = 0, lost = 0, filtered = 0;
-	double deadline = 0, next_report = 0, next_budget = 0;
+	int err;
 
-	session__init(&r.ses, &r.opts);
-	err = cmd_opts__begin(CMD_PROFILE, argc, argv, &r.opts);
-	if (err >= 0)
-		return err;
-	session__install_signals(); /* from the start, as trace */
-
-	err = setup(&r);
+	err = setup(r);
 	if (err == -EINTR && session_stop_signal)
 		err = 0; /* stopped while starting: nothing to report */
-	if (!err && r.opts.budget > 0 && !r.prof) {
+	if (!err && r->opts.budget > 0 && !r->prof) {
 		log_error("--budget is for native functions: Python functions (--py) have no "
 			  "probes of their own to duty-cycle");
-		r.usage_err = true;
+		r->usage_err = true;
 		err = -EINVAL;
 	}
 	if (err)
-		goto cleanup;
-	r.ses.follow = r.prof ? profiler__follow(r.prof) : tracer__follow(r.tracer);
-	r.ses.wake_fd = r.prof ? profiler__wake_fd(r.prof) : -1; /* the tracer polls its own */
+		return err;
+	r->ses.follow = r->prof ? profiler__follow(r->prof) : tracer__follow(r->tracer);
+	r->ses.wake_fd = r->prof ? profiler__wake_fd(r->prof) : -1; /* the tracer polls its own */
 	session__install_signals();
-	if (!r.opts.quiet && r.tracer)
+	if (!r->opts.quiet && r->tracer)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (Python functions)\n",
-			tracer__probe_count(r.tracer), (double)tracer__attach_ns(r.tracer) / 1e6);
-	else if (!r.opts.quiet)
+			tracer__probe_count(r->tracer), (double)tracer__attach_ns(r->tracer) / 1e6);
+	else if (!r->opts.quiet)
 		fprintf(stderr, "cmon: attached %zu probes in %.1f ms (%zu function%s)\n",
-			profiler__probe_count(r.prof), (double)profiler__attach_ns(r.prof) / 1e6,
-			r.set->n_funcs, r.set->n_funcs == 1 ? "" : "s");
-	r.t_start = clock__mono_s();
-	err = session__start_output(&r.ses);
+			profiler__probe_count(r->prof), (double)profiler__attach_ns(r->prof) / 1e6,
+			r->set->n_funcs, r->set->n_funcs == 1 ? "" : "s");
+	r->t_start = clock__mono_s();
+	err = session__start_output(&r->ses);
 	if (!err)
-		err = session__release(&r.ses);
-	if (err)
-		goto cleanup;
+		err = session__release(&r->ses);
+	return err;
+}
 
-	if (r.opts.duration_s > 0)
-		deadline = r.t_start + r.opts.duration_s;
-	if (r.opts.interval_s > 0)
-		next_report = r.t_start + r.opts.interval_s;
-	if (r.opts.budget > 0)
-		next_budget = r.t_start + BUDGET_ROUND_S;
+/* Count, keep the budget and report every interval until a signal, the
+ * targets' end or DEADLINE (0: none): 0 or -errno after one error line. */
+static int run_until_done(struct profile_run *r, double deadline, int *status, bool *have_status)
+{
+	double next_report = 0, next_budget = 0;
+	int err;
+
+	if (r->opts.interval_s > 0)
+		next_report = r->t_start + r->opts.interval_s;
+	if (r->opts.budget > 0)
+		next_budget = r->t_start + BUDGET_ROUND_S;
 	while (!session_stop_signal) {
 		double now, wake;
 
-		if (session__targets_gone(&r.ses, &status, &have_status))
+		if (session__targets_gone(&r->ses, status, have_status))
 			break;
 		now = clock__mono_s();
 		if (deadline && now >= deadline)
 			break;
 		if (next_budget && now >= next_budget) {
-			err = budget_round(&r);
+			err = budget_round(r);
 			if (err) {
 				log_error("keeping the budget: %s", strerror(-err));
-				goto cleanup;
+				return err;
 			}
 			next_budget = now + BUDGET_ROUND_S;
 		}
 		if (next_report && now >= next_report) {
-			err = report(&r, false);
+			err = report(r, false);
 			if (err)
-				goto cleanup;
-			next_report += r.opts.interval_s;
+				return err;
+			next_report += r->opts.interval_s;
 			if (next_report <= now) /* we fell behind: skip, do not burst */
-				next_report = now + r.opts.interval_s;
+				next_report = now + r->opts.interval_s;
 		}
 		wake = now + TICK_S;
 		if (next_report && next_report < wake)
@@ -986,88 +983,128 @@ int cmd_profile(int argc, char **argv)
 			wake = deadline;
 		if (next_budget && next_budget < wake)
 			wake = next_budget;
-		if (r.tracer) {
-			int n = pipeline__poll(r.pipe, (int)((wake - now) * 1000) + 1);
+		if (r->tracer) {
+			int n = pipeline__poll(r->pipe, (int)((wake - now) * 1000) + 1);
 
 			if (n < 0 && n != -EINTR) {
 				log_error("reading the ring buffer: %s", strerror(-n));
-				err = n;
-				goto cleanup;
+				return n;
 			}
 		} else {
-			session__wait(&r.ses, wake - now);
-			profiler__woken(r.prof);
+			session__wait(&r->ses, wake - now);
+			profiler__woken(r->prof);
 		}
 	}
+	return 0;
+}
 
-	/* Detach first: the final report is a snapshot nothing changes. */
-	if (r.tracer) {
+/* Detach first: the final report is a snapshot nothing changes. */
+static void detach(struct profile_run *r)
+{
+	if (r->tracer) {
 		size_t n;
-		pid_t *roots = session__roots(&r.ses, &n);
+		pid_t *roots = session__roots(&r->ses, &n);
 
-		pipeline__stop(r.pipe);
-		pipeline__finish(r.pipe, roots, n, false);
+		pipeline__stop(r->pipe);
+		pipeline__finish(r->pipe, roots, n, false);
 		free(roots);
 	} else {
-		profiler__detach(r.prof);
+		profiler__detach(r->prof);
 	}
-	err = report(&r, true);
-	if (err)
-		goto cleanup;
-	totals(&r, &calls, &lost, &filtered);
-	if (r.tracer) {
+}
+
+/* The run's totals, with the calls lost before the profile counted them. */
+static void final_counts(const struct profile_run *r, uint64_t *calls, uint64_t *lost,
+			 uint64_t *filtered)
+{
+	totals(r, calls, lost, filtered);
+	if (r->tracer) {
 		struct cmon_func_stats st;
 
-		if (!tracer__func_stats(r.tracer, r.py_func, &st))
-			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
+		if (!tracer__func_stats(r->tracer, r->py_func, &st))
+			*lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
 		/* records whose process or code object was not known */
-		lost += pytrace__undecoded(r.py);
+		*lost += pytrace__undecoded(r->py);
 	}
-	if (r.prof) {
+	if (r->prof) {
 		uint64_t run_ns, runs;
 
 		/* Counted only while the sysctl kernel.bpf_stats_enabled is 1. */
-		if (!profiler__prog_stats(r.prof, &run_ns, &runs) && runs)
+		if (!profiler__prog_stats(r->prof, &run_ns, &runs) && runs)
 			log_info("BPF programs: %llu runs, %.1f ns per run",
 				 (unsigned long long)runs, (double)run_ns / (double)runs);
 	}
-	if (!r.opts.quiet) {
-		fprintf(stderr, "cmon: %llu calls counted in %.1f s, %llu lost\n",
-			(unsigned long long)calls, clock__mono_s() - r.t_start, (unsigned long long)lost);
-		if (r.ses.follow) {
-			uint64_t forks, unfollowed, failed;
+}
 
-			follow__stats(r.ses.follow, &forks, &unfollowed, &failed);
-			fprintf(stderr, "cmon: children followed: %llu\n", (unsigned long long)forks);
-			if (unfollowed)
-				fprintf(stderr, "cmon: children not followed: %llu (more than %d "
-						"processes at once)\n", (unsigned long long)unfollowed,
-					CMON_FOLLOW_MAX);
-			if (follow__missed(r.ses.follow))
-				fprintf(stderr, "cmon: children gone before their library probes "
-						"were attached: %llu (their library calls are not "
-						"counted)\n",
-					(unsigned long long)follow__missed(r.ses.follow));
-		}
-		if (r.opts.if_expr)
-			fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
-				(unsigned long long)filtered);
-		if (r.opts.budget > 0)
-			budget_summary(&r);
-		if (r.py)
-			session__say_unmatched_py(&r.ses, r.py);
-		struct profiler_losses why;
-		char buf[512];
+/* The closing lines on stderr: calls, children followed, what was lost and why. */
+static void summary(const struct profile_run *r, uint64_t calls, uint64_t lost, uint64_t filtered)
+{
+	struct profiler_losses why;
+	char buf[512];
 
-		if (lost && r.tracer)
-			log_warn("%llu Python calls were not recorded (the ring buffer was full, or "
-				 "nested deeper than %d)", (unsigned long long)lost, CMON_PY_STACK_DEPTH);
-		else if (lost && !profiler__losses(r.prof, &why))
-			log_warn("%llu calls were not recorded: %s", (unsigned long long)lost,
-				 profiler_losses__describe(&why, MAX_PIDS_PER_FUNC, buf, sizeof(buf)));
-		else if (lost)
-			log_warn("%llu calls were not recorded", (unsigned long long)lost);
+	fprintf(stderr, "cmon: %llu calls counted in %.1f s, %llu lost\n",
+		(unsigned long long)calls, clock__mono_s() - r->t_start, (unsigned long long)lost);
+	if (r->ses.follow) {
+		uint64_t forks, unfollowed, failed;
+
+		follow__stats(r->ses.follow, &forks, &unfollowed, &failed);
+		fprintf(stderr, "cmon: children followed: %llu\n", (unsigned long long)forks);
+		if (unfollowed)
+			fprintf(stderr, "cmon: children not followed: %llu (more than %d "
+					"processes at once)\n", (unsigned long long)unfollowed,
+				CMON_FOLLOW_MAX);
+		if (follow__missed(r->ses.follow))
+			fprintf(stderr, "cmon: children gone before their library probes "
+					"were attached: %llu (their library calls are not "
+					"counted)\n",
+				(unsigned long long)follow__missed(r->ses.follow));
 	}
+	if (r->opts.if_expr)
+		fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
+			(unsigned long long)filtered);
+	if (r->opts.budget > 0)
+		budget_summary(r);
+	if (r->py)
+		session__say_unmatched_py(&r->ses, r->py);
+	if (lost && r->tracer)
+		log_warn("%llu Python calls were not recorded (the ring buffer was full, or "
+			 "nested deeper than %d)", (unsigned long long)lost, CMON_PY_STACK_DEPTH);
+	else if (lost && !profiler__losses(r->prof, &why))
+		log_warn("%llu calls were not recorded: %s", (unsigned long long)lost,
+			 profiler_losses__describe(&why, MAX_PIDS_PER_FUNC, buf, sizeof(buf)));
+	else if (lost)
+		log_warn("%llu calls were not recorded", (unsigned long long)lost);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_run r = {};
+	bool have_status = false;
+	int status = 0, err;
+	uint64_t calls = 0, lost = 0, filtered = 0;
+	double deadline = 0;
+
+	session__init(&r.ses, &r.opts);
+	err = cmd_opts__begin(CMD_PROFILE, argc, argv, &r.opts);
+	if (err >= 0)
+		return err;
+	session__install_signals(); /* from the start, as trace */
+
+	err = start(&r);
+	if (err)
+		goto cleanup;
+	if (r.opts.duration_s > 0)
+		deadline = r.t_start + r.opts.duration_s;
+	err = run_until_done(&r, deadline, &status, &have_status);
+	if (err)
+		goto cleanup;
+	detach(&r);
+	err = report(&r, true);
+	if (err)
+		goto cleanup;
+	final_counts(&r, &calls, &lost, &filtered);
+	if (!r.opts.quiet)
+		summary(&r, calls, lost, filtered);
 	if (r.ses.launched && !have_status && r.ses.launch.pid > 0 && !session_stop_signal &&
 	    !deadline)
 		have_status = launch__reap(&r.ses.launch, &status, 1);

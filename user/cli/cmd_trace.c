@@ -586,48 +586,50 @@ static void py_report(struct trace_run *r)
 	strbuf__release(&lost.sb);
 }
 
-/* Calls whose record was not written, and calls written without their
- * captured values (a capture record did not fit): both are losses. */
-static uint64_t report(struct trace_run *r)
-{
-	uint64_t lost = 0, lost_captures = 0, filtered = 0, unchanged = 0;
-	size_t rows = 0, never = 0;
+/* What the kernel counted over all of a run's functions. */
+struct trace_counts {
+	uint64_t lost, lost_captures, filtered, unchanged;
+};
 
+/* Sum each function's counters into C; R keeps the returns lost and the
+ * Python calls nested too deep (py_report says them). */
+static void sum_func_stats(struct trace_run *r, struct trace_counts *c)
+{
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
 
 		if (!tracer__func_stats(r->tracer, (unsigned)i, &st)) {
-			lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
+			c->lost += st.lost_ringbuf + st.lost_depth + st.lost_nomem + st.lost_uret;
 			r->lost_uret += st.lost_uret;
 			if (r->set->funcs[i].python)
 				r->py_nested += st.lost_uret + st.lost_depth;
-			lost_captures += st.lost_capture;
-			filtered += st.filtered;
-			unchanged += st.unchanged;
+			c->lost_captures += st.lost_capture;
+			c->filtered += st.filtered;
+			c->unchanged += st.unchanged;
 		}
 	}
-	if (r->kind == CMD_BREAK) {
-		uint64_t hits, blost;
+}
 
-		tracer__break_hits(r->tracer, &hits, &blost);
-		if (!r->opts.quiet)
-			fprintf(stderr, "cmon: hits: %llu, stops: %u%s\n", (unsigned long long)hits,
-				r->stops_seen, blost ? " (some hits not recorded: not stopped)" : "");
-		if (r->py && !r->opts.quiet)
-			session__say_unmatched_py(&r->ses, r->py);
-		if (r->py && lost && !r->opts.quiet)
-			fprintf(stderr, "cmon: python calls not examined: %llu (the ring buffer was "
-					"full as their function was first seen; examined at a later "
-					"call)\n", (unsigned long long)lost);
-		return 0;
-	}
-	/* records an output dropped and went on (a full buffer) */
-	lost += out_router__dropped(r->router);
-	/* --py records whose process or code object was not known */
-	if (r->py)
-		lost += pytrace__undecoded(r->py);
-	if (r->opts.quiet)
-		return lost + lost_captures;
+/* cmon break: hits and stops; LOST, Python calls not examined. */
+static void break_summary(struct trace_run *r, uint64_t lost)
+{
+	uint64_t hits, blost;
+
+	tracer__break_hits(r->tracer, &hits, &blost);
+	if (!r->opts.quiet)
+		fprintf(stderr, "cmon: hits: %llu, stops: %u%s\n", (unsigned long long)hits,
+			r->stops_seen, blost ? " (some hits not recorded: not stopped)" : "");
+	if (r->py && !r->opts.quiet)
+		session__say_unmatched_py(&r->ses, r->py);
+	if (r->py && lost && !r->opts.quiet)
+		fprintf(stderr, "cmon: python calls not examined: %llu (the ring buffer was "
+				"full as their function was first seen; examined at a later "
+				"call)\n", (unsigned long long)lost);
+}
+
+/* Events written, not written, filtered out, unchanged and lost. */
+static void events_summary(struct trace_run *r, const struct trace_counts *c)
+{
 	fprintf(stderr, "cmon: events written: %llu", (unsigned long long)written(r, SIZE_MAX));
 	if (out_router__files(r->router))
 		fprintf(stderr, " (%zu file%s, one per process)", out_router__files(r->router),
@@ -644,11 +646,19 @@ static uint64_t report(struct trace_run *r)
 			"was full)\n", (unsigned long long)unwritten(r));
 	if (r->opts.if_expr)
 		fprintf(stderr, "cmon: %llu calls filtered out by --if\n",
-			(unsigned long long)filtered);
+			(unsigned long long)c->filtered);
 	if (r->opts.on_change)
 		fprintf(stderr, "cmon: %llu calls unchanged (--on-change)\n",
-			(unsigned long long)unchanged);
-	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)lost);
+			(unsigned long long)c->unchanged);
+	fprintf(stderr, "cmon: events lost: %llu\n", (unsigned long long)c->lost);
+}
+
+/* How the consumer kept up: waits for room (--block), sleeps, spooling. */
+static void consumer_summary(struct trace_run *r)
+{
+	uint64_t wakeups, sleeps;
+	struct spool_stats sp;
+
 	if (r->opts.block_ns) {
 		struct cmon_room_waits w;
 
@@ -659,55 +669,48 @@ static uint64_t report(struct trace_run *r)
 			 "wait: %llu (the consumer had stopped)", (unsigned long long)w.given_up,
 			 (unsigned long long)w.skipped);
 	}
-	{
-		uint64_t wakeups, sleeps;
-		struct spool_stats sp;
+	tracer__wakeups(r->tracer, &wakeups, &sleeps);
+	log_info("the consumer slept %llu times; the buffer filling woke it %llu times",
+		 (unsigned long long)sleeps, (unsigned long long)wakeups);
+	if (tracer__spool_stats(r->tracer, &sp))
+		log_info("spooled: %llu records (%llu bytes; %llu compressed on disk, "
+			 "%llu at most at once)", (unsigned long long)sp.records,
+			 (unsigned long long)sp.raw_bytes, (unsigned long long)sp.disk_bytes,
+			 (unsigned long long)sp.peak_disk);
+}
 
-		tracer__wakeups(r->tracer, &wakeups, &sleeps);
-		log_info("the consumer slept %llu times; the buffer filling woke it %llu times",
-			 (unsigned long long)sleeps, (unsigned long long)wakeups);
-		if (tracer__spool_stats(r->tracer, &sp))
-			log_info("spooled: %llu records (%llu bytes; %llu compressed on disk, "
-				 "%llu at most at once)", (unsigned long long)sp.records,
-				 (unsigned long long)sp.raw_bytes, (unsigned long long)sp.disk_bytes,
-				 (unsigned long long)sp.peak_disk);
-	}
-	if (r->ses.follow) {
-		uint64_t forks, unfollowed, failed;
+/* Children followed, and the first SUMMARY_PROCS processes' records. */
+static void children_summary(struct trace_run *r)
+{
+	uint64_t forks, unfollowed, failed;
 
-		follow__stats(r->ses.follow, &forks, &unfollowed, &failed);
-		fprintf(stderr, "cmon: children followed: %llu\n", (unsigned long long)forks);
-		if (unfollowed)
-			fprintf(stderr, "cmon: children not followed: %llu (more than %d processes "
-					"at once)\n", (unsigned long long)unfollowed, CMON_FOLLOW_MAX);
-		if (failed)
-			fprintf(stderr, "cmon: children traced in their executable only: %llu (see "
-					"above)\n", (unsigned long long)failed);
-		if (follow__missed(r->ses.follow))
-			fprintf(stderr, "cmon: children gone before their library probes were "
-					"attached: %llu (their library calls are not recorded)\n",
-				(unsigned long long)follow__missed(r->ses.follow));
-		for (size_t i = 0; i < r->n_procs && i < SUMMARY_PROCS; i++)
-			fprintf(stderr, "cmon:   process %d (%s): %llu records%s\n",
-				(int)r->procs[i].pid, r->procs[i].comm,
-				(unsigned long long)r->procs[i].records,
-				unwritten(r) ? " (written or not)" : "");
-		if (r->n_procs > SUMMARY_PROCS)
-			fprintf(stderr, "cmon:   and %zu more processes\n", r->n_procs - SUMMARY_PROCS);
-	}
-	if (lost_captures)
-		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
-				"values)\n", (unsigned long long)lost_captures);
-	if (r->py)
-		py_report(r);
-	if (typer__unavailable(r->typer))
-		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
-				"a uprobe cannot read)\n",
-			(unsigned long long)typer__unavailable(r->typer));
-	if (typer__orphans(r->typer))
-		fprintf(stderr, "cmon: captures dropped unmatched: %llu (their call records were "
-				"lost; the oldest waiting captures are let go past 64 MiB)\n",
-			(unsigned long long)typer__orphans(r->typer));
+	follow__stats(r->ses.follow, &forks, &unfollowed, &failed);
+	fprintf(stderr, "cmon: children followed: %llu\n", (unsigned long long)forks);
+	if (unfollowed)
+		fprintf(stderr, "cmon: children not followed: %llu (more than %d processes "
+				"at once)\n", (unsigned long long)unfollowed, CMON_FOLLOW_MAX);
+	if (failed)
+		fprintf(stderr, "cmon: children traced in their executable only: %llu (see "
+				"above)\n", (unsigned long long)failed);
+	if (follow__missed(r->ses.follow))
+		fprintf(stderr, "cmon: children gone before their library probes were "
+				"attached: %llu (their library calls are not recorded)\n",
+			(unsigned long long)follow__missed(r->ses.follow));
+	for (size_t i = 0; i < r->n_procs && i < SUMMARY_PROCS; i++)
+		fprintf(stderr, "cmon:   process %d (%s): %llu records%s\n",
+			(int)r->procs[i].pid, r->procs[i].comm,
+			(unsigned long long)r->procs[i].records,
+			unwritten(r) ? " (written or not)" : "");
+	if (r->n_procs > SUMMARY_PROCS)
+		fprintf(stderr, "cmon:   and %zu more processes\n", r->n_procs - SUMMARY_PROCS);
+}
+
+/* A row per function with something to say (calls, written, lost and why);
+ * the functions never called, counted in one line. */
+static void func_table(struct trace_run *r)
+{
+	size_t rows = 0, never = 0;
+
 	for (size_t i = 0; i < r->set->n_funcs; i++) {
 		struct cmon_func_stats st;
 		uint64_t l;
@@ -754,7 +757,46 @@ static uint64_t report(struct trace_run *r)
 	if (never)
 		fprintf(stderr, "cmon: functions never called: %zu%s\n", never,
 			rows ? "" : " (all of them)");
-	return lost + lost_captures;
+}
+
+/* The run's summary on stderr.  Calls whose record was not written, and
+ * calls written without their captured values (a capture record did not
+ * fit): both are losses, returned. */
+static uint64_t report(struct trace_run *r)
+{
+	struct trace_counts c = {};
+
+	sum_func_stats(r, &c);
+	if (r->kind == CMD_BREAK) {
+		break_summary(r, c.lost);
+		return 0;
+	}
+	/* records an output dropped and went on (a full buffer) */
+	c.lost += out_router__dropped(r->router);
+	/* --py records whose process or code object was not known */
+	if (r->py)
+		c.lost += pytrace__undecoded(r->py);
+	if (r->opts.quiet)
+		return c.lost + c.lost_captures;
+	events_summary(r, &c);
+	consumer_summary(r);
+	if (r->ses.follow)
+		children_summary(r);
+	if (c.lost_captures)
+		fprintf(stderr, "cmon: captures lost: %llu (calls written without their captured "
+				"values)\n", (unsigned long long)c.lost_captures);
+	if (r->py)
+		py_report(r);
+	if (typer__unavailable(r->typer))
+		fprintf(stderr, "cmon: values unavailable: %llu (floats in SSE/x87 registers, which "
+				"a uprobe cannot read)\n",
+			(unsigned long long)typer__unavailable(r->typer));
+	if (typer__orphans(r->typer))
+		fprintf(stderr, "cmon: captures dropped unmatched: %llu (their call records were "
+				"lost; the oldest waiting captures are let go past 64 MiB)\n",
+			(unsigned long long)typer__orphans(r->typer));
+	func_table(r);
+	return c.lost + c.lost_captures;
 }
 
 /* The probe's own cost per site class, subtracted from latencies (unless
