@@ -64,6 +64,7 @@ struct profile_run {
 	struct hist_arg hist; /* --hist: its register, width and sign */
 	struct cmon_expr_prog *exprs; /* --if, 2 per function */
 	bool usage_err;       /* --if does not fit a function */
+	bool stopped_starting; /* a signal came before the probes were in */
 	/* --py: the trace programs' per-call records, summed here */
 	struct pytrace *py;
 	struct pyprof *pp;
@@ -843,6 +844,9 @@ static int setup(struct profile_run *r)
 	err = session__begin(&r->ses, 1 << 16); /* a report is written whole, then flushed */
 	if (err)
 		return err;
+	/* Until the probes are in: said on a terminal when it takes a while,
+	 * ended at once by Ctrl-C (as trace). */
+	session__starting(&r->ses, true);
 
 	if (r->opts.n_py) {
 		err = prepare_python(r);
@@ -914,8 +918,15 @@ static int start(struct profile_run *r)
 	int err;
 
 	err = setup(r);
-	if (err == -EINTR && session_stop_signal)
-		err = 0; /* stopped while starting: nothing to report */
+	session__starting(&r->ses, false);
+	if (err == -EINTR && session_stop_signal) {
+		/* a signal just before or after the start-up's own handling:
+		 * nothing attached, nothing to report (no profiler to follow) */
+		if (!r->opts.quiet)
+			fputs("cmon: interrupted while starting: nothing was traced\n", stderr);
+		r->stopped_starting = true;
+		return 0;
+	}
 	if (!err && r->opts.budget > 0 && !r->prof) {
 		log_error("--budget is for native functions: Python functions (--py) have no "
 			  "probes of their own to duty-cycle");
@@ -1091,7 +1102,7 @@ int cmd_profile(int argc, char **argv)
 	session__install_signals(); /* from the start, as trace */
 
 	err = start(&r);
-	if (err)
+	if (err || r.stopped_starting)
 		goto cleanup;
 	if (r.opts.duration_s > 0)
 		deadline = r.t_start + r.opts.duration_s;
