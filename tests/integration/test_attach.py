@@ -273,28 +273,37 @@ def test_sigkill_releases_probes():
     assert_no_leak(before, timeout=HANG, what="a SIGKILLed cmon")
 
 
+def trace_with_cmon_stopped(t, n, extra=()):
+    """cmon (-p T, a 1 MiB ring buffer, EXTRA) stopped while target T makes
+    its N calls of add, continued once T ended: its exit status says
+    records were lost, some were kept, and every call is counted written
+    or lost, per function too.  (background cmon, its rows, its summary)"""
+    bg = trace_bg(["add"], ["-p", str(t.pid)], extra=["--ringbuf-size", "1"] + list(extra))
+    bg.wait_attached()
+    bg.signal(signal.SIGSTOP)
+    try:
+        t.release()
+        eq(t.finish(HANG), (0, loop_out(n)), "target")
+    finally:
+        bg.signal(signal.SIGCONT)
+    code = bg.wait(HANG)
+    rows = parse_json_lines(read_text(bg.out_path))
+    s = summary(bg.stderr)
+    eq(code, 3, "cmon exit status when events were lost (%s)" % bg.stderr.strip())
+    check(0 < len(rows) < n, "some records kept: %d" % len(rows))
+    eq(s["written"], len(rows), "events written = rows")
+    eq(s["written"] + s["lost"], n, "written + lost = calls")
+    eq(s["table"]["add"], (n, len(rows), n - len(rows)), "per-function table")
+    return bg, rows, s
+
+
 def test_events_lost_exit_status():
     # cmon is stopped while the target fills a 1 MiB ring buffer: the rest
     # is lost, counted, and the exit status says so.
     n = 60000
     t = WaitTarget(["loop", str(n)])
     try:
-        bg = trace_bg(["add"], ["-p", str(t.pid)], extra=["--ringbuf-size", "1"])
-        bg.wait_attached()
-        bg.signal(signal.SIGSTOP)
-        try:
-            t.release()
-            eq(t.finish(HANG), (0, loop_out(n)), "target")
-        finally:
-            bg.signal(signal.SIGCONT)
-        code = bg.wait(HANG)
-        rows = parse_json_lines(read_text(bg.out_path))
-        s = summary(bg.stderr)
-        eq(code, 3, "cmon exit status when events were lost (%s)" % bg.stderr.strip())
-        check(0 < len(rows) < n, "some records kept: %d" % len(rows))
-        eq(s["written"], len(rows), "events written = rows")
-        eq(s["written"] + s["lost"], n, "written + lost = calls")
-        eq(s["table"]["add"], (n, len(rows), n - len(rows)), "per-function table")
+        bg, rows, s = trace_with_cmon_stopped(t, n)
         # What was kept is exact and in call order, and it begins with the
         # first calls, unbroken until the ring buffer filled.  A few later
         # calls may follow the gap: with per-CPU staging, a thread that

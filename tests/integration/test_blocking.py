@@ -12,7 +12,7 @@ import time
 
 from cmonlib import (CMON, HANG, Background, WaitTarget, check, cmon, eq, parse_json_lines,
                      read_text, summary, target, tmpfile, trace_bg)
-from test_attach import loop_out
+from test_attach import loop_out, trace_with_cmon_stopped
 
 N = 30000
 # A wait gives up when cmon has not freed room for this long: on a shared
@@ -130,22 +130,7 @@ def test_blocking_timeout_gives_up_on_a_stopped_cmon():
     n = 60000
     t = WaitTarget(["loop", str(n)])
     try:
-        bg = trace_bg(["add"], ["-p", str(t.pid)],
-                      extra=["--ringbuf-size", "1", "--blocking-timeout", "50ms", "-v"])
-        bg.wait_attached()
-        bg.signal(signal.SIGSTOP)
-        try:
-            t.release()
-            eq(t.finish(HANG), (0, loop_out(n)), "target")
-        finally:
-            bg.signal(signal.SIGCONT)
-        code = bg.wait(HANG)
-        rows = parse_json_lines(read_text(bg.out_path))
-        s = summary(bg.stderr)
-        eq(code, 3, "cmon exit status when events were lost (%s)" % bg.stderr.strip())
-        check(0 < len(rows) < n, "some records kept: %d" % len(rows))
-        eq(s["written"] + s["lost"], n, "written + lost = calls")
-        eq(s["table"]["add"], (n, len(rows), n - len(rows)), "per-function table")
+        bg, rows, s = trace_with_cmon_stopped(t, n, ["--blocking-timeout", "50ms", "-v"])
         times, ms = _waits(bg.stderr)
         m = re.search(r"waits given up: (\d+) .*records not made to wait: (\d+)", bg.stderr)
         check(m, "no -v line on the waits: %s" % bg.stderr)
