@@ -3,6 +3,8 @@
  * freed after, never kept beside the copy libbpf parses to load a
  * program (that pair was 6 MB of every trace's peak RSS). */
 #include <bpf/btf.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -56,33 +58,51 @@ static long mappable_btf_size(void)
 	return (long)st.st_size;
 }
 
+/* How much loading the kernel's BTF with LOAD raises this process's peak
+ * RSS (the BTF is freed before returning). */
+static long btf_load_peak(struct btf *(*load)(void))
+{
+	struct btf *btf;
+	long rss, hwm;
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs("5", f) >= 0, 1); /* 5: VmHWM := VmRSS */
+	assert_int_equal(fclose(f), 0);
+	rss = status_bytes("VmRSS");
+	btf = load();
+	assert_non_null(btf);
+	hwm = status_bytes("VmHWM");
+	assert_true(btf__type_cnt(btf) > 1000);
+	btf__free(btf);
+	assert_true(rss > 0 && hwm >= rss);
+	return hwm - rss;
+}
+
 /* libbpf 1.1 reads the kernel's BTF into a buffer and copies it (11 MB of
  * a trace's peak for a 5.5 MB file); read from the mapped file it is one
- * copy (user/probe/kernel_btf.c): the peak grows by the BTF and its
- * index, under one and a half times the file. */
+ * copy (user/probe/kernel_btf.c).  Measured against libbpf's own loader in
+ * the same process, not against a fixed bound: under AddressSanitizer
+ * (make unit-sanitized) shadow memory and the quarantine of freed blocks
+ * add 4 MB to both, and CI's failure at 1.72 times the file was that. */
 static void test_kernel_btf_one_copy(void **state)
 {
 	(void)state;
-	struct btf *btf;
-	long size = mappable_btf_size(), rss, hwm;
-	FILE *f;
+	struct btf *(*libbpf_own)(void);
+	long size = mappable_btf_size(), ours, theirs;
 
 	if (!size) {
 		skip(); /* no kernel BTF, or not mappable (before 6.16) */
 		return;
 	}
-	f = fopen("/proc/self/clear_refs", "w");
-	assert_non_null(f);
-	assert_int_equal(fputs("5", f) >= 0, 1); /* 5: VmHWM := VmRSS */
-	assert_int_equal(fclose(f), 0);
-	rss = status_bytes("VmRSS");
-	btf = btf__load_vmlinux_btf();
-	assert_non_null(btf);
-	hwm = status_bytes("VmHWM");
-	assert_true(btf__type_cnt(btf) > 1000);
-	btf__free(btf);
-	assert_true(rss > 0 && hwm > 0);
-	assert_in_range(hwm - rss, size, size * 3 / 2);
+	libbpf_own = (struct btf * (*)(void)) dlsym(RTLD_NEXT, "btf__load_vmlinux_btf");
+	assert_non_null(libbpf_own);
+	ours = btf_load_peak(btf__load_vmlinux_btf);
+	theirs = btf_load_peak(libbpf_own);
+	/* At least the file itself: the one parsed copy. */
+	assert_true(ours >= size);
+	/* The copy saved: three quarters of the file at least. */
+	assert_in_range(theirs - ours, size * 3 / 4, LONG_MAX);
 }
 
 static size_t heap_in_use(void)
