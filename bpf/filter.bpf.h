@@ -28,8 +28,26 @@ const volatile __u32 targ_filter_cgroup_level = 0;
  * by writing records. */
 const volatile __u32 targ_self_tgid = 0;
 
+/*
+ * Set (1) by user space as it detaches: no call opens a frame after it,
+ * so the return probes can be closed first (user/probe/detach.h: a close
+ * while one still fires can wait for the program's end) without leaving
+ * calls open that began meanwhile.  A map, not a global, so that user
+ * space finds it by one name in every object.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} entries_closed SEC(".maps");
+
 static __always_inline bool task_wanted(struct task_struct *task)
 {
+	__u32 zero = 0, *closed = bpf_map_lookup_elem(&entries_closed, &zero);
+
+	if (closed && *closed)
+		return false;
 	if ((__u32)task->tgid == targ_self_tgid)
 		return false;
 	if (targ_filter_pid && (__u32)task->tgid != targ_filter_pid)

@@ -12,6 +12,7 @@
 #include "elf/usdt.h"
 #include "probe/calib.h"
 #include "probe/duty.h"
+#include "probe/detach.h"
 #include "probe/follow.h"
 #include "probe/host.h"
 #include "probe/resolve.h"
@@ -398,7 +399,20 @@ int bpf_set__reattach(struct bpf_set *s)
 
 void bpf_set__detach_probes(struct bpf_set *s)
 {
+	struct link_closer returns = {};
+	__u32 zero = 0, closed = 1;
+
 	duty__stop(s->duty); /* its thread attaches and detaches these links */
+	/* No call opens a frame from now on; then every return probe, the
+	 * children's too, all together (a close while one of them still
+	 * fires can wait for a traced outer function to return:
+	 * probe/detach.h); the calls in flight until then are seen
+	 * returning, as before. */
+	if (s->links && s->entries_closed)
+		bpf_map_update_elem(bpf_map__fd(s->entries_closed), &zero, &closed, BPF_ANY);
+	probe_links__take_returns(s->links, &returns);
+	follow__take_returns(s->follow, &returns);
+	link_closer__close_together(&returns);
 	probe_links__free(s->links);
 	s->links = NULL;
 	follow__detach(s->follow);

@@ -343,6 +343,19 @@ void follow__stats(const struct follow *f, uint64_t *forks, uint64_t *unfollowed
 	*failed = f ? f->failed : 0;
 }
 
+void follow__take_returns(struct follow *f, struct link_closer *c)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n; i++)
+		probe_links__take_returns(f->procs[i].links, c);
+	/* and those waiting for a closer (one being closed does its own) */
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n_close; i++)
+		probe_links__take_returns(f->to_close[i], c);
+	pthread_mutex_unlock(&f->lock);
+}
+
 void follow__detach(struct follow *f)
 {
 	if (!f)

@@ -63,6 +63,10 @@ void follow__stats(const struct follow *f, uint64_t *forks, uint64_t *unfollowed
  * (0: not one, nothing done), or -errno. */
 int follow__reattach(struct follow *f, pid_t pid);
 
+/* The followed children's return probes' links into C, to be closed with
+ * the roots' (probe/detach.h), before follow__detach. */
+struct link_closer;
+void follow__take_returns(struct follow *f, struct link_closer *c);
 /* Detach every child's links (the list of processes stays). */
 void follow__detach(struct follow *f);
 void follow__free(struct follow *f); /* NULL is fine */

@@ -13,6 +13,7 @@
 #include "probe/host.h"
 #include "probe/attach.h"
 #include "probe/inherit.h"
+#include "probe/detach.h"
 #include "links.h"
 #include "core/clock.h"
 
@@ -24,6 +25,7 @@ struct probe_links {
 	int *fds;                /* uprobe_multi links, inherited perf events */
 	pid_t *fd_pids;          /* each one's pid filter (0: none) */
 	struct uprobe_inherit **fd_inh; /* an inherited event's probe (NULL: a link) */
+	bool *fd_ret;            /* a return probe's (detach.h: closed first, together) */
 	size_t n_fds, cap_fds;
 	struct bpf_link **perf;  /* fallback: one perf-event uprobe per address */
 	pid_t *perf_pids;
@@ -128,28 +130,31 @@ static int attach_perf(struct probe_links *t, struct bpf_program *prog, const ch
 }
 
 /* FD kept, of process PID; INH: the probe an inherited event holds a
- * reference to (NULL: a link). */
-static int keep_fd(struct probe_links *t, int fd, pid_t pid, struct uprobe_inherit *inh)
+ * reference to (NULL: a link); RET: return probes. */
+static int keep_fd(struct probe_links *t, int fd, pid_t pid, struct uprobe_inherit *inh, bool ret)
 {
-	size_t cap = t->cap_fds, cap2 = t->cap_fds;
+	size_t cap = t->cap_fds, cap2 = t->cap_fds, cap3 = t->cap_fds;
 
 	if (GROW(t->fds, t->n_fds, cap, 16) || GROW(t->fd_inh, t->n_fds, cap2, 16) ||
-	    GROW(t->fd_pids, t->n_fds, t->cap_fds, 16))
+	    GROW(t->fd_ret, t->n_fds, cap3, 16) || GROW(t->fd_pids, t->n_fds, t->cap_fds, 16))
 		return -ENOMEM;
 	t->fd_pids[t->n_fds] = pid;
 	t->fd_inh[t->n_fds] = inh;
+	t->fd_ret[t->n_fds] = ret;
 	t->fds[t->n_fds++] = fd;
 	return 0;
 }
 
-static int keep_link(struct probe_links *t, int fd, pid_t pid)
+static int keep_link(struct probe_links *t, int fd, pid_t pid, bool ret)
 {
-	return keep_fd(t, fd, pid, NULL);
+	return keep_fd(t, fd, pid, NULL, ret);
 }
 
+/* (-1: a return probe's, closed already by probe_links__take_returns) */
 static void close_fd(struct probe_links *t, size_t i)
 {
-	close(t->fds[i]);
+	if (t->fds[i] >= 0)
+		close(t->fds[i]);
 	uprobe_inherit__put(t->fd_inh[i]);
 }
 
@@ -214,7 +219,7 @@ static int attach_inherit(struct probe_links *t, struct bpf_program *prog, const
 				err = fd < 0 ? fd : GROW(tids, n_tids, cap_tids, 16);
 				if (!err) {
 					tids[n_tids++] = tid;
-					err = keep_fd(t, fd, pid, u);
+					err = keep_fd(t, fd, pid, u, retprobe);
 				}
 				if (err) {
 					if (fd >= 0)
@@ -528,7 +533,7 @@ static int attach_object(struct probe_links *t, const struct probe_set *s,
 			goto cleanup;
 		}
 		if (multi && !inherited) {
-			err = keep_link(t, fd, pid);
+			err = keep_link(t, fd, pid, links[i].ret || links[i].session);
 			if (err) {
 				close(fd);
 				goto cleanup;
@@ -814,12 +819,13 @@ static void drop_pid(struct probe_links *l, pid_t pid)
 	/* An inherited event stays: it follows its thread through exec, and
 	 * closing it would take its copies out of every descendant. */
 	for (size_t i = l->n_fds; i-- > 0;)
-		if (l->fd_pids[i] == pid && !l->fd_inh[i])
+		if (l->fd_pids[i] == pid && !l->fd_inh[i] && l->fds[i] >= 0)
 			close(l->fds[i]);
 	for (size_t i = 0; i < l->n_fds; i++)
 		if (l->fd_pids[i] != pid || l->fd_inh[i]) {
 			l->fds[k] = l->fds[i];
 			l->fd_inh[k] = l->fd_inh[i];
+			l->fd_ret[k] = l->fd_ret[i];
 			l->fd_pids[k++] = l->fd_pids[i];
 		}
 	l->n_fds = k;
@@ -889,6 +895,17 @@ size_t probe_links__probe_count(const struct probe_links *l)
 }
 unsigned long long probe_links__attach_ns(const struct probe_links *l) { return l ? l->attach_ns : 0; }
 
+void probe_links__take_returns(struct probe_links *l, struct link_closer *c)
+{
+	for (size_t i = 0; l && l->funcs && i < l->set->n_funcs; i++)
+		probe_links__take_returns(l->funcs[i], c);
+	for (size_t i = 0; l && i < l->n_fds; i++)
+		if (l->fd_ret[i] && l->fds[i] >= 0) {
+			link_closer__add(c, l->fds[i]);
+			l->fds[i] = -1;
+		}
+}
+
 void probe_links__free(struct probe_links *l)
 {
 	if (!l)
@@ -898,13 +915,15 @@ void probe_links__free(struct probe_links *l)
 	free(l->funcs);
 	free(l->func_probes);
 	/* In the reverse order of attach: entries first, so that no call
-	 * begins that its exit probes are already gone for. */
+	 * begins that its exit probes are already gone for (what
+	 * probe_links__take_returns took is closed already). */
 	for (size_t i = l->n_fds; i-- > 0;)
 		close_fd(l, i);
 	for (size_t i = l->n_perf; i-- > 0;)
 		bpf_link__destroy(l->perf[i]);
 	free(l->fds);
 	free(l->fd_inh);
+	free(l->fd_ret);
 	free(l->fd_pids);
 	free(l->perf);
 	free(l->perf_pids);

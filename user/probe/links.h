@@ -135,7 +135,15 @@ void lifecycle__detach(struct bpf_link *links[3]);
  * filter). */
 bool probe_filter__comm(const char *comm, uint64_t *lo, uint64_t *hi);
 
-/* Detach (close every link) and free.  NULL is fine. */
+/* Detach (close every link, entries first) and free.  NULL is fine. */
 void probe_links__free(struct probe_links *l);
+
+/* L's return probes' links (its functions' too) into C, to be closed
+ * with others' (link_closer__close_together) once no call opens a frame
+ * (filter.bpf.h's entries_closed: the teardown, bpf_set__detach_probes);
+ * L keeps the rest, and probe_links__free does not close those again.
+ * NULL is fine. */
+struct link_closer;
+void probe_links__take_returns(struct probe_links *l, struct link_closer *c);
 
 #endif
