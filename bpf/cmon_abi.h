@@ -677,6 +677,11 @@ enum cmon_py_flags {
 	CMON_PY_BREAK = 1u << 4,     /* cmon break: written at entry, the process stopped */
 	CMON_PY_MORE = 1u << 5,      /* a CMON_REC_PY_ARGS record has its next parameters */
 	CMON_PY_RESUMED = 1u << 6,   /* a generator's or coroutine's frame going on */
+	/* Its code object's parameter counts could not be read at entry (its
+	 * page not mapped in that instant: seen in forked children): the
+	 * frame's first CMON_PY_MAX_ARGS slots were read instead, user space
+	 * keeps as many as the code object has parameters. */
+	CMON_PY_COUNTS_UNREAD = 1u << 7,
 };
 
 /* CMON_PY_NORETURN: why its return was not seen. */
@@ -846,6 +851,7 @@ struct cmon_py_frame {
 #define CMON_PY_FR_GENERATOR 1u /* a generator's or coroutine's frame (resumed) */
 #define CMON_PY_FR_NO_SLOT 2u   /* entered past the kernel's nested return probes */
 #define CMON_PY_FR_MORE 4u      /* its further parameters went out at entry */
+#define CMON_PY_FR_COUNTS_UNREAD 8u /* CMON_PY_COUNTS_UNREAD */
 
 struct cmon_py_stack {
 	__u32 depth; /* may exceed CMON_PY_STACK_DEPTH: those calls are counted lost */

@@ -562,16 +562,33 @@ static __always_inline struct py_names *py_read_names(__u64 code)
 	return nm;
 }
 
+/* CMON_TEST_PY_COUNTS_UNREAD (a test hook): every forked child's reads
+ * of its code objects' counts fail, as they rarely do by themselves. */
+const volatile bool targ_py_test_counts_unread = false;
+
 /* How many parameters code object CODE has (with *args, **kw), and its
- * counts into C (argcount, posonly, kwonly, flags). */
-static __always_inline __u32 py_nparams(__u64 code, __s32 c[4])
+ * counts into C (argcount, posonly, kwonly, flags); *UNREAD (when given)
+ * says whether they could not be read (C then all 0). */
+static __always_inline __u32 py_nparams(__u64 code, __s32 c[4], bool *unread)
 {
+	long err;
 	__s32 n;
 
-	bpf_probe_read_user(&c[0], 4, (void *)(code + targ_py.code_argcount));
-	bpf_probe_read_user(&c[1], 4, (void *)(code + targ_py.code_posonlyargcount));
-	bpf_probe_read_user(&c[2], 4, (void *)(code + targ_py.code_kwonlyargcount));
-	bpf_probe_read_user(&c[3], 4, (void *)(code + targ_py.code_flags));
+	err = bpf_probe_read_user(&c[0], 4, (void *)(code + targ_py.code_argcount));
+	err |= bpf_probe_read_user(&c[1], 4, (void *)(code + targ_py.code_posonlyargcount));
+	err |= bpf_probe_read_user(&c[2], 4, (void *)(code + targ_py.code_kwonlyargcount));
+	err |= bpf_probe_read_user(&c[3], 4, (void *)(code + targ_py.code_flags));
+	if (unread && targ_py_test_counts_unread) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		__u32 ppid = (__u32)task->real_parent->tgid;
+
+		if (bpf_map_lookup_elem(&py_procs, &ppid))
+			err = -14; /* -EFAULT: a child of a traced interpreter */
+	}
+	if (unread)
+		*unread = err != 0;
+	if (err)
+		c[0] = c[1] = c[2] = c[3] = 0;
 	n = c[0] + c[2] + !!(c[3] & 0x4) + !!(c[3] & 0x8); /* CO_VARARGS, CO_VARKEYWORDS */
 	return n < 0 ? 0 : n > CMON_PY_ALL_ARGS ? CMON_PY_ALL_ARGS : (__u32)n;
 }
@@ -596,7 +613,7 @@ __noinline int py_announce(__u32 pid, __u64 code, __u64 fp, const struct py_name
 	cr->fp = fp;
 	cr->firstlineno = 0;
 	bpf_probe_read_user(&cr->firstlineno, 4, (void *)(code + targ_py.code_firstlineno));
-	cr->n_names = py_nparams(code, c);
+	cr->n_names = py_nparams(code, c, NULL);
 	cr->argcount = c[0];
 	cr->posonlyargcount = c[1];
 	cr->kwonlyargcount = c[2];
@@ -1145,7 +1162,8 @@ __noinline int py_emit(struct cmon_py_frame *fr, __u64 how, __u64 ret, __u64 ts,
 	}
 	rec->type = CMON_REC_PY;
 	rec->flags = flags | (fr->flags & CMON_PY_FR_MORE ? CMON_PY_MORE : 0) |
-		     (fr->flags & CMON_PY_FR_GENERATOR ? CMON_PY_RESUMED : 0);
+		     (fr->flags & CMON_PY_FR_GENERATOR ? CMON_PY_RESUMED : 0) |
+		     (fr->flags & CMON_PY_FR_COUNTS_UNREAD ? CMON_PY_COUNTS_UNREAD : 0);
 	rec->why = CMON_PY_NR_DETACHED;
 	if ((flags & CMON_PY_RETURNED) && ret && (fr->flags & CMON_PY_FR_GENERATOR)) {
 		/* a generator's frame left suspended: it yielded */
@@ -1303,6 +1321,7 @@ static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 	struct cmon_py_frame *fr;
 	struct py_bound *b;
 	struct mm_struct *mm;
+	bool unread = false;
 
 	p = py_proc(task, pid);
 	if (!p)
@@ -1330,7 +1349,18 @@ static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 	}
 	if (verdict == CMON_PY_SKIP)
 		return 1;
-	c->n = py_nparams(c->code, c->c);
+	c->n = py_nparams(c->code, c->c, &unread);
+	/* Its counts unread (the code object's page not there in that
+	 * instant): the evaluator's frame has its parameters in its first
+	 * slots all the same, and a vectorcall's positional arguments are its
+	 * first parameters; user space keeps as many as the code object has
+	 * (its keywords and defaults are not bound then). */
+	if (unread && c->frame) {
+		c->n = CMON_PY_MAX_ARGS;
+	} else if (unread) {
+		c->n = c->nargs < CMON_PY_MAX_ARGS ? (__u32)c->nargs : CMON_PY_MAX_ARGS;
+		c->c[0] = (__s32)c->n;
+	}
 	if (targ_break_count) {
 		/* no call stops while user space has not decided */
 		return verdict == CMON_PY_TRACED ? PY_ENTER_BREAK : 1;
@@ -1363,7 +1393,7 @@ static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 	fr->tstate = c->tstate;
 	fr->n_params = c->n;
 	fr->n_args = c->n > CMON_PY_MAX_ARGS ? CMON_PY_MAX_ARGS : c->n;
-	fr->flags = 0;
+	fr->flags = unread ? CMON_PY_FR_COUNTS_UNREAD : 0;
 	fr->task = c->c[3] & PY_CO_COROUTINE ? py_task(py_tstate(c->tstate, p)) : 0;
 	/* Past the kernel's nested return probes (this call's is not made
 	 * yet): its return will not come. */

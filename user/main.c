@@ -130,6 +130,8 @@ int main(int argc, char **argv)
 		pipeline__test_py_late_children();
 	if (getenv("CMON_TEST_NO_CHILD_LINKS"))
 		follow__test_no_child_links();
+	if (getenv("CMON_TEST_PY_COUNTS_UNREAD"))
+		tracer__test_py_counts_unread();
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
 		tracer__always_spool();
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR")) /* no-color.org: set, not empty */

@@ -968,6 +968,30 @@ def _fork_thread_children(py):
 matrix(globals(), "test_python_fork_thread_children", _fork_thread_children)
 
 
+def _children_counts_unread(py):
+    """A forked child's code object whose parameter counts the kernel
+    cannot read at the call (its page not mapped in that instant: 1 call
+    in ~1,500 children here, the child's first): the frame's first slots
+    (3.11) or the vectorcall's positional arguments (3.12+) stand in, and
+    the code object's count keeps the parameters.  Every child's reads
+    made to fail (a test hook); the call was recorded with no arguments
+    at all ({}, silently) before."""
+    _skip_child_links_limit(py)
+    n = 40
+    res = trace([], launch=[py.path, os.path.join(ROOT, "tests", "targets", "py", "forkmany.py"),
+                            str(n)], extra=["--py", "work"],
+                env={"CMON_TEST_PY_COUNTS_UNREAD": "1"})
+    eq(res.code, 0, "exit status (%s)" % res.stderr[-2000:])
+    eq(res.stdout, "%d\n" % n, "output")
+    rows = _json(res.text)
+    eq(sorted(((r["args"], r["retval"]) for r in rows), key=lambda a: a[1]),
+       [({"x": i}, 2 * i) for i in range(n)], "every child's call, its parameter and nothing more")
+    eq(summary(res.stderr)["lost"], 0, "nothing lost")
+
+
+matrix(globals(), "test_python_children_counts_unread", _children_counts_unread)
+
+
 def _many_children(py):
     """1,500 short-lived children forked one after another, each calling
     work(i) once from its first instruction: every call recorded (the

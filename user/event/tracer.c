@@ -133,6 +133,10 @@ static unsigned slow_consumer_us; /* CMON_TEST_SLOW_CONSUMER_US, read by main */
 
 void tracer__test_slow_consumer(unsigned us) { slow_consumer_us = us; }
 
+static bool py_counts_unread; /* CMON_TEST_PY_COUNTS_UNREAD, read by main */
+
+void tracer__test_py_counts_unread(void) { py_counts_unread = true; }
+
 /* The spool: records that stand alone (no stack record follows them, no
  * Python code object must be named while its process lives, no stop
  * waits on them) may wait their turn. */
@@ -432,6 +436,7 @@ static int open_and_load(void *ctx, bool mem_cast)
 	t->skel->rodata->targ_break_count = opts->break_count;
 	if (opts->py_offsets)
 		memcpy((void *)&t->skel->rodata->targ_py, opts->py_offsets, sizeof(*opts->py_offsets));
+	t->skel->rodata->targ_py_test_counts_unread = py_counts_unread;
 	if (opts->n_py_pats && opts->n_py_pats <= CMON_PY_PAT_MAX) {
 		memcpy((void *)t->skel->rodata->targ_py_pats, opts->py_pats,
 		       opts->n_py_pats * sizeof(*opts->py_pats));

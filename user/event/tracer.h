@@ -185,5 +185,8 @@ void tracer__always_spool(void);
  * (asleep), a consumer slower than the programs on any machine
  * (CMON_TEST_SLOW_CONSUMER_US, read by main). */
 void tracer__test_slow_consumer(unsigned us);
+/* Test hook (CMON_TEST_PY_COUNTS_UNREAD): --py reads of the code objects'
+ * counts fail in every forked child (python.bpf.h). */
+void tracer__test_py_counts_unread(void);
 
 #endif

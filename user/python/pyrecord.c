@@ -168,11 +168,19 @@ static int render_args(struct pytrace *pt, struct py_proc *p, const struct py_co
 {
 	struct more_args more = { 0 };
 	uint32_t n = rec->n_args < CMON_PY_MAX_ARGS ? rec->n_args : CMON_PY_MAX_ARGS;
+	uint32_t n_params = rec->n_params;
 	bool have_more = (rec->flags & CMON_PY_MORE) && take_more(pt, rec, &more);
 	int err = 0;
 
 	if (have_more && n == CMON_PY_MAX_ARGS)
 		n += more.n;
+	/* The kernel could not read the code object's counts: the frame's
+	 * first slots came instead, as many as the code object has are its
+	 * parameters (the rest are its locals, or past them). */
+	if (rec->flags & CMON_PY_COUNTS_UNREAD) {
+		n_params = c->n_names;
+		n = n < n_params ? n : n_params;
+	}
 	strbuf__reset(&pt->cellbuf);
 	for (uint32_t i = 0; i < n && !err; i++) {
 		pt->cell_off[i] = pt->cellbuf.len;
@@ -204,9 +212,9 @@ static int render_args(struct pytrace *pt, struct py_proc *p, const struct py_co
 			err = strbuf__printf(&pt->args, ":%s", pt->cells[i]);
 	}
 	/* parameters the records had no room for: said, not dropped silently */
-	if (!err && rec->n_params > n)
+	if (!err && n_params > n)
 		err = strbuf__printf(&pt->args, "%s\"...\":\"<%u more not recorded>\"",
-				     n ? "," : "", rec->n_params - n);
+				     n ? "," : "", n_params - n);
 	err = err ? err : strbuf__putc(&pt->args, '}');
 	*n_out = n;
 	return err;
