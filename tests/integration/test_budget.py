@@ -192,6 +192,36 @@ def test_budget_bad_values():
         assert_no_leak(before)
 
 
+def test_profile_budget_under_traced_main():
+    """The same with main traced too: a call pending all the run.  With a
+    uretprobe on main (Linux 6.12+), detaching count_me at the end of its
+    first window waited until main returned (every uprobe detach waits for
+    a pending uretprobe whose thread keeps calling probed functions:
+    probe/detach.h): count_me stayed as it was and its count came out as
+    one window's, 10,000 of 160,000.  Under a budget the returns are seen
+    at ret instructions where they can be."""
+    before = bpf_snapshot()
+    app = target("sleeper")
+    total, cold = HOT_PER_MS * TICKS, TICKS // 10
+    code, out, err = run([CMON, "profile", "--budget", "1%", "--func", "count_me", "--func",
+                          "tick", "--func", "main", "-F", "json", "--", app, "paced",
+                          str(HOT_PER_MS), str(TICKS)], timeout=120)
+    eq(code, 0, "cmon profile exit status: %s" % err)
+    rows = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            rows[r["func"]] = r
+    eq((rows["main"]["calls"], rows["main"]["returns"]), (1, 1), "main's one call")
+    eq((rows["tick"]["calls"], rows["tick"]["seen_calls"]), (cold, cold), "tick whole")
+    c = rows["count_me"]
+    check(c["sampled"] < 1, "count_me duty-cycled: %r" % c)
+    check(abs(c["calls"] - total) <= SCALE_TOLERANCE * total,
+          "count_me scaled to %d, true count %d" % (c["calls"], total))
+    eq(c["returns"], c["seen_calls"], "latencies are those of the calls seen")
+    assert_no_leak(before)
+
+
 def test_profile_budget():
     """`cmon profile --budget 1%`: the same keeping as the agent's; the
     final JSON rows say what each function's count is (sampled, seen_calls)

@@ -854,7 +854,11 @@ static int setup(struct profile_run *r)
 			return err;
 	}
 	session__resolve_opts(&r->ses, &ro);
-	ro.ret_choice = r->opts.ret_choice;
+	/* Duty-cycled (--budget): ret-insn probes where they can be had, so
+	 * that detaching one function never waits on another's uretprobe
+	 * (probe/resolve.h). */
+	ro.ret_choice = r->opts.ret_choice == RETURN_AUTO && r->opts.budget > 0 ? RETURN_PREFER_INSN
+										  : r->opts.ret_choice;
 	err = probe_set__resolve(&ro, &r->set);
 	if (err)
 		return err;

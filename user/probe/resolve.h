@@ -21,9 +21,18 @@ enum return_mode {
 	RETURN_NONE = 0,  /* entries only (--no-return) */
 	RETURN_URETPROBE, /* kernel uretprobe: cheap, rewrites the return address */
 	RETURN_INSN,      /* uprobes on the function's ret instructions: stack untouched */
+	/* while planning only (never a probe_func's): RETURN_INSN where the
+	 * function's ret instructions are found, else RETURN_URETPROBE */
+	RETURN_INSN_ELSE_URETPROBE,
 };
 
-enum return_choice { RETURN_AUTO = 0, RETURN_FORCE_URETPROBE, RETURN_FORCE_INSN, RETURN_OFF };
+/* RETURN_PREFER_INSN: ret-insn probes wherever they can be had (else what
+ * RETURN_AUTO would choose), for sets detached one function at a time
+ * while the others run (duty cycling): since Linux 6.12 a uretprobe
+ * pending in an outer function makes such a detach wait until that
+ * function returns (probe/detach.h), and the function stays probed. */
+enum return_choice { RETURN_AUTO = 0, RETURN_FORCE_URETPROBE, RETURN_FORCE_INSN, RETURN_OFF,
+		     RETURN_PREFER_INSN };
 
 const char *return_mode__name(enum return_mode m); /* "none" "uretprobe" "ret-insn" */
 int return_choice__parse(const char *s, enum return_choice *out);

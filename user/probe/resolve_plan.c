@@ -171,10 +171,12 @@ static int plan_func(struct probe_func *pf, const struct probe_object *obj,
 	const char *nm = f->demangled ? f->demangled : f->name;
 	uint8_t head[ENTRY_DECODE_BYTES];
 	uint8_t *body = NULL;
-	bool indirect;
+	bool indirect, uret_else = mode == RETURN_INSN_ELSE_URETPROBE;
 	long got;
 	int err = 0;
 
+	if (uret_else)
+		mode = RETURN_INSN;
 	got = symtab__read_code(obj->symtab, f->addr, head, sizeof(head));
 	if (got <= 0 || insn__plan_entry(head, (size_t)got, f->addr, &pf->entry)) {
 		log_debug("%s in %s: cannot decode its first instruction", f->name, obj->path);
@@ -255,6 +257,10 @@ no_exits:
 	indirect = !err && pf->exits.complete && pf->exits.n_indirect;
 	exit_plan__clear(&pf->exits);
 	exit_plan__clear(&pf->cold_exits);
+	if (uret_else) { /* a uretprobe is safe here: its returns seen so */
+		pf->ret_mode = RETURN_URETPROBE;
+		return 0;
+	}
 	/* Its calls are still recorded, at entry, where they were made; no
 	 * frame is kept for them: one left pending after an unseen return
 	 * would put the calls after it under it. */
@@ -338,6 +344,8 @@ enum return_mode resolve_plan__mode_for(const struct builder *b, const struct pr
 		return RETURN_URETPROBE;
 	case RETURN_FORCE_INSN:
 		return RETURN_INSN;
+	case RETURN_PREFER_INSN:
+		return unwinder_passes(b, t, obj_idx) ? RETURN_INSN : RETURN_INSN_ELSE_URETPROBE;
 	default:
 		return unwinder_passes(b, t, obj_idx) ? RETURN_INSN : RETURN_URETPROBE;
 	}
