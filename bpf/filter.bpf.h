@@ -29,24 +29,19 @@ const volatile __u32 targ_filter_cgroup_level = 0;
 const volatile __u32 targ_self_tgid = 0;
 
 /*
- * Set (1) by user space as it detaches: no call opens a frame after it,
- * so the return probes can be closed first (user/probe/detach.h: a close
- * while one still fires can wait for the program's end) without leaving
- * calls open that began meanwhile.  A map, not a global, so that user
- * space finds it by one name in every object.
+ * Set (1) by user space as it detaches, through the skeleton's mapped
+ * .bss: no call opens a frame after it, so the return probes can be
+ * closed first (user/probe/detach.h: a close while one still fires can
+ * wait for the program's end) without leaving calls open that began
+ * meanwhile.  A global, not a map: one load, no lookup whose two outcomes
+ * the verifier would follow through every entry program (a map lookup
+ * here took cmon_entry past a million instructions).
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} entries_closed SEC(".maps");
+volatile __u32 entries_closed = 0;
 
 static __always_inline bool task_wanted(struct task_struct *task)
 {
-	__u32 zero = 0, *closed = bpf_map_lookup_elem(&entries_closed, &zero);
-
-	if (closed && *closed)
+	if (entries_closed)
 		return false;
 	if ((__u32)task->tgid == targ_self_tgid)
 		return false;

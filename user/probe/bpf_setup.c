@@ -400,7 +400,6 @@ int bpf_set__reattach(struct bpf_set *s)
 void bpf_set__detach_probes(struct bpf_set *s)
 {
 	struct link_closer returns = {};
-	__u32 zero = 0, closed = 1;
 
 	duty__stop(s->duty); /* its thread attaches and detaches these links */
 	/* No call opens a frame from now on; then every return probe, the
@@ -409,7 +408,7 @@ void bpf_set__detach_probes(struct bpf_set *s)
 	 * probe/detach.h); the calls in flight until then are seen
 	 * returning, as before. */
 	if (s->links && s->entries_closed)
-		bpf_map_update_elem(bpf_map__fd(s->entries_closed), &zero, &closed, BPF_ANY);
+		*s->entries_closed = 1;
 	probe_links__take_returns(s->links, &returns);
 	follow__take_returns(s->follow, &returns);
 	link_closer__close_together(&returns);

@@ -82,7 +82,7 @@ struct bpf_set {
 	struct bpf_map *followed, *follow_stats, *expr_progs, *change_last, *thread_execs;
 	struct bpf_map *stack_regions, *coro_stacks, *ind_sites, *call_cost, *duty_gen,
 		*duty_calls;
-	struct bpf_map *entries_closed; /* filter.bpf.h: set as the probes go */
+	volatile uint32_t *entries_closed; /* filter.bpf.h's, in the mapped .bss: set as the probes go */
 
 	const struct probe_set *set;
 	struct bpf_set_opts o;
@@ -165,7 +165,7 @@ void bpf_set__targ(const struct bpf_set *s, bool mem_cast, struct bpf_targ *t);
 		(s)->ind_sites = (skel)->maps.ind_sites;                               \
 		(s)->duty_gen = (skel)->maps.duty_gen;                                 \
 		(s)->duty_calls = (skel)->maps.duty_calls;                             \
-		(s)->entries_closed = (skel)->maps.entries_closed;                     \
+		(s)->entries_closed = &(skel)->bss->entries_closed;                    \
 	} while (0)
 
 /* Before load, the programs and maps bound: the shared maps sized for the
