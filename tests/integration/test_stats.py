@@ -93,8 +93,9 @@ def test_stats_text_csv_and_output_file():
     eq((code, out), (0, ""), "csv to a file (%s)" % err)
     rows = list(csv.DictReader(io.StringIO(read_text(path), newline="")))
     eq(len(rows), 27, "csv rows")
-    eq(list(rows[0]), ["function", "process", "call", "value", "type", "runs", "mean", "std",
-                       "min", "max", "sig_digits"], "csv header")
+    eq(list(rows[0]), ["schema", "function", "process", "call", "value", "type", "runs", "mean",
+                       "std", "min", "max", "sig_digits"], "csv header")
+    eq({r["schema"] for r in rows}, {"1"}, "the schema column")
     x = [r for r in rows if r["call"] == "3" and r["value"] == "v[0]"][0]
     eq(x["sig_digits"], "%.2f" % digits(1.0001), "csv digits")
 

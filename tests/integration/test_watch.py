@@ -120,12 +120,14 @@ def test_watch_pid_addr_len_and_symbol_csv():
         bg.kill()
         t.kill()
     lines = read_text(path).splitlines()
-    eq(lines[0], "time_ns,pid,tid,comm,watch,addr,old,new,func,file,line,ip", "CSV header")
+    eq(lines[0], "schema,time_ns,pid,tid,comm,watch,addr,old,new,func,file,line,ip",
+       "CSV header")
     rows = [l.split(",") for l in lines[1:]]
+    eq({r[0] for r in rows}, {"1"}, "the schema column")
     for name in ("0x%x:8" % addr, "counter+0"):
-        got = [(r[6], r[7], r[8], int(r[10])) for r in rows if r[4] == name]
+        got = [(r[7], r[8], r[9], int(r[11])) for r in rows if r[5] == name]
         eq(got, [(hex(o), hex(n), f, l) for o, n, f, l in _writes()], name)
-    check(all(r[5] == "0x%x" % addr for r in rows), rows)
+    check(all(r[6] == "0x%x" % addr for r in rows), rows)
 
 
 def test_watch_types_signed_pointer_char():

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "output/schema.h"
 #include "core/grow.h"
 #include "cli/options.h"
 #include "agg/runstats.h"
@@ -527,13 +528,14 @@ static void write_csv(const struct stats *st, FILE *f, struct strbuf *tmp)
 {
 	char call[32], dg[16];
 
-	fputs("function,process,call,value,type,runs,mean,std,min,max,sig_digits\r\n", f);
+	fputs("schema,function,process,call,value,type,runs,mean,std,min,max,sig_digits\r\n", f);
 	for (size_t i = 0; i < st->n_rows; i++) {
 		const struct row *r = &st->rows[i];
 		struct runstats rs;
 
 		row_stats(st, r, &rs);
 		call_label(r, call, sizeof(call));
+		fputs(CMON_SCHEMA_TEXT ",", f);
 		put_escaped(f, tmp, r->func, false);
 		fprintf(f, ",%u,%" PRIu64 ",", r->proc, r->call);
 		put_escaped(f, tmp, r->path, false);
@@ -549,7 +551,7 @@ static void write_csv(const struct stats *st, FILE *f, struct strbuf *tmp)
 
 static void write_json(const struct stats *st, FILE *f, struct strbuf *tmp)
 {
-	fputs("{\"runs\":[", f);
+	fputs("{\"schema\":" CMON_SCHEMA_TEXT ",\"runs\":[", f);
 	for (size_t i = 0; i < st->n_runs; i++) {
 		fputs(i ? "," : "", f);
 		put_escaped(f, tmp, st->runs[i], true);

@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/strbuf.h"
+#include "output/schema.h"
 #include "dwarf/debuginfo.h"
 #include "dwarf/globals.h"
 #include "elf/objsym.h"
@@ -538,7 +539,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	strbuf__reset(sb);
 	switch (w->opts.fmt) {
 	case OUT_CSV:
-		strbuf__printf(sb, "%" PRIu64 ",%u,%u,", ts, rec.pid, rec.tid);
+		strbuf__printf(sb, CMON_SCHEMA_TEXT ",%" PRIu64 ",%u,%u,", ts, rec.pid, rec.tid);
 		csv_escape(sb, comm);
 		strbuf__putc(sb, ',');
 		csv_escape(sb, wa->expr);
@@ -557,7 +558,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		strbuf__printf(sb, ",0x%" PRIx64 "\n", (uint64_t)rec.ip);
 		break;
 	case OUT_JSON:
-		strbuf__printf(sb, "{\"kind\":\"watch\",\"ts_ns\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,"
+		strbuf__printf(sb, "{\"schema\":" CMON_SCHEMA_TEXT ",\"kind\":\"watch\",\"ts_ns\":%" PRIu64
+			       ",\"pid\":%u,\"tid\":%u,"
 			       "\"comm\":", ts, rec.pid, rec.tid);
 		json_escape(sb, comm);
 		strbuf__puts(sb, ",\"watch\":");
@@ -620,7 +622,8 @@ int watcher__poll(struct watcher *w, int timeout_ms)
 	int n;
 
 	if (w->opts.csv_header && w->opts.fmt == OUT_CSV) {
-		fputs("time_ns,pid,tid,comm,watch,addr,old,new,func,file,line,ip\n", w->opts.out);
+		fputs("schema,time_ns,pid,tid,comm,watch,addr,old,new,func,file,line,ip\n",
+		      w->opts.out);
 		w->opts.csv_header = false;
 	}
 	n = ring_buffer__poll(w->rb, timeout_ms);
