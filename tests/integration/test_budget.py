@@ -192,6 +192,27 @@ def test_budget_bad_values():
         assert_no_leak(before)
 
 
+def _profile_budget_run(funcs):
+    """`cmon profile --budget 1%` of FUNCS on `sleeper paced`: its final
+    JSON rows by function, and its stderr (the target's output checked)."""
+    app = target("sleeper")
+    args = [CMON, "profile", "--budget", "1%"]
+    for f in funcs:
+        args += ["--func", f]
+    code, out, err = run(args + ["-F", "json", "--", app, "paced", str(HOT_PER_MS), str(TICKS)],
+                         timeout=120)
+    eq(code, 0, "cmon profile exit status: %s" % err)
+    rows = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            rows[r["func"]] = r
+        else:
+            eq(line, "paced count_me=%d tick=%d" % (HOT_PER_MS * TICKS, TICKS // 10),
+               "target output")
+    return rows, err
+
+
 def test_profile_budget_under_traced_main():
     """The same with main traced too: a call pending all the run.  With a
     uretprobe on main (Linux 6.12+), detaching count_me at the end of its
@@ -201,17 +222,8 @@ def test_profile_budget_under_traced_main():
     one window's, 10,000 of 160,000.  Under a budget the returns are seen
     at ret instructions where they can be."""
     before = bpf_snapshot()
-    app = target("sleeper")
     total, cold = HOT_PER_MS * TICKS, TICKS // 10
-    code, out, err = run([CMON, "profile", "--budget", "1%", "--func", "count_me", "--func",
-                          "tick", "--func", "main", "-F", "json", "--", app, "paced",
-                          str(HOT_PER_MS), str(TICKS)], timeout=120)
-    eq(code, 0, "cmon profile exit status: %s" % err)
-    rows = {}
-    for line in out.splitlines():
-        if line.startswith("{"):
-            r = json.loads(line)
-            rows[r["func"]] = r
+    rows, _ = _profile_budget_run(["count_me", "tick", "main"])
     eq((rows["main"]["calls"], rows["main"]["returns"]), (1, 1), "main's one call")
     eq((rows["tick"]["calls"], rows["tick"]["seen_calls"]), (cold, cold), "tick whole")
     c = rows["count_me"]
@@ -227,19 +239,8 @@ def test_profile_budget():
     final JSON rows say what each function's count is (sampled, seen_calls)
     and stderr says what was shed."""
     before = bpf_snapshot()
-    app = target("sleeper")
     total, cold = HOT_PER_MS * TICKS, TICKS // 10
-    code, out, err = run([CMON, "profile", "--budget", "1%", "--func", "count_me", "--func",
-                          "tick", "-F", "json", "--", app, "paced", str(HOT_PER_MS), str(TICKS)],
-                         timeout=120)
-    eq(code, 0, "cmon profile exit status: %s" % err)
-    rows = {}
-    for line in out.splitlines():
-        if line.startswith("{"):
-            r = json.loads(line)
-            rows[r["func"]] = r
-        else:
-            eq(line, "paced count_me=%d tick=%d" % (total, cold), "target output")
+    rows, err = _profile_budget_run(["count_me", "tick"])
     t = rows["tick"]
     eq((t["calls"], t["seen_calls"], t["sampled"]), (cold, cold, 1), "tick whole and exact")
     c = rows["count_me"]
@@ -254,8 +255,8 @@ def test_profile_budget():
     eq((int(m.group(1)), int(m.group(2))), (c["seen_calls"], c["calls"]), "stderr and JSON agree")
     check("tick: duty-cycled" not in err, "tick not cut: %s" % err)
     # A budget that is not one: one line, the usage status.
-    code, out, err = run([CMON, "profile", "--budget", "150%", "--func", "tick", "--", app,
-                          "paced", "1", "1"])
+    code, out, err = run([CMON, "profile", "--budget", "150%", "--func", "tick", "--",
+                          target("sleeper"), "paced", "1", "1"])
     eq((code, err), (2, "cmon: profile: invalid --budget '150%': a budget is at most 100 % "
                         "(one CPU)\n"), "bad --budget")
     assert_no_leak(before)
