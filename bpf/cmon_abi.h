@@ -679,8 +679,9 @@ enum cmon_py_flags {
 	CMON_PY_RESUMED = 1u << 6,   /* a generator's or coroutine's frame going on */
 	/* Its code object's parameter counts could not be read at entry (its
 	 * page not mapped in that instant: seen in forked children): the
-	 * frame's first CMON_PY_MAX_ARGS slots were read instead, user space
-	 * keeps as many as the code object has parameters. */
+	 * evaluator frame's first CMON_PY_MAX_ARGS slots, or a vectorcall's
+	 * positional arguments, were read instead; user space keeps as many
+	 * as the code object has parameters. */
 	CMON_PY_COUNTS_UNREAD = 1u << 7,
 };
 

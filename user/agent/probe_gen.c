@@ -364,14 +364,12 @@ static int build_gen(struct agent_probe *p, struct probe_gen **out, char **msg)
 	ro.n_usdts = s->n_usdts;
 	/* Counting and argument histograms need entries only: a return probe
 	 * would cost every call a uretprobe for nothing. */
-	ro.ret_choice = !(s->instrument == INSTR_LATENCY || s->instrument == INSTR_LOG ||
-			  (s->arg_name && !strcmp(s->arg_name, "ret")))
-				? RETURN_OFF
-			: g->owner->pool && g->owner->pool->budget > 0
-				/* duty-cycled: no detach waits on a uretprobe
-				 * (probe/resolve.h) */
-				? RETURN_PREFER_INSN
-				: RETURN_AUTO;
+	ro.ret_choice = s->instrument == INSTR_LATENCY || s->instrument == INSTR_LOG ||
+				(s->arg_name && !strcmp(s->arg_name, "ret"))
+				? RETURN_AUTO
+				: RETURN_OFF;
+	if (g->owner->pool && g->owner->pool->budget > 0)
+		ro.ret_choice = return_choice__duty_cycled(ro.ret_choice);
 	err = probe_set__resolve(&ro, &g->set);
 	if (!err) {
 		err = make_names(g);

@@ -854,11 +854,8 @@ static int setup(struct profile_run *r)
 			return err;
 	}
 	session__resolve_opts(&r->ses, &ro);
-	/* Duty-cycled (--budget): ret-insn probes where they can be had, so
-	 * that detaching one function never waits on another's uretprobe
-	 * (probe/resolve.h). */
-	ro.ret_choice = r->opts.ret_choice == RETURN_AUTO && r->opts.budget > 0 ? RETURN_PREFER_INSN
-										  : r->opts.ret_choice;
+	ro.ret_choice = r->opts.budget > 0 ? return_choice__duty_cycled(r->opts.ret_choice)
+					   : r->opts.ret_choice;
 	err = probe_set__resolve(&ro, &r->set);
 	if (err)
 		return err;
@@ -927,7 +924,7 @@ static int start(struct profile_run *r)
 		/* a signal just before or after the start-up's own handling:
 		 * nothing attached, nothing to report (no profiler to follow) */
 		if (!r->opts.quiet)
-			fputs("cmon: interrupted while starting: nothing was traced\n", stderr);
+			session__say_interrupted();
 		r->stopped_starting = true;
 		return 0;
 	}

@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <limits.h>
-#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -39,9 +38,15 @@ static volatile sig_atomic_t starting, progress_shown;
 static volatile pid_t starting_child = -1;
 static const char *volatile starting_output;
 
+static const char interrupted[] = "cmon: interrupted while starting: nothing was traced\n";
+
+void session__say_interrupted(void)
+{
+	fputs(interrupted, stderr);
+}
+
 static void on_signal(int sig)
 {
-	static const char said[] = "cmon: interrupted while starting: nothing was traced\n";
 	int saved = errno;
 
 	session_stop_signal = sig;
@@ -52,7 +57,7 @@ static void on_signal(int sig)
 			unlink(starting_output);
 		if (progress_shown && write(STDERR_FILENO, "\n", 1) < 0)
 			_exit(0);
-		if (write(STDERR_FILENO, said, sizeof(said) - 1) < 0)
+		if (write(STDERR_FILENO, interrupted, sizeof(interrupted) - 1) < 0)
 			_exit(0);
 		_exit(0);
 	}

@@ -127,6 +127,9 @@ void session__wait(struct session *s, double timeout_s);
  * terminal, each step that comes after half a second is said
  * (session__step: WHAT, a string that lives on). */
 void session__starting(struct session *s, bool on);
+/* The line that says so, for a signal that came just outside that window
+ * (before its start: the start-up then returns -EINTR). */
+void session__say_interrupted(void);
 void session__step(const char *what);
 
 /* Signals only set session_stop_signal; SIGPIPE is ignored (a closed

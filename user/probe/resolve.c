@@ -29,6 +29,11 @@ const char *return_mode__name(enum return_mode m)
 	}
 }
 
+enum return_choice return_choice__duty_cycled(enum return_choice c)
+{
+	return c == RETURN_AUTO ? RETURN_PREFER_INSN : c;
+}
+
 int return_choice__parse(const char *s, enum return_choice *out)
 {
 	static const struct {

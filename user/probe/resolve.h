@@ -36,6 +36,9 @@ enum return_choice { RETURN_AUTO = 0, RETURN_FORCE_URETPROBE, RETURN_FORCE_INSN,
 
 const char *return_mode__name(enum return_mode m); /* "none" "uretprobe" "ret-insn" */
 int return_choice__parse(const char *s, enum return_choice *out);
+/* The choice for a set whose functions are detached one at a time (duty
+ * cycling): RETURN_PREFER_INSN where the user left it to cmon. */
+enum return_choice return_choice__duty_cycled(enum return_choice c);
 
 /* A file cmon attaches to. */
 struct probe_object {
