@@ -57,9 +57,10 @@ static __always_inline void dwarf_regs(struct pt_regs *regs, __u64 r[16])
 	r[15] = regs->r15;
 }
 
-static __always_inline int read_user(void *dst, __u32 size, __u64 addr)
+/* SLEEPABLE: faults the page in (a sleepable program's). */
+static __always_inline int read_user(void *dst, __u32 size, __u64 addr, bool sleepable)
 {
-	if (targ_sleepable)
+	if (sleepable)
 		return bpf_copy_from_user(dst, size, (void *)addr);
 	return bpf_probe_read_user(dst, size, (void *)addr);
 }
@@ -183,11 +184,22 @@ static __always_inline __u32 item_size(const __u64 *r, struct cmon_fetch *it, bo
 	return size > CMON_ITEM_MAX + 2 ? CMON_ITEM_MAX + 2 : (__u32)size;
 }
 
-/* run_fetch_plan's arguments past the fifth, which a BPF call cannot pass. */
+/* A plan's run, in and out.  The dynptr runners are global functions,
+ * verified once, alone, not again on each call site's every path (static,
+ * the plan's loop took cmon_entry to 983,034 of the verifier's million
+ * instructions): their arguments are values, or memory of a size the
+ * verifier checks at the call.  The chunked runner (kernels without the
+ * user dynptr kfuncs) stays static: 6.1 adds a global function's stack to
+ * its callers' 512 bytes. */
 struct fetch_call {
-	__u64 tag;
-	__u64 *ts_out;
-	const __u64 *entry_args;
+	__u64 sp;  /* the call's return-address slot */
+	__u64 tag; /* its entry time; 0 at entry */
+	__u64 ts;  /* out: the record's time */
+};
+
+/* At the return: the argument registers the call was entered with. */
+struct fetch_args {
+	__u64 v[CMON_MAX_ARGS];
 };
 
 /* At the return: the argument registers given back their entry values
@@ -199,11 +211,23 @@ static __always_inline void fetch_entry_regs(__u64 r[16], __u32 m, const __u64 *
 			r[(m >> (4 * i)) & 15] = entry_args[i];
 }
 
+/* Entry argument K: its bound checked on the register that indexes (the
+ * compiler would test one copy and index with another, a global function's
+ * verifier seeing an index of up to 255 into 6). */
+static __always_inline __u64 entry_arg(const __u64 *entry_args, __u32 k)
+{
+	barrier_var(k);
+	if (k >= CMON_MAX_ARGS)
+		return 0;
+	return entry_args[k];
+}
+
 /* Where item IT reads: its base (a register, the stack pointer SP, an
  * entry argument, an earlier item's address in ADDRS), its offset, and
  * the pointer there when it is dereferenced.  0: a fault (*FAULT). */
 static __always_inline __u64 item_addr(const __u64 *r, const __u64 *addrs, struct cmon_fetch *it,
-				       __u64 sp, const __u64 *entry_args, bool *fault)
+				       __u64 sp, const __u64 *entry_args, bool sleepable,
+				       bool *fault)
 {
 	__u64 addr, val;
 
@@ -213,12 +237,12 @@ static __always_inline __u64 item_addr(const __u64 *r, const __u64 *addrs, struc
 	else if (it->base == CMON_BASE_SP)
 		addr = sp;
 	else if (it->base == CMON_BASE_ENTRY_ARG)
-		addr = entry_args && it->reg < CMON_MAX_ARGS ? entry_args[it->reg & 7] : 0;
+		addr = entry_args ? entry_arg(entry_args, it->reg) : 0;
 	else
 		addr = addrs[it->base_item & (CMON_MAX_FETCH - 1)];
 	addr += it->off;
 	if (it->deref) {
-		if (read_user(&val, sizeof(val), addr) || !val) {
+		if (read_user(&val, sizeof(val), addr, sleepable) || !val) {
 			*fault = true;
 			return 0;
 		}
@@ -286,14 +310,16 @@ static __always_inline void fetch_finish(struct bpf_dynptr *ptr, struct cmon_cap
 }
 
 /* The plan's reads straight into the record through the user dynptr
- * kfuncs; out of line (a subprogram of its own stack frame): inlined, its
- * buffers and the staging's would take the exit program past BPF's 512
- * bytes. */
-static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 at_return,
-				     __u64 sp, struct fetch_call *c)
+ * kfuncs, faulting pages in when SLEEPABLE.  Its two global functions
+ * below: a sleepable program's and the others' (the verifier refuses a
+ * global function that holds a sleepable call, reachable or not, in a
+ * program that may not sleep). */
+static __always_inline int fetch_plan_body(struct pt_regs *regs, __u32 func_id, __u32 at_return,
+					   struct fetch_call *c, const struct fetch_args *ea,
+					   bool sleepable)
 {
-	__u64 tag = c->tag, *ts_out = c->ts_out;
-	const __u64 *entry_args = c->entry_args;
+	const __u64 *entry_args;
+	__u64 sp;
 	__u32 key = func_id * 2 + at_return, off, n = 0,
 	      total = sizeof(struct cmon_capture_rec);
 	__u64 addrs[CMON_MAX_FETCH] = {};
@@ -303,7 +329,11 @@ static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 
 	__u64 r[16];
 	bool cut, fault;
 
-	*ts_out = 0;
+	if (!c)
+		return -1;
+	c->ts = 0;
+	sp = c->sp;
+	entry_args = ea ? ea->v : NULL;
 	dwarf_regs(regs, r);
 	plan = bpf_map_lookup_elem(&fetch_plans, &key);
 	if (!plan || !plan->n)
@@ -339,14 +369,14 @@ static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 
 			item.len = 8;
 			goto written;
 		}
-		addr = item_addr(r, addrs, it, sp, entry_args, &fault);
+		addr = item_addr(r, addrs, it, sp, entry_args, sleepable, &fault);
 		addrs[i & (CMON_MAX_FETCH - 1)] = addr;
 		if (fault) {
 			item.flags |= CMON_ITEM_FAULT;
 			goto written;
 		}
 		if (it->kind == CMON_FETCH_STR) {
-			got = targ_sleepable ?
+			got = sleepable ?
 				bpf_copy_from_user_str_dynptr(&ptr, off + sizeof(item), size, (void *)addr) :
 				bpf_probe_read_user_str_dynptr(&ptr, off + sizeof(item), size, (void *)addr);
 			if (got <= 0) {
@@ -359,7 +389,7 @@ static __noinline int fetch_plan_run(struct pt_regs *regs, __u32 func_id, __u32 
 				item.flags |= CMON_ITEM_TRUNCATED;
 			}
 		} else {
-			got = targ_sleepable ?
+			got = sleepable ?
 				bpf_copy_from_user_dynptr(&ptr, off + sizeof(item), size, (void *)addr) :
 				bpf_probe_read_user_dynptr(&ptr, off + sizeof(item), size, (void *)addr);
 			if (got) {
@@ -375,8 +405,37 @@ written:
 		off += sizeof(item) + round8(item.len);
 		n++;
 	}
-	fetch_finish(&ptr, staged, func_id, at_return, n, off, tag, ts_out);
+	fetch_finish(&ptr, staged, func_id, at_return, n, off, c->tag, &c->ts);
 	return 0;
+}
+
+__noinline int fetch_plan_faulting(struct pt_regs *regs, __u32 func_id, __u32 at_return,
+				   struct fetch_call *c, const struct fetch_args *ea)
+{
+	/* Before 6.7 every global function is verified, called or not: the
+	 * kfuncs this kernel lacks or this program may not call are not
+	 * seen, nor does the body's stack count in its callers' 512 bytes
+	 * (6.1 sums a global function's in). */
+	if (!targ_read_dynptr || !targ_sleepable)
+		return -1;
+	return fetch_plan_body(regs, func_id, at_return, c, ea, true);
+}
+
+__noinline int fetch_plan_resident(struct pt_regs *regs, __u32 func_id, __u32 at_return,
+				   struct fetch_call *c, const struct fetch_args *ea)
+{
+	if (!targ_read_dynptr) /* (as fetch_plan_faulting's) */
+		return -1;
+	return fetch_plan_body(regs, func_id, at_return, c, ea, false);
+}
+
+/* A bpf_loop step's item index I (checked below CMON_MAX_FETCH), masked:
+ * the compiler would leave the mask out as redundant, and 6.1's verifier
+ * then sees the index unbounded when it is read back from the stack. */
+static __always_inline __u64 fetch_index(__u64 i)
+{
+	barrier_var(i);
+	return i & (CMON_MAX_FETCH - 1);
 }
 
 /* One item's size, added to the record's (fetch_plan_chunked). */
@@ -394,7 +453,7 @@ static long chunked_size_step(__u64 i, void *ctx)
 	if (!plan || i >= plan->n || i >= CMON_MAX_FETCH)
 		return 1;
 	st->total += sizeof(struct cmon_capture_item) +
-		     round8(item_size(st->r, &plan->items[i & (CMON_MAX_FETCH - 1)], &cut));
+		     round8(item_size(st->r, &plan->items[fetch_index(i)], &cut));
 	return 0;
 }
 
@@ -417,7 +476,8 @@ static long chunked_item_step(__u64 i, void *ctx)
 	plan = bpf_map_lookup_elem(&fetch_plans, &key);
 	if (!plan || i >= plan->n || i >= CMON_MAX_FETCH)
 		return 1;
-	it = &plan->items[i & (CMON_MAX_FETCH - 1)];
+	i = fetch_index(i);
+	it = &plan->items[i];
 	off = st->off;
 	size = item_size(st->r, it, &cut);
 	if (off + sizeof(item) + round8(size) > st->total)
@@ -429,8 +489,8 @@ static long chunked_item_step(__u64 i, void *ctx)
 		goto written;
 	}
 	addr = item_addr(st->r, st->addrs, it, st->sp,
-			 st->has_entry_args ? st->entry_args : NULL, &fault);
-	st->addrs[i & (CMON_MAX_FETCH - 1)] = addr;
+			 st->has_entry_args ? st->entry_args : NULL, false, &fault);
+	st->addrs[i] = addr;
 	if (fault) {
 		item.flags |= CMON_ITEM_FAULT;
 		goto written;
@@ -469,13 +529,11 @@ written:
 	return 0;
 }
 
-/* fetch_plan_run where the user dynptr kfuncs are missing: the plan's
+/* fetch_plan_body where the user dynptr kfuncs are missing: the plan's
  * items read 4 KiB at a time through this CPU's chunk. */
 static __noinline int fetch_plan_chunked(struct pt_regs *regs, __u32 func_id, __u32 at_return,
-					 __u64 sp, struct fetch_call *c)
+				  struct fetch_call *c, const struct fetch_args *ea)
 {
-	__u64 tag = c->tag, *ts_out = c->ts_out;
-	const __u64 *entry_args = c->entry_args;
 	struct fetch_state *st = fetch_state_get();
 	struct cmon_capture_batch *staged;
 	struct cmon_fetch_plan *plan;
@@ -483,22 +541,22 @@ static __noinline int fetch_plan_chunked(struct pt_regs *regs, __u32 func_id, __
 	struct bpf_dynptr ptr;
 	__u32 key = func_id * 2 + at_return, total, n;
 
-	*ts_out = 0;
-	if (!st)
+	if (!c || !st)
 		return -1;
+	c->ts = 0;
 	plan = bpf_map_lookup_elem(&fetch_plans, &key);
 	if (!plan || !plan->n)
 		return 1;
 	n = plan->n;
 	dwarf_regs(regs, st->r);
 	st->key = key;
-	st->sp = sp;
-	st->has_entry_args = entry_args != NULL;
-	if (entry_args) {
+	st->sp = c->sp;
+	st->has_entry_args = ea != NULL;
+	if (ea) {
 		for (int i = 0; i < CMON_MAX_ARGS; i++)
-			st->entry_args[i] = entry_args[i];
+			st->entry_args[i] = ea->v[i];
 		if (plan->entry_regs)
-			fetch_entry_regs(st->r, plan->entry_regs, entry_args);
+			fetch_entry_regs(st->r, plan->entry_regs, ea->v);
 	}
 	st->total = sizeof(struct cmon_capture_rec);
 	bpf_loop(CMON_MAX_FETCH, chunked_size_step, NULL, 0);
@@ -512,7 +570,7 @@ static __noinline int fetch_plan_chunked(struct pt_regs *regs, __u32 func_id, __
 	st->off = sizeof(struct cmon_capture_rec);
 	st->n = 0;
 	bpf_loop(n < CMON_MAX_FETCH ? n : CMON_MAX_FETCH, chunked_item_step, &w, 0);
-	fetch_finish(&ptr, staged, func_id, at_return, st->n, st->off, tag, ts_out);
+	fetch_finish(&ptr, staged, func_id, at_return, st->n, st->off, c->tag, &c->ts);
 	return 0;
 }
 
@@ -530,11 +588,18 @@ static __always_inline int run_fetch_plan(struct pt_regs *regs, __u32 func_id, _
 					   __u64 sp, __u64 tag, __u64 *ts_out,
 					   const __u64 *entry_args)
 {
-	struct fetch_call c = { .tag = tag, .ts_out = ts_out, .entry_args = entry_args };
+	const struct fetch_args *ea = (const struct fetch_args *)entry_args;
+	struct fetch_call c = { .sp = sp, .tag = tag };
+	int err;
 
 	if (!targ_read_dynptr)
-		return fetch_plan_chunked(regs, func_id, at_return, sp, &c);
-	return fetch_plan_run(regs, func_id, at_return, sp, &c);
+		err = fetch_plan_chunked(regs, func_id, at_return, &c, ea);
+	else if (targ_sleepable)
+		err = fetch_plan_faulting(regs, func_id, at_return, &c, ea);
+	else
+		err = fetch_plan_resident(regs, func_id, at_return, &c, ea);
+	*ts_out = c.ts;
+	return err;
 }
 
 #endif

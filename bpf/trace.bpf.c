@@ -451,6 +451,72 @@ int BPF_KPROBE(cmon_usdt)
 	return 0;
 }
 
+/* --no-return, or a function without a return to wait for: its record
+ * is written at entry (cmon_entry's; inlined, as the verifier saw it). */
+static __always_inline int entry_no_return(struct pt_regs *ctx, struct task_struct *task,
+					   struct cmon_shadow_stack *ss, __u64 cookie,
+					   __u32 func_id, struct cmon_func_stats *st,
+					   __u64 slot, __u64 at, bool go, __u32 fflags)
+{
+	struct cmon_frame *fr;
+	struct cmon_batch *b = NULL;
+	struct cmon_call_rec *rec;
+	__u32 depth = ~0U;
+	__u64 ts = 0;
+
+	/* Never returns: its record is written now, at its depth, and
+	 * a silent frame makes its callees nest under it (let go when
+	 * the stack moves past it, as an abandoned call's). */
+	if (ss && !targ_entry_only) {
+		depth = ss->depth;
+		fr = cookie & CMON_COOKIE_NO_FRAME ? NULL : shadow_stack_reserve(ss);
+		if (fr) {
+			fr->slot = slot;
+			fr->func_id = func_id;
+			fr->flags = fflags | CMON_FRAME_QUIET;
+			fr->tid = (__u32)bpf_get_current_pid_tgid();
+			fr->step_ns = 0;
+			fr->child_ns = 0;
+			fr->ts = bpf_ktime_get_ns();
+			focus_push(ss, fflags);
+			shadow_stack_commit(ss);
+		}
+	}
+	if (fflags & CMON_FRAME_QUIET)
+		return 0;
+	if (targ_expr) {
+		__u64 a[CMON_MAX_ARGS];
+		enum expr_verdict ev;
+
+		read_args(ctx, go, a);
+		ev = expr_decide(func_id, task->tgid, a, 0, 0, false, false);
+		/* Never returns: a condition on the return cannot hold. */
+		if (ev == EXPR_KEEP && !targ_entry_only)
+			ev = expr_decide(func_id, task->tgid, a, 0, 0, true, false);
+		if (ev != EXPR_KEEP) {
+			expr_count_stats(st, ev);
+			return 0;
+		}
+	}
+	if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts, NULL) < 0 && st)
+		st->lost_capture++;
+	rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
+			   ((cookie & CMON_COOKIE_NEVER_RETURNS) &&
+			    !(cookie & CMON_COOKIE_RETURN_UNSEEN) ? CMON_CALL_NEVER_RETURNS : 0),
+			   ts, &b);
+	if (!rec)
+		return 0;
+	if (depth != ~0U) {
+		rec->depth = depth;
+		rec->flags |= CMON_CALL_DEPTH;
+	}
+	read_args(ctx, go, rec->args);
+	if (targ_stack)
+		emit_stack(ctx, cookie, at, rec->ts_entry_ns, st);
+	send(rec, b);
+	return 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(cmon_entry)
 {
@@ -504,64 +570,8 @@ int BPF_KPROBE(cmon_entry)
 		st->outside_focus++; /* in the focus, deeper than --max-depth */
 
 	/* --no-return, or a function without a return to wait for. */
-	if (targ_entry_only || (targ_never_returns && (cookie & CMON_COOKIE_NEVER_RETURNS))) {
-		struct cmon_batch *b = NULL;
-		struct cmon_call_rec *rec;
-		__u32 depth = ~0U;
-		__u64 ts = 0;
-
-		/* Never returns: its record is written now, at its depth, and
-		 * a silent frame makes its callees nest under it (let go when
-		 * the stack moves past it, as an abandoned call's). */
-		if (ss && !targ_entry_only) {
-			depth = ss->depth;
-			fr = cookie & CMON_COOKIE_NO_FRAME ? NULL : shadow_stack_reserve(ss);
-			if (fr) {
-				fr->slot = slot;
-				fr->func_id = func_id;
-				fr->flags = fflags | CMON_FRAME_QUIET;
-				fr->tid = (__u32)bpf_get_current_pid_tgid();
-				fr->step_ns = 0;
-				fr->child_ns = 0;
-				fr->ts = bpf_ktime_get_ns();
-				focus_push(ss, fflags);
-				shadow_stack_commit(ss);
-			}
-		}
-		if (fflags & CMON_FRAME_QUIET)
-			return 0;
-		if (targ_expr) {
-			__u64 a[CMON_MAX_ARGS];
-			enum expr_verdict ev;
-
-			read_args(ctx, go, a);
-			ev = expr_decide(func_id, task->tgid, a, 0, 0, false, false);
-			/* Never returns: a condition on the return cannot hold. */
-			if (ev == EXPR_KEEP && !targ_entry_only)
-				ev = expr_decide(func_id, task->tgid, a, 0, 0, true, false);
-			if (ev != EXPR_KEEP) {
-				expr_count_stats(st, ev);
-				return 0;
-			}
-		}
-		if (targ_capture && run_fetch_plan(ctx, func_id, 0, at, 0, &ts, NULL) < 0 && st)
-			st->lost_capture++;
-		rec = entry_record(task, func_id, st, CMON_CALL_ENTRY_ONLY |
-				   ((cookie & CMON_COOKIE_NEVER_RETURNS) &&
-				    !(cookie & CMON_COOKIE_RETURN_UNSEEN) ? CMON_CALL_NEVER_RETURNS : 0),
-				   ts, &b);
-		if (!rec)
-			return 0;
-		if (depth != ~0U) {
-			rec->depth = depth;
-			rec->flags |= CMON_CALL_DEPTH;
-		}
-		read_args(ctx, go, rec->args);
-		if (targ_stack)
-			emit_stack(ctx, cookie, at, rec->ts_entry_ns, st);
-		send(rec, b);
-		return 0;
-	}
+	if (targ_entry_only || (targ_never_returns && (cookie & CMON_COOKIE_NEVER_RETURNS)))
+		return entry_no_return(ctx, task, ss, cookie, func_id, st, slot, at, go, fflags);
 
 	if (!ss)
 		return 0;
