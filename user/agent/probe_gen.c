@@ -36,7 +36,7 @@ void probe_gen__free(struct probe_gen *g)
 	free(g->exprs);
 	free(g->bfn);
 	pyprof__free(g->pp);
-	for (size_t i = 0; g->set && g->names && i < g->set->n_funcs; i++)
+	for (size_t i = 0; g->names && i < g->n_names; i++)
 		free(g->names[i]);
 	free(g->names);
 	probe_set__free(g->set);
@@ -55,6 +55,7 @@ static int make_names(struct probe_gen *g)
 	g->names = calloc(s->n_funcs ? s->n_funcs : 1, sizeof(*g->names));
 	if (!g->names)
 		return -ENOMEM;
+	g->n_names = s->n_funcs;
 	for (size_t i = 0; i < s->n_funcs; i++) {
 		const struct probe_func *f = &s->funcs[i];
 		bool other_obj = false, same_obj = false;
@@ -255,7 +256,7 @@ static int add_python(struct probe_gen *g, const struct probe_spec *s, struct re
  * calls go to. */
 static int mark_python(struct probe_gen *g, const struct probe_spec *s, struct pipeline_opts *pl)
 {
-	long id = pytrace__mark(g->py, g->set);
+	long id = pytrace__mark(g->py, g->set, false); /* (no children followed) */
 	int err = id < 0 ? (int)id : 0;
 
 	g->py_func = id < 0 ? 0 : (uint32_t)id;

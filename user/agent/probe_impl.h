@@ -64,6 +64,7 @@ struct probe_gen {
 	size_t n_patterns;
 	struct probe_set *set;
 	char **names; /* per function: as labelled */
+	size_t n_names; /* the functions named (--py adds quiet ones after) */
 	/* Profiling: the share joined, and where this probe's functions are in
 	 * the share's profiler (valid when attached). */
 	struct probe_share *share;
