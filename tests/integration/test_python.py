@@ -417,6 +417,33 @@ def _pending_at_detach(py):
 matrix(globals(), "test_python_pending_at_detach", _pending_at_detach)
 
 
+def _exited_unreaped_at_end(py):
+    """A traced process that has exited but is not reaped yet when cmon
+    ends (a zombie: its parent busy) has nothing to take back, and nothing
+    is said; before, cmon warned that what it wrote there was not taken
+    back ("Operation not permitted": a zombie cannot be seized)."""
+    w = _Worker(py)
+    try:
+        out = tmpfile("py-zombie.json")
+        bg = _attach(w.pid, out)
+        eq(w.cmd("run"), "run 30", "output while traced")
+        w.p.stdin.write("quit\n")
+        w.p.stdin.flush()
+        os.waitid(os.P_PID, w.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+        bg.signal(signal.SIGINT)
+        eq(bg.wait(), 0, "cmon's exit status (%s)" % bg.stderr)
+        eq([line for line in bg.stderr.splitlines() if "warning" in line], [],
+           "no warning (%s)" % bg.stderr)
+        check(len(_json(read_text(out))) > 0, "calls recorded")
+    finally:
+        if w.p.poll() is None:
+            w.p.kill()
+        w.p.wait()
+
+
+matrix(globals(), "test_python_exited_unreaped_at_end", _exited_unreaped_at_end)
+
+
 def _profile(py):
     """cmon profile --py: per Python function, calls and latencies summed
     (in user space), in text and JSON."""

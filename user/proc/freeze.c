@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include "core/grow.h"
 #include "proc/freeze.h"
+#include "proc/procmaps.h"
 
 bool freeze__all_stopped(pid_t pid)
 {
@@ -148,6 +149,14 @@ int freeze__stop(pid_t pid, bool launched, struct freeze *fz)
 	}
 	if (err)
 		freeze__thaw(fz);
+	/* A process that has exited but is not reaped yet (a zombie) cannot
+	 * be seized (EPERM): it is gone, as for the callers' ESRCH. */
+	if (err == -EPERM) {
+		char st = proc__stat(pid, 0, NULL);
+
+		if (!st || st == 'Z' || st == 'X')
+			err = -ESRCH;
+	}
 	return err;
 }
 
