@@ -101,6 +101,7 @@ enum cmon_record_type {
 	CMON_REC_PY_ARGS = 9, /* struct cmon_py_args_rec: a Python call's further parameters */
 	CMON_REC_PY_FUNC = 10, /* struct cmon_py_func_rec: a selected Python function made */
 	CMON_REC_PY_EXIT = 11, /* struct cmon_py_exit_rec: a traced Python process is gone */
+	CMON_REC_PY_EXEC = 12, /* struct cmon_py_exec_rec: a traced one's child exec'd */
 };
 
 /*
@@ -741,6 +742,15 @@ struct cmon_py_args_rec {
  * records are all before this one in the ring buffer. */
 struct cmon_py_exit_rec {
 	__u32 type; /* CMON_REC_PY_EXIT */
+	__u32 pid;
+};
+
+/* Process PID (a traced interpreter, or its followed child) exec'd: its
+ * entry in py_procs now stops it at its interpreter's start, should the
+ * new program be one (cmon_py_exec).  Its records before are the old
+ * program's. */
+struct cmon_py_exec_rec {
+	__u32 type; /* CMON_REC_PY_EXEC */
 	__u32 pid;
 };
 

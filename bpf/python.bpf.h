@@ -116,9 +116,15 @@ struct {
 	__type(value, struct py_bound);
 } py_bound SEC(".maps");
 
+/* Calls made in followed children py_procs had no room for (past its
+ * max_entries interpreters alive at once): not traced, counted here and
+ * as lost (py_enter). */
+__u64 py_procs_full = 0;
+
 /* This process's interpreter; a followed child (fork) takes its parent's:
- * same addresses. */
-static __always_inline struct cmon_py_proc *py_proc(struct task_struct *task, __u32 pid)
+ * same addresses.  *FULL: a child of a traced interpreter, py_procs full. */
+static __always_inline struct cmon_py_proc *py_proc(struct task_struct *task, __u32 pid,
+						    bool *full)
 {
 	struct cmon_py_proc *p = bpf_map_lookup_elem(&py_procs, &pid), *pp;
 	__u32 ppid;
@@ -131,12 +137,57 @@ static __always_inline struct cmon_py_proc *py_proc(struct task_struct *task, __
 		return NULL;
 	/* copied from the map value itself: a copy on the stack would cost
 	 * its ~130 bytes in every call chain below (512 in all on 6.1) */
-	if (bpf_map_update_elem(&py_procs, &pid, pp, BPF_NOEXIST))
-		return bpf_map_lookup_elem(&py_procs, &pid);
+	if (bpf_map_update_elem(&py_procs, &pid, pp, BPF_NOEXIST)) {
+		p = bpf_map_lookup_elem(&py_procs, &pid); /* another thread's */
+		*full = !p;
+		return p;
+	}
 	p = bpf_map_lookup_elem(&py_procs, &pid);
 	if (p)
 		p->stop = 0;
 	return p;
+}
+
+/*
+ * A traced interpreter, or a followed child of one, exec'd: none of the
+ * old program's addresses hold.  Should the new program be the traced
+ * interpreter (`subprocess.run([sys.executable, ...])`, a shell's
+ * `python3 x.py`), its first probe stops it, as a launched one's start
+ * (PY_STOP_AT_START); user space sets it up from the exec record.
+ * (Another program: no probe of cmon's is in it; the entry goes with it.)
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(cmon_py_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 pid = task->tgid, ppid = task->real_parent->tgid;
+	struct cmon_py_proc *p = bpf_map_lookup_elem(&py_procs, &pid);
+	struct cmon_py_exec_rec *r;
+
+	if (!p) {
+		struct cmon_py_proc *pp = bpf_map_lookup_elem(&py_procs, &ppid);
+
+		/* a child: traced only when children are followed */
+		if (!pp || !targ_follow || !task_wanted(task) ||
+		    bpf_map_update_elem(&py_procs, &pid, pp, BPF_NOEXIST))
+			return 0;
+		p = bpf_map_lookup_elem(&py_procs, &pid);
+		if (!p)
+			return 0;
+	}
+	/* Stopped only when user space will know of it (else never let go):
+	 * without room for the record it is left untraced. */
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		bpf_map_delete_elem(&py_procs, &pid);
+		return 0;
+	}
+	p->stop = PY_STOP_AT_START;
+	p->flags = 0;
+	p->gil = 0;
+	r->type = CMON_REC_PY_EXEC;
+	r->pid = pid;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
 }
 
 /* The last thread of process TASK is gone: its interpreter's entry goes,
@@ -1321,11 +1372,17 @@ static __noinline int py_enter(struct py_call *c, __u64 sp, __u64 cookie)
 	struct cmon_py_frame *fr;
 	struct py_bound *b;
 	struct mm_struct *mm;
-	bool unread = false;
+	bool unread = false, full = false;
 
-	p = py_proc(task, pid);
-	if (!p)
+	p = py_proc(task, pid, &full);
+	if (!p) {
+		st = full ? py_stats(cookie) : NULL;
+		if (full)
+			__sync_fetch_and_add(&py_procs_full, 1);
+		if (st)
+			st->lost_nomem++;
 		return 1;
+	}
 	if (p->stop == PY_STOP_AT_START || p->stop == PY_STOP_AT_CALL) {
 		/* A launched interpreter's first Python call: stopped until
 		 * user space has set it up (then SIGCONT). */
@@ -1569,6 +1626,7 @@ static __noinline int py_init_class(__u64 func, __u64 code, __u64 args, __u64 na
 	struct cmon_py_func_rec *r;
 	struct cmon_py_proc *p;
 	__u32 tag = 0, *was, stop;
+	bool full;
 
 	if (!targ_py.type_version || !nargs || !args)
 		return 0;
@@ -1583,7 +1641,7 @@ static __noinline int py_init_class(__u64 func, __u64 code, __u64 args, __u64 na
 	was = bpf_map_lookup_elem(&py_init_classes, &ck);
 	if (was && *was == tag)
 		return 0;
-	p = py_proc(bpf_get_current_task_btf(), ck.pid);
+	p = py_proc(bpf_get_current_task_btf(), ck.pid, &full);
 	if (!p)
 		return 0;
 	r = reserve_waiting(sizeof(*r));
@@ -1654,10 +1712,11 @@ int BPF_KPROBE(cmon_py_newfunc)
 	__u32 pid = pid_tgid >> 32, verdict, stop;
 	struct cmon_py_func_rec *r;
 	struct cmon_py_proc *p;
+	bool full;
 
 	if (!func)
 		return 0;
-	p = py_proc(task, pid);
+	p = py_proc(task, pid, &full);
 	if (!p || p->mode != CMON_PY_MODE_VECTORCALL || !task_wanted(task))
 		return 0;
 	if (p->stop == PY_STOP_AT_START) { /* no start probe fired: set up now */

@@ -132,6 +132,8 @@ int main(int argc, char **argv)
 		follow__test_no_child_links();
 	if (getenv("CMON_TEST_PY_COUNTS_UNREAD"))
 		tracer__test_py_counts_unread();
+	if (getenv("CMON_TEST_PY_PROCS_MAX") && atol(getenv("CMON_TEST_PY_PROCS_MAX")) > 0)
+		tracer__test_py_procs_max((unsigned)atol(getenv("CMON_TEST_PY_PROCS_MAX")));
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
 		tracer__always_spool();
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR")) /* no-color.org: set, not empty */

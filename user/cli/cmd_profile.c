@@ -807,7 +807,7 @@ static int setup_python(struct profile_run *r)
 {
 	struct pipeline_opts po = { .tracer.max_depth = -1,
 				    .ops = { .py_call = on_py_call, .ctx = r } };
-	long id = pytrace__mark(r->py, r->set);
+	long id = pytrace__mark(r->py, r->set, r->opts.follow > 0);
 	int err;
 
 	if (id < 0)
@@ -1076,8 +1076,10 @@ static void summary(const struct profile_run *r, uint64_t calls, uint64_t lost, 
 			(unsigned long long)filtered);
 	if (r->opts.budget > 0)
 		budget_summary(r);
-	if (r->py)
+	if (r->py) {
 		session__say_unmatched_py(&r->ses, r->py);
+		session__say_py_untraced(r->tracer);
+	}
 	if (lost && r->tracer)
 		log_warn("%llu Python calls were not recorded (the ring buffer was full, or "
 			 "nested deeper than %d)", (unsigned long long)lost, CMON_PY_STACK_DEPTH);

@@ -547,6 +547,14 @@ static void add_lost(void *ctx, uint32_t pid, const char *qualname, const char *
 		       (unsigned long long)n);
 }
 
+/* --py: calls made in processes past the ones cmon holds (not traced). */
+static uint64_t py_untraced(const struct trace_run *r)
+{
+	unsigned max;
+
+	return r->py && r->tracer ? tracer__py_procs_full(r->tracer, &max) : 0;
+}
+
 /* --py's own lines: calls filtered, patterns that matched nothing, calls
  * lost by function. */
 static void py_report(struct trace_run *r)
@@ -562,6 +570,7 @@ static void py_report(struct trace_run *r)
 				"their code object; no --py pattern selects it)\n",
 			(unsigned long long)f);
 	session__say_unmatched_py(&r->ses, r->py);
+	session__say_py_untraced(r->tracer);
 	{
 		size_t procs, forks;
 		uint64_t gone;
@@ -1023,7 +1032,7 @@ static int prepare(struct trace_run *r, bool *usage_err)
 	if (err)
 		return err;
 	if (r->py) {
-		long id = pytrace__mark(r->py, r->set);
+		long id = pytrace__mark(r->py, r->set, r->opts.follow > 0);
 
 		if (id < 0)
 			return (int)id;
@@ -1221,6 +1230,9 @@ static int finish(struct trace_run *r, int err, uint64_t *lost)
 	else if (*lost && r->py && *lost == pytrace__undecoded(r->py) && !r->opts.quiet)
 		log_warn("%llu python records were not decoded (see above): their process "
 			 "was not known to be a traced one's child", (unsigned long long)*lost);
+	else if (*lost && *lost == py_untraced(r) && !r->opts.quiet)
+		log_warn("%llu python calls were not traced (see above): made in more "
+			 "interpreter processes at once than cmon holds", (unsigned long long)*lost);
 	else if (*lost && *lost == r->lost_uret && !r->opts.quiet)
 		log_warn("%llu returns were not seen (see above): nested past the kernel's %d "
 			 "uretprobes; --return-probe insn sees them", (unsigned long long)*lost,

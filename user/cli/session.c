@@ -23,6 +23,7 @@
 #include "output/stream.h"
 #include "proc/libpath.h"
 #include "proc/procmaps.h"
+#include "event/tracer.h"
 #include "probe/follow.h"
 #include "python/cpython.h"
 #include "session.h"
@@ -653,6 +654,17 @@ void session__install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+
+void session__say_py_untraced(const struct tracer *t)
+{
+	unsigned max;
+	uint64_t n = t ? tracer__py_procs_full(t, &max) : 0;
+
+	if (n)
+		fprintf(stderr, "cmon: python calls not traced: %llu (made in forked children "
+				"while %u interpreter processes were traced at once, the most "
+				"cmon holds; counted lost)\n", (unsigned long long)n, max);
+}
 
 void session__say_unmatched_py(const struct session *s, struct pytrace *py)
 {

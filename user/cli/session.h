@@ -148,6 +148,11 @@ struct pytrace;
  * every pattern matched. */
 void session__say_unmatched_py(const struct session *s, struct pytrace *py);
 
+struct tracer;
+/* --py: one line on stderr with the calls not traced for want of room for
+ * their process (tracer__py_procs_full); nothing when there were none. */
+void session__say_py_untraced(const struct tracer *t);
+
 /* Kill a program that was never released (it must not run untraced),
  * close the output and the pidfds, free the patterns. */
 void session__cleanup(struct session *s);

@@ -60,6 +60,8 @@ static pid_t py_rec_pid(__u32 type, const void *data)
 		return (pid_t)((const struct cmon_py_args_rec *)data)->pid;
 	case CMON_REC_PY_EXIT:
 		return (pid_t)((const struct cmon_py_exit_rec *)data)->pid;
+	case CMON_REC_PY_EXEC:
+		return (pid_t)((const struct cmon_py_exec_rec *)data)->pid;
 	default:
 		return (pid_t)((const struct cmon_py_func_rec *)data)->pid;
 	}
@@ -101,6 +103,11 @@ static int on_py(void *ctx, __u32 type, const void *data, size_t size)
 	if (type == CMON_REC_PY_EXIT) { /* after its last record */
 		tracer__read_forks(p->tracer); /* those of its children, before */
 		pytrace__on_exit(p->py, pid);
+		return 0;
+	}
+	if (type == CMON_REC_PY_EXEC) { /* after the old program's records */
+		tracer__read_forks(p->tracer);
+		pytrace__on_exec(p->py, pid);
 		return 0;
 	}
 	if (late_children)

@@ -137,6 +137,10 @@ static bool py_counts_unread; /* CMON_TEST_PY_COUNTS_UNREAD, read by main */
 
 void tracer__test_py_counts_unread(void) { py_counts_unread = true; }
 
+static unsigned py_procs_max; /* CMON_TEST_PY_PROCS_MAX, read by main */
+
+void tracer__test_py_procs_max(unsigned n) { py_procs_max = n; }
+
 /* The spool: records that stand alone (no stack record follows them, no
  * Python code object must be named while its process lives, no stop
  * waits on them) may wait their turn. */
@@ -257,7 +261,8 @@ static int handle(struct tracer *t, void *data, size_t size)
 	    (*type == CMON_REC_PY_CODE && size >= sizeof(struct cmon_py_code_rec)) ||
 	    (*type == CMON_REC_PY_ARGS && size >= CMON_PY_ARGS_REC_SIZE(0)) ||
 	    (*type == CMON_REC_PY_FUNC && size >= sizeof(struct cmon_py_func_rec)) ||
-	    (*type == CMON_REC_PY_EXIT && size >= sizeof(struct cmon_py_exit_rec)))
+	    (*type == CMON_REC_PY_EXIT && size >= sizeof(struct cmon_py_exit_rec)) ||
+	    (*type == CMON_REC_PY_EXEC && size >= sizeof(struct cmon_py_exec_rec)))
 		return t->opts.on_py ? t->opts.on_py(t->opts.ctx, *type, data, size) : 0;
 	if (size >= sizeof(struct cmon_stack_rec) && *type == CMON_REC_STACK)
 		return t->opts.on_stack ? t->opts.on_stack(t->opts.ctx, data) : 0;
@@ -353,7 +358,8 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 	struct bpf_program *all[] = { sk->progs.cmon_py_entry, sk->progs.cmon_py_exit,
 				      sk->progs.cmon_py_eval, sk->progs.cmon_py_vc_entry,
 				      sk->progs.cmon_py_vc, sk->progs.cmon_py_newfunc,
-				      sk->progs.cmon_py_start, sk->progs.cmon_py_ret_insn };
+				      sk->progs.cmon_py_start, sk->progs.cmon_py_ret_insn,
+				      sk->progs.cmon_py_exec };
 	bool vc = opts->py_offsets && opts->py_mode == CMON_PY_MODE_VECTORCALL;
 	/* 3.11's shared libpython while following: an entry and a uretprobe
 	 * that children inherit (no sessions for those) */
@@ -364,6 +370,7 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 	memset(py, 0, sizeof(*py));
 	if (opts->py_offsets) {
 		py->start = sk->progs.cmon_py_start;
+		py->exec = sk->progs.cmon_py_exec;
 		if (vc) {
 			py->newfunc = sk->progs.cmon_py_newfunc;
 			if (sess)
@@ -387,7 +394,8 @@ static void bind_py(struct tracer *t, const struct tracer_opts *opts)
 		struct bpf_program *p = all[i];
 
 		if (p != py->start && p != py->newfunc && p != py->vc_sess && p != py->vc_entry &&
-		    p != py->eval_sess && p != py->eval_entry && p != py->exit && p != py->ret_insn)
+		    p != py->eval_sess && p != py->eval_entry && p != py->exit && p != py->ret_insn &&
+		    p != py->exec)
 			bpf_program__set_autoload(p, false);
 	}
 }
@@ -437,6 +445,8 @@ static int open_and_load(void *ctx, bool mem_cast)
 	if (opts->py_offsets)
 		memcpy((void *)&t->skel->rodata->targ_py, opts->py_offsets, sizeof(*opts->py_offsets));
 	t->skel->rodata->targ_py_test_counts_unread = py_counts_unread;
+	if (py_procs_max)
+		bpf_map__set_max_entries(t->skel->maps.py_procs, py_procs_max);
 	if (opts->n_py_pats && opts->n_py_pats <= CMON_PY_PAT_MAX) {
 		memcpy((void *)t->skel->rodata->targ_py_pats, opts->py_pats,
 		       opts->n_py_pats * sizeof(*opts->py_pats));
@@ -1116,6 +1126,12 @@ int tracer__flush_pending(struct tracer *t, pid_t pid)
 	free(sv);
 	closedir(dir);
 	return 0;
+}
+
+uint64_t tracer__py_procs_full(const struct tracer *t, unsigned *max)
+{
+	*max = bpf_map__max_entries(t->skel->maps.py_procs);
+	return __atomic_load_n(&t->skel->bss->py_procs_full, __ATOMIC_RELAXED);
 }
 
 int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd, int *lost_fd)

@@ -150,6 +150,10 @@ void tracer__read_forks(struct tracer *t);
 struct follow *tracer__follow(const struct tracer *t);
 /* --py: the maps py_procs, py_code and py_lost (after tracer__new). */
 int tracer__py_maps(const struct tracer *t, int *procs_fd, int *code_fd, int *lost_fd);
+/* --py: calls made in followed children past the MAX interpreter
+ * processes traced at once (not traced; counted lost in the --py
+ * function's lost_nomem too). */
+uint64_t tracer__py_procs_full(const struct tracer *t, unsigned *max);
 
 /* Counters of function FUNC_ID summed over CPUs. */
 int tracer__func_stats(const struct tracer *t, unsigned func_id, struct cmon_func_stats *out);
@@ -188,5 +192,8 @@ void tracer__test_slow_consumer(unsigned us);
 /* Test hook (CMON_TEST_PY_COUNTS_UNREAD): --py reads of the code objects'
  * counts fail in every forked child (python.bpf.h). */
 void tracer__test_py_counts_unread(void);
+/* Test hook (CMON_TEST_PY_PROCS_MAX): --py traces at most N interpreter
+ * processes at once (py_procs' size; 1,024 otherwise). */
+void tracer__test_py_procs_max(unsigned n);
 
 #endif

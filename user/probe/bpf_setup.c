@@ -262,6 +262,13 @@ int bpf_set__attach_lifecycle(struct bpf_set *s)
 	}
 	err = lifecycle__attach(s->exec_begin, s->thread_exec, s->launch_exec, s->set->launch_pid,
 				s->exec_links);
+	if (!err && s->py.exec) {
+		s->py_exec_link = bpf_program__attach(s->py.exec);
+		if (!s->py_exec_link) {
+			err = -errno;
+			log_error("cannot attach the --py exec tracepoint: %s", strerror(-err));
+		}
+	}
 	if (!err && s->o.follow)
 		err = follow__start(s->follow_fork, bpf_map__fd(s->followed),
 				    bpf_map__fd(s->follow_stats), s->set, lo, &s->fork_link,
@@ -422,6 +429,8 @@ void bpf_set__detach(struct bpf_set *s)
 	bpf_set__detach_probes(s);
 	bpf_link__destroy(s->exit_link);
 	s->exit_link = NULL;
+	bpf_link__destroy(s->py_exec_link);
+	s->py_exec_link = NULL;
 	bpf_link__destroy(s->fork_link);
 	s->fork_link = NULL;
 	lifecycle__detach(s->exec_links);

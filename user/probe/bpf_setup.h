@@ -88,6 +88,7 @@ struct bpf_set {
 	struct bpf_set_opts o;
 	int ncpus;
 	struct bpf_link *exit_link;     /* thread-exit tracepoint */
+	struct bpf_link *py_exec_link;  /* --py: py.exec's tracepoint */
 	struct bpf_link *exec_links[3]; /* exec start, launched exec, exec from a thread */
 	struct probe_links *links;
 	struct probe_links_opts lo;

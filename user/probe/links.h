@@ -20,6 +20,9 @@ struct bpf_link;
 struct probe_py_progs {
 	struct bpf_program *eval_entry, *eval_sess, *vc_entry, *vc_sess, *exit;
 	struct bpf_program *newfunc, *start;
+	/* sched_process_exec: a traced interpreter's process, or its child,
+	 * exec'd (python.bpf.h cmon_py_exec); attached with the lifecycle's */
+	struct bpf_program *exec;
 	/* The evaluator's entry and EXIT inherited across fork (inherit.h,
 	 * probe_links__py_inherits), loaded as perf-event programs; its
 	 * returns seen at its return instructions by RET_INSN where they are

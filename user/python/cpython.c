@@ -147,7 +147,7 @@ static void plan_eval_returns(const struct probe_set *set, struct probe_func *f)
 	f->exits = hot;
 }
 
-long pytrace__mark(struct pytrace *pt, struct probe_set *set)
+long pytrace__mark(struct pytrace *pt, struct probe_set *set, bool follow)
 {
 	long id = 0;
 	size_t n = set->n_funcs;
@@ -187,13 +187,13 @@ long pytrace__mark(struct pytrace *pt, struct probe_set *set)
 			f->ret_mode = RETURN_NONE;
 			plan_eval_returns(set, f);
 		}
-		/* a launched interpreter's start */
-		for (size_t k = 0; k < pt->n_procs && !err; k++)
-			if (pt->procs[k].launched && pi->start_off) {
-				err = add_probe(set, obj, "Py_InitializeFromConfig", pi->start,
-						pi->start_off, PROBE_PY_START);
-				break;
-			}
+		/* a launched interpreter's start, and a followed child's that
+		 * runs it again (exec): stopped there to be set up */
+		for (size_t k = 0; k < pt->n_procs && !follow; k++)
+			follow = pt->procs[k].launched;
+		if (pi->start_off && follow)
+			err = add_probe(set, obj, "Py_InitializeFromConfig", pi->start,
+					pi->start_off, PROBE_PY_START);
 	}
 	if (err) {
 		log_error("out of memory");

@@ -52,9 +52,10 @@ int pytrace__rows(struct pytrace *pt, bool for_break, const struct cmon_py_pat *
 
 /* The probes into SET: the evaluator found there (PY_EVAL_FUNC) becomes
  * what the processes' way in probes, and the functions that go with it
- * are added.  Returns the func_id Python calls count under (0 if none);
- * -errno after one error line. */
-long pytrace__mark(struct pytrace *pt, struct probe_set *set);
+ * are added (the interpreter's start with a launched process, or FOLLOW:
+ * children followed, which may exec it again).  Returns the func_id Python
+ * calls count under (0 if none); -errno after one error line. */
+long pytrace__mark(struct pytrace *pt, struct probe_set *set, bool follow);
 
 /* After attaching: each process into PROCS_FD (map py_procs) and what it
  * needs written (a running one now; a launched one stops at its start,
@@ -97,6 +98,12 @@ void pytrace__on_fork(struct pytrace *pt, pid_t child, pid_t parent);
  * verdicts in the kernel), unless calls of it were lost (named at the end
  * from its codes); its children not read yet become its parent's. */
 void pytrace__on_exit(struct pytrace *pt, pid_t pid);
+
+/* Process PID exec'd (the kernel's exec record, after the old program's
+ * records): what cmon knew of it goes; should it run the trace's CPython
+ * now, it is set up at its start as a launched one (the kernel stops it
+ * there), else said (-v) and left. */
+void pytrace__on_exec(struct pytrace *pt, pid_t pid);
 
 /* Processes known now (added ones and forked children not let go), the
  * forks kept, and the children let go so far. */

@@ -4,6 +4,8 @@
  * with the records: whether or not the child still lives when its records
  * are read) as its parent's copy: same interpreter, same addresses. */
 #include <errno.h>
+#include <limits.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,27 @@ static void choose_mode(struct pytrace *pt, const struct py_interp *pi)
 		pt->mode = CMON_PY_MODE_VECTORCALL;
 }
 
+/* PID, running interpreter PI (taken): a process of the trace.  LAUNCHED:
+ * not started yet (set up at its start, pysetup.c). */
+static struct py_proc *add_proc(struct pytrace *pt, pid_t pid, struct py_interp *pi,
+				bool launched)
+{
+	struct py_proc *p = new_proc(pt);
+
+	if (!p) {
+		pyinterp__clear(pi);
+		return NULL;
+	}
+	p->pid = pid;
+	p->launched = launched;
+	p->interp = *pi;
+	pt->layout = pylayout__for(pi->layout.major, pi->layout.minor);
+	p->values.pid = pid;
+	p->values.layout = pt->layout;
+	choose_mode(pt, &p->interp);
+	return p;
+}
+
 int pytrace__add_process(struct pytrace *pt, pid_t pid, const char *exe, bool launched)
 {
 	struct py_interp pi;
@@ -85,18 +108,9 @@ int pytrace__add_process(struct pytrace *pt, pid_t pid, const char *exe, bool la
 		pyinterp__clear(&pi);
 		return -EINVAL;
 	}
-	p = new_proc(pt);
-	if (!p) {
-		pyinterp__clear(&pi);
+	p = add_proc(pt, pid, &pi, launched);
+	if (!p)
 		return -ENOMEM;
-	}
-	p->pid = pid;
-	p->launched = launched;
-	p->interp = pi;
-	pt->layout = pylayout__for(pi.layout.major, pi.layout.minor);
-	p->values.pid = pid;
-	p->values.layout = pt->layout;
-	choose_mode(pt, &p->interp);
 	if (!launched) {
 		err = pyinterp__bias(&p->interp, pid, &p->bias);
 		if (!err)
@@ -245,6 +259,64 @@ static bool has_lost(const struct pytrace *pt, const struct py_proc *p)
 	return false;
 }
 
+/* P's code objects' verdicts out of the kernel's map, P out of the list. */
+static void drop_proc(struct pytrace *pt, struct py_proc *p)
+{
+	for (size_t i = 0; pt->code_fd >= 0 && i < p->codes.cap; i++) {
+		struct cmon_py_code_key k = { .pid = (__u32)p->pid };
+
+		if (!p->codes.slots[i].key)
+			continue;
+		memcpy(&k.code, p->codes.slots[i].key, sizeof(k.code));
+		bpf_map_delete_elem(pt->code_fd, &k);
+	}
+	pyproc__release(p);
+	*p = pt->procs[--pt->n_procs];
+}
+
+void pytrace__on_exec(struct pytrace *pt, pid_t pid)
+{
+	struct py_proc *p = find_proc(pt, pid);
+	uint32_t key = (uint32_t)pid;
+	char exe[64], path[PATH_MAX], why[256] = "";
+	struct py_interp pi;
+	ssize_t n;
+
+	/* a launched one's own exec: it waits for its start already */
+	if (p && p->launched && p->waiting && p->kern.stop == STOP_AT_START)
+		return;
+	/* the old program's: its code objects, its place as a fork */
+	if (p)
+		drop_proc(pt, p);
+	hmap__del(&pt->forks, &key, sizeof(key));
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	n = readlink(exe, path, sizeof(path) - 1); /* its name, said; opened through /proc */
+	path[n > 0 ? n : 0] = '\0';
+	if (pyinterp__open(n > 0 ? path : exe, exe, &pi, why, sizeof(why))) {
+		log_info("--py: process %d exec'd a program that is not CPython (%s)", (int)pid,
+			 why);
+		return;
+	}
+	if (pt->layout != pylayout__for(pi.layout.major, pi.layout.minor)) {
+		log_warn("--py: process %d exec'd CPython %u.%u, the trace's is %u.%u: not traced",
+			 (int)pid, pi.layout.major, pi.layout.minor, pt->layout->major,
+			 pt->layout->minor);
+		pyinterp__clear(&pi);
+		return;
+	}
+	/* as a launched one: the kernel stops it at its start (its first
+	 * probe), set up then (pytrace__tick); its entry there is left to
+	 * the kernel until then, which may have stopped it already */
+	p = add_proc(pt, pid, &pi, true);
+	if (!p)
+		return;
+	pyproc__fill_kern(pt, p);
+	p->kern.stop = STOP_AT_START;
+	p->waiting = true;
+	log_info("--py: process %d exec'd CPython %u.%u (%s): traced from its start", (int)pid,
+		 pi.layout.major, pi.layout.minor, p->interp.path);
+}
+
 void pytrace__on_exit(struct pytrace *pt, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
@@ -260,19 +332,8 @@ void pytrace__on_exit(struct pytrace *pt, pid_t pid)
 		if (pt->forks.slots[i].key && pt->forks.slots[i].value == (uint64_t)(uint32_t)pid)
 			pt->forks.slots[i].value = parent;
 	hmap__del(&pt->forks, &key, sizeof(key));
-	if (p) {
-		/* its verdicts: the kernel's map would fill with the dead's */
-		for (size_t i = 0; pt->code_fd >= 0 && i < p->codes.cap; i++) {
-			struct cmon_py_code_key k = { .pid = (__u32)pid };
-
-			if (!p->codes.slots[i].key)
-				continue;
-			memcpy(&k.code, p->codes.slots[i].key, sizeof(k.code));
-			bpf_map_delete_elem(pt->code_fd, &k);
-		}
-		pyproc__release(p);
-		*p = pt->procs[--pt->n_procs];
-	}
+	if (p) /* its verdicts: the kernel's map would fill with the dead's */
+		drop_proc(pt, p);
 	pt->let_go++;
 }
 
