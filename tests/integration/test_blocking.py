@@ -11,7 +11,7 @@ import signal
 import time
 
 from cmonlib import (CMON, HANG, Background, WaitTarget, check, cmon, eq, parse_json_lines,
-                     read_text, summary, target, tmpfile, trace_bg)
+                     read_text, run, summary, target, tmpfile, trace_bg)
 from test_attach import loop_out, trace_with_cmon_stopped
 
 N = 30000
@@ -120,6 +120,49 @@ def test_blocking_timeout_capture_keeps_every_call():
     finally:
         bg.kill()
         t.kill()
+
+
+PY_N = 20000
+# (on CPU 0: cmon keeps CPU 1, as the waiting thread spins on its own)
+PY_WORK = ("import os\nos.sched_setaffinity(0, {0})\ndef work(x):\n    return x * 2\n"
+           "for i in range(%d):\n    work(i)\nprint('ok')\n" % PY_N)
+
+
+def _profile_py_slow(extra):
+    """`profile --py work` of PY_N calls, the ring's reader made slow (200 us
+    a record).  (exit status, work's JSON row, stderr)."""
+    code, out, err = run(["taskset", "-c", "1", CMON, "profile", "-F", "json", "--py", "work"] +
+                         extra + ["--", "/usr/bin/python3.11", "-c", PY_WORK],
+                         env=dict(os.environ, CMON_TEST_SLOW_CONSUMER_US="200"))
+    check(out.startswith("ok\n"), "the program's output first: %r" % out[:200])
+    rows = [json.loads(line) for line in out[3:].splitlines()]
+    eq([r["func"] for r in rows], ["work"], "one function")
+    return code, rows[0], err
+
+
+def test_profile_py_slow_consumer_loses_calls_without_blocking():
+    code, row, err = _profile_py_slow([])
+    eq(code, 3, "exit status with calls lost (%s)" % err.strip())
+    check(row["calls"] < PY_N, "calls counted: %d of %d" % (row["calls"], PY_N))
+    check("waited for room" not in err, "no wait line without the mode: %s" % err)
+
+
+def test_profile_py_blocking_timeout_counts_every_call():
+    """profile --py with --blocking-timeout: the calls that found the ring
+    full wait for room; every one is counted (before: the option was
+    trace's and capture's only)."""
+    code, row, err = _profile_py_slow(["--blocking-timeout", KEEP_TIMEOUT])
+    eq((code, row["calls"], row["returns"], row["lost"]), (0, PY_N, PY_N, 0),
+       "status, calls, returns, lost (%s)" % err.strip())
+    check(_waits(err)[0] > 0, "the program waited for room: %s" % err)
+
+
+def test_profile_blocking_timeout_needs_py():
+    code, out, err = cmon(["profile", "--func", "add", "--blocking-timeout", "1s", "--",
+                           target("argc")])
+    eq(code, 2, "exit status (a usage error)")
+    eq(err.strip().count("\n"), 0, "one line: %r" % err)
+    check("--blocking-timeout is for --py" in err, err)
 
 
 def test_blocking_timeout_gives_up_on_a_stopped_cmon():

@@ -815,6 +815,7 @@ static int setup_python(struct profile_run *r)
 	r->py_func = (uint32_t)id;
 	/* multiprocessing's workers: followed as trace --py follows them */
 	po.tracer.follow = r->opts.follow > 0;
+	po.tracer.block_ns = r->opts.block_ns;
 	r->pp = pyprof__new((uint32_t)r->set->n_funcs, r->opts.per_pid);
 	if (!r->pp)
 		return -ENOMEM;
@@ -1079,6 +1080,8 @@ static void summary(const struct profile_run *r, uint64_t calls, uint64_t lost, 
 	if (r->py) {
 		session__say_unmatched_py(&r->ses, r->py);
 		session__say_py_untraced(r->tracer);
+		if (r->opts.block_ns && r->tracer)
+			session__say_room_waits(r->tracer);
 	}
 	if (lost && r->tracer)
 		log_warn("%llu Python calls were not recorded (the ring buffer was full, or "

@@ -668,16 +668,8 @@ static void consumer_summary(struct trace_run *r)
 	uint64_t wakeups, sleeps;
 	struct spool_stats sp;
 
-	if (r->opts.block_ns) {
-		struct cmon_room_waits w;
-
-		tracer__room_waits(r->tracer, &w);
-		fprintf(stderr, "cmon: waited for room: %llu times, %llu ms\n",
-			(unsigned long long)w.times, (unsigned long long)(w.ns / 1000000));
-		log_info("waits given up: %llu (the timeout passed); records not made to "
-			 "wait: %llu (the consumer had stopped)", (unsigned long long)w.given_up,
-			 (unsigned long long)w.skipped);
-	}
+	if (r->opts.block_ns)
+		session__say_room_waits(r->tracer);
 	tracer__wakeups(r->tracer, &wakeups, &sleeps);
 	log_info("the consumer slept %llu times; the buffer filling woke it %llu times",
 		 (unsigned long long)sleeps, (unsigned long long)wakeups);

@@ -189,6 +189,9 @@ const struct opt_row cmon_opt_rows[] = {
 	  "a full buffer makes the traced thread wait (spinning\n"
 	  "on its CPU) up to TIME (10ms, 500us; at most 1s) for room\n"
 	  "instead of dropping the record; 0: drop (default)" },
+	{ "blocking-timeout", OPT_BLOCKING_TIMEOUT, "TIME", P,
+	  "--py: a full buffer makes the calling thread wait up\n"
+	  "to TIME for room instead of losing the call" },
 	{ "quiet", 'q', NULL, TCP | B, "no summary on stderr" },
 	{ "verbose", 'v', NULL, TCPL | B, "more diagnostics (-vv: libbpf's too)" },
 	/* The store and view commands. */
@@ -1029,6 +1032,9 @@ static int check_combinations(struct opt_parse *p)
 		  "-F folded weighs stacks by the calls' time, which --no-return does not "
 		  "measure: it would write nothing" },
 		{ o->hist_linear && o->hist_arg < 0, "--hist-linear needs --hist ARG" },
+		{ p->kind == CMD_PROFILE && o->block_ns && !o->n_py,
+		  "--blocking-timeout is for --py: profile counts other calls in the kernel, "
+		  "with no record to wait for" },
 	};
 	const struct opt_rule watch[] = {
 		{ o->n_watches && o->output && out_path__per_process(o->output),

@@ -655,6 +655,18 @@ void session__install_signals(void)
 }
 
 
+void session__say_room_waits(const struct tracer *t)
+{
+	struct cmon_room_waits w;
+
+	tracer__room_waits(t, &w);
+	fprintf(stderr, "cmon: waited for room: %llu times, %llu ms\n", (unsigned long long)w.times,
+		(unsigned long long)(w.ns / 1000000));
+	log_info("waits given up: %llu (the timeout passed); records not made to wait: %llu "
+		 "(the consumer had stopped)", (unsigned long long)w.given_up,
+		 (unsigned long long)w.skipped);
+}
+
 void session__say_py_untraced(const struct tracer *t)
 {
 	unsigned max;

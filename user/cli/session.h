@@ -149,6 +149,9 @@ struct pytrace;
 void session__say_unmatched_py(const struct session *s, struct pytrace *py);
 
 struct tracer;
+/* --blocking-timeout: the summary's line of the waits for room (-v: those
+ * given up too). */
+void session__say_room_waits(const struct tracer *t);
 /* --py: one line on stderr with the calls not traced for want of room for
  * their process (tracer__py_procs_full); nothing when there were none. */
 void session__say_py_untraced(const struct tracer *t);
