@@ -134,6 +134,8 @@ int main(int argc, char **argv)
 		tracer__test_py_counts_unread();
 	if (getenv("CMON_TEST_PY_PROCS_MAX") && atol(getenv("CMON_TEST_PY_PROCS_MAX")) > 0)
 		tracer__test_py_procs_max((unsigned)atol(getenv("CMON_TEST_PY_PROCS_MAX")));
+	if (getenv("CMON_TEST_SPOOL_DISK_MAX") && atol(getenv("CMON_TEST_SPOOL_DISK_MAX")) > 0)
+		tracer__test_spool_disk_max((uint64_t)atol(getenv("CMON_TEST_SPOOL_DISK_MAX")));
 	if (getenv("CMON_SPOOL") && !strcmp(getenv("CMON_SPOOL"), "always"))
 		tracer__always_spool();
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR")) /* no-color.org: set, not empty */

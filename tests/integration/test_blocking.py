@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 
 from cmonlib import (CMON, HANG, Background, WaitTarget, check, cmon, eq, parse_json_lines,
@@ -120,6 +121,59 @@ def test_blocking_timeout_capture_keeps_every_call():
     finally:
         bg.kill()
         t.kill()
+
+
+def _spool_full_run(extra):
+    """`trace -F json --func add` of N flat-out calls to stdout, a pipe the
+    test reads slowly (16 KiB every 2 ms, ~8 MB/s: a tenth of the
+    program's rate); the spool keeps at most 1 MiB in memory and nothing
+    on disk (a test hook), the ring 1 MiB: the spool fills, its reader then
+    waits for room for a ring's worth (~0.3 s of this writer: within the
+    timeout) and the ring fills.  (exit status, rows, stderr)."""
+    import threading
+    t = WaitTarget(["loop", str(N)])
+    os.sched_setaffinity(t.pid, {0})
+    bg = Background([], cmd=["taskset", "-c", "1", CMON, "trace", "-F", "json", "-p", str(t.pid),
+                             "--func", "add", "--ringbuf-size", "1", "-v"] + extra,
+                    stdout=subprocess.PIPE, env=dict(os.environ, CMON_TEST_SPOOL_DISK_MAX="1"))
+    chunks = []
+
+    def slow_reader():
+        while True:
+            b = bg.p.stdout.read1(16384)
+            if not b:
+                return
+            chunks.append(b)
+            time.sleep(0.002)
+
+    reader = threading.Thread(target=slow_reader)
+    reader.start()
+    try:
+        bg.wait_attached()
+        t.release()
+        eq(t.finish(HANG), (0, loop_out(N)), "the program's own output and status")
+        code = bg.wait()
+        reader.join()
+        return code, parse_json_lines(b"".join(chunks).decode()), bg.stderr
+    finally:
+        bg.kill()
+        t.kill()
+        reader.join()
+
+
+def test_spool_full_loses_records_without_blocking():
+    code, rows, err = _spool_full_run([])
+    _check_lost(code, rows, err)
+    check("spooled:" in err, "the spool was used: %s" % err)
+
+
+def test_spool_full_blocking_timeout_keeps_every_record():
+    """A spool full (its file's quota used) stops its reader; the ring
+    fills; with the mode the program waits for room: every record, in
+    order."""
+    code, rows, err = _spool_full_run(["--blocking-timeout", KEEP_TIMEOUT])
+    _check_kept(code, rows, err)
+    check("spooled:" in err, "the spool was used: %s" % err)
 
 
 PY_N = 20000

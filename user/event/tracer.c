@@ -93,6 +93,7 @@ struct tracer {
 	pthread_t reader;
 	bool reader_on;
 	bool reader_stop;  /* atomic */
+	bool reader_abandon; /* atomic: a read the spool has no room for is dropped (counted) */
 	int reader_err;    /* atomic: the reader's error, for the next poll */
 	bool forked;       /* atomic: a fork record came */
 	int reader_poll_ms;
@@ -141,6 +142,10 @@ static unsigned py_procs_max; /* CMON_TEST_PY_PROCS_MAX, read by main */
 
 void tracer__test_py_procs_max(unsigned n) { py_procs_max = n; }
 
+static uint64_t spool_disk_max; /* CMON_TEST_SPOOL_DISK_MAX, read by main */
+
+void tracer__test_spool_disk_max(uint64_t bytes) { spool_disk_max = bytes; }
+
 /* The spool: records that stand alone (no stack record follows them, no
  * Python code object must be named while its process lives, no stop
  * waits on them) may wait their turn. */
@@ -149,12 +154,34 @@ static bool spool_wanted(const struct tracer_opts *o)
 	return o->spool && !spool_disabled && !o->on_stack && !o->break_count && !o->py_offsets;
 }
 
+static __thread bool in_reader; /* this thread is the ring's reader (reader_main) */
+
+static void wait_room(struct tracer *t);
+static int from_spool(void *ctx, uint32_t kind, const void *rec, size_t size);
+
 /* A record the spool could not take (its file failed): counted lost,
- * for its function. */
+ * for its function.  A read can hold more than the room the reader waited
+ * for (a ring's worth and a quarter: the staged batches and the spool's
+ * frames add to it), and the last reads are the consumer's own: with the
+ * spool full, the reader waits for the consumer to make room, and the
+ * consumer takes the oldest records out first, rather than lose what was
+ * read (a spool kept in memory, without its file, fills at 1 MiB). */
 static int spool_in(struct tracer *t, uint32_t kind, const void *rec, size_t size,
 		    uint32_t func_id)
 {
 	int err = spool__put(t->spool, kind, rec, size);
+
+	while (err == -ENOSPC) {
+		if (in_reader) {
+			if (__atomic_load_n(&t->reader_abandon, __ATOMIC_ACQUIRE))
+				break;
+			wait_room(t);
+		} else if (spool__empty(t->spool) ||
+			   spool__take(t->spool, SPOOL_TAKE, from_spool, t) < 0) {
+			break;
+		}
+		err = spool__put(t->spool, kind, rec, size);
+	}
 
 	if (err && func_id < t->set->n_funcs) {
 		if (!t->spool_lost[2 * func_id] && !t->spool_lost[2 * func_id + 1])
@@ -193,7 +220,7 @@ static int from_spool(void *ctx, uint32_t kind, const void *rec, size_t size)
 
 static int handle(struct tracer *t, void *data, size_t size);
 static bool reader_start(struct tracer *t);
-static void reader_stop(struct tracer *t);
+static void reader_stop(struct tracer *t, bool drain);
 
 /* A call record to the callback as cmon's own copy: the ring buffer is
  * shared with the kernel (and a window's record is reused), and comm is
@@ -584,7 +611,8 @@ struct tracer *tracer__new(const struct probe_set *set, const struct tracer_opts
 		}
 	}
 	if (spool_wanted(opts)) {
-		struct spool_opts so = { .dir = opts->spool_dir, .shared = true };
+		struct spool_opts so = { .dir = opts->spool_dir, .shared = true,
+					 .max_bytes = spool_disk_max };
 
 		t->spool = spool__new(&so);
 		t->spool_lost = calloc(2 * (set->n_funcs ? set->n_funcs : 1), sizeof(uint64_t));
@@ -811,24 +839,14 @@ static void *reader_main(void *arg)
 	/* As the consumer always was: ahead of the threads it drains. */
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CONSUMER_NICE))
 		log_info("cannot raise the reader's priority: %s", strerror(errno));
+	in_reader = true;
 	while (!__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE)) {
 		uint64_t before;
 		int n;
 
-		pthread_mutex_lock(&t->mu);
 		while (!spool__has_room(t->spool, t->rb_bytes + t->rb_bytes / 4) &&
-		       !__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE)) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 10000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			pthread_cond_timedwait(&t->room, &t->mu, &ts);
-		}
-		pthread_mutex_unlock(&t->mu);
+		       !__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE))
+			wait_room(t);
 		if (__atomic_load_n(&t->reader_stop, __ATOMIC_ACQUIRE))
 			break;
 		before = spool__empty(t->spool);
@@ -847,6 +865,23 @@ static void *reader_main(void *arg)
 			break;
 	}
 	return NULL;
+}
+
+/* The reader: up to 10 ms for the consumer to take records from the
+ * spool (it signals room). */
+static void wait_room(struct tracer *t)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&t->mu);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 10000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&t->room, &t->mu, &ts);
+	pthread_mutex_unlock(&t->mu);
 }
 
 /* The reader started, with every signal blocked (they are the main
@@ -875,16 +910,30 @@ static bool reader_start(struct tracer *t)
 }
 
 /* The reader stopped (before a drain, a flush or the end): the caller's
- * thread reads again. */
-static void reader_stop(struct tracer *t)
+ * thread reads again.  DRAIN (the consumer still takes records): a read
+ * the reader holds that the spool has no room for is given room, the
+ * consumer taking the oldest records meanwhile; else (the consumer gone,
+ * or failing) what does not fit is dropped, counted. */
+static void reader_stop(struct tracer *t, bool drain)
 {
+	struct timespec ms = { 0, 1000000 };
+
 	if (!t->reader_on)
 		return;
 	__atomic_store_n(&t->reader_stop, true, __ATOMIC_RELEASE);
-	pthread_mutex_lock(&t->mu);
-	pthread_cond_signal(&t->room);
-	pthread_mutex_unlock(&t->mu);
-	pthread_join(t->reader, NULL);
+	if (!drain)
+		__atomic_store_n(&t->reader_abandon, true, __ATOMIC_RELEASE);
+	for (;;) {
+		pthread_mutex_lock(&t->mu);
+		pthread_cond_signal(&t->room);
+		pthread_mutex_unlock(&t->mu);
+		if (pthread_tryjoin_np(t->reader, NULL) != EBUSY)
+			break;
+		if (!__atomic_load_n(&t->reader_abandon, __ATOMIC_ACQUIRE) &&
+		    spool__take(t->spool, SPOOL_TAKE, from_spool, t) < 0)
+			__atomic_store_n(&t->reader_abandon, true, __ATOMIC_RELEASE);
+		nanosleep(&ms, NULL);
+	}
 	t->reader_on = false;
 }
 
@@ -943,7 +992,7 @@ int tracer__drain(struct tracer *t)
 	uint64_t cutoff = UINT64_MAX;
 	int n, err;
 
-	reader_stop(t);
+	reader_stop(t, true);
 	t->budget = -1; /* after detaching: what is there is finite */
 	/* As a poll does: after the probes are gone nothing is written past
 	 * the sweep's start, so everything goes out; the agent also drains
@@ -1092,7 +1141,7 @@ static void flush_py_thread(struct tracer *t, pid_t pid, pid_t tid, struct cmon_
 
 int tracer__flush_pending(struct tracer *t, pid_t pid)
 {
-	reader_stop(t);
+	reader_stop(t, true);
 	struct cmon_shadow_stack *sv;
 	char path[64];
 	struct dirent *de;
@@ -1247,7 +1296,7 @@ void tracer__free(struct tracer *t)
 {
 	if (!t)
 		return;
-	reader_stop(t);
+	reader_stop(t, false);
 	bpf_link__destroy(t->migrate_link);
 	bpf_set__free(&t->bs);
 	ring_buffer__free(t->rb);

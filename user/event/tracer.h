@@ -195,5 +195,8 @@ void tracer__test_py_counts_unread(void);
 /* Test hook (CMON_TEST_PY_PROCS_MAX): --py traces at most N interpreter
  * processes at once (py_procs' size; 1,024 otherwise). */
 void tracer__test_py_procs_max(unsigned n);
+/* Test hook (CMON_TEST_SPOOL_DISK_MAX): the spool's file holds at most
+ * BYTES compressed (1 GiB otherwise): a spool that fills. */
+void tracer__test_spool_disk_max(uint64_t bytes);
 
 #endif
