@@ -1000,6 +1000,14 @@ def _fork_thread_children(py):
 matrix(globals(), "test_python_fork_thread_children", _fork_thread_children)
 
 
+def _children_run(py, script, n, env):
+    """`trace --py work` of tests/targets/py/SCRIPT N, with a test hook's
+    ENV."""
+    _skip_child_links_limit(py)
+    return trace([], launch=[py.path, os.path.join(ROOT, "tests", "targets", "py", script), str(n)],
+                 extra=["--py", "work"], env=env)
+
+
 def _children_counts_unread(py):
     """A forked child's code object whose parameter counts the kernel
     cannot read at the call (its page not mapped in that instant: 1 call
@@ -1008,11 +1016,8 @@ def _children_counts_unread(py):
     the code object's count keeps the parameters.  Every child's reads
     made to fail (a test hook); the call was recorded with no arguments
     at all ({}, silently) before."""
-    _skip_child_links_limit(py)
     n = 40
-    res = trace([], launch=[py.path, os.path.join(ROOT, "tests", "targets", "py", "forkmany.py"),
-                            str(n)], extra=["--py", "work"],
-                env={"CMON_TEST_PY_COUNTS_UNREAD": "1"})
+    res = _children_run(py, "forkmany.py", n, {"CMON_TEST_PY_COUNTS_UNREAD": "1"})
     eq(res.code, 0, "exit status (%s)" % res.stderr[-2000:])
     eq(res.stdout, "%d\n" % n, "output")
     rows = _json(res.text)
@@ -1029,11 +1034,8 @@ def _children_past_procs_max(py):
     2 here, a test hook): the calls of the children past it are not
     traced, and said and counted lost, not dropped in silence (they
     were, before)."""
-    _skip_child_links_limit(py)
     n = 5
-    res = trace([], launch=[py.path, os.path.join(ROOT, "tests", "targets", "py", "forkwide.py"),
-                            str(n)], extra=["--py", "work"],
-                env={"CMON_TEST_PY_PROCS_MAX": "2"})
+    res = _children_run(py, "forkwide.py", n, {"CMON_TEST_PY_PROCS_MAX": "2"})
     eq(res.code, 3, "exit status: calls lost (%s)" % res.stderr[-2000:])
     eq(res.stdout, "%d\n" % n, "output")
     rows = _json(res.text)
