@@ -140,6 +140,10 @@ static struct route *route_of(struct out_router *r, pid_t pid, uint32_t func, in
 	return rt;
 }
 
+#define LEDGER_SETTLE_AT 16384
+
+static void settle_route(struct route *rt, bool final);
+
 int out_router__write(struct out_router *r, const struct call_record *rec, uint32_t func_id)
 {
 	int err;
@@ -160,6 +164,11 @@ int out_router__write(struct out_router *r, const struct call_record *rec, uint3
 		return err;
 	}
 	out_ledger__add(&rt->ledger, func_id, rt->sink->ops->bytes(rt->sink));
+	/* A drain writes without the polls' flushes (a spool of a million
+	 * records at the end): past this many records pending, the route is
+	 * settled now, so the ledger (12 bytes a record) stays bounded. */
+	if (rt->ledger.n >= LEDGER_SETTLE_AT && rt->sink->ops->bytes(rt->sink) != UINT64_MAX)
+		settle_route(rt, false); /* (a view holds its records to the end) */
 	return 0;
 }
 
@@ -168,30 +177,35 @@ void out_router__refuse(struct out_router *r)
 	r->refused++;
 }
 
+/* RT's output flushed (FINAL: finished first) and its ledger settled. */
+static void settle_route(struct route *rt, bool final)
+{
+	uint64_t on_disk = 0;
+	int err;
+
+	if (final) {
+		err = rt->sink->ops->finish(rt->sink);
+		if (err && !rt->err)
+			rt->err = err;
+	}
+	err = rt->sink->ops->flush(rt->sink, &on_disk);
+	/* A view (tree, folded, chrome) may hold records until the end. */
+	if (!final && rt->sink->ops->bytes(rt->sink) == UINT64_MAX)
+		return;
+	if (err < 0 && !rt->err)
+		rt->err = err;
+	/* > 0: the durable part only, the rest stays pending */
+	out_ledger__settle(&rt->ledger, rt->err ? rt->err : err > 0 ? 1 : 0, on_disk);
+}
+
 int out_router__settle(struct out_router *r, bool final)
 {
 	int first = 0;
 
 	for (size_t i = 0; i < r->n; i++) {
-		struct route *rt = &r->routes[i];
-		uint64_t on_disk = 0;
-		int err;
-
-		if (final) {
-			err = rt->sink->ops->finish(rt->sink);
-			if (err && !rt->err)
-				rt->err = err;
-		}
-		err = rt->sink->ops->flush(rt->sink, &on_disk);
-		/* A view (tree, folded, chrome) may hold records until the end. */
-		if (!final && rt->sink->ops->bytes(rt->sink) == UINT64_MAX)
-			continue;
-		if (err < 0 && !rt->err)
-			rt->err = err;
-		/* > 0: the durable part only, the rest stays pending */
-		out_ledger__settle(&rt->ledger, rt->err ? rt->err : err > 0 ? 1 : 0, on_disk);
-		if (rt->err && !first)
-			first = rt->err;
+		settle_route(&r->routes[i], final);
+		if (r->routes[i].err && !first)
+			first = r->routes[i].err;
 	}
 	return first;
 }
