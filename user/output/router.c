@@ -15,6 +15,7 @@ struct route {
 	char *path;
 	struct out_sink *sink;
 	struct out_ledger ledger;
+	size_t settle_at;  /* settled as it writes once the ledger holds this many */
 	int err;           /* this output failed */
 };
 
@@ -166,9 +167,14 @@ int out_router__write(struct out_router *r, const struct call_record *rec, uint3
 	out_ledger__add(&rt->ledger, func_id, rt->sink->ops->bytes(rt->sink));
 	/* A drain writes without the polls' flushes (a spool of a million
 	 * records at the end): past this many records pending, the route is
-	 * settled now, so the ledger (12 bytes a record) stays bounded. */
-	if (rt->ledger.n >= LEDGER_SETTLE_AT && rt->sink->ops->bytes(rt->sink) != UINT64_MAX)
-		settle_route(rt, false); /* (a view holds its records to the end) */
+	 * settled now, so the ledger (12 bytes a record) stays bounded.  What
+	 * stays pending (a store commits once a second) is looked at again
+	 * LEDGER_SETTLE_AT records later, not at every write. */
+	if (rt->ledger.n >= (rt->settle_at ? rt->settle_at : LEDGER_SETTLE_AT) &&
+	    rt->sink->ops->bytes(rt->sink) != UINT64_MAX) { /* (a view holds its records to the end) */
+		settle_route(rt, false);
+		rt->settle_at = rt->ledger.n + LEDGER_SETTLE_AT;
+	}
 	return 0;
 }
 
