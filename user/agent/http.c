@@ -319,12 +319,7 @@ static void *watchdog(void *arg)
 				h->timeouts++;
 			}
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 250 * 1000 * 1000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		ts = clock__wall_in_ms(250);
 		pthread_cond_timedwait(&h->wake, &h->lock, &ts);
 	}
 	pthread_mutex_unlock(&h->lock);

@@ -871,15 +871,9 @@ static void *reader_main(void *arg)
  * spool (it signals room). */
 static void wait_room(struct tracer *t)
 {
-	struct timespec ts;
+	struct timespec ts = clock__wall_in_ms(10);
 
 	pthread_mutex_lock(&t->mu);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 10000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_cond_timedwait(&t->room, &t->mu, &ts);
 	pthread_mutex_unlock(&t->mu);
 }
@@ -946,15 +940,8 @@ static int take_polled(struct tracer *t, int timeout_ms)
 	pthread_mutex_lock(&t->mu);
 	if (spool__empty(t->spool) && !__atomic_load_n(&t->reader_err, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&t->forked, __ATOMIC_ACQUIRE)) {
-		struct timespec ts;
+		struct timespec ts = clock__wall_in_ms(timeout_ms);
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += timeout_ms / 1000;
-		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
 		pthread_cond_timedwait(&t->more, &t->mu, &ts);
 	}
 	pthread_mutex_unlock(&t->mu);
